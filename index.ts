@@ -1,0 +1,2 @@
+// The public API of podroute, with types.
+export {};

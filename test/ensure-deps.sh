@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs what the suite needs and is missing: npm packages, and (as root) the real peers
+# and Redis from Debian (../shared/PEERS.md). Safe to run again: it only installs what is absent.
+set -e
+cd "$(dirname "$0")/.."
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+
+need=""
+for pair in bgpd:frr bird:bird2 gobgpd:gobgpd exabgp:exabgp redis-server:redis-server \
+            tshark:tshark ping:iputils-ping ip:iproute2 ethtool:ethtool; do
+  bin=${pair%%:*}; pkg=${pair#*:}
+  if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/lib/frr/$bin" ]; then need="$need $pkg"; fi
+done
+if [ -n "$need" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "ensure-deps: missing Debian packages:$need (run as root to install them; tests that need them will fail)" >&2
+    exit 0
+  fi
+  echo "ensure-deps: installing$need" >&2
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q $need >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $need >/dev/null; }
+fi
