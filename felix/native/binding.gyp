@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "netlink",
+      "sources": ["netlink.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"]
+    }
+  ]
+}

@@ -1,0 +1,196 @@
+// The only C in podroute: Node has no AF_NETLINK sockets. This file opens one, sends a
+// buffer that holds many netlink messages, and reads replies into a Buffer. Every message
+// is built and parsed in TypeScript (felix/netlink/). It also enters a network namespace
+// for the length of one synchronous call, so one process can drive several namespaces.
+#define _GNU_SOURCE
+#include <node_api.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <sched.h>
+#include <poll.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <errno.h>
+#include <string.h>
+#include <stdio.h>
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+static napi_value throw_errno(napi_env env, const char *what) {
+  char msg[256];
+  int e = errno;
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
+  napi_value err, code, text;
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
+  napi_create_error(env, NULL, text, &err);
+  napi_create_int32(env, e, &code);
+  napi_set_named_property(env, err, "errno", code);
+  napi_throw(env, err);
+  return NULL;
+}
+
+static napi_value num(napi_env env, double v) {
+  napi_value r;
+  napi_create_double(env, v, &r);
+  return r;
+}
+
+static int arg_int(napi_env env, napi_value v) {
+  int32_t r = -1;
+  napi_get_value_int32(env, v, &r);
+  return r;
+}
+
+// open(protocol, bufferBytes) -> fd. Large buffers: a batch of acks must fit in the
+// receive queue, or the kernel drops them with ENOBUFS.
+static napi_value nl_open(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int proto = arg_int(env, argv[0]);
+  int bytes = arg_int(env, argv[1]);
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+  if (fd < 0) return throw_errno(env, "socket(AF_NETLINK)");
+  // FORCE variants need CAP_NET_ADMIN; fall back to the capped ones.
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  int one = 1;
+  setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  struct sockaddr_nl sa;
+  memset(&sa, 0, sizeof sa);
+  sa.nl_family = AF_NETLINK;
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return throw_errno(env, "bind(AF_NETLINK)");
+  }
+  return num(env, fd);
+}
+
+// send(fd, buffer, length) -> bytes sent, to the kernel (pid 0).
+static napi_value nl_send(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_int(env, argv[0]);
+  void *data;
+  size_t len;
+  napi_get_buffer_info(env, argv[1], &data, &len);
+  int want = arg_int(env, argv[2]);
+  if (want >= 0 && (size_t)want < len) len = (size_t)want;
+  struct sockaddr_nl sa;
+  memset(&sa, 0, sizeof sa);
+  sa.nl_family = AF_NETLINK;
+  ssize_t n;
+  do n = sendto(fd, data, len, 0, (struct sockaddr *)&sa, sizeof sa);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return throw_errno(env, "sendto(netlink)");
+  return num(env, (double)n);
+}
+
+// recv(fd, buffer, timeoutMs) -> bytes. Waits up to timeoutMs for the first datagram, then
+// takes every datagram already queued while 64 KiB of room is left, so one call drains a
+// whole batch of acks. rtnetlink answers in the sender's context, so by the time sendto
+// returns the replies are queued; the wait is only a guard.
+static napi_value nl_recv(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_int(env, argv[0]);
+  char *data;
+  size_t len;
+  napi_get_buffer_info(env, argv[1], (void **)&data, &len);
+  int timeout = arg_int(env, argv[2]);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int r;
+  do r = poll(&p, 1, timeout);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return throw_errno(env, "poll(netlink)");
+  if (r == 0) return num(env, 0);
+  size_t off = 0;
+  while (len - off >= 65536) {
+    ssize_t n = recv(fd, data + off, len - off, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (off > 0) break;  // report what we have; the error shows again on the next call
+      return throw_errno(env, "recv(netlink)");
+    }
+    if (n == 0) break;
+    off += (size_t)n;
+  }
+  return num(env, (double)off);
+}
+
+static napi_value nl_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  close(arg_int(env, argv[0]));
+  return NULL;
+}
+
+// enterNetns(path) -> fd of the namespace this thread was in, for leaveNetns. Only the
+// calling thread moves; callers keep the switch inside one synchronous stretch of code.
+static napi_value nl_enter_netns(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char path[4096];
+  size_t plen;
+  napi_get_value_string_utf8(env, argv[0], path, sizeof path, &plen);
+  int old = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (old < 0) return throw_errno(env, "open(/proc/thread-self/ns/net)");
+  int target = open(path, O_RDONLY | O_CLOEXEC);
+  if (target < 0) {
+    int e = errno;
+    close(old);
+    errno = e;
+    return throw_errno(env, path);
+  }
+  int r = setns(target, CLONE_NEWNET);
+  int e = errno;
+  close(target);
+  if (r < 0) {
+    close(old);
+    errno = e;
+    return throw_errno(env, "setns(CLONE_NEWNET)");
+  }
+  return num(env, old);
+}
+
+static napi_value nl_leave_netns(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int old = arg_int(env, argv[0]);
+  int r = setns(old, CLONE_NEWNET);
+  int e = errno;
+  close(old);
+  if (r < 0) {
+    errno = e;
+    return throw_errno(env, "setns(back)");
+  }
+  return NULL;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor d[] = {
+    {"open", NULL, nl_open, NULL, NULL, NULL, napi_default, NULL},
+    {"send", NULL, nl_send, NULL, NULL, NULL, napi_default, NULL},
+    {"recv", NULL, nl_recv, NULL, NULL, NULL, napi_default, NULL},
+    {"close", NULL, nl_close, NULL, NULL, NULL, napi_default, NULL},
+    {"enterNetns", NULL, nl_enter_netns, NULL, NULL, NULL, napi_default, NULL},
+    {"leaveNetns", NULL, nl_leave_netns, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof d / sizeof d[0], d);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
