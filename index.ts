@@ -1,2 +1,2 @@
 // The public API of podroute, with types.
-export {};
+export * from './bgp/index.js';

@@ -1,0 +1,242 @@
+// Path attributes from the wire (RFC 4271 §4.3 and §5, and the RFCs of each attribute).
+// Malformed attributes do not throw here: each becomes a Problem, with the RFC 7606 action,
+// so that the UPDATE can still be read as far as the rules allow and nothing is lost.
+import { formatIpv4, formatIpv6 } from './address.js';
+import { attributeRules, canonicalFlags } from './attribute-rules.js';
+import { Afi, AttrFlag, AttrType as T, Safi, UpdateSubcode as S } from './constants.js';
+import type { ErrorAction } from './errors.js';
+import { NlriSyntaxError, readNlri } from './nlri.js';
+import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, Nlri, Origin, PathAttributes } from './types.js';
+
+export interface Problem {
+  action: ErrorAction;
+  subcode: number;
+  message: string;
+  /** The NOTIFICATION data: usually the whole offending attribute. */
+  data: Buffer;
+}
+
+const ORIGINS: readonly Origin[] = ['igp', 'egp', 'incomplete'];
+const SEGMENT_TYPES: readonly (AsPathSegmentType | undefined)[] = [undefined, 'set', 'sequence', 'confed-sequence', 'confed-set'];
+
+class Malformed extends Error {
+  constructor(readonly subcode: number, message: string) {
+    super(message);
+  }
+}
+
+export function decodeAttributes(b: Buffer, pos: number, end: number, options: CodecOptions, problems: Problem[]): PathAttributes {
+  const attrs: PathAttributes = {};
+  const fourOctet = options.fourOctetAs !== false;
+  let canonical = true;
+  let lastType = 0;
+  const seen = new Set<number>();
+  const wire: { type: number; flags: number }[] = [];
+
+  let p = pos;
+  while (p < end) {
+    const start = p;
+    if (p + 3 > end || ((b[p] & AttrFlag.EXTENDED_LENGTH) !== 0 && p + 4 > end)) {
+      problems.push({ action: 'treat-as-withdraw', subcode: S.ATTRIBUTE_LENGTH_ERROR, message: 'attribute header overruns the path attributes', data: Buffer.alloc(0) });
+      break;
+    }
+    const flags = b[p];
+    const type = b[p + 1];
+    const extended = (flags & AttrFlag.EXTENDED_LENGTH) !== 0;
+    const length = extended ? b.readUInt16BE(p + 2) : b[p + 2];
+    const vs = p + (extended ? 4 : 3);
+    const ve = vs + length;
+    if (ve > end) {
+      // RFC 7606 §4: the Total Path Attribute Length still locates the NLRI field.
+      const action = type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI ? 'session-reset' : 'treat-as-withdraw';
+      problems.push({ action, subcode: S.ATTRIBUTE_LENGTH_ERROR, message: `attribute ${type} overruns the path attributes`, data: Buffer.from(b.subarray(start, end)) });
+      break;
+    }
+    p = ve;
+    const raw = () => Buffer.from(b.subarray(start, ve));
+
+    if (seen.has(type)) {
+      // RFC 7606 §3 (g): keep the first; a repeated MP attribute leaves the NLRI in doubt.
+      const mp = type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI;
+      problems.push({ action: mp ? 'session-reset' : 'attribute-discard', subcode: S.MALFORMED_ATTRIBUTE_LIST, message: `attribute ${type} appears twice`, data: raw() });
+      continue;
+    }
+    seen.add(type);
+    wire.push({ type, flags });
+    if (type <= lastType || flags !== canonicalFlags(type, length, flags)) canonical = false;
+    lastType = type;
+
+    const rule = attributeRules.get(type);
+    if (!rule) {
+      if ((flags & AttrFlag.OPTIONAL) === 0) {
+        problems.push({ action: 'session-reset', subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, message: `unrecognized well-known attribute ${type}`, data: raw() });
+      } else {
+        (attrs.unknown ??= []).push({ type, flags, value: Buffer.from(b.subarray(vs, ve)) });
+      }
+      continue;
+    }
+    try {
+      if ((flags & (AttrFlag.OPTIONAL | AttrFlag.TRANSITIVE)) !== rule.flags) {
+        throw new Malformed(S.ATTRIBUTE_FLAGS_ERROR, `attribute ${type} has flags 0x${flags.toString(16)}`);
+      }
+      decodeOne(type, b, vs, ve, fourOctet, options, attrs);
+    } catch (e) {
+      if (!(e instanceof Malformed)) throw e;
+      problems.push({ action: rule.malformed, subcode: e.subcode, message: e.message, data: raw() });
+      wire.pop();
+    }
+  }
+  if (!canonical) attrs.wire = wire;
+  return attrs;
+}
+
+function need(ok: boolean, subcode: number, message: string): void {
+  if (!ok) throw new Malformed(subcode, message);
+}
+
+function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: boolean, options: CodecOptions, a: PathAttributes): void {
+  const len = ve - vs;
+  switch (type) {
+    case T.ORIGIN:
+      need(len === 1, S.ATTRIBUTE_LENGTH_ERROR, `ORIGIN length ${len}`);
+      need(b[vs] <= 2, S.INVALID_ORIGIN_ATTRIBUTE, `ORIGIN value ${b[vs]}`);
+      a.origin = ORIGINS[b[vs]];
+      return;
+    case T.AS_PATH:
+      a.asPath = readAsPath(b, vs, ve, fourOctet ? 4 : 2, S.MALFORMED_AS_PATH, 'AS_PATH');
+      return;
+    case T.NEXT_HOP:
+      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `NEXT_HOP length ${len}`);
+      a.nextHop = formatIpv4(b, vs);
+      return;
+    case T.MULTI_EXIT_DISC:
+      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `MULTI_EXIT_DISC length ${len}`);
+      a.med = b.readUInt32BE(vs);
+      return;
+    case T.LOCAL_PREF:
+      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `LOCAL_PREF length ${len}`);
+      a.localPref = b.readUInt32BE(vs);
+      return;
+    case T.ATOMIC_AGGREGATE:
+      need(len === 0, S.ATTRIBUTE_LENGTH_ERROR, `ATOMIC_AGGREGATE length ${len}`);
+      a.atomicAggregate = true;
+      return;
+    case T.AGGREGATOR: {
+      const asLen = fourOctet ? 4 : 2;
+      need(len === asLen + 4, S.ATTRIBUTE_LENGTH_ERROR, `AGGREGATOR length ${len}`);
+      a.aggregator = { asn: fourOctet ? b.readUInt32BE(vs) : b.readUInt16BE(vs), address: formatIpv4(b, vs + asLen) };
+      return;
+    }
+    case T.COMMUNITIES: {
+      need(len > 0 && len % 4 === 0, S.ATTRIBUTE_LENGTH_ERROR, `COMMUNITIES length ${len}`);
+      const c = new Array<number>(len >> 2);
+      for (let i = 0; i < c.length; i++) c[i] = b.readUInt32BE(vs + 4 * i);
+      a.communities = c;
+      return;
+    }
+    case T.ORIGINATOR_ID:
+      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `ORIGINATOR_ID length ${len}`);
+      a.originatorId = formatIpv4(b, vs);
+      return;
+    case T.CLUSTER_LIST: {
+      need(len > 0 && len % 4 === 0, S.ATTRIBUTE_LENGTH_ERROR, `CLUSTER_LIST length ${len}`);
+      const ids: string[] = [];
+      for (let o = vs; o < ve; o += 4) ids.push(formatIpv4(b, o));
+      a.clusterList = ids;
+      return;
+    }
+    case T.MP_REACH_NLRI:
+      a.mpReach = readMpReach(b, vs, ve, options);
+      return;
+    case T.MP_UNREACH_NLRI:
+      a.mpUnreach = readMpUnreach(b, vs, ve, options);
+      return;
+    case T.EXTENDED_COMMUNITIES: {
+      need(len > 0 && len % 8 === 0, S.ATTRIBUTE_LENGTH_ERROR, `EXTENDED_COMMUNITIES length ${len}`);
+      const c: Buffer[] = [];
+      for (let o = vs; o < ve; o += 8) c.push(Buffer.from(b.subarray(o, o + 8)));
+      a.extendedCommunities = c;
+      return;
+    }
+    case T.AS4_PATH:
+      a.as4Path = readAsPath(b, vs, ve, 4, S.OPTIONAL_ATTRIBUTE_ERROR, 'AS4_PATH');
+      return;
+    case T.AS4_AGGREGATOR:
+      need(len === 8, S.ATTRIBUTE_LENGTH_ERROR, `AS4_AGGREGATOR length ${len}`);
+      a.as4Aggregator = { asn: b.readUInt32BE(vs), address: formatIpv4(b, vs + 4) };
+      return;
+    case T.LARGE_COMMUNITY: {
+      need(len > 0 && len % 12 === 0, S.ATTRIBUTE_LENGTH_ERROR, `LARGE_COMMUNITY length ${len}`);
+      const c: [number, number, number][] = [];
+      for (let o = vs; o < ve; o += 12) c.push([b.readUInt32BE(o), b.readUInt32BE(o + 4), b.readUInt32BE(o + 8)]);
+      a.largeCommunities = c;
+      return;
+    }
+  }
+}
+
+function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: number, name: string): AsPathSegment[] {
+  const segments: AsPathSegment[] = [];
+  while (p < end) {
+    need(p + 2 <= end, subcode, `${name} segment header is cut short`);
+    const type = SEGMENT_TYPES[b[p]];
+    need(type !== undefined, subcode, `${name} segment type ${b[p]}`);
+    const count = b[p + 1];
+    need(count > 0, subcode, `${name} segment of length 0`);
+    p += 2;
+    need(p + count * asLen <= end, subcode, `${name} segment overruns the attribute`);
+    const asns = new Array<number>(count);
+    for (let i = 0; i < count; i++, p += asLen) asns[i] = asLen === 4 ? b.readUInt32BE(p) : b.readUInt16BE(p);
+    segments.push({ type: type as AsPathSegmentType, asns });
+  }
+  return segments;
+}
+
+export function familyOf(afi: number, safi: number): 'ipv4-unicast' | 'ipv6-unicast' | undefined {
+  if (safi !== Safi.UNICAST) return undefined;
+  return afi === Afi.IPV4 ? 'ipv4-unicast' : afi === Afi.IPV6 ? 'ipv6-unicast' : undefined;
+}
+
+function readMpNlri(b: Buffer, p: number, end: number, ipv6: boolean, addPath: boolean, name: string): Nlri[] {
+  const out: Nlri[] = [];
+  try {
+    readNlri(b, p, end, ipv6, addPath, out);
+  } catch (e) {
+    if (e instanceof NlriSyntaxError) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `${name}: ${e.message}`);
+    throw e;
+  }
+  return out;
+}
+
+function readMpReach(b: Buffer, vs: number, ve: number, options: CodecOptions): MpReach {
+  need(ve - vs >= 5, S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_REACH_NLRI is shorter than its fixed fields');
+  const afi = b.readUInt16BE(vs);
+  const safi = b[vs + 2];
+  const family = familyOf(afi, safi);
+  if (!family) return { afi, safi, raw: Buffer.from(b.subarray(vs + 3, ve)) };
+  const nhLen = b[vs + 3];
+  let p = vs + 4;
+  need(p + nhLen + 1 <= ve, S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} overruns the attribute`);
+  const mp: MpReach = { afi, safi };
+  if (nhLen === 4) {
+    mp.nextHop = formatIpv4(b, p);
+  } else if (nhLen === 16 || nhLen === 32) {
+    mp.nextHop = formatIpv6(b, p);
+    if (nhLen === 32) mp.linkLocalNextHop = formatIpv6(b, p + 16);
+  } else {
+    need(false, S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} for ${family}`);
+  }
+  p += nhLen;
+  if (b[p] !== 0) mp.reserved = b[p];
+  mp.nlri = readMpNlri(b, p + 1, ve, family === 'ipv6-unicast', options.addPath?.[family] === true, 'MP_REACH_NLRI');
+  return mp;
+}
+
+function readMpUnreach(b: Buffer, vs: number, ve: number, options: CodecOptions): MpUnreach {
+  need(ve - vs >= 3, S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_UNREACH_NLRI is shorter than its fixed fields');
+  const afi = b.readUInt16BE(vs);
+  const safi = b[vs + 2];
+  const family = familyOf(afi, safi);
+  if (!family) return { afi, safi, raw: Buffer.from(b.subarray(vs + 3, ve)) };
+  return { afi, safi, withdrawn: readMpNlri(b, vs + 3, ve, family === 'ipv6-unicast', options.addPath?.[family] === true, 'MP_UNREACH_NLRI') };
+}

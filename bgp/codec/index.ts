@@ -1,0 +1,9 @@
+// The BGP-4 wire codec: pure functions from bytes to typed messages and back.
+export * from './types.js';
+export * from './constants.js';
+export { BgpError, type ErrorAction } from './errors.js';
+export { decodeMessage, encodeMessage, maxMessageLength } from './message.js';
+export { MessageFramer } from './framer.js';
+export { endOfRib, endOfRibFamily } from './update.js';
+export { shutdownCommunicationData } from './notification.js';
+export { formatIpv4, formatIpv6, parsePrefix } from './address.js';

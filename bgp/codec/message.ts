@@ -1,0 +1,125 @@
+// The message header (RFC 4271 §4.1) and the two entry points of the codec.
+import { ErrorCode, HEADER_LENGTH, HeaderSubcode, MAX_EXTENDED_MESSAGE_LENGTH, MAX_MESSAGE_LENGTH, MessageType, ROUTE_REFRESH_INVALID_LENGTH } from './constants.js';
+import { BgpError } from './errors.js';
+import { decodeNotification, encodeNotification } from './notification.js';
+import { decodeOpen, encodeOpen } from './open.js';
+import { decodeRouteRefresh, encodeRouteRefresh } from './route-refresh.js';
+import type { BgpMessage, CodecOptions } from './types.js';
+import { decodeUpdate, writeUpdate } from './update.js';
+import { Writer } from './writer.js';
+
+/** The smallest valid length of each message type (RFC 4271 §4, RFC 2918 §3). */
+const MIN_LENGTH: Record<number, number> = {
+  [MessageType.OPEN]: 29,
+  [MessageType.UPDATE]: 23,
+  [MessageType.NOTIFICATION]: 21,
+  [MessageType.KEEPALIVE]: 19,
+  [MessageType.ROUTE_REFRESH]: 23,
+};
+
+export function maxMessageLength(options: CodecOptions = {}): number {
+  return options.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
+}
+
+function lengthError(length: number, why: string): BgpError {
+  const data = Buffer.alloc(2);
+  data.writeUInt16BE(Math.min(length, 0xffff));
+  return new BgpError(`message length ${length}: ${why}`, ErrorCode.MESSAGE_HEADER, HeaderSubcode.BAD_MESSAGE_LENGTH, data);
+}
+
+/**
+ * Checks the header at b[pos]: the marker and the length. Returns the message length.
+ * The framer calls it before the whole message has arrived, because a bad length
+ * means the byte stream can no longer be cut into messages.
+ */
+export function checkHeader(b: Buffer, pos: number, maxLength: number): number {
+  for (let i = 0; i < 16; i++) {
+    if (b[pos + i] !== 0xff) {
+      throw new BgpError('marker is not all ones', ErrorCode.MESSAGE_HEADER, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED);
+    }
+  }
+  const length = b.readUInt16BE(pos + 16);
+  if (length < HEADER_LENGTH) throw lengthError(length, `shorter than the ${HEADER_LENGTH}-octet header`);
+  if (length > maxLength) throw lengthError(length, `longer than the ${maxLength}-octet limit of this session`);
+  return length;
+}
+
+/**
+ * Decodes one whole message (header included). Throws BgpError, and nothing else, when
+ * the message is malformed; see BgpError.action for what the session should do.
+ */
+export function decodeMessage(bytes: Uint8Array, options: CodecOptions = {}): BgpMessage {
+  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (b.length < HEADER_LENGTH) throw lengthError(b.length, `shorter than the ${HEADER_LENGTH}-octet header`);
+  const length = checkHeader(b, 0, maxMessageLength(options));
+  if (length !== b.length) throw lengthError(length, `the header says ${length} but ${b.length} octets were given`);
+  const type = b[18];
+  const min = MIN_LENGTH[type];
+  if (min === undefined) {
+    throw new BgpError(`unknown message type ${type}`, ErrorCode.MESSAGE_HEADER, HeaderSubcode.BAD_MESSAGE_TYPE, Buffer.from([type]));
+  }
+  if (length < min || (type === MessageType.KEEPALIVE && length !== min)) {
+    throw lengthError(length, `wrong for message type ${type}`);
+  }
+  switch (type) {
+    case MessageType.OPEN:
+      return decodeOpen(b, HEADER_LENGTH, length);
+    case MessageType.UPDATE:
+      return decodeUpdate(b, HEADER_LENGTH, length, options);
+    case MessageType.NOTIFICATION:
+      return decodeNotification(b, HEADER_LENGTH, length);
+    case MessageType.KEEPALIVE:
+      return { type: 'keepalive' };
+    default: {
+      if (length !== min) {
+        // RFC 7313 §5 gives BoRR/EoRR their own error; a plain request is a header error.
+        const subtype = b[HEADER_LENGTH + 2];
+        if (subtype === 1 || subtype === 2) {
+          throw new BgpError(`ROUTE-REFRESH length ${length}`, ErrorCode.ROUTE_REFRESH_MESSAGE, ROUTE_REFRESH_INVALID_LENGTH, Buffer.from(b));
+        }
+        throw lengthError(length, 'a ROUTE-REFRESH is 23 octets');
+      }
+      return decodeRouteRefresh(b, HEADER_LENGTH);
+    }
+  }
+}
+
+const writer = new Writer();
+
+const TYPE_CODES = {
+  open: MessageType.OPEN,
+  update: MessageType.UPDATE,
+  notification: MessageType.NOTIFICATION,
+  keepalive: MessageType.KEEPALIVE,
+  'route-refresh': MessageType.ROUTE_REFRESH,
+} as const;
+
+/** Encodes one message, header included. Throws RangeError when it does not fit the session's limit. */
+export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer {
+  let b: Buffer;
+  switch (m.type) {
+    case 'open':
+      b = encodeOpen(m);
+      break;
+    case 'update':
+      writer.reset(HEADER_LENGTH);
+      writeUpdate(writer, m, options);
+      b = writer.take(0);
+      break;
+    case 'notification':
+      b = encodeNotification(m);
+      break;
+    case 'keepalive':
+      b = Buffer.alloc(HEADER_LENGTH);
+      break;
+    case 'route-refresh':
+      b = encodeRouteRefresh(m);
+      break;
+  }
+  const max = maxMessageLength(options);
+  if (b.length > max) throw new RangeError(`${m.type} message is ${b.length} octets, more than the ${max}-octet limit`);
+  b.fill(0xff, 0, 16);
+  b.writeUInt16BE(b.length, 16);
+  b[18] = TYPE_CODES[m.type];
+  return b;
+}

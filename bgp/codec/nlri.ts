@@ -1,0 +1,61 @@
+// NLRI fields: a run of (path id?, length, significant octets) entries (RFC 4271 §4.3,
+// RFC 4760, RFC 7911).
+import { formatIpv6, prefixWireLength, writePrefix } from './address.js';
+import type { Nlri } from './types.js';
+
+/** Why a run of prefixes could not be read; the caller turns it into the right BgpError. */
+export class NlriSyntaxError extends Error {}
+
+const v6 = Buffer.alloc(16);
+
+/**
+ * Reads prefixes from b[pos, end) into out. A prefix that overruns the field or is longer
+ * than the family allows throws NlriSyntaxError.
+ */
+export function readNlri(b: Buffer, pos: number, end: number, ipv6: boolean, addPath: boolean, out: Nlri[]): void {
+  const max = ipv6 ? 128 : 32;
+  while (pos < end) {
+    let pathId: number | undefined;
+    if (addPath) {
+      if (pos + 5 > end) throw new NlriSyntaxError('path identifier overruns the NLRI field');
+      pathId = b.readUInt32BE(pos);
+      pos += 4;
+    }
+    const length = b[pos++];
+    if (length > max) throw new NlriSyntaxError(`prefix length ${length} is more than ${max}`);
+    const n = (length + 7) >> 3;
+    if (pos + n > end) throw new NlriSyntaxError(`prefix of length ${length} overruns the NLRI field`);
+    let prefix: string;
+    if (!ipv6) {
+      const a = n > 0 ? b[pos] : 0;
+      const c = n > 1 ? b[pos + 1] : 0;
+      const d = n > 2 ? b[pos + 2] : 0;
+      const e = n > 3 ? b[pos + 3] : 0;
+      prefix = a + '.' + c + '.' + d + '.' + e + '/' + length;
+    } else {
+      v6.fill(0);
+      b.copy(v6, 0, pos, pos + n);
+      prefix = formatIpv6(v6, 0) + '/' + length;
+    }
+    pos += n;
+    out.push({ prefix, pathId });
+  }
+}
+
+export function nlriWireLength(entries: readonly Nlri[], addPath: boolean): number {
+  let n = 0;
+  for (const e of entries) n += prefixWireLength(e.prefix) + (addPath ? 4 : 0);
+  return n;
+}
+
+export function writeNlri(entries: readonly Nlri[], ipv6: boolean, addPath: boolean, b: Buffer, pos: number): number {
+  for (const e of entries) {
+    if (addPath) {
+      b.writeUInt32BE(e.pathId ?? 0, pos);
+      pos += 4;
+    }
+    pos = writePrefix(e.prefix, ipv6, b, pos);
+  }
+  return pos;
+}
+

@@ -1,0 +1,98 @@
+// UPDATE (RFC 4271 §4.3) with the error handling of RFC 7606, and End-of-RIB (RFC 4724 §2).
+import { decodeAttributes, familyOf, type Problem } from './attributes-decode.js';
+import { writeAttributes, writeNlriInto } from './attributes-encode.js';
+import { Afi, AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
+import { BgpError, moreSevere } from './errors.js';
+import { NlriSyntaxError, readNlri } from './nlri.js';
+import type { AddressFamily, CodecOptions, Nlri, UpdateMessage } from './types.js';
+import type { Writer } from './writer.js';
+
+function updateError(subcode: number, message: string, data?: Buffer): BgpError {
+  return new BgpError(`UPDATE: ${message}`, ErrorCode.UPDATE_MESSAGE, subcode, data);
+}
+
+function readField(b: Buffer, pos: number, end: number, addPath: boolean, what: string): Nlri[] {
+  const out: Nlri[] = [];
+  try {
+    readNlri(b, pos, end, false, addPath, out);
+  } catch (e) {
+    if (e instanceof NlriSyntaxError) throw updateError(S.INVALID_NETWORK_FIELD, `${what}: ${e.message}`);
+    throw e;
+  }
+  return out;
+}
+
+/** Decodes the body of an UPDATE (the octets after the header). */
+export function decodeUpdate(b: Buffer, pos: number, end: number, options: CodecOptions): UpdateMessage {
+  if (end - pos < 4) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'shorter than its two length fields');
+  const withdrawnEnd = pos + 2 + b.readUInt16BE(pos);
+  if (withdrawnEnd + 2 > end) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'withdrawn routes length overruns the message');
+  const attrStart = withdrawnEnd + 2;
+  const attrEnd = attrStart + b.readUInt16BE(withdrawnEnd);
+  if (attrEnd > end) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'total path attribute length overruns the message');
+
+  const addPath = options.addPath?.['ipv4-unicast'] === true;
+  const withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
+  const problems: Problem[] = [];
+  const attributes = decodeAttributes(b, attrStart, attrEnd, options, problems);
+  const nlri = readField(b, attrEnd, end, addPath, 'NLRI');
+  const update: UpdateMessage = { type: 'update', withdrawn, attributes, nlri };
+
+  const mp = attributes.mpReach;
+  if (nlri.length > 0 || (mp && (mp.nlri?.length || mp.raw))) {
+    // RFC 7606 §3 (d): an announcement without a mandatory attribute is withdrawn instead.
+    const mandatory = nlri.length > 0 ? [T.ORIGIN, T.AS_PATH, T.NEXT_HOP] : [T.ORIGIN, T.AS_PATH];
+    const has = { [T.ORIGIN]: attributes.origin, [T.AS_PATH]: attributes.asPath, [T.NEXT_HOP]: attributes.nextHop } as Record<number, unknown>;
+    for (const type of mandatory) {
+      if (has[type] === undefined) {
+        problems.push({ action: 'treat-as-withdraw', subcode: S.MISSING_WELL_KNOWN_ATTRIBUTE, message: `missing well-known attribute ${type}`, data: Buffer.from([type]) });
+      }
+    }
+  }
+  if (problems.length > 0) throw worstOf(problems, update);
+  return update;
+}
+
+function worstOf(problems: Problem[], update: UpdateMessage): BgpError {
+  let worst = problems[0];
+  for (const p of problems) if (moreSevere(p.action, worst.action) !== worst.action) worst = p;
+  const err = new BgpError(`UPDATE: ${worst.message}`, ErrorCode.UPDATE_MESSAGE, worst.subcode, worst.data, worst.action);
+  if (worst.action !== 'session-reset') err.update = update;
+  return err;
+}
+
+/** Writes an UPDATE body after the header room the writer was reset to. */
+export function writeUpdate(w: Writer, m: UpdateMessage, options: CodecOptions): void {
+  const addPath = options.addPath?.['ipv4-unicast'] === true;
+  const withdrawnLengthAt = w.pos;
+  w.u16(0);
+  writeNlriInto(w, m.withdrawn, false, addPath);
+  w.buf.writeUInt16BE(w.pos - withdrawnLengthAt - 2, withdrawnLengthAt);
+  const attrLengthAt = w.pos;
+  w.u16(0);
+  writeAttributes(w, m.attributes, options);
+  const attrLength = w.pos - attrLengthAt - 2;
+  if (attrLength > 0xffff) throw new RangeError(`path attributes are ${attrLength} octets, more than an UPDATE can hold`);
+  w.buf.writeUInt16BE(attrLength, attrLengthAt);
+  writeNlriInto(w, m.nlri, false, addPath);
+}
+
+/** The End-of-RIB marker of a family: an empty UPDATE for IPv4, an empty MP_UNREACH otherwise. */
+export function endOfRib(family: AddressFamily): UpdateMessage {
+  if (family === 'ipv4-unicast') return { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
+  return { type: 'update', withdrawn: [], attributes: { mpUnreach: { afi: Afi.IPV6, safi: Safi.UNICAST, withdrawn: [] } }, nlri: [] };
+}
+
+/** The family whose End-of-RIB this UPDATE is, or undefined when it is not one. */
+export function endOfRibFamily(m: UpdateMessage): AddressFamily | undefined {
+  if (m.withdrawn.length || m.nlri.length) return undefined;
+  const a = m.attributes;
+  let count = 0;
+  for (const key in a) if (key !== 'wire' && a[key as keyof typeof a] !== undefined) count++;
+  if (count === 0) return 'ipv4-unicast';
+  if (count === 1 && a.mpUnreach && !a.mpUnreach.raw && a.mpUnreach.withdrawn?.length === 0) {
+    return familyOf(a.mpUnreach.afi, a.mpUnreach.safi);
+  }
+  return undefined;
+}
+

@@ -1,0 +1,62 @@
+// A growable output buffer shared by the encoders. Messages are written here and copied
+// out once at their final size, so encoding allocates one Buffer per message.
+import { writeIpv4, writeIpv6 } from './address.js';
+
+export class Writer {
+  buf = Buffer.allocUnsafe(1 << 17);
+  pos = 0;
+
+  reset(at = 0): this {
+    this.pos = at;
+    return this;
+  }
+
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(bigger, 0, 0, this.pos);
+    this.buf = bigger;
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+
+  u16(v: number): void {
+    this.ensure(2);
+    this.buf.writeUInt16BE(v, this.pos);
+    this.pos += 2;
+  }
+
+  u32(v: number): void {
+    this.ensure(4);
+    this.buf.writeUInt32BE(v, this.pos);
+    this.pos += 4;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  ipv4(s: string): void {
+    this.ensure(4);
+    writeIpv4(s, this.buf, this.pos);
+    this.pos += 4;
+  }
+
+  ipv6(s: string): void {
+    this.ensure(16);
+    writeIpv6(s, this.buf, this.pos);
+    this.pos += 16;
+  }
+
+  /** A copy of what was written from `start`, at its exact size. */
+  take(start = 0): Buffer {
+    const out = Buffer.allocUnsafe(this.pos - start);
+    this.buf.copy(out, 0, start, this.pos);
+    return out;
+  }
+}

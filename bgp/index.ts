@@ -1,0 +1,3 @@
+// bgp/: the BGP-4 speaker library.
+export * from './codec/index.js';
+export * from './mrt/index.js';

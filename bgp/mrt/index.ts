@@ -1,0 +1,1 @@
+export { readMrt, readMrtFile, MrtFormatError, type MrtRecord, type MrtSession } from './reader.js';
