@@ -1,0 +1,197 @@
+// The desired routes and neighbours: a pure function of FelixInput. Route classes follow
+// Calico: workload /32 on the cali device, blackhole per own block, remote blocks direct,
+// over tunl0 or over vxlan.calico depending on the pool's mode and the next hop's subnet.
+
+import { AddressError, cidrContains, formatCidr, hostPrefix, parseAddress, parseCidr, type Cidr, type IpFamily } from './ip.js';
+import { DEFAULT_DEVICE_NAMES, type DeviceNames, type EncapMode, type FelixInput, type PoolConfig } from './input.js';
+import { sortNextHops, type Neighbor, type NextHop, type Route } from './model.js';
+
+export interface DesiredState {
+  /** Sorted by destination. */
+  readonly routes: readonly Route[];
+  readonly neighbors: readonly Neighbor[];
+  /** Devices the routes need: felix creates or checks these before writing routes. */
+  readonly devices: { readonly ipip: boolean; readonly vxlanV4: boolean; readonly vxlanV6: boolean };
+  /** Input that was consistent but could not be fully honoured, one line each. */
+  readonly problems: readonly string[];
+}
+
+export class FelixInputError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.name = 'FelixInputError';
+  }
+}
+
+const MODES: readonly EncapMode[] = ['Never', 'Always', 'CrossSubnet'];
+
+interface ParsedPool {
+  readonly cidr: Cidr;
+  readonly text: string;
+  readonly encap: 'ipip' | 'vxlan' | 'none';
+  readonly mode: EncapMode;
+}
+
+function parsePool(p: PoolConfig, i: number): ParsedPool {
+  const field = `pools[${i}]`;
+  if (!p || typeof p !== 'object') throw new FelixInputError(field, 'must be an object');
+  const cidr = wrap(() => parseCidr(p.cidr, `${field}.cidr`));
+  const ipip = p.ipipMode ?? 'Never', vxlan = p.vxlanMode ?? 'Never';
+  if (!MODES.includes(ipip)) throw new FelixInputError(`${field}.ipipMode`, `must be one of ${MODES.join(', ')}`);
+  if (!MODES.includes(vxlan)) throw new FelixInputError(`${field}.vxlanMode`, `must be one of ${MODES.join(', ')}`);
+  if (ipip !== 'Never' && vxlan !== 'Never') throw new FelixInputError(field, 'ipipMode and vxlanMode cannot both be enabled on one pool');
+  if (ipip !== 'Never' && cidr.family === 6) throw new FelixInputError(`${field}.ipipMode`, 'IPIP carries IPv4 only; use vxlanMode for an IPv6 pool');
+  const encap = vxlan !== 'Never' ? 'vxlan' : ipip !== 'Never' ? 'ipip' : 'none';
+  return { cidr, text: formatCidr(cidr), encap, mode: encap === 'vxlan' ? vxlan : ipip };
+}
+
+function wrap<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof AddressError) throw new FelixInputError(e.field, e.message.slice(e.field.length + 2));
+    throw e;
+  }
+}
+
+function checkIface(name: unknown, field: string): string {
+  // Linux: at most 15 bytes, no '/', no whitespace, not "." or "..".
+  if (typeof name !== 'string' || !/^[^\s/:]{1,15}$/.test(name) || name === '.' || name === '..')
+    throw new FelixInputError(field, `${JSON.stringify(name)} is not a valid interface name (1-15 characters, no spaces, '/' or ':')`);
+  return name;
+}
+
+function macOk(mac: unknown): mac is string {
+  return typeof mac === 'string' && /^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(mac);
+}
+
+export function computeDesiredState(input: FelixInput): DesiredState {
+  if (!input || typeof input !== 'object') throw new FelixInputError('input', 'must be an object');
+  const names: DeviceNames = { ...DEFAULT_DEVICE_NAMES, ...(input.deviceNames ?? {}) };
+  const node = input.node;
+  if (!node || typeof node !== 'object') throw new FelixInputError('node', 'must be an object');
+  const uplink = checkIface(node.uplink, 'node.uplink');
+  const subnets = new Map<IpFamily, Cidr>();
+  const selfAddrs = new Set<string>();
+  for (const [field, text, fam] of [['node.addressV4', node.addressV4, 4], ['node.addressV6', node.addressV6, 6]] as const) {
+    if (text === undefined) continue;
+    const c = wrap(() => parseCidr(text, field, false));
+    if (c.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address with its subnet length`);
+    selfAddrs.add(hostPrefix(text.split('/')[0]));
+    subnets.set(fam, c);
+  }
+  const pools = list(input.pools, 'pools').map(parsePool);
+  const problems: string[] = [];
+  const routes = new Map<string, Route>();
+
+  // Local workloads first: a pod on this host always wins over anything learned.
+  list(input.workloads, 'workloads').forEach((w, i) => {
+    const dev = checkIface(w?.iface, `workloads[${i}].iface`);
+    list(w.addresses, `workloads[${i}].addresses`).forEach((a, j) => {
+      const dst = wrap(() => hostPrefix(a, `workloads[${i}].addresses[${j}]`));
+      const had = routes.get(dst);
+      if (had) {
+        problems.push(`workload address ${dst} is on both ${had.nextHops[0].dev} and ${dev}; keeping ${had.nextHops[0].dev}`);
+        return;
+      }
+      routes.set(dst, { dst, type: 'unicast', nextHops: [{ dev }], reason: 'workload' });
+    });
+  });
+
+  const ownBlocks = list(input.ownBlocks, 'ownBlocks').map((b, i) => wrap(() => formatCidr(parseCidr(b, `ownBlocks[${i}]`))));
+  for (const dst of ownBlocks) {
+    if (!routes.has(dst)) routes.set(dst, { dst, type: 'blackhole', nextHops: [], reason: 'blackhole' });
+  }
+
+  const vteps = new Map<string, { vtepIp: string; vtepMac: string; family: IpFamily; nodeIp: string }>();
+  list(input.remoteVteps, 'remoteVteps').forEach((v, i) => {
+    const f = `remoteVteps[${i}]`;
+    const n = wrap(() => parseAddress(v?.nodeIp, `${f}.nodeIp`));
+    const t = wrap(() => parseAddress(v.vtepIp, `${f}.vtepIp`));
+    if (n.family !== t.family) throw new FelixInputError(f, 'nodeIp and vtepIp must be of the same IP family');
+    if (!macOk(v.vtepMac)) throw new FelixInputError(`${f}.vtepMac`, `${JSON.stringify(v.vtepMac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
+    const nodeIp = hostPrefix(v.nodeIp).split('/')[0];
+    vteps.set(nodeIp, { vtepIp: hostPrefix(v.vtepIp).split('/')[0], vtepMac: v.vtepMac.toLowerCase(), family: n.family, nodeIp });
+  });
+
+  const devices = { ipip: false, vxlanV4: false, vxlanV6: false };
+  for (const p of pools) {
+    if (p.encap === 'ipip') devices.ipip = true;
+    if (p.encap === 'vxlan') devices[p.cidr.family === 4 ? 'vxlanV4' : 'vxlanV6'] = true;
+  }
+
+  list(input.remoteRoutes, 'remoteRoutes').forEach((r, i) => {
+    const f = `remoteRoutes[${i}]`;
+    const prefix = wrap(() => parseCidr(r?.prefix, `${f}.prefix`));
+    const dst = formatCidr(prefix);
+    const existing = routes.get(dst);
+    if (existing) {
+      if (existing.reason !== 'workload' && existing.reason !== 'blackhole') problems.push(`${f}: ${dst} given twice; keeping the first`);
+      return; // a local pod or our own block: we are the destination
+    }
+    const pool = longestPool(pools, prefix);
+    const hops: NextHop[] = [];
+    list(r.nextHops, `${f}.nextHops`).forEach((h, j) => {
+      const a = wrap(() => parseAddress(h, `${f}.nextHops[${j}]`));
+      const gw = hostPrefix(h).split('/')[0];
+      if (a.family !== prefix.family) throw new FelixInputError(`${f}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
+      if (selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) return; // our own announcement echoed back
+      const subnet = subnets.get(a.family);
+      const local = subnet !== undefined && cidrContains(subnet, { family: a.family, bytes: a.bytes, prefixLength: a.family === 4 ? 32 : 128 });
+      const encap = pool && pool.encap !== 'none' && (pool.mode === 'Always' || !local) ? pool.encap : 'none';
+      if (encap === 'vxlan') {
+        const v = vteps.get(gw);
+        if (!v) return void problems.push(`${dst}: no VXLAN VTEP known for next hop ${gw}; next hop skipped`);
+        hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
+      } else if (encap === 'ipip') {
+        hops.push({ dev: names.ipip, gateway: gw, onlink: true });
+      } else {
+        if (!local) return void problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
+        hops.push({ dev: uplink, gateway: gw });
+      }
+    });
+    const unique = dedupe(hops);
+    if (unique.length === 0) return;
+    const reason = unique.every((h) => h.dev === uplink) ? 'direct' : unique[0].dev === names.ipip ? 'ipip' : 'vxlan';
+    routes.set(dst, { dst, type: 'unicast', nextHops: sortNextHops(unique), reason });
+  });
+
+  const neighbors: Neighbor[] = [];
+  for (const v of [...vteps.values()].sort((a, b) => (a.nodeIp < b.nodeIp ? -1 : 1))) {
+    if (selfAddrs.has(hostPrefix(v.nodeIp))) continue;
+    const dev = v.family === 4 ? names.vxlanV4 : names.vxlanV6;
+    if (!(v.family === 4 ? devices.vxlanV4 : devices.vxlanV6)) continue;
+    neighbors.push({ kind: 'arp', dev, address: v.vtepIp, mac: v.vtepMac });
+    neighbors.push({ kind: 'fdb', dev, address: v.nodeIp, mac: v.vtepMac });
+  }
+
+  const sorted = [...routes.values()].sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
+  return { routes: sorted, neighbors, devices, problems };
+}
+
+/** The routes alone, for callers that only want the table. */
+export function computeDesiredRoutes(input: FelixInput): readonly Route[] {
+  return computeDesiredState(input).routes;
+}
+
+function list<T>(v: readonly T[] | undefined, field: string): readonly T[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) throw new FelixInputError(field, 'must be an array');
+  return v;
+}
+
+function longestPool(pools: readonly ParsedPool[], prefix: Cidr): ParsedPool | undefined {
+  let best: ParsedPool | undefined;
+  for (const p of pools) if (cidrContains(p.cidr, prefix) && (!best || p.cidr.prefixLength > best.cidr.prefixLength)) best = p;
+  return best;
+}
+
+function dedupe(hops: NextHop[]): NextHop[] {
+  const seen = new Set<string>();
+  return hops.filter((h) => {
+    const k = `${h.dev}|${h.gateway}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

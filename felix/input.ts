@@ -1,0 +1,71 @@
+// What the node agent tells felix. Everything is plain data, so a test or a simulation can
+// build it by hand and the same value always yields the same desired state.
+
+export type EncapMode = 'Never' | 'Always' | 'CrossSubnet';
+
+export interface PoolConfig {
+  readonly cidr: string;
+  /** IPIP encapsulation (IPv4 only). Default Never. */
+  readonly ipipMode?: EncapMode;
+  /** VXLAN encapsulation. Default Never. A pool uses IPIP or VXLAN, not both. */
+  readonly vxlanMode?: EncapMode;
+}
+
+export interface LocalWorkload {
+  /** The pod's addresses, bare or as /32 and /128. */
+  readonly addresses: readonly string[];
+  /** Host side of the pod's veth, e.g. "cali1a2b3c4d5e6". */
+  readonly iface: string;
+}
+
+export interface RemoteRoute {
+  /** A prefix learned over BGP: a remote block (/26, /122) or a borrowed /32. */
+  readonly prefix: string;
+  /** The BGP next hops (the remote nodes' addresses); several mean ECMP. */
+  readonly nextHops: readonly string[];
+}
+
+export interface RemoteVtep {
+  /** The remote node's underlay address: the BGP next hop and the FDB destination. */
+  readonly nodeIp: string;
+  /** The remote node's VXLAN device address. */
+  readonly vtepIp: string;
+  /** The remote node's VXLAN device MAC. */
+  readonly vtepMac: string;
+}
+
+export interface NodeInfo {
+  /** This node's IPv4 address with its subnet length, e.g. "10.0.1.5/24". */
+  readonly addressV4?: string;
+  /** This node's IPv6 address with its subnet length. */
+  readonly addressV6?: string;
+  /** The interface that reaches the node's subnet (routes without encapsulation use it). */
+  readonly uplink: string;
+}
+
+export interface DeviceNames {
+  readonly ipip: string;
+  readonly vxlanV4: string;
+  readonly vxlanV6: string;
+}
+
+export const DEFAULT_DEVICE_NAMES: DeviceNames = { ipip: 'tunl0', vxlanV4: 'vxlan.calico', vxlanV6: 'vxlan-v6.calico' };
+
+export interface FelixInput {
+  readonly node: NodeInfo;
+  readonly workloads: readonly LocalWorkload[];
+  readonly ownBlocks: readonly string[];
+  readonly remoteRoutes: readonly RemoteRoute[];
+  readonly pools: readonly PoolConfig[];
+  readonly remoteVteps: readonly RemoteVtep[];
+  readonly deviceNames?: Partial<DeviceNames>;
+}
+
+export const EMPTY_INPUT: FelixInput = {
+  node: { uplink: 'eth0' },
+  workloads: [],
+  ownBlocks: [],
+  remoteRoutes: [],
+  pools: [],
+  remoteVteps: [],
+};

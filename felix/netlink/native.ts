@@ -1,0 +1,51 @@
+// Loads the N-API netlink addon (felix/native), built by `npm install` through node-gyp.
+// When it is missing the caller gets the reason, and can fall back to `ip -batch`.
+
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+export interface NetlinkNative {
+  open(protocol: number, bufferBytes: number): number;
+  send(fd: number, data: Buffer, length: number): number;
+  recv(fd: number, into: Buffer, timeoutMs: number): number;
+  close(fd: number): void;
+  enterNetns(path: string): number;
+  leaveNetns(previous: number): void;
+}
+
+let cached: NetlinkNative | null | undefined;
+let loadError = '';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ADDON = join(here, '..', 'native', 'build', 'Release', 'netlink.node');
+
+/** The addon, or null when it is not built (see nativeLoadError()). */
+export function loadNative(): NetlinkNative | null {
+  if (cached !== undefined) return cached;
+  try {
+    cached = createRequire(import.meta.url)(ADDON) as NetlinkNative;
+  } catch (e) {
+    cached = null;
+    loadError = `felix netlink addon not available at ${ADDON} (${(e as Error).message.split('\n')[0]}); build it with \`npm run build:native\``;
+  }
+  return cached;
+}
+
+export function nativeLoadError(): string {
+  loadNative();
+  return loadError;
+}
+
+/** Runs `f` (synchronous code only) with this thread inside the network namespace at `path`. */
+export function inNetns<T>(path: string | undefined, f: () => T): T {
+  if (!path) return f();
+  const n = loadNative();
+  if (!n) throw new Error(nativeLoadError());
+  const previous = n.enterNetns(path);
+  try {
+    return f();
+  } finally {
+    n.leaveNetns(previous);
+  }
+}
