@@ -1,0 +1,60 @@
+// What a storage backend provides underneath the Datastore API. Values travel as JSON text
+// (without metadata.resourceVersion: the revision is kept beside the value, never inside it).
+import type { Kind } from '../resources/types.js';
+
+export interface LogEntry {
+  revision: number;
+  type: 'put' | 'del';
+  kind: Kind;
+  key: string;
+  /** For a put the new value, for a del the value that was deleted. */
+  json: string;
+}
+
+export interface RawItem { kind: Kind; key: string; revision: number; json: string }
+
+export interface RawSnapshot {
+  revision: number;
+  storeId: string;
+  items: RawItem[];
+  /** The last revision that changed each listed kind (0 if never). */
+  kindRevisions: Partial<Record<Kind, number>>;
+}
+
+export interface RawWrite {
+  mode: 'create' | 'update' | 'apply';
+  kind: Kind;
+  key: string;
+  json: string;
+  expectRevision?: number;
+  /** Refuse the write if any object of this kind changed after this revision (set-wide guard). */
+  kindUnchangedSince?: { kind: Kind; revision: number };
+}
+
+/** A watch's own view of the store (in Redis, its own connection: XREAD BLOCK ties one up). */
+export interface LogReader {
+  head(): Promise<{ revision: number; storeId: string }>;
+  snapshot(kinds: readonly Kind[]): Promise<RawSnapshot>;
+  /** The entries after `after` in revision order, waiting up to waitMs for one; [] on timeout. */
+  read(after: number, waitMs: number): Promise<LogEntry[]>;
+  close(): Promise<void>;
+}
+
+export interface RawBackend {
+  readonly name: 'memory' | 'redis';
+  get(kind: Kind, key: string): Promise<{ revision: number; json: string } | undefined>;
+  /** Returns the new revision. Throws AlreadyExists/NotFound/Conflict or KindChangedError. */
+  write(w: RawWrite): Promise<number>;
+  /** Returns the revision of the delete and the deleted value. */
+  remove(kind: Kind, key: string, expectRevision?: number): Promise<{ revision: number; json: string }>;
+  snapshot(kinds: readonly Kind[]): Promise<RawSnapshot>;
+  revision(): Promise<number>;
+  openReader(): LogReader;
+  close(): Promise<void>;
+}
+
+export class KindChangedError extends Error {
+  constructor(readonly kind: Kind, readonly revision: number) {
+    super(`${kind} objects changed at revision ${revision}`);
+  }
+}

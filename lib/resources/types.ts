@@ -1,0 +1,160 @@
+// The resources of a podroute cluster, in the shape Calico users already write:
+// apiVersion / kind / metadata / spec, with Calico's field names.
+
+export const API_VERSION = 'projectcalico.org/v3';
+/** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
+export const API_VERSION_OWN = 'podroute.io/v1';
+
+export interface ObjectMeta {
+  name: string;
+  /** Only WorkloadEndpoint is namespaced. */
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** The datastore revision of the last write to this object (set by the datastore, as a string like Kubernetes). */
+  resourceVersion?: string;
+  creationTimestamp?: string;
+}
+
+export type EncapMode = 'Never' | 'Always' | 'CrossSubnet';
+
+export interface NodeSpec {
+  bgp?: {
+    /** The node's address with prefix length, e.g. 10.0.0.1/24. */
+    ipv4Address?: string;
+    ipv6Address?: string;
+    asNumber?: number;
+    routeReflectorClusterID?: string;
+  };
+}
+
+export interface IPPoolSpec {
+  cidr: string;
+  blockSize: number;
+  ipipMode: EncapMode;
+  vxlanMode: EncapMode;
+  natOutgoing?: boolean;
+  disabled?: boolean;
+  nodeSelector?: string;
+}
+
+export interface IPAMAttribute {
+  handle_id: string | null;
+  secondary: Record<string, string>;
+}
+
+export interface IPAMBlockSpec {
+  cidr: string;
+  /** "host:<node>" while a node holds the block, null when it holds none. */
+  affinity: string | null;
+  /** One entry per address of the block: an index into attributes, or null when free. */
+  allocations: (number | null)[];
+  /** Free ordinals, in the order they will be handed out (released ones go to the back). */
+  unallocated: number[];
+  attributes: IPAMAttribute[];
+  strictAffinity?: boolean;
+}
+
+export interface IPAMHandleSpec {
+  handleID: string;
+  /** Addresses this handle holds, counted per block CIDR. */
+  block: Record<string, number>;
+}
+
+export interface IPAMConfigurationSpec {
+  /** No borrowing from other nodes' blocks. */
+  strictAffinity?: boolean;
+  /** When false a node never claims a new block. */
+  autoAllocateBlocks?: boolean;
+  /** 0 = unlimited. */
+  maxBlocksPerHost?: number;
+  /**
+   * podroute's own switch. true (our default): a block whose last address is released goes
+   * back to the pool even when a node holds its affinity. false: Calico's behaviour, the node
+   * keeps its empty affine block.
+   */
+  releaseEmptyAffineBlocks?: boolean;
+}
+
+export interface Community { name: string; value: string }
+
+export interface BGPConfigurationSpec {
+  asNumber?: number;
+  nodeToNodeMeshEnabled?: boolean;
+  listenPort?: number;
+  logSeverityScreen?: string;
+  serviceClusterIPs?: { cidr: string }[];
+  serviceExternalIPs?: { cidr: string }[];
+  communities?: Community[];
+  prefixAdvertisements?: { cidr: string; communities: string[] }[];
+}
+
+export interface BGPPeerSpec {
+  peerIP: string;
+  asNumber: number;
+  /** Only this node peers; empty means every node selected by nodeSelector (or all). */
+  node?: string;
+  nodeSelector?: string;
+  peerSelector?: string;
+  /** A plain secret (podroute) or Calico's reference to a Kubernetes secret. */
+  password?: string | { secretKeyRef: { name: string; key: string } };
+  keepOriginalNextHop?: boolean;
+  /** Go-style duration, e.g. "120s". */
+  maxRestartTime?: string;
+}
+
+export interface WorkloadEndpointSpec {
+  orchestrator?: string;
+  workload?: string;
+  node: string;
+  pod: string;
+  endpoint?: string;
+  interfaceName: string;
+  mac?: string;
+  ipNetworks: string[];
+  profiles?: string[];
+}
+
+export interface SpecOf {
+  Node: NodeSpec;
+  IPPool: IPPoolSpec;
+  IPAMBlock: IPAMBlockSpec;
+  IPAMHandle: IPAMHandleSpec;
+  IPAMConfiguration: IPAMConfigurationSpec;
+  BGPConfiguration: BGPConfigurationSpec;
+  BGPPeer: BGPPeerSpec;
+  WorkloadEndpoint: WorkloadEndpointSpec;
+}
+
+export type Kind = keyof SpecOf;
+export const KINDS: readonly Kind[] = [
+  'Node', 'IPPool', 'IPAMBlock', 'IPAMHandle', 'IPAMConfiguration', 'BGPConfiguration', 'BGPPeer', 'WorkloadEndpoint',
+];
+/** Kinds written only by IPAM's atomic operations, never by a plain create/update. */
+export const IPAM_OWNED_KINDS: readonly Kind[] = ['IPAMBlock', 'IPAMHandle'];
+
+export interface ResourceOf<K extends Kind> {
+  apiVersion: string;
+  kind: K;
+  metadata: ObjectMeta;
+  spec: SpecOf[K];
+}
+
+export type Resource = { [K in Kind]: ResourceOf<K> }[Kind];
+
+export type Node = ResourceOf<'Node'>;
+export type IPPool = ResourceOf<'IPPool'>;
+export type IPAMBlock = ResourceOf<'IPAMBlock'>;
+export type IPAMHandle = ResourceOf<'IPAMHandle'>;
+export type IPAMConfiguration = ResourceOf<'IPAMConfiguration'>;
+export type BGPConfiguration = ResourceOf<'BGPConfiguration'>;
+export type BGPPeer = ResourceOf<'BGPPeer'>;
+export type WorkloadEndpoint = ResourceOf<'WorkloadEndpoint'>;
+
+/** The datastore key of a resource inside its kind: "name", or "namespace/name" when namespaced. */
+export function resourceKey(r: { metadata: ObjectMeta }): string {
+  return r.metadata.namespace ? `${r.metadata.namespace}/${r.metadata.name}` : r.metadata.name;
+}
+
+export const BGP_DEFAULTS = { asNumber: 64512, nodeToNodeMeshEnabled: true, listenPort: 179 } as const;
+export const DEFAULT_BLOCK_SIZE: Record<4 | 6, number> = { 4: 26, 6: 122 };

@@ -1,0 +1,43 @@
+// YAML in and out, as calicoctl reads and writes it: one resource per document, or a
+// `kind: List` (or `<Kind>List`) with items. We emit apiVersion projectcalico.org/v3.
+import { parseAllDocuments, stringify } from 'yaml';
+import { ValidationError, validateResource } from './validate.js';
+import type { Resource } from './types.js';
+
+/** Parses every document; the first bad one throws a ValidationError naming the document and field. */
+export function parseResources(text: string): Resource[] {
+  const out: Resource[] = [];
+  const docs = parseAllDocuments(text);
+  docs.forEach((doc, i) => {
+    const where = `document ${i + 1}`;
+    if (doc.errors.length > 0) throw new ValidationError('(yaml)', `${where}: ${doc.errors[0]!.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    const items = isList(value) ? value.items : [value];
+    items.forEach((item, j) => {
+      try {
+        out.push(validateResource(item));
+      } catch (e) {
+        if (e instanceof ValidationError) {
+          const at = isList(value) ? `${where}, item ${j + 1}` : where;
+          throw new ValidationError(e.field, e.reason, e.resource ? `${at} (${e.resource})` : at);
+        }
+        throw e;
+      }
+    });
+  });
+  return out;
+}
+
+function isList(v: unknown): v is { items: unknown[] } {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as { kind?: unknown; items?: unknown };
+  return typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items);
+}
+
+/** One resource as a YAML document, or several as a `kind: List`, like `calicoctl get -o yaml`. */
+export function formatResources(resources: readonly Resource[], asList = resources.length !== 1): string {
+  const clean = resources.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, metadata: r.metadata, spec: r.spec }));
+  if (!asList) return stringify(clean[0]);
+  return stringify({ apiVersion: 'projectcalico.org/v3', kind: 'List', items: clean });
+}
