@@ -41,6 +41,14 @@ export interface NodeInfo {
   readonly addressV6?: string;
   /** The interface that reaches the node's subnet (routes without encapsulation use it). */
   readonly uplink: string;
+  /** This node's VXLAN tunnel (VTEP) address, from one of its blocks (Calico: IPv4VXLANTunnelAddr). */
+  readonly vxlanTunnelAddressV4?: string;
+  /** MAC for vxlan.calico; the kernel picks one when absent (read it back from the device status). */
+  readonly vxlanTunnelMacV4?: string;
+  readonly vxlanTunnelAddressV6?: string;
+  readonly vxlanTunnelMacV6?: string;
+  /** Address for tunl0, from one of this node's blocks (Calico: IPv4IPIPTunnelAddr). */
+  readonly ipipTunnelAddress?: string;
 }
 
 export interface DeviceNames {

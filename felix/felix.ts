@@ -1,0 +1,315 @@
+// Felix: holds the agent's view (FelixInput), computes the desired state, and keeps the
+// dataplane equal to it: incremental applies on every change, a full resync at start and
+// on a timer, per-route failures retried with backoff and reported.
+
+import { EventEmitter } from 'node:events';
+import type { Dataplane, DeviceStatus, SysctlOutcome } from './dataplane.js';
+import { computeDesiredState, type DesiredState } from './desired.js';
+import { DEFAULT_DEVICE_NAMES, EMPTY_INPUT, type FelixInput, type LocalWorkload, type NodeInfo, type PoolConfig, type RemoteRoute, type RemoteVtep } from './input.js';
+import { describeRoute, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor } from './model.js';
+import { planNeighbors, planRoutes, type RouteConflict } from './reconcile.js';
+
+export interface FelixOptions {
+  /** rtm_protocol of the routes felix owns. Default PODROUTE_PROTOCOL (81). */
+  readonly protocol?: number;
+  /** Full resync period; 0 turns the timer off. Default 90 s (Calico's route refresh). */
+  readonly resyncIntervalMs?: number;
+  /** First retry delay after a failed write; doubles up to 30 s. Default 1 s. */
+  readonly retryDelayMs?: number;
+  readonly vxlan?: { readonly vni?: number; readonly port?: number; readonly mtu?: number; readonly mtuV6?: number };
+  readonly ipip?: { readonly mtu?: number };
+  /** Set IP forwarding and proxy-ARP on workload interfaces. Default true. */
+  readonly sysctls?: boolean;
+}
+
+export interface RouteFailure {
+  readonly dst: string;
+  readonly op: 'create' | 'replace' | 'delete';
+  readonly route: string;
+  readonly error: string;
+}
+
+export interface ApplyReport {
+  readonly kind: 'resync' | 'incremental';
+  readonly routesCreated: number;
+  readonly routesReplaced: number;
+  readonly routesDeleted: number;
+  readonly routesUnchanged: number;
+  readonly neighborsWritten: number;
+  readonly failures: readonly RouteFailure[];
+  readonly conflicts: readonly RouteConflict[];
+  readonly problems: readonly string[];
+  readonly devices: readonly DeviceStatus[];
+  readonly sysctlFailures: readonly SysctlOutcome[];
+  readonly durationMs: number;
+}
+
+export interface FelixEvents {
+  report: [ApplyReport];
+  error: [Error];
+}
+
+export class Felix extends EventEmitter<FelixEvents> {
+  readonly protocol: number;
+  private state: FelixInput = EMPTY_INPUT;
+  private desiredState: DesiredState = computeDesiredState(EMPTY_INPUT);
+  /** Our routes as last dumped or written, by destination. */
+  private installed = new Map<string, InstalledRoute>();
+  /** Foreign routes at our destinations, from the last dump. */
+  private foreign = new Map<string, InstalledRoute>();
+  private neighborsInstalled: Neighbor[] = [];
+  private readonly failed = new Map<string, RouteFailure>();
+  private readonly sysctlDone = new Set<string>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private dirty = false;
+  private needResync = true;
+  private resyncTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private retryDelay: number;
+  private running = false;
+  private lastDevices: DeviceStatus[] = [];
+
+  constructor(readonly dataplane: Dataplane, private readonly opts: FelixOptions = {}) {
+    super();
+    this.protocol = opts.protocol ?? PODROUTE_PROTOCOL;
+    if (!Number.isInteger(this.protocol) || this.protocol < 1 || this.protocol > 255) throw new RangeError(`protocol: ${opts.protocol} must be 1..255`);
+    this.retryDelay = opts.retryDelayMs ?? 1000;
+  }
+
+  get input(): FelixInput {
+    return this.state;
+  }
+
+  get desired(): DesiredState {
+    return this.desiredState;
+  }
+
+  /** Failed writes still waiting for a retry, by destination. */
+  get failures(): ReadonlyMap<string, RouteFailure> {
+    return this.failed;
+  }
+
+  /**
+   * Replaces the given parts of the input. Throws FelixInputError (naming the field) on
+   * bad input, and then nothing changes. Programming follows asynchronously; await
+   * `settled()` to wait for it.
+   */
+  update(partial: Partial<FelixInput>): void {
+    const next: FelixInput = { ...this.state, ...partial };
+    const desired = computeDesiredState(next);
+    this.state = next;
+    this.desiredState = desired;
+    this.kick();
+  }
+
+  setNode(node: NodeInfo): void { this.update({ node }); }
+  setLocalWorkloads(workloads: readonly LocalWorkload[]): void { this.update({ workloads }); }
+  setOwnBlocks(ownBlocks: readonly string[]): void { this.update({ ownBlocks }); }
+  setRemoteRoutes(remoteRoutes: readonly RemoteRoute[]): void { this.update({ remoteRoutes }); }
+  setPools(pools: readonly PoolConfig[]): void { this.update({ pools }); }
+  setRemoteVteps(remoteVteps: readonly RemoteVtep[]): void { this.update({ remoteVteps }); }
+
+  /** Full resync now, then on the timer. Resolves with the first report. */
+  async start(): Promise<ApplyReport> {
+    this.running = true;
+    const first = await this.resync();
+    const every = this.opts.resyncIntervalMs ?? 90_000;
+    if (every > 0 && this.running) {
+      this.resyncTimer = setInterval(() => void this.resync().catch((e: Error) => this.emit('error', e)), every);
+      this.resyncTimer.unref();
+    }
+    return first;
+  }
+
+  stop(): void {
+    this.running = false;
+    clearInterval(this.resyncTimer);
+    clearTimeout(this.retryTimer);
+  }
+
+  /** Re-reads the dataplane and repairs every difference. */
+  resync(): Promise<ApplyReport> {
+    this.needResync = true;
+    return this.enqueue();
+  }
+
+  /** Applies what changed since the last apply, from felix's own record of the dataplane. */
+  apply(): Promise<ApplyReport> {
+    return this.enqueue();
+  }
+
+  /** Resolves when every change made so far has been applied (or has failed and been reported). */
+  async settled(): Promise<void> {
+    while (this.dirty) await this.enqueue();
+    await this.chain;
+  }
+
+  private kick(): void {
+    this.dirty = true;
+    if (!this.running) return;
+    setImmediate(() => {
+      if (this.dirty && this.running) void this.enqueue().catch((e: Error) => this.emit('error', e));
+    });
+  }
+
+  private enqueue(): Promise<ApplyReport> {
+    const run = this.chain.then(() => this.run(), () => this.run());
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async run(): Promise<ApplyReport> {
+    const t0 = performance.now();
+    const resync = this.needResync;
+    this.needResync = false;
+    this.dirty = false;
+    const desired = this.desiredState;
+    const devices = await this.ensureDevices(desired, resync);
+    const sysctlFailures = this.opts.sysctls === false ? [] : await this.ensureSysctls(resync);
+
+    if (resync) {
+      const all = await this.dataplane.listRoutes();
+      this.installed = new Map();
+      this.foreign = new Map();
+      for (const r of all) {
+        if (r.protocol === this.protocol) this.installed.set(`${r.dst}|${r.metric}`, r);
+        else this.foreign.set(`${r.dst}|${r.metric}`, r);
+      }
+    }
+    const plan = planRoutes(desired.routes, [...this.installed.values(), ...this.foreign.values()], this.protocol);
+    const outcomes = await this.dataplane.writeRoutes(plan.writes, this.protocol);
+    let created = 0, replaced = 0, deleted = 0;
+    const failures: RouteFailure[] = [];
+    const written = new Set<string>();
+    plan.writes.forEach((w, i) => {
+      const o = outcomes[i];
+      const metric = w.metric ?? (w.route.dst.includes(':') ? 1024 : 0);
+      const key = `${w.route.dst}|${metric}`;
+      written.add(w.route.dst);
+      if (o.ok || (w.op === 'delete' && o.errno === 3)) {
+        if (w.op === 'delete') { this.installed.delete(key); deleted++; }
+        else {
+          this.installed.set(key, { ...w.route, protocol: this.protocol, table: 254, metric });
+          if (w.op === 'create') created++; else replaced++;
+        }
+        this.failed.delete(w.route.dst);
+        return;
+      }
+      // EEXIST on create: our record was stale or another program got there first: look again.
+      if (w.op === 'create' && o.errno === 17) this.needResync = true;
+      const f: RouteFailure = { dst: w.route.dst, op: w.op, route: describeRoute(w.route), error: o.error ?? `errno ${o.errno}` };
+      this.failed.set(w.route.dst, f);
+      failures.push(f);
+    });
+    // Forget failures for routes no longer wanted or written.
+    for (const dst of this.failed.keys()) if (!written.has(dst) && !desired.routes.some((r) => r.dst === dst)) this.failed.delete(dst);
+
+    const neighborsWritten = await this.syncNeighbors(desired, resync, failures);
+
+    if (failures.length || this.needResync) this.scheduleRetry();
+    else this.retryDelay = this.opts.retryDelayMs ?? 1000;
+
+    const report: ApplyReport = {
+      kind: resync ? 'resync' : 'incremental',
+      routesCreated: created,
+      routesReplaced: replaced,
+      routesDeleted: deleted,
+      routesUnchanged: plan.unchanged,
+      neighborsWritten,
+      failures,
+      conflicts: plan.conflicts,
+      problems: desired.problems,
+      devices,
+      sysctlFailures,
+      durationMs: performance.now() - t0,
+    };
+    this.emit('report', report);
+    return report;
+  }
+
+  private scheduleRetry(): void {
+    if (!this.running || this.retryTimer) return;
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(delay * 2, 30_000);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.enqueue().catch((e: Error) => this.emit('error', e));
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private names() {
+    return { ...DEFAULT_DEVICE_NAMES, ...(this.state.deviceNames ?? {}) };
+  }
+
+  private async ensureDevices(d: DesiredState, resync: boolean): Promise<DeviceStatus[]> {
+    const failedBefore = this.lastDevices.some((s) => !s.ok);
+    if (!resync && !failedBefore && this.lastDevices.length === Number(d.devices.ipip) + Number(d.devices.vxlanV4) + Number(d.devices.vxlanV6)) return this.lastDevices;
+    const n = this.names();
+    const node = this.state.node;
+    const out: DeviceStatus[] = [];
+    const vx = this.opts.vxlan ?? {};
+    if (d.devices.vxlanV4) {
+      if (!node.vxlanTunnelAddressV4) out.push({ name: n.vxlanV4, ok: false, detail: 'a pool uses VXLAN but node.vxlanTunnelAddressV4 is not set' });
+      else out.push(await this.dataplane.ensureVxlan({ name: n.vxlanV4, vni: vx.vni ?? 4096, port: vx.port ?? 4789, mtu: vx.mtu ?? 1450, vtepIp: node.vxlanTunnelAddressV4, vtepMac: node.vxlanTunnelMacV4, localIp: node.addressV4?.split('/')[0], parent: node.uplink }));
+    }
+    if (d.devices.vxlanV6) {
+      if (!node.vxlanTunnelAddressV6) out.push({ name: n.vxlanV6, ok: false, detail: 'an IPv6 pool uses VXLAN but node.vxlanTunnelAddressV6 is not set' });
+      else out.push(await this.dataplane.ensureVxlan({ name: n.vxlanV6, vni: vx.vni ?? 6096, port: vx.port ?? 4789, mtu: vx.mtuV6 ?? 1430, vtepIp: node.vxlanTunnelAddressV6, vtepMac: node.vxlanTunnelMacV6, localIp: node.addressV6?.split('/')[0], parent: node.uplink }));
+    }
+    if (d.devices.ipip) out.push(await this.dataplane.ensureIpip({ name: n.ipip, mtu: this.opts.ipip?.mtu ?? 1440, address: node.ipipTunnelAddress }));
+    this.lastDevices = out;
+    return out;
+  }
+
+  private async ensureSysctls(resync: boolean): Promise<SysctlOutcome[]> {
+    const want: [string, string][] = [];
+    const v4 = this.desiredState.routes.some((r) => !r.dst.includes(':'));
+    const v6 = this.desiredState.routes.some((r) => r.dst.includes(':'));
+    if (v4) want.push(['net/ipv4/ip_forward', '1']);
+    if (v6) want.push(['net/ipv6/conf/all/forwarding', '1']);
+    for (const w of this.state.workloads) {
+      // The pod's default route points at 169.254.1.1, which nothing owns: the host end
+      // answers ARP for it (proxy-ARP), at once rather than after the default random delay.
+      want.push([`net/ipv4/conf/${w.iface}/proxy_arp`, '1'], [`net/ipv4/neigh/${w.iface}/proxy_delay`, '0']);
+    }
+    const failures: SysctlOutcome[] = [];
+    for (const [path, value] of want) {
+      const key = `${path}=${value}`;
+      if (!resync && this.sysctlDone.has(key)) continue;
+      const r = await this.dataplane.setSysctl(path, value);
+      if (r.ok) this.sysctlDone.add(key);
+      else {
+        this.sysctlDone.delete(key);
+        failures.push(r);
+      }
+    }
+    return failures;
+  }
+
+  private async syncNeighbors(d: DesiredState, resync: boolean, failures: RouteFailure[]): Promise<number> {
+    const n = this.names();
+    const devs = [n.vxlanV4, n.vxlanV6];
+    if (resync) this.neighborsInstalled = await this.dataplane.listNeighbors(devs);
+    const writes = planNeighbors(d.neighbors, this.neighborsInstalled);
+    if (!writes.length) return 0;
+    const outcomes = await this.dataplane.writeNeighbors(writes);
+    let ok = 0;
+    const next = new Map(this.neighborsInstalled.map((x) => [`${x.kind}|${x.dev}|${x.address}|${x.mac}`, x]));
+    writes.forEach((w, i) => {
+      const k = `${w.neighbor.kind}|${w.neighbor.dev}|${w.neighbor.address}|${w.neighbor.mac}`;
+      if (outcomes[i].ok) {
+        ok++;
+        if (w.op === 'delete') next.delete(k);
+        else {
+          for (const [key, x] of next) if (x.kind === w.neighbor.kind && x.dev === w.neighbor.dev && (x.kind === 'arp' ? x.address === w.neighbor.address : x.mac === w.neighbor.mac)) next.delete(key);
+          next.set(k, w.neighbor);
+        }
+      } else {
+        failures.push({ dst: `${w.neighbor.kind} ${w.neighbor.address}`, op: w.op === 'delete' ? 'delete' : 'replace', route: `${w.neighbor.kind} ${w.neighbor.address} lladdr ${w.neighbor.mac} dev ${w.neighbor.dev}`, error: outcomes[i].error ?? '' });
+      }
+    });
+    this.neighborsInstalled = [...next.values()];
+    return ok;
+  }
+}

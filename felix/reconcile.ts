@@ -1,0 +1,72 @@
+// The difference between desired and installed state, as the writes that close it. Pure:
+// the Felix class feeds it a dump (resync) or its cache of what it wrote (incremental).
+
+import type { NeighborWrite, RouteWrite } from './dataplane.js';
+import { defaultMetric } from './dataplane.js';
+import { neighborKey, sameForwarding, sameNeighbor, type InstalledRoute, type Neighbor, type Route } from './model.js';
+
+export interface RouteConflict {
+  readonly dst: string;
+  /** The route another program holds at this destination and metric. */
+  readonly holder: InstalledRoute;
+}
+
+export interface RoutePlan {
+  readonly writes: RouteWrite[];
+  /** Desired routes not written because a route of another protocol holds the key. */
+  readonly conflicts: RouteConflict[];
+  readonly unchanged: number;
+}
+
+/**
+ * Plans route writes. Only routes with `protocol` are ever replaced or deleted; a desired
+ * route whose destination is held by a foreign route at the default metric is left alone
+ * and reported, never overwritten.
+ */
+export function planRoutes(desired: readonly Route[], installed: Iterable<InstalledRoute>, protocol: number): RoutePlan {
+  const ours = new Map<string, InstalledRoute[]>();
+  const foreign = new Map<string, InstalledRoute>();
+  for (const r of installed) {
+    if (r.protocol === protocol) {
+      const list = ours.get(r.dst);
+      if (list) list.push(r);
+      else ours.set(r.dst, [r]);
+    } else if (r.metric === defaultMetric(r.dst)) {
+      foreign.set(r.dst, r);
+    }
+  }
+  const writes: RouteWrite[] = [];
+  const conflicts: RouteConflict[] = [];
+  let unchanged = 0;
+  for (const d of desired) {
+    const mine = ours.get(d.dst);
+    if (mine) {
+      ours.delete(d.dst);
+      // Keep one of ours (the default-metric one if there), remove any duplicates.
+      const keep = mine.find((r) => r.metric === defaultMetric(r.dst)) ?? mine[0];
+      for (const extra of mine) if (extra !== keep) writes.push({ op: 'delete', route: extra, metric: extra.metric });
+      if (sameForwarding(keep, d)) unchanged++;
+      else writes.push({ op: 'replace', route: d, metric: keep.metric });
+      continue;
+    }
+    const holder = foreign.get(d.dst);
+    if (holder) conflicts.push({ dst: d.dst, holder });
+    else writes.push({ op: 'create', route: d });
+  }
+  for (const stale of ours.values()) for (const r of stale) writes.push({ op: 'delete', route: r, metric: r.metric });
+  return { writes, conflicts, unchanged };
+}
+
+/** Plans neighbour writes on devices felix owns: every permanent entry there is felix's. */
+export function planNeighbors(desired: readonly Neighbor[], installed: readonly Neighbor[]): NeighborWrite[] {
+  const have = new Map(installed.map((n) => [neighborKey(n), n]));
+  const writes: NeighborWrite[] = [];
+  for (const d of desired) {
+    const k = neighborKey(d);
+    const h = have.get(k);
+    have.delete(k);
+    if (!h || !sameNeighbor(h, d)) writes.push({ op: 'replace', neighbor: d });
+  }
+  for (const stale of have.values()) writes.push({ op: 'delete', neighbor: stale });
+  return writes;
+}
