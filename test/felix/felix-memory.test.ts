@@ -1,0 +1,144 @@
+// Felix against the in-memory dataplane: reconciliation rules without a kernel.
+import assert from 'node:assert/strict';
+import { Felix, MemoryDataplane, PODROUTE_PROTOCOL, type FelixInput } from '../../felix/index.js';
+
+const input: FelixInput = {
+  node: { addressV4: '10.0.1.5/24', uplink: 'eth0', ipipTunnelAddress: '10.65.0.1' },
+  workloads: [{ iface: 'cali1', addresses: ['10.65.0.2'] }],
+  ownBlocks: ['10.65.0.0/26'],
+  remoteRoutes: [{ prefix: '10.66.0.0/26', nextHops: ['10.0.1.6'] }, { prefix: '10.67.0.0/26', nextHops: ['10.0.2.7'] }],
+  pools: [{ cidr: '10.64.0.0/10', ipipMode: 'CrossSubnet' }],
+  remoteVteps: [],
+};
+
+function ours(dp: MemoryDataplane) {
+  return [...dp.routes.values()].filter((r) => r.protocol === PODROUTE_PROTOCOL).map((r) => r.dst).sort();
+}
+
+describe('felix reconciliation (in-memory dataplane)', () => {
+  let felix: Felix | undefined;
+  afterEach(() => felix?.stop());
+
+  it('programs the desired set, including IPIP via tunl0 with its address', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    const r = await felix.start();
+    assert.deepEqual(r.failures, []);
+    assert.equal(r.routesCreated, 4);
+    assert.deepEqual(ours(dp), ['10.65.0.0/26', '10.65.0.2/32', '10.66.0.0/26', '10.67.0.0/26']);
+    assert.deepEqual(dp.routes.get('10.67.0.0/26|0')?.nextHops, [{ dev: 'tunl0', gateway: '10.0.2.7', onlink: true }]);
+    assert.deepEqual(dp.links.get('tunl0')?.addresses, ['10.65.0.1/32']);
+    assert.equal(dp.sysctls.get('net/ipv4/conf/cali1/proxy_arp'), '1');
+    assert.equal(dp.sysctls.get('net/ipv4/ip_forward'), '1');
+  });
+
+  it('applies only the difference on change, and nothing when nothing changed', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1', 'cali2'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    await felix.start();
+    const before = dp.writes;
+    felix.setLocalWorkloads([...input.workloads, { iface: 'cali2', addresses: ['10.65.0.3'] }]);
+    await felix.settled();
+    assert.equal(dp.writes - before, 1);
+    const again = await felix.resync();
+    assert.equal(again.routesUnchanged, 5);
+    assert.equal(dp.writes - before, 1);
+    felix.setRemoteRoutes([]);
+    const r = await felix.apply();
+    assert.equal(r.routesDeleted, 2);
+    const writes = dp.writes;
+    await felix.settled();
+    assert.equal(dp.writes, writes, 'the queued run after apply() has nothing left to do');
+    assert.deepEqual(ours(dp), ['10.65.0.0/26', '10.65.0.2/32', '10.65.0.3/32']);
+  });
+
+  it('resync restores a deleted route, removes a stale one of ours, never touches a foreign one', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
+    dp.inject({ dst: '10.99.0.0/26', type: 'blackhole', nextHops: [], protocol: PODROUTE_PROTOCOL, table: 254, metric: 0 }); // stale, ours
+    dp.inject({ dst: '10.66.0.0/26', type: 'unicast', nextHops: [{ dev: 'eth0', gateway: '10.0.1.99' }], protocol: 4, table: 254, metric: 0 }); // static, foreign
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    const r = await felix.start();
+    assert.equal(r.routesDeleted, 1);
+    assert.deepEqual(r.conflicts.map((c) => [c.dst, c.holder.protocol]), [['10.66.0.0/26', 4]]);
+    assert.equal(dp.routes.get('10.66.0.0/26|0')?.protocol, 4, 'foreign route untouched');
+    dp.routes.delete('10.65.0.2/32|0'); // deleted by hand
+    const r2 = await felix.resync();
+    assert.equal(r2.routesCreated, 1);
+    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+  });
+
+  it('a failed write is reported per route and retried until it succeeds', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
+    dp.failNext.set('10.65.0.2/32', 2);
+    felix = new Felix(dp, { resyncIntervalMs: 0, retryDelayMs: 20 });
+    const reports: number[] = [];
+    felix.on('report', (r) => reports.push(r.failures.length));
+    felix.update(input);
+    const r = await felix.start();
+    assert.deepEqual(r.failures.map((f) => [f.dst, f.op]), [['10.65.0.2/32', 'create']]);
+    assert.match(r.failures[0].error, /ENOBUFS/);
+    assert.ok(felix.failures.has('10.65.0.2/32'));
+    const deadline = Date.now() + 5000;
+    while (felix.failures.size && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    assert.equal(felix.failures.size, 0);
+    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+    assert.deepEqual(reports.slice(0, 3), [1, 1, 0]);
+  });
+
+  it('a missing device is a per-route failure, and the route goes in once the device exists', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0, retryDelayMs: 10 });
+    felix.update(input);
+    const r = await felix.start();
+    assert.deepEqual(r.failures.map((f) => f.dst), ['10.65.0.2/32']);
+    assert.match(r.failures[0].error, /ENODEV/);
+    dp.addLink('cali1');
+    const deadline = Date.now() + 5000;
+    while (!dp.routes.has('10.65.0.2/32|0') && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+  });
+
+  it('no ipip driver: tunl0 reported unavailable, tunl0 routes fail with a reason, others go in', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'], ipipDriver: false });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    const r = await felix.start();
+    assert.deepEqual(r.devices.map((d) => [d.name, d.ok]), [['tunl0', false]]);
+    assert.match(r.devices[0].detail, /no ipip driver/);
+    assert.deepEqual(r.failures.map((f) => f.dst), ['10.67.0.0/26']);
+    assert.ok(dp.routes.has('10.66.0.0/26|0'));
+  });
+
+  it('VXLAN: device with VTEP address, ARP and FDB entries; stale entries removed', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update({
+      ...input, workloads: [],
+      node: { ...input.node, vxlanTunnelAddressV4: '10.65.0.0', vxlanTunnelMacV4: '66:00:00:00:00:05' },
+      pools: [{ cidr: '10.64.0.0/10', vxlanMode: 'Always' }],
+      remoteVteps: [{ nodeIp: '10.0.1.6', vtepIp: '10.66.0.0', vtepMac: '66:00:00:00:00:06' }, { nodeIp: '10.0.2.7', vtepIp: '10.67.0.0', vtepMac: '66:00:00:00:00:07' }],
+    });
+    const r = await felix.start();
+    assert.deepEqual(r.failures, []);
+    assert.equal(dp.links.get('vxlan.calico')?.mac, '66:00:00:00:00:05');
+    assert.equal(dp.neighbors.size, 4);
+    felix.setRemoteVteps([{ nodeIp: '10.0.1.6', vtepIp: '10.66.0.0', vtepMac: '66:00:00:00:00:06' }]);
+    await felix.settled();
+    assert.deepEqual([...dp.neighbors.values()].map((n) => `${n.kind} ${n.address}`).sort(), ['arp 10.66.0.0', 'fdb 10.0.1.6']);
+    assert.deepEqual(ours(dp), ['10.65.0.0/26', '10.66.0.0/26'], 'the route without a VTEP is withdrawn');
+  });
+
+  it('bad input throws, names the field, and leaves the state as it was', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    await felix.start();
+    assert.throws(() => felix!.setOwnBlocks(['10.65.0.0/33']), /ownBlocks\[0\]/);
+    assert.deepEqual(felix.input.ownBlocks, ['10.65.0.0/26']);
+    const r = await felix.resync();
+    assert.equal(r.routesUnchanged, 4);
+  });
+});
