@@ -39,6 +39,11 @@ export interface WatchOptions {
    * a synthetic put, then `synced`, then the changes (Calico's syncer pattern).
    */
   fromRevision?: number;
+  /**
+   * With fromRevision: the objects the caller already holds (e.g. its last list). Only used if
+   * the log was trimmed past fromRevision: the resync then also deletes what vanished.
+   */
+  known?: readonly Resource[];
 }
 
 export interface Watcher extends EventEmitter<WatchEvents> {

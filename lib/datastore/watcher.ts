@@ -6,7 +6,7 @@
 // because Redis came back empty). In those cases, and only then, it lists the store and
 // delivers the difference against what it has delivered so far.
 import { EventEmitter } from 'eventemitter3';
-import { KINDS, type Kind } from '../resources/types.js';
+import { KINDS, resourceKey, type Kind } from '../resources/types.js';
 import { decodeResource } from './codec.js';
 import type { LogEntry, LogReader, RawSnapshot } from './backend.js';
 import type { WatchEvent, WatchEvents, WatchOptions, Watcher } from './types.js';
@@ -27,6 +27,9 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
   constructor(private readonly reader: LogReader, options: WatchOptions = {}) {
     super();
     this.kinds = new Set(options.kinds ?? KINDS);
+    for (const r of options.known ?? []) {
+      if (this.kinds.has(r.kind)) this.view.set(`${r.kind}\0${resourceKey(r)}`, Number(r.metadata.resourceVersion ?? 0));
+    }
     // Start on the next turn so the caller can attach listeners first.
     this.done = new Promise<void>((r) => setImmediate(r)).then(() => this.run(options.fromRevision));
   }
