@@ -107,6 +107,9 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
       return;
     case T.NEXT_HOP:
       need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `NEXT_HOP length ${len}`);
+      // RFC 4271 §6.3: an address no host can have is an invalid next hop; the route is ignored.
+      need(b.readUInt32BE(vs) !== 0 && b.readUInt32BE(vs) !== 0xffffffff && (b[vs] & 0xf0) !== 0xe0,
+        S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
       a.nextHop = formatIpv4(b, vs);
       return;
     case T.MULTI_EXIT_DISC:
