@@ -1,0 +1,153 @@
+// Felix against the real kernel, in a namespace this test makes: what `ip -j route` shows
+// must equal what computeDesiredState says, and nothing of another protocol may change.
+import assert from 'node:assert/strict';
+import { Felix, LinuxDataplane, PODROUTE_PROTOCOL, computeDesiredState, loadNative, nativeLoadError, type FelixInput } from '../../felix/index.js';
+import { Namespaces, kernelRoutes, sh, trySh } from './netns.js';
+
+const input: FelixInput = {
+  node: { addressV4: '10.0.1.5/24', addressV6: 'fd00:1::5/64', uplink: 'eth0', vxlanTunnelAddressV4: '10.65.0.0', vxlanTunnelMacV4: '66:00:00:00:00:05' },
+  workloads: [
+    { iface: 'cali1', addresses: ['10.65.0.2', 'fd00:65::2'] },
+    { iface: 'cali2', addresses: ['10.65.0.3'] },
+  ],
+  ownBlocks: ['10.65.0.0/26', 'fd00:65::/122'],
+  remoteRoutes: [
+    { prefix: '10.66.0.0/26', nextHops: ['10.0.1.6'] },                     // same subnet: direct
+    { prefix: '10.67.0.0/26', nextHops: ['10.0.1.6', '10.0.1.7'] },         // ECMP
+    { prefix: '10.68.0.0/26', nextHops: ['10.0.2.8'] },                     // other subnet: VXLAN
+    { prefix: '10.69.0.0/26', nextHops: ['10.0.1.9'] },                     // held by a foreign route
+    { prefix: 'fd00:66::/122', nextHops: ['fd00:1::6', 'fd00:1::7'] },      // IPv6 ECMP
+  ],
+  pools: [{ cidr: '10.64.0.0/10', vxlanMode: 'CrossSubnet' }, { cidr: 'fd00:64::/32' }],
+  remoteVteps: [{ nodeIp: '10.0.2.8', vtepIp: '10.68.0.0', vtepMac: '66:00:00:00:00:08' }],
+};
+
+describe('felix on the Linux kernel (rtnetlink, in a network namespace)', function () {
+  this.timeout(60_000);
+  const spaces = new Namespaces('fxk');
+  let ns = '';
+  let felix: Felix | undefined;
+  let dp: LinuxDataplane | undefined;
+
+  before(function () {
+    if (!loadNative()) throw new Error(nativeLoadError());
+    ns = spaces.add('a');
+    sh(`ip -n ${ns} link add eth0 type veth peer name eth0p && ip -n ${ns} link set eth0 up && ip -n ${ns} link set eth0p up`);
+    sh(`ip -n ${ns} addr add 10.0.1.5/24 dev eth0 && ip -n ${ns} -6 addr add fd00:1::5/64 dev eth0 nodad`);
+    for (const c of ['cali1', 'cali2']) sh(`ip -n ${ns} link add ${c} type veth peer name ${c}p && ip -n ${ns} link set ${c} up && ip -n ${ns} link set ${c}p up`);
+    // Foreign routes: one elsewhere, one at a destination felix wants.
+    sh(`ip -n ${ns} route add 10.70.0.0/26 via 10.0.1.1 proto static`);
+    sh(`ip -n ${ns} route add 10.69.0.0/26 via 10.0.1.99 proto static`);
+  });
+  afterEach(() => {
+    felix?.stop();
+    dp?.close();
+    felix = dp = undefined;
+  });
+  after(() => spaces.cleanup());
+
+  const expected = (family: 4 | 6) =>
+    computeDesiredState(input).routes
+      .filter((r) => r.dst.includes(':') === (family === 6) && r.dst !== '10.69.0.0/26')
+      .map((r) => ({ dst: r.dst, type: r.type, nextHops: r.nextHops }));
+
+  const start = async () => {
+    dp = new LinuxDataplane({ netns: spaces.path(ns) });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    return felix.start();
+  };
+
+  it('programs workload, blackhole, direct, ECMP and VXLAN routes exactly as computed (v4 and v6)', async () => {
+    const r = await start();
+    assert.deepEqual(r.failures, []);
+    assert.deepEqual(r.devices.map((d) => [d.name, d.ok]), [['vxlan.calico', true]]);
+    assert.deepEqual(kernelRoutes(ns, 4, PODROUTE_PROTOCOL), expected(4));
+    assert.deepEqual(kernelRoutes(ns, 6, PODROUTE_PROTOCOL), expected(6));
+    // The foreign route at a wanted destination is reported, not overwritten.
+    assert.deepEqual(r.conflicts.map((c) => c.dst), ['10.69.0.0/26']);
+    assert.match(sh(`ip -n ${ns} route show 10.69.0.0/26`), /via 10\.0\.1\.99 dev eth0 proto static/);
+    assert.match(sh(`ip -n ${ns} route show 10.70.0.0/26`), /via 10\.0\.1\.1 dev eth0 proto static/);
+    // VXLAN device and its neighbour entries.
+    const link = JSON.parse(sh(`ip -n ${ns} -j -d link show vxlan.calico`))[0];
+    assert.equal(link.linkinfo.info_data.id, 4096);
+    assert.equal(link.linkinfo.info_data.port, 4789);
+    assert.equal(link.mtu, 1450);
+    assert.equal(link.address, '66:00:00:00:00:05');
+    assert.match(sh(`ip -n ${ns} neigh show dev vxlan.calico`), /10\.68\.0\.0 lladdr 66:00:00:00:00:08 PERMANENT/);
+    assert.match(sh(`ip netns exec ${ns} bridge fdb show dev vxlan.calico`), /66:00:00:00:00:08 dst 10\.0\.2\.8 self permanent/);
+    // Sysctls in that namespace.
+    assert.equal(sh(`ip netns exec ${ns} cat /proc/sys/net/ipv4/conf/cali1/proxy_arp`).trim(), '1');
+    assert.equal(sh(`ip netns exec ${ns} cat /proc/sys/net/ipv4/ip_forward`).trim(), '1');
+  });
+
+  it('a second resync with nothing changed writes nothing', async () => {
+    const r = await start();
+    assert.equal(r.routesCreated + r.routesReplaced + r.routesDeleted + r.neighborsWritten, 0);
+    assert.equal(r.routesUnchanged, expected(4).length + expected(6).length);
+  });
+
+  it('restores a hand-deleted route, a hand-edited route and a deleted FDB entry on resync', async () => {
+    await start();
+    sh(`ip -n ${ns} route del 10.65.0.2/32`);
+    sh(`ip -n ${ns} route replace 10.66.0.0/26 via 10.0.1.77 dev eth0 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip netns exec ${ns} bridge fdb del 66:00:00:00:00:08 dev vxlan.calico self`);
+    const r = await felix!.resync();
+    assert.equal(r.routesCreated, 1);
+    assert.equal(r.routesReplaced, 1);
+    assert.equal(r.neighborsWritten, 1);
+    assert.deepEqual(kernelRoutes(ns, 4, PODROUTE_PROTOCOL), expected(4));
+    assert.match(sh(`ip netns exec ${ns} bridge fdb show dev vxlan.calico`), /66:00:00:00:00:08 dst 10\.0\.2\.8/);
+  });
+
+  it('a restart with stale routes of ours converges to the desired set; foreign routes stay', async () => {
+    sh(`ip -n ${ns} route add blackhole 10.99.0.0/26 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip -n ${ns} route add 10.98.0.0/26 via 10.0.1.6 dev eth0 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip -n ${ns} -6 route add blackhole fd00:99::/122 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip -n ${ns} route del 10.67.0.0/26`);
+    const before = sh(`ip -n ${ns} route show proto static`);
+    const r = await start();
+    assert.equal(r.routesDeleted, 3);
+    assert.equal(r.routesCreated, 1);
+    assert.deepEqual(kernelRoutes(ns, 4, PODROUTE_PROTOCOL), expected(4));
+    assert.deepEqual(kernelRoutes(ns, 6, PODROUTE_PROTOCOL), expected(6));
+    assert.equal(sh(`ip -n ${ns} route show proto static`), before);
+  });
+
+  it('a route whose device is missing fails alone, with the reason, and goes in when the device appears', async () => {
+    felix = undefined;
+    dp = new LinuxDataplane({ netns: spaces.path(ns) });
+    felix = new Felix(dp, { resyncIntervalMs: 0, retryDelayMs: 50 });
+    felix.update({ ...input, workloads: [...input.workloads, { iface: 'cali3', addresses: ['10.65.0.4'] }] });
+    const r = await felix.start();
+    assert.deepEqual(r.failures.map((f) => f.dst), ['10.65.0.4/32']);
+    assert.match(r.failures[0].error, /ENODEV: device cali3 does not exist/);
+    assert.ok(r.sysctlFailures.some((s) => /cali3\/proxy_arp/.test(s.error ?? '')));
+    sh(`ip -n ${ns} link add cali3 type veth peer name cali3p && ip -n ${ns} link set cali3 up && ip -n ${ns} link set cali3p up`);
+    const deadline = Date.now() + 10_000;
+    while (felix.failures.size && Date.now() < deadline) await new Promise((res) => setTimeout(res, 25));
+    assert.match(sh(`ip -n ${ns} route show 10.65.0.4`), /dev cali3 proto 81 scope link/);
+  });
+
+  it('tunl0: uses the kernel ipip driver where it exists, reports clearly where it does not', async () => {
+    const probe = trySh(`ip -n ${ns} link add fxprobe type ipip && ip -n ${ns} link del fxprobe`);
+    dp = new LinuxDataplane({ netns: spaces.path(ns) });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update({ ...input, node: { ...input.node, ipipTunnelAddress: '10.65.0.1' }, pools: [{ cidr: '10.64.0.0/10', ipipMode: 'CrossSubnet' }] });
+    const r = await felix.start();
+    const tunl = r.devices.find((d) => d.name === 'tunl0')!;
+    if (probe.ok) {
+      assert.equal(tunl.ok, true, tunl.detail);
+      assert.match(sh(`ip -n ${ns} route show 10.68.0.0/26`), /via 10\.0\.2\.8 dev tunl0 proto 81 onlink/);
+    } else {
+      assert.match(probe.out, /Unknown device type|not supported/i);
+      assert.equal(tunl.ok, false);
+      assert.match(tunl.detail, /no ipip driver/);
+      assert.deepEqual(r.failures.map((f) => [f.dst, f.op, /ENODEV: device tunl0 does not exist/.test(f.error)]), [['10.68.0.0/26', 'replace', true]]);
+      // A replace that cannot be written leaves the previous route (VXLAN, from the test
+      // before) in place rather than nothing, and stays on the retry list.
+      assert.match(sh(`ip -n ${ns} route show 10.68.0.0/26`), /dev vxlan\.calico proto 81 onlink/);
+      assert.ok(felix.failures.has('10.68.0.0/26'));
+    }
+  });
+});
