@@ -1,0 +1,149 @@
+// IPAM over the in-memory backend. Every method body is synchronous inside transact(), so
+// it is atomic in a single-threaded process: the same guarantees the Lua scripts give.
+import type { MemoryBackend, MemoryTxn } from '../datastore/memory.js';
+import { normalizeBlockSpec } from '../resources/validate.js';
+import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
+import { blockName } from './block.js';
+import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './store.js';
+
+/** Indexes shared by every MemoryIpamStore on one backend (they are derived from the blocks). */
+interface Index {
+  affine: Map<string, Set<string>>;
+  pool: Map<string, string>;
+}
+const indexes = new WeakMap<MemoryBackend, Index>();
+
+export class MemoryIpamStore implements IpamStore {
+  private readonly index: Index;
+  constructor(private readonly backend: MemoryBackend) {
+    let ix = indexes.get(backend);
+    if (!ix) { ix = { affine: new Map(), pool: new Map() }; indexes.set(backend, ix); }
+    this.index = ix;
+  }
+
+  private block(tx: MemoryTxn, name: string): IPAMBlock | undefined {
+    const s = tx.get('IPAMBlock', name);
+    if (!s) return undefined;
+    const b = JSON.parse(s.json) as IPAMBlock;
+    b.spec = normalizeBlockSpec(b.spec as unknown as Record<string, unknown>);
+    return b;
+  }
+
+  private config(tx: MemoryTxn): IPAMConfigurationSpec {
+    const s = tx.get('IPAMConfiguration', 'default');
+    return s ? (JSON.parse(s.json) as { spec: IPAMConfigurationSpec }).spec : {};
+  }
+
+  private assignIn(tx: MemoryTxn, name: string, req: AssignRequest): Assigned | null {
+    const b = this.block(tx, name);
+    if (!b || b.spec.unallocated.length === 0) return null;
+    const s = b.spec;
+    const ordinal = s.unallocated.shift()!;
+    s.attributes.push({ handle_id: req.handle, secondary: JSON.parse(req.attrs) as Record<string, string> });
+    s.allocations[ordinal] = s.attributes.length - 1;
+    tx.put('IPAMBlock', name, JSON.stringify(b));
+    const hs = tx.get('IPAMHandle', req.handle);
+    const h: IPAMHandle = hs ? (JSON.parse(hs.json) as IPAMHandle)
+      : { apiVersion: API_VERSION, kind: 'IPAMHandle', metadata: { name: req.handle }, spec: { handleID: req.handle, block: {} } };
+    h.spec.block[s.cidr] = (h.spec.block[s.cidr] ?? 0) + 1;
+    tx.put('IPAMHandle', req.handle, JSON.stringify(h));
+    return { blockCidr: s.cidr, ordinal, affinity: s.affinity ?? '' };
+  }
+
+  async assignFromAffine(req: AssignRequest, pools: readonly string[]): Promise<Assigned | null> {
+    return this.backend.transact((tx) => {
+      const names = [...(this.index.affine.get(req.node) ?? [])].sort();
+      for (const name of names) {
+        if (!pools.includes(this.index.pool.get(name) ?? '')) continue;
+        const got = this.assignIn(tx, name, req);
+        if (got) return got;
+      }
+      return null;
+    });
+  }
+
+  async claimAndAssign(req: AssignRequest, pool: { name: string; cidr: string }, candidates: readonly ClaimCandidate[]): Promise<ClaimResult> {
+    return this.backend.transact((tx): ClaimResult => {
+      const ps = tx.get('IPPool', pool.name);
+      const p = ps ? (JSON.parse(ps.json) as IPPool) : undefined;
+      if (!p || p.spec.cidr !== pool.cidr || p.spec.disabled === true) return { result: 'nopool' };
+      const cfg = this.config(tx);
+      if (cfg.autoAllocateBlocks === false) return { result: 'limit' };
+      const mine = this.index.affine.get(req.node) ?? new Set<string>();
+      if ((cfg.maxBlocksPerHost ?? 0) > 0 && mine.size >= cfg.maxBlocksPerHost!) return { result: 'limit' };
+      for (const c of candidates) {
+        if (tx.get('IPAMBlock', c.name)) continue;
+        const b: IPAMBlock = {
+          apiVersion: API_VERSION, kind: 'IPAMBlock', metadata: { name: c.name },
+          spec: {
+            cidr: c.cidr, affinity: `host:${req.node}`,
+            allocations: new Array<null>(c.size).fill(null),
+            unallocated: Array.from({ length: c.size }, (_, i) => i),
+            attributes: [], strictAffinity: cfg.strictAffinity === true,
+          },
+        };
+        tx.put('IPAMBlock', c.name, JSON.stringify(b));
+        mine.add(c.name);
+        this.index.affine.set(req.node, mine);
+        this.index.pool.set(c.name, pool.name);
+        return { result: 'ok', assigned: this.assignIn(tx, c.name, req)! };
+      }
+      return { result: 'raced' };
+    });
+  }
+
+  async borrow(req: AssignRequest, blockNames: readonly string[]): Promise<BorrowResult> {
+    return this.backend.transact((tx): BorrowResult => {
+      if (this.config(tx).strictAffinity === true) return { result: 'strict' };
+      for (const name of blockNames) {
+        const got = this.assignIn(tx, name, req);
+        if (got) return { result: 'ok', assigned: got };
+      }
+      return { result: 'none' };
+    });
+  }
+
+  async releaseHandle(handle: string): Promise<[string, number][]> {
+    return this.backend.transact((tx) => {
+      const hs = tx.get('IPAMHandle', handle);
+      if (!hs) return [];
+      const h = JSON.parse(hs.json) as IPAMHandle;
+      const releaseAffine = this.config(tx).releaseEmptyAffineBlocks !== false;
+      const out: [string, number][] = [];
+      for (const cidr of Object.keys(h.spec.block)) {
+        const name = blockName(cidr);
+        const b = this.block(tx, name);
+        if (!b) continue;
+        const s = b.spec;
+        s.allocations.forEach((a, ord) => {
+          if (a !== null && s.attributes[a]?.handle_id === handle) {
+            s.allocations[ord] = null;
+            s.unallocated.push(ord);
+            out.push([cidr, ord]);
+          }
+        });
+        // Keep only attributes still referenced, renumbering the allocations.
+        const map = new Map<number, number>();
+        const attrs: typeof s.attributes = [];
+        s.allocations.forEach((a) => { if (a !== null && !map.has(a)) { map.set(a, -1); } });
+        s.attributes.forEach((attr, i) => { if (map.has(i)) { map.set(i, attrs.length); attrs.push(attr); } });
+        s.allocations = s.allocations.map((a) => (a === null ? null : map.get(a)!));
+        s.attributes = attrs;
+        const empty = s.unallocated.length === s.allocations.length;
+        if (empty && (s.affinity === null || releaseAffine)) {
+          tx.del('IPAMBlock', name);
+          this.index.pool.delete(name);
+          if (s.affinity?.startsWith('host:')) this.index.affine.get(s.affinity.slice(5))?.delete(name);
+        } else {
+          tx.put('IPAMBlock', name, JSON.stringify(b));
+        }
+      }
+      tx.del('IPAMHandle', handle);
+      return out;
+    });
+  }
+
+  async blockNames(): Promise<string[]> {
+    return this.backend.transact((tx) => [...tx.keys('IPAMBlock')]);
+  }
+}

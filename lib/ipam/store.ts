@@ -1,0 +1,44 @@
+// The atomic IPAM operations. Each runs as one indivisible step in the store (a Lua script
+// in Redis, a synchronous function in memory), and re-checks everything the caller decided
+// from its possibly stale reads: that a block is still free, still affine, the pool still
+// there. The Ipam class decides what to ask for; these make it safe.
+
+export interface AssignRequest {
+  node: string;
+  handle: string;
+  /** JSON of the allocation's attributes (always has "node"). */
+  attrs: string;
+}
+
+export interface Assigned {
+  blockCidr: string;
+  ordinal: number;
+  /** The block's affinity at assignment ("" for none). */
+  affinity: string;
+}
+
+export interface ClaimCandidate { name: string; cidr: string; size: number }
+
+export type ClaimResult =
+  | { result: 'ok'; assigned: Assigned }
+  /** Every candidate was claimed by someone else meanwhile: compute new candidates. */
+  | { result: 'raced' }
+  /** The pool vanished, changed or was disabled. */
+  | { result: 'nopool' }
+  /** maxBlocksPerHost reached or autoAllocateBlocks off. */
+  | { result: 'limit' };
+
+export type BorrowResult = { result: 'ok'; assigned: Assigned } | { result: 'none' } | { result: 'strict' };
+
+export interface IpamStore {
+  /** Assign from a block affine to the node, belonging to one of these pools. */
+  assignFromAffine(req: AssignRequest, pools: readonly string[]): Promise<Assigned | null>;
+  /** Claim the first candidate block nobody holds, give the node its affinity, assign from it. */
+  claimAndAssign(req: AssignRequest, pool: { name: string; cidr: string }, candidates: readonly ClaimCandidate[]): Promise<ClaimResult>;
+  /** Assign from the first of these blocks with a free address, unless strict affinity is on. */
+  borrow(req: AssignRequest, blockNames: readonly string[]): Promise<BorrowResult>;
+  /** Free every address of the handle; returns [blockCidr, ordinal] of each. */
+  releaseHandle(handle: string): Promise<[string, number][]>;
+  /** Names of every existing block. */
+  blockNames(): Promise<string[]>;
+}
