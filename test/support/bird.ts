@@ -42,8 +42,16 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
     const mine = networks.filter((n) => familyOfPrefix(n.prefix) === family);
     if (mine.length === 0) continue;
     lines.push(`protocol static static${family === 'ipv4' ? 4 : 6} {`, `  ${family};`);
-    for (const network of mine) lines.push(`  route ${network.prefix} blackhole${staticAttributes(network)};`);
+    for (const network of mine) lines.push(`  route ${network.prefix} blackhole;`);
     lines.push('}');
+    // BIRD sends MED to an eBGP neighbour only when the export filter set it, so the
+    // originated attributes are set there rather than on the static routes.
+    lines.push(`filter pr_export${family === 'ipv4' ? 4 : 6} {`);
+    for (const network of mine) {
+      const sets = exportAttributes(network);
+      if (sets) lines.push(`  if source = RTS_STATIC && net = ${network.prefix} then { ${sets} }`);
+    }
+    lines.push('  accept;', '}');
   }
   config.peers.forEach((peer, index) => {
     const ibgp = peer.remoteAs === config.asn;
@@ -69,7 +77,8 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
     }
     if (peer.routeReflectorClient) p.push('  rr client;');
     for (const family of familiesOf(peer)) {
-      const c: string[] = ['import all', 'export all'];
+      const exportFilter = networks.some((n) => familyOfPrefix(n.prefix) === family) ? `export filter pr_export${family === 'ipv4' ? 4 : 6}` : 'export all';
+      const c: string[] = ['import all', exportFilter];
       if (peer.addPath) c.push(`add paths ${peer.addPath === 'both' ? 'on' : peer.addPath === 'send' ? 'tx' : 'rx'}`);
       if (family === 'ipv4' && peer.extendedNextHop) c.push('extended next hop on');
       // iBGP next hops on the shared segment: resolve them as directly connected, since
@@ -87,7 +96,7 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
   return `${lines.join('\n')}\n`;
 }
 
-function staticAttributes(network: Network): string {
+function exportAttributes(network: Network): string {
   const sets: string[] = [];
   if (network.med !== undefined) sets.push(`bgp_med = ${network.med};`);
   if (network.localPref !== undefined) sets.push(`bgp_local_pref = ${network.localPref};`);
@@ -99,7 +108,7 @@ function staticAttributes(network: Network): string {
     const [g, l1, l2] = c.split(':');
     sets.push(`bgp_large_community.add((${g},${l1},${l2}));`);
   }
-  return sets.length > 0 ? ` { ${sets.join(' ')} }` : '';
+  return sets.join(' ');
 }
 
 export class Bird {

@@ -155,7 +155,7 @@ export class Lab {
   /** A private directory for configs, sockets, logs and captures (deleted by destroy()). */
   readonly dir: string;
   private readonly namespaces: Netns[] = [];
-  private readonly processes: ManagedProcess[] = [];
+  private readonly started: ManagedProcess[] = [];
   private readonly cleanups: (() => Promise<void> | void)[] = [];
   private segments = 0;
   private destroyed: Promise<void> | undefined;
@@ -200,7 +200,7 @@ export class Lab {
   }
 
   track(process: ManagedProcess): ManagedProcess {
-    this.processes.push(process);
+    this.started.push(process);
     return process;
   }
 
@@ -216,7 +216,12 @@ export class Lab {
 
   /** Every PID this lab started (alive or not). */
   get pids(): number[] {
-    return this.processes.map((p) => p.pid);
+    return this.started.map((p) => p.pid);
+  }
+
+  /** Every process this lab started (alive or not). */
+  get processes(): readonly ManagedProcess[] {
+    return this.started;
   }
 
   /** Stops every process (by PID), deletes every namespace and the lab directory. Idempotent. */
@@ -234,7 +239,7 @@ export class Lab {
         errors.push(String(error));
       }
     }
-    await Promise.all(this.processes.map((p) => p.stop(3000)));
+    await Promise.all(this.started.map((p) => p.stop(3000)));
     // Anything else still inside our namespaces was forked by what we started.
     for (const ns of this.namespaces) {
       for (const pid of await ns.pids()) {
@@ -256,7 +261,7 @@ export class Lab {
 
   /** The signal-handler path: synchronous, best effort. */
   destroySync(): void {
-    for (const p of this.processes) {
+    for (const p of this.started) {
       if (!p.running) continue;
       try {
         process.kill(p.pid, 'SIGKILL');
