@@ -186,7 +186,9 @@ export class Felix extends EventEmitter<FelixEvents> {
       const metric = w.metric ?? (w.route.dst.includes(':') ? 1024 : 0);
       const key = `${w.route.dst}|${metric}`;
       written.add(w.route.dst);
-      if (o.ok || (w.op === 'delete' && o.errno === 3)) {
+      // ESRCH on a delete: gone already. Trusted after an incremental apply (our record may
+      // be old), not after a resync that has just seen the route.
+      if (o.ok || (w.op === 'delete' && o.errno === 3 && !resync)) {
         if (w.op === 'delete') { this.installed.delete(key); deleted++; }
         else {
           this.installed.set(key, { ...w.route, protocol: this.protocol, table: 254, metric });

@@ -49,6 +49,7 @@ export const RTN_BLACKHOLE = 6;
 
 export const RT_SCOPE_UNIVERSE = 0;
 export const RT_SCOPE_LINK = 253;
+export const RT_SCOPE_NOWHERE = 255;
 
 export const RTNH_F_ONLINK = 4;
 

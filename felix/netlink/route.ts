@@ -5,7 +5,7 @@ import type { InstalledRoute, NextHop, Route } from '../model.js';
 import {
   AF_INET, AF_INET6, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
   RTA_DST, RTA_GATEWAY, RTA_MULTIPATH, RTA_OIF, RTA_PRIORITY, RTA_TABLE, RTM_DELROUTE, RTM_GETROUTE,
-  RTM_NEWROUTE, RTN_BLACKHOLE, RTN_UNICAST, RTNH_F_ONLINK, RT_SCOPE_LINK, RT_SCOPE_UNIVERSE,
+  RTM_NEWROUTE, RTN_BLACKHOLE, RTN_UNICAST, RTNH_F_ONLINK, RT_SCOPE_LINK, RT_SCOPE_NOWHERE, RT_SCOPE_UNIVERSE,
 } from './constants.js';
 import { forEachAttr, type MessageWriter } from './writer.js';
 
@@ -53,7 +53,8 @@ export function writeRoute(w: MessageWriter, mode: 'create' | 'replace' | 'delet
   const flags = NLM_F_REQUEST | NLM_F_ACK | (mode === 'create' ? NLM_F_CREATE | NLM_F_EXCL : mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0);
   const seq = w.begin(msgType, flags);
   const single = hops.length === 1 ? hops[0] : undefined;
-  header(w, family, dst.prefixLength, o, mode === 'delete' ? RT_SCOPE_UNIVERSE : scope, mode === 'delete' ? 0 : type, single?.h.onlink ? RTNH_F_ONLINK : 0);
+  // A delete matches any scope only with RT_SCOPE_NOWHERE (as iproute2 sends it).
+  header(w, family, dst.prefixLength, o, mode === 'delete' ? RT_SCOPE_NOWHERE : scope, mode === 'delete' ? 0 : type, single?.h.onlink ? RTNH_F_ONLINK : 0);
   w.attrBytes(RTA_DST, dst.bytes);
   if (o.table >= 256) w.attrU32(RTA_TABLE, o.table);
   if (o.metric !== undefined) w.attrU32(RTA_PRIORITY, o.metric);

@@ -104,10 +104,13 @@ describe('felix on the Linux kernel (rtnetlink, in a network namespace)', functi
     sh(`ip -n ${ns} route add blackhole 10.99.0.0/26 proto ${PODROUTE_PROTOCOL}`);
     sh(`ip -n ${ns} route add 10.98.0.0/26 via 10.0.1.6 dev eth0 proto ${PODROUTE_PROTOCOL}`);
     sh(`ip -n ${ns} -6 route add blackhole fd00:99::/122 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip -n ${ns} route add 10.65.0.60/32 dev cali1 proto ${PODROUTE_PROTOCOL}`);
+    sh(`ip -n ${ns} -6 route add fd00:65::60/128 dev cali1 proto ${PODROUTE_PROTOCOL}`);
     sh(`ip -n ${ns} route del 10.67.0.0/26`);
     const before = sh(`ip -n ${ns} route show proto static`);
     const r = await start();
-    assert.equal(r.routesDeleted, 3);
+    assert.deepEqual(r.failures, []);
+    assert.equal(r.routesDeleted, 5);
     assert.equal(r.routesCreated, 1);
     assert.deepEqual(kernelRoutes(ns, 4, PODROUTE_PROTOCOL), expected(4));
     assert.deepEqual(kernelRoutes(ns, 6, PODROUTE_PROTOCOL), expected(6));
