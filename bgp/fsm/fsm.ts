@@ -324,12 +324,12 @@ function openSent(t: Transition): void {
       t.go('Active');
       return;
     case 'BGPOpen':
-      t.stop('DelayOpenTimer');
-      t.stop('ConnectRetryTimer');
       if (!isAcceptableHoldTime(e.open.holdTime)) {
         t.toIdle({ send: unacceptableHoldTime, counter: 'increment', damp: true, restart: true });
         return;
       }
+      t.stop('DelayOpenTimer');
+      t.stop('ConnectRetryTimer');
       acceptOpen(t, e.open);
       return;
     case 'BGPHeaderErr':
