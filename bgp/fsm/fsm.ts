@@ -23,6 +23,9 @@ const TIMER_OF_EVENT: Partial<Record<FsmEvent['type'], TimerName>> = {
 
 const NO_ACTIONS: readonly never[] = Object.freeze([]);
 
+/** The usual error ending: counted, damped, restarted after the IdleHoldTimer. */
+const FAILURE = { counter: 'increment', damp: true, restart: true } as const;
+
 /**
  * One step of the FSM: the state after `event` and what the caller must do, in order.
  * Pure: the same (state, event, now) always gives the same result, and `state` is not changed.
@@ -238,7 +241,7 @@ function connectOrActive(t: Transition): void {
         return acceptOpen(t, e.open);
       }
       // Event 19 without a delayed OPEN: "any other event".
-      return t.toIdle({ counter: 'increment', damp: true, restart: true });
+      return t.toIdle(FAILURE);
     case 'BGPHeaderErr':
     case 'BGPOpenMsgErr':
       return openError(t, e.notification);
@@ -255,10 +258,10 @@ function connectOrActive(t: Transition): void {
     case 'OpenCollisionDump':
       return t.toIdle({ counter: 'increment', damp: true, restart: false });
     case 'NotifMsg':
-      return t.toIdle({ received: e.notification, counter: 'increment', damp: true, restart: true });
+      return t.toIdle({ ...FAILURE, received: e.notification });
     default:
       // Events 10, 11, 13, 26–28: to Idle, counted and damped.
-      return t.toIdle({ counter: 'increment', damp: true, restart: true });
+      return t.toIdle(FAILURE);
   }
 }
 
@@ -282,7 +285,7 @@ function commonExit(t: Transition): boolean {
       }
       return true;
     case 'HoldTimer_Expires':
-      t.toIdle({ send: holdTimerExpired, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, send: holdTimerExpired });
       return true;
     case 'OpenCollisionDump':
       if (t.state === 'Established' && !cfg.collisionDetectEstablishedState) return true;
@@ -325,7 +328,7 @@ function openSent(t: Transition): void {
       return;
     case 'BGPOpen':
       if (!isAcceptableHoldTime(e.open.holdTime)) {
-        t.toIdle({ send: unacceptableHoldTime, counter: 'increment', damp: true, restart: true });
+        t.toIdle({ ...FAILURE, send: unacceptableHoldTime });
         return;
       }
       t.stop('DelayOpenTimer');
@@ -334,7 +337,7 @@ function openSent(t: Transition): void {
       return;
     case 'BGPHeaderErr':
     case 'BGPOpenMsgErr':
-      t.toIdle({ send: e.notification, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, send: e.notification });
       return;
     case 'NotifMsgVerErr':
       t.toIdle({ received: e.notification, counter: 'keep', damp: false, restart: true });
@@ -348,27 +351,31 @@ function openSent(t: Transition): void {
   }
 }
 
+/** Event 11 in OpenConfirm and Established: send a KEEPALIVE and restart the timer. */
+function keepaliveDue(t: Transition): void {
+  t.emit({ type: 'sendKeepalive' });
+  t.startJittered('KeepaliveTimer', t.next.negotiatedKeepaliveTime ?? 0);
+}
+
 function openConfirm(t: Transition): void {
   const e = t.event;
   const s = t.next;
   if (commonExit(t)) return;
   switch (e.type) {
     case 'KeepaliveTimer_Expires':
-      t.emit({ type: 'sendKeepalive' });
-      t.startJittered('KeepaliveTimer', s.negotiatedKeepaliveTime ?? 0);
-      return;
+      return keepaliveDue(t);
     case 'TcpConnectionFails':
-      t.toIdle({ counter: 'increment', damp: true, restart: true });
+      t.toIdle(FAILURE);
       return;
     case 'NotifMsg':
-      t.toIdle({ received: e.notification, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, received: e.notification });
       return;
     case 'NotifMsgVerErr':
       t.toIdle({ received: e.notification, counter: 'keep', damp: false, restart: true });
       return;
     case 'BGPHeaderErr':
     case 'BGPOpenMsgErr':
-      t.toIdle({ send: e.notification, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, send: e.notification });
       return;
     case 'KeepAliveMsg': {
       const hold = s.negotiatedHoldTime ?? 0;
@@ -403,27 +410,24 @@ function established(state: FsmState, update: boolean): FsmResult {
 
 function establishedState(t: Transition): void {
   const e = t.event;
-  const s = t.next;
   if (commonExit(t)) return;
   switch (e.type) {
     case 'KeepaliveTimer_Expires':
-      t.emit({ type: 'sendKeepalive' });
-      t.startJittered('KeepaliveTimer', s.negotiatedKeepaliveTime ?? 0);
-      return;
+      return keepaliveDue(t);
     case 'NotifMsg':
     case 'NotifMsgVerErr':
       // The RFC does not damp here; we do, since a session that flaps after coming up is
       // the oscillation damping exists for (a stable one resets it on the way down).
-      t.toIdle({ received: e.notification, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, received: e.notification });
       return;
     case 'TcpConnectionFails':
-      t.toIdle({ counter: 'increment', damp: true, restart: true });
+      t.toIdle(FAILURE);
       return;
     case 'UpdateMsgErr':
     case 'BGPHeaderErr':
       // A bad header gets its own Message Header Error (§6.1), not the FSM Error the RFC's
       // Established list would send.
-      t.toIdle({ send: e.notification, counter: 'increment', damp: true, restart: true });
+      t.toIdle({ ...FAILURE, send: e.notification });
       return;
     default:
       // Events 9, 12, 13, 19/20 (an OPEN on an Established connection), 22.
