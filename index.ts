@@ -1,2 +1,3 @@
 // The public API of podroute, with types.
 export * from './bgp/index.js';
+export * from './lib/datastore/public.js';
