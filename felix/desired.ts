@@ -87,14 +87,20 @@ export function computeDesiredState(input: FelixInput): DesiredState {
   // Local workloads first: a pod on this host always wins over anything learned.
   list(input.workloads, 'workloads').forEach((w, i) => {
     const dev = checkIface(w?.iface, `workloads[${i}].iface`);
+    const nextHops: readonly NextHop[] = Object.freeze([Object.freeze({ dev })]); // shared by the workload's routes
     list(w.addresses, `workloads[${i}].addresses`).forEach((a, j) => {
-      const dst = wrap(() => hostPrefix(a, `workloads[${i}].addresses[${j}]`));
+      let dst: string;
+      try {
+        dst = hostPrefix(a);
+      } catch {
+        dst = wrap(() => hostPrefix(a, `workloads[${i}].addresses[${j}]`)); // throws, naming the field
+      }
       const had = routes.get(dst);
       if (had) {
         problems.push(`workload address ${dst} is on both ${had.nextHops[0].dev} and ${dev}; keeping ${had.nextHops[0].dev}`);
         return;
       }
-      routes.set(dst, { dst, type: 'unicast', nextHops: [{ dev }], reason: 'workload' });
+      routes.set(dst, { dst, type: 'unicast', nextHops, reason: 'workload' });
     });
   });
 

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { Dataplane, DeviceStatus, SysctlOutcome } from './dataplane.js';
 import { computeDesiredState, type DesiredState } from './desired.js';
 import { DEFAULT_DEVICE_NAMES, EMPTY_INPUT, type FelixInput, type LocalWorkload, type NodeInfo, type PoolConfig, type RemoteRoute, type RemoteVtep } from './input.js';
-import { describeRoute, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor } from './model.js';
+import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
 import { planNeighbors, planRoutes, type RouteConflict } from './reconcile.js';
 
 export interface FelixOptions {
@@ -47,6 +47,19 @@ export interface ApplyReport {
 export interface FelixEvents {
   report: [ApplyReport];
   error: [Error];
+}
+
+/** A route as felix wrote it: a class, so 100k of them stay one cheap shape. */
+class Programmed implements InstalledRoute {
+  readonly dst: string;
+  readonly type: Route['type'];
+  readonly nextHops: Route['nextHops'];
+  readonly table = MAIN_TABLE;
+  constructor(r: Route, readonly protocol: number, readonly metric: number) {
+    this.dst = r.dst;
+    this.type = r.type;
+    this.nextHops = r.nextHops;
+  }
 }
 
 export class Felix extends EventEmitter<FelixEvents> {
@@ -191,7 +204,7 @@ export class Felix extends EventEmitter<FelixEvents> {
       if (o.ok || (w.op === 'delete' && o.errno === 3 && !resync)) {
         if (w.op === 'delete') { this.installed.delete(key); deleted++; }
         else {
-          this.installed.set(key, { ...w.route, protocol: this.protocol, table: 254, metric });
+          this.installed.set(key, new Programmed(w.route, this.protocol, metric));
           if (w.op === 'create') created++; else replaced++;
         }
         this.failed.delete(w.route.dst);

@@ -17,16 +17,22 @@ export class AddressError extends Error {
 }
 
 function parseV4(text: string): Uint8Array | null {
-  const parts = text.split('.');
-  if (parts.length !== 4) return null;
+  // Hand-rolled: desired state parses every workload address, 100k of them at scale.
   const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    const p = parts[i];
-    if (!/^\d{1,3}$/.test(p)) return null;
-    const n = Number(p);
-    if (n > 255) return null;
-    out[i] = n;
+  let part = 0, value = 0, digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      value = value * 10 + (c - 48);
+      if (++digits > 3 || value > 255) return null;
+    } else if (c === 46 && digits > 0 && part < 3) {
+      out[part++] = value;
+      value = 0;
+      digits = 0;
+    } else return null;
   }
+  if (part !== 3 || digits === 0) return null;
+  out[3] = value;
   return out;
 }
 

@@ -24,13 +24,18 @@ export interface RoutePlan {
  * and reported, never overwritten.
  */
 export function planRoutes(desired: readonly Route[], installed: Iterable<InstalledRoute>, protocol: number): RoutePlan {
-  const ours = new Map<string, InstalledRoute[]>();
+  // One of ours per destination (the default-metric one if there); any others are extras.
+  const ours = new Map<string, InstalledRoute>();
+  const extras: InstalledRoute[] = [];
   const foreign = new Map<string, InstalledRoute>();
   for (const r of installed) {
     if (r.protocol === protocol) {
-      const list = ours.get(r.dst);
-      if (list) list.push(r);
-      else ours.set(r.dst, [r]);
+      const had = ours.get(r.dst);
+      if (!had) ours.set(r.dst, r);
+      else if (r.metric === defaultMetric(r.dst)) {
+        extras.push(had);
+        ours.set(r.dst, r);
+      } else extras.push(r);
     } else if (r.metric === defaultMetric(r.dst)) {
       foreign.set(r.dst, r);
     }
@@ -38,13 +43,11 @@ export function planRoutes(desired: readonly Route[], installed: Iterable<Instal
   const writes: RouteWrite[] = [];
   const conflicts: RouteConflict[] = [];
   let unchanged = 0;
+  for (const extra of extras) writes.push({ op: 'delete', route: extra, metric: extra.metric });
   for (const d of desired) {
-    const mine = ours.get(d.dst);
-    if (mine) {
+    const keep = ours.get(d.dst);
+    if (keep) {
       ours.delete(d.dst);
-      // Keep one of ours (the default-metric one if there), remove any duplicates.
-      const keep = mine.find((r) => r.metric === defaultMetric(r.dst)) ?? mine[0];
-      for (const extra of mine) if (extra !== keep) writes.push({ op: 'delete', route: extra, metric: extra.metric });
       if (sameForwarding(keep, d)) unchanged++;
       else writes.push({ op: 'replace', route: d, metric: keep.metric });
       continue;
@@ -53,7 +56,7 @@ export function planRoutes(desired: readonly Route[], installed: Iterable<Instal
     if (holder) conflicts.push({ dst: d.dst, holder });
     else writes.push({ op: 'create', route: d });
   }
-  for (const stale of ours.values()) for (const r of stale) writes.push({ op: 'delete', route: r, metric: r.metric });
+  for (const r of ours.values()) writes.push({ op: 'delete', route: r, metric: r.metric });
   return { writes, conflicts, unchanged };
 }
 

@@ -57,7 +57,7 @@ export function kernelRoutes(ns: string, family: 4 | 6, proto: string | number):
   return list.map((r) => {
     const dst = r.dst.includes('/') ? r.dst : `${r.dst}/${family === 4 ? 32 : 128}`;
     if (r.type === 'blackhole') return { dst, type: 'blackhole', nextHops: [] };
-    const hops = r.nextHops ?? r.nexthops;
+    const hops = r.nexthops;
     return { dst, type: 'unicast', nextHops: hops ? hops.map(hop) : [hop(r)] };
   }).sort((a, b) => (a.dst < b.dst ? -1 : 1));
 }
