@@ -1,0 +1,154 @@
+// The decision process, RFC 4271 §9.1.2. Like the RFC (and unlike a pairwise comparator)
+// it narrows the set of candidates step by step, so that MED, which only compares routes
+// from the same neighbour AS and is therefore not transitive, gives the same answer
+// whatever order the routes arrived in.
+//
+// Steps, each applied only to the routes that tied on every earlier step:
+//   1. highest LOCAL_PREF (absent: the configured default, 100 unless set)
+//   2. locally originated over learned
+//   3. shortest AS_PATH (an AS_SET counts 1, confederation segments 0)
+//   4. lowest ORIGIN (IGP < EGP < INCOMPLETE)
+//   5. lowest MED among routes from the same neighbour AS (or among all: always-compare-med);
+//      a missing MED is 0
+//   6. eBGP-learned over iBGP-learned
+//      (interior cost to the next hop: skipped; the RIB does not resolve next hops through an IGP)
+//   -- the routes still tied here are the ECMP candidates
+//   7. lowest BGP identifier: ORIGINATOR_ID when present, else the peer's (RFC 4456 §9)
+//   8. shortest CLUSTER_LIST
+//   9. lowest peer address
+//  10. lowest ADD-PATH identifier received (two paths from one peer)
+import type { Path } from './table.js';
+import { multipathCount, setMultipathCount } from './table.js';
+
+export interface DecisionOptions {
+  defaultLocalPref: number;
+  alwaysCompareMed: boolean;
+  maxPaths: number;
+  multipathRelax: boolean;
+}
+
+const all: Path[] = [];
+const cand: Path[] = [];
+const mp: Path[] = [];
+
+function localPref(p: Path, o: DecisionOptions): number {
+  const lp = p.attrs.localPref;
+  return lp >= 0 ? lp : o.defaultLocalPref;
+}
+
+function routerId(p: Path): number {
+  const o = p.attrs.originatorId;
+  return o >= 0 ? o : p.peer.routerIdNumber;
+}
+
+/** Orders the tie-breaks after step 6: negative when a is preferred. */
+export function compareTieBreak(a: Path, b: Path): number {
+  const ra = routerId(a);
+  const rb = routerId(b);
+  if (ra !== rb) return ra - rb;
+  const ca = a.attrs.clusterListLength;
+  const cb = b.attrs.clusterListLength;
+  if (ca !== cb) return ca - cb;
+  const aa = a.peer.addressRank;
+  const ab = b.peer.addressRank;
+  if (aa !== ab) return aa < ab ? -1 : 1;
+  return a.pathId - b.pathId;
+}
+
+function keepMax(n: number, value: (p: Path) => number): number {
+  let best = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = value(cand[i]);
+    if (v > best) best = v;
+  }
+  let k = 0;
+  for (let i = 0; i < n; i++) if (value(cand[i]) === best) cand[k++] = cand[i];
+  return k;
+}
+
+const byAsPath = (p: Path): number => -p.attrs.asPathLength;
+const byOrigin = (p: Path): number => -p.attrs.origin;
+const byLocal = (p: Path): number => (p.peer.type === 'local' ? 1 : 0);
+const byEbgp = (p: Path): number => (p.peer.type === 'ebgp' ? 1 : 0);
+
+function med(p: Path): number {
+  return p.attrs.med >= 0 ? p.attrs.med : 0;
+}
+
+function neighbourAs(p: Path): number {
+  // A route with no AS in its path came from within our AS.
+  return p.attrs.neighborAs;
+}
+
+function keepLowestMed(n: number, always: boolean): number {
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const p = cand[i];
+    let beaten = false;
+    for (let j = 0; j < n && !beaten; j++) {
+      const q = cand[j];
+      if (q !== p && (always || neighbourAs(q) === neighbourAs(p)) && med(q) < med(p)) beaten = true;
+    }
+    if (!beaten) mp[k++] = p;
+  }
+  for (let i = 0; i < k; i++) cand[i] = mp[i];
+  return k;
+}
+
+/**
+ * Runs the decision process over the paths of one prefix, reorders the list (best, then
+ * the rest of the ECMP set, then the others in their previous order), records the ECMP
+ * count on the new first path and returns it.
+ */
+export function selectBest(head: Path, o: DecisionOptions): Path {
+  if (head.next === null) {
+    if (multipathCount(head) !== 1) setMultipathCount(head, 1);
+    return head;
+  }
+  let total = 0;
+  for (let p: Path | null = head; p !== null; p = p.next) all[total++] = p;
+  for (let i = 0; i < total; i++) cand[i] = all[i];
+  let n = total;
+  n = keepMax(n, (p) => localPref(p, o));
+  if (n > 1) n = keepMax(n, byLocal);
+  if (n > 1) n = keepMax(n, byAsPath);
+  if (n > 1) n = keepMax(n, byOrigin);
+  if (n > 1) n = keepLowestMed(n, o.alwaysCompareMed);
+  if (n > 1) n = keepMax(n, byEbgp);
+  // Steps 7-10 are total orders: sorting the tied candidates puts the best first.
+  if (n > 1) {
+    const tied = cand.slice(0, n).sort(compareTieBreak);
+    for (let i = 0; i < n; i++) cand[i] = tied[i];
+  }
+  const best = cand[0];
+  let m = 1;
+  mp[0] = best;
+  if (o.maxPaths > 1 && best.peer.type !== 'local') {
+    for (let i = 1; i < n && m < o.maxPaths; i++) {
+      const c = cand[i];
+      if (best.peer.type === 'ebgp' && !o.multipathRelax && c.attrs.neighborAs !== best.attrs.neighborAs) continue;
+      let dup = false;
+      for (let j = 0; j < m; j++) if (mp[j].nextHop === c.nextHop) dup = true;
+      if (!dup) mp[m++] = c;
+    }
+  }
+  // Relink: the ECMP set first, then everything else in its previous order.
+  let tail = mp[0];
+  for (let i = 1; i < m; i++) {
+    tail.next = mp[i];
+    tail = mp[i];
+  }
+  for (let i = 0; i < total; i++) {
+    const p = all[i];
+    let inSet = false;
+    for (let j = 0; j < m; j++) if (mp[j] === p) inSet = true;
+    if (!inSet) {
+      tail.next = p;
+      tail = p;
+    }
+  }
+  tail.next = null;
+  setMultipathCount(best, m);
+  for (let i = 0; i < total; i++) all[i] = undefined as unknown as Path;
+  return best;
+}

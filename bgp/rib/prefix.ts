@@ -1,0 +1,152 @@
+// Compact prefix keys. A route table of a million prefixes pays for every byte of its keys,
+// so a prefix is not kept as its text form:
+//  - IPv4: a number, address * 64 + length (exact in a double). The table splits it again
+//    into one Map per length keyed by the address as a signed 32-bit integer, which V8
+//    stores inline (a Smi): no heap object per key at all.
+//  - IPv6: the NLRI wire form itself (length octet + significant octets) as a latin1
+//    string: at most 17 one-byte characters, and written to the wire by a plain copy.
+// Host bits past the length are cleared, so 10.0.0.1/24 and 10.0.0.0/24 are one prefix.
+import { formatIpv6, parsePrefix } from '../codec/index.js';
+import type { AddressFamily } from '../codec/index.js';
+
+export type V4Key = number;
+export type V6Key = string;
+export type PrefixKey = V4Key | V6Key;
+
+const bad = (prefix: string, family: string): TypeError =>
+  new TypeError(`prefix: "${prefix}" is not an ${family} prefix (expected address/length)`);
+
+/** "a.b.c.d/len" → key; throws a TypeError naming the prefix when it is not one. */
+export function v4Key(prefix: string): V4Key {
+  let addr = 0;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  let i = 0;
+  const n = prefix.length;
+  for (; i < n; i++) {
+    const c = prefix.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      octet = octet * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) throw bad(prefix, 'IPv4');
+    } else if (c === 46 || c === 47) {
+      if (digits === 0) throw bad(prefix, 'IPv4');
+      addr = addr * 256 + octet;
+      octet = 0;
+      digits = 0;
+      if (c === 47) break;
+      if (++dots > 3) throw bad(prefix, 'IPv4');
+    } else {
+      throw bad(prefix, 'IPv4');
+    }
+  }
+  if (dots !== 3 || i >= n - 1 || n - i > 3) throw bad(prefix, 'IPv4');
+  let len = 0;
+  for (i++; i < n; i++) {
+    const c = prefix.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) throw bad(prefix, 'IPv4');
+    len = len * 10 + c;
+  }
+  if (len > 32) throw bad(prefix, 'IPv4');
+  return maskV4(addr, len) * 64 + len;
+}
+
+export function maskV4(addr: number, len: number): number {
+  if (len === 0) return 0;
+  if (len === 32) return addr >>> 0;
+  return ((addr >>> (32 - len)) << (32 - len)) >>> 0;
+}
+
+export function v4KeyLength(key: V4Key): number {
+  return key % 64;
+}
+
+export function v4KeyAddress(key: V4Key): number {
+  return (key - (key % 64)) / 64;
+}
+
+export function formatV4Key(key: V4Key): string {
+  const len = key % 64;
+  const a = (key - len) / 64;
+  return (a >>> 24) + '.' + ((a >>> 16) & 255) + '.' + ((a >>> 8) & 255) + '.' + (a & 255) + '/' + len;
+}
+
+/** Octets of the prefix in an NLRI field: the length octet and the significant octets. */
+export function v4WireLength(key: V4Key): number {
+  return 1 + (((key % 64) + 7) >> 3);
+}
+
+export function writeV4Key(key: V4Key, b: Buffer, pos: number): number {
+  const len = key % 64;
+  const a = (key - len) / 64;
+  b[pos++] = len;
+  if (len > 0) b[pos++] = a >>> 24;
+  if (len > 8) b[pos++] = (a >>> 16) & 255;
+  if (len > 16) b[pos++] = (a >>> 8) & 255;
+  if (len > 24) b[pos++] = a & 255;
+  return pos;
+}
+
+const v6Bytes = Buffer.alloc(16);
+
+/** "2001:db8::/32" → key. */
+export function v6Key(prefix: string): V6Key {
+  let parsed;
+  try {
+    parsed = parsePrefix(prefix);
+  } catch {
+    throw bad(prefix, 'IPv6');
+  }
+  if (!parsed.ipv6) throw bad(prefix, 'IPv6');
+  return v6KeyFromBytes(parsed.bytes, parsed.length);
+}
+
+export function v6KeyFromBytes(bytes: Uint8Array, len: number): V6Key {
+  const n = (len + 7) >> 3;
+  let s = String.fromCharCode(len);
+  for (let i = 0; i < n; i++) {
+    let o = bytes[i];
+    if (i === n - 1 && (len & 7) !== 0) o &= (0xff << (8 - (len & 7))) & 0xff;
+    s += String.fromCharCode(o);
+  }
+  return s;
+}
+
+export function formatV6Key(key: V6Key): string {
+  v6Bytes.fill(0);
+  for (let i = 1; i < key.length; i++) v6Bytes[i - 1] = key.charCodeAt(i);
+  return formatIpv6(v6Bytes, 0) + '/' + key.charCodeAt(0);
+}
+
+export function writeV6Key(key: V6Key, b: Buffer, pos: number): number {
+  return pos + b.write(key, pos, 'latin1');
+}
+
+export function prefixKey(family: AddressFamily, prefix: string): PrefixKey {
+  return family === 'ipv4-unicast' ? v4Key(prefix) : v6Key(prefix);
+}
+
+export function formatKey(family: AddressFamily, key: PrefixKey): string {
+  return family === 'ipv4-unicast' ? formatV4Key(key as V4Key) : formatV6Key(key as V6Key);
+}
+
+export function familyOfPrefix(prefix: string): AddressFamily {
+  return prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast';
+}
+
+/** Address bytes (4 or 16) and length of a key, for policy prefix-list matching. */
+export function keyBytes(family: AddressFamily, key: PrefixKey, out: Uint8Array): number {
+  if (family === 'ipv4-unicast') {
+    const len = (key as number) % 64;
+    const a = ((key as number) - len) / 64;
+    out[0] = a >>> 24;
+    out[1] = (a >>> 16) & 255;
+    out[2] = (a >>> 8) & 255;
+    out[3] = a & 255;
+    return len;
+  }
+  const k = key as string;
+  out.fill(0, 0, 16);
+  for (let i = 1; i < k.length; i++) out[i - 1] = k.charCodeAt(i);
+  return k.charCodeAt(0);
+}

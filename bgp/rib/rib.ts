@@ -1,0 +1,595 @@
+// The RIB of a speaker: every peer's Adj-RIB-In, the Loc-RIB and its decision process, and
+// the Adj-RIB-Out queues. The speaker drives it: addPeer when a session is established,
+// update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
+// its socket can take more. Each mutating call returns the best-path changes it caused.
+import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
+import { Afi, Safi } from '../codec/index.js';
+import { AdjRibOut } from './adj-rib-out.js';
+import { mergeAs4Path } from './as4.js';
+import { AttrInterner, asPathContains, ipv4Number, NextHop, NextHopInterner, shareableAttributes, type AttrSet } from './attr-set.js';
+import { selectBest, type DecisionOptions } from './decision.js';
+import { RibPeer } from './peer.js';
+import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
+import { familyOfPrefix, formatKey, prefixKey, v4Key, v6Key, type PrefixKey } from './prefix.js';
+import {
+  freeLocalPathId,
+  isStale,
+  localPathId,
+  metaWithId,
+  multipathCount,
+  Path,
+  setStale,
+  V4Table,
+  V6Table,
+  type PrefixTable,
+} from './table.js';
+import type { BestPathChange, RibOptions, RibPeerConfig, RibRoute } from './types.js';
+import { groupKey, UpdateGroup } from './update-group.js';
+
+export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast'];
+
+class FamilyRib {
+  readonly outs: AdjRibOut[] = [];
+  constructor(
+    readonly family: AddressFamily,
+    readonly table: PrefixTable<PrefixKey>,
+  ) {}
+}
+
+function familyOfAfi(afi: number, safi: number): AddressFamily | undefined {
+  if (safi !== Safi.UNICAST) return undefined;
+  return afi === Afi.IPV4 ? 'ipv4-unicast' : afi === Afi.IPV6 ? 'ipv6-unicast' : undefined;
+}
+
+export interface OriginateOptions {
+  /** Default: IGP origin, empty AS_PATH. */
+  attributes?: PathAttributes;
+  /** Default 0.0.0.0 / :: : "ourselves", replaced by the session's local address on export. */
+  nextHop?: string;
+}
+
+export class Rib {
+  readonly localAs: number;
+  readonly routerId: string;
+  /** The source of locally originated routes. */
+  readonly localPeer: RibPeer;
+  private readonly clusterId: string | undefined;
+  private readonly decision: DecisionOptions;
+  private readonly collect: boolean;
+  private readonly attrs = new AttrInterner();
+  private readonly nextHops = new NextHopInterner();
+  private readonly fams: Record<AddressFamily, FamilyRib> = {
+    'ipv4-unicast': new FamilyRib('ipv4-unicast', new V4Table() as PrefixTable<PrefixKey>),
+    'ipv6-unicast': new FamilyRib('ipv6-unicast', new V6Table() as PrefixTable<PrefixKey>),
+  };
+  private readonly peerSet = new Set<RibPeer>();
+  private readonly groups = new Map<string, UpdateGroup>();
+  private changes: BestPathChange[] = [];
+
+  constructor(private readonly options: RibOptions) {
+    if (!Number.isInteger(options.localAs) || options.localAs <= 0 || options.localAs > 0xffffffff) {
+      throw new TypeError(`localAs: ${options.localAs} is not an AS number`);
+    }
+    this.localAs = options.localAs;
+    this.routerId = options.routerId;
+    try {
+      ipv4Number(options.routerId);
+    } catch {
+      throw new TypeError(`routerId: "${options.routerId}" is not a dotted-quad BGP identifier`);
+    }
+    this.clusterId = options.clusterId;
+    const mp = options.multipath?.maxPaths ?? 1;
+    if (!Number.isInteger(mp) || mp < 1 || mp > 63) throw new TypeError(`multipath.maxPaths: ${mp} is not between 1 and 63`);
+    this.decision = {
+      defaultLocalPref: options.defaultLocalPref ?? 100,
+      alwaysCompareMed: options.alwaysCompareMed === true,
+      maxPaths: mp,
+      multipathRelax: options.multipath?.relax === true,
+    };
+    this.collect = options.collectChanges !== false;
+    this.localPeer = new RibPeer({ address: '0.0.0.0', asn: options.localAs, routerId: options.routerId }, options.localAs, 'local');
+  }
+
+  // ---- peers -------------------------------------------------------------------------
+
+  /** Registers a peer whose session just reached Established and starts its initial table. */
+  addPeer(config: RibPeerConfig): RibPeer {
+    const peer = new RibPeer(config, this.localAs);
+    this.peerSet.add(peer);
+    this.attachOut(peer);
+    return peer;
+  }
+
+  /** The same peer back after a session loss (its stale routes are still its own). */
+  peerUp(peer: RibPeer, config?: RibPeerConfig): void {
+    this.checkPeer(peer);
+    if (peer.up) this.detachOut(peer);
+    if (config !== undefined) peer.reconfigure(config);
+    this.attachOut(peer);
+  }
+
+  /**
+   * The session went down. Routes of the families in keepStale stay, marked stale
+   * (graceful restart helper, RFC 4724 §4.2); all others are removed.
+   */
+  peerDown(peer: RibPeer, options: { keepStale?: AddressFamily[] } = {}): BestPathChange[] {
+    this.checkPeer(peer);
+    this.detachOut(peer);
+    const keep = options.keepStale ?? [];
+    for (const f of FAMILIES) {
+      if (keep.includes(f)) this.markStaleInternal(peer, f);
+      else this.removeWhere(peer, f, false);
+    }
+    return this.take();
+  }
+
+  /** Forgets the peer and every route it sent. */
+  removePeer(peer: RibPeer): BestPathChange[] {
+    this.checkPeer(peer);
+    this.detachOut(peer);
+    for (const f of FAMILIES) this.removeWhere(peer, f, false);
+    this.peerSet.delete(peer);
+    return this.take();
+  }
+
+  peers(): RibPeer[] {
+    return [...this.peerSet];
+  }
+
+  /** The peer's outbound queue while its session is up. */
+  adjRibOut(peer: RibPeer): AdjRibOut | undefined {
+    return peer.out;
+  }
+
+  /** Update groups and their members (for status and tests). */
+  updateGroups(): UpdateGroup[] {
+    return [...this.groups.values()];
+  }
+
+  // ---- inbound -----------------------------------------------------------------------
+
+  /** Applies one UPDATE from a peer: withdrawals first, then announcements. */
+  update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
+    const a = msg.attributes;
+    if (msg.withdrawn.length > 0) this.withdrawInternal(peer, 'ipv4-unicast', msg.withdrawn);
+    if (a.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
+      const f = familyOfAfi(a.mpUnreach.afi, a.mpUnreach.safi);
+      if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn);
+    }
+    if (msg.nlri.length > 0) {
+      if (a.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
+        // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
+        peer.stats.treatAsWithdraw += msg.nlri.length;
+        this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri);
+      } else {
+        this.announce(peer, 'ipv4-unicast', msg.nlri, a, a.nextHop, undefined);
+      }
+    }
+    const mp = a.mpReach;
+    if (mp?.nlri && mp.nlri.length > 0) {
+      const f = familyOfAfi(mp.afi, mp.safi);
+      if (f !== undefined) {
+        if (mp.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
+          peer.stats.treatAsWithdraw += mp.nlri.length;
+          this.withdrawInternal(peer, f, mp.nlri);
+        } else {
+          this.announce(peer, f, mp.nlri, a, mp.nextHop, mp.linkLocalNextHop);
+        }
+      }
+    }
+    return this.take();
+  }
+
+  /** Withdraws a list of prefixes of a peer. */
+  withdraw(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[]): BestPathChange[] {
+    this.withdrawInternal(peer, family, nlri);
+    return this.take();
+  }
+
+  /**
+   * RFC 7606 treat-as-withdraw: every prefix of a malformed UPDATE (the partial message the
+   * codec attaches to its BgpError) is withdrawn, announced or not.
+   */
+  treatAsWithdraw(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
+    const lists: Array<[AddressFamily | undefined, readonly Nlri[] | undefined]> = [
+      ['ipv4-unicast', msg.withdrawn],
+      ['ipv4-unicast', msg.nlri],
+      [msg.attributes.mpReach && familyOfAfi(msg.attributes.mpReach.afi, msg.attributes.mpReach.safi), msg.attributes.mpReach?.nlri],
+      [msg.attributes.mpUnreach && familyOfAfi(msg.attributes.mpUnreach.afi, msg.attributes.mpUnreach.safi), msg.attributes.mpUnreach?.withdrawn],
+    ];
+    for (const [f, list] of lists) {
+      if (f === undefined || !list || list.length === 0) continue;
+      peer.stats.treatAsWithdraw += list.length;
+      this.withdrawInternal(peer, f, list);
+    }
+    return this.take();
+  }
+
+  /** Marks every route of the peer in the family stale (graceful restart, or BoRR of an enhanced refresh). */
+  markStale(peer: RibPeer, family: AddressFamily): void {
+    this.checkPeer(peer);
+    this.markStaleInternal(peer, family);
+  }
+
+  /** Removes the peer's routes of the family still stale (End-of-RIB, EoRR, or the restart timer fired). */
+  sweepStale(peer: RibPeer, family: AddressFamily): BestPathChange[] {
+    this.checkPeer(peer);
+    this.removeWhere(peer, family, true);
+    return this.take();
+  }
+
+  // ---- local routes ------------------------------------------------------------------
+
+  /** Originates a prefix (replacing an earlier origination of it). */
+  originate(prefix: string, options: OriginateOptions = {}): BestPathChange[] {
+    const family = familyOfPrefix(prefix);
+    const key = prefixKey(family, prefix);
+    const base: PathAttributes = { origin: 'igp', asPath: [], ...shareableAttributes(options.attributes ?? {}) };
+    const set = this.attrs.intern(base);
+    const nh = this.nextHops.intern(options.nextHop ?? (family === 'ipv4-unicast' ? '0.0.0.0' : '::'));
+    this.upsert(this.fams[family], key, this.localPeer, 0, nh, set);
+    this.attrs.dropIfUnused(set);
+    this.nextHops.dropIfUnused(nh);
+    return this.take();
+  }
+
+  withdrawOriginated(prefix: string): BestPathChange[] {
+    const family = familyOfPrefix(prefix);
+    this.remove(this.fams[family], prefixKey(family, prefix), this.localPeer, 0);
+    return this.take();
+  }
+
+  // ---- queries -----------------------------------------------------------------------
+
+  /** The best path and the other paths of one prefix. */
+  lookup(prefix: string): { best: RibRoute; multipath: RibRoute[]; paths: RibRoute[] } | undefined {
+    const family = familyOfPrefix(prefix);
+    const key = prefixKey(family, prefix);
+    const head = this.fams[family].table.get(key);
+    if (head === undefined) return undefined;
+    const text = formatKey(family, key);
+    const paths: RibRoute[] = [];
+    for (let p: Path | null = head; p !== null; p = p.next) paths.push(this.view(family, text, p));
+    return { best: paths[0], multipath: paths.slice(0, multipathCount(head)), paths };
+  }
+
+  /** Best paths of a family, in table order. */
+  *routes(family: AddressFamily): IterableIterator<RibRoute> {
+    for (const key of this.fams[family].table.keys()) {
+      const head = this.fams[family].table.get(key);
+      if (head !== undefined) yield this.view(family, formatKey(family, key), head);
+    }
+  }
+
+  /** A peer's Adj-RIB-In (after import policy) for a family. */
+  adjRibIn(peer: RibPeer, family: AddressFamily): RibRoute[] {
+    const out: RibRoute[] = [];
+    this.fams[family].table.forEach((head, key) => {
+      for (let p: Path | null = head; p !== null; p = p.next) {
+        if (p.peer === peer) out.push(this.view(family, formatKey(family, key), p));
+      }
+    });
+    return out;
+  }
+
+  /** Counts for status pages and benchmarks. */
+  stats(): { prefixes: Record<AddressFamily, number>; attributeSets: number; nextHops: number; updateGroups: number } {
+    return {
+      prefixes: { 'ipv4-unicast': this.fams['ipv4-unicast'].table.size, 'ipv6-unicast': this.fams['ipv6-unicast'].table.size },
+      attributeSets: this.attrs.size,
+      nextHops: this.nextHops.size,
+      updateGroups: this.groups.size,
+    };
+  }
+
+  // ---- internals ---------------------------------------------------------------------
+
+  private checkPeer(peer: RibPeer): void {
+    if (!this.peerSet.has(peer)) throw new TypeError(`peer ${peer.address} is not registered with this RIB (addPeer first)`);
+  }
+
+  private attachOut(peer: RibPeer): void {
+    const key = groupKey(peer);
+    let group = this.groups.get(key);
+    if (group === undefined) {
+      group = new UpdateGroup(key, peer, { localAs: this.localAs, defaultLocalPref: this.decision.defaultLocalPref, reflection: this.options.reflection });
+      this.groups.set(key, group);
+    }
+    group.members.add(peer);
+    const tables: Partial<Record<AddressFamily, PrefixTable<PrefixKey>>> = {};
+    for (const f of FAMILIES) tables[f] = this.fams[f].table;
+    const out = new AdjRibOut(peer, group, tables);
+    peer.out = out;
+    peer.up = true;
+    for (const f of out.families) this.fams[f].outs.push(out);
+  }
+
+  private detachOut(peer: RibPeer): void {
+    const out = peer.out;
+    peer.up = false;
+    if (out === undefined) return;
+    peer.out = undefined;
+    out.close();
+    for (const f of FAMILIES) {
+      const outs = this.fams[f].outs;
+      const i = outs.indexOf(out);
+      if (i >= 0) outs.splice(i, 1);
+    }
+    const group = out.group;
+    group.members.delete(peer);
+    if (group.members.size === 0) this.groups.delete(group.key);
+  }
+
+  private take(): BestPathChange[] {
+    const c = this.changes;
+    if (c.length === 0) return c;
+    this.changes = [];
+    return c;
+  }
+
+  private keyOf(family: AddressFamily, prefix: string): PrefixKey {
+    return family === 'ipv4-unicast' ? v4Key(prefix) : v6Key(prefix);
+  }
+
+  private withdrawInternal(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[]): void {
+    const fr = this.fams[family];
+    peer.stats.withdrawn += nlri.length;
+    for (let i = 0; i < nlri.length; i++) {
+      const n = nlri[i];
+      this.remove(fr, this.keyOf(family, n.prefix), peer, n.pathId ?? 0);
+    }
+  }
+
+  private announce(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[], received: Readonly<PathAttributes>, nextHop: string, linkLocal: string | undefined): void {
+    const fr = this.fams[family];
+    peer.stats.announced += nlri.length;
+    let base = shareableAttributes(received);
+    if (!peer.fourOctetAs) base = mergeAs4Path(base);
+    else {
+      // Between 4-octet speakers these attributes mean nothing (RFC 6793 §4.1).
+      delete base.as4Path;
+      delete base.as4Aggregator;
+    }
+    if (peer.type === 'ebgp') {
+      // RFC 4271 §5.1.5: LOCAL_PREF from another AS is ignored; reflection attributes too.
+      delete base.localPref;
+      delete base.originatorId;
+      delete base.clusterList;
+    }
+    if (this.looped(base)) {
+      peer.stats.loopRejected += nlri.length;
+      // An announcement we drop still replaces what the peer sent before for these prefixes.
+      for (let i = 0; i < nlri.length; i++) this.remove(fr, this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
+      return;
+    }
+    const set = this.attrs.intern(base);
+    const nh = this.nextHops.intern(nextHop, linkLocal);
+    const policy = peer.importPolicy;
+    if (policy === undefined) {
+      for (let i = 0; i < nlri.length; i++) {
+        const n = nlri[i];
+        this.upsert(fr, this.keyOf(family, n.prefix), peer, n.pathId ?? 0, nh, set);
+      }
+    } else {
+      const neighbor = { address: peer.address, asn: peer.asn, type: peer.type };
+      let verdict: PolicyVerdict | undefined;
+      let lastActions: PolicyActions | undefined;
+      let lastSet: AttrSet = set;
+      let lastNh: NextHop = nh;
+      const made: Array<AttrSet | NextHop> = [];
+      for (let i = 0; i < nlri.length; i++) {
+        const n = nlri[i];
+        const key = this.keyOf(family, n.prefix);
+        if (verdict === undefined || policy.perPrefix) {
+          verdict = policy.evaluate({ family, prefix: n.prefix, nextHop, attributes: set.attributes, neighbor });
+        }
+        if (verdict === false) {
+          peer.stats.policyRejected++;
+          this.remove(fr, key, peer, n.pathId ?? 0);
+          continue;
+        }
+        if (verdict === true) {
+          this.upsert(fr, key, peer, n.pathId ?? 0, nh, set);
+          continue;
+        }
+        if (verdict !== lastActions) {
+          lastActions = verdict;
+          const r = applyActions(set.attributes, verdict);
+          lastSet = this.attrs.intern(r.attributes);
+          lastNh = r.nextHop !== undefined && r.nextHop !== 'self' ? this.nextHops.intern(r.nextHop) : nh;
+          made.push(lastSet, lastNh);
+        }
+        this.upsert(fr, key, peer, n.pathId ?? 0, lastNh, lastSet);
+      }
+      for (const x of made) {
+        if (x instanceof NextHop) this.nextHops.dropIfUnused(x);
+        else this.attrs.dropIfUnused(x as AttrSet);
+      }
+    }
+    this.attrs.dropIfUnused(set);
+    this.nextHops.dropIfUnused(nh);
+  }
+
+  private looped(a: PathAttributes): boolean {
+    if (asPathContains(a.asPath, this.localAs)) return true;
+    if (a.originatorId !== undefined && a.originatorId === this.routerId) return true;
+    if (this.clusterId !== undefined && a.clusterList?.includes(this.clusterId)) return true;
+    return false;
+  }
+
+  /** Adds or replaces the path (peer, pathId) of a prefix and reruns the decision. */
+  private upsert(fr: FamilyRib, key: PrefixKey, peer: RibPeer, pathId: number, nh: NextHop, set: AttrSet): void {
+    const table = fr.table;
+    const head = table.get(key);
+    if (head === undefined) {
+      const p = new Path(peer, pathId, nh, set, null, metaWithId(1));
+      this.attrs.acquire(set);
+      this.nextHops.acquire(nh);
+      peer.stats.routes[fr.family]++;
+      selectBest(p, this.decision);
+      table.set(key, p);
+      this.changed(fr, key, undefined, null, p);
+      return;
+    }
+    let prev: Path | null = null;
+    let cur: Path | null = head;
+    while (cur !== null && (cur.peer !== peer || cur.pathId !== pathId)) {
+      prev = cur;
+      cur = cur.next;
+    }
+    if (cur !== null && cur.attrs === set && cur.nextHop === nh) {
+      // The same route again: a refresh after graceful restart or route refresh.
+      if (isStale(cur)) setStale(cur, false);
+      return;
+    }
+    const oldMp = this.multipathOf(head);
+    let first = head;
+    if (cur !== null) {
+      const p = new Path(peer, pathId, nh, set, cur.next, metaWithId(localPathId(cur)));
+      if (prev === null) first = p;
+      else prev.next = p;
+      this.releasePath(cur);
+    } else {
+      const p = new Path(peer, pathId, nh, set, null, metaWithId(freeLocalPathId(head)));
+      prev!.next = p;
+      peer.stats.routes[fr.family]++;
+    }
+    this.attrs.acquire(set);
+    this.nextHops.acquire(nh);
+    const best = selectBest(first, this.decision);
+    if (best !== head) table.set(key, best);
+    this.changed(fr, key, head, oldMp, best);
+  }
+
+  /** Removes the path (peer, pathId) of a prefix, if there is one. */
+  private remove(fr: FamilyRib, key: PrefixKey, peer: RibPeer, pathId: number): void {
+    const head = fr.table.get(key);
+    if (head === undefined) return;
+    let prev: Path | null = null;
+    let cur: Path | null = head;
+    while (cur !== null && (cur.peer !== peer || cur.pathId !== pathId)) {
+      prev = cur;
+      cur = cur.next;
+    }
+    if (cur === null) return;
+    this.unlink(fr, key, head, prev, cur);
+  }
+
+  private unlink(fr: FamilyRib, key: PrefixKey, head: Path, prev: Path | null, cur: Path): void {
+    const oldMp = this.multipathOf(head);
+    let first: Path | null = head;
+    if (prev === null) first = cur.next;
+    else prev.next = cur.next;
+    cur.peer.stats.routes[fr.family]--;
+    this.releasePath(cur);
+    if (first === null) {
+      fr.table.delete(key);
+      this.changed(fr, key, head, oldMp, undefined);
+      return;
+    }
+    const best = selectBest(first, this.decision);
+    if (best !== head) fr.table.set(key, best);
+    this.changed(fr, key, head, oldMp, best);
+  }
+
+  private releasePath(p: Path): void {
+    this.attrs.release(p.attrs);
+    this.nextHops.release(p.nextHop);
+  }
+
+  /** The ECMP set other than the best path, or null when there is none (the common case: no allocation). */
+  private multipathOf(head: Path): Path[] | null {
+    const n = multipathCount(head);
+    if (n <= 1) return null;
+    const out: Path[] = [];
+    let p: Path | null = head.next;
+    for (let i = 1; i < n && p !== null; i++, p = p.next) out.push(p);
+    return out;
+  }
+
+  private sameMultipath(oldMp: Path[] | null, best: Path): boolean {
+    const n = multipathCount(best);
+    if (oldMp === null) return n <= 1;
+    if (oldMp.length !== n - 1) return false;
+    let p = best.next;
+    for (let i = 0; i < oldMp.length; i++, p = p!.next) if (oldMp[i] !== p) return false;
+    return true;
+  }
+
+  /** Records a change of one prefix's paths and tells the Adj-RIB-Outs. */
+  private changed(fr: FamilyRib, key: PrefixKey, oldHead: Path | undefined, oldMp: Path[] | null, best: Path | undefined): void {
+    const outs = fr.outs;
+    const bestChanged = oldHead !== best || (best !== undefined && !this.sameMultipath(oldMp, best));
+    if (!bestChanged) {
+      // Only a path behind the best changed: only ADD-PATH peers see it.
+      for (let i = 0; i < outs.length; i++) if (outs[i].addPath(fr.family)) outs[i].markDirty(fr.family, key);
+      return;
+    }
+    for (let i = 0; i < outs.length; i++) outs[i].markDirty(fr.family, key);
+    if (!this.collect) return;
+    const family = fr.family;
+    const prefix = formatKey(family, key);
+    if (best === undefined) {
+      this.changes.push({ kind: 'removed', family, prefix, best: undefined, multipath: [] });
+      return;
+    }
+    const view = this.view(family, prefix, best);
+    const multipath = [view];
+    const n = multipathCount(best);
+    let p = best.next;
+    for (let i = 1; i < n && p !== null; i++, p = p.next) multipath.push(this.view(family, prefix, p));
+    this.changes.push({ kind: oldHead === undefined ? 'added' : 'changed', family, prefix, best: view, multipath });
+  }
+
+  private view(family: AddressFamily, prefix: string, p: Path): RibRoute {
+    const r: RibRoute = {
+      family,
+      prefix,
+      pathId: p.pathId,
+      nextHop: p.nextHop.address,
+      attributes: p.attrs.attributes,
+      peer: p.peer.type === 'local' ? undefined : p.peer,
+      stale: isStale(p),
+    };
+    if (p.nextHop.linkLocal !== undefined) r.linkLocalNextHop = p.nextHop.linkLocal;
+    return r;
+  }
+
+  private markStaleInternal(peer: RibPeer, family: AddressFamily): void {
+    if (peer.stats.routes[family] === 0) return;
+    this.fams[family].table.forEach((head) => {
+      for (let p: Path | null = head; p !== null; p = p.next) if (p.peer === peer) setStale(p, true);
+    });
+  }
+
+  /** Removes the peer's paths of a family (only the stale ones when staleOnly). */
+  private removeWhere(peer: RibPeer, family: AddressFamily, staleOnly: boolean): void {
+    if (peer.stats.routes[family] === 0) return;
+    const fr = this.fams[family];
+    // Keys first: removing changes the table being walked.
+    const keys: PrefixKey[] = [];
+    fr.table.forEach((head, key) => {
+      for (let p: Path | null = head; p !== null; p = p.next) {
+        if (p.peer === peer && (!staleOnly || isStale(p))) {
+          keys.push(key);
+          break;
+        }
+      }
+    });
+    for (const key of keys) {
+      for (;;) {
+        const head = fr.table.get(key);
+        if (head === undefined) break;
+        let prev: Path | null = null;
+        let cur: Path | null = head;
+        while (cur !== null && !(cur.peer === peer && (!staleOnly || isStale(cur)))) {
+          prev = cur;
+          cur = cur.next;
+        }
+        if (cur === null) break;
+        this.unlink(fr, key, head, prev, cur);
+      }
+    }
+  }
+}
+

@@ -1,0 +1,224 @@
+// Update groups: peers of the same type, AS, export policy, next-hop treatment and send
+// options get the same attributes for the same path, so the group computes the exported
+// attributes (rules of the road, then export policy) and their encoding once, and every
+// member reuses them. A route reflector with 200 clients does that work once, not 200 times.
+import { encodeMessage, writeIpv6Bytes } from './wire.js';
+import type { AddressFamily, CodecOptions, PathAttributes } from '../codec/index.js';
+import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
+import { toTwoOctetAs } from './as4.js';
+import { applyActions, prependAs, type CompiledPolicy } from './policy.js';
+import type { RibPeer } from './peer.js';
+import { formatKey, type PrefixKey } from './prefix.js';
+import type { Path } from './table.js';
+import type { IbgpReflectionHook, UpdateGroupInfo } from './types.js';
+
+/** Exported attributes, encoded once: what every UPDATE of this set carries. */
+export class OutAttrSet {
+  refs = 0;
+  constructor(
+    readonly key: string,
+    readonly family: AddressFamily,
+    /** Encoded path attributes; IPv4 includes NEXT_HOP, IPv6 leaves MP_REACH_NLRI out. */
+    readonly attrBytes: Buffer,
+    /** IPv6: the MP_REACH next hop field (16 or 32 octets). */
+    readonly mpNextHop: Buffer | undefined,
+    /** The attributes as sent (for inspection and tests). */
+    readonly attributes: Readonly<PathAttributes>,
+    readonly nextHop: string,
+  ) {}
+}
+
+interface CacheEntry {
+  nextHop: NextHop;
+  source: RibPeer;
+  out: OutAttrSet | null;
+}
+
+export interface GroupSettings {
+  localAs: number;
+  defaultLocalPref: number;
+  reflection: IbgpReflectionHook | undefined;
+}
+
+const policyIds = new WeakMap<object, number>();
+let nextPolicyId = 1;
+
+function policyId(p: object | undefined): number {
+  if (p === undefined) return 0;
+  let id = policyIds.get(p);
+  if (id === undefined) {
+    id = nextPolicyId++;
+    policyIds.set(p, id);
+  }
+  return id;
+}
+
+/** The key under which peers share a group. */
+export function groupKey(peer: RibPeer): string {
+  const c = peer.config;
+  const o = c.sendOptions ?? {};
+  return [
+    peer.type,
+    peer.type === 'ebgp' ? peer.asn : '',
+    c.routeReflectorClient ? 'rrc' : '',
+    c.nextHopSelf ? 'nhs' : '',
+    c.localAddress ?? '',
+    c.localAddressV6 ?? '',
+    c.linkLocalAddressV6 ?? '',
+    peer.fourOctetAs ? '4' : '2',
+    o.addPath?.['ipv4-unicast'] ? 'ap4' : '',
+    o.addPath?.['ipv6-unicast'] ? 'ap6' : '',
+    c.addPathSendMax ?? '',
+    policyId(c.exportPolicy as object | undefined),
+  ].join('|');
+}
+
+export class UpdateGroup {
+  readonly info: UpdateGroupInfo;
+  readonly members = new Set<RibPeer>();
+  private readonly cache = new WeakMap<AttrSet, CacheEntry[]>();
+  private readonly outSets = new Map<string, OutAttrSet>();
+  private readonly exportPolicy: CompiledPolicy | undefined;
+  private readonly encodeOptions: CodecOptions;
+  private readonly fourOctetAs: boolean;
+  readonly localAddress: string | undefined;
+  readonly localAddressV6: string | undefined;
+  readonly linkLocalAddressV6: string | undefined;
+  private readonly nextHopSelf: boolean;
+  /** Paths not exported because no local address of their family was known for next-hop-self. */
+  noNextHop = 0;
+
+  constructor(
+    readonly key: string,
+    first: RibPeer,
+    private readonly settings: GroupSettings,
+  ) {
+    this.info = {
+      type: first.type === 'ebgp' ? 'ebgp' : 'ibgp',
+      peerAs: first.asn,
+      routeReflectorClient: first.config.routeReflectorClient === true,
+    };
+    const c = first.config;
+    this.exportPolicy = first.exportPolicy;
+    this.fourOctetAs = first.fourOctetAs;
+    this.encodeOptions = { fourOctetAs: this.fourOctetAs, extendedMessage: true };
+    this.localAddress = c.localAddress;
+    this.localAddressV6 = c.localAddressV6;
+    this.linkLocalAddressV6 = c.linkLocalAddressV6;
+    this.nextHopSelf = c.nextHopSelf === true;
+  }
+
+  get size(): number {
+    return this.outSets.size;
+  }
+
+  /** The attributes this group sends for a path, or null when the path is not sent. */
+  exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
+    const policy = this.exportPolicy;
+    if (policy !== undefined && policy.perPrefix) return this.compute(family, key, path);
+    let entries = this.cache.get(path.attrs);
+    if (entries !== undefined) {
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i];
+        if (e.nextHop === path.nextHop && e.source === path.peer) return e.out;
+      }
+    } else {
+      entries = [];
+      this.cache.set(path.attrs, entries);
+    }
+    const out = this.compute(family, key, path);
+    entries.push({ nextHop: path.nextHop, source: path.peer, out });
+    return out;
+  }
+
+  /** Rules of the road (RFC 4271 §5, RFC 1997), then the export policy. */
+  private compute(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
+    const set = path.attrs;
+    const src = path.peer;
+    const ebgp = this.info.type === 'ebgp';
+    if (set.wellKnown & COMMUNITY_NO_ADVERTISE) return null;
+    if (ebgp && set.wellKnown & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)) return null;
+    const reflection = this.settings.reflection;
+    if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
+
+    let a: PathAttributes = { ...set.attributes };
+    let nh: string | undefined = path.nextHop.address;
+    let ll: string | undefined = undefined;
+    const v6 = family === 'ipv6-unicast';
+    const unspecified = nh === '0.0.0.0' || nh === '::';
+    if (ebgp) {
+      a.asPath = prependAs(a.asPath, [this.settings.localAs]);
+      delete a.localPref;
+      // A MED received from another AS is not passed on; one we set ourselves is.
+      if (src.type !== 'local') delete a.med;
+      delete a.originatorId;
+      delete a.clusterList;
+      nh = v6 ? this.localAddressV6 : this.localAddress;
+      if (v6) ll = this.linkLocalAddressV6;
+    } else {
+      if (a.localPref === undefined) a.localPref = this.settings.defaultLocalPref;
+      if (this.nextHopSelf || unspecified) {
+        nh = v6 ? this.localAddressV6 : this.localAddress;
+        if (v6) ll = this.linkLocalAddressV6;
+      }
+      if (src.type === 'ibgp' && reflection?.reflect) reflection.reflect(a, src, this.info);
+    }
+    const policy = this.exportPolicy;
+    if (policy !== undefined) {
+      const verdict = policy.evaluate({
+        family,
+        prefix: formatKey(family, key),
+        nextHop: nh ?? '',
+        attributes: a,
+        neighbor: src.type === 'local' ? undefined : { address: src.address, asn: src.asn, type: src.type },
+      });
+      if (verdict === false) return null;
+      if (verdict !== true) {
+        const r = applyActions(a, verdict);
+        a = r.attributes;
+        if (r.nextHop === 'self') {
+          nh = v6 ? this.localAddressV6 : this.localAddress;
+          if (v6) ll = this.linkLocalAddressV6;
+        } else if (r.nextHop !== undefined) {
+          nh = r.nextHop;
+          ll = undefined;
+        }
+      }
+    }
+    if (nh === undefined || nh === '0.0.0.0' || nh === '::') {
+      this.noNextHop++;
+      return null;
+    }
+    return this.intern(family, a, nh, ll);
+  }
+
+  private intern(family: AddressFamily, a: PathAttributes, nh: string, ll: string | undefined): OutAttrSet {
+    const v6 = family === 'ipv6-unicast';
+    if (!v6) a.nextHop = nh;
+    else delete a.nextHop;
+    const wire = this.fourOctetAs ? a : toTwoOctetAs(a);
+    const msg = encodeMessage({ type: 'update', withdrawn: [], attributes: wire, nlri: [] }, this.encodeOptions);
+    const attrBytes = msg.subarray(23);
+    const key = family + '|' + attrBytes.toString('latin1') + (v6 ? '|' + nh + '|' + (ll ?? '') : '');
+    let out = this.outSets.get(key);
+    if (out === undefined) {
+      let mpNextHop: Buffer | undefined;
+      if (v6) {
+        mpNextHop = Buffer.alloc(ll === undefined ? 16 : 32);
+        writeIpv6Bytes(nh, mpNextHop, 0, 'next hop');
+        if (ll !== undefined) writeIpv6Bytes(ll, mpNextHop, 16, 'link-local next hop');
+      }
+      out = new OutAttrSet(key, family, Buffer.from(attrBytes), mpNextHop, Object.freeze(a), nh);
+      this.outSets.set(key, out);
+    }
+    return out;
+  }
+
+  acquire(out: OutAttrSet): void {
+    if (out.refs++ === 0 && this.outSets.get(out.key) !== out) this.outSets.set(out.key, out);
+  }
+
+  release(out: OutAttrSet): void {
+    if (--out.refs === 0 && this.outSets.get(out.key) === out) this.outSets.delete(out.key);
+  }
+}
