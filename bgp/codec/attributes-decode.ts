@@ -30,8 +30,10 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
   const fourOctet = options.fourOctetAs !== false;
   let canonical = true;
   let lastType = 0;
-  const seen = new Set<number>();
-  const wire: { type: number; flags: number }[] = [];
+  // Types seen so far, as a bitmask: a Set per UPDATE costs more than all the rest here.
+  let seenLow = 0;
+  let seenHigh: Set<number> | undefined;
+  let count = 0;
 
   let p = pos;
   while (p < end) {
@@ -53,23 +55,25 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
       break;
     }
     p = ve;
-    const raw = () => Buffer.from(b.subarray(start, ve));
 
-    if (seen.has(type)) {
+    const seen = type < 32 ? (seenLow & (1 << type)) !== 0 : (seenHigh?.has(type) ?? false);
+    if (seen) {
       // RFC 7606 §3 (g): keep the first; a repeated MP attribute leaves the NLRI in doubt.
       const mp = type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI;
-      problems.push({ action: mp ? 'session-reset' : 'attribute-discard', subcode: S.MALFORMED_ATTRIBUTE_LIST, message: `attribute ${type} appears twice`, data: raw() });
+      problems.push({ action: mp ? 'session-reset' : 'attribute-discard', subcode: S.MALFORMED_ATTRIBUTE_LIST, message: `attribute ${type} appears twice`, data: copy(b, start, ve) });
       continue;
     }
-    seen.add(type);
-    wire.push({ type, flags });
+    if (type < 32) seenLow |= 1 << type;
+    else (seenHigh ??= new Set()).add(type);
+    if (count === layout.length) layout = grow(layout);
+    layout[count++] = (type << 8) | flags;
     if (type <= lastType || flags !== canonicalFlags(type, length, flags)) canonical = false;
     lastType = type;
 
     const rule = attributeRules.get(type);
     if (!rule) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
-        problems.push({ action: 'session-reset', subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, message: `unrecognized well-known attribute ${type}`, data: raw() });
+        problems.push({ action: 'session-reset', subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, message: `unrecognized well-known attribute ${type}`, data: copy(b, start, ve) });
       } else {
         (attrs.unknown ??= []).push({ type, flags, value: Buffer.from(b.subarray(vs, ve)) });
       }
@@ -82,12 +86,30 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
       decodeOne(type, b, vs, ve, fourOctet, options, attrs);
     } catch (e) {
       if (!(e instanceof Malformed)) throw e;
-      problems.push({ action: rule.malformed, subcode: e.subcode, message: e.message, data: raw() });
-      wire.pop();
+      problems.push({ action: rule.malformed, subcode: e.subcode, message: e.message, data: copy(b, start, ve) });
+      count--;
     }
   }
-  if (!canonical) attrs.wire = wire;
+  if (!canonical) {
+    // Built only for the UPDATEs that need it; the layout itself is kept in a reused array.
+    const wire = new Array<{ type: number; flags: number }>(count);
+    for (let i = 0; i < count; i++) wire[i] = { type: layout[i] >> 8, flags: layout[i] & 0xff };
+    attrs.wire = wire;
+  }
   return attrs;
+}
+
+/** Each attribute's (type << 8 | flags), in wire order, for the UPDATE being decoded. */
+let layout: Uint16Array = new Uint16Array(64);
+
+function grow(a: Uint16Array): Uint16Array {
+  const bigger = new Uint16Array(a.length * 2);
+  bigger.set(a);
+  return bigger;
+}
+
+function copy(b: Buffer, start: number, end: number): Buffer {
+  return Buffer.from(b.subarray(start, end));
 }
 
 function need(ok: boolean, subcode: number, message: string): void {

@@ -33,10 +33,8 @@ function lengthError(length: number, why: string): BgpError {
  * means the byte stream can no longer be cut into messages.
  */
 export function checkHeader(b: Buffer, pos: number, maxLength: number): number {
-  for (let i = 0; i < 16; i++) {
-    if (b[pos + i] !== 0xff) {
-      throw new BgpError('marker is not all ones', ErrorCode.MESSAGE_HEADER, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED);
-    }
+  if ((b.readInt32BE(pos) & b.readInt32BE(pos + 4) & b.readInt32BE(pos + 8) & b.readInt32BE(pos + 12)) !== -1) {
+    throw new BgpError('marker is not all ones', ErrorCode.MESSAGE_HEADER, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED);
   }
   const length = b.readUInt16BE(pos + 16);
   if (length < HEADER_LENGTH) throw lengthError(length, `shorter than the ${HEADER_LENGTH}-octet header`);

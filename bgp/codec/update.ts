@@ -41,16 +41,16 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   const mp = attributes.mpReach;
   if (nlri.length > 0 || (mp && (mp.nlri?.length || mp.raw))) {
     // RFC 7606 §3 (d): an announcement without a mandatory attribute is withdrawn instead.
-    const mandatory = nlri.length > 0 ? [T.ORIGIN, T.AS_PATH, T.NEXT_HOP] : [T.ORIGIN, T.AS_PATH];
-    const has = { [T.ORIGIN]: attributes.origin, [T.AS_PATH]: attributes.asPath, [T.NEXT_HOP]: attributes.nextHop } as Record<number, unknown>;
-    for (const type of mandatory) {
-      if (has[type] === undefined) {
-        problems.push({ action: 'treat-as-withdraw', subcode: S.MISSING_WELL_KNOWN_ATTRIBUTE, message: `missing well-known attribute ${type}`, data: Buffer.from([type]) });
-      }
-    }
+    if (attributes.origin === undefined) problems.push(missing(T.ORIGIN));
+    if (attributes.asPath === undefined) problems.push(missing(T.AS_PATH));
+    if (attributes.nextHop === undefined && nlri.length > 0) problems.push(missing(T.NEXT_HOP));
   }
   if (problems.length > 0) throw worstOf(problems, update);
   return update;
+}
+
+function missing(type: number): Problem {
+  return { action: 'treat-as-withdraw', subcode: S.MISSING_WELL_KNOWN_ATTRIBUTE, message: `missing well-known attribute ${type}`, data: Buffer.from([type]) };
 }
 
 function worstOf(problems: Problem[], update: UpdateMessage): BgpError {
