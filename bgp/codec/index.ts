@@ -7,4 +7,4 @@ export { MessageFramer } from './framer.js';
 export { endOfRib, endOfRibFamily } from './update.js';
 export { shutdownCommunicationData } from './notification.js';
 export { formatIpv4, formatIpv6, parsePrefix } from './address.js';
-export { negotiatedOptions, checkOpen, openAs, findCapability, commonFamilies, type NegotiatedOptions, type OpenExpectations } from './negotiate.js';
+export { negotiatedOptions, openAs, findCapability, commonFamilies, type NegotiatedOptions } from './negotiate.js';

@@ -1,7 +1,5 @@
 // What two OPENs agree on, as the codec needs it for each direction of the session.
-import { AS_TRANS, ErrorCode, OpenSubcode } from './constants.js';
 import { familyOf } from './attributes-decode.js';
-import { BgpError } from './errors.js';
 import type { AddressFamily, Capability, CapabilityKind, CodecOptions, OpenMessage } from './types.js';
 
 
@@ -63,47 +61,4 @@ export function negotiatedOptions(local: OpenMessage, remote: OpenMessage): Nego
     receive: { fourOctetAs, extendedMessage, addPath: receive },
     families,
   };
-}
-
-export interface OpenExpectations {
-  /** The AS configured for the peer; undefined accepts any (dynamic neighbours with a range of ASes). */
-  peerAs?: number;
-  localAs: number;
-  localBgpId: string;
-  /** The smallest hold time we accept other than 0 (RFC 4271 allows a local minimum). */
-  minHoldTime?: number;
-}
-
-/**
- * The checks of RFC 4271 §6.2 that need the session's configuration, which the codec
- * cannot make on its own: Bad Peer AS, a BGP Identifier equal to ours on an iBGP session
- * (RFC 6286 §2.2), and a hold time under the local minimum. Returns the error, or undefined.
- */
-export function checkOpen(open: OpenMessage, expect: OpenExpectations): BgpError | undefined {
-  const asn = openAs(open);
-  const fourOctet = findCapability(open, 'four-octet-as');
-  if (fourOctet && open.myAs !== AS_TRANS && open.myAs !== asn) {
-    // RFC 6793 §4.1: the two fields must agree when the AS fits in two octets.
-    if (asn <= 0xffff) return bad(OpenSubcode.BAD_PEER_AS, `My Autonomous System ${open.myAs} disagrees with the 4-octet AS capability ${asn}`, open.myAs);
-  }
-  if (expect.peerAs !== undefined && asn !== expect.peerAs) {
-    return bad(OpenSubcode.BAD_PEER_AS, `peer says AS ${asn}, configured ${expect.peerAs}`, open.myAs);
-  }
-  if (asn === expect.localAs && open.bgpId === expect.localBgpId) {
-    return bad(OpenSubcode.BAD_BGP_IDENTIFIER, `iBGP peer uses our own BGP identifier ${open.bgpId}`);
-  }
-  const min = expect.minHoldTime ?? 3;
-  if (open.holdTime !== 0 && open.holdTime < min) {
-    return bad(OpenSubcode.UNACCEPTABLE_HOLD_TIME, `hold time ${open.holdTime} s is under the minimum of ${min} s`);
-  }
-  return undefined;
-}
-
-function bad(subcode: number, message: string, as2?: number): BgpError {
-  let data: Buffer | undefined;
-  if (as2 !== undefined) {
-    data = Buffer.alloc(2);
-    data.writeUInt16BE(as2);
-  }
-  return new BgpError(`OPEN: ${message}`, ErrorCode.OPEN_MESSAGE, subcode, data);
 }

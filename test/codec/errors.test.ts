@@ -1,7 +1,8 @@
 // One test per error case of RFC 4271 §6.1–6.3 and RFC 7606 §7: the code, the subcode,
 // the NOTIFICATION data where the RFC gives it, and the action the session must take.
 import assert from 'node:assert/strict';
-import { BgpError, checkOpen, decodeMessage, encodeMessage, type CodecOptions, type ErrorAction, type OpenMessage } from '../../index.js';
+import { BgpError, decodeMessage, encodeMessage, type CodecOptions, type ErrorAction, type OpenMessage } from '../../index.js';
+import { checkPeerOpen } from '../../bgp/fsm/index.js';
 import { asPath4, attr, header, mandatory, nextHop, nlri16, origin, rawUpdate } from './build.js';
 
 function expectError(bytes: Buffer, code: number, subcode: number, action: ErrorAction, options: CodecOptions = {}, data?: Buffer): BgpError {
@@ -62,9 +63,9 @@ describe('codec errors: RFC 4271 §6.2 OPEN', () => {
     expectError(m, 2, 1, 'session-reset', {}, Buffer.from([0, 4]));
   });
   it('a peer AS other than the configured one is 2/2 Bad Peer AS (session check)', () => {
-    const open4 = decodeMessage(open) as OpenMessage;
-    assert.equal(checkOpen(open4, { peerAs: 65001, localAs: 65000, localBgpId: '10.0.0.2' }), undefined);
-    const e = checkOpen(open4, { peerAs: 65002, localAs: 65000, localBgpId: '10.0.0.2' });
+    const peer = { holdTime: 90, asNumber: 65001, bgpIdentifier: 0x0a000001 };
+    assert.equal(checkPeerOpen(peer, { peerAs: 65001, localAs: 65000, localBgpId: 0x0a000002 }), null);
+    const e = checkPeerOpen(peer, { peerAs: 65002, localAs: 65000, localBgpId: 0x0a000002 });
     assert.equal(`${e?.code}/${e?.subcode}`, '2/2');
   });
   it('BGP identifier 0.0.0.0 is 2/3 Bad BGP Identifier', () => {
@@ -73,7 +74,7 @@ describe('codec errors: RFC 4271 §6.2 OPEN', () => {
     expectError(m, 2, 3, 'session-reset');
   });
   it('an iBGP peer with our own BGP identifier is 2/3 (session check, RFC 6286)', () => {
-    const e = checkOpen({ ...validOpen, bgpId: '10.0.0.9' }, { peerAs: 65001, localAs: 65001, localBgpId: '10.0.0.9' });
+    const e = checkPeerOpen({ holdTime: 90, asNumber: 65001, bgpIdentifier: 0x0a000009 }, { peerAs: 65001, localAs: 65001, localBgpId: 0x0a000009 });
     assert.equal(`${e?.code}/${e?.subcode}`, '2/3');
   });
   it('an optional parameter other than capabilities is 2/4 Unsupported Optional Parameter', () => {
