@@ -16,7 +16,7 @@ export interface RedisDatastoreOptions {
   sentinelPassword?: string;
   /** Several datastores can share one Redis under different names (default "default"). */
   name?: string;
-  /** Change-log entries kept for watchers that fall behind (approximate; default 100,000). */
+  /** Change-log entries kept for watchers that fall behind (approximate; default 10,000: entries carry whole values, a block is ~3 kB). */
   logLength?: number;
   /** A command without a reply after this long fails (default 5,000 ms). */
   commandTimeoutMs?: number;
@@ -126,7 +126,7 @@ export class RedisBackend implements RawBackend {
 
   private constructor(readonly client: Redis, private readonly options: RedisDatastoreOptions) {
     this.prefix = `podroute:{${options.name ?? 'default'}}`;
-    this.scripts = new ScriptRunner(client, this.prefix, options.logLength ?? 100_000);
+    this.scripts = new ScriptRunner(client, this.prefix, options.logLength ?? 10_000);
   }
 
   static async open(options: RedisDatastoreOptions = {}): Promise<RedisBackend> {
@@ -177,7 +177,7 @@ export class RedisBackend implements RawBackend {
 
   openReader(): LogReader {
     const client = newClient(this.options, 'watch');
-    const scripts = new ScriptRunner(client, this.prefix, this.options.logLength ?? 100_000);
+    const scripts = new ScriptRunner(client, this.prefix, this.options.logLength ?? 10_000);
     const stream = `${this.prefix}:log`;
     let closed = false;
     const ready = async (): Promise<void> => {

@@ -10,6 +10,7 @@ import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult
 interface Index {
   affine: Map<string, Set<string>>;
   pool: Map<string, string>;
+  free: Map<string, number>;
 }
 const indexes = new WeakMap<MemoryBackend, Index>();
 
@@ -17,7 +18,7 @@ export class MemoryIpamStore implements IpamStore {
   private readonly index: Index;
   constructor(private readonly backend: MemoryBackend) {
     let ix = indexes.get(backend);
-    if (!ix) { ix = { affine: new Map(), pool: new Map() }; indexes.set(backend, ix); }
+    if (!ix) { ix = { affine: new Map(), pool: new Map(), free: new Map() }; indexes.set(backend, ix); }
     this.index = ix;
   }
 
@@ -42,6 +43,7 @@ export class MemoryIpamStore implements IpamStore {
     s.attributes.push({ handle_id: req.handle, secondary: JSON.parse(req.attrs) as Record<string, string> });
     s.allocations[ordinal] = s.attributes.length - 1;
     tx.put('IPAMBlock', name, JSON.stringify(b));
+    this.index.free.set(name, s.unallocated.length);
     const hs = tx.get('IPAMHandle', req.handle);
     const h: IPAMHandle = hs ? (JSON.parse(hs.json) as IPAMHandle)
       : { apiVersion: API_VERSION, kind: 'IPAMHandle', metadata: { name: req.handle }, spec: { handleID: req.handle, block: {} } };
@@ -54,7 +56,7 @@ export class MemoryIpamStore implements IpamStore {
     return this.backend.transact((tx) => {
       const names = [...(this.index.affine.get(req.node) ?? [])].sort();
       for (const name of names) {
-        if (!pools.includes(this.index.pool.get(name) ?? '')) continue;
+        if (!pools.includes(this.index.pool.get(name) ?? '') || this.index.free.get(name) === 0) continue;
         const got = this.assignIn(tx, name, req);
         if (got) return got;
       }
@@ -96,6 +98,7 @@ export class MemoryIpamStore implements IpamStore {
     return this.backend.transact((tx): BorrowResult => {
       if (this.config(tx).strictAffinity === true) return { result: 'strict' };
       for (const name of blockNames) {
+        if (this.index.free.get(name) === 0) continue;
         const got = this.assignIn(tx, name, req);
         if (got) return { result: 'ok', assigned: got };
       }
@@ -133,9 +136,11 @@ export class MemoryIpamStore implements IpamStore {
         if (empty && (s.affinity === null || releaseAffine)) {
           tx.del('IPAMBlock', name);
           this.index.pool.delete(name);
+          this.index.free.delete(name);
           if (s.affinity?.startsWith('host:')) this.index.affine.get(s.affinity.slice(5))?.delete(name);
         } else {
           tx.put('IPAMBlock', name, JSON.stringify(b));
+          this.index.free.set(name, s.unallocated.length);
         }
       }
       tx.del('IPAMHandle', handle);

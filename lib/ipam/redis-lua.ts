@@ -50,10 +50,11 @@ local node, handle, attrs = ARGV[4], ARGV[5], ARGV[6]
 local pools = {}
 for i = 7, #ARGV do pools[ARGV[i]] = true end
 local names = redis.call('SMEMBERS', P .. ':ipam:aff:' .. node)
+if #names == 0 then return false end
 table.sort(names)
-for _, name in ipairs(names) do
-  local pool = redis.call('HGET', P .. ':ipam:bp', name)
-  if pool and pools[pool] and tonumber(redis.call('HGET', P .. ':ipam:free', name) or '0') > 0 then
+local free = redis.call('HMGET', P .. ':ipam:free', unpack(names))
+for i, name in ipairs(names) do
+  if tonumber(free[i] or '0') > 0 and pools[redis.call('HGET', P .. ':ipam:bp', name) or ''] then
     local r = assign_in(name, handle, attrs)
     if r then return r end
   end
