@@ -110,9 +110,15 @@ export function parseCidr(text: string, field = 'cidr', strict = true): Cidr {
   const max = family === 4 ? 32 : 128;
   let prefixLength = max;
   if (slash >= 0) {
-    const p = text.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(p) || Number(p) > max) throw new AddressError(field, text, `has a bad prefix length (0..${max})`);
-    prefixLength = Number(p);
+    let n = 0;
+    const digits = text.length - slash - 1;
+    for (let i = slash + 1; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 48 || c > 57) { n = -1; break; }
+      n = n * 10 + (c - 48);
+    }
+    if (n < 0 || digits < 1 || digits > 3 || n > max) throw new AddressError(field, text, `has a bad prefix length (0..${max})`);
+    prefixLength = n;
   }
   if (strict && !hostBitsZero(bytes, prefixLength)) throw new AddressError(field, text, 'has host bits set');
   return { family, bytes, prefixLength };
