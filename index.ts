@@ -1,3 +1,4 @@
 // The public API of podroute, with types.
 export * from './bgp/index.js';
 export * from './lib/datastore/public.js';
+export * from './felix/index.js';

@@ -3,7 +3,7 @@ export { Felix, type FelixOptions, type ApplyReport, type RouteFailure, type Fel
 export { computeDesiredState, computeDesiredRoutes, FelixInputError, type DesiredState } from './desired.js';
 export {
   DEFAULT_DEVICE_NAMES, EMPTY_INPUT,
-  type FelixInput, type NodeInfo, type LocalWorkload, type RemoteRoute, type RemoteVtep, type PoolConfig, type EncapMode, type DeviceNames,
+  type FelixInput, type NodeInfo, type LocalWorkload, type RemoteRoute, type RemoteVtep, type PoolConfig, type EncapMode as FelixEncapMode, type DeviceNames,
 } from './input.js';
 export { PODROUTE_PROTOCOL, MAIN_TABLE, describeRoute, sameForwarding, type Route, type NextHop, type RouteType, type RouteClass, type InstalledRoute, type Neighbor } from './model.js';
 export {
