@@ -30,6 +30,8 @@ export interface PeerConfig {
   extendedMessage?: boolean;
   /** Source address of the session (FRR update-source, BIRD source address, GoBGP local-address). */
   localAddress?: string;
+  /** The neighbour is not on a shared segment (BIRD: `multihop`; others: TTL 255 not set here). */
+  multihop?: boolean;
   /** Send a route reflector's clients their routes (iBGP only). */
   routeReflectorClient?: boolean;
 }

@@ -66,6 +66,10 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
       `  hold time ${peer.holdTime ?? defaultTimers.holdTime};`,
       `  keepalive time ${peer.keepaliveTime ?? defaultTimers.keepaliveTime};`,
     ];
+    // BIRD treats iBGP as multihop and resolves next hops recursively through an IGP table
+    // that would need the connected subnet; test peers share a segment, so say so.
+    if (ibgp) p.push(peer.multihop ? '  multihop;' : '  direct;');
+    else if (peer.multihop) p.push('  multihop;');
     if (peer.localAddress) p.push(`  source address ${peer.localAddress};`);
     if (peer.passive) p.push('  passive on;');
     if (peer.fourOctetAs === false) p.push('  enable as4 off;');
@@ -81,9 +85,6 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
       const c: string[] = ['import all', exportFilter];
       if (peer.addPath) c.push(`add paths ${peer.addPath === 'both' ? 'on' : peer.addPath === 'send' ? 'tx' : 'rx'}`);
       if (family === 'ipv4' && peer.extendedNextHop) c.push('extended next hop on');
-      // iBGP next hops on the shared segment: resolve them as directly connected, since
-      // BIRD's recursive lookup would need an IGP table holding the connected subnet.
-      if (ibgp) c.push('gateway direct');
       if (family === 'ipv6' && !peer.address.includes(':')) {
         if (!config.nextHopV6) throw new UnsupportedConfigError('bird', 'nextHopV6', `is needed for ipv6 on the IPv4 session with ${peer.address}`);
         c.push(`next hop address ${config.nextHopV6}`);
@@ -147,7 +148,7 @@ export class Bird {
 
   /** One birdc command; returns its text without the "BIRD x.y ready." banner. */
   async birdc(command: string): Promise<string> {
-    const out = await this.ns.run(['birdc', '-s', this.socket, ...command.split(' ')]);
+    const out = await this.ns.run(['birdc', '-s', this.socket, command]);
     return out.replace(/^BIRD [^\n]* ready\.\n/, '');
   }
 
@@ -177,6 +178,22 @@ export class Bird {
       if (index && route.from === undefined) route.from = this.config.peers[Number(index[1])]?.address;
     }
     return routes;
+  }
+
+  /** `disable <protocol> ["message"]`: BIRD sends a Cease with the RFC 8203 communication. */
+  async disable(protocol: string, message?: string): Promise<void> {
+    await this.birdc(`disable ${protocol}${message === undefined ? '' : ` ${JSON.stringify(message)}`}`);
+  }
+
+  async enable(protocol: string): Promise<void> {
+    await this.birdc(`enable ${protocol}`);
+  }
+
+  /** The BGP protocol name for the session with `address`. */
+  protocolFor(address: string): string {
+    const index = this.config.peers.findIndex((p) => p.address === address);
+    if (index < 0) throw new Error(`bird ${this.ns.shortName}: no peer ${address}`);
+    return birdProtocolName(index);
   }
 
   async stop(): Promise<void> {

@@ -162,6 +162,20 @@ export class Frr {
     return this.vtysh('configure terminal', `router bgp ${this.config.asn}`, ...commands);
   }
 
+  /** Originates a prefix (`network`), in the family its address says. */
+  async announce(prefix: string): Promise<void> {
+    await this.configureBgp(`address-family ${familyOfPrefix(prefix)} unicast`, `network ${prefix}`);
+  }
+
+  async withdraw(prefix: string): Promise<void> {
+    await this.configureBgp(`address-family ${familyOfPrefix(prefix)} unicast`, `no network ${prefix}`);
+  }
+
+  /** Administrative shutdown of one session: a Cease with an RFC 8203 communication when given. */
+  async shutdownNeighbor(address: string, message?: string): Promise<void> {
+    await this.configureBgp(`neighbor ${address} shutdown${message === undefined ? '' : ` message ${message}`}`);
+  }
+
   summary(family: Family = 'ipv4'): Promise<FrrSummary> {
     return this.json<FrrSummary>(`show bgp ${family} unicast summary json`);
   }

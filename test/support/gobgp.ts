@@ -130,6 +130,16 @@ export class Gobgp {
     return familyOfPrefix(normalizeNetwork(network).prefix) === 'ipv6' ? this.config.nextHopV6 : undefined;
   }
 
+  /** Administrative shutdown of one session, with an RFC 8203 communication when given. */
+  async disableNeighbor(address: string, reason?: string): Promise<void> {
+    await this.cli('neighbor', address, 'disable', ...(reason === undefined ? [] : ['--reason', reason]));
+  }
+
+  /** Asks the neighbour to send its routes again (ROUTE-REFRESH). */
+  async softResetIn(address: string, family: Family = 'ipv4'): Promise<void> {
+    await this.cli('neighbor', address, 'softresetin', '-a', family);
+  }
+
   neighbors(): Promise<GobgpNeighbor[]> {
     return this.json<GobgpNeighbor[] | null>('neighbor').then((list) => list ?? []);
   }
