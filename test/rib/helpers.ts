@@ -1,0 +1,69 @@
+// Builders for RIB tests: UPDATEs as the codec would hand them over, and peers.
+import type { AsPathSegment, BgpMessage, CodecOptions, Nlri, PathAttributes, UpdateMessage } from '../../bgp/codec/index.js';
+import { decodeMessage } from '../../bgp/codec/index.js';
+import type { AdjRibOut } from '../../bgp/rib/index.js';
+
+export const seq = (...asns: number[]): AsPathSegment[] => [{ type: 'sequence', asns }];
+
+export function v4Update(prefixes: Array<string | Nlri>, attributes: PathAttributes = {}, withdrawn: Array<string | Nlri> = []): UpdateMessage {
+  const nlri = prefixes.map((p) => (typeof p === 'string' ? { prefix: p } : p));
+  const attrs: PathAttributes = nlri.length > 0 ? { origin: 'igp', asPath: seq(65001), nextHop: '192.0.2.1', ...attributes } : attributes;
+  return { type: 'update', withdrawn: withdrawn.map((p) => (typeof p === 'string' ? { prefix: p } : p)), attributes: attrs, nlri };
+}
+
+export function v6Update(prefixes: Array<string | Nlri>, attributes: PathAttributes = {}, nextHop = '2001:db8::1', linkLocal?: string): UpdateMessage {
+  const nlri = prefixes.map((p) => (typeof p === 'string' ? { prefix: p } : p));
+  return {
+    type: 'update',
+    withdrawn: [],
+    nlri: [],
+    attributes: {
+      origin: 'igp',
+      asPath: seq(65001),
+      ...attributes,
+      mpReach: { afi: 2, safi: 1, nextHop, linkLocalNextHop: linkLocal, nlri },
+    },
+  };
+}
+
+/** Pulls everything the queue has and decodes it. */
+export function drain(out: AdjRibOut, options: CodecOptions = {}, budget = 1 << 20): { raw: Buffer[]; messages: BgpMessage[] } {
+  const raw: Buffer[] = [];
+  for (let i = 0; i < 100000; i++) {
+    const b = out.pull(budget);
+    if (b.length === 0) break;
+    raw.push(...b);
+  }
+  return { raw, messages: raw.map((b) => decodeMessage(b, options)) };
+}
+
+/** The UPDATEs among the messages, End-of-RIB markers left out. */
+export function updatesOf(messages: BgpMessage[]): UpdateMessage[] {
+  return messages.filter((m): m is UpdateMessage => m.type === 'update' && !isEor(m));
+}
+
+export function isEor(m: BgpMessage): boolean {
+  if (m.type !== 'update' || m.nlri.length || m.withdrawn.length) return false;
+  const a = m.attributes;
+  const keys = Object.keys(a).filter((k) => k !== 'wire' && a[k as keyof PathAttributes] !== undefined);
+  return keys.length === 0 || (keys.length === 1 && a.mpUnreach !== undefined && (a.mpUnreach.withdrawn ?? []).length === 0);
+}
+
+/** Every announced prefix (family-agnostic) with its attributes, in arrival order. */
+export function announced(messages: BgpMessage[]): Array<{ prefix: string; pathId?: number; attributes: PathAttributes }> {
+  const out: Array<{ prefix: string; pathId?: number; attributes: PathAttributes }> = [];
+  for (const m of updatesOf(messages)) {
+    for (const n of m.nlri) out.push({ prefix: n.prefix, pathId: n.pathId, attributes: m.attributes });
+    for (const n of m.attributes.mpReach?.nlri ?? []) out.push({ prefix: n.prefix, pathId: n.pathId, attributes: m.attributes });
+  }
+  return out;
+}
+
+export function withdrawnOf(messages: BgpMessage[]): Nlri[] {
+  const out: Nlri[] = [];
+  for (const m of updatesOf(messages)) {
+    out.push(...m.withdrawn);
+    out.push(...(m.attributes.mpUnreach?.withdrawn ?? []));
+  }
+  return out;
+}
