@@ -1,0 +1,80 @@
+// What a peer is configured with, validated with errors that name the field.
+import { isIP } from 'node:net';
+import type { AddressFamily } from '../codec/index.js';
+
+export type AddPathMode = 'receive' | 'send' | 'both';
+
+export interface PeerConfig {
+  /** The peer's address (IPv4 or IPv6). */
+  address: string;
+  /** The peer's AS. */
+  asn: number;
+  /** TCP port to connect to. Default 179. */
+  port?: number;
+  /** Source address for our connections (and the next hop we advertise to eBGP peers). */
+  localAddress?: string;
+  /** Never connect; wait for the peer. */
+  passive?: boolean;
+  /** Hold time we offer: 0 or 3..65535 s. Default 90. */
+  holdTime?: number;
+  /** Keepalive interval when below a third of the negotiated hold time. */
+  keepaliveTime?: number;
+  /** Seconds between connection attempts. Default 120 (as RFC 4271 suggests); labs use 1–5. */
+  connectRetryTime?: number;
+  /** Seconds in Idle after an error before trying again (doubling up to 300 s). Default 5. */
+  idleHoldTime?: number;
+  /** Families to negotiate. Default: IPv4 unicast, and IPv6 unicast when the peer address is IPv6. */
+  families?: AddressFamily[];
+  addPath?: Partial<Record<AddressFamily, AddPathMode>>;
+  /** Send and accept messages up to 65535 octets (RFC 8654). Default true. */
+  extendedMessage?: boolean;
+  /** Advertise graceful restart (RFC 4724), and keep a restarting peer's routes as stale. Default true. */
+  gracefulRestart?: boolean | { restartTime?: number };
+  description?: string;
+}
+
+export interface LocalConfig {
+  asn: number;
+  routerId: string;
+  /** RFC 8203 hostname capability (FQDN, code 73). */
+  hostname?: string;
+  /** Forwarding state is kept across our restarts (the F bit; the node agent keeps kernel routes). */
+  forwardingPreserved?: boolean;
+  /** Set on the first session after we restarted (the R bit). */
+  restarting?: boolean;
+  /** Our restart time in the graceful restart capability. Default 120 s. */
+  restartTime?: number;
+}
+
+export function checkAsn(field: string, asn: unknown): number {
+  if (typeof asn !== 'number' || !Number.isInteger(asn) || asn < 1 || asn > 0xffffffff) {
+    throw new TypeError(`${field}: ${String(asn)} is not an AS number (1..4294967295)`);
+  }
+  return asn;
+}
+
+export function checkPeerConfig(c: PeerConfig): PeerConfig {
+  if (typeof c !== 'object' || c === null) throw new TypeError('peer: a configuration object is required');
+  if (typeof c.address !== 'string' || isIP(c.address) === 0) throw new TypeError(`peer address: "${String(c.address)}" is not an IP address`);
+  checkAsn(`peer ${c.address} asn`, c.asn);
+  if (c.port !== undefined && (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535)) {
+    throw new TypeError(`peer ${c.address} port: ${c.port} is not a TCP port`);
+  }
+  if (c.localAddress !== undefined && isIP(c.localAddress) === 0) {
+    throw new TypeError(`peer ${c.address} localAddress: "${c.localAddress}" is not an IP address`);
+  }
+  if (c.holdTime !== undefined && (!Number.isInteger(c.holdTime) || c.holdTime === 1 || c.holdTime === 2 || c.holdTime < 0 || c.holdTime > 65535)) {
+    throw new TypeError(`peer ${c.address} holdTime: ${c.holdTime} (must be 0 or 3..65535 seconds)`);
+  }
+  for (const f of c.families ?? []) {
+    if (f !== 'ipv4-unicast' && f !== 'ipv6-unicast') throw new TypeError(`peer ${c.address} families: unknown family "${String(f)}"`);
+  }
+  for (const [f, mode] of Object.entries(c.addPath ?? {})) {
+    if (mode !== 'receive' && mode !== 'send' && mode !== 'both') throw new TypeError(`peer ${c.address} addPath.${f}: "${String(mode)}" (receive, send or both)`);
+  }
+  return c;
+}
+
+export function peerFamilies(c: PeerConfig): AddressFamily[] {
+  return c.families ?? (isIP(c.address) === 6 ? ['ipv4-unicast', 'ipv6-unicast'] : ['ipv4-unicast']);
+}

@@ -1,0 +1,138 @@
+// One TCP connection carrying BGP: framing and decoding on the way in, and on the way out
+// control messages written at once while UPDATEs are pulled from a source only as fast as
+// the peer reads them (back-pressure: the socket never holds more than `highWater` octets
+// of UPDATEs, so a KEEPALIVE never waits behind a whole table).
+import type { Socket } from 'node:net';
+import { BgpError, MessageFramer, decodeMessage, encodeMessage, maxMessageLength, type BgpMessage, type CodecOptions } from '../codec/index.js';
+
+export interface ConnectionHandlers {
+  message(m: BgpMessage): void;
+  /** A message that could not be decoded; for UPDATEs under RFC 7606 `error.update` holds what was read. */
+  decodeError(error: BgpError): void;
+  closed(error?: Error): void;
+}
+
+/** Supplies encoded UPDATEs when the socket has room; undefined when there is nothing to send. */
+export type UpdateSource = () => Buffer | undefined;
+
+export class BgpConnection {
+  /** How to decode what arrives: set from the OPENs. */
+  receive: CodecOptions = {};
+  /** How to encode what we send. */
+  send: CodecOptions = {};
+  highWater = 64 * 1024;
+  messagesIn = 0;
+  messagesOut = 0;
+  private readonly framer = new MessageFramer();
+  private source: UpdateSource | undefined;
+  private closed = false;
+  private pumping = false;
+
+  constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.pump());
+    socket.on('error', (e) => this.finish(e));
+    socket.on('close', () => this.finish());
+  }
+
+  get remoteAddress(): string {
+    return normalizeAddress(this.socket.remoteAddress ?? '');
+  }
+
+  get localAddress(): string {
+    return normalizeAddress(this.socket.localAddress ?? '');
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Applies what the OPENs negotiated, including the larger message size (RFC 8654). */
+  negotiate(receive: CodecOptions, send: CodecOptions): void {
+    this.receive = receive;
+    this.send = send;
+    this.framer.maxLength = maxMessageLength(receive);
+  }
+
+  sendMessage(m: BgpMessage): void {
+    this.write(encodeMessage(m, this.send));
+  }
+
+  write(bytes: Buffer): void {
+    if (this.closed) return;
+    this.messagesOut++;
+    this.socket.write(bytes);
+  }
+
+  /** Starts pulling UPDATEs from `source` whenever the socket has room. */
+  setSource(source: UpdateSource | undefined): void {
+    this.source = source;
+    this.pump();
+  }
+
+  /** Call when the source has new UPDATEs to send. */
+  pump(): void {
+    if (this.pumping || this.closed || !this.source) return;
+    this.pumping = true;
+    try {
+      while (!this.closed && this.socket.writableLength < this.highWater) {
+        const next = this.source();
+        if (!next) break;
+        this.write(next);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Closes after what was written has gone out (a NOTIFICATION must reach the peer). */
+  close(): void {
+    if (this.closed) return;
+    this.source = undefined;
+    this.socket.end();
+    // A peer that does not read must not keep the socket open forever.
+    setTimeout(() => this.socket.destroy(), 2000).unref();
+  }
+
+  destroy(): void {
+    this.source = undefined;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    let messages: Buffer[];
+    try {
+      messages = this.framer.push(chunk);
+    } catch (e) {
+      if (e instanceof BgpError) return this.handlers.decodeError(e);
+      throw e;
+    }
+    for (const raw of messages) {
+      if (this.closed) return;
+      this.messagesIn++;
+      let m: BgpMessage;
+      try {
+        m = decodeMessage(raw, this.receive);
+      } catch (e) {
+        if (!(e instanceof BgpError)) throw e;
+        this.handlers.decodeError(e);
+        continue;
+      }
+      this.handlers.message(m);
+    }
+  }
+
+  private finish(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.source = undefined;
+    this.socket.destroy();
+    this.handlers.closed(error);
+  }
+}
+
+/** "::ffff:10.0.0.1" (an IPv4 peer on a dual-stack socket) → "10.0.0.1". */
+export function normalizeAddress(a: string): string {
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
+}

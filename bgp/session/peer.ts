@@ -1,0 +1,475 @@
+// A BGP peer: the FSM of RFC 4271 §8 driven over real connections, with its timers,
+// connection collisions (§6.8), capability negotiation and the events a speaker needs.
+// One FSM runs per TCP connection; a peer has its own (outgoing, unless passive) and, while
+// a collision is being resolved, one for the connection the peer opened.
+import net from 'node:net';
+import { EventEmitter } from 'eventemitter3';
+import {
+  BgpError, CeaseSubcode, ErrorCode, OpenSubcode, endOfRibFamily, findCapability, negotiatedOptions, openAs, shutdownCommunicationData,
+  type AddressFamily, type BgpMessage, type NegotiatedOptions, type OpenMessage, type UpdateMessage,
+} from '../codec/index.js';
+import {
+  FsmTimers, checkPeerOpen, createFsm, notificationEvent, resolveCollision, step,
+  type DownReason, type FsmAction, type FsmEvent, type FsmState, type FsmStateName, type Notification, type PeerOpen,
+} from '../fsm/index.js';
+import { checkPeerConfig, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
+import { BgpConnection, normalizeAddress, type UpdateSource } from './connection.js';
+import { buildOpen } from './open.js';
+
+export interface SessionInfo {
+  remoteOpen: OpenMessage;
+  localOpen: OpenMessage;
+  remoteAs: number;
+  remoteRouterId: string;
+  localAddress: string;
+  remoteAddress: string;
+  holdTime: number;
+  keepaliveTime: number;
+  negotiated: NegotiatedOptions;
+  /** The peer's graceful restart capability, when it sent one. */
+  gracefulRestart?: { restartTime: number; restarting: boolean; families: { family: AddressFamily; forwardingPreserved: boolean }[] };
+  enhancedRouteRefresh: boolean;
+}
+
+export interface SessionDown {
+  reason: DownReason;
+  wasEstablished: boolean;
+  /** A short text for logs and status: what ended the session. */
+  message: string;
+  /**
+   * RFC 4724: the session ended without a NOTIFICATION and the peer does graceful restart, so
+   * its routes stay as stale for up to `restartTime` seconds instead of being withdrawn.
+   */
+  gracefulRestart?: { restartTime: number; families: AddressFamily[] };
+}
+
+export interface PeerEvents {
+  state: [FsmStateName];
+  established: [SessionInfo];
+  down: [SessionDown];
+  /** An UPDATE to apply. `error` is set under RFC 7606 treat-as-withdraw or attribute-discard. */
+  update: [UpdateMessage, BgpError | undefined];
+  endOfRib: [AddressFamily];
+  /** The peer asks for our Adj-RIB-Out again (RFC 2918); subtype 1/2 are BoRR/EoRR (RFC 7313). */
+  routeRefresh: [AddressFamily, number];
+}
+
+const FAMILY_OF: Record<string, AddressFamily> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
+
+function idNumber(id: string): number {
+  const p = id.split('.').map(Number);
+  return ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) >>> 0;
+}
+
+/** One TCP connection and the FSM that runs it. */
+class Attempt {
+  fsm: FsmState;
+  readonly timers: FsmTimers;
+  conn: BgpConnection | undefined;
+  connecting: net.Socket | undefined;
+  remoteOpen: OpenMessage | undefined;
+  localOpen: OpenMessage | undefined;
+  pending: { update: UpdateMessage; error?: BgpError } | undefined;
+  private queue: FsmEvent[] = [];
+  private draining = false;
+  disposed = false;
+
+  constructor(readonly peer: Peer, readonly direction: 'outgoing' | 'incoming', fsm: FsmState) {
+    this.fsm = fsm;
+    this.timers = new FsmTimers((e) => this.dispatch(e));
+  }
+
+  dispatch(event: FsmEvent): void {
+    if (this.disposed) return;
+    this.queue.push(event);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e; e = this.queue.shift()) {
+        const before = this.fsm.state;
+        const r = step(this.fsm, e, performance.now());
+        this.fsm = r.state;
+        for (const a of r.actions) if (!this.timers.apply(a)) this.peer.perform(this, a);
+        if (this.fsm.state !== before) this.peer.stateChanged(this);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.timers.stopAll();
+    this.connecting?.destroy();
+    this.conn?.destroy();
+  }
+}
+
+export class Peer extends EventEmitter<PeerEvents> {
+  readonly config: PeerConfig;
+  private primary: Attempt;
+  private secondary: Attempt | undefined;
+  private established: Attempt | undefined;
+  private source: UpdateSource | undefined;
+  private stopping = false;
+  /** For dynamic neighbours: every AS a peer of the range may have. */
+  private acceptedAsns: number[] | undefined;
+  /** When the current state was entered (ms since the epoch). */
+  since = Date.now();
+  lastError = '';
+  session: SessionInfo | undefined;
+
+  constructor(config: PeerConfig, private local: LocalConfig) {
+    super();
+    this.config = checkPeerConfig(config);
+    this.primary = this.newAttempt(config.passive ? 'incoming' : 'outgoing');
+  }
+
+  get address(): string {
+    return this.config.address;
+  }
+
+  get state(): FsmStateName {
+    return this.established?.fsm.state ?? this.primary.fsm.state;
+  }
+
+  get families(): AddressFamily[] {
+    return peerFamilies(this.config);
+  }
+
+  get isEstablished(): boolean {
+    return this.established !== undefined;
+  }
+
+  /** Messages received and sent over the established connection. */
+  get counters(): { in: number; out: number } {
+    const c = this.established?.conn;
+    return { in: c?.messagesIn ?? 0, out: c?.messagesOut ?? 0 };
+  }
+
+  private newAttempt(direction: 'outgoing' | 'incoming', automaticStart = true): Attempt {
+    const c = this.config;
+    const fsm = createFsm({
+      holdTime: c.holdTime ?? 90,
+      keepaliveTime: c.keepaliveTime ?? null,
+      connectRetryTime: c.connectRetryTime ?? 120,
+      idleHoldTime: c.idleHoldTime ?? 5,
+      maxIdleHoldTime: Math.max(300, c.idleHoldTime ?? 5),
+      allowAutomaticStart: automaticStart,
+    });
+    return new Attempt(this, direction, fsm);
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.primary.dispatch({ type: this.config.passive ? 'ManualStart_with_PassiveTcpEstablishment' : 'ManualStart' });
+  }
+
+  /**
+   * Stops the session with a Cease (default 6/2 Administrative Shutdown, with an RFC 8203
+   * communication when `message` is given) and does not reconnect.
+   */
+  stop(options: { subcode?: number; message?: string } = {}): void {
+    this.stopping = true;
+    const subcode = options.subcode ?? CeaseSubcode.ADMINISTRATIVE_SHUTDOWN;
+    const data = options.message !== undefined ? shutdownCommunicationData(options.message) : undefined;
+    for (const a of [this.secondary, this.primary]) a?.dispatch({ type: 'ManualStop', subcode, data });
+    this.secondary?.dispose();
+    this.secondary = undefined;
+  }
+
+  /** Accept any of these ASes in the peer's OPEN (dynamic neighbours with several). */
+  setAcceptedAsns(asns: number[]): void {
+    this.acceptedAsns = asns;
+  }
+
+  /** Releases everything at once (timers, sockets): after stop(), or when the speaker closes. */
+  dispose(): void {
+    this.primary.dispose();
+    this.secondary?.dispose();
+  }
+
+  /** Where UPDATEs to send come from while the session is up (pulled as the socket drains). */
+  setUpdateSource(source: UpdateSource | undefined): void {
+    this.source = source;
+    this.established?.conn?.setSource(source);
+  }
+
+  /** Tells the peer that its update source has more to send. */
+  kick(): void {
+    this.established?.conn?.pump();
+  }
+
+  sendRouteRefresh(family: AddressFamily): void {
+    const afi = family === 'ipv4-unicast' ? 1 : 2;
+    this.established?.conn?.sendMessage({ type: 'route-refresh', afi, safi: 1, subtype: 0 });
+  }
+
+  /** A connection the speaker accepted from this peer's address. Returns false when refused. */
+  acceptIncoming(socket: net.Socket): boolean {
+    if (this.stopping) return false;
+    const p = this.primary;
+    if (p.fsm.state === 'Idle' && !p.connecting && !p.conn && this.config.passive) {
+      // A passive peer waiting in Idle for its IdleHold to end: take the connection now.
+      p.dispatch({ type: 'ManualStart_with_PassiveTcpEstablishment' });
+    }
+    if (p.fsm.state === 'Connect' || p.fsm.state === 'Active') {
+      p.connecting?.destroy();
+      p.connecting = undefined;
+      this.attach(p, socket);
+      p.dispatch({ type: 'TcpConnectionConfirmed' });
+      return true;
+    }
+    if (this.established) {
+      if (this.session?.gracefulRestart) {
+        // RFC 4724 §4.2: a restarting peer reconnects before our hold timer noticed; the old
+        // session is gone, its routes become stale, and the new connection carries on.
+        this.established.dispatch({ type: 'TcpConnectionFails' });
+        return this.acceptIncoming(socket);
+      }
+      return false;
+    }
+    if (this.secondary) this.secondary.dispose();
+    const s = this.newAttempt('incoming', false);
+    this.secondary = s;
+    this.attach(s, socket);
+    s.dispatch({ type: 'ManualStart_with_PassiveTcpEstablishment' });
+    s.dispatch({ type: 'TcpConnectionConfirmed' });
+    return true;
+  }
+
+  private attach(a: Attempt, socket: net.Socket): void {
+    const conn = new BgpConnection(socket, {
+      message: (m) => this.onMessage(a, conn, m),
+      decodeError: (e) => this.onDecodeError(a, conn, e),
+      closed: (err) => {
+        if (a.conn !== conn) return;
+        if (err) this.lastError = err.message;
+        a.dispatch({ type: 'TcpConnectionFails' });
+      },
+    });
+    a.conn = conn;
+  }
+
+  private connect(a: Attempt): void {
+    const socket = net.connect({ host: this.config.address, port: this.config.port ?? 179, localAddress: this.config.localAddress });
+    a.connecting = socket;
+    const fail = (e: Error) => {
+      if (a.connecting !== socket) return;
+      a.connecting = undefined;
+      this.lastError = e.message;
+      socket.destroy();
+      a.dispatch({ type: 'TcpConnectionFails' });
+    };
+    socket.once('error', fail);
+    socket.once('connect', () => {
+      if (a.connecting !== socket) return socket.destroy();
+      socket.off('error', fail);
+      a.connecting = undefined;
+      this.attach(a, socket);
+      a.dispatch({ type: 'Tcp_CR_Acked' });
+    });
+  }
+
+  /** Carries out one FSM action (called by the Attempt). */
+  perform(a: Attempt, action: FsmAction): void {
+    switch (action.type) {
+      case 'connect':
+        if (a === this.primary && !this.config.passive) this.connect(a);
+        return;
+      case 'dropTcp':
+        a.connecting?.destroy();
+        a.connecting = undefined;
+        a.conn?.close();
+        a.conn = undefined;
+        return;
+      case 'sendOpen':
+        a.localOpen = buildOpen(this.local, this.config, action.holdTime);
+        a.conn?.sendMessage(a.localOpen);
+        return;
+      case 'sendKeepalive':
+        a.conn?.sendMessage({ type: 'keepalive' });
+        return;
+      case 'sendNotification':
+        this.lastError = `sent NOTIFICATION ${action.notification.code}/${action.notification.subcode}`;
+        a.conn?.sendMessage({ type: 'notification', code: action.notification.code, subcode: action.notification.subcode, data: Buffer.from(action.notification.data ?? []) });
+        return;
+      case 'processUpdate': {
+        const p = a.pending;
+        a.pending = undefined;
+        if (!p || a !== this.established) return;
+        const eor = p.error ? undefined : endOfRibFamily(p.update);
+        if (eor) this.emit('endOfRib', eor);
+        else this.emit('update', p.update, p.error);
+        return;
+      }
+      case 'deleteRoutes':
+      case 'releaseResources':
+        return;
+      case 'established':
+        return this.onEstablished(a, action.holdTime, action.keepaliveTime);
+      case 'sessionDown':
+        return this.onSessionDown(a, action.reason, action.wasEstablished);
+    }
+  }
+
+  stateChanged(a: Attempt): void {
+    if (a === this.primary || a === this.established) {
+      this.since = Date.now();
+      this.emit('state', a.fsm.state);
+    }
+  }
+
+  private onMessage(a: Attempt, conn: BgpConnection, m: BgpMessage): void {
+    if (a.conn !== conn) return;
+    switch (m.type) {
+      case 'open':
+        return this.onOpen(a, conn, m);
+      case 'update':
+        a.pending = { update: m };
+        return a.dispatch({ type: 'UpdateMsg' });
+      case 'keepalive':
+        return a.dispatch({ type: 'KeepAliveMsg' });
+      case 'notification': {
+        const comm = m.shutdownCommunication ? ` "${m.shutdownCommunication}"` : '';
+        this.lastError = `received NOTIFICATION ${m.code}/${m.subcode}${comm}`;
+        return a.dispatch(notificationEvent({ code: m.code, subcode: m.subcode, data: m.data }));
+      }
+      case 'route-refresh': {
+        const family = FAMILY_OF[`${m.afi}/${m.safi}`];
+        // RFC 7313 §5: unknown subtypes are ignored; so are families we did not agree on.
+        if (a === this.established && family && m.subtype <= 2 && this.session?.negotiated.families.includes(family)) {
+          this.emit('routeRefresh', family, m.subtype);
+        }
+        return;
+      }
+    }
+  }
+
+  private onDecodeError(a: Attempt, conn: BgpConnection, e: BgpError): void {
+    if (a.conn !== conn) return;
+    this.lastError = e.message;
+    const notification: Notification = { code: e.code, subcode: e.subcode, data: e.data };
+    if (e.code === ErrorCode.MESSAGE_HEADER) return a.dispatch({ type: 'BGPHeaderErr', notification });
+    if (e.code === ErrorCode.OPEN_MESSAGE) return a.dispatch({ type: 'BGPOpenMsgErr', notification });
+    if (e.action !== 'session-reset' && e.update) {
+      // RFC 7606: the session stays up; the RIB withdraws or uses what could be read.
+      a.pending = { update: e.update, error: e };
+      return a.dispatch({ type: 'UpdateMsg' });
+    }
+    a.dispatch({ type: 'UpdateMsgErr', notification });
+  }
+
+  private onOpen(a: Attempt, conn: BgpConnection, open: OpenMessage): void {
+    const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: idNumber(open.bgpId) };
+    const bad = checkPeerOpen(peerOpen, { localAs: this.local.asn, localBgpId: idNumber(this.local.routerId), peerAs: this.acceptedAsns ?? this.config.asn });
+    if (bad) {
+      this.lastError = `OPEN refused: ${bad.code}/${bad.subcode} (peer AS ${peerOpen.asNumber}, id ${open.bgpId})`;
+      return a.dispatch({ type: 'BGPOpenMsgErr', notification: bad });
+    }
+    const local = a.localOpen ?? buildOpen(this.local, this.config, this.config.holdTime ?? 90);
+    const negotiated = negotiatedOptions(local, open);
+    if (negotiated.families.length === 0) {
+      this.lastError = 'no address family in common with the peer';
+      return a.dispatch({ type: 'BGPOpenMsgErr', notification: { code: ErrorCode.OPEN_MESSAGE, subcode: OpenSubcode.UNSUPPORTED_CAPABILITY } });
+    }
+    // The other connection to this peer, if any, collides with this one (§6.8).
+    const other = a === this.primary ? this.secondary : this.primary;
+    if (other && other.conn && !other.disposed) {
+      const outcome = resolveCollision({
+        localBgpId: idNumber(this.local.routerId),
+        remoteBgpId: peerOpen.bgpIdentifier,
+        localAs: this.local.asn,
+        remoteAs: peerOpen.asNumber,
+        existing: { direction: other.direction, state: other.fsm.state },
+        newDirection: a.direction,
+      });
+      if (outcome === 'dumpNew') return this.dump(a);
+      if (outcome === 'dumpExisting') this.dump(other);
+    }
+    a.remoteOpen = open;
+    conn.negotiate(negotiated.receive, negotiated.send);
+    a.dispatch({ type: 'BGPOpen', open: peerOpen });
+  }
+
+  /** Drops the losing connection of a collision with Cease 6/7. */
+  private dump(loser: Attempt): void {
+    loser.dispatch({ type: 'OpenCollisionDump' });
+    if (loser === this.secondary) {
+      loser.dispose();
+      this.secondary = undefined;
+    } else {
+      // Our own connection lost: the peer's connection takes its place as the primary.
+      const winner = this.secondary!;
+      this.secondary = undefined;
+      loser.dispose();
+      this.primary = winner;
+    }
+  }
+
+  private onEstablished(a: Attempt, holdTime: number, keepaliveTime: number): void {
+    if (a !== this.primary) {
+      // An incoming connection that reached Established wins over our still-pending one.
+      this.primary.dispose();
+      this.primary = a;
+      this.secondary = undefined;
+    }
+    this.established = a;
+    const remote = a.remoteOpen!;
+    const local = a.localOpen!;
+    const conn = a.conn!;
+    const gr = findCapability(remote, 'graceful-restart');
+    this.session = {
+      remoteOpen: remote,
+      localOpen: local,
+      remoteAs: openAs(remote),
+      remoteRouterId: remote.bgpId,
+      localAddress: conn.localAddress,
+      remoteAddress: normalizeAddress(conn.remoteAddress),
+      holdTime,
+      keepaliveTime,
+      negotiated: negotiatedOptions(local, remote),
+      gracefulRestart: gr && this.config.gracefulRestart !== false
+        ? {
+            restartTime: gr.restartTime,
+            restarting: (gr.restartFlags & 0x8) !== 0,
+            families: gr.families.flatMap((f) => {
+              const family = FAMILY_OF[`${f.afi}/${f.safi}`];
+              return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0 }] : [];
+            }),
+          }
+        : undefined,
+      enhancedRouteRefresh: findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
+    };
+    this.lastError = '';
+    this.emit('established', this.session);
+    conn.setSource(this.source);
+  }
+
+  private onSessionDown(a: Attempt, reason: DownReason, wasEstablished: boolean): void {
+    const message = describe(reason) || this.lastError;
+    if (message) this.lastError = message;
+    if (a === this.secondary) {
+      a.dispose();
+      this.secondary = undefined;
+      return;
+    }
+    if (a !== this.established) return;
+    this.established = undefined;
+    const session = this.session;
+    this.session = undefined;
+    let gracefulRestart: SessionDown['gracefulRestart'];
+    // RFC 4724 §4.2: only a session that ends without a NOTIFICATION keeps its routes.
+    if (wasEstablished && session?.gracefulRestart && !reason.sent && !reason.received && !this.stopping) {
+      gracefulRestart = { restartTime: session.gracefulRestart.restartTime, families: session.gracefulRestart.families.map((f) => f.family) };
+    }
+    this.emit('down', { reason, wasEstablished, message, gracefulRestart });
+  }
+}
+
+function describe(r: DownReason): string {
+  const n = r.sent ?? r.received;
+  if (!n) return `${r.event} in ${r.from}`;
+  const comm = n.data && n.data.length > 1 && n.code === 6 && (n.subcode === 2 || n.subcode === 4) ? ` "${Buffer.from(n.data).subarray(1).toString('utf8')}"` : '';
+  return `${r.sent ? 'sent' : 'received'} NOTIFICATION ${n.code}/${n.subcode}${comm} (${r.event} in ${r.from})`;
+}

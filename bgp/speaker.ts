@@ -1,0 +1,372 @@
+// BgpSpeaker: many peers, one RIB. It listens for and opens sessions, feeds what peers send
+// into the RIB, feeds the RIB's Adj-RIB-Outs back to the peers as their sockets drain, and
+// keeps a restarting peer's routes as stale (RFC 4724 helper).
+import net from 'node:net';
+import { EventEmitter } from 'eventemitter3';
+import { parsePrefix, type AddressFamily, type BgpError, type UpdateMessage } from './codec/index.js';
+import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
+import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
+import { normalizeAddress } from './session/connection.js';
+import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
+
+export interface SpeakerOptions {
+  asn: number;
+  routerId: string;
+  /** Where to accept sessions: a port (all addresses), an address and port, or false. Default port 179. */
+  listen?: false | number | { host?: string; port: number };
+  hostname?: string;
+  /** RIB options: multipath, default LOCAL_PREF, MED comparison, cluster ID and reflection. */
+  rib?: Omit<RibOptions, 'localAs' | 'routerId'>;
+  /** Seconds a re-established peer's stale routes wait for its End-of-RIB. Default 360 (as FRR). */
+  stalePathTime?: number;
+  /** The R and F bits of our graceful restart capability (a node agent that kept its routes). */
+  restarting?: boolean;
+  forwardingPreserved?: boolean;
+  restartTime?: number;
+}
+
+/** A peer's configuration: the session's, plus what the RIB applies to its routes. */
+export interface NeighborConfig extends PeerConfig {
+  importPolicy?: Policy;
+  exportPolicy?: Policy;
+  /** Next hop self towards this iBGP peer. */
+  nextHopSelf?: boolean;
+  routeReflectorClient?: boolean;
+  /** Our global IPv6 address for next-hop-self of IPv6 routes over an IPv4 session. */
+  localAddressV6?: string;
+}
+
+/** Peers from a range that connect to us (FRR's `bgp listen range`): created on accept, removed when down. */
+export interface DynamicNeighbors extends Omit<NeighborConfig, 'address' | 'asn'> {
+  range: string;
+  /** Accepted AS numbers; one number for all. */
+  asn: number | number[];
+}
+
+export interface PeerStatus {
+  address: string;
+  asn: number;
+  type: 'ebgp' | 'ibgp';
+  state: string;
+  /** When the current state began (ms since the epoch). */
+  since: number;
+  routerId?: string;
+  families: AddressFamily[];
+  prefixesReceived: number;
+  prefixesSent: number;
+  messagesIn: number;
+  messagesOut: number;
+  lastError: string;
+  dynamic: boolean;
+  description?: string;
+}
+
+export interface SpeakerEvents {
+  peerUp: [string, SessionInfo];
+  peerDown: [string, SessionDown];
+  peerState: [string, string];
+  /** Best paths changed in the Loc-RIB. */
+  bestPaths: [BestPathChange[]];
+  endOfRib: [string, AddressFamily];
+  /** A malformed UPDATE handled by RFC 7606 (the session stayed up). */
+  updateError: [string, BgpError];
+}
+
+interface Neighbor {
+  config: NeighborConfig;
+  peer: Peer;
+  rib: RibPeer | undefined;
+  dynamic: boolean;
+  /** Families whose routes are stale, waiting for End-of-RIB or the timer. */
+  stale: Set<AddressFamily>;
+  staleTimer: NodeJS.Timeout | undefined;
+}
+
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
+  readonly rib: Rib;
+  private readonly local: LocalConfig;
+  private readonly neighbors = new Map<string, Neighbor>();
+  private readonly dynamic: { range: { bytes: Buffer; length: number; ipv6: boolean }; config: DynamicNeighbors }[] = [];
+  private server: net.Server | undefined;
+  private kickScheduled = false;
+  private readonly toKick = new Set<Peer>();
+
+  constructor(private readonly options: SpeakerOptions) {
+    super();
+    checkAsn('asn', options.asn);
+    this.local = {
+      asn: options.asn,
+      routerId: options.routerId,
+      hostname: options.hostname,
+      restarting: options.restarting,
+      forwardingPreserved: options.forwardingPreserved,
+      restartTime: options.restartTime,
+    };
+    this.rib = new Rib({ ...options.rib, localAs: options.asn, routerId: options.routerId });
+  }
+
+  get asn(): number {
+    return this.options.asn;
+  }
+
+  get routerId(): string {
+    return this.options.routerId;
+  }
+
+  /** Starts listening (unless `listen: false`). Resolves with the port bound. */
+  async start(): Promise<number | undefined> {
+    const l = this.options.listen ?? 179;
+    if (l === false) return undefined;
+    const { host, port } = typeof l === 'number' ? { host: undefined, port: l } : l;
+    const server = net.createServer((socket) => this.onIncoming(socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return (server.address() as net.AddressInfo).port;
+  }
+
+  /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
+  async stop(message = 'shutting down'): Promise<void> {
+    for (const n of this.neighbors.values()) n.peer.stop({ message });
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    // Give the NOTIFICATIONs a moment to leave before the sockets go.
+    await new Promise((r) => setTimeout(r, 50));
+    for (const n of this.neighbors.values()) this.forget(n);
+    this.neighbors.clear();
+  }
+
+  addPeer(config: NeighborConfig): void {
+    checkPeerConfig(config);
+    const key = normalizeAddress(config.address);
+    if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
+    const n = this.createNeighbor(config, false);
+    n.peer.start();
+  }
+
+  /** Stops the session (Cease 6/3 Peer De-configured) and forgets the peer and its routes. */
+  removePeer(address: string): void {
+    const n = this.neighbors.get(normalizeAddress(address));
+    if (!n) throw new TypeError(`peer ${address}: not configured`);
+    n.peer.stop({ subcode: 3 });
+    this.neighbors.delete(normalizeAddress(address));
+    setTimeout(() => this.forget(n), 50).unref();
+  }
+
+  /** Accepts sessions from any address in a range (FRR's `bgp listen range`). */
+  addDynamicNeighbors(d: DynamicNeighbors): void {
+    let range;
+    try {
+      range = parsePrefix(d.range);
+    } catch (e) {
+      throw new TypeError(`dynamic neighbors range: ${(e as Error).message}`);
+    }
+    for (const asn of Array.isArray(d.asn) ? d.asn : [d.asn]) checkAsn('dynamic neighbors asn', asn);
+    this.dynamic.push({ range, config: d });
+  }
+
+  originate(prefix: string, options?: OriginateOptions): void {
+    this.publish(this.rib.originate(prefix, options));
+  }
+
+  withdraw(prefix: string): void {
+    this.publish(this.rib.withdrawOriginated(prefix));
+  }
+
+  /** Best paths of a family (or both). */
+  routes(family?: AddressFamily): RibRoute[] {
+    const families: AddressFamily[] = family ? [family] : ['ipv4-unicast', 'ipv6-unicast'];
+    return families.flatMap((f) => [...this.rib.routes(f)]);
+  }
+
+  lookup(prefix: string): ReturnType<Rib['lookup']> {
+    return this.rib.lookup(prefix);
+  }
+
+  /** Routes a peer sent us (after import policy). */
+  adjRibIn(address: string, family: AddressFamily = 'ipv4-unicast'): RibRoute[] {
+    const n = this.neighbors.get(normalizeAddress(address));
+    return n?.rib ? this.rib.adjRibIn(n.rib, family) : [];
+  }
+
+  /** Asks a peer to send its routes again (ROUTE-REFRESH). */
+  refresh(address: string, family: AddressFamily = 'ipv4-unicast'): void {
+    this.neighbors.get(normalizeAddress(address))?.peer.sendRouteRefresh(family);
+  }
+
+  peerStatus(): PeerStatus[] {
+    return [...this.neighbors.values()].map((n) => {
+      const s = n.peer.session;
+      const c = n.peer.counters;
+      const received = n.rib ? n.rib.stats.routes['ipv4-unicast'] + n.rib.stats.routes['ipv6-unicast'] : 0;
+      const out = n.rib?.out;
+      return {
+        address: n.config.address,
+        asn: n.config.asn,
+        type: n.config.asn === this.options.asn ? 'ibgp' : 'ebgp',
+        state: n.peer.state,
+        since: n.peer.since,
+        routerId: s?.remoteRouterId,
+        families: s?.negotiated.families ?? [],
+        prefixesReceived: received,
+        prefixesSent: out ? out.sentCount('ipv4-unicast') + out.sentCount('ipv6-unicast') : 0,
+        messagesIn: c.in,
+        messagesOut: c.out,
+        lastError: n.peer.lastError,
+        dynamic: n.dynamic,
+        description: n.config.description,
+      };
+    });
+  }
+
+  private createNeighbor(config: NeighborConfig, dynamic: boolean): Neighbor {
+    const peer = new Peer(config, this.local);
+    const n: Neighbor = { config, peer, rib: undefined, dynamic, stale: new Set(), staleTimer: undefined };
+    this.neighbors.set(normalizeAddress(config.address), n);
+    peer.on('state', (s) => this.emit('peerState', config.address, s));
+    peer.on('established', (info) => this.onEstablished(n, info));
+    peer.on('down', (d) => this.onDown(n, d));
+    peer.on('update', (m, e) => this.onUpdate(n, m, e));
+    peer.on('endOfRib', (f) => this.onEndOfRib(n, f));
+    peer.on('routeRefresh', (f, subtype) => {
+      if (subtype === 0 && n.rib?.out) n.rib.out.refresh(f);
+    });
+    return n;
+  }
+
+  private onIncoming(socket: net.Socket): void {
+    const address = normalizeAddress(socket.remoteAddress ?? '');
+    const n = this.neighbors.get(address);
+    if (n) {
+      if (!n.peer.acceptIncoming(socket)) socket.destroy();
+      return;
+    }
+    const d = this.dynamic.find((x) => inRange(address, x.range));
+    if (!d) {
+      socket.destroy();
+      return;
+    }
+    const asns = Array.isArray(d.config.asn) ? d.config.asn : [d.config.asn];
+    const { range: _r, asn: _a, ...template } = d.config;
+    void _r;
+    void _a;
+    // The AS is learned from the OPEN; the first listed is what the peer is checked against
+    // unless the OPEN names another listed one (checked once the OPEN arrives).
+    const config: NeighborConfig = { ...template, address, asn: asns[0], passive: true };
+    const created = this.createNeighbor(config, true);
+    if (asns.length > 1) created.peer.setAcceptedAsns(asns);
+    created.peer.start();
+    if (!created.peer.acceptIncoming(socket)) socket.destroy();
+  }
+
+  private onEstablished(n: Neighbor, info: SessionInfo): void {
+    const ipv6Session = info.localAddress.includes(':');
+    const ribConfig = {
+      address: n.config.address,
+      asn: info.remoteAs,
+      routerId: info.remoteRouterId,
+      localAddress: ipv6Session ? undefined : info.localAddress,
+      localAddressV6: ipv6Session ? info.localAddress : n.config.localAddressV6,
+      families: info.negotiated.families,
+      sendOptions: info.negotiated.send,
+      fourOctetAs: info.negotiated.send.fourOctetAs,
+      importPolicy: n.config.importPolicy,
+      exportPolicy: n.config.exportPolicy,
+      nextHopSelf: n.config.nextHopSelf,
+      routeReflectorClient: n.config.routeReflectorClient,
+      enhancedRouteRefresh: info.enhancedRouteRefresh,
+    };
+    if (n.rib) this.rib.peerUp(n.rib, ribConfig);
+    else n.rib = this.rib.addPeer(ribConfig);
+    const out = n.rib.out!;
+    out.onReady = () => this.scheduleKick(n.peer);
+    let queue: Buffer[] = [];
+    n.peer.setUpdateSource(() => {
+      if (queue.length === 0) queue = out.pull(64 * 1024);
+      return queue.shift();
+    });
+    if (n.stale.size > 0) {
+      // RFC 4724 §4.2: stale routes wait for End-of-RIB, at most the stale path time.
+      clearTimeout(n.staleTimer);
+      n.staleTimer = setTimeout(() => this.sweep(n, [...n.stale]), (this.options.stalePathTime ?? 360) * 1000).unref();
+    }
+    this.emit('peerUp', n.config.address, info);
+  }
+
+  private onDown(n: Neighbor, d: SessionDown): void {
+    n.peer.setUpdateSource(undefined);
+    if (n.rib) {
+      const keepStale = d.gracefulRestart?.families.filter((f) => n.rib!.families.includes(f)) ?? [];
+      this.publish(this.rib.peerDown(n.rib, { keepStale }));
+      for (const f of keepStale) n.stale.add(f);
+      if (keepStale.length > 0) {
+        clearTimeout(n.staleTimer);
+        n.staleTimer = setTimeout(() => this.sweep(n, [...n.stale]), d.gracefulRestart!.restartTime * 1000).unref();
+      }
+    }
+    this.emit('peerDown', n.config.address, d);
+    if (n.dynamic && n.stale.size === 0) {
+      // A dynamic neighbour lives as long as its session (as FRR's listen range).
+      n.peer.stop();
+      this.neighbors.delete(normalizeAddress(n.config.address));
+      this.forget(n);
+    }
+  }
+
+  private onUpdate(n: Neighbor, m: UpdateMessage, error: BgpError | undefined): void {
+    if (!n.rib) return;
+    if (error) this.emit('updateError', n.config.address, error);
+    this.publish(error?.action === 'treat-as-withdraw' ? this.rib.treatAsWithdraw(n.rib, m) : this.rib.update(n.rib, m));
+  }
+
+  private onEndOfRib(n: Neighbor, family: AddressFamily): void {
+    if (n.stale.has(family)) this.sweep(n, [family]);
+    this.emit('endOfRib', n.config.address, family);
+  }
+
+  private sweep(n: Neighbor, families: AddressFamily[]): void {
+    for (const f of families) {
+      n.stale.delete(f);
+      if (n.rib) this.publish(this.rib.sweepStale(n.rib, f));
+    }
+    if (n.stale.size === 0) clearTimeout(n.staleTimer);
+  }
+
+  private forget(n: Neighbor): void {
+    clearTimeout(n.staleTimer);
+    n.peer.dispose();
+    if (n.rib) this.publish(this.rib.removePeer(n.rib));
+    n.rib = undefined;
+  }
+
+  private publish(changes: BestPathChange[]): void {
+    if (changes.length > 0) this.emit('bestPaths', changes);
+  }
+
+  private scheduleKick(peer: Peer): void {
+    this.toKick.add(peer);
+    if (this.kickScheduled) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      const peers = [...this.toKick];
+      this.toKick.clear();
+      for (const p of peers) p.kick();
+    });
+  }
+}
+
+function inRange(address: string, range: { bytes: Buffer; length: number; ipv6: boolean }): boolean {
+  if (net.isIP(address) !== (range.ipv6 ? 6 : 4)) return false;
+  const a = parsePrefix(`${address}/${range.ipv6 ? 128 : 32}`).bytes;
+  const full = range.length >> 3;
+  if (!a.subarray(0, full).equals(range.bytes.subarray(0, full))) return false;
+  const rest = range.length & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return (a[full] & mask) === (range.bytes[full] & mask);
+}
