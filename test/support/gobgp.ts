@@ -132,7 +132,10 @@ export class Gobgp {
 
   /** Administrative shutdown of one session, with an RFC 8203 communication when given. */
   async disableNeighbor(address: string, reason?: string): Promise<void> {
-    await this.cli('neighbor', address, 'disable', ...(reason === undefined ? [] : ['--reason', reason]));
+    // GoBGP 3.10: `disable --reason` sends the Cease with empty data; the deprecated
+    // `shutdown --reason` is the one that puts the communication on the wire.
+    if (reason === undefined) await this.cli('neighbor', address, 'disable');
+    else await this.cli('neighbor', address, 'shutdown', '--reason', reason);
   }
 
   /** Asks the neighbour to send its routes again (ROUTE-REFRESH). */

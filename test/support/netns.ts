@@ -143,6 +143,10 @@ function installSignalHooks(): void {
       process.exit(signal === 'SIGINT' ? 130 : 143);
     });
   }
+  // A run that ends without the after hooks (mocha --exit, a crash) still leaves nothing behind.
+  process.once('exit', () => {
+    for (const lab of liveLabs) lab.destroySync();
+  });
 }
 
 export interface LabOptions {
