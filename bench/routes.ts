@@ -68,12 +68,14 @@ async function main(): Promise<void> {
       made.push(b);
       const dp = new LinuxDataplane({ netns: `/var/run/netns/${b}` });
       const felix = new Felix(dp, { resyncIntervalMs: 0, sysctls: false });
-      felix.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
-      let report = await felix.start();
-      res.fxAdd.push(report.durationMs / 1000);
+      let report!: Awaited<ReturnType<typeof felix.start>>;
+      // Timed from the agent's input: desired-state computation, dump, diff and writes.
+      res.fxAdd.push(await timeAsync(async () => {
+        felix.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
+        report = await felix.start();
+      }));
       if (report.routesCreated !== N || report.failures.length || countRoutes(b) !== N) throw new Error(`felix did not install every route: ${JSON.stringify(report.failures.slice(0, 3))}`);
-      report = await felix.resync();
-      res.fxResync.push(report.durationMs / 1000);
+      res.fxResync.push(await timeAsync(async () => { report = await felix.resync(); }));
       if (report.routesUnchanged !== N) throw new Error('resync saw changes');
       felix.setLocalWorkloads([]);
       let del: Awaited<ReturnType<typeof felix.apply>> | undefined;
