@@ -3,11 +3,11 @@
 // on a timer, per-route failures retried with backoff and reported.
 
 import { EventEmitter } from 'node:events';
-import type { Dataplane, DeviceStatus, SysctlOutcome } from './dataplane.js';
+import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
 import { computeDesiredState, type DesiredState } from './desired.js';
 import { DEFAULT_DEVICE_NAMES, EMPTY_INPUT, type FelixInput, type LocalWorkload, type NodeInfo, type PoolConfig, type RemoteRoute, type RemoteVtep } from './input.js';
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
-import { planNeighbors, planRoutes, type RouteConflict } from './reconcile.js';
+import { indexInstalled, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
 
 export interface FelixOptions {
   /** rtm_protocol of the routes felix owns. Default PODROUTE_PROTOCOL (81). */
@@ -66,10 +66,8 @@ export class Felix extends EventEmitter<FelixEvents> {
   readonly protocol: number;
   private state: FelixInput = EMPTY_INPUT;
   private desiredState: DesiredState = computeDesiredState(EMPTY_INPUT);
-  /** Our routes as last dumped or written, by destination. */
-  private installed = new Map<string, InstalledRoute>();
-  /** Foreign routes at our destinations, from the last dump. */
-  private foreign = new Map<string, InstalledRoute>();
+  /** Routes as last dumped, updated with every successful write since. */
+  private installed: InstalledIndex = { ours: new Map(), extras: [], foreign: new Map() };
   private neighborsInstalled: Neighbor[] = [];
   private readonly failed = new Map<string, RouteFailure>();
   private readonly sysctlDone = new Set<string>();
@@ -180,44 +178,42 @@ export class Felix extends EventEmitter<FelixEvents> {
     const devices = await this.ensureDevices(desired, resync);
     const sysctlFailures = this.opts.sysctls === false ? [] : await this.ensureSysctls(resync);
 
-    if (resync) {
-      const all = await this.dataplane.listRoutes();
-      this.installed = new Map();
-      this.foreign = new Map();
-      for (const r of all) {
-        if (r.protocol === this.protocol) this.installed.set(`${r.dst}|${r.metric}`, r);
-        else this.foreign.set(`${r.dst}|${r.metric}`, r);
-      }
-    }
-    const plan = planRoutes(desired.routes, [...this.installed.values(), ...this.foreign.values()], this.protocol);
+    if (resync) this.installed = indexInstalled(await this.dataplane.listRoutes(), this.protocol);
+    const plan = planRoutes(desired.routes, this.installed, this.protocol);
     const outcomes = await this.dataplane.writeRoutes(plan.writes, this.protocol);
     let created = 0, replaced = 0, deleted = 0;
     const failures: RouteFailure[] = [];
-    const written = new Set<string>();
-    plan.writes.forEach((w, i) => {
-      const o = outcomes[i];
-      const metric = w.metric ?? (w.route.dst.includes(':') ? 1024 : 0);
-      const key = `${w.route.dst}|${metric}`;
-      written.add(w.route.dst);
+    const { ours, extras } = this.installed;
+    for (let i = 0; i < plan.writes.length; i++) {
+      const w = plan.writes[i], o = outcomes[i];
       // ESRCH on a delete: gone already. Trusted after an incremental apply (our record may
       // be old), not after a resync that has just seen the route.
       if (o.ok || (w.op === 'delete' && o.errno === 3 && !resync)) {
-        if (w.op === 'delete') { this.installed.delete(key); deleted++; }
-        else {
-          this.installed.set(key, new Programmed(w.route, this.protocol, metric));
+        if (w.op === 'delete') {
+          if (ours.get(w.route.dst) === w.route) ours.delete(w.route.dst);
+          else {
+            const at = extras.indexOf(w.route as InstalledRoute);
+            if (at >= 0) extras.splice(at, 1);
+          }
+          deleted++;
+        } else {
+          ours.set(w.route.dst, new Programmed(w.route, this.protocol, w.metric ?? defaultMetric(w.route.dst)));
           if (w.op === 'create') created++; else replaced++;
         }
-        this.failed.delete(w.route.dst);
-        return;
+        if (this.failed.size) this.failed.delete(w.route.dst);
+        continue;
       }
       // EEXIST on create: our record was stale or another program got there first: look again.
       if (w.op === 'create' && o.errno === 17) this.needResync = true;
       const f: RouteFailure = { dst: w.route.dst, op: w.op, route: describeRoute(w.route), error: o.error ?? `errno ${o.errno}` };
       this.failed.set(w.route.dst, f);
       failures.push(f);
-    });
-    // Forget failures for routes no longer wanted or written.
-    for (const dst of this.failed.keys()) if (!written.has(dst) && !desired.routes.some((r) => r.dst === dst)) this.failed.delete(dst);
+    }
+    // Forget failures of routes no longer wanted (a failed delete stays until it succeeds).
+    if (this.failed.size) {
+      const wanted = new Set(desired.routes.map((r) => r.dst));
+      for (const [dst, f] of this.failed) if (f.op !== 'delete' && !wanted.has(dst)) this.failed.delete(dst);
+    }
 
     const neighborsWritten = await this.syncNeighbors(desired, resync, failures);
 

@@ -18,13 +18,17 @@ export interface RoutePlan {
   readonly unchanged: number;
 }
 
-/**
- * Plans route writes. Only routes with `protocol` are ever replaced or deleted; a desired
- * route whose destination is held by a foreign route at the default metric is left alone
- * and reported, never overwritten.
- */
-export function planRoutes(desired: readonly Route[], installed: Iterable<InstalledRoute>, protocol: number): RoutePlan {
-  // One of ours per destination (the default-metric one if there); any others are extras.
+/** Installed routes indexed the way planning needs them. */
+export interface InstalledIndex {
+  /** Ours, one per destination (the default-metric one where there are several). */
+  readonly ours: Map<string, InstalledRoute>;
+  /** Further routes of ours at a destination already in `ours` (other metrics): all stale. */
+  readonly extras: InstalledRoute[];
+  /** Routes of other protocols at the default metric, by destination. */
+  readonly foreign: Map<string, InstalledRoute>;
+}
+
+export function indexInstalled(installed: Iterable<InstalledRoute>, protocol: number): InstalledIndex {
   const ours = new Map<string, InstalledRoute>();
   const extras: InstalledRoute[] = [];
   const foreign = new Map<string, InstalledRoute>();
@@ -40,24 +44,39 @@ export function planRoutes(desired: readonly Route[], installed: Iterable<Instal
       foreign.set(r.dst, r);
     }
   }
+  return { ours, extras, foreign };
+}
+
+/**
+ * Plans route writes. Only routes with our protocol are ever replaced or deleted; a desired
+ * route whose destination is held by a foreign route at the default metric is left alone
+ * and reported, never overwritten.
+ */
+export function planRoutes(desired: readonly Route[], installed: InstalledIndex | Iterable<InstalledRoute>, protocol: number): RoutePlan {
+  const index = isIndex(installed) ? installed : indexInstalled(installed, protocol);
+  const left = new Map(index.ours);
   const writes: RouteWrite[] = [];
   const conflicts: RouteConflict[] = [];
   let unchanged = 0;
-  for (const extra of extras) writes.push({ op: 'delete', route: extra, metric: extra.metric });
+  for (const extra of index.extras) writes.push({ op: 'delete', route: extra, metric: extra.metric });
   for (const d of desired) {
-    const keep = ours.get(d.dst);
+    const keep = left.get(d.dst);
     if (keep) {
-      ours.delete(d.dst);
+      left.delete(d.dst);
       if (sameForwarding(keep, d)) unchanged++;
       else writes.push({ op: 'replace', route: d, metric: keep.metric });
       continue;
     }
-    const holder = foreign.get(d.dst);
+    const holder = index.foreign.get(d.dst);
     if (holder) conflicts.push({ dst: d.dst, holder });
     else writes.push({ op: 'create', route: d });
   }
-  for (const r of ours.values()) writes.push({ op: 'delete', route: r, metric: r.metric });
+  for (const r of left.values()) writes.push({ op: 'delete', route: r, metric: r.metric });
   return { writes, conflicts, unchanged };
+}
+
+function isIndex(x: InstalledIndex | Iterable<InstalledRoute>): x is InstalledIndex {
+  return (x as InstalledIndex).ours instanceof Map;
 }
 
 /** Plans neighbour writes on devices felix owns: every permanent entry there is felix's. */
