@@ -1,10 +1,16 @@
 // The `podroute` command line: one subcommand per job.
+import { DATASTORE_COMMANDS, runDatastoreCommand } from '../datastore/index.js';
+import { bgpdCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
 
 const usage = `usage: podroute <command> [arguments]
 
 commands:
-  mrt <file>    print the BGP messages of an MRT dump (gzip or plain) as JSON lines
+  mrt <file>                 print the BGP messages of an MRT dump (gzip or plain) as JSON lines
+  bgpd --config <file>       run a BGP speaker daemon (status, routes: ask a running one)
+  apply|create -f <file>     write resources (YAML, as calicoctl) to the datastore
+  get <kind> [name]          read resources; delete <kind> <name> removes one
+  ipam show [--show-blocks]  IP pools and blocks in use
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -15,10 +21,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-function run(): number {
+async function run(): Promise<number> {
+  if (command !== undefined && (DATASTORE_COMMANDS as readonly string[]).includes(command)) {
+    return runDatastoreCommand([command, ...args], { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
+  }
   switch (command) {
     case 'mrt':
       return mrtCommand(args);
+    case 'bgpd':
+      return bgpdCommand(args);
     case undefined:
     case 'help':
     case '--help':
@@ -30,9 +41,12 @@ function run(): number {
   }
 }
 
-try {
-  process.exitCode = run();
-} catch (e) {
-  process.stderr.write(`podroute: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = 1;
-}
+run().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`podroute: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

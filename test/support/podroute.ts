@@ -1,0 +1,147 @@
+// Our own speaker as an interop peer: `podroute bgpd` run in a namespace from a config
+// rendered from the same RouterConfig the FRR, BIRD and GoBGP runners take, queried through
+// its control socket.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import type { PeerStatus as SpeakerPeerStatus } from '../../bgp/index.js';
+import { callControl, type RouteView } from '../../lib/bgpd/control.js';
+import { defaultTimers, familiesOf, normalizeNetwork, type Family, type PeerStatus, type RibRoute, type RouterConfig } from './bgp-config.js';
+import type { Netns } from './netns.js';
+import type { ManagedProcess } from './process.js';
+import { waitFor } from './wait.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FAMILY = { ipv4: 'ipv4-unicast', ipv6: 'ipv6-unicast' } as const;
+
+/** Extra settings of our speaker that RouterConfig does not carry. */
+export interface PodrouteOptions {
+  name?: string;
+  /** Dynamic neighbours (`bgp listen range`). */
+  dynamicNeighbors?: { range: string; asn: number | number[] }[];
+  /** Fields merged into every peer (e.g. { gracefulRestart: false }). */
+  peerDefaults?: Record<string, unknown>;
+  stalePathTime?: number;
+  multipath?: number;
+}
+
+export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOptions = {}): string {
+  const doc = {
+    asn: config.asn,
+    routerId: config.routerId,
+    hostname: config.hostname,
+    listen: 179,
+    stalePathTime: options.stalePathTime,
+    multipath: options.multipath,
+    peers: config.peers.map((p) => ({
+      address: p.address,
+      asn: p.remoteAs,
+      passive: p.passive,
+      holdTime: p.holdTime ?? defaultTimers.holdTime,
+      keepaliveTime: p.keepaliveTime ?? defaultTimers.keepaliveTime,
+      connectRetryTime: p.connectRetry ?? defaultTimers.connectRetry,
+      idleHoldTime: 1,
+      families: familiesOf(p).map((f) => FAMILY[f]),
+      addPath: p.addPath ? Object.fromEntries(familiesOf(p).map((f) => [FAMILY[f], p.addPath])) : undefined,
+      localAddress: p.localAddress,
+      localAddressV6: config.nextHopV6,
+      extendedMessage: p.extendedMessage,
+      routeReflectorClient: p.routeReflectorClient,
+      gracefulRestart: config.gracefulRestart ? { restartTime: config.gracefulRestart.restartTime } : undefined,
+      ...options.peerDefaults,
+    })),
+    dynamicNeighbors: options.dynamicNeighbors?.map((d) => ({ ...d, holdTime: defaultTimers.holdTime, families: ['ipv4-unicast', 'ipv6-unicast'], ...options.peerDefaults })),
+    networks: (config.networks ?? []).map(normalizeNetwork),
+  };
+  return YAML.stringify(JSON.parse(JSON.stringify(doc)));
+}
+
+function communityText(c: number): string {
+  return `${c >>> 16}:${c & 0xffff}`;
+}
+
+export function toRibRoute(r: RouteView): RibRoute {
+  const a = r.attributes;
+  return {
+    prefix: r.prefix,
+    nextHops: r.linkLocalNextHop ? [r.nextHop, r.linkLocalNextHop] : [r.nextHop],
+    asPath: (a.asPath ?? []).flatMap((s) => s.asns),
+    origin: a.origin ?? 'incomplete',
+    med: a.med,
+    localPref: a.localPref,
+    communities: (a.communities ?? []).map(communityText),
+    largeCommunities: (a.largeCommunities ?? []).map((l) => l.join(':')),
+    best: r.best,
+    from: r.from === 'local' ? undefined : r.from,
+    pathId: r.pathId || undefined,
+  };
+}
+
+export class Podroute {
+  readonly kind = 'podroute';
+  private constructor(
+    readonly ns: Netns,
+    readonly config: RouterConfig,
+    readonly control: string,
+    readonly process: ManagedProcess,
+  ) {}
+
+  static async start(ns: Netns, config: RouterConfig, options: PodrouteOptions = {}): Promise<Podroute> {
+    const name = options.name ?? 'podroute';
+    const file = join(ns.lab.dir, `${ns.shortName}-${name}.yaml`);
+    const control = join(ns.lab.dir, `${ns.shortName}-${name}.sock`);
+    writeFileSync(file, renderPodrouteConfig(config, options));
+    const proc = ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'bgpd', '--config', file, '--control', control], { name, cwd: ROOT });
+    const speaker = new Podroute(ns, config, control, proc);
+    await waitFor(
+      async () => {
+        if (!proc.running) throw new Error(`podroute bgpd exited: ${proc.tail()}`);
+        return speaker.status().then(() => true, () => false);
+      },
+      { what: `podroute ${ns.shortName}: control socket answering`, timeoutMs: 20_000, intervalMs: 100 },
+    );
+    return speaker;
+  }
+
+  status(): Promise<{ asn: number; routerId: string; peers: SpeakerPeerStatus[] }> {
+    return callControl(this.control, 'GET', '/status');
+  }
+
+  async peers(): Promise<PeerStatus[]> {
+    const s = await this.status();
+    return s.peers.map((p) => ({ address: p.address, remoteAs: p.asn, state: p.state, established: p.state === 'Established' }));
+  }
+
+  async paths(family: Family = 'ipv4'): Promise<RouteView[]> {
+    return callControl<RouteView[]>(this.control, 'GET', `/routes?family=${FAMILY[family]}`);
+  }
+
+  async routes(family: Family = 'ipv4'): Promise<RibRoute[]> {
+    return (await this.paths(family)).map(toRibRoute);
+  }
+
+  originate(prefix: string, network: Record<string, unknown> = {}): Promise<unknown> {
+    return callControl(this.control, 'POST', '/originate', { prefix, ...network });
+  }
+
+  withdraw(prefix: string): Promise<unknown> {
+    return callControl(this.control, 'POST', '/withdraw', { prefix });
+  }
+
+  refresh(address: string, family: Family = 'ipv4'): Promise<unknown> {
+    return callControl(this.control, 'POST', '/refresh', { address, family: FAMILY[family] });
+  }
+
+  /** A clean stop: every peer gets a Cease with this communication. */
+  async stop(message = 'test over'): Promise<void> {
+    if (!this.process.running) return;
+    await callControl(this.control, 'POST', '/stop', { message }).catch(() => undefined);
+    await Promise.race([this.process.exited, new Promise((r) => setTimeout(r, 5000))]);
+    if (this.process.running) await this.process.stop();
+  }
+
+  kill(): Promise<void> {
+    return this.process.stop();
+  }
+}
