@@ -136,7 +136,7 @@ describe('rib: Adj-RIB-In', () => {
     assert.equal(a.stats.routes['ipv4-unicast'], 2);
   });
 
-  it('a stale path keeps competing until it is swept; then the other peer's path takes over', () => {
+  it("a stale path keeps competing until it is swept; then the other peer's path takes over", () => {
     const rib = rib0();
     const a = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1' });
     const b = rib.addPeer({ address: '192.0.2.2', asn: 65002, routerId: '1.1.1.2' });
