@@ -138,8 +138,28 @@ export function canonicalCidr(text: string, field = 'cidr'): string {
   return formatCidr(parseCidr(text, field));
 }
 
+/** True for dotted-quad text already in canonical form (no leading zeros): no parse needed. */
+function isCanonicalV4(text: string): boolean {
+  let parts = 0, value = 0, digits = 0, lead = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 0) lead = c === 48;
+      else if (lead) return false;
+      value = value * 10 + (c - 48);
+      if (++digits > 3 || value > 255) return false;
+    } else if (c === 46 && digits > 0 && parts < 3) {
+      parts++;
+      value = 0;
+      digits = 0;
+    } else return false;
+  }
+  return parts === 3 && digits > 0;
+}
+
 /** The host prefix (/32 or /128) of an address given with or without a prefix length. */
 export function hostPrefix(text: string, field = 'address'): string {
+  if (typeof text === 'string' && isCanonicalV4(text)) return `${text}/32`;
   const slash = text.indexOf('/');
   const addr = parseAddress(slash < 0 ? text : text.slice(0, slash), field);
   if (slash >= 0) {

@@ -105,8 +105,12 @@ export function readRoute(buf: Buffer, start: number, end: number, ifname: (inde
   let metric = 0, oif = -1;
   let gateway: string | undefined;
   let multipath: NextHop[] | undefined;
-  forEachAttr(buf, o + 12, end, (t, a, b) => {
-    switch (t) {
+  // A plain loop, not forEachAttr: a resync reads every route of the table.
+  for (let at = o + 12; at + 4 <= end; ) {
+    const len = buf.readUInt16LE(at);
+    if (len < 4 || at + len > end) break;
+    const a = at + 4, b = at + len;
+    switch (buf.readUInt16LE(at + 2) & 0x3fff) {
       case RTA_DST: dst = buf.subarray(a, b); break;
       case RTA_TABLE: table = buf.readUInt32LE(a); break;
       case RTA_PRIORITY: metric = buf.readUInt32LE(a); break;
@@ -114,7 +118,8 @@ export function readRoute(buf: Buffer, start: number, end: number, ifname: (inde
       case RTA_GATEWAY: gateway = formatAddress(buf.subarray(a, b)); break;
       case RTA_MULTIPATH: multipath = readMultipath(buf, a, b, ifname); break;
     }
-  });
+    at += (len + 3) & ~3;
+  }
   if (onlyTable !== undefined && table !== onlyTable) return null;
   const prefix = `${formatAddress(dst)}/${dstLen}`;
   let nextHops: NextHop[] = [];

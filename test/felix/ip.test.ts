@@ -25,3 +25,15 @@ describe('felix address text', () => {
     assert.throws(() => hostPrefix('10.1.2.0/24'), /single address/);
   });
 });
+
+describe('felix host prefixes (fast path agrees with the parser)', () => {
+  it('canonical, non-canonical and invalid dotted quads', () => {
+    assert.equal(hostPrefix('0.0.0.0'), '0.0.0.0/32');
+    assert.equal(hostPrefix('10.0.0.1'), '10.0.0.1/32');
+    assert.equal(hostPrefix('255.255.255.255'), '255.255.255.255/32');
+    assert.equal(hostPrefix('10.00.0.1'), '10.0.0.1/32'); // leading zero: parsed, then printed canonically
+    assert.throws(() => hostPrefix('10.0.0.256'), /address/);
+    assert.throws(() => hostPrefix('10.0.0.'), /address/);
+    assert.throws(() => hostPrefix('.10.0.0'), /address/);
+  });
+});
