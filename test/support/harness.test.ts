@@ -80,6 +80,15 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
         daemon.config.peers.map((p) => p.address).sort(),
       );
     }
+    // The daemon-specific views agree with the common one.
+    const summary = await frr.summary('ipv4');
+    assert.equal(summary.peers?.['10.99.0.2']?.state, 'Established');
+    assert.equal((await frr.neighbor('10.99.0.3')).remoteAs, 65003);
+    const protocol = (await bird.protocols()).find((p) => p.name === bird.protocolFor('10.99.0.3'));
+    assert.equal(protocol?.neighborAs, 65003);
+    assert.equal(protocol?.bgpState, 'Established');
+    const neighbor = (await gobgp.neighbors()).find((n) => n.conf?.neighbor_address === '10.99.0.2');
+    assert.equal(neighbor?.conf?.peer_asn, 65002);
   });
 
   // The path each daemon learns straight from the originator: AS path [origin AS], next hop

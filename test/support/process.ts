@@ -90,8 +90,11 @@ export class ManagedProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. Safe to call twice. */
-  async stop(graceMs = 3000, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string> {
+  /**
+   * SIGTERM, then SIGKILL if it has not exited within `graceMs`. Safe to call twice. The exit
+   * status stays available from `exited`.
+   */
+  async stop(graceMs = 3000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     if (this.running) {
       this.signal(signal);
       let timeout: NodeJS.Timeout | undefined;
@@ -108,8 +111,7 @@ export class ManagedProcess {
         }
       }
     }
-    const status = await this.exited;
+    await this.exited;
     if (!this.log.writableEnded) await new Promise<void>((resolve) => this.log.end(resolve));
-    return status;
   }
 }
