@@ -42,7 +42,13 @@ export function serveControl(speaker: BgpSpeaker, socketPath: string, onStop: (m
   const routes: Record<string, Handler> = {
     'GET /status': () => ({ asn: speaker.asn, routerId: speaker.routerId, peers: speaker.peerStatus(), rib: speaker.rib.stats() }),
     'GET /routes': (_b, q) => allPaths(speaker, (q.get('family') as AddressFamily) ?? 'ipv4-unicast'),
-    'POST /originate': (b) => speaker.originate(String(b.prefix), { attributes: networkAttributes(b as unknown as NetworkConfig) }),
+    'POST /originate': (b) => {
+      // One prefix, or many at once (`prefixes`) sharing the same attributes.
+      const attributes = networkAttributes({ ...b, prefix: '' } as unknown as NetworkConfig);
+      const prefixes = Array.isArray(b.prefixes) ? b.prefixes.map(String) : [String(b.prefix)];
+      for (const prefix of prefixes) speaker.originate(prefix, { attributes });
+      return { originated: prefixes.length };
+    },
     'POST /withdraw': (b) => speaker.withdraw(String(b.prefix)),
     'POST /peers': (b) => speaker.addPeer(b as unknown as NeighborConfig),
     'POST /peers/remove': (b) => speaker.removePeer(String(b.address)),
