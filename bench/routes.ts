@@ -45,7 +45,7 @@ const rate = (s: number) => `${Math.round(N / s / 1000)}k routes/s`;
 async function main(): Promise<void> {
   const addrs = addresses(N);
   const file = `/tmp/fxbench-${process.pid}.batch`;
-  const res: Record<string, number[]> = { ipAdd: [], ipReplace: [], ipDump: [], ipDel: [], fxAdd: [], fxResync: [], fxDel: [] };
+  const res: Record<string, number[]> = { ipAdd: [], ipReplace: [], ipDump: [], ipDel: [], fxAdd: [], fxResync: [], fxDel: [], fxAddErrors: [], fxDelErrors: [] };
   const made: string[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -86,6 +86,24 @@ async function main(): Promise<void> {
       dp.close();
       sh(`ip netns del ${b}`);
       made.pop();
+
+      // felix with ackMode 'errors': only the last request of each sendmsg asks for an ack.
+      const c = freshNs(`e${round}`);
+      made.push(c);
+      const dpE = new LinuxDataplane({ netns: `/var/run/netns/${c}`, ackMode: 'errors' });
+      const felixE = new Felix(dpE, { resyncIntervalMs: 0, sysctls: false });
+      res.fxAddErrors.push(await timeAsync(async () => {
+        felixE.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
+        report = await felixE.start();
+      }));
+      if (report.routesCreated !== N || countRoutes(c) !== N) throw new Error('felix (ackMode errors) did not install every route');
+      felixE.setLocalWorkloads([]);
+      res.fxDelErrors.push(await timeAsync(() => felixE.apply()));
+      if (countRoutes(c) !== 0) throw new Error('felix (ackMode errors) did not remove every route');
+      felixE.stop();
+      dpE.close();
+      sh(`ip netns del ${c}`);
+      made.pop();
     }
   } finally {
     for (const ns of made) execFileSync('ip', ['netns', 'del', ns]);
@@ -98,6 +116,8 @@ async function main(): Promise<void> {
   row('resync N unchanged routes', 'ip -batch route replace', median(res.ipReplace), median(res.fxResync));
   row('  (read back only)', 'ip -j route show + parse', median(res.ipDump), median(res.fxResync));
   row('remove N routes', 'ip -batch route del', median(res.ipDel), median(res.fxDel));
+  row('program N, ackMode errors', 'ip -batch route add', median(res.ipAdd), median(res.fxAddErrors));
+  row('remove N, ackMode errors', 'ip -batch route del', median(res.ipDel), median(res.fxDelErrors));
 }
 
 main().catch((e) => {

@@ -1,7 +1,7 @@
 // A rtnetlink socket that sends a whole batch of requests per sendmsg and matches every
 // ack or error back to its request by sequence number.
 
-import { NLMSG_DONE, NLMSG_ERROR, NLMSGERR_ATTR_MSG, NLM_F_ACK_TLVS, NLM_F_CAPPED, NETLINK_ROUTE } from './constants.js';
+import { NLMSG_DONE, NLMSG_ERROR, NLMSGERR_ATTR_MSG, NLM_F_ACK, NLM_F_ACK_TLVS, NLM_F_CAPPED, NETLINK_ROUTE } from './constants.js';
 import { inNetns, loadNative, nativeLoadError, type NetlinkNative } from './native.js';
 import { MessageWriter, forEachAttr } from './writer.js';
 import { errnoName } from './errno.js';
@@ -27,6 +27,12 @@ export interface NetlinkSocketOptions {
   readonly chunkBytes?: number;
   /** Socket buffer size; root may exceed net.core.rmem_max. */
   readonly bufferBytes?: number;
+  /**
+   * 'each': every request carries NLM_F_ACK and gets its own reply. 'errors': only the last
+   * request of each sendmsg asks for an ack; the kernel still answers every failed request
+   * with its error, in order, so the barrier's ack proves all earlier silent ones succeeded.
+   */
+  readonly ackMode?: 'each' | 'errors';
   /** Longest wait for the kernel's first reply to a chunk. */
   readonly replyTimeoutMs?: number;
 }
@@ -39,10 +45,12 @@ export class NetlinkSocket {
   private closed = false;
   private readonly chunkBytes: number;
   private readonly timeout: number;
+  private readonly ackMode: 'each' | 'errors';
 
   private constructor(private readonly n: NetlinkNative, private readonly fd: number, opts: NetlinkSocketOptions) {
     this.chunkBytes = opts.chunkBytes ?? 256 * 1024;
     this.timeout = opts.replyTimeoutMs ?? 5000;
+    this.ackMode = opts.ackMode ?? 'each';
   }
 
   static open(opts: NetlinkSocketOptions = {}): NetlinkSocket {
@@ -76,8 +84,10 @@ export class NetlinkSocket {
       const from = w.starts[first];
       while (last < count && w.starts[last] - from < this.chunkBytes) last++;
       const to = last < count ? w.starts[last] : w.len;
+      const barrier = this.ackMode === 'errors';
+      if (barrier) for (let i = first; i < last - 1; i++) w.buf.writeUInt16LE(w.buf.readUInt16LE(w.starts[i] + 6) & ~NLM_F_ACK, w.starts[i] + 6);
       this.n.send(this.fd, w.buf.subarray(from, to), to - from);
-      let pending = last - first;
+      let pending = barrier ? 1 : last - first;
       while (pending > 0) {
         let got: number;
         try {
@@ -102,7 +112,7 @@ export class NetlinkSocket {
             const idx = this.rx.readUInt32LE(o + 8) - base;
             if (idx >= first && idx < last && errors[idx] === -1) {
               errors[idx] = -this.rx.readInt32LE(o + 16);
-              pending--;
+              if (!barrier || idx === last - 1) pending--;
               const flags = this.rx.readUInt16LE(o + 6);
               if (flags & NLM_F_ACK_TLVS) {
                 const inner = flags & NLM_F_CAPPED ? 16 : this.rx.readUInt32LE(o + 20);
@@ -115,6 +125,8 @@ export class NetlinkSocket {
           o += (len + 3) & ~3;
         }
       }
+      // Requests before the barrier that drew no error succeeded: the kernel answers in order.
+      if (barrier && errors[last - 1] !== -1 && errors[last - 1] !== 110 && errors[last - 1] !== 105) for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = 0;
       first = last;
       if (first < count) await new Promise<void>((r) => setImmediate(r));
     }

@@ -132,6 +132,27 @@ describe('felix on the Linux kernel (rtnetlink, in a network namespace)', functi
     assert.match(sh(`ip -n ${ns} route show 10.65.0.4`), /dev cali3 proto 81 scope link/);
   });
 
+  for (const ackMode of ['each', 'errors'] as const) {
+    it(`ackMode ${ackMode}: each request in one batch gets its own outcome, failures in the middle and at the end`, async () => {
+      dp = new LinuxDataplane({ netns: spaces.path(ns), ackMode, chunkBytes: 200 });
+      const route = (dst: string, dev = 'cali2', gateway?: string) => ({ dst, type: 'unicast' as const, nextHops: [gateway ? { dev, gateway } : { dev }] });
+      const writes = [
+        { op: 'create' as const, route: route('10.80.0.1/32') },
+        { op: 'create' as const, route: route('10.80.0.2/32', 'eth0', '172.16.9.9') }, // gateway not on link
+        { op: 'create' as const, route: route('10.80.0.3/32') },
+        { op: 'create' as const, route: route('10.80.0.1/32') },                        // exists now
+        { op: 'create' as const, route: route('10.80.0.4/32') },
+        { op: 'delete' as const, route: route('10.80.0.9/32'), metric: 0 },             // not there
+      ];
+      const out = await dp.writeRoutes(writes, PODROUTE_PROTOCOL);
+      assert.deepEqual(out.map((o) => o.errno ?? 0), [0, 101, 0, 17, 0, 3]);
+      assert.match(out[1].error!, /Nexthop has invalid gateway/);
+      const del = await dp.writeRoutes(['10.80.0.1/32', '10.80.0.3/32', '10.80.0.4/32'].map((d) => ({ op: 'delete' as const, route: route(d), metric: 0 })), PODROUTE_PROTOCOL);
+      assert.deepEqual(del.map((o) => o.ok), [true, true, true]);
+      assert.equal(sh(`ip -n ${ns} route show root 10.80.0.0/16`), "");
+    });
+  }
+
   it('tunl0: uses the kernel ipip driver where it exists, reports clearly where it does not', async () => {
     const probe = trySh(`ip -n ${ns} link add fxprobe type ipip && ip -n ${ns} link del fxprobe`);
     dp = new LinuxDataplane({ netns: spaces.path(ns) });
