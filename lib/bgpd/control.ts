@@ -38,9 +38,14 @@ export function allPaths(speaker: BgpSpeaker, family: AddressFamily): RouteView[
 
 type Handler = (body: Record<string, unknown>, query: URLSearchParams) => unknown;
 
-export function serveControl(speaker: BgpSpeaker, socketPath: string, onStop: (message?: string) => void): http.Server {
+export function serveControl(
+  speaker: BgpSpeaker,
+  socketPath: string,
+  onStop: (message?: string) => void,
+  extraStatus?: (speaker: BgpSpeaker) => Record<string, unknown>,
+): http.Server {
   const routes: Record<string, Handler> = {
-    'GET /status': () => ({ asn: speaker.asn, routerId: speaker.routerId, peers: speaker.peerStatus(), rib: speaker.rib.stats() }),
+    'GET /status': () => ({ asn: speaker.asn, routerId: speaker.routerId, peers: speaker.peerStatus(), rib: speaker.rib.stats(), ...extraStatus?.(speaker) }),
     'GET /routes': (_b, q) => allPaths(speaker, (q.get('family') as AddressFamily) ?? 'ipv4-unicast'),
     'POST /originate': (b) => {
       // One prefix, or many at once (`prefixes`) sharing the same attributes.

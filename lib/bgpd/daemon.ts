@@ -1,6 +1,6 @@
 // `podroute bgpd`: a BGP speaker as a daemon, from a config file, with a control socket.
 import { BgpSpeaker } from '../../bgp/index.js';
-import { networkAttributes, readBgpdConfig } from './config.js';
+import { networkAttributes, readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
 
 export interface BgpdOptions {
@@ -8,10 +8,14 @@ export interface BgpdOptions {
   control?: string;
   /** Log peer events as JSON lines on stderr. Default true. */
   log?: boolean;
+  /** An already parsed configuration (used instead of reading `config`): the reflector daemon adds its RIB hook to it. */
+  parsed?: BgpdConfig;
+  /** Fields added to the answer of GET /status. */
+  status?: (speaker: BgpSpeaker) => Record<string, unknown>;
 }
 
 export async function runBgpd(options: BgpdOptions): Promise<BgpSpeaker> {
-  const config = readBgpdConfig(options.config);
+  const config = options.parsed ?? readBgpdConfig(options.config);
   const speaker = new BgpSpeaker(config.speaker);
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
@@ -31,7 +35,7 @@ export async function runBgpd(options: BgpdOptions): Promise<BgpSpeaker> {
     control?.close();
     void speaker.stop(message).then(() => process.exit(0));
   };
-  const control = options.control ? serveControl(speaker, options.control, stop) : undefined;
+  const control = options.control ? serveControl(speaker, options.control, stop, options.status) : undefined;
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   log('started', { asn: config.speaker.asn, routerId: config.speaker.routerId, port, peers: config.peers.length });
