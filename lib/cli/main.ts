@@ -2,12 +2,14 @@
 import { DATASTORE_COMMANDS, runDatastoreCommand } from '../datastore/index.js';
 import { bgpdCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
+import { reflectorCommand } from '../../reflector/cli.js';
 
 const usage = `usage: podroute <command> [arguments]
 
 commands:
   mrt <file>                 print the BGP messages of an MRT dump (gzip or plain) as JSON lines
   bgpd --config <file>       run a BGP speaker daemon (status, routes: ask a running one)
+  reflector --config <file>  run a route reflector daemon (status, routes: ask a running one)
   apply|create -f <file>     write resources (YAML, as calicoctl) to the datastore
   get <kind> [name]          read resources; delete <kind> <name> removes one
   ipam show [--show-blocks]  IP pools and blocks in use
@@ -30,6 +32,8 @@ async function run(): Promise<number> {
       return mrtCommand(args);
     case 'bgpd':
       return bgpdCommand(args);
+    case 'reflector':
+      return reflectorCommand(args);
     case undefined:
     case 'help':
     case '--help':
