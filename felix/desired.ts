@@ -80,6 +80,14 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     selfAddrs.add(hostPrefix(text.split('/')[0]));
     subnets.set(fam, c);
   }
+  for (const [field, text, fam] of [['node.vxlanTunnelAddressV4', node.vxlanTunnelAddressV4, 4], ['node.vxlanTunnelAddressV6', node.vxlanTunnelAddressV6, 6], ['node.ipipTunnelAddress', node.ipipTunnelAddress, 4]] as const) {
+    if (text === undefined) continue;
+    const a = wrap(() => parseCidr(text, field, false));
+    if (a.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address`);
+  }
+  for (const [field, mac] of [['node.vxlanTunnelMacV4', node.vxlanTunnelMacV4], ['node.vxlanTunnelMacV6', node.vxlanTunnelMacV6]] as const) {
+    if (mac !== undefined && !macOk(mac)) throw new FelixInputError(field, `${JSON.stringify(mac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
+  }
   const pools = list(input.pools, 'pools').map(parsePool);
   const problems: string[] = [];
   const routes = new Map<string, Route>();

@@ -123,19 +123,26 @@ export class Felix extends EventEmitter<FelixEvents> {
   /** Full resync now, then on the timer. Resolves with the first report. */
   async start(): Promise<ApplyReport> {
     this.running = true;
-    const first = await this.resync();
     const every = this.opts.resyncIntervalMs ?? 90_000;
-    if (every > 0 && this.running) {
-      this.resyncTimer = setInterval(() => void this.resync().catch((e: Error) => this.emit('error', e)), every);
+    if (every > 0 && !this.resyncTimer) {
+      this.resyncTimer = setInterval(() => this.background(this.resync()), every);
       this.resyncTimer.unref();
     }
-    return first;
+    try {
+      return await this.resync();
+    } catch (e) {
+      // The caller hears of it; felix keeps trying on its own.
+      this.needResync = true;
+      this.scheduleRetry();
+      throw e;
+    }
   }
 
   stop(): void {
     this.running = false;
     clearInterval(this.resyncTimer);
     clearTimeout(this.retryTimer);
+    this.resyncTimer = this.retryTimer = undefined;
   }
 
   /** Re-reads the dataplane and repairs every difference. */
@@ -159,7 +166,23 @@ export class Felix extends EventEmitter<FelixEvents> {
     this.dirty = true;
     if (!this.running) return;
     setImmediate(() => {
-      if (this.dirty && this.running) void this.enqueue().catch((e: Error) => this.emit('error', e));
+      if (this.dirty && this.running) this.background(this.enqueue());
+    });
+  }
+
+  /**
+   * Runs started by felix itself (timer, retry, update) must never take the process down: a
+   * dataplane that throws (socket closed, dump refused) is reported as 'error' when someone
+   * listens, else on stderr, and the next attempt re-reads everything.
+   */
+  private background(p: Promise<unknown>): void {
+    p.catch((e: unknown) => {
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.needResync = true;
+      this.dirty = true;
+      if (this.listenerCount('error') > 0) this.emit('error', err);
+      else process.stderr.write(`felix: ${this.dataplane.description}: ${err.message}\n`);
+      this.scheduleRetry();
     });
   }
 
@@ -244,7 +267,7 @@ export class Felix extends EventEmitter<FelixEvents> {
     this.retryDelay = Math.min(delay * 2, 30_000);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.enqueue().catch((e: Error) => this.emit('error', e));
+      this.background(this.enqueue());
     }, delay);
     this.retryTimer.unref();
   }

@@ -172,6 +172,10 @@ describe('felix desired state', () => {
       assert.throws(() => compute({ node: { uplink: 'has space' } }), /node\.uplink/);
       assert.throws(() => compute({ remoteVteps: [{ nodeIp: '10.0.1.6', vtepIp: '10.65.1.0', vtepMac: 'zz' }] }), /remoteVteps\[0\]\.vtepMac/);
       assert.throws(() => compute({ pools: [{ cidr: '10.64.0.0/10', vxlanMode: 'Sometimes' as 'Always' }] }), /pools\[0\]\.vxlanMode/);
+      assert.throws(() => compute({ node: { uplink: 'eth0', vxlanTunnelAddressV4: 'fd00::1' } }), /node\.vxlanTunnelAddressV4: must be an IPv4 address/);
+      assert.throws(() => compute({ node: { uplink: 'eth0', vxlanTunnelMacV4: '66:00' } }), /node\.vxlanTunnelMacV4/);
+      assert.throws(() => compute({ node: { uplink: 'eth0', ipipTunnelAddress: '10.0.0.300' } }), /node\.ipipTunnelAddress/);
+      assert.throws(() => compute({ workloads: 'cali1' as unknown as [] }), /workloads: must be an array/);
     });
   });
 });

@@ -142,3 +142,49 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     assert.equal(r.routesUnchanged, 4);
   });
 });
+
+describe('felix when the dataplane itself fails', () => {
+  class Flaky extends MemoryDataplane {
+    failDumps = 0;
+    override async listRoutes() {
+      if (this.failDumps > 0) {
+        this.failDumps--;
+        throw new Error('dump refused (injected)');
+      }
+      return super.listRoutes();
+    }
+  }
+  let felix: Felix | undefined;
+  afterEach(() => felix?.stop());
+
+  it('start() rejects with the cause, then felix retries on its own and converges', async () => {
+    const dp = new Flaky({ links: ['eth0', 'cali1'] });
+    dp.failDumps = 1;
+    felix = new Felix(dp, { resyncIntervalMs: 0, retryDelayMs: 20 });
+    felix.update(input);
+    await assert.rejects(felix.start(), /dump refused/);
+    const deadline = Date.now() + 5000;
+    while (ours(dp).length < 4 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    assert.equal(ours(dp).length, 4);
+  });
+
+  it('a failing timer resync with no error listener does not crash; it goes to stderr and recovers', async () => {
+    const dp = new Flaky({ links: ['eth0', 'cali1'] });
+    felix = new Felix(dp, { resyncIntervalMs: 30, retryDelayMs: 20 });
+    felix.update(input);
+    await felix.start();
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      dp.failDumps = 2;
+      dp.routes.delete('10.65.0.2/32|0');
+      const deadline = Date.now() + 5000;
+      while (!dp.routes.has('10.65.0.2/32|0') && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.ok(dp.routes.has('10.65.0.2/32|0'), 'repaired after the dump came back');
+    assert.ok(written.some((l) => /felix: in-memory dataplane: dump refused/.test(l)), written.join(''));
+  });
+});
