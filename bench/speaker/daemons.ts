@@ -1,0 +1,136 @@
+// The daemons under test, each started in its own namespace from one RouterConfig with the
+// harness of test/support, with what the runner needs of them: the PIDs to measure and how many
+// prefixes the daemon says it has taken in from the testers.
+import { readFileSync } from 'node:fs';
+import { Bird } from '../../test/support/bird.js';
+import type { RouterConfig } from '../../test/support/bgp-config.js';
+import { Frr } from '../../test/support/frr.js';
+import { Gobgp } from '../../test/support/gobgp.js';
+import type { Netns } from '../../test/support/netns.js';
+import { Podroute } from '../../test/support/podroute.js';
+import { DUT_ADDRESS, MONITOR_ADDRESS, type Topology } from './scenarios.js';
+
+export const DAEMONS = ['podroute', 'bird', 'frr', 'frr-zebra', 'gobgp'] as const;
+export type DaemonKind = (typeof DAEMONS)[number];
+
+export interface DaemonUnderTest {
+  kind: DaemonKind;
+  version: string;
+  /** Every process whose CPU and memory count (bgpd and zebra for FRR). */
+  pids: number[];
+  /** Prefixes the daemon holds from the testers (Adj-RIB-In, after import), summed. */
+  received(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function routerConfig(topo: Topology): RouterConfig {
+  // Long timers: a daemon busy with a million routes must not drop a session over a late keepalive.
+  const timers = { holdTime: 90, keepaliveTime: 30, passive: true };
+  return {
+    routerId: DUT_ADDRESS,
+    asn: topo.dutAs,
+    peers: [
+      ...topo.testers.map((t) => ({ address: t.address, remoteAs: t.asn, routeReflectorClient: topo.ibgp || undefined, ...timers })),
+      { address: MONITOR_ADDRESS, remoteAs: topo.dutAs, routeReflectorClient: topo.ibgp || undefined, ...timers },
+    ],
+  };
+}
+
+const versions: Record<string, string> = {};
+async function versionOf(ns: Netns, kind: DaemonKind): Promise<string> {
+  const argv = { podroute: ['node', '--version'], bird: ['bird', '--version'], frr: ['/usr/lib/frr/bgpd', '--version'], 'frr-zebra': ['/usr/lib/frr/bgpd', '--version'], gobgp: ['gobgpd', '--version'] }[kind];
+  if (versions[kind]) return versions[kind]!;
+  const r = await ns.exec(argv);
+  const text = `${r.stdout}${r.stderr}`.split('\n')[0]!.trim();
+  versions[kind] = kind === 'podroute' ? `podroute (Node ${text})` : text;
+  return versions[kind]!;
+}
+
+export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): Promise<DaemonUnderTest> {
+  const config = routerConfig(topo);
+  const testers = new Set(topo.testers.map((t) => t.address));
+  const version = await versionOf(ns, kind);
+  switch (kind) {
+    case 'podroute': {
+      const d = await Podroute.start(ns, config, { peerDefaults: { gracefulRestart: false } });
+      return {
+        kind, version, pids: [d.process.pid],
+        received: async () => (await d.status()).peers.filter((p) => testers.has(p.address)).reduce((n, p) => n + p.prefixesReceived, 0),
+        stop: () => d.stop('benchmark over'),
+      };
+    }
+    case 'bird': {
+      const d = await Bird.start(ns, config, { kernel: false });
+      return {
+        kind, version, pids: [d.process.pid],
+        received: async () => {
+          let n = 0;
+          for (const p of await d.protocols()) {
+            if (!p.neighborAddress || !testers.has(p.neighborAddress)) continue;
+            for (const line of p.details) {
+              const m = /^Routes:\s+(\d+) imported/.exec(line);
+              if (m) n += Number(m[1]);
+            }
+          }
+          return n;
+        },
+        stop: () => d.stop(),
+      };
+    }
+    case 'frr':
+    case 'frr-zebra': {
+      const d = await Frr.start(ns, config, { zebra: kind === 'frr-zebra' });
+      return {
+        kind, version: kind === 'frr' ? `${version} (bgpd -Z)` : `${version} (bgpd + zebra)`, pids: d.processes.map((p) => p.pid),
+        received: async () => Object.entries((await d.summary('ipv4')).peers ?? {}).reduce((n, [address, p]) => n + (testers.has(address) ? (p.pfxRcd ?? 0) : 0), 0),
+        stop: () => d.stop(),
+      };
+    }
+    case 'gobgp': {
+      const d = await Gobgp.start(ns, config);
+      return {
+        kind, version, pids: [d.process.pid],
+        received: async () => {
+          let n = 0;
+          for (const nb of (await d.neighbors()) as unknown as GobgpNeighborJson[]) {
+            if (!testers.has(nb.conf?.neighbor_address ?? '')) continue;
+            for (const af of nb.afi_safis ?? []) n += af.state?.accepted ?? af.state?.received ?? 0;
+          }
+          return n;
+        },
+        stop: () => d.stop(),
+      };
+    }
+  }
+}
+
+interface GobgpNeighborJson {
+  conf?: { neighbor_address?: string };
+  afi_safis?: { state?: { received?: number; accepted?: number } }[];
+}
+
+/** Resident and peak resident set (VmRSS, VmHWM) in octets, and CPU seconds (user + system). */
+export interface ProcessSample {
+  rss: number;
+  peakRss: number;
+  cpu: number;
+}
+
+const TICKS = 100; // USER_HZ on Linux
+
+export function sampleProcesses(pids: readonly number[]): ProcessSample {
+  const s: ProcessSample = { rss: 0, peakRss: 0, cpu: 0 };
+  for (const pid of pids) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      s.rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+      s.peakRss += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      s.cpu += (Number(fields[11]) + Number(fields[12])) / TICKS;
+    } catch {
+      /* exited: counts nothing */
+    }
+  }
+  return s;
+}

@@ -1,0 +1,65 @@
+// The speaker benchmark: every selected scenario against every selected daemon, one after the
+// other in one run, then a table per scenario with ratios of podroute against each reference.
+//
+//   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
+//        [--json out.json] [--timeout-scale 2]
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { benchOne, type PhaseFigures } from './bench.js';
+import { DAEMONS, type DaemonKind } from './daemons.js';
+import { SCENARIOS, scenarioByName } from './scenarios.js';
+
+const { values } = parseArgs({
+  options: {
+    scenario: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+    daemons: { type: 'string', default: DAEMONS.join(',') },
+    json: { type: 'string' },
+    'timeout-scale': { type: 'string', default: '1' },
+  },
+});
+
+const scenarios = values.scenario!.split(',').map(scenarioByName);
+const daemons = values.daemons!.split(',').map((d) => {
+  if (!(DAEMONS as readonly string[]).includes(d)) throw new Error(`--daemons: unknown daemon ${JSON.stringify(d)}: one of ${DAEMONS.join(', ')}`);
+  return d as DaemonKind;
+});
+// podroute bgpd inherits this: a million paths do not fit Node's default old space.
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=6144`.trim();
+
+const started = new Date();
+const load0 = loadavg();
+const all: PhaseFigures[] = [];
+for (const s of scenarios) {
+  console.error(`scenario ${s.name}: ${s.describe}`);
+  for (const d of daemons) {
+    try {
+      all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), log: (l) => console.error(l) })));
+    } catch (e) {
+      console.error(`  ${d}: FAILED: ${(e as Error).message}`);
+    }
+  }
+}
+
+const fmt = (x: number | undefined, digits = 2) => (x === undefined ? '—' : x.toFixed(digits));
+const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
+
+const lines: string[] = [];
+lines.push(`${started.toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · ${(totalmem() / 2 ** 30).toFixed(1)} GB · load ${load0.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end`);
+const versions = new Map(all.map((f) => [f.daemon, f.version]));
+lines.push(`versions: ${[...versions.values()].join('; ')}`, '');
+lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | peak RSS (MB) | podroute ÷ this: time | podroute ÷ this: peak RSS | load (1 min) |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const s of scenarios) {
+  const rows = all.filter((f) => f.scenario === s.name && f.measured);
+  for (const f of rows) {
+    const ours = rows.find((r) => r.daemon === 'podroute' && r.phase === f.phase);
+    const monitor = f.complete ? fmt(f.monitorSec) : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
+    const name = rows.some((r) => r.phase !== f.phase) || f.phase !== 'announce' ? `${s.name} ${f.phase}` : s.name;
+    lines.push(
+      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
+    );
+  }
+}
+console.log(lines.join('\n'));
+if (values.json) writeFileSync(values.json, JSON.stringify({ started, load: load0, figures: all }, null, 2));

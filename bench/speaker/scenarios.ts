@@ -1,0 +1,222 @@
+// The scenarios: who the testers are, and the pre-encoded bytes each tester sends in each
+// phase, with what the monitor (and the daemon under test) must hold when the phase is over.
+import { fileURLToPath } from 'node:url';
+import { decodeMessage, encodeMessage, type PathAttributes } from '../../bgp/codec/index.js';
+import { readMrtFile } from '../../bgp/mrt/index.js';
+import type { Expectation } from './monitor.js';
+import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Key, withdrawUpdates, type V4Prefix } from './wire.js';
+
+export const DUT_ADDRESS = '10.90.0.1';
+export const MONITOR_ADDRESS = '10.90.0.100';
+export const LINK_PREFIX = 16;
+export const MRT_FILE = fileURLToPath(new URL('../../../shared/data/updates.20190101.0000.gz', import.meta.url));
+
+export interface Tester {
+  address: string;
+  asn: number;
+}
+
+export interface Topology {
+  /** AS of the daemon under test; the monitor is its iBGP peer (same AS). */
+  dutAs: number;
+  testers: Tester[];
+  /** Testers are iBGP route-reflector clients (Calico), not eBGP neighbours. */
+  ibgp: boolean;
+}
+
+export interface PhasePlan {
+  name: string;
+  /** Whether the figures of this phase go into the table (a warm-up phase does not). */
+  measured: boolean;
+  expect: Expectation;
+  /** Prefixes the daemon must hold from the testers at the end, when that is meaningful. */
+  dutReceived?: number;
+  /** Bytes per tester, messages concatenated. */
+  bytes: Buffer[];
+  messages: number;
+  prefixes: number;
+}
+
+export interface Scenario {
+  name: string;
+  describe: string;
+  testers: number;
+  ibgp: boolean;
+  /** Seconds a phase may take before the daemon is declared too slow for it. */
+  timeoutSec: number;
+  /** Builds the phases (in the tester process, before any clock starts). */
+  build(topology: Topology): PhasePlan[];
+}
+
+export function topologyOf(s: Scenario): Topology {
+  const dutAs = s.ibgp ? 64512 : 65000;
+  const testers = Array.from({ length: s.testers }, (_, i) => ({ address: `10.90.0.${11 + i}`, asn: s.ibgp ? dutAs : 65001 + i }));
+  return { dutAs, testers, ibgp: s.ibgp };
+}
+
+// NO_EXPORT keeps the daemon from sending each tester every other tester's routes (it would
+// then be measured as a route server); the monitor, an iBGP neighbour, still gets them all.
+function ebgpAttributes(t: Tester, tag = 0): PathAttributes {
+  const communities = [NO_EXPORT];
+  if (tag) communities.push(((TAG_ASN << 16) | tag) >>> 0);
+  return { origin: 'igp', asPath: [{ type: 'sequence', asns: [t.asn] }], nextHop: t.address, communities };
+}
+
+function phase(name: string, measured: boolean, perTester: Buffer[][], prefixes: number, expect: Expectation, dutReceived?: number): PhasePlan {
+  return {
+    name, measured, expect, dutReceived, prefixes,
+    bytes: perTester.map((m) => Buffer.concat(m)),
+    messages: perTester.reduce((n, m) => n + m.length, 0),
+  };
+}
+
+/** Tester i announces its own `count` /32s from 11.0.0.0 + i·2^20. */
+function testerPrefixes(i: number, count: number): V4Prefix[] {
+  return prefixRange(ipv4ToInt('11.0.0.0') + i * 0x100000, count);
+}
+
+function unique(name: string, testers: number, count: number, timeoutSec: number): Scenario {
+  return {
+    name, testers, ibgp: false, timeoutSec,
+    describe: `${testers} eBGP tester(s) × ${count.toLocaleString('en')} unique /32s, one attribute set each`,
+    build(topo) {
+      const updates = topo.testers.map((t, i) => announceUpdates(testerPrefixes(i, count), ebgpAttributes(t)));
+      const total = testers * count;
+      return [phase('announce', true, updates, total, { size: total, tag: 0 }, total)];
+    },
+  };
+}
+
+const withdrawAll: Scenario = {
+  name: 'withdraw', testers: 1, ibgp: false, timeoutSec: 240,
+  describe: '1 eBGP tester announces 100,000 /32s (not measured), then withdraws them all',
+  build(topo) {
+    const prefixes = testerPrefixes(0, 100_000);
+    return [
+      phase('announce', false, [announceUpdates(prefixes, ebgpAttributes(topo.testers[0]!))], 100_000, { size: 100_000, tag: 0 }, 100_000),
+      phase('withdraw', true, [withdrawUpdates(prefixes)], 100_000, { size: 0, tag: 0 }, 0),
+    ];
+  },
+};
+
+const CHURN_PREFIXES = 10_000;
+const CHURN_ROUNDS = 10;
+const churn: Scenario = {
+  name: 'churn', testers: 1, ibgp: false, timeoutSec: 240,
+  describe: `1 eBGP tester: ${CHURN_ROUNDS} rounds of announce ${CHURN_PREFIXES.toLocaleString('en')} /32s (tagged with the round) then withdraw, the last round left announced, all sent at once`,
+  build(topo) {
+    const t = topo.testers[0]!;
+    const prefixes = testerPrefixes(0, CHURN_PREFIXES);
+    const withdraws = withdrawUpdates(prefixes);
+    const stream: Buffer[] = [];
+    for (let round = 1; round <= CHURN_ROUNDS; round++) {
+      stream.push(...announceUpdates(prefixes, ebgpAttributes(t, round)));
+      if (round < CHURN_ROUNDS) stream.push(...withdraws);
+    }
+    return [phase('churn', true, [stream], CHURN_PREFIXES * (2 * CHURN_ROUNDS - 1), { size: CHURN_PREFIXES, tag: CHURN_ROUNDS })];
+  },
+};
+
+const CALICO_NODES = 500;
+const calico: Scenario = {
+  name: 'calico', testers: 10, ibgp: true, timeoutSec: 60,
+  describe: `Calico over iBGP: ${CALICO_NODES} nodes (50 per tester session, each its own next hop) × 4 /26 blocks, + a borrowed /32 from every 5th node (5%); the daemon is the route reflector`,
+  build(topo) {
+    const pool = ipv4ToInt('10.128.0.0');
+    const perTester: Buffer[][] = topo.testers.map(() => []);
+    let total = 0;
+    for (let n = 0; n < CALICO_NODES; n++) {
+      const prefixes = prefixRange(pool + n * 4 * 64, 4, 26);
+      if (n % 5 === 0) prefixes.push({ addr: (pool + ((n + 1) % CALICO_NODES) * 4 * 64 + 1 + (n % 60)) >>> 0, len: 32 });
+      total += prefixes.length;
+      const nextHop = `10.90.${1 + (n >> 8)}.${n & 255}`;
+      perTester[n % topo.testers.length]!.push(...announceUpdates(prefixes, { origin: 'igp', asPath: [], nextHop, localPref: 100 }));
+    }
+    return [phase('announce', true, perTester, total, { size: total, tag: 0 }, total)];
+  },
+};
+
+/**
+ * The MRT dump replayed: each collector session's IPv4 UPDATEs go, in order, to one tester
+ * (sessions spread over the testers), re-encoded with the tester's AS prepended, its address
+ * as next hop and NO_EXPORT added. IPv6 (MP_REACH/MP_UNREACH) is left out.
+ */
+const mrt: Scenario = {
+  name: 'mrt', testers: 10, ibgp: false, timeoutSec: 120,
+  describe: 'MRT replay of ../shared/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
+  build(topo) {
+    const loopAses = new Set([topo.dutAs, ...topo.testers.map((t) => t.asn)]);
+    const sessionTester = new Map<string, number>();
+    const perTester: Buffer[][] = topo.testers.map(() => []);
+    const tables = topo.testers.map(() => new Set<number>());
+    let prefixes = 0;
+    for (const r of readMrtFile(MRT_FILE)) {
+      if (r.kind !== 'message' || r.addPath || r.message[18] !== 2) continue;
+      let tester = sessionTester.get(r.peerIp);
+      if (tester === undefined) sessionTester.set(r.peerIp, (tester = sessionTester.size % topo.testers.length));
+      const t = topo.testers[tester]!;
+      const m = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
+      if (m.type !== 'update') continue;
+      const a = m.attributes;
+      const path = (a.as4Path ?? a.asPath ?? []).flatMap((s) => s.asns);
+      const nlri = path.some((asn) => loopAses.has(asn)) ? [] : m.nlri.map((n) => ({ prefix: n.prefix }));
+      const withdrawn = m.withdrawn.map((n) => ({ prefix: n.prefix }));
+      if (nlri.length === 0 && withdrawn.length === 0) continue;
+      const attributes: PathAttributes = {};
+      if (nlri.length > 0) {
+        attributes.origin = a.origin ?? 'igp';
+        attributes.asPath = [{ type: 'sequence', asns: [t.asn] }, ...(a.as4Path ?? a.asPath ?? [])];
+        attributes.nextHop = t.address;
+        if (a.med !== undefined) attributes.med = a.med;
+        if (a.atomicAggregate) attributes.atomicAggregate = true;
+        if (a.as4Aggregator ?? a.aggregator) attributes.aggregator = a.as4Aggregator ?? a.aggregator;
+        attributes.communities = [...(a.communities ?? []).filter((c) => c >>> 16 !== TAG_ASN && c !== NO_EXPORT), NO_EXPORT];
+        if (a.extendedCommunities?.length) attributes.extendedCommunities = a.extendedCommunities;
+        if (a.largeCommunities?.length) attributes.largeCommunities = a.largeCommunities;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = encodeMessage({ type: 'update', withdrawn, attributes, nlri });
+      } catch {
+        continue; // grew past 4096 octets: rare, left out of both the stream and the expectation
+      }
+      perTester[tester]!.push(bytes);
+      const table = tables[tester]!;
+      for (const w of withdrawn) table.delete(prefixKey(w.prefix));
+      for (const n of nlri) table.add(prefixKey(n.prefix));
+      prefixes += withdrawn.length + nlri.length;
+    }
+    const union = new Set<number>();
+    let held = 0;
+    for (const table of tables) {
+      held += table.size;
+      for (const k of table) union.add(k);
+    }
+    return [phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, held)];
+  },
+};
+
+/** The monitor's key of "a.b.c.d/len", host bits cleared as the monitor clears them. */
+export function prefixKey(text: string): number {
+  const slash = text.indexOf('/');
+  const len = Number(text.slice(slash + 1));
+  const addr = ipv4ToInt(text.slice(0, slash));
+  const host = 2 ** (32 - len);
+  return v4Key(Math.floor(addr / host) * host, len);
+}
+
+export const SCENARIOS: Scenario[] = [
+  unique('1x100k', 1, 100_000, 120),
+  unique('10x10k', 10, 10_000, 120),
+  unique('10x100k', 10, 100_000, 600),
+  mrt,
+  withdrawAll,
+  churn,
+  calico,
+];
+
+export function scenarioByName(name: string): Scenario {
+  const s = SCENARIOS.find((x) => x.name === name);
+  if (!s) throw new Error(`unknown scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}`);
+  return s;
+}
