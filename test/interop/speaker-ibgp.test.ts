@@ -78,7 +78,7 @@ describe('speaker interop over iBGP: FRR, BIRD, GoBGP', function () {
       const peer = status.peers.find((p) => p.address === o.v4)!;
       assert.equal(peer.prefixesSent, 2, `${o.kind}: only our own IPv4 and IPv6 routes`);
       const theirs = await daemons[o.kind]!.routes('ipv4');
-      const foreign = others.filter((x) => x.kind !== o.kind).map((x) => x.prefix);
+      const foreign: string[] = others.filter((x) => x.kind !== o.kind).map((x) => x.prefix);
       assert.deepEqual(theirs.filter((r) => foreign.includes(r.prefix)), [], `${o.kind} got another iBGP peer's route`);
     }
   });

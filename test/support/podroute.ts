@@ -125,6 +125,11 @@ export class Podroute {
     return callControl(this.control, 'POST', '/originate', { prefix, ...network });
   }
 
+  /** Many prefixes in one call, sharing attributes. */
+  originateMany(prefixes: string[], network: Record<string, unknown> = {}): Promise<unknown> {
+    return callControl(this.control, 'POST', '/originate', { prefixes, ...network });
+  }
+
   withdraw(prefix: string): Promise<unknown> {
     return callControl(this.control, 'POST', '/withdraw', { prefix });
   }
