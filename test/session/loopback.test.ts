@@ -1,0 +1,195 @@
+// The session layer and the speaker over real TCP on loopback (127.0.0.0/8 needs no
+// namespace): collisions, 100,000 prefixes checked one by one, and what a peer that sends
+// bad messages or falls silent gets back, read off the wire by a raw peer built on the codec.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { BgpSpeaker, MessageFramer, decodeMessage, encodeMessage, type BgpMessage, type NotificationMessage, type OpenMessage } from '../../index.js';
+import { waitFor } from '../support/wait.js';
+
+let nextPort = 20000 + (process.pid % 5000) * 4;
+const port = () => nextPort++;
+
+async function pair(a: { ip: string; asn: number }, b: { ip: string; asn: number }) {
+  const pa = port();
+  const pb = port();
+  const sa = new BgpSpeaker({ asn: a.asn, routerId: a.ip, listen: { host: a.ip, port: pa } });
+  const sb = new BgpSpeaker({ asn: b.asn, routerId: b.ip, listen: { host: b.ip, port: pb } });
+  await sa.start();
+  await sb.start();
+  const common = { holdTime: 9, connectRetryTime: 1, idleHoldTime: 0.2 };
+  sa.addPeer({ address: b.ip, asn: b.asn, port: pb, localAddress: a.ip, ...common });
+  sb.addPeer({ address: a.ip, asn: a.asn, port: pa, localAddress: b.ip, ...common });
+  return [sa, sb] as const;
+}
+
+const established = (s: BgpSpeaker) =>
+  waitFor(() => s.peerStatus(), { what: 'session Established', until: (ps) => ps.length > 0 && ps.every((p) => p.state === 'Established'), timeoutMs: 15_000, intervalMs: 20 });
+
+describe('speaker sessions over loopback', function () {
+  this.timeout(60_000);
+  const speakers: BgpSpeaker[] = [];
+  afterEach(async () => {
+    await Promise.all(speakers.splice(0).map((s) => s.stop()));
+  });
+
+  it('both sides connect at once: the collision leaves one session, Established on both', async () => {
+    const [a, b] = await pair({ ip: '127.0.1.1', asn: 65001 }, { ip: '127.0.1.2', asn: 65002 });
+    speakers.push(a, b);
+    await established(a);
+    await established(b);
+    assert.equal(a.peerStatus().length, 1);
+    assert.equal(b.peerStatus()[0]!.routerId, '127.0.1.1');
+  });
+
+  it('100,000 prefixes go through one session and every one arrives; withdrawing them empties the peer', async () => {
+    const [a, b] = await pair({ ip: '127.0.2.1', asn: 65001 }, { ip: '127.0.2.2', asn: 65002 });
+    speakers.push(a, b);
+    await established(b);
+    const prefixes: string[] = [];
+    for (let i = 0; i < 100_000; i++) prefixes.push(`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32`);
+    for (const p of prefixes) a.originate(p, { attributes: { med: 1 } });
+    await waitFor(() => b.routes('ipv4-unicast').length, { what: '100,000 routes on the receiver', until: (n) => n === 100_000, timeoutMs: 40_000, intervalMs: 100 });
+    const got = new Set(b.routes('ipv4-unicast').map((r) => r.prefix));
+    for (const p of prefixes) assert.ok(got.has(p), `missing ${p}`);
+    const one = b.lookup('100.65.134.159/32')!.best;
+    assert.equal(one.nextHop, '127.0.2.1');
+    assert.deepEqual(one.attributes.asPath, [{ type: 'sequence', asns: [65001] }]);
+    for (const p of prefixes) a.withdraw(p);
+    await waitFor(() => b.routes('ipv4-unicast').length, { what: 'every route withdrawn', until: (n) => n === 0, timeoutMs: 40_000, intervalMs: 100 });
+  });
+});
+
+/** A peer written with the codec alone, so a test can send exactly the bytes it wants. */
+class RawPeer {
+  readonly received: BgpMessage[] = [];
+  closed = false;
+  private readonly framer = new MessageFramer();
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (c: Buffer) => {
+      for (const m of this.framer.push(c)) this.received.push(decodeMessage(m));
+    });
+    socket.on('close', () => (this.closed = true));
+    socket.on('error', () => undefined);
+  }
+
+  static connect(host: string, port: number, localAddress: string): Promise<RawPeer> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ host, port, localAddress }, () => resolve(new RawPeer(s)));
+      s.once('error', reject);
+    });
+  }
+
+  send(m: BgpMessage | Buffer): void {
+    this.socket.write(Buffer.isBuffer(m) ? m : encodeMessage(m));
+  }
+
+  open(asn: number, id: string, holdTime = 9): void {
+    this.send({ type: 'open', version: 4, myAs: asn, holdTime, bgpId: id, capabilities: [{ kind: 'four-octet-as', asn }, { kind: 'multiprotocol', afi: 1, safi: 1 }] });
+  }
+
+  notification(): Promise<NotificationMessage> {
+    return waitFor(() => this.received.find((m): m is NotificationMessage => m.type === 'notification'), { what: 'a NOTIFICATION from the speaker', until: (m) => m !== undefined, timeoutMs: 15_000, intervalMs: 20 }) as Promise<NotificationMessage>;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+describe('speaker against a raw peer: errors on the wire', function () {
+  this.timeout(30_000);
+  let speaker: BgpSpeaker;
+  let peer: RawPeer | undefined;
+  let p = 0;
+  const SPEAKER = '127.0.3.1';
+  const RAW = '127.0.3.2';
+
+  beforeEach(async () => {
+    p = port();
+    speaker = new BgpSpeaker({ asn: 65001, routerId: SPEAKER, listen: { host: SPEAKER, port: p } });
+    await speaker.start();
+    speaker.addPeer({ address: RAW, asn: 65002, passive: true, holdTime: 3, gracefulRestart: false });
+  });
+  afterEach(async () => {
+    peer?.destroy();
+    await speaker.stop();
+  });
+
+  async function establish(): Promise<RawPeer> {
+    peer = await RawPeer.connect(SPEAKER, p, RAW);
+    peer.open(65002, '127.0.3.2', 3);
+    peer.send({ type: 'keepalive' });
+    await waitFor(() => speaker.peerStatus()[0]!.state, { what: 'Established', until: (s) => s === 'Established', timeoutMs: 5000, intervalMs: 10 });
+    assert.ok(peer.received.some((m) => m.type === 'open'));
+    return peer;
+  }
+
+  const announce = (prefix: string, extra: Buffer = Buffer.alloc(0)) => {
+    const m = encodeMessage({ type: 'update', withdrawn: [], attributes: { origin: 'igp', asPath: [{ type: 'sequence', asns: [65002] }], nextHop: RAW }, nlri: [{ prefix }] });
+    if (extra.length === 0) return m;
+    // Splice extra attribute octets in and fix both lengths.
+    const attrLen = m.readUInt16BE(21);
+    const out = Buffer.concat([m.subarray(0, 23 + attrLen), extra, m.subarray(23 + attrLen)]);
+    out.writeUInt16BE(attrLen + extra.length, 21);
+    out.writeUInt16BE(out.length, 16);
+    return out;
+  };
+
+  it('a wrong peer AS in the OPEN gets 2/2 Bad Peer AS', async () => {
+    peer = await RawPeer.connect(SPEAKER, p, RAW);
+    peer.open(65009, '127.0.3.2');
+    const n = await peer.notification();
+    assert.equal(`${n.code}/${n.subcode}`, '2/2');
+  });
+
+  it('a malformed MED is treat-as-withdraw: the session stays up and the prefix is withdrawn', async () => {
+    const raw = await establish();
+    raw.send(announce('10.7.0.0/16'));
+    await waitFor(() => speaker.lookup('10.7.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    raw.send(announce('10.7.0.0/16', Buffer.from([0x80, 4, 3, 0, 0, 1])));
+    await waitFor(() => speaker.lookup('10.7.0.0/16'), { what: 'route withdrawn', until: (r) => r === undefined, timeoutMs: 5000, intervalMs: 10 });
+    assert.equal(speaker.peerStatus()[0]!.state, 'Established');
+    assert.equal(raw.received.some((m) => m.type === 'notification'), false);
+  });
+
+  it('an invalid NLRI field gets 3/10 and the session closes; the routes go', async () => {
+    const raw = await establish();
+    raw.send(announce('10.8.0.0/16'));
+    await waitFor(() => speaker.lookup('10.8.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    const bad = announce('10.9.0.0/16');
+    bad[bad.length - 3] = 40; // prefix length 40
+    raw.send(bad);
+    const n = await raw.notification();
+    assert.equal(`${n.code}/${n.subcode}`, '3/10');
+    await waitFor(() => speaker.lookup('10.8.0.0/16'), { what: 'routes dropped', until: (r) => r === undefined, timeoutMs: 5000, intervalMs: 10 });
+  });
+
+  it('a bad marker gets 1/1', async () => {
+    const raw = await establish();
+    const k = encodeMessage({ type: 'keepalive' });
+    k[0] = 0;
+    raw.send(k);
+    const n = await raw.notification();
+    assert.equal(`${n.code}/${n.subcode}`, '1/1');
+  });
+
+  it('a peer that falls silent gets 4/0 Hold Timer Expired after the hold time, and its routes go', async () => {
+    const raw = await establish();
+    raw.send(announce('10.10.0.0/16'));
+    await waitFor(() => speaker.lookup('10.10.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    const t0 = Date.now();
+    const n = await raw.notification();
+    assert.equal(`${n.code}/${n.subcode}`, '4/0');
+    const waited = (Date.now() - t0) / 1000;
+    assert.ok(waited > 1.5 && waited < 4.5, `hold timer fired after ${waited} s (hold 3 s)`);
+    assert.equal(speaker.lookup('10.10.0.0/16'), undefined);
+    assert.ok(raw.received.filter((m) => m.type === 'keepalive').length >= 1, 'we sent keepalives meanwhile');
+  });
+
+  it('our OPEN offers what a peer needs to know', async () => {
+    const raw = await establish();
+    const open = raw.received.find((m): m is OpenMessage => m.type === 'open')!;
+    assert.equal(open.holdTime, 3);
+    assert.deepEqual(open.capabilities.map((c) => c.kind).sort(), ['enhanced-route-refresh', 'extended-message', 'four-octet-as', 'multiprotocol', 'route-refresh']);
+  });
+});
