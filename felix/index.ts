@@ -14,3 +14,5 @@ export { MemoryDataplane, type MemoryDataplaneOptions } from './memory-dataplane
 export { LinuxDataplane, type LinuxDataplaneOptions } from './linux-dataplane.js';
 export { planRoutes, planNeighbors, type RoutePlan, type RouteConflict } from './reconcile.js';
 export { loadNative, nativeLoadError } from './netlink/native.js';
+export { IpBatchDataplane, type IpBatchDataplaneOptions } from './ipbatch-dataplane.js';
+export { createLinuxDataplane } from './create-dataplane.js';
