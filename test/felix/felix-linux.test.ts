@@ -137,6 +137,28 @@ for (const kind of kinds) describe(`felix on the Linux kernel, ${kind.title}, in
     assert.match(sh(`ip -n ${ns} route show 10.65.0.4`), /dev cali3 proto 81 scope link/);
   });
 
+  it('changes ECMP sets in place (v4 two hops -> one, v6 hops swapped) with only those writes', async () => {
+    await start();
+    const changed: FelixInput = {
+      ...input,
+      remoteRoutes: input.remoteRoutes.map((r) =>
+        r.prefix === '10.67.0.0/26' ? { ...r, nextHops: ['10.0.1.7'] } : r.prefix === 'fd00:66::/122' ? { ...r, nextHops: ['fd00:1::6', 'fd00:1::8'] } : r),
+    };
+    felix!.update(changed);
+    const r = await felix!.apply();
+    assert.deepEqual(r.failures, []);
+    assert.equal(r.routesReplaced, 2);
+    assert.equal(r.routesCreated + r.routesDeleted, 0);
+    const want = (family: 4 | 6) => computeDesiredState(changed).routes
+      .filter((x) => x.dst.includes(':') === (family === 6) && x.dst !== '10.69.0.0/26')
+      .map((x) => ({ dst: x.dst, type: x.type, nextHops: x.nextHops }));
+    assert.deepEqual(kernelRoutes(ns, 4, PODROUTE_PROTOCOL), want(4));
+    assert.deepEqual(kernelRoutes(ns, 6, PODROUTE_PROTOCOL), want(6));
+    felix!.update(input);
+    await felix!.apply();
+    assert.deepEqual(kernelRoutes(ns, 6, PODROUTE_PROTOCOL), expected(6));
+  });
+
   for (const ackMode of kind.prefix === 'fxk' ? (['each', 'errors'] as const) : (['fallback'] as const)) {
     it(`ackMode ${ackMode}: each request in one batch gets its own outcome, failures in the middle and at the end`, async () => {
       dp = ackMode === 'fallback' ? kind.make(spaces.path(ns)) : new LinuxDataplane({ netns: spaces.path(ns), ackMode, chunkBytes: 200 });
