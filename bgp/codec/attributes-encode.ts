@@ -91,7 +91,7 @@ function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOp
       writeAsn(w, a.aggregator!.asn, fourOctet, 'AGGREGATOR');
       return w.ipv4(a.aggregator!.address);
     case T.COMMUNITIES:
-      for (const c of a.communities!) w.u32(c);
+      for (const c of a.communities!) w.u32(checkU32(c, 'COMMUNITIES'));
       return;
     case T.ORIGINATOR_ID:
       return w.ipv4(a.originatorId!);
@@ -123,6 +123,12 @@ function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOp
     default:
       w.bytes(unknown!.value);
   }
+}
+
+/** Accepts a negative int32 too: `(asn << 16) | value` is negative in JavaScript for asn >= 32768. */
+function checkU32(v: number, what: string): number {
+  if (!Number.isInteger(v) || v < -0x80000000 || v > 0xffffffff) throw new RangeError(`${what}: ${v} is not a 32-bit value`);
+  return v >>> 0;
 }
 
 function writeAsn(w: Writer, asn: number, fourOctet: boolean, what: string): void {
