@@ -35,9 +35,12 @@ export const attributeRules: ReadonlyMap<number, AttributeRule> = new Map<number
   [T.LARGE_COMMUNITY, { flags: OPTIONAL_TRANSITIVE, malformed: 'treat-as-withdraw' }],
 ]);
 
+/** The rules indexed by type code: the decoder looks one up per attribute. */
+export const ruleByType: readonly (AttributeRule | undefined)[] = Array.from({ length: 256 }, (_, t) => attributeRules.get(t));
+
 /** The flags a speaker puts on an attribute it sends: the rule's bits, extended length when needed. */
 export function canonicalFlags(type: number, valueLength: number, rawFlags = 0): number {
-  const rule = attributeRules.get(type);
+  const rule = ruleByType[type];
   const base = rule ? rule.flags : rawFlags & ~AttrFlag.EXTENDED_LENGTH & 0xf0;
   return valueLength > 255 ? base | AttrFlag.EXTENDED_LENGTH : base;
 }

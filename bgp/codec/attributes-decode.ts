@@ -2,7 +2,7 @@
 // Malformed attributes do not throw here: each becomes a Problem, with the RFC 7606 action,
 // so that the UPDATE can still be read as far as the rules allow and nothing is lost.
 import { formatIpv4, formatIpv6 } from './address.js';
-import { attributeRules, canonicalFlags } from './attribute-rules.js';
+import { canonicalFlags, ruleByType } from './attribute-rules.js';
 import { Afi, AttrFlag, AttrType as T, Safi, UpdateSubcode as S } from './constants.js';
 import type { ErrorAction } from './errors.js';
 import { NlriSyntaxError, readNlri } from './nlri.js';
@@ -67,10 +67,10 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     else (seenHigh ??= new Set()).add(type);
     if (count === layout.length) layout = grow(layout);
     layout[count++] = (type << 8) | flags;
-    if (type <= lastType || flags !== canonicalFlags(type, length, flags)) canonical = false;
+    const rule = ruleByType[type];
+    if (canonical && (type <= lastType || flags !== (rule ? canonicalFlags(type, length) : canonicalFlags(type, length, flags)))) canonical = false;
     lastType = type;
 
-    const rule = attributeRules.get(type);
     if (!rule) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
         problems.push({ action: 'session-reset', subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, message: `unrecognized well-known attribute ${type}`, data: copy(b, start, ve) });
