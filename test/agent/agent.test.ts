@@ -1,0 +1,122 @@
+// Agents in one process over loopback with the memory datastore: sessions follow the
+// datastore live, blocks and borrowed addresses are announced, felix gets the routes.
+import assert from 'node:assert/strict';
+import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { Ipam } from '../../lib/ipam/index.js';
+import { waitFor } from '../support/wait.js';
+import { freeTcpPort, TestCluster } from './cluster.js';
+
+async function addPod(ds: BackendDatastore, node: string, name: string, cluster: TestCluster): Promise<string> {
+  const a = await new Ipam(ds).autoAssign({ handle: `h-${name}`, node, attrs: { pod: name, namespace: 'default' } });
+  const iface = `cali${name}`.slice(0, 15);
+  cluster.dataplanes.get(node)!.addLink(iface);
+  await ds.create({
+    apiVersion: API_VERSION, kind: 'WorkloadEndpoint', metadata: { name: `${node}-${name}`, namespace: 'default' },
+    spec: { node, pod: name, interfaceName: iface, ipNetworks: [a.cidr] },
+  });
+  return a.ip;
+}
+
+describe('node agent (memory datastore, loopback BGP)', function () {
+  this.timeout(60_000);
+  let ds: BackendDatastore;
+  let cluster: TestCluster;
+
+  beforeEach(async () => {
+    ds = memoryDatastore();
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'p' }, spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    cluster = new TestCluster(ds, await freeTcpPort());
+  });
+  afterEach(async () => {
+    await cluster.stop();
+    await ds.close();
+  });
+
+  const established = (name: string) => cluster.agents.get(name)!.status().peers.filter((p) => p.state === 'Established').map((p) => p.address).sort();
+
+  it('meshes, announces blocks and programs them; a new node joins live; a removed node leaves', async () => {
+    await cluster.add('n1', 1);
+    await cluster.add('n2', 2);
+    await cluster.add('n3', 3);
+    await waitFor(() => [established('n1'), established('n2'), established('n3')], {
+      what: 'full mesh of 3', until: (e) => e.every((x) => x.length === 2), timeoutMs: 20_000,
+    });
+    const ip1 = await addPod(ds, 'n1', 'a', cluster);
+    const ip2 = await addPod(ds, 'n2', 'b', cluster);
+    const blocks = await new Ipam(ds).blocksForNode('n1');
+    assert.equal(blocks.length, 1);
+    const b1 = blocks[0]!.cidr;
+    const b2 = (await new Ipam(ds).blocksForNode('n2'))[0]!.cidr;
+    await waitFor(() => cluster.routes('n3'), {
+      what: 'n3 routes to both blocks', until: (r) => r.includes(`${b1} via 127.0.0.1 dev lo`) && r.includes(`${b2} via 127.0.0.2 dev lo`),
+    });
+    await waitFor(() => cluster.routes('n1'), { what: 'n1 local pod and blackhole', until: (r) => r.includes(`${ip1}/32 dev calia`) && r.includes(`blackhole ${b1}`) });
+    // One route per block: never the /32 of a pod inside it.
+    assert.ok(!cluster.routes('n3').some((r) => r.startsWith(`${ip1}/32`) || r.startsWith(`${ip2}/32`)));
+    assert.deepEqual(cluster.agents.get('n1')!.status().advertised.blocks, [b1]);
+
+    // A fourth node: every old node peers with it, nobody restarts.
+    await cluster.add('n4', 4);
+    await waitFor(() => ['n1', 'n2', 'n3', 'n4'].map(established), { what: 'mesh of 4', until: (e) => e.every((x) => x.length === 3), timeoutMs: 20_000 });
+    await waitFor(() => cluster.routes('n4'), { what: 'n4 learns the blocks', until: (r) => r.includes(`${b1} via 127.0.0.1 dev lo`) });
+
+    // The node is gone from the datastore: its sessions go.
+    await cluster.remove('n4');
+    await ds.delete('Node', 'n4');
+    await waitFor(() => cluster.agents.get('n1')!.status().peers.map((p) => p.address), { what: 'n1 drops n4', until: (p) => !p.includes('127.0.0.4') });
+    assert.equal(cluster.agents.get('n1')!.status().peers.length, 2);
+    assert.ok(cluster.agents.get('n1')!.status().peers.every((p) => p.type === 'mesh'));
+  });
+
+  it('deleting a pod that empties its block withdraws the block everywhere', async () => {
+    await cluster.add('n1', 1);
+    await cluster.add('n2', 2);
+    await addPod(ds, 'n1', 'a', cluster);
+    const b1 = (await new Ipam(ds).blocksForNode('n1'))[0]!.cidr;
+    await waitFor(() => cluster.routes('n2'), { what: 'n2 learns n1 block', until: (r) => r.includes(`${b1} via 127.0.0.1 dev lo`) });
+    await ds.delete('WorkloadEndpoint', 'default/n1-a');
+    await new Ipam(ds).releaseByHandle('h-a');
+    await waitFor(() => cluster.routes('n2'), { what: 'block withdrawn at n2', until: (r) => !r.some((x) => x.startsWith(b1)) });
+    await waitFor(() => cluster.routes('n1'), { what: 'n1 local route and blackhole gone', until: (r) => r.length === 0 });
+  });
+
+  it('BGPConfiguration turns the mesh off; BGPPeers with node selectors add sessions', async () => {
+    await cluster.add('n1', 1, { labels: { rack: 'r1' } });
+    await cluster.add('n2', 2, { labels: { rack: 'r2' } });
+    await cluster.add('n3', 3, { labels: { rack: 'r1' } });
+    await waitFor(() => established('n1'), { what: 'mesh up', until: (e) => e.length === 2, timeoutMs: 20_000 });
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { nodeToNodeMeshEnabled: false } });
+    await waitFor(() => cluster.agents.get('n1')!.status().peers, { what: 'mesh sessions removed', until: (p) => p.length === 0 });
+    // rack r1 nodes peer with each other through selector BGPPeers (a node skips its own address).
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name: 'r1-n1' }, spec: { peerIP: '127.0.0.1', asNumber: 64512, nodeSelector: "rack == 'r1'" } });
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name: 'r1-n3' }, spec: { peerIP: '127.0.0.3', asNumber: 64512, nodeSelector: "rack == 'r1'" } });
+    await waitFor(() => [established('n1'), established('n3')], { what: 'r1 sessions', until: ([a, b]) => a.join() === '127.0.0.3' && b.join() === '127.0.0.1', timeoutMs: 20_000 });
+    assert.deepEqual(cluster.agents.get('n2')!.status().peers, []);
+    assert.equal(cluster.agents.get('n1')!.status().peers[0]!.type, 'node');
+    // A global peer by IP, and a node-specific one.
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name: 'tor' }, spec: { peerIP: '127.0.0.9', asNumber: 65000 } });
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name: 'only-n2' }, spec: { peerIP: '127.0.0.10', asNumber: 65000, node: 'n2' } });
+    await waitFor(() => cluster.agents.get('n2')!.status().peers.map((p) => `${p.address} ${p.type}`).sort(), {
+      what: 'n2 peers', until: (p) => p.join(',') === '127.0.0.10 node,127.0.0.9 global',
+    });
+    assert.deepEqual(cluster.agents.get('n1')!.status().peers.map((p) => `${p.address} ${p.type}`).sort(), ['127.0.0.3 node', '127.0.0.9 global']);
+  });
+
+  it('announces a borrowed address as a /32 and the other nodes route it to the borrower', async () => {
+    await ds.apply({ apiVersion: API_VERSION, kind: 'IPAMConfiguration', metadata: { name: 'default' }, spec: { maxBlocksPerHost: 1 } });
+    await cluster.add('n1', 1);
+    await cluster.add('n2', 2);
+    await cluster.add('n3', 3);
+    // A /30 pool: one block of 4 addresses; n1 takes it, n2 must borrow.
+    await ds.delete('IPPool', 'p');
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'tiny' }, spec: { cidr: '10.71.0.0/30', blockSize: 30, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await addPod(ds, 'n1', 'a', cluster);
+    const borrowed = await addPod(ds, 'n2', 'b', cluster);
+    await waitFor(() => cluster.routes('n3'), {
+      what: 'n3: block via n1, borrowed /32 via n2',
+      until: (r) => r.includes('10.71.0.0/30 via 127.0.0.1 dev lo') && r.includes(`${borrowed}/32 via 127.0.0.2 dev lo`),
+      timeoutMs: 20_000,
+    });
+    assert.deepEqual(cluster.agents.get('n2')!.status().advertised.borrowed, [`${borrowed}/32`]);
+  });
+});
