@@ -9,7 +9,7 @@ import {
 } from './dataplane.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor } from './model.js';
 import { errnoName } from './netlink/errno.js';
-import { readAddress, readLink, writeAddress, writeAddressDump, writeIpipCreate, writeLinkDump, writeLinkSet, writeVxlanCreate, type LinkInfo } from './netlink/link.js';
+import { readAddress, readLink, writeAddress, writeAddressDump, writeIpipCreate, writeLinkDelete, writeLinkDump, writeLinkSet, writeVxlanCreate, type LinkInfo } from './netlink/link.js';
 import { inNetns } from './netlink/native.js';
 import { readNeighbor, writeNeighbor, writeNeighborDump } from './netlink/neigh.js';
 import { readRoute, writeRoute, writeRouteDump, UnknownDeviceError } from './netlink/route.js';
@@ -163,11 +163,7 @@ export class LinuxDataplane implements Dataplane {
     let l = this.byName.get(s.name);
     if (l && (l.kind !== 'vxlan' || l.vxlan?.vni !== s.vni || l.vxlan?.port !== s.port || (s.vtepMac && l.mac !== s.vtepMac.toLowerCase()))) {
       if (l.kind !== 'vxlan') return { name: s.name, ok: false, detail: `a ${l.kind ?? 'non-VXLAN'} device named ${s.name} exists; felix will not replace a device it did not make` };
-      const r = await this.one((w) => {
-        w.begin(17 /* RTM_DELLINK */, 1 | 4);
-        w.u8(0); w.u8(0); w.u16(0); w.i32(l!.index); w.u32(0); w.u32(0);
-        w.end();
-      });
+      const r = await this.one((w) => writeLinkDelete(w, l!.index));
       if (!r.ok) return { name: s.name, ok: false, detail: `deleting mismatched ${s.name}: ${r.error}` };
       done.push(`recreated (had vni ${l.vxlan?.vni}, port ${l.vxlan?.port})`);
       l = undefined;

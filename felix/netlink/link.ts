@@ -6,7 +6,7 @@ import {
   AF_INET, AF_INET6, AF_UNSPEC, IFA_ADDRESS, IFA_LOCAL, IFF_UP, IFLA_ADDRESS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND,
   IFLA_LINKINFO, IFLA_MTU, IFLA_VXLAN_ID, IFLA_VXLAN_LEARNING, IFLA_VXLAN_LINK, IFLA_VXLAN_LOCAL, IFLA_VXLAN_LOCAL6,
   IFLA_VXLAN_PORT, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, RTM_DELADDR,
-  RTM_GETADDR, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK,
+  RTM_DELLINK, RTM_GETADDR, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK,
 } from './constants.js';
 import { formatMac, macBytes } from './neigh.js';
 import { forEachAttr, type MessageWriter } from './writer.js';
@@ -119,6 +119,13 @@ export function writeLinkSet(w: MessageWriter, index: number, s: { up?: boolean;
   const seq = w.begin(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
   ifinfo(w, index, s.up ? IFF_UP : 0, s.up === undefined ? 0 : IFF_UP);
   if (s.mtu !== undefined) w.attrU32(IFLA_MTU, s.mtu);
+  w.end();
+  return seq;
+}
+
+export function writeLinkDelete(w: MessageWriter, index: number): number {
+  const seq = w.begin(RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
+  ifinfo(w, index, 0, 0);
   w.end();
   return seq;
 }

@@ -180,6 +180,23 @@ for (const kind of kinds) describe(`felix on the Linux kernel, ${kind.title}, in
     });
   }
 
+  it('vxlan device: a wrong VNI/port is recreated, MTU and VTEP address corrected, a foreign device of that name left alone', async () => {
+    dp = kind.make(spaces.path(ns));
+    sh(`ip -n ${ns} link add vxtest type vxlan id 7 dstport 8472 nolearning`);
+    const a = await dp.ensureVxlan({ name: 'vxtest', vni: 4097, port: 4789, mtu: 1450, vtepIp: '10.65.9.0' });
+    assert.equal(a.ok, true, a.detail);
+    assert.match(a.detail, /recreated/);
+    const b = await dp.ensureVxlan({ name: 'vxtest', vni: 4097, port: 4789, mtu: 1400, vtepIp: '10.65.9.1' });
+    assert.equal(b.ok, true, b.detail);
+    const link = JSON.parse(sh(`ip -n ${ns} -j -d addr show vxtest`))[0];
+    assert.deepEqual([link.linkinfo.info_data.id, link.linkinfo.info_data.port, link.mtu], [4097, 4789, 1400]);
+    assert.deepEqual(link.addr_info.filter((x: { family: string }) => x.family === 'inet').map((x: { local: string; prefixlen: number }) => `${x.local}/${x.prefixlen}`), ['10.65.9.1/32']);
+    sh(`ip -n ${ns} link del vxtest`);
+    const c = await dp.ensureVxlan({ name: 'cali2', vni: 4096, port: 4789, mtu: 1450, vtepIp: '10.65.9.0' });
+    assert.equal(c.ok, false);
+    assert.match(c.detail, /a veth device named cali2 exists; felix will not replace a device it did not make/);
+  });
+
   it('tunl0: uses the kernel ipip driver where it exists, reports clearly where it does not', async () => {
     const probe = trySh(`ip -n ${ns} link add fxprobe type ipip && ip -n ${ns} link del fxprobe`);
     dp = kind.make(spaces.path(ns));
