@@ -44,6 +44,9 @@ export interface Network {
   communities?: string[];
   /** Large communities as "global:local1:local2". */
   largeCommunities?: string[];
+  /** RFC 4456 attributes on an injected route (ExaBGP only: reflector loop tests). */
+  originatorId?: string;
+  clusterList?: string[];
 }
 
 export interface RouterConfig {

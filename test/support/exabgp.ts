@@ -49,6 +49,8 @@ function staticRoute(network: Network, nextHop: string | undefined): string {
   if (network.localPref !== undefined) parts.push(`local-preference ${network.localPref}`);
   if (network.communities?.length) parts.push(`community [ ${network.communities.join(' ')} ]`);
   if (network.largeCommunities?.length) parts.push(`large-community [ ${network.largeCommunities.join(' ')} ]`);
+  if (network.originatorId) parts.push(`originator-id ${network.originatorId}`);
+  if (network.clusterList?.length) parts.push(`cluster-list [ ${network.clusterList.join(' ')} ]`);
   return `${parts.join(' ')};`;
 }
 
