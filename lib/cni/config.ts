@@ -1,0 +1,106 @@
+// What the runtime hands the plugin: the network configuration on stdin and CNI_* variables.
+import { datastoreConfigFromEnv, type DatastoreConfig } from '../datastore/index.js';
+import { CNI_CODES, CniError } from './errors.js';
+
+export const SUPPORTED_VERSIONS = ['0.4.0', '1.0.0'] as const;
+
+export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';
+
+export interface NetConf {
+  cniVersion: string;
+  name: string;
+  type: string;
+  /** This host's Node name; default $NODENAME, $PODROUTE_NODENAME, then the hostname. */
+  nodename?: string;
+  /** Datastore; default from PODROUTE_* environment (as `podroute node run`). */
+  datastore?: DatastoreConfig;
+  mtu?: number;
+  ipam?: { type?: string; pools?: string[] };
+  prevResult?: CniResult;
+}
+
+export interface CniEnv {
+  command: CniCommand;
+  containerId: string;
+  netns: string;
+  ifname: string;
+  /** K8S_POD_NAMESPACE, K8S_POD_NAME, ... from CNI_ARGS. */
+  args: Record<string, string>;
+}
+
+export interface CniResult {
+  cniVersion: string;
+  interfaces: { name: string; mac?: string; sandbox?: string }[];
+  ips: { address: string; gateway?: string; interface?: number }[];
+  routes: { dst: string; gw?: string }[];
+  dns: Record<string, unknown>;
+}
+
+export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
+  const command = env.CNI_COMMAND;
+  if (command !== 'ADD' && command !== 'DEL' && command !== 'CHECK' && command !== 'VERSION') {
+    throw new CniError(CNI_CODES.invalidEnvironment, `CNI_COMMAND: ${JSON.stringify(command ?? '')} is not ADD, DEL, CHECK or VERSION`);
+  }
+  const args: Record<string, string> = {};
+  for (const kv of (env.CNI_ARGS ?? '').split(';')) {
+    if (!kv) continue;
+    const i = kv.indexOf('=');
+    if (i <= 0) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_ARGS: ${JSON.stringify(kv)} is not KEY=VALUE`);
+    args[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  const out: CniEnv = { command, containerId: env.CNI_CONTAINERID ?? '', netns: env.CNI_NETNS ?? '', ifname: env.CNI_IFNAME ?? '', args };
+  if (command === 'VERSION') return out;
+  if (!out.containerId) throw new CniError(CNI_CODES.invalidEnvironment, 'CNI_CONTAINERID: required');
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(out.containerId)) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_CONTAINERID: ${JSON.stringify(out.containerId)} must be letters, digits, '_', '.' and '-'`);
+  if (!out.ifname) throw new CniError(CNI_CODES.invalidEnvironment, 'CNI_IFNAME: required');
+  if (out.ifname.length > 15 || /[/\s:]/.test(out.ifname)) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_IFNAME: ${JSON.stringify(out.ifname)} is not a Linux interface name`);
+  if (command !== 'DEL' && !out.netns) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_NETNS: required for ${command}`);
+  return out;
+}
+
+export function parseNetConf(stdin: string): NetConf {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdin);
+  } catch (e) {
+    throw new CniError(CNI_CODES.decodeFailure, `network configuration on stdin is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CniError(CNI_CODES.decodeFailure, 'network configuration: must be a JSON object');
+  const c = raw as Record<string, unknown>;
+  const str = (k: string, required: boolean): string | undefined => {
+    const v = c[k];
+    if (v === undefined && !required) return undefined;
+    if (typeof v !== 'string' || v === '') throw new CniError(CNI_CODES.invalidConfig, `network configuration: ${k} must be a non-empty string`);
+    return v;
+  };
+  const cniVersion = str('cniVersion', true)!;
+  if (!(SUPPORTED_VERSIONS as readonly string[]).includes(cniVersion)) {
+    throw new CniError(CNI_CODES.incompatibleVersion, `cniVersion ${cniVersion} is not supported`, `supported: ${SUPPORTED_VERSIONS.join(', ')}`);
+  }
+  const conf: NetConf = { cniVersion, name: str('name', true)!, type: str('type', true)!, nodename: str('nodename', false) };
+  if (c.mtu !== undefined) {
+    if (!Number.isInteger(c.mtu) || (c.mtu as number) < 576 || (c.mtu as number) > 65535) throw new CniError(CNI_CODES.invalidConfig, `network configuration: mtu ${String(c.mtu)} must be an integer from 576 to 65535`);
+    conf.mtu = c.mtu as number;
+  }
+  if (c.datastore !== undefined) {
+    const d = c.datastore as Record<string, unknown>;
+    if (typeof d !== 'object' || d === null || (d.type !== 'redis' && d.type !== 'memory')) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type must be redis (memory lives in one process only)');
+    if (d.type === 'memory') throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type memory cannot be shared with the node agent; use redis');
+    if (d.url !== undefined && typeof d.url !== 'string') throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.url must be a string');
+    conf.datastore = { type: 'redis', ...(d.url ? { url: d.url as string } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
+  }
+  if (c.ipam !== undefined) {
+    const i = c.ipam as Record<string, unknown>;
+    if (typeof i !== 'object' || i === null) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam must be an object');
+    if (i.pools !== undefined && (!Array.isArray(i.pools) || i.pools.some((p) => typeof p !== 'string'))) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam.pools must be a list of pool names');
+    conf.ipam = { type: typeof i.type === 'string' ? i.type : undefined, pools: i.pools as string[] | undefined };
+  }
+  if (c.prevResult !== undefined) conf.prevResult = c.prevResult as CniResult;
+  return conf;
+}
+
+export function datastoreConfig(conf: NetConf, env: NodeJS.ProcessEnv): DatastoreConfig {
+  const d = conf.datastore ?? datastoreConfigFromEnv(env);
+  if (d.type === 'memory') throw new CniError(CNI_CODES.invalidConfig, 'no datastore configured: set datastore.url in the network configuration or PODROUTE_REDIS_URL');
+  return { ...d, connectWaitMs: d.connectWaitMs ?? 5000 };
+}

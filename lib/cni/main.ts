@@ -1,0 +1,51 @@
+// The `podroute-cni` entry point: reads stdin and CNI_* from the environment, prints the
+// result (or the error object) on stdout, and exits 0 or 1, as the CNI spec asks.
+import { parseEnv, parseNetConf } from './config.js';
+import { CNI_CODES, CniError } from './errors.js';
+import { cmdAdd, cmdCheck, cmdDel, cmdVersion } from './plugin.js';
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number; output: string }> {
+  let cniVersion = '1.0.0';
+  try {
+    const cenv = parseEnv(env);
+    if (cenv.command === 'VERSION') {
+      try {
+        const v = (JSON.parse(stdin || '{}') as { cniVersion?: string }).cniVersion;
+        if (typeof v === 'string') cniVersion = v;
+      } catch {
+        /* VERSION answers regardless of its input */
+      }
+      return { code: 0, output: JSON.stringify(cmdVersion(cniVersion)) };
+    }
+    const raw = (() => { try { return JSON.parse(stdin) as { cniVersion?: unknown }; } catch { return undefined; } })();
+    if (typeof raw?.cniVersion === 'string') cniVersion = raw.cniVersion;
+    const conf = parseNetConf(stdin);
+    switch (cenv.command) {
+      case 'ADD':
+        return { code: 0, output: JSON.stringify(await cmdAdd(conf, cenv, env)) };
+      case 'DEL':
+        await cmdDel(conf, cenv, env);
+        return { code: 0, output: '' };
+      case 'CHECK':
+        await cmdCheck(conf, cenv, env);
+        return { code: 0, output: '' };
+    }
+  } catch (e) {
+    const err = e instanceof CniError ? e : new CniError(CNI_CODES.internal, (e as Error).message);
+    return { code: 1, output: JSON.stringify(err.toJSON(cniVersion)) };
+  }
+  return { code: 0, output: '' };
+}
+
+export async function main(): Promise<void> {
+  const { code, output } = await runCni(process.env, await readStdin());
+  if (output) process.stdout.write(output + '\n');
+  process.exit(code);
+}

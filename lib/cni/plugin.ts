@@ -1,0 +1,173 @@
+// The CNI commands. ADD: address from IPAM (handle = container ID), veth, WorkloadEndpoint;
+// each step is undone if a later one fails, so a failed ADD leaves nothing behind. DEL undoes
+// all of it and succeeds when there is nothing left to undo. CHECK compares what is there
+// with what ADD made.
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { openDatastore, DatastoreUnavailableError, NotFoundError, type BackendDatastore } from '../datastore/index.js';
+import { Ipam, IpamError } from '../ipam/index.js';
+import { API_VERSION, type WorkloadEndpoint } from '../resources/types.js';
+import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
+import { CNI_CODES, CniError } from './errors.js';
+import { createVeth, deleteLink, GATEWAY, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
+
+export const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';
+
+export interface Workload {
+  node: string;
+  namespace: string;
+  pod: string;
+  /** The WorkloadEndpoint's name. */
+  name: string;
+  hostIf: string;
+}
+
+function dnsLabel(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
+}
+
+/** Names for a container, as Calico derives them (namespace.pod when Kubernetes says, else the container ID). */
+export function workloadFor(env: CniEnv, node: string): Workload {
+  const k8sNs = env.args.K8S_POD_NAMESPACE;
+  const k8sPod = env.args.K8S_POD_NAME;
+  const namespace = dnsLabel(k8sNs || 'default');
+  const pod = k8sPod ? dnsLabel(k8sPod) : `cni-${dnsLabel(env.containerId).slice(0, 12)}`;
+  const identity = k8sNs && k8sPod ? `${k8sNs}.${k8sPod}` : env.containerId;
+  const name = `${dnsLabel(node)}-${k8sPod ? 'k8s' : 'cni'}-${pod}-${dnsLabel(env.ifname)}`.slice(0, 253);
+  return { node, namespace, pod, name, hostIf: hostVethName(identity) };
+}
+
+export function nodeName(conf: NetConf, env: NodeJS.ProcessEnv): string {
+  return conf.nodename ?? env.PODROUTE_NODENAME ?? env.NODENAME ?? hostname();
+}
+
+async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatastore> {
+  try {
+    return await openDatastore(datastoreConfig(conf, env));
+  } catch (e) {
+    if (e instanceof CniError) throw e;
+    throw new CniError(CNI_CODES.tryAgainLater, `datastore unreachable: ${(e as Error).message}`);
+  }
+}
+
+function storeError(e: unknown, what: string): CniError {
+  if (e instanceof CniError) return e;
+  if (e instanceof IpamError) {
+    return e.code === 'Exhausted' || e.code === 'NoPool'
+      ? new CniError(CNI_CODES.noAddresses, `${what}: ${e.message}`)
+      : new CniError(CNI_CODES.invalidConfig, `${what}: ${e.message}`);
+  }
+  if (e instanceof DatastoreUnavailableError) return new CniError(CNI_CODES.tryAgainLater, `${what}: ${e.message}`);
+  return new CniError(CNI_CODES.internal, `${what}: ${(e as Error).message}`);
+}
+
+export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<CniResult> {
+  if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
+  const node = nodeName(conf, procEnv);
+  const w = workloadFor(env, node);
+  const ds = await open(conf, procEnv);
+  const undo: (() => Promise<unknown>)[] = [];
+  try {
+    const ipam = new Ipam(ds);
+    // A repeated ADD for the same container starts over rather than holding two addresses.
+    if (await linkExists(w.hostIf)) await deleteLink(w.hostIf);
+    await ipam.releaseByHandle(env.containerId).catch(() => undefined);
+    let assigned;
+    try {
+      assigned = await ipam.autoAssign({ handle: env.containerId, node, pools: conf.ipam?.pools, attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId } });
+    } catch (e) {
+      // "May or may not have been applied": release by handle (idempotent) so nothing leaks.
+      await ipam.releaseByHandle(env.containerId).catch(() => undefined);
+      throw storeError(e, 'IPAM');
+    }
+    undo.push(() => ipam.releaseByHandle(env.containerId));
+    let macs;
+    try {
+      macs = await createVeth({ host: w.hostIf, podIf: env.ifname, netns: env.netns, address: assigned.cidr, mtu: conf.mtu });
+    } catch (e) {
+      throw new CniError(CNI_CODES.ioFailure, `veth: ${(e as Error).message}`);
+    }
+    undo.push(() => deleteLink(w.hostIf));
+    const wep: WorkloadEndpoint = {
+      apiVersion: API_VERSION,
+      kind: 'WorkloadEndpoint',
+      metadata: { name: w.name, namespace: w.namespace, annotations: { [CONTAINER_ID_ANNOTATION]: env.containerId } },
+      spec: {
+        orchestrator: env.args.K8S_POD_NAME ? 'k8s' : 'cni', workload: env.containerId, node, pod: w.pod, endpoint: env.ifname,
+        interfaceName: w.hostIf, mac: macs.podMac || undefined, ipNetworks: [assigned.cidr],
+      },
+    };
+    try {
+      await ds.apply(wep);
+    } catch (e) {
+      throw storeError(e, 'WorkloadEndpoint');
+    }
+    return {
+      cniVersion: conf.cniVersion,
+      interfaces: [{ name: w.hostIf, mac: macs.hostMac }, { name: env.ifname, mac: macs.podMac, sandbox: env.netns }],
+      ips: [{ address: assigned.cidr, gateway: GATEWAY, interface: 1 }],
+      routes: [{ dst: '0.0.0.0/0', gw: GATEWAY }],
+      dns: {},
+    };
+  } catch (e) {
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+    throw storeError(e, 'ADD');
+  } finally {
+    await ds.close().catch(() => undefined);
+  }
+}
+
+async function findEndpoint(ds: BackendDatastore, w: Workload, containerId: string): Promise<WorkloadEndpoint | undefined> {
+  const direct = await ds.get('WorkloadEndpoint', `${w.namespace}/${w.name}`);
+  if (direct && direct.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId) return direct;
+  // CNI_ARGS may differ between ADD and DEL: look for the container ID itself.
+  return (await ds.list('WorkloadEndpoint')).items.find((x) => x.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId);
+}
+
+export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const node = nodeName(conf, procEnv);
+  const w = workloadFor(env, node);
+  const ds = await open(conf, procEnv);
+  try {
+    const wep = await findEndpoint(ds, w, env.containerId);
+    if (wep) {
+      await ds.delete('WorkloadEndpoint', `${wep.metadata.namespace}/${wep.metadata.name}`).catch((e) => {
+        if (!(e instanceof NotFoundError)) throw e;
+      });
+      if (wep.spec.interfaceName !== w.hostIf) await deleteLink(wep.spec.interfaceName);
+    }
+    await deleteLink(w.hostIf);
+    await new Ipam(ds).releaseByHandle(env.containerId);
+  } catch (e) {
+    throw storeError(e, 'DEL');
+  } finally {
+    await ds.close().catch(() => undefined);
+  }
+}
+
+export async function cmdCheck(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
+  const node = nodeName(conf, procEnv);
+  const w = workloadFor(env, node);
+  const ds = await open(conf, procEnv);
+  try {
+    const wep = await findEndpoint(ds, w, env.containerId);
+    if (!wep) throw new CniError(CNI_CODES.checkFailed, `no WorkloadEndpoint for container ${env.containerId}`);
+    const want = wep.spec.ipNetworks;
+    const prev = conf.prevResult?.ips?.map((i) => i.address);
+    if (prev && prev.join() !== want.join()) throw new CniError(CNI_CODES.checkFailed, `prevResult addresses ${prev.join(', ')} differ from the WorkloadEndpoint's ${want.join(', ')}`);
+    if (!(await linkExists(wep.spec.interfaceName))) throw new CniError(CNI_CODES.checkFailed, `host interface ${wep.spec.interfaceName} is missing`);
+    const have = await podAddresses(env.netns, env.ifname);
+    for (const a of want) if (!have.includes(a)) throw new CniError(CNI_CODES.checkFailed, `${env.ifname} in ${env.netns} lacks ${a} (has ${have.join(', ') || 'none'})`);
+    const def = await podDefaultRoute(env.netns);
+    if (!def.includes(`via ${GATEWAY}`)) throw new CniError(CNI_CODES.checkFailed, `default route in the pod is "${def}", not via ${GATEWAY}`);
+  } catch (e) {
+    throw storeError(e, 'CHECK');
+  } finally {
+    await ds.close().catch(() => undefined);
+  }
+}
+
+export function cmdVersion(cniVersion = '1.0.0'): Record<string, unknown> {
+  return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
+}

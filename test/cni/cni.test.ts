@@ -1,0 +1,144 @@
+// The CNI plugin run exactly as a container runtime runs it: the podroute-cni binary with
+// CNI_* in its environment and the network configuration on stdin, in a "host" namespace,
+// against a real Redis (over a Unix socket, reachable from any namespace).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { Ipam } from '../../lib/ipam/index.js';
+import { Lab, type Netns } from '../support/netns.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+
+const ROOT = join(fileURLToPath(import.meta.url), '../../..');
+const CNI = join(ROOT, 'bin/podroute-cni.js');
+
+export interface CniCall { code: number; json: Record<string, unknown> | undefined; stdout: string }
+
+/** Runs the plugin in `host` as a runtime would. */
+export async function callCni(host: Netns, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> {
+  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', CNI], { input: stdin, timeoutMs: 30_000 });
+  let json: Record<string, unknown> | undefined;
+  try { json = r.stdout.trim() ? JSON.parse(r.stdout) : undefined; } catch { json = undefined; }
+  if (r.stderr.trim()) process.stderr.write(r.stderr);
+  return { code: r.code, json, stdout: r.stdout };
+}
+
+describe('podroute-cni (CNI 1.0) against a real Redis', function () {
+  this.timeout(120_000);
+  const lab = new Lab({ tag: 'cni' });
+  let redis: RedisServer;
+  let ds: BackendDatastore;
+  let host: Netns;
+  let sock: string;
+  const conf = (extra: Record<string, unknown> = {}) => JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: 'node-a', datastore: { type: 'redis', url: sock }, ...extra });
+
+  before(async () => {
+    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
+    sock = join(lab.dir, 'redis.sock');
+    ds = await redisDatastore({ url: sock });
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.80.0.0/24', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    host = await lab.namespace('host');
+  });
+  after(async () => {
+    await ds?.close();
+    await lab.destroy();
+    await redis?.stop();
+  });
+
+  const links = async () => (await host.ip('-o', 'link', 'show')).split('\n').filter((l) => / cali[0-9a-f]{11}[@:]/.test(l));
+  const weps = async () => (await ds.list('WorkloadEndpoint')).items;
+  const used = async () => (await new Ipam(ds).usage()).reduce((n, p) => n + p.used, 0);
+
+  it('VERSION lists the versions it speaks', async () => {
+    const r = await callCni(host, 'VERSION', {}, '{"cniVersion":"1.0.0"}');
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.json, { cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] });
+  });
+
+  it('ADD wires the pod, CHECK agrees, DEL removes everything and is idempotent', async () => {
+    const pod = await lab.namespace('pod1');
+    const env = { CNI_CONTAINERID: 'c0ffee01', CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=front-0', CNI_PATH: '/opt/cni/bin' };
+    const add = await callCni(host, 'ADD', env, conf());
+    assert.equal(add.code, 0, add.stdout);
+    const result = add.json as { ips: { address: string; gateway: string }[]; interfaces: { name: string; sandbox?: string }[]; routes: { dst: string; gw: string }[] };
+    const address = result.ips[0]!.address;
+    assert.match(address, /^10\.80\.0\.\d+\/32$/);
+    assert.equal(result.ips[0]!.gateway, '169.254.1.1');
+    assert.deepEqual(result.routes, [{ dst: '0.0.0.0/0', gw: '169.254.1.1' }]);
+    const hostIf = result.interfaces[0]!.name;
+    assert.match(hostIf, /^cali[0-9a-f]{11}$/);
+    assert.equal(result.interfaces[1]!.sandbox, env.CNI_NETNS);
+    // Pod side: the /32 and the default route via the link-local gateway.
+    assert.match(await pod.ip('-o', '-4', 'addr', 'show', 'dev', 'eth0'), new RegExp(`inet ${address.replace(/\./g, '\\.')} `));
+    assert.match(await pod.ip('route', 'show', 'default'), /default via 169\.254\.1\.1 dev eth0/);
+    // Host side: proxy-ARP answers for 169.254.1.1.
+    assert.equal((await host.run(['cat', `/proc/sys/net/ipv4/conf/${hostIf}/proxy_arp`])).trim(), '1');
+    const [wep] = await weps();
+    assert.equal(wep!.metadata.namespace, 'web');
+    assert.equal(wep!.spec.interfaceName, hostIf);
+    assert.deepEqual(wep!.spec.ipNetworks, [address]);
+    assert.equal(wep!.spec.node, 'node-a');
+    assert.equal(await used(), 1);
+
+    assert.equal((await callCni(host, 'CHECK', env, conf({ prevResult: add.json }))).code, 0);
+    // CHECK notices a missing address.
+    await pod.ip('addr', 'del', address, 'dev', 'eth0');
+    const bad = await callCni(host, 'CHECK', env, conf());
+    assert.equal(bad.code, 1);
+    assert.equal(bad.json?.code, 101);
+
+    assert.equal((await callCni(host, 'DEL', env, conf())).code, 0);
+    assert.deepEqual(await links(), []);
+    assert.deepEqual(await weps(), []);
+    assert.equal(await used(), 0);
+    // Again, and with the pod's namespace gone: still success.
+    assert.equal((await callCni(host, 'DEL', env, conf())).code, 0);
+    assert.equal((await callCni(host, 'DEL', { ...env, CNI_NETNS: '' }, conf())).code, 0);
+  });
+
+  it('bad input gets the spec error codes and leaves no address, veth or endpoint', async () => {
+    const pod = await lab.namespace('pod2');
+    const env = { CNI_CONTAINERID: 'bad01', CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' };
+    const cases: [string, Record<string, string>, string, number][] = [
+      ['bad JSON', env, '{"cniVersion": "1.0.0", ', 6],
+      ['no netns', { ...env, CNI_NETNS: '' }, conf(), 4],
+      ['netns that does not exist', { ...env, CNI_NETNS: '/var/run/netns/none-such' }, conf(), 3],
+      ['no container ID', { ...env, CNI_CONTAINERID: '' }, conf(), 4],
+      ['unsupported version', env, conf({ cniVersion: '9.9.9' }), 1],
+      ['config without a name', env, JSON.stringify({ cniVersion: '1.0.0', type: 'podroute-cni' }), 7],
+    ];
+    for (const [what, e, stdin, code] of cases) {
+      const r = await callCni(host, 'ADD', e, stdin);
+      assert.equal(r.code, 1, what);
+      assert.equal(r.json?.code, code, `${what}: ${r.stdout}`);
+      assert.equal(typeof r.json?.msg, 'string', what);
+    }
+    assert.deepEqual(await links(), []);
+    assert.deepEqual(await weps(), []);
+    assert.equal(await used(), 0);
+  });
+
+  it('an exhausted pool fails with code 100 and leaves nothing half-done', async () => {
+    // Only this pool, 4 addresses: a /30 block.
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'tiny' }, spec: { cidr: '10.81.0.0/30', blockSize: 30, ipipMode: 'Never', vxlanMode: 'Never' } });
+    const made: Record<string, string>[] = [];
+    for (let i = 0; i < 4; i++) {
+      const pod = await lab.namespace(`t${i}`);
+      const env = { CNI_CONTAINERID: `tiny${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' };
+      assert.equal((await callCni(host, 'ADD', env, conf({ ipam: { pools: ['tiny'] } }))).code, 0);
+      made.push(env);
+    }
+    const pod = await lab.namespace('t4');
+    const env = { CNI_CONTAINERID: 'tiny4', CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' };
+    const r = await callCni(host, 'ADD', env, conf({ ipam: { pools: ['tiny'] } }));
+    assert.equal(r.code, 1);
+    assert.equal(r.json?.code, 100, r.stdout);
+    assert.equal((await links()).length, 4);
+    assert.equal((await weps()).length, 4);
+    assert.equal(await used(), 4);
+    assert.equal((await pod.ip('-o', 'link', 'show')).includes('eth0'), false, 'no eth0 left in the pod');
+    for (const e of made) assert.equal((await callCni(host, 'DEL', e, conf())).code, 0);
+    assert.equal(await used(), 0);
+    assert.deepEqual(await links(), []);
+  });
+});
