@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 
 export interface NetlinkNative {
   open(protocol: number, bufferBytes: number): number;
@@ -18,7 +19,13 @@ let cached: NetlinkNative | null | undefined;
 let loadError = '';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ADDON = join(here, '..', 'native', 'build', 'Release', 'netlink.node');
+// From the sources (felix/netlink) and from the compiled package (dist/felix/netlink): the
+// addon is always built in <package>/felix/native by the install script.
+const CANDIDATES = [
+  join(here, '..', 'native', 'build', 'Release', 'netlink.node'),
+  join(here, '..', '..', '..', 'felix', 'native', 'build', 'Release', 'netlink.node'),
+];
+const ADDON = CANDIDATES.find((p) => existsSync(p)) ?? CANDIDATES[0];
 
 /** The addon, or null when it is not built (see nativeLoadError()). */
 export function loadNative(): NetlinkNative | null {
