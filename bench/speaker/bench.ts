@@ -26,6 +26,8 @@ export interface PhaseFigures {
   /** CPU seconds of the daemon's processes during the phase. */
   cpuSec: number;
   rssMb: number;
+  /** RSS when the phase began. */
+  rssBeforeMb: number;
   peakRssMb: number;
   /** RSS growth over the phase divided by the prefixes held at its end. */
   load: [number, number];
@@ -89,7 +91,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
         sentSec: (result.sent - result.t0) / 1000,
         complete: result.complete, timedOut: result.timedOut, monitorHeld: result.monitorHeld, expected: info.expectSize,
         cpuSec: after.cpu - before.cpu,
-        rssMb: after.rss / MB, peakRssMb: after.peakRss / MB,
+        rssMb: after.rss / MB, rssBeforeMb: before.rss / MB, peakRssMb: after.peakRss / MB,
         load: [loadavg()[0]!, loadavg()[1]!],
         info,
       };

@@ -30,8 +30,8 @@ export function routerConfig(topo: Topology): RouterConfig {
     routerId: DUT_ADDRESS,
     asn: topo.dutAs,
     peers: [
-      ...topo.testers.map((t) => ({ address: t.address, remoteAs: t.asn, routeReflectorClient: topo.ibgp || undefined, ...timers })),
-      { address: MONITOR_ADDRESS, remoteAs: topo.dutAs, routeReflectorClient: topo.ibgp || undefined, ...timers },
+      ...topo.testers.map((t) => ({ address: t.address, remoteAs: t.asn, ...timers })),
+      { address: MONITOR_ADDRESS, remoteAs: topo.monitorAs, ...timers },
     ],
   };
 }

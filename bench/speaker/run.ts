@@ -16,6 +16,7 @@ const { values } = parseArgs({
     daemons: { type: 'string', default: DAEMONS.join(',') },
     json: { type: 'string' },
     'timeout-scale': { type: 'string', default: '1' },
+    force: { type: 'boolean', default: false },
   },
 });
 
@@ -33,6 +34,10 @@ const all: PhaseFigures[] = [];
 for (const s of scenarios) {
   console.error(`scenario ${s.name}: ${s.describe}`);
   for (const d of daemons) {
+    if (s.skip?.[d] && !values.force) {
+      console.error(`  ${d}: skipped: ${s.skip[d]} (--force runs it)`);
+      continue;
+    }
     try {
       all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), log: (l) => console.error(l) })));
     } catch (e) {
@@ -48,16 +53,16 @@ const lines: string[] = [];
 lines.push(`${started.toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · ${(totalmem() / 2 ** 30).toFixed(1)} GB · load ${load0.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end`);
 const versions = new Map(all.map((f) => [f.daemon, f.version]));
 lines.push(`versions: ${[...versions.values()].join('; ')}`, '');
-lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | peak RSS (MB) | podroute ÷ this: time | podroute ÷ this: peak RSS | load (1 min) |');
-lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | podroute ÷ this: peak RSS | load (1 min) |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const s of scenarios) {
   const rows = all.filter((f) => f.scenario === s.name && f.measured);
   for (const f of rows) {
     const ours = rows.find((r) => r.daemon === 'podroute' && r.phase === f.phase);
     const monitor = f.complete ? fmt(f.monitorSec) : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
-    const name = rows.some((r) => r.phase !== f.phase) || f.phase !== 'announce' ? `${s.name} ${f.phase}` : s.name;
+    const name = rows.some((r) => r.phase !== f.phase) ? `${s.name} ${f.phase}` : s.name;
     lines.push(
-      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
+      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
     );
   }
 }

@@ -72,7 +72,7 @@ async function handle(c: TesterCommand): Promise<void> {
     }
     case 'connect': {
       const topo = topologyOf(scenarioByName(scenarioName));
-      monitorSession = new TesterSession({ localAddress: MONITOR_ADDRESS, remoteAddress: DUT_ADDRESS, asn: topo.dutAs, routerId: MONITOR_ADDRESS, holdTime: HOLD_TIME });
+      monitorSession = new TesterSession({ localAddress: MONITOR_ADDRESS, remoteAddress: DUT_ADDRESS, asn: topo.monitorAs, routerId: MONITOR_ADDRESS, holdTime: HOLD_TIME });
       monitorSession.onUpdate = (m) => monitor.update(m);
       injectors = topo.testers.map((t) => new TesterSession({ localAddress: t.address, remoteAddress: DUT_ADDRESS, asn: t.asn, routerId: t.address, holdTime: HOLD_TIME }));
       await Promise.all([monitorSession, ...injectors].map((s) => s.establish()));

@@ -1,0 +1,78 @@
+// The speaker benchmark's own instruments: the packed UPDATEs the injector sends carry exactly
+// the prefixes asked for, the monitor counts what it reads (announce, withdraw, round tags)
+// exactly, and end to end 10,000 prefixes injected through `podroute bgpd` all reach the monitor.
+import assert from 'node:assert/strict';
+import { decodeMessage } from '../../bgp/codec/index.js';
+import { benchOne } from '../../bench/speaker/bench.js';
+import { RouteMonitor } from '../../bench/speaker/monitor.js';
+import { prefixKey, SMOKE } from '../../bench/speaker/scenarios.js';
+import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Text, withdrawUpdates } from '../../bench/speaker/wire.js';
+
+const attributes = (tag = 0) => ({
+  origin: 'igp' as const,
+  asPath: [{ type: 'sequence' as const, asns: [65001] }],
+  nextHop: '10.90.0.11',
+  communities: tag ? [NO_EXPORT, ((TAG_ASN << 16) | tag) >>> 0] : [NO_EXPORT],
+});
+
+describe('bench/speaker: injector and monitor', function () {
+  const prefixes = prefixRange(ipv4ToInt('11.0.0.0'), 10_000);
+
+  it('packs /32s into full 4096-octet UPDATEs that decode to exactly the prefixes given, in order', () => {
+    const updates = announceUpdates(prefixes, attributes());
+    assert.ok(updates.every((u) => u.length <= 4096));
+    assert.ok(updates.slice(0, -1).every((u) => u.length > 4096 - 5), 'every message but the last is full');
+    const decoded = updates.flatMap((u) => {
+      const m = decodeMessage(u);
+      assert.equal(m.type, 'update');
+      return m.type === 'update' ? m.nlri.map((n) => n.prefix) : [];
+    });
+    assert.deepEqual(decoded, prefixes.map(v4Text));
+    const withdrawn = withdrawUpdates(prefixes).flatMap((u) => {
+      const m = decodeMessage(u);
+      return m.type === 'update' ? m.withdrawn.map((n) => n.prefix) : [];
+    });
+    assert.equal(withdrawn.length, 10_000);
+  });
+
+  it('the monitor counts announcements, withdrawals and round tags exactly', () => {
+    const monitor = new RouteMonitor();
+    monitor.expect({ size: 10_000, tag: 0 });
+    const half = announceUpdates(prefixes.slice(0, 5000), attributes());
+    for (const u of half) monitor.update(u);
+    assert.equal(monitor.size, 5000);
+    assert.equal(monitor.complete, false);
+    for (const u of announceUpdates(prefixes, attributes())) monitor.update(u);
+    assert.equal(monitor.size, 10_000);
+    assert.equal(monitor.complete, true);
+    // The next round: everything re-announced with tag 2 after a withdrawal of the first 100.
+    monitor.expect({ size: 10_000, tag: 2 });
+    assert.equal(monitor.complete, false);
+    for (const u of withdrawUpdates(prefixes.slice(0, 100))) monitor.update(u);
+    assert.equal(monitor.size, 9900);
+    for (const u of announceUpdates(prefixes.slice(0, 9999), attributes(2))) monitor.update(u);
+    assert.equal(monitor.complete, false, 'one prefix still carries the old tag');
+    for (const u of announceUpdates(prefixes.slice(9999), attributes(2))) monitor.update(u);
+    assert.equal(monitor.complete, true);
+    assert.ok(monitor.routes.has(prefixKey('11.0.39.15/32')));
+    monitor.expect({ size: 0, tag: 0 });
+    for (const u of withdrawUpdates(prefixes)) monitor.update(u);
+    assert.equal(monitor.size, 0);
+    assert.equal(monitor.complete, true);
+  });
+
+  it('host bits past the length do not make a second key', () => {
+    assert.equal(prefixKey('11.0.0.129/25'), prefixKey('11.0.0.128/25'));
+    assert.notEqual(prefixKey('11.0.0.0/24'), prefixKey('11.0.0.0/25'));
+  });
+
+  it('end to end: 10,000 /32s injected through podroute bgpd all reach the monitor', async function () {
+    this.timeout(60_000);
+    const [f] = await benchOne(SMOKE, 'podroute', { stallMs: 5000 });
+    assert.ok(f, 'one phase measured');
+    assert.equal(f.complete, true, `monitor held ${f.monitorHeld} of ${f.expected}`);
+    assert.equal(f.monitorHeld, 10_000);
+    assert.notEqual(f.receiveSec, undefined, 'the daemon reported all 10,000 received');
+    assert.ok(f.monitorSec > 0 && f.sentSec >= 0);
+  });
+});
