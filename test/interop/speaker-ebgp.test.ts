@@ -121,7 +121,7 @@ describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function (
     await waitNoRoutes(pr, 'ipv4', ['10.223.0.0/24']);
   });
 
-  it('a killed peer: its routes leave our RIB, and the session returns with it', async () => {
+  it('a peer stopped (BIRD, SIGTERM): its routes leave our RIB, and the session returns with it', async () => {
     const bird = daemons.bird as Bird;
     await bird.stop();
     await waitNoRoutes(pr, 'ipv4', ['10.212.0.0/24'], 30_000);
@@ -129,6 +129,17 @@ describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function (
     daemons.bird = restarted;
     await waitRoutes(pr, 'ipv4', ['10.212.0.0/24'], { timeoutMs: 30_000 });
     await waitRoutes(restarted, 'ipv4', ['10.210.0.0/24'], { timeoutMs: 30_000 });
+  });
+
+  it('a peer killed with SIGKILL: the TCP reset takes its routes out of our RIB at once', async () => {
+    const gobgp = daemons.gobgp as Gobgp;
+    await waitRoutes(pr, 'ipv4', ['10.213.0.0/24']);
+    const t0 = Date.now();
+    await gobgp.process.stop(0, 'SIGKILL');
+    await waitNoRoutes(pr, 'ipv4', ['10.213.0.0/24'], 8_000);
+    assert.ok(Date.now() - t0 < 8_000, 'before the 9 s hold timer could have fired');
+    const status = await pr.status();
+    assert.notEqual(status.peers.find((p) => p.address === others[2].v4)!.state, 'Established');
   });
 
   it('our clean stop reaches FRR as a Cease with our shutdown communication', async () => {
