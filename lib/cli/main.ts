@@ -2,6 +2,7 @@
 import { DATASTORE_COMMANDS, runDatastoreCommand } from '../datastore/index.js';
 import { bgpdCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
+import { bgpCommand, nodeCommand } from './node.js';
 import { reflectorCommand } from '../../reflector/cli.js';
 
 const usage = `usage: podroute <command> [arguments]
@@ -13,6 +14,9 @@ commands:
   apply|create -f <file>     write resources (YAML, as calicoctl) to the datastore
   get <kind> [name]          read resources; delete <kind> <name> removes one
   ipam show [--show-blocks]  IP pools and blocks in use
+  node run [--config file]   run the node agent (flags: podroute node run --help)
+  node status                BGP peers of the running agent, as calicoctl node status
+  bgp summary|routes         the agent's sessions, learned routes and programmed routes
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -32,6 +36,10 @@ async function run(): Promise<number> {
       return mrtCommand(args);
     case 'bgpd':
       return bgpdCommand(args);
+    case 'node':
+      return nodeCommand(args);
+    case 'bgp':
+      return bgpCommand(args);
     case 'reflector':
       return reflectorCommand(args);
     case undefined:

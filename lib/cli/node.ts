@@ -1,0 +1,286 @@
+// `podroute node run|status` and `podroute bgp summary|routes`: the node agent as a daemon,
+// and the commands that ask a running one through its control socket.
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { MemoryDataplane, LinuxDataplane, type Dataplane } from '../../felix/index.js';
+import { NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
+import { callControl } from '../bgpd/control.js';
+import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
+
+export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
+
+/** Everything `node run` can be told, from a file, the environment or flags (flags win). */
+export interface NodeRunConfig {
+  nodeName?: string;
+  ipv4Address?: string;
+  ipAutodetectionMethod?: string;
+  uplink?: string;
+  asNumber?: number;
+  labels?: Record<string, string>;
+  routeReflectorClusterId?: string;
+  bgpPort?: number;
+  holdTime?: number;
+  connectRetryTime?: number;
+  restartTime?: number;
+  gracefulRestartWaitMs?: number;
+  dataplane?: 'linux' | 'memory';
+  datastore?: DatastoreConfig;
+  control?: string;
+  /** Port for /metrics, /liveness, /readiness; 0 turns it off. Default 9099. */
+  healthPort?: number;
+  defaultIpv4Pool?: NodeAgentOptions['defaultIpv4Pool'];
+  /** Seconds between felix's full resyncs. Default 90. */
+  resyncInterval?: number;
+}
+
+const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number' | 'labels' | 'pool' | 'datastore' }> = {
+  '--name': { key: 'nodeName', type: 'string' },
+  '--ip': { key: 'ipv4Address', type: 'string' },
+  '--ip-autodetection-method': { key: 'ipAutodetectionMethod', type: 'string' },
+  '--uplink': { key: 'uplink', type: 'string' },
+  '--as': { key: 'asNumber', type: 'number' },
+  '--labels': { key: 'labels', type: 'labels' },
+  '--cluster-id': { key: 'routeReflectorClusterId', type: 'string' },
+  '--bgp-port': { key: 'bgpPort', type: 'number' },
+  '--hold-time': { key: 'holdTime', type: 'number' },
+  '--connect-retry': { key: 'connectRetryTime', type: 'number' },
+  '--restart-time': { key: 'restartTime', type: 'number' },
+  '--dataplane': { key: 'dataplane', type: 'string' },
+  '--datastore': { key: 'datastore', type: 'datastore' },
+  '--control': { key: 'control', type: 'string' },
+  '--health-port': { key: 'healthPort', type: 'number' },
+  '--default-pool': { key: 'defaultIpv4Pool', type: 'pool' },
+};
+
+function parseLabels(s: string, field: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of s.split(',').filter(Boolean)) {
+    const i = kv.indexOf('=');
+    if (i <= 0) throw new Error(`${field}: ${JSON.stringify(kv)} is not key=value`);
+    out[kv.slice(0, i).trim()] = kv.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** "10.65.0.0/16" or "10.65.0.0/16,vxlan=CrossSubnet,blockSize=26". */
+function parsePool(s: string, field: string): NodeAgentOptions['defaultIpv4Pool'] {
+  if (s === 'none' || s === 'false') return false;
+  const [cidr, ...opts] = s.split(',');
+  const pool: { cidr: string; blockSize?: number; vxlanMode?: 'Never' | 'Always' | 'CrossSubnet' } = { cidr: cidr! };
+  for (const o of opts) {
+    const [k, v] = o.split('=');
+    if (k === 'vxlan' && (v === 'Never' || v === 'Always' || v === 'CrossSubnet')) pool.vxlanMode = v;
+    else if (k === 'blockSize' && Number.isInteger(Number(v))) pool.blockSize = Number(v);
+    else throw new Error(`${field}: unknown option ${JSON.stringify(o)} (vxlan=Never|Always|CrossSubnet, blockSize=N)`);
+  }
+  return pool;
+}
+
+function convert(type: string, value: string, field: string): unknown {
+  switch (type) {
+    case 'number': {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 0) throw new Error(`${field}: ${JSON.stringify(value)} is not a whole number`);
+      return n;
+    }
+    case 'labels': return parseLabels(value, field);
+    case 'pool': return parsePool(value, field);
+    case 'datastore': return value === 'memory' ? { type: 'memory' } : { type: 'redis', url: value };
+    default: return value;
+  }
+}
+
+export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeRunConfig {
+  let file: NodeRunConfig = {};
+  const flags: NodeRunConfig = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const [name, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = inline ?? args[++i];
+    if (name === '--config') {
+      if (!value || !existsSync(value)) throw new Error(`--config: ${value ?? '(missing)'} does not exist`);
+      const parsed = parseYaml(readFileSync(value, 'utf8')) as unknown;
+      if (typeof parsed !== 'object' || parsed === null) throw new Error(`--config ${value}: must be a YAML mapping`);
+      file = parsed as NodeRunConfig;
+      continue;
+    }
+    const f = FLAGS[name];
+    if (!f) throw new Error(`node run: unknown flag ${name} (known: --config, ${Object.keys(FLAGS).join(', ')})`);
+    if (value === undefined) throw new Error(`${name}: needs a value`);
+    (flags as Record<string, unknown>)[f.key] = convert(f.type, value, name);
+  }
+  const fromEnv: NodeRunConfig = {};
+  const e = (k: string) => (env[k] !== undefined && env[k] !== '' ? env[k] : undefined);
+  const set = (key: keyof NodeRunConfig, type: string, ...names: string[]) => {
+    for (const n of names) {
+      const v = e(n);
+      if (v !== undefined && !(n === 'IP' && (v === 'autodetect' || v === 'none'))) {
+        (fromEnv as Record<string, unknown>)[key] = convert(type, v, n);
+        return;
+      }
+    }
+  };
+  set('nodeName', 'string', 'PODROUTE_NODENAME', 'NODENAME');
+  set('ipv4Address', 'string', 'PODROUTE_IP', 'IP');
+  set('ipAutodetectionMethod', 'string', 'PODROUTE_IP_AUTODETECTION_METHOD', 'IP_AUTODETECTION_METHOD');
+  set('asNumber', 'number', 'PODROUTE_AS', 'AS');
+  set('routeReflectorClusterId', 'string', 'PODROUTE_CLUSTER_ID');
+  set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
+  set('control', 'string', 'PODROUTE_CONTROL');
+  if (e('PODROUTE_REDIS_URL') || e('PODROUTE_DATASTORE') || e('PODROUTE_REDIS_SENTINELS')) fromEnv.datastore = datastoreConfigFromEnv(env);
+  return { ...file, ...fromEnv, ...flags };
+}
+
+function log(event: string, fields: Record<string, unknown>): void {
+  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
+}
+
+export async function nodeRun(args: readonly string[]): Promise<number> {
+  const c = nodeRunConfig(args);
+  const ds = await openDatastore(c.datastore ?? { type: 'memory' });
+  let dataplane: Dataplane;
+  if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
+  else if (c.dataplane === undefined || c.dataplane === 'linux') dataplane = new LinuxDataplane();
+  else throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
+  const agent = new NodeAgent({
+    nodeName: c.nodeName ?? hostname().toLowerCase(),
+    datastore: ds,
+    dataplane,
+    ipv4Address: c.ipv4Address,
+    ipAutodetectionMethod: c.ipAutodetectionMethod,
+    uplink: c.uplink,
+    asNumber: c.asNumber,
+    labels: c.labels,
+    routeReflectorClusterId: c.routeReflectorClusterId,
+    bgpPort: c.bgpPort,
+    holdTime: c.holdTime,
+    connectRetryTime: c.connectRetryTime,
+    restartTime: c.restartTime,
+    gracefulRestartWaitMs: c.gracefulRestartWaitMs,
+    defaultIpv4Pool: c.defaultIpv4Pool,
+    felix: { resyncIntervalMs: (c.resyncInterval ?? 90) * 1000 },
+    log,
+  });
+  agent.on('error', (e) => log('error', { error: e.message }));
+  agent.on('programmed', (r) => {
+    if (r.failures.length || r.conflicts.length || r.problems.length) log('programming-problems', { failures: r.failures, conflicts: r.conflicts.map((x) => x.dst), problems: r.problems });
+  });
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('stopping', { why });
+    control.close();
+    health?.close();
+    void agent.stop(why).finally(() => ds.close().finally(() => process.exit(0)));
+  };
+  const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
+  const health = c.healthPort === 0 ? undefined : await serveHealth(agent, c.healthPort ?? 9099);
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  await agent.start();
+  log('started', { node: agent.nodeName, address: agent.address, uplink: agent.uplink, restarting: agent.restarting, control: c.control ?? DEFAULT_CONTROL });
+  return new Promise<number>(() => undefined);
+}
+
+const TYPE_TEXT: Record<string, string> = {
+  mesh: 'node-to-node mesh', rr: 'route reflector', 'rr-client': 'rr client', global: 'global', node: 'node specific',
+};
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = '+' + widths.map((w) => '-'.repeat(w + 2)).join('+') + '+';
+  const row = (cells: string[]) => '|' + cells.map((c, i) => ` ${c.padEnd(widths[i]!)} `).join('|') + '|';
+  return [line, row(headers), line, ...rows.map(row), line].join('\n') + '\n';
+}
+
+function since(ms: number): string {
+  if (!ms) return '-';
+  const d = new Date(ms);
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toTimeString().slice(0, 8) : d.toISOString().slice(0, 10);
+}
+
+/** `calicoctl node status`, from a running agent's status. */
+export function formatNodeStatus(s: AgentStatus): string {
+  let out = `podroute process is running.\n\nIPv4 BGP status\n`;
+  const v4 = s.peers.filter((p) => !p.address.includes(':'));
+  if (v4.length === 0) out += 'No IPv4 peers found.\n';
+  else {
+    out += table(['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'], v4.map((p) => [
+      p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info,
+    ]));
+  }
+  const v6 = s.peers.filter((p) => p.address.includes(':'));
+  out += `\nIPv6 BGP status\n`;
+  out += v6.length === 0 ? 'No IPv6 peers found.\n' : table(['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'], v6.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]));
+  return out;
+}
+
+function controlPath(args: string[]): string {
+  const i = args.indexOf('--control');
+  return i >= 0 && args[i + 1] ? args[i + 1]! : process.env.PODROUTE_CONTROL ?? DEFAULT_CONTROL;
+}
+
+function outputFormat(args: string[]): 'table' | 'json' | 'yaml' {
+  const i = args.findIndex((a) => a === '-o' || a === '--output');
+  const v = i >= 0 ? args[i + 1] : undefined;
+  if (v === undefined) return 'table';
+  if (v === 'json' || v === 'yaml' || v === 'table') return v;
+  throw new Error(`-o: ${v} must be table, json or yaml`);
+}
+
+function emit(value: unknown, format: 'json' | 'yaml'): string {
+  return format === 'json' ? JSON.stringify(value, null, 2) + '\n' : stringifyYaml(value);
+}
+
+
+export async function nodeCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'run' && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(`usage: podroute node run [--config file.yaml] [flags]\nflags (each also a key of the config file): ${Object.entries(FLAGS).map(([f, d]) => `${f} (${d.key})`).join(', ')}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_CONTROL\n`);
+    return 0;
+  }
+  if (sub === 'run') return nodeRun(rest);
+  if (sub === 'status') {
+    const path = controlPath(rest);
+    let status: AgentStatus;
+    try {
+      status = await callControl<AgentStatus>(path, 'GET', '/status');
+    } catch (e) {
+      process.stdout.write(`podroute process is not running (${(e as Error).message}).\n`);
+      return 1;
+    }
+    const f = outputFormat(rest);
+    process.stdout.write(f === 'table' ? formatNodeStatus(status) : emit(status, f));
+    return 0;
+  }
+  process.stderr.write('usage: podroute node run [--config file] [flags] | podroute node status [--control sock] [-o json|yaml]\n');
+  return 2;
+}
+
+export async function bgpCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const path = controlPath(rest);
+  const f = outputFormat(rest);
+  if (sub === 'summary') {
+    const s = await callControl<AgentStatus>(path, 'GET', '/status');
+    if (f !== 'table') { process.stdout.write(emit({ asn: s.asn, routerId: s.routerId, peers: s.peers }, f)); return 0; }
+    process.stdout.write(`BGP router identifier ${s.routerId}, local AS number ${s.asn}${s.clusterId ? `, cluster ID ${s.clusterId}` : ''}\n`);
+    process.stdout.write(table(['NEIGHBOR', 'AS', 'TYPE', 'STATE', 'UP/DOWN', 'PFX RCD', 'PFX SNT'], s.peers.map((p) => [
+      p.address, String(p.asn), TYPE_TEXT[p.type] ?? p.type, p.state, since(p.since), String(p.prefixesReceived), String(p.prefixesSent),
+    ])));
+    return 0;
+  }
+  if (sub === 'routes') {
+    const routes = await callControl<{ prefix: string; nextHop: string; from: string; stale: boolean }[]>(path, 'GET', '/bgp/routes');
+    if (f !== 'table') { process.stdout.write(emit(routes, f)); return 0; }
+    process.stdout.write(table(['PREFIX', 'NEXT HOP', 'FROM', 'STALE'], routes.map((r) => [r.prefix, r.nextHop, r.from, r.stale ? 'yes' : ''])));
+    const programmed = await callControl<{ programmed: string[] }>(path, 'GET', '/routes');
+    process.stdout.write(`\nProgrammed (ip route):\n${programmed.programmed.map((r) => `  ${r}`).join('\n')}\n`);
+    return 0;
+  }
+  process.stderr.write('usage: podroute bgp summary|routes [--control sock] [-o json|yaml]\n');
+  return 2;
+}
