@@ -2,3 +2,4 @@
 export * from './bgp/index.js';
 export * from './lib/datastore/public.js';
 export * from './felix/index.js';
+export * from './reflector/index.js';
