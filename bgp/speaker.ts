@@ -56,6 +56,8 @@ export interface PeerStatus {
   prefixesSent: number;
   messagesIn: number;
   messagesOut: number;
+  /** Octets written and not yet taken by the peer: bounded by the back-pressure of the session. */
+  outputBuffered: number;
   lastError: string;
   dynamic: boolean;
   description?: string;
@@ -216,6 +218,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         prefixesSent: out ? out.sentCount('ipv4-unicast') + out.sentCount('ipv6-unicast') : 0,
         messagesIn: c.in,
         messagesOut: c.out,
+        outputBuffered: c.buffered,
         lastError: n.peer.lastError,
         dynamic: n.dynamic,
         description: n.config.description,

@@ -142,9 +142,9 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   /** Messages received and sent over the established connection. */
-  get counters(): { in: number; out: number } {
+  get counters(): { in: number; out: number; buffered: number } {
     const c = this.established?.conn;
-    return { in: c?.messagesIn ?? 0, out: c?.messagesOut ?? 0 };
+    return { in: c?.messagesIn ?? 0, out: c?.messagesOut ?? 0, buffered: c?.socket.writableLength ?? 0 };
   }
 
   private newAttempt(direction: 'outgoing' | 'incoming', automaticStart = true): Attempt {

@@ -186,6 +186,32 @@ describe('speaker against a raw peer: errors on the wire', function () {
     assert.ok(raw.received.filter((m) => m.type === 'keepalive').length >= 1, 'we sent keepalives meanwhile');
   });
 
+  it('a peer that does not read: our output stays bounded, and everything arrives once it reads', async () => {
+    const raw = await establish();
+    raw.socket.pause();
+    // 25,000 prefixes, each with its own large attribute set: ~18 MB of UPDATEs, more than the
+    // kernel's socket buffers on loopback can absorb, so the rest must wait in the RIB.
+    const large: [number, number, number][] = Array.from({ length: 60 }, (_, k) => [65001, k, k]);
+    for (let i = 0; i < 25_000; i++) speaker.originate(`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32`, { attributes: { med: i, largeCommunities: large } });
+    // Keep our side of the session alive while we do not read.
+    const keepalive = setInterval(() => raw.send({ type: 'keepalive' }), 500);
+    try {
+      let peak = 0;
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        peak = Math.max(peak, speaker.peerStatus()[0]!.outputBuffered);
+      }
+      // 64 KiB of socket high water plus one pull of up to 64 KiB (and a message over it).
+      assert.ok(peak > 0 && peak < 200 * 1024, `buffered ${peak} octets while the peer did not read`);
+      raw.socket.resume();
+      const announced = () => raw.received.reduce((n, m) => n + (m.type === 'update' ? m.nlri.length : 0), 0);
+      await waitFor(announced, { what: '25,000 prefixes received once reading', until: (n) => n === 25_000, timeoutMs: 20_000, intervalMs: 50 });
+      assert.equal(speaker.peerStatus()[0]!.state, 'Established');
+    } finally {
+      clearInterval(keepalive);
+    }
+  });
+
   it('our OPEN offers what a peer needs to know', async () => {
     const raw = await establish();
     const open = raw.received.find((m): m is OpenMessage => m.type === 'open')!;
