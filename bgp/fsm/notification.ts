@@ -1,12 +1,12 @@
-// The NOTIFICATION codes the FSM itself sends. The codec has the full tables
-// (bgp/codec/constants.ts); these few are kept here so the FSM stands on its own.
+// The NOTIFICATIONs the FSM itself sends, from the codec's tables (bgp/codec/constants.ts).
+import { CeaseSubcode, ErrorCode, OpenSubcode } from '../codec/constants.js';
 import type { Notification } from './types.js';
 
-export const HOLD_TIMER_EXPIRED_CODE = 4;
-export const FSM_ERROR_CODE = 5;
-export const CEASE_CODE = 6;
-export const OPEN_MESSAGE_ERROR_CODE = 2;
-export const UNACCEPTABLE_HOLD_TIME_SUBCODE = 6;
+export const HOLD_TIMER_EXPIRED_CODE = ErrorCode.HOLD_TIMER_EXPIRED;
+export const FSM_ERROR_CODE = ErrorCode.FSM;
+export const CEASE_CODE = ErrorCode.CEASE;
+export const OPEN_MESSAGE_ERROR_CODE = ErrorCode.OPEN_MESSAGE;
+export const UNACCEPTABLE_HOLD_TIME_SUBCODE = OpenSubcode.UNACCEPTABLE_HOLD_TIME;
 
 /** RFC 6608: which state received the unexpected message. */
 export const FsmErrorSubcode = {
@@ -16,9 +16,8 @@ export const FsmErrorSubcode = {
   UNEXPECTED_MESSAGE_IN_ESTABLISHED: 3,
 } as const;
 
-/** The Cease subcodes the FSM uses by default (RFC 4486). */
-const ADMINISTRATIVE_SHUTDOWN = 2;
-const CONNECTION_COLLISION_RESOLUTION = 7;
+const ADMINISTRATIVE_SHUTDOWN = CeaseSubcode.ADMINISTRATIVE_SHUTDOWN;
+const CONNECTION_COLLISION_RESOLUTION = CeaseSubcode.CONNECTION_COLLISION_RESOLUTION;
 
 export const holdTimerExpired: Notification = Object.freeze({ code: HOLD_TIMER_EXPIRED_CODE, subcode: 0 });
 export const unacceptableHoldTime: Notification = Object.freeze({
