@@ -3,25 +3,12 @@
 // against a real Redis (over a Unix socket, reachable from any namespace).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Netns } from '../support/netns.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { callCni } from './call.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const CNI = join(ROOT, 'bin/podroute-cni.js');
-
-export interface CniCall { code: number; json: Record<string, unknown> | undefined; stdout: string }
-
-/** Runs the plugin in `host` as a runtime would. */
-export async function callCni(host: Netns, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> {
-  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', CNI], { input: stdin, timeoutMs: 30_000 });
-  let json: Record<string, unknown> | undefined;
-  try { json = r.stdout.trim() ? JSON.parse(r.stdout) : undefined; } catch { json = undefined; }
-  if (r.stderr.trim()) process.stderr.write(r.stderr);
-  return { code: r.code, json, stdout: r.stdout };
-}
 
 describe('podroute-cni (CNI 1.0) against a real Redis', function () {
   this.timeout(120_000);

@@ -1,0 +1,222 @@
+// The cluster for real: `podroute node run` agents in network namespaces on one L2 segment
+// (no encapsulation), a real Redis (over a Unix socket, reachable from every namespace), pods
+// made by running the podroute-cni binary as a container runtime would, routes in the kernel.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentStatus } from '../../lib/agent/index.js';
+import { callControl } from '../../lib/bgpd/control.js';
+import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { Ipam } from '../../lib/ipam/index.js';
+import { Lab, pidAlive, type Netns, type Segment } from '../support/netns.js';
+import type { ManagedProcess } from '../support/process.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { callCni } from '../cni/call.js';
+
+const ROOT = join(fileURLToPath(import.meta.url), '../../..');
+const PODROUTE = join(ROOT, 'bin/podroute.js');
+
+interface Agent { name: string; ns: Netns; ip: string; control: string; proc: ManagedProcess }
+interface Pod { name: string; node: string; ns: Netns; ip: string; containerId: string }
+
+describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restart', function () {
+  this.timeout(240_000);
+  const lab = new Lab({ tag: 'ag' });
+  let redis: RedisServer;
+  let ds: BackendDatastore;
+  let sock: string;
+  let segment: Segment;
+  const agents = new Map<string, Agent>();
+  const pods: Pod[] = [];
+
+  const netconf = (node: string) => JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: node, datastore: { type: 'redis', url: sock } });
+
+  async function startAgent(name: string, index: number, ns?: Netns): Promise<Agent> {
+    const ip = `10.97.0.${index}`;
+    if (!ns) {
+      ns = await lab.namespace(name);
+      await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24` });
+      // Hosts have a default route; proxy-ARP answers for 169.254.1.1 only when the host can
+      // route to it through another interface (the same holds for Calico).
+      await ns.ip('route', 'add', 'default', 'via', '10.97.0.254', 'dev', 'eth0');
+    }
+    const control = join(lab.dir, `${name}.sock`);
+    const proc = ns.spawn(['node', PODROUTE, 'node', 'run', '--name', name, '--ip', `${ip}/24`, '--uplink', 'eth0', '--datastore', sock,
+      '--control', control, '--health-port', '9099', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none'], { name: `agent-${Date.now()}`, cwd: ROOT });
+    const a: Agent = { name, ns, ip, control, proc };
+    agents.set(name, a);
+    await waitFor(async () => {
+      if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
+      return (await status(a).catch(() => undefined))?.ready ?? false;
+    }, { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 });
+    return a;
+  }
+
+  const status = (a: Agent) => callControl<AgentStatus>(a.control, 'GET', '/status');
+
+  async function waitMesh(names: string[]): Promise<void> {
+    await waitFor(async () => Promise.all(names.map(async (n) => (await status(agents.get(n)!)).peers.filter((p) => p.state === 'Established').length)), {
+      what: `mesh of ${names.join(',')}`, until: (counts) => counts.every((c) => c === names.length - 1), timeoutMs: 30_000, intervalMs: 200,
+    });
+  }
+
+  async function addPod(node: string, name: string): Promise<Pod> {
+    const ns = await lab.namespace(name);
+    const containerId = `ctr-${name}-${process.pid}`;
+    const r = await callCni(agents.get(node)!.ns, 'ADD', {
+      CNI_CONTAINERID: containerId, CNI_NETNS: `/var/run/netns/${ns.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name}`, CNI_PATH: '/opt/cni/bin',
+    }, netconf(node));
+    assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
+    const ip = ((r.json as { ips: { address: string }[] }).ips[0]!.address).split('/')[0]!;
+    const pod = { name, node, ns, ip, containerId };
+    pods.push(pod);
+    return pod;
+  }
+
+  async function delPod(pod: Pod): Promise<void> {
+    const r = await callCni(agents.get(pod.node)!.ns, 'DEL', {
+      CNI_CONTAINERID: pod.containerId, CNI_NETNS: `/var/run/netns/${pod.ns.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
+    }, netconf(pod.node));
+    assert.equal(r.code, 0, `CNI DEL ${pod.name}: ${r.stdout}`);
+    pods.splice(pods.indexOf(pod), 1);
+  }
+
+  /** `ip route` lines of podroute's protocol (81) in a node's kernel. */
+  async function kernelRoutes(a: Agent): Promise<string[]> {
+    return (await a.ns.ip('-4', 'route', 'show', 'proto', '81')).split('\n').map((l) => l.trim()).filter(Boolean);
+  }
+
+  async function blockOf(node: string): Promise<string[]> {
+    return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr);
+  }
+
+  async function pingAll(): Promise<string[]> {
+    const failures: string[] = [];
+    await Promise.all(pods.map(async (from) => {
+      for (const to of pods) {
+        if (to === from) continue;
+        const r = await from.ns.exec(['ping', '-c', '1', '-W', '2', to.ip]);
+        if (r.code !== 0) failures.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
+      }
+    }));
+    return failures;
+  }
+
+  before(async () => {
+    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
+    sock = join(lab.dir, 'redis.sock');
+    ds = await redisDatastore({ url: sock });
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.98.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    segment = await lab.segment();
+  });
+  after(async () => {
+    await ds?.close();
+    await lab.destroy();
+    await redis?.stop();
+  });
+
+  it('three agents mesh; CNI pods on each reach every other pod', async () => {
+    await Promise.all([startAgent('n1', 1), startAgent('n2', 2), startAgent('n3', 3)]);
+    await waitMesh(['n1', 'n2', 'n3']);
+    for (const n of ['n1', 'n2']) {
+      await addPod(n, `${n}-a`);
+      await addPod(n, `${n}-b`);
+    }
+    await addPod('n3', 'n3-a');
+    const [b1, b2, b3] = [(await blockOf('n1'))[0]!, (await blockOf('n2'))[0]!, (await blockOf('n3'))[0]!];
+    // Every node: a blackhole for its block, one route per remote block via its node, its pods' /32s.
+    await waitFor(() => kernelRoutes(agents.get('n1')!), {
+      what: 'n1 kernel routes',
+      until: (r) => r.includes(`blackhole ${b1}`) && r.includes(`${b2} via 10.97.0.2 dev eth0`) && r.includes(`${b3} via 10.97.0.3 dev eth0`) && r.filter((x) => x.includes(' dev cali')).length === 2,
+      timeoutMs: 20_000,
+    });
+    await waitFor(() => kernelRoutes(agents.get('n3')!), {
+      what: 'n3 kernel routes', until: (r) => r.includes(`${b1} via 10.97.0.1 dev eth0`) && r.includes(`${b2} via 10.97.0.2 dev eth0`), timeoutMs: 20_000,
+    });
+    // One route per block: no remote pod's /32.
+    const n3 = await kernelRoutes(agents.get('n3')!);
+    assert.ok(!n3.some((r) => pods.some((p) => p.node !== 'n3' && r.startsWith(`${p.ip} `))), n3.join('\n'));
+    assert.deepEqual(await pingAll(), []);
+  });
+
+  it('podroute node status shows the mesh as calicoctl does', async () => {
+    const r = await agents.get('n1')!.ns.run(['node', PODROUTE, 'node', 'status', '--control', agents.get('n1')!.control]);
+    assert.match(r, /podroute process is running/);
+    assert.match(r, /\| 10\.97\.0\.2 +\| node-to-node mesh \| up +\| \d\d:\d\d:\d\d \| Established \|/);
+    assert.match(r, /\| 10\.97\.0\.3 +\| node-to-node mesh \| up /);
+    assert.match(r, /No IPv6 peers found/);
+    const metrics = await agents.get('n1')!.ns.run(['curl', '-s', 'http://127.0.0.1:9099/metrics']).catch(() => '');
+    if (metrics) {
+      assert.match(metrics, /podroute_bgp_peers\{state="Established"\} 2/);
+      assert.match(metrics, /podroute_routes_programmed \d+/);
+    }
+  });
+
+  it('deleting the last pod of a block removes its routes on every node', async () => {
+    const pod = pods.find((p) => p.node === 'n3')!;
+    const [b3] = await blockOf('n3');
+    await delPod(pod);
+    for (const n of ['n1', 'n2', 'n3']) {
+      await waitFor(() => kernelRoutes(agents.get(n)!), {
+        what: `${n}: no route left for ${b3} or ${pod.ip}`, until: (r) => !r.some((x) => x.startsWith(`${b3} `) || x.startsWith(`blackhole ${b3}`) || x.startsWith(`${pod.ip} `)), timeoutMs: 20_000,
+      });
+    }
+    assert.deepEqual(await pingAll(), []);
+  });
+
+  it('a new node joins and every old node peers with it without restarting', async () => {
+    const pids = ['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid);
+    await startAgent('n4', 4);
+    await waitMesh(['n1', 'n2', 'n3', 'n4']);
+    assert.ok(pids.every(pidAlive));
+    assert.deepEqual(['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid), pids);
+    await addPod('n4', 'n4-a');
+    const [b4] = await blockOf('n4');
+    await waitFor(() => kernelRoutes(agents.get('n1')!), { what: 'n1 routes n4 block', until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`), timeoutMs: 20_000 });
+    assert.deepEqual(await pingAll(), []);
+  });
+
+  it('SIGKILL and restart of an agent: traffic to its pods never stops, and nothing is duplicated after', async () => {
+    const n2 = agents.get('n2')!;
+    const src = pods.find((p) => p.node === 'n1')!;
+    const dst = pods.find((p) => p.node === 'n2')!;
+    const before = new Map<string, string[]>();
+    for (const n of ['n1', 'n2', 'n3', 'n4']) before.set(n, (await kernelRoutes(agents.get(n)!)).sort());
+    // 0.1 s pings across the kill and the restart.
+    const ping = src.ns.exec(['ping', '-i', '0.1', '-W', '1', '-w', '12', dst.ip], { timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 1000));
+    process.kill(n2.proc.pid, 'SIGKILL');
+    await n2.proc.exited;
+    // The peers keep n2's routes as stale; its kernel keeps its own routes.
+    await waitFor(async () => (await status(agents.get('n1')!)).peers.find((p) => p.address === n2.ip)?.state, { what: 'n1 sees n2 down', until: (s) => s !== 'Established', timeoutMs: 10_000 });
+    assert.deepEqual((await kernelRoutes(agents.get('n1')!)).sort(), before.get('n1'));
+    assert.deepEqual((await kernelRoutes(n2)).sort(), before.get('n2'));
+    const restarted = await startAgent('n2', 2, n2.ns);
+    assert.equal((await status(restarted)).restarting, true);
+    await waitMesh(['n1', 'n2', 'n3', 'n4']);
+    const result = await ping;
+    const m = /(\d+) packets transmitted, (\d+) received/.exec(result.stdout);
+    assert.ok(m, result.stdout + result.stderr);
+    const [sent, received] = [Number(m[1]), Number(m[2])];
+    assert.ok(sent >= 50, `sent ${sent}`);
+    assert.equal(received, sent, `lost ${sent - received} of ${sent} pings across the restart`);
+    // Converged with nothing duplicated or changed: same kernel routes, one route per prefix,
+    // and the restarted felix neither deleted nor re-created anything.
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const n of ['n1', 'n2', 'n3', 'n4']) {
+      const now = (await kernelRoutes(agents.get(n)!)).sort();
+      assert.deepEqual(now, before.get(n), `${n} routes after the restart`);
+      const dsts = now.map((l) => l.replace(/^blackhole /, '').split(' ')[0]);
+      assert.equal(new Set(dsts).size, dsts.length, `${n}: a destination twice`);
+    }
+    const n1routes = await callControl<{ prefix: string; from: string; stale: boolean }[]>(agents.get('n1')!.control, 'GET', '/bgp/routes');
+    assert.ok(n1routes.every((r) => !r.stale), 'no stale paths left at n1');
+    const log = readFileSync(restarted.proc.logFile, 'utf8');
+    const started = log.split('\n').filter((l) => l.includes('"felix-started"')).map((l) => JSON.parse(l) as { deleted: number });
+    assert.equal(started.length, 1);
+    assert.equal(started[0]!.deleted, 0, 'the restarted felix deleted routes');
+    assert.deepEqual(await pingAll(), []);
+  });
+});
