@@ -1,0 +1,147 @@
+// CNI ADD on one node → the pod's route in the kernel of every other node.
+//
+//   npx tsx bench/agent-latency.ts [--pods 100] [--nodes 3]      (root: network namespaces)
+//
+// Three `podroute node run` agents in namespaces on one L2 segment, a real Redis, pods made
+// one after another by running podroute-cni on node 1 as a container runtime does. The pool
+// has /32 blocks, so every pod is a new block and a new BGP route (with /26 blocks only the
+// first pod of each block would need one). Arrival is seen by `ip monitor route` in each
+// other node, timestamped as the line arrives.
+// The block claim is also timestamped through a datastore watch in this process, which splits
+// the total into the CNI process's own time and agent → BGP → felix propagation.
+// Reference, measured in the same run: `ip route add` straight into a node's kernel, seen by
+// the same monitor (the floor of what the observation itself costs).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentStatus } from '../lib/agent/index.js';
+import { callControl } from '../lib/bgpd/control.js';
+import { API_VERSION, redisDatastore } from '../lib/datastore/public.js';
+import { callCni } from '../test/cni/call.js';
+import { Lab, type Netns } from '../test/support/netns.js';
+import { startRedis } from '../test/support/redis.js';
+import { waitFor } from '../test/support/wait.js';
+
+const ROOT = join(fileURLToPath(import.meta.url), '../..');
+const arg = (name: string, d: number) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : d;
+};
+const PODS = arg('--pods', 100);
+const NODES = Math.max(2, arg('--nodes', 3));
+
+class RouteMonitor {
+  readonly seen = new Map<string, number>();
+  private readonly waiters = new Map<string, () => void>();
+  private readonly proc: ChildProcess;
+  private buf = '';
+  constructor(ns: Netns) {
+    this.proc = spawn('ip', ['-n', ns.name, '-4', 'monitor', 'route'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    this.proc.stdout!.on('data', (c: Buffer) => {
+      const now = performance.now();
+      this.buf += c.toString('utf8');
+      const lines = this.buf.split('\n');
+      this.buf = lines.pop()!;
+      for (const l of lines) {
+        if (l.startsWith('Deleted')) continue;
+        const dst = l.split(' ')[0]!.replace(/\/32$/, '');
+        if (!this.seen.has(dst)) this.seen.set(dst, now);
+        this.waiters.get(dst)?.();
+      }
+    });
+  }
+  wait(dst: string, timeoutMs = 30_000): Promise<number> {
+    const at = this.seen.get(dst);
+    if (at !== undefined) return Promise.resolve(at);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`route ${dst} not seen in ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.set(dst, () => { clearTimeout(t); this.waiters.delete(dst); resolve(this.seen.get(dst)!); });
+    });
+  }
+  stop(): void {
+    this.proc.kill('SIGTERM');
+  }
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms  p99 ${pct(xs, 99).toFixed(1)} ms  max ${Math.max(...xs).toFixed(1)} ms`;
+
+async function main(): Promise<void> {
+  const lab = new Lab({ tag: 'bag' });
+  const redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
+  const sock = join(lab.dir, 'redis.sock');
+  const monitors: RouteMonitor[] = [];
+  try {
+    const ds = await redisDatastore({ url: sock });
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.96.0.0/16', blockSize: 32, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.apply({ apiVersion: API_VERSION, kind: 'IPAMConfiguration', metadata: { name: 'default' }, spec: { maxBlocksPerHost: 0 } });
+    const seg = await lab.segment();
+    const nodes: { name: string; ns: Netns; control: string }[] = [];
+    for (let i = 1; i <= NODES; i++) {
+      const ns = await lab.namespace(`n${i}`);
+      await seg.attach(ns, { ifname: 'eth0', v4: `10.95.0.${i}/24` });
+      await ns.ip('route', 'add', 'default', 'via', '10.95.0.254', 'dev', 'eth0');
+      const control = join(lab.dir, `n${i}.sock`);
+      ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'node', 'run', '--name', `n${i}`, '--ip', `10.95.0.${i}/24`, '--uplink', 'eth0',
+        '--datastore', sock, '--control', control, '--health-port', '0', '--connect-retry', '1', '--default-pool', 'none'], { name: 'agent', cwd: ROOT });
+      nodes.push({ name: `n${i}`, ns, control });
+    }
+    await waitFor(async () => Promise.all(nodes.map((n) => callControl<AgentStatus>(n.control, 'GET', '/status').then((s) => s.peers.filter((p) => p.state === 'Established').length, () => 0))), {
+      what: 'full mesh', until: (c) => c.every((x) => x === NODES - 1), timeoutMs: 60_000, intervalMs: 200,
+    });
+    for (const n of nodes.slice(1)) monitors.push(new RouteMonitor(n.ns));
+    await new Promise((r) => setTimeout(r, 300));
+
+    // Reference: a route written straight into the kernel, seen by the same monitor.
+    const reference: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const dst = `10.94.0.${i}`;
+      const t0 = performance.now();
+      await nodes[1]!.ns.ip('route', 'add', `${dst}/32`, 'dev', 'eth0');
+      reference.push((await monitors[0]!.wait(dst)) - t0);
+    }
+
+    // When each block claim reaches the store (seen through a watch, as the agents see it).
+    const claimed = new Map<string, number>();
+    const watch = ds.watch({ kinds: ['IPAMBlock'], fromRevision: await ds.revision() });
+    watch.on('event', (e) => {
+      if (e.type === 'put' && e.kind === 'IPAMBlock') {
+        const ip = (e.resource.spec as { cidr: string }).cidr.split('/')[0]!;
+        if (!claimed.has(ip)) claimed.set(ip, performance.now());
+      }
+    });
+    const total: number[] = [], cni: number[] = [], after: number[] = [];
+    const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: 'n1', datastore: { type: 'redis', url: sock } });
+    for (let i = 0; i < PODS; i++) {
+      const pod = await lab.namespace(`p${i}`);
+      const t0 = performance.now();
+      const r = await callCni(nodes[0]!.ns, 'ADD', { CNI_CONTAINERID: `bench${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' }, conf);
+      const t1 = performance.now();
+      if (r.code !== 0) throw new Error(`CNI ADD ${i}: ${r.stdout}`);
+      const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
+      const arrivals = await Promise.all(monitors.map((m) => m.wait(ip)));
+      const last = Math.max(...arrivals);
+      total.push(last - t0);
+      cni.push(t1 - t0);
+      after.push(last - (claimed.get(ip) ?? t1));
+    }
+    await watch.close();
+    await ds.close();
+    const node = process.versions.node;
+    console.log(`agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, ${new Date().toISOString()}`);
+    console.log(`  CNI ADD start → route in every other kernel: ${fmt(total)}`);
+    console.log(`  CNI ADD (process start to exit):              ${fmt(cni)}`);
+    console.log(`  block claim seen in store → route in every other kernel: ${fmt(after)}`);
+    console.log(`  reference, ip route add → seen by monitor:    ${fmt(reference)}`);
+    console.log(`  ratio (store → every kernel p50 / reference p50): ${(pct(after, 50) / pct(reference, 50)).toFixed(1)}x`);
+  } finally {
+    for (const m of monitors) m.stop();
+    await lab.destroy();
+    await redis.stop();
+  }
+}
+
+await main();
