@@ -4,6 +4,7 @@ import { bgpdCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
 import { bgpCommand, nodeCommand } from './node.js';
 import { reflectorCommand } from '../../reflector/cli.js';
+import { labCommand } from '../lab/cli.js';
 
 const usage = `usage: podroute <command> [arguments]
 
@@ -17,6 +18,7 @@ commands:
   node run [--config file]   run the node agent (flags: podroute node run --help)
   node status                BGP peers of the running agent, as calicoctl node status
   bgp summary|routes         the agent's sessions, learned routes and programmed routes
+  lab up|down|status|exec <file.clab.yml>, lab pod add <node> <name>   containerlab labs in network namespaces
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -42,6 +44,8 @@ async function run(): Promise<number> {
       return bgpCommand(args);
     case 'reflector':
       return reflectorCommand(args);
+    case 'lab':
+      return labCommand(args);
     case undefined:
     case 'help':
     case '--help':

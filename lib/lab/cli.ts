@@ -1,0 +1,118 @@
+// `podroute lab ...`: containerlab topologies brought up with network namespaces.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { podAdd, podDel } from './pods.js';
+import { labDown, labEnv, labUp, nsName } from './runner.js';
+import { listLabs, readState, stateRoot, type LabState } from './state.js';
+import { formatLabStatus, labStatus } from './status.js';
+import { loadTopology } from './topology.js';
+
+export const LAB_USAGE = `usage: podroute lab <command> [--state-dir dir]
+
+  up <file.clab.yml> [--prefix p]   build the lab (namespaces, links, FRR, Redis, agents); again = repair
+  down <file.clab.yml|lab>          stop what up started (by PID) and delete its namespaces
+  status <file.clab.yml|lab> [-o json]   nodes, processes and BGP sessions
+  exec <file.clab.yml|lab> <node|pod> <command...>   run a command inside a node or pod
+  pod add <node> <name> [--lab l]   a pod on a node, through the podroute-cni plugin
+  pod del <name> [--lab l]          CNI DEL and delete the pod's namespace
+  list                              labs that are up
+`;
+
+function takeFlag(args: string[], flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  if (i < 0) return undefined;
+  const v = args[i + 1];
+  if (v === undefined) throw new Error(`${flag}: needs a value`);
+  args.splice(i, 2);
+  return v;
+}
+
+/** A lab named by its topology file or its name. */
+function labName(arg: string | undefined): string {
+  if (!arg) throw new Error('which lab? give its topology file or its name');
+  return existsSync(arg) && /\.ya?ml$/.test(arg) ? loadTopology(arg).name : arg;
+}
+
+function mustState(root: string, name: string): LabState {
+  const s = readState(root, name);
+  if (!s) throw new Error(`lab ${name} is not up (no state under ${root}); podroute lab up <file.clab.yml>`);
+  return s;
+}
+
+function onlyLab(root: string, explicit: string | undefined): LabState {
+  if (explicit) return mustState(root, labName(explicit));
+  const labs = listLabs(root);
+  if (labs.length !== 1) throw new Error(labs.length === 0 ? 'no lab is up' : `several labs are up (${labs.join(', ')}): say which with --lab`);
+  return mustState(root, labs[0]!);
+}
+
+export async function labCommand(argv: string[]): Promise<number> {
+  const args = [...argv];
+  const root = stateRoot(takeFlag(args, '--state-dir'));
+  const out = (s: string) => process.stdout.write(s);
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'up': {
+      const prefix = takeFlag(rest, '--prefix');
+      const topo = loadTopology(rest[0] ?? '');
+      const t0 = Date.now();
+      const state = await labUp(topo, { stateRoot: root, prefix, log: (l) => out(`  ${l}\n`) });
+      out(`lab ${state.name} is up (${((Date.now() - t0) / 1000).toFixed(1)} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`);
+      return 0;
+    }
+    case 'down': {
+      const name = labName(rest[0]);
+      const r = await labDown(name, { stateRoot: root });
+      out(r ? `lab ${name} is down: ${r.processes} processes stopped, ${r.namespaces} namespaces deleted\n` : `lab ${name} is not up\n`);
+      return 0;
+    }
+    case 'status': {
+      const json = rest.includes('-o') && rest[rest.indexOf('-o') + 1] === 'json';
+      const s = await labStatus(mustState(root, labName(rest[0])));
+      out(json ? JSON.stringify(s, null, 2) + '\n' : formatLabStatus(s));
+      return 0;
+    }
+    case 'exec': {
+      const state = mustState(root, labName(rest[0]));
+      const [target, ...command] = rest.slice(1);
+      if (!target || command.length === 0) throw new Error('usage: podroute lab exec <lab> <node|pod> <command...>');
+      const pod = state.pods.find((p) => p.name === target);
+      const ns = pod ? pod.namespace : state.namespaces.some((n) => n.node === target) ? nsName(state, target) : undefined;
+      if (!ns) throw new Error(`${target} is neither a node nor a pod of lab ${state.name}`);
+      const node = pod ? undefined : target;
+      const env = labEnv(state, undefined);
+      if (node && state.processes.some((p) => p.node === node && p.what === 'agent')) env.PODROUTE_CONTROL = `${state.dir}/${node}.sock`;
+      if (state.processes.some((p) => p.node === node && p.what === 'bgpd')) env.VTYSH_PAGER = 'cat';
+      // vtysh inside an FRR node: point it at that node's instance.
+      const cmd = node && command[0] === 'vtysh' && state.processes.some((p) => p.node === node && p.what === 'bgpd')
+        ? ['vtysh', '--vty_socket', `${state.dir}/${node}/frr`, ...command.slice(1)] : command;
+      return new Promise<number>((resolve) => {
+        const child = spawn('ip', ['netns', 'exec', ns, ...cmd], { stdio: 'inherit', env });
+        child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+        child.on('error', () => resolve(127));
+      });
+    }
+    case 'pod': {
+      const [op, ...p] = rest;
+      const lab = takeFlag(p, '--lab');
+      const state = onlyLab(root, lab);
+      if (op === 'add' && p.length === 2) {
+        const pod = await podAdd(state, p[0]!, p[1]!);
+        out(`pod ${pod.name} on ${pod.node}: ${pod.ip} (namespace ${pod.namespace})\n`);
+        return 0;
+      }
+      if (op === 'del' && p.length === 1) {
+        await podDel(state, p[0]!);
+        out(`pod ${p[0]} deleted\n`);
+        return 0;
+      }
+      throw new Error('usage: podroute lab pod add <node> <name> | pod del <name> [--lab <lab>]');
+    }
+    case 'list':
+      for (const n of listLabs(root)) out(`${n}\n`);
+      return 0;
+    default:
+      process.stderr.write(LAB_USAGE);
+      return sub === undefined || sub === 'help' || sub === '--help' ? 0 : 2;
+  }
+}

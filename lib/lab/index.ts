@@ -1,0 +1,7 @@
+// The lab runner: containerlab topologies built with network namespaces.
+export { loadTopology, parseTopology, TopologyError, type Topology, type TopologyNode, type TopologyLink, type NodeRole } from './topology.js';
+export { labUp, labDown, type LabOptions } from './runner.js';
+export { podAdd, podDel } from './pods.js';
+export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type BgpSession } from './status.js';
+export { readState, listLabs, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
+export { labCommand } from './cli.js';

@@ -1,0 +1,284 @@
+// `podroute lab up|down`: a containerlab topology built with network namespaces. Every node
+// is a namespace, every link a veth pair, a `kind: bridge` node a namespace holding a Linux
+// bridge; FRR nodes run zebra + bgpd, podroute nodes run `podroute node run`, the redis node
+// runs the datastore on a Unix socket every namespace can reach. `up` reconciles (creates what
+// is missing, restarts what died) and `down` removes what the state file lists.
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentStatus } from '../agent/index.js';
+import { callControl } from '../bgpd/control.js';
+import { labDir, readState, writeState, type LabProcess, type LabState } from './state.js';
+import { execCommand, isOurs, listNetns, netnsPids, poll, run, startDetached, stopProcess } from './system.js';
+import { hostExecLine, hostPath, type Topology, type TopologyNode } from './topology.js';
+
+export const FRR_BIN = '/usr/lib/frr';
+const BRIDGE = 'br0';
+
+/** The checkout (or installed package) root, where bin/podroute.js lives. */
+export function packageRoot(): string {
+  const here = fileURLToPath(new URL('../../', import.meta.url));
+  return existsSync(join(here, 'bin/podroute.js')) ? here : join(here, '..');
+}
+
+export interface LabOptions {
+  /** Folder holding one folder per lab (state.json, logs, sockets). */
+  stateRoot: string;
+  /** Namespace name prefix; default `clab-<lab>-`, as containerlab names its containers. */
+  prefix?: string;
+  log?: (line: string) => void;
+}
+
+export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
+export const controlSocket = (state: Pick<LabState, 'dir'>, node: string) => join(state.dir, `${node}.sock`);
+export const frrDir = (state: Pick<LabState, 'dir'>, node: string) => join(state.dir, node, 'frr');
+
+/** Environment for exec lines and `lab exec`: podroute on PATH, pointed at this lab's datastore and the node's agent. */
+export function labEnv(state: LabState, node: TopologyNode | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(state.dir, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
+  if (state.redisSocket) env.PODROUTE_REDIS_URL = state.redisSocket;
+  if (node) {
+    env.PODROUTE_CONTROL = controlSocket(state, node.name);
+    env.NODENAME = node.name;
+    Object.assign(env, node.env);
+  }
+  return env;
+}
+
+function writeWrappers(state: LabState): void {
+  const bin = join(state.dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const root = packageRoot();
+  for (const [name, script] of [['podroute', 'bin/podroute.js'], ['podroute-cni', 'bin/podroute-cni.js']] as const) {
+    writeFileSync(join(bin, name), `#!/bin/sh\nexec ${process.execPath} ${join(root, script)} "$@"\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+}
+
+function alive(state: LabState, node: string, what: string): LabProcess | undefined {
+  return state.processes.find((p) => p.node === node && p.what === what && isOurs(p));
+}
+
+function tail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function start(state: LabState, node: string, what: string, argv: string[], env: NodeJS.ProcessEnv = process.env): LabProcess {
+  const log = join(state.dir, `${node}-${what}.log`);
+  const full = ['ip', 'netns', 'exec', nsName(state, node), ...argv];
+  const started = startDetached(full, log, env, packageRoot());
+  const p: LabProcess = { ...started, node, what, argv: full, log };
+  state.processes = state.processes.filter((x) => !(x.node === node && x.what === what));
+  state.processes.push(p);
+  writeState(state);
+  return p;
+}
+
+async function ensureNamespace(state: LabState, node: string, existing: Set<string>): Promise<boolean> {
+  const name = nsName(state, node);
+  if (!state.namespaces.some((n) => n.name === name)) {
+    if (existing.has(name)) throw new Error(`namespace ${name} exists but this lab did not create it (another lab or a stale run): remove it or use another --prefix`);
+    state.namespaces.push({ node, name });
+  }
+  if (existing.has(name)) return false;
+  // Recorded before it exists, so a failure right after still gets it deleted by `down`.
+  writeState(state);
+  await run(['ip', 'netns', 'add', name]);
+  await run(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
+  return true;
+}
+
+async function hasLink(ns: string, ifname: string): Promise<boolean> {
+  return (await execCommand(['ip', '-n', ns, 'link', 'show', ifname])).code === 0;
+}
+
+async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
+  const role = new Map(topo.nodes.map((n) => [n.name, n.role]));
+  for (const [i, link] of topo.links.entries()) {
+    const [a, b] = link.endpoints;
+    const [nsA, nsB] = [nsName(state, a.node), nsName(state, b.node)];
+    const [hasA, hasB] = [await hasLink(nsA, a.iface), await hasLink(nsB, b.iface)];
+    if (hasA && hasB) continue;
+    // Half a pair (a crash between steps): remove it and build the pair again.
+    if (hasA) await run(['ip', '-n', nsA, 'link', 'del', a.iface]);
+    if (hasB) await run(['ip', '-n', nsB, 'link', 'del', b.iface]);
+    await run(['ip', 'link', 'add', a.iface, 'netns', nsA, 'type', 'veth', 'peer', 'name', b.iface, 'netns', nsB]).catch((e: Error) => {
+      throw new Error(`topology.links[${i}]: ${e.message}`);
+    });
+    for (const [e, ns] of [[a, nsA], [b, nsB]] as const) {
+      if (role.get(e.node) === 'bridge') await run(['ip', '-n', ns, 'link', 'set', e.iface, 'master', BRIDGE]);
+      await run(['ip', '-n', ns, 'link', 'set', e.iface, 'up']);
+    }
+  }
+}
+
+async function runExec(state: LabState, node: TopologyNode): Promise<void> {
+  for (const [i, line] of node.exec.entries()) {
+    const cmd = hostExecLine(node, line);
+    const r = await execCommand(['ip', 'netns', 'exec', nsName(state, node.name), 'sh', '-c', cmd], { env: labEnv(state, node), timeoutMs: 60_000 });
+    if (r.code !== 0) throw new Error(`topology.nodes.${node.name}.exec[${i}]: \`${line}\` exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
+  }
+}
+
+async function ensureRedis(state: LabState, node: TopologyNode): Promise<void> {
+  const sock = join(state.dir, 'redis.sock');
+  state.redisSocket = sock;
+  if (alive(state, node.name, 'redis')) return;
+  const data = join(state.dir, 'redis');
+  mkdirSync(data, { recursive: true });
+  rmSync(sock, { force: true });
+  const p = start(state, node.name, 'redis', ['redis-server', '--port', '0', '--unixsocket', sock, '--unixsocketperm', '770',
+    '--save', '', '--appendonly', 'no', '--dir', data]);
+  await poll(`redis on ${sock}`, async () => {
+    if (!isOurs(p)) throw new Error(`redis-server exited: ${tail(p.log)}`);
+    return (await execCommand(['redis-cli', '-s', sock, 'ping'], { timeoutMs: 2_000 })).stdout.trim() === 'PONG' ? true : undefined;
+  }, 15_000);
+}
+
+function frrIds(): { uid: number; gid: number } {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('frr:'));
+  if (!line) throw new Error('FRR is not installed (no user frr): apt-get install frr');
+  const f = line.split(':');
+  return { uid: Number(f[2]), gid: Number(f[3]) };
+}
+
+export async function vtysh(state: LabState, node: string, ...commands: string[]): Promise<string> {
+  return run(['vtysh', '--vty_socket', frrDir(state, node), ...commands.flatMap((c) => ['-c', c])], { timeoutMs: 10_000 });
+}
+
+async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
+  const dir = frrDir(state, node.name);
+  const zserv = join(dir, 'zserv.api');
+  const common = ['--vty_socket', dir, '-P', '0', '-u', 'frr', '-g', 'frr', '-z', zserv];
+  const zebraUp = alive(state, node.name, 'zebra');
+  const bgpdUp = alive(state, node.name, 'bgpd');
+  if (zebraUp && bgpdUp) return;
+  const conf = hostPath(node, '/etc/frr/frr.conf');
+  if (!conf) throw new Error(`topology.nodes.${node.name}.binds: an FRR node needs a file bound to /etc/frr/frr.conf`);
+  mkdirSync(dir, { recursive: true });
+  const ids = frrIds();
+  const bgpdConf = join(dir, 'bgpd.conf');
+  const zebraConf = join(dir, 'zebra.conf');
+  copyFileSync(conf, bgpdConf);
+  writeFileSync(zebraConf, `hostname ${node.name}\nlog stdout informational\n`);
+  for (const f of [dir, bgpdConf, zebraConf]) chownSync(f, ids.uid, ids.gid);
+  await run([`${FRR_BIN}/bgpd`, '-C', '-Z', '-f', bgpdConf]).catch((e: Error) => {
+    throw new Error(`topology.nodes.${node.name}.binds: bgpd rejected ${conf}: ${e.message}`);
+  });
+  if (!zebraUp) {
+    // bgpd without its zebra would never install a route: restart the pair.
+    const old = state.processes.find((p) => p.node === node.name && p.what === 'bgpd');
+    if (old) await stopProcess(old);
+    rmSync(zserv, { force: true });
+    const z = start(state, node.name, 'zebra', [`${FRR_BIN}/zebra`, '-f', zebraConf, '-i', join(dir, 'zebra.pid'), ...common]);
+    await poll(`zebra of ${node.name}`, () => {
+      if (!isOurs(z)) throw new Error(`zebra exited: ${tail(z.log)}`);
+      return existsSync(zserv) ? true : undefined;
+    }, 15_000, 50);
+  }
+  const b = start(state, node.name, 'bgpd', [`${FRR_BIN}/bgpd`, '-f', bgpdConf, '-i', join(dir, 'bgpd.pid'), ...common]);
+  await poll(`bgpd of ${node.name} answering vtysh`, async () => {
+    if (!isOurs(b)) throw new Error(`bgpd exited: ${tail(b.log)}`);
+    return (await vtysh(state, node.name, 'show bgp summary json')).length > 0 ? true : undefined;
+  }, 15_000);
+}
+
+async function ensureAgent(state: LabState, node: TopologyNode): Promise<void> {
+  const control = controlSocket(state, node.name);
+  if (!alive(state, node.name, 'agent')) {
+    const conf = hostPath(node, '/etc/podroute/node.yaml');
+    if (!conf) throw new Error(`topology.nodes.${node.name}.binds: a podroute node needs its config bound to /etc/podroute/node.yaml`);
+    rmSync(control, { force: true });
+    const argv = [process.execPath, join(packageRoot(), 'bin/podroute.js'), 'node', 'run', '--config', conf, '--control', control];
+    if (state.redisSocket) argv.push('--datastore', state.redisSocket);
+    start(state, node.name, 'agent', argv, labEnv(state, node));
+  }
+  const p = alive(state, node.name, 'agent') ?? state.processes.find((x) => x.node === node.name && x.what === 'agent')!;
+  await poll(`agent ${node.name} ready`, async () => {
+    if (!isOurs(p)) throw new Error(`agent exited: ${tail(p.log)}`);
+    return (await callControl<AgentStatus>(control, 'GET', '/status')).ready ? true : undefined;
+  }, 60_000, 200);
+}
+
+function freshState(topo: Topology, options: LabOptions): LabState {
+  return {
+    name: topo.name, topology: topo.file, prefix: options.prefix ?? `clab-${topo.name}-`, dir: labDir(options.stateRoot, topo.name),
+    namespaces: [], processes: [], pods: [],
+  };
+}
+
+/** Builds (or repairs) the lab; returns its state. Safe to run again on a lab that is up. */
+export async function labUp(topo: Topology, options: LabOptions): Promise<LabState> {
+  const log = options.log ?? (() => undefined);
+  const state = readState(options.stateRoot, topo.name) ?? freshState(topo, options);
+  if (options.prefix !== undefined && options.prefix !== state.prefix) {
+    throw new Error(`lab ${topo.name} is already up with prefix ${JSON.stringify(state.prefix)}: run podroute lab down first`);
+  }
+  if (state.topology !== topo.file) throw new Error(`a lab named ${topo.name} is already up from ${state.topology}: run podroute lab down ${topo.name} first`);
+  mkdirSync(state.dir, { recursive: true });
+  writeState(state);
+  writeWrappers(state);
+  const existing = await listNetns();
+  const fresh = new Set<string>();
+  for (const node of topo.nodes) {
+    if (await ensureNamespace(state, node.name, existing)) {
+      fresh.add(node.name);
+      if (node.role === 'bridge') {
+        await run(['ip', '-n', nsName(state, node.name), 'link', 'add', BRIDGE, 'type', 'bridge']);
+        await run(['ip', '-n', nsName(state, node.name), 'link', 'set', BRIDGE, 'up']);
+      }
+      log(`namespace ${nsName(state, node.name)} (${node.role})`);
+    }
+  }
+  for (const node of topo.nodes.filter((n) => n.role === 'redis')) {
+    await ensureRedis(state, node);
+    log(`redis ${node.name}: ${state.redisSocket}`);
+  }
+  await ensureLinks(state, topo);
+  // exec lines configure a node once, when its namespace is new (containerlab runs them at deploy).
+  for (const node of topo.nodes) if (fresh.has(node.name) && node.exec.length) {
+    await runExec(state, node);
+    log(`exec ${node.name}: ${node.exec.length} line(s)`);
+  }
+  for (const node of topo.nodes.filter((n) => n.role === 'frr')) {
+    await ensureFrr(state, node);
+    log(`frr ${node.name}: zebra, bgpd`);
+  }
+  await Promise.all(topo.nodes.filter((n) => n.role === 'podroute').map(async (node) => {
+    await ensureAgent(state, node);
+    log(`agent ${node.name}: ready`);
+  }));
+  writeState(state);
+  return state;
+}
+
+/** Removes everything the state file lists: processes by PID, then namespaces by name, then the lab folder. */
+export async function labDown(name: string, options: LabOptions): Promise<{ processes: number; namespaces: number } | undefined> {
+  const state = readState(options.stateRoot, name);
+  if (!state) return undefined;
+  const order = ['agent', 'bgpd', 'zebra', 'redis'];
+  const procs = [...state.processes].sort((a, b) => order.indexOf(a.what) - order.indexOf(b.what));
+  let stopped = 0;
+  for (const p of procs) {
+    if (isOurs(p)) stopped++;
+    await stopProcess(p);
+  }
+  const nss = [...state.pods.map((p) => p.namespace), ...state.namespaces.map((n) => n.name)];
+  const existing = await listNetns();
+  let deleted = 0;
+  for (const ns of nss) {
+    if (!existing.has(ns)) continue;
+    // Anything still running inside a namespace this lab made was started there by the lab (an exec line's daemon).
+    for (const pid of await netnsPids(ns)) {
+      try { process.kill(pid, 'SIGKILL'); stopped++; } catch { /* gone */ }
+    }
+    await run(['ip', 'netns', 'del', ns]);
+    deleted++;
+  }
+  rmSync(state.dir, { recursive: true, force: true });
+  return { processes: stopped, namespaces: deleted };
+}

@@ -1,0 +1,64 @@
+// What `podroute lab up` created, written down as it goes: `down` removes exactly this (by
+// PID and start time, by namespace name) and nothing else, even after a crash half-way up.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Started } from './system.js';
+
+export const DEFAULT_STATE_ROOT = '/var/run/podroute/lab';
+
+export interface LabProcess extends Started {
+  node: string;
+  /** zebra, bgpd, agent, redis. */
+  what: string;
+  argv: string[];
+  log: string;
+}
+
+export interface LabPod {
+  name: string;
+  node: string;
+  namespace: string;
+  containerId: string;
+  ip?: string;
+}
+
+export interface LabState {
+  name: string;
+  topology: string;
+  prefix: string;
+  /** This lab's folder: state.json, logs, FRR instance folders, sockets. */
+  dir: string;
+  redisSocket?: string;
+  /** Namespaces this lab created, by node (pods are in `pods`). */
+  namespaces: { node: string; name: string }[];
+  processes: LabProcess[];
+  pods: LabPod[];
+}
+
+export function stateRoot(explicit?: string): string {
+  return explicit ?? process.env.PODROUTE_LAB_STATE_DIR ?? DEFAULT_STATE_ROOT;
+}
+
+export function labDir(root: string, name: string): string {
+  return join(root, name);
+}
+
+export function readState(root: string, name: string): LabState | undefined {
+  const file = join(labDir(root, name), 'state.json');
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')) as LabState;
+}
+
+/** Written to a temporary file and renamed, so a crash never leaves half a state file. */
+export function writeState(state: LabState): void {
+  mkdirSync(state.dir, { recursive: true });
+  const file = join(state.dir, 'state.json');
+  writeFileSync(`${file}.tmp`, JSON.stringify(state, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+/** Names of the labs that have a state file under `root`. */
+export function listLabs(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root).filter((n) => existsSync(join(root, n, 'state.json'))).sort();
+}
