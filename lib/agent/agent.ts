@@ -13,7 +13,7 @@ import { API_VERSION, BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type IP
 import { advertisements, allPrefixes, type Advertisements } from './advertise.js';
 import { autodetectIpv4, interfaceOf } from './autodetect.js';
 import { clusterIdOf, desiredPeers, nodeAsn, nodeIpv4, peerChanged, type DesiredPeer, type PeerType } from './peers.js';
-import { reflectionHook } from './reflection.js';
+import { routeReflectorRibOptions } from '../../reflector/index.js';
 import { AgentMetrics } from './agent-metrics.js';
 
 export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
@@ -292,7 +292,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       routerId,
       hostname: this.nodeName,
       listen: { host: this.options.listenAddress ?? routerId, port },
-      rib: { multipath: { maxPaths: MAX_PATHS }, clusterId, reflection: clusterId ? reflectionHook(clusterId) : undefined },
+      rib: { multipath: { maxPaths: MAX_PATHS }, ...(clusterId ? routeReflectorRibOptions(clusterId) : {}) },
       restarting: this.restarting,
       forwardingPreserved: true,
       restartTime: this.options.restartTime ?? 120,

@@ -4,5 +4,4 @@ export { desiredPeers, nodeIpv4, nodeAsn, clusterIdOf, meshEnabled, durationSeco
 export { advertisements, type Advertisements } from './advertise.js';
 export { autodetectIpv4, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';
-export { reflectionHook } from './reflection.js';
 export { Registry as MetricsRegistry } from './metrics.js';

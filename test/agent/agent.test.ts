@@ -119,4 +119,38 @@ describe('node agent (memory datastore, loopback BGP)', function () {
     });
     assert.deepEqual(cluster.agents.get('n2')!.status().advertised.borrowed, [`${borrowed}/32`]);
   });
+
+  it('with the mesh off, two reflector agents carry every client block; clients peer only with reflectors', async () => {
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { nodeToNodeMeshEnabled: false } });
+    await cluster.add('rr1', 1, { routeReflectorClusterId: '1.0.0.1' });
+    await cluster.add('rr2', 2, { routeReflectorClusterId: '1.0.0.1' });
+    for (const [n, i] of [['c3', 3], ['c4', 4], ['c5', 5]] as const) await cluster.add(n, i);
+    const peers = (n: string) => cluster.agents.get(n)!.status().peers.map((p) => `${p.address} ${p.type} ${p.state}`).sort();
+    await waitFor(() => ['rr1', 'rr2', 'c3', 'c4', 'c5'].map(peers), {
+      what: 'reflector sessions',
+      until: ([r1, r2, c3]) => r1!.length === 4 && r2!.length === 4 && c3!.length === 2 && [...r1!, ...r2!, ...c3!].every((x) => x.endsWith('Established')),
+      timeoutMs: 20_000,
+    });
+    assert.deepEqual(peers('c3'), ['127.0.0.1 rr Established', '127.0.0.2 rr Established']);
+    assert.deepEqual(peers('rr1'), ['127.0.0.2 rr Established', '127.0.0.3 rr-client Established', '127.0.0.4 rr-client Established', '127.0.0.5 rr-client Established']);
+    await addPod(ds, 'c4', 'x', cluster);
+    await addPod(ds, 'c5', 'y', cluster);
+    const b4 = (await new Ipam(ds).blocksForNode('c4'))[0]!.cidr;
+    const b5 = (await new Ipam(ds).blocksForNode('c5'))[0]!.cidr;
+    // Reflected routes keep their next hop: c3 sends c4's pods straight to c4, once (both
+    // reflectors' copies name the same next hop).
+    await waitFor(() => cluster.routes('c3'), {
+      what: 'c3 routes both client blocks', until: (r) => r.includes(`${b4} via 127.0.0.4 dev lo`) && r.includes(`${b5} via 127.0.0.5 dev lo`), timeoutMs: 20_000,
+    });
+    await waitFor(() => cluster.routes('rr1'), { what: 'the reflector routes them too', until: (r) => r.includes(`${b4} via 127.0.0.4 dev lo`) });
+    const paths = cluster.agents.get('c3')!.speaker!.lookup(b4)!.paths;
+    assert.equal(paths.length, 2, 'one copy from each reflector');
+    assert.ok(paths.every((p) => p.attributes.originatorId === '127.0.0.4' && p.attributes.clusterList?.[0] === '1.0.0.1'));
+    // Stopping one reflector loses nothing.
+    await cluster.remove('rr1');
+    await ds.delete('Node', 'rr1');
+    await waitFor(() => peers('c3'), { what: 'c3 left with rr2 only', until: (p) => p.join() === '127.0.0.2 rr Established' });
+    assert.equal(cluster.agents.get('c3')!.speaker!.lookup(b4)!.paths.length, 1);
+    await waitFor(() => cluster.routes('c3'), { what: 'c3 keeps the routes through rr2', until: (r) => r.includes(`${b4} via 127.0.0.4 dev lo`) && r.includes(`${b5} via 127.0.0.5 dev lo`) });
+  });
 });
