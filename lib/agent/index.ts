@@ -1,6 +1,6 @@
 // The node agent (`podroute node run`). See README.md.
 export { NodeAgent, vtepMac, VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION, type NodeAgentOptions, type NodeAgentEvents, type AgentStatus, type AgentPeerStatus } from './agent.js';
-export { desiredPeers, nodeIpv4, nodeAsn, clusterIdOf, meshEnabled, durationSeconds, type DesiredPeer, type PeerType, type ClusterView } from './peers.js';
+export { desiredPeers, nodeIpv4, nodeAsn, clusterIdOf, meshEnabled, durationSeconds, type DesiredPeer, type PeerType as AgentPeerType, type ClusterView } from './peers.js';
 export { advertisements, type Advertisements } from './advertise.js';
 export { autodetectIpv4, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';

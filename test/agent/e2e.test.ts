@@ -201,6 +201,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     assert.ok(m, result.stdout + result.stderr);
     const [sent, received] = [Number(m[1]), Number(m[2])];
     assert.ok(sent >= 50, `sent ${sent}`);
+    console.log(`      ${received}/${sent} pings answered across the SIGKILL and restart`);
     assert.equal(received, sent, `lost ${sent - received} of ${sent} pings across the restart`);
     // Converged with nothing duplicated or changed: same kernel routes, one route per prefix,
     // and the restarted felix neither deleted nor re-created anything.
@@ -217,6 +218,26 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     const started = log.split('\n').filter((l) => l.includes('"felix-started"')).map((l) => JSON.parse(l) as { deleted: number });
     assert.equal(started.length, 1);
     assert.equal(started[0]!.deleted, 0, 'the restarted felix deleted routes');
+    assert.deepEqual(await pingAll(), []);
+  });
+
+  it('live switch to a route reflector with the mesh off: clients peer only with it, pods still reach each other', async () => {
+    const n1 = (await ds.get('Node', 'n1'))!;
+    await ds.apply({ ...n1, metadata: { ...n1.metadata, resourceVersion: undefined }, spec: { ...n1.spec, bgp: { ...n1.spec.bgp, routeReflectorClusterID: '1.0.0.1' } } });
+    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { nodeToNodeMeshEnabled: false } });
+    for (const n of ['n2', 'n3', 'n4']) {
+      await waitFor(async () => (await status(agents.get(n)!)).peers.map((p) => `${p.address} ${p.type} ${p.state}`), {
+        what: `${n} peers only with the reflector`, until: (p) => p.join() === '10.97.0.1 rr Established', timeoutMs: 30_000, intervalMs: 200,
+      });
+    }
+    await waitFor(async () => (await status(agents.get('n1')!)).peers.filter((p) => p.type === 'rr-client' && p.state === 'Established').length, {
+      what: 'reflector has 3 clients', until: (c) => c === 3, timeoutMs: 30_000, intervalMs: 200,
+    });
+    const [b2] = await blockOf('n2');
+    const [b4] = await blockOf('n4');
+    // A client's route to another client's block points at that client, not at the reflector.
+    await waitFor(() => kernelRoutes(agents.get('n4')!), { what: 'n4 routes n2 block via n2', until: (r) => r.includes(`${b2} via 10.97.0.2 dev eth0`), timeoutMs: 20_000 });
+    await waitFor(() => kernelRoutes(agents.get('n2')!), { what: 'n2 routes n4 block via n4', until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`), timeoutMs: 20_000 });
     assert.deepEqual(await pingAll(), []);
   });
 });
