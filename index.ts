@@ -3,3 +3,5 @@ export * from './bgp/index.js';
 export * from './lib/datastore/public.js';
 export * from './felix/index.js';
 export * from './reflector/index.js';
+export * from './lib/agent/index.js';
+export * from './lib/cni/index.js';
