@@ -153,4 +153,27 @@ describe('node agent (memory datastore, loopback BGP)', function () {
     assert.equal(cluster.agents.get('c3')!.speaker!.lookup(b4)!.paths.length, 1);
     await waitFor(() => cluster.routes('c3'), { what: 'c3 keeps the routes through rr2', until: (r) => r.includes(`${b4} via 127.0.0.4 dev lo`) && r.includes(`${b5} via 127.0.0.5 dev lo`) });
   });
+
+  it('VXLAN CrossSubnet: each agent takes a VTEP address and MAC; nodes in other subnets are reached through vxlan.calico', async () => {
+    await ds.delete('IPPool', 'p');
+    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'vx' }, spec: { cidr: '10.72.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' } });
+    // /32 host addresses: no two nodes share a subnet, so every remote block goes through the tunnel.
+    await cluster.add('n1', 1, { ipv4Address: '127.0.0.1/32' });
+    await cluster.add('n2', 2, { ipv4Address: '127.0.0.2/32' });
+    const vtep = async (n: string) => waitFor(async () => (await ds.get('Node', n))?.metadata.annotations ?? {}, {
+      what: `${n} VTEP annotations`, until: (a) => Boolean(a['podroute.io/vxlan-tunnel-address'] && a['podroute.io/vxlan-tunnel-mac']),
+    });
+    const v1 = await vtep('n1');
+    const v2 = await vtep('n2');
+    const b2 = (await new Ipam(ds).blocksForNode('n2'))[0]!.cidr;
+    await waitFor(() => [...cluster.dataplanes.get('n1')!.routes.values()].find((r) => r.dst === b2), {
+      what: `n1 routes ${b2} over vxlan.calico`,
+      until: (r) => r !== undefined && r.nextHops[0]!.dev === 'vxlan.calico' && r.nextHops[0]!.gateway === v2['podroute.io/vxlan-tunnel-address'] && r.nextHops[0]!.onlink === true,
+      timeoutMs: 20_000,
+    });
+    const neighbors = [...cluster.dataplanes.get('n1')!.neighbors.values()];
+    assert.ok(neighbors.some((n) => n.kind === 'arp' && n.address === v2['podroute.io/vxlan-tunnel-address'] && n.mac === v2['podroute.io/vxlan-tunnel-mac']));
+    assert.ok(neighbors.some((n) => n.kind === 'fdb' && n.address === '127.0.0.2' && n.mac === v2['podroute.io/vxlan-tunnel-mac']));
+    assert.notEqual(v1['podroute.io/vxlan-tunnel-mac'], v2['podroute.io/vxlan-tunnel-mac']);
+  });
 });
