@@ -112,6 +112,11 @@ export class UpdateGroup {
     return this.outSets.size;
   }
 
+  /** Whether an export decision costs a policy run per prefix (no cache by attribute set). */
+  get exportPerPrefix(): boolean {
+    return this.exportPolicy !== undefined && this.exportPolicy.perPrefix;
+  }
+
   /** The attributes this group sends for a path, or null when the path is not sent. */
   exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
     const policy = this.exportPolicy;
