@@ -40,6 +40,8 @@ export interface BenchOptions {
   timeoutScale?: number;
   pollMs?: number;
   log?: (line: string) => void;
+  /** podroute bgpd was started with the CPU profiler (cpu-profile.mjs): ask it for the profile. */
+  profile?: boolean;
 }
 
 const MB = 1024 * 1024;
@@ -98,6 +100,10 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       figures.push(f);
       log(`  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s, rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`);
       if (f.timedOut) break;
+    }
+    if (options.profile && kind === 'podroute') {
+      for (const pid of dut.pids) process.kill(pid, 'SIGHUP');
+      await new Promise((r) => setTimeout(r, 2000));
     }
     await dut.stop().catch(() => undefined);
     await tester.call({ op: 'exit' }, 'ran', 1000).catch(() => undefined);

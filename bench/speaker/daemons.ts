@@ -23,6 +23,12 @@ export interface DaemonUnderTest {
   stop(): Promise<void>;
 }
 
+/**
+ * Node flags for `podroute bgpd`. A million paths do not fit Node's default old space (~2 GB
+ * on this machine is not the issue; the default limit is), so the heap limit is raised.
+ */
+export const podrouteNodeOptions: string[] = ['--max-old-space-size=6144'];
+
 export function routerConfig(topo: Topology): RouterConfig {
   // Long timers: a daemon busy with a million routes must not drop a session over a late keepalive.
   const timers = { holdTime: 90, keepaliveTime: 30, passive: true };
@@ -52,7 +58,13 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
   const version = await versionOf(ns, kind);
   switch (kind) {
     case 'podroute': {
-      const d = await Podroute.start(ns, config, { peerDefaults: { gracefulRestart: false } });
+      // Node flags for bgpd alone (heap limit, --cpu-prof): Podroute.start spawns before its first await.
+      const saved = process.env.NODE_OPTIONS;
+      process.env.NODE_OPTIONS = podrouteNodeOptions.join(' ');
+      const starting = Podroute.start(ns, config, { peerDefaults: { gracefulRestart: false } });
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+      const d = await starting;
       return {
         kind, version, pids: [d.process.pid],
         received: async () => (await d.status()).peers.filter((p) => testers.has(p.address)).reduce((n, p) => n + p.prefixesReceived, 0),

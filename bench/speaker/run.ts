@@ -2,12 +2,14 @@
 // other in one run, then a table per scenario with ratios of podroute against each reference.
 //
 //   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
-//        [--json out.json] [--timeout-scale 2]
-import { writeFileSync } from 'node:fs';
+//        [--json out.json] [--timeout-scale 2] [--force] [--profile dir]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchOne, type PhaseFigures } from './bench.js';
-import { DAEMONS, type DaemonKind } from './daemons.js';
+import { DAEMONS, podrouteNodeOptions, type DaemonKind } from './daemons.js';
 import { SCENARIOS, scenarioByName } from './scenarios.js';
 
 const { values } = parseArgs({
@@ -17,6 +19,8 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'timeout-scale': { type: 'string', default: '1' },
     force: { type: 'boolean', default: false },
+    /** Directory for podroute bgpd's CPU profiles (written when it stops). */
+    profile: { type: 'string' },
   },
 });
 
@@ -25,8 +29,11 @@ const daemons = values.daemons!.split(',').map((d) => {
   if (!(DAEMONS as readonly string[]).includes(d)) throw new Error(`--daemons: unknown daemon ${JSON.stringify(d)}: one of ${DAEMONS.join(', ')}`);
   return d as DaemonKind;
 });
-// podroute bgpd inherits this: a million paths do not fit Node's default old space.
-process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=6144`.trim();
+if (values.profile) {
+  mkdirSync(resolve(values.profile), { recursive: true });
+  process.env.PODROUTE_CPU_PROFILE_DIR = resolve(values.profile);
+  podrouteNodeOptions.push(`--import=${fileURLToPath(new URL('./cpu-profile.mjs', import.meta.url))}`, '--heapsnapshot-signal=SIGUSR2');
+}
 
 const started = new Date();
 const load0 = loadavg();
@@ -39,7 +46,7 @@ for (const s of scenarios) {
       continue;
     }
     try {
-      all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), log: (l) => console.error(l) })));
+      all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), profile: values.profile !== undefined, log: (l) => console.error(l) })));
     } catch (e) {
       console.error(`  ${d}: FAILED: ${(e as Error).message}`);
     }
