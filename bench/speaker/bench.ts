@@ -72,7 +72,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       void ran.then(() => (testerDone = true), () => (testerDone = true));
       const started = Date.now();
       let receivedAt: number | undefined;
-      if (info.dutReceived !== undefined) {
+      if (info.dutReceived !== undefined && options.pollMs !== 0) {
         // Poll the daemon's own counters until it holds every tester prefix, or the monitor is done
         // and the daemon has had a little longer.
         let doneSince: number | undefined;

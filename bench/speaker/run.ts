@@ -2,7 +2,7 @@
 // other in one run, then a table per scenario with ratios of podroute against each reference.
 //
 //   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
-//        [--json out.json] [--timeout-scale 2] [--force] [--profile dir]
+//        [--json out.json] [--timeout-scale 2] [--force] [--profile dir] [--poll-ms 200]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -19,6 +19,8 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'timeout-scale': { type: 'string', default: '1' },
     force: { type: 'boolean', default: false },
+    /** How often the daemon's own counters are read (0: never; the "daemon has all" column stays empty). */
+    'poll-ms': { type: 'string', default: '200' },
     /** Directory for podroute bgpd's CPU profiles (written when it stops). */
     profile: { type: 'string' },
   },
@@ -46,7 +48,7 @@ for (const s of scenarios) {
       continue;
     }
     try {
-      all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), profile: values.profile !== undefined, log: (l) => console.error(l) })));
+      all.push(...(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), profile: values.profile !== undefined, pollMs: Number(values['poll-ms']), log: (l) => console.error(l) })));
     } catch (e) {
       console.error(`  ${d}: FAILED: ${(e as Error).message}`);
     }
