@@ -54,7 +54,11 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     return a;
   }
 
-  const status = (a: Agent) => callControl<AgentStatus>(a.control, 'GET', '/status');
+  const status = (a: Agent) => {
+    // A dead agent says why, rather than leaving a refused socket to guess from.
+    if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
+    return callControl<AgentStatus>(a.control, 'GET', '/status');
+  };
 
   async function waitMesh(names: string[]): Promise<void> {
     await waitFor(async () => Promise.all(names.map(async (n) => (await status(agents.get(n)!)).peers.filter((p) => p.state === 'Established').length)), {
