@@ -3,8 +3,8 @@
 // bridge; FRR nodes run zebra + bgpd, podroute nodes run `podroute node run`, the redis node
 // runs the datastore on a Unix socket every namespace can reach. `up` reconciles (creates what
 // is missing, restarts what died) and `down` removes what the state file lists.
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
@@ -160,6 +160,8 @@ async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
   const conf = hostPath(node, '/etc/frr/frr.conf');
   if (!conf) throw new Error(`topology.nodes.${node.name}.binds: an FRR node needs a file bound to /etc/frr/frr.conf`);
   mkdirSync(dir, { recursive: true });
+  // FRR drops to user frr: every folder down to its instance folder must let it through.
+  for (const d of [dirname(state.dir), state.dir, dirname(dir)]) chmodSync(d, statSync(d).mode | 0o111);
   const ids = frrIds();
   const bgpdConf = join(dir, 'bgpd.conf');
   const zebraConf = join(dir, 'zebra.conf');

@@ -61,6 +61,10 @@ export class LabUnderTest {
     return execCommand(['ip', 'netns', 'exec', this.ns(node), ...argv]);
   }
 
+  podExec(pod: LabPod, argv: string[]) {
+    return execCommand(['ip', 'netns', 'exec', pod.namespace, ...argv]);
+  }
+
   pod(node: string, name: string): Promise<LabPod> {
     return podAdd(this.state, node, name);
   }
