@@ -36,12 +36,13 @@ export const frrDir = (state: Pick<LabState, 'dir'>, node: string) => join(state
 /** Environment for exec lines and `lab exec`: podroute on PATH, pointed at this lab's datastore and the node's agent. */
 export function labEnv(state: LabState, node: TopologyNode | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(state.dir, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
-  if (state.redisSocket) env.PODROUTE_REDIS_URL = state.redisSocket;
   if (node) {
+    Object.assign(env, node.env);
     env.PODROUTE_CONTROL = controlSocket(state, node.name);
     env.NODENAME = node.name;
-    Object.assign(env, node.env);
   }
+  // The lab's own Redis replaces whatever datastore the topology names (a container address here unreachable).
+  if (state.redisSocket) env.PODROUTE_REDIS_URL = state.redisSocket;
   return env;
 }
 
