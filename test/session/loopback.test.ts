@@ -196,8 +196,9 @@ describe('speaker against a raw peer: errors on the wire', function () {
     // Keep our side of the session alive while we do not read.
     const keepalive = setInterval(() => raw.send({ type: 'keepalive' }), 500);
     try {
-      let peak = 0;
-      for (let i = 0; i < 20; i++) {
+      // Once the kernel's buffers are full, output waits in our socket; it must stop growing there.
+      let peak = await waitFor(() => speaker.peerStatus()[0]!.outputBuffered, { what: 'output queued in our socket', until: (n) => n > 0, timeoutMs: 15_000, intervalMs: 20 });
+      for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 100));
         peak = Math.max(peak, speaker.peerStatus()[0]!.outputBuffered);
       }
