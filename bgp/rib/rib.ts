@@ -55,7 +55,7 @@ export class Rib {
   readonly localPeer: RibPeer;
   private readonly clusterId: string | undefined;
   private readonly decision: DecisionOptions;
-  private readonly collect: boolean;
+  private readonly collect: () => boolean;
   private readonly attrs = new AttrInterner();
   private readonly nextHops = new NextHopInterner();
   private readonly fams: Record<AddressFamily, FamilyRib> = {
@@ -86,7 +86,8 @@ export class Rib {
       maxPaths: mp,
       multipathRelax: options.multipath?.relax === true,
     };
-    this.collect = options.collectChanges !== false;
+    const collect = options.collectChanges;
+    this.collect = typeof collect === 'function' ? collect : collect === false ? () => false : () => true;
     this.localPeer = new RibPeer({ address: '0.0.0.0', asn: options.localAs, routerId: options.routerId }, options.localAs, 'local');
   }
 
@@ -526,7 +527,7 @@ export class Rib {
       return;
     }
     for (let i = 0; i < outs.length; i++) outs[i].markDirty(fr.family, key);
-    if (!this.collect) return;
+    if (!this.collect()) return;
     const family = fr.family;
     const prefix = formatKey(family, key);
     if (best === undefined) {

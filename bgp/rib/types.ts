@@ -35,8 +35,11 @@ export interface RibOptions {
   /** Drop routes whose CLUSTER_LIST holds this ID (set by a route reflector). */
   clusterId?: string;
   reflection?: IbgpReflectionHook;
-  /** Collect BestPathChange objects (the return value of the mutating calls). Default true. */
-  collectChanges?: boolean;
+  /**
+   * Collect BestPathChange objects (the return value of the mutating calls). Default true. A
+   * function is asked at every change (a speaker: whether anyone listens for them).
+   */
+  collectChanges?: boolean | (() => boolean);
 }
 
 /** A peer as the RIB needs it; the session fills it in when the session is established. */
