@@ -77,6 +77,11 @@ export class UpdateGroup {
   readonly info: UpdateGroupInfo;
   readonly members = new Set<RibPeer>();
   private readonly cache = new WeakMap<AttrSet, CacheEntry[]>();
+  // The last set looked up: an UPDATE's prefixes share one set, so most lookups repeat the
+  // previous one, and a WeakMap lookup per prefix and peer showed in the profiles. It holds
+  // at most one set past its life, until the next lookup.
+  private lastAttrs: AttrSet | undefined;
+  private lastEntries: CacheEntry[] = [];
   private readonly outSets = new Map<string, OutAttrSet>();
   private readonly exportPolicy: CompiledPolicy | undefined;
   private readonly encodeOptions: CodecOptions;
@@ -121,15 +126,21 @@ export class UpdateGroup {
   exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
     const policy = this.exportPolicy;
     if (policy !== undefined && policy.perPrefix) return this.compute(family, key, path);
-    let entries = this.cache.get(path.attrs);
-    if (entries !== undefined) {
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i];
-        if (e.nextHop === path.nextHop && e.source === path.peer) return e.out;
-      }
+    let entries: CacheEntry[] | undefined;
+    if (path.attrs === this.lastAttrs) {
+      entries = this.lastEntries;
     } else {
-      entries = [];
-      this.cache.set(path.attrs, entries);
+      entries = this.cache.get(path.attrs);
+      if (entries === undefined) {
+        entries = [];
+        this.cache.set(path.attrs, entries);
+      }
+      this.lastAttrs = path.attrs;
+      this.lastEntries = entries;
+    }
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (e.nextHop === path.nextHop && e.source === path.peer) return e.out;
     }
     const out = this.compute(family, key, path);
     entries.push({ nextHop: path.nextHop, source: path.peer, out });
