@@ -46,4 +46,8 @@ for (let m = 0; m < messages.length; m++) {
   }
 }
 const ms = performance.now() - t0;
-console.log(`${sources} × ${prefixes} through ${outs.length} Adj-RIB-Outs: ${ms.toFixed(0)} ms, ${((ms * 1e6) / (sources * prefixes)).toFixed(0)} ns/prefix, ${sent} messages to the monitor, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB`);
+// With --expose-gc: the live heap (what the routes really hold, not garbage waiting for a GC).
+const gc = (globalThis as { gc?: () => void }).gc;
+messages.length = 0;
+gc?.();
+console.log(`${sources} × ${prefixes} through ${outs.length} Adj-RIB-Outs: ${ms.toFixed(0)} ms, ${((ms * 1e6) / (sources * prefixes)).toFixed(0)} ns/prefix, ${sent} messages to the monitor, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB${gc ? ' live' : ''}, rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);

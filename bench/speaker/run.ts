@@ -3,6 +3,7 @@
 //
 //   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
 //        [--json out.json] [--timeout-scale 2] [--force] [--profile dir] [--poll-ms 200]
+//        [--bgpd-node-options '--optimize-for-size']
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -21,6 +22,8 @@ const { values } = parseArgs({
     force: { type: 'boolean', default: false },
     /** How often the daemon's own counters are read (0: never; the "daemon has all" column stays empty). */
     'poll-ms': { type: 'string', default: '200' },
+    /** Extra Node flags for podroute bgpd (e.g. V8 heap settings), space-separated. */
+    'bgpd-node-options': { type: 'string', default: '' },
     /** Directory for podroute bgpd's CPU profiles (written when it stops). */
     profile: { type: 'string' },
   },
@@ -31,6 +34,7 @@ const daemons = values.daemons!.split(',').map((d) => {
   if (!(DAEMONS as readonly string[]).includes(d)) throw new Error(`--daemons: unknown daemon ${JSON.stringify(d)}: one of ${DAEMONS.join(', ')}`);
   return d as DaemonKind;
 });
+podrouteNodeOptions.push(...values['bgpd-node-options']!.split(' ').filter(Boolean));
 if (values.profile) {
   mkdirSync(resolve(values.profile), { recursive: true });
   process.env.PODROUTE_CPU_PROFILE_DIR = resolve(values.profile);
