@@ -62,12 +62,18 @@ for (const s of scenarios) {
 const fmt = (x: number | undefined, digits = 2) => (x === undefined ? '—' : x.toFixed(digits));
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
 
+// Memory per route: only where both grew by a few MB at least (else it is noise).
+const growthRatio = (a: PhaseFigures | undefined, b: PhaseFigures) => {
+  const ga = a && a.rssMb - a.rssBeforeMb;
+  const gb = b.rssMb - b.rssBeforeMb;
+  return ga === undefined || ga < 4 || gb < 4 ? '—' : ratio(ga, gb);
+};
 const lines: string[] = [];
 lines.push(`${started.toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · ${(totalmem() / 2 ** 30).toFixed(1)} GB · load ${load0.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end`);
 const versions = new Map(all.map((f) => [f.daemon, f.version]));
 lines.push(`versions: ${[...versions.values()].join('; ')}`, '');
-lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | podroute ÷ this: peak RSS | load (1 min) |');
-lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | ÷ CPU | ÷ RSS growth | ÷ peak RSS | load (1 min) |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const s of scenarios) {
   const rows = all.filter((f) => f.scenario === s.name && f.measured);
   for (const f of rows) {
@@ -75,7 +81,7 @@ for (const s of scenarios) {
     const monitor = f.complete ? fmt(f.monitorSec) : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
     const name = rows.some((r) => r.phase !== f.phase) ? `${s.name} ${f.phase}` : s.name;
     lines.push(
-      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
+      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.cpuSec, f.cpuSec)} | ${f.daemon === 'podroute' ? '' : growthRatio(ours, f)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
     );
   }
 }
