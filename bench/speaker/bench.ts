@@ -81,7 +81,8 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
           if (n === info.dutReceived) receivedAt = performance.timeOrigin + performance.now();
           else if (testerDone && Date.now() - (doneSince ??= Date.now()) > 5000) break;
           else if (Date.now() - started > timeoutMs) break;
-          else await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+          // Finer in the first second, where the fast daemons finish.
+          else await new Promise((r) => setTimeout(r, Date.now() - started < 1000 ? Math.min(50, options.pollMs ?? 200) : (options.pollMs ?? 200)));
         }
       }
       const { result } = await ran;
