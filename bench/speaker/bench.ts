@@ -99,6 +99,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
         info,
       };
       figures.push(f);
+      if (result.sessionsDown.length > 0) log(`  ${kind} ${info.name}: sessions down: ${result.sessionsDown.join('; ')}`);
       log(`  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s, rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`);
       if (f.timedOut) break;
     }

@@ -32,6 +32,8 @@ export interface PhaseResult {
   timedOut: boolean;
   monitorHeld: number;
   monitorMessages: number;
+  /** Sessions that closed during the phase, with why (a NOTIFICATION, a reset). */
+  sessionsDown: string[];
 }
 
 export type TesterReply =
@@ -117,6 +119,7 @@ async function runPhase(p: PhasePlan, stallMs: number, timeoutMs: number): Promi
   return {
     t0: epoch(start), sent: epoch(sent), done: epoch(result.done), complete: result.complete, timedOut: result.timedOut,
     monitorHeld: monitor.size, monitorMessages: monitor.messages - messagesBefore,
+    sessionsDown: [monitorSession, ...injectors].filter((x) => x && !x.established).map((x) => `${x!.config.localAddress}: ${x!.closedReason}`),
   };
 }
 
