@@ -23,13 +23,70 @@ class SentPaths {
 
 type Sent = OutAttrSet | SentPaths;
 
+/** The Map operations the sent state needs. */
+interface SentMap {
+  get(key: PrefixKey): Sent | undefined;
+  set(key: PrefixKey, sent: Sent): void;
+  delete(key: PrefixKey): void;
+  has(key: PrefixKey): boolean;
+  readonly size: number;
+  values(): Iterable<Sent>;
+  clear(): void;
+}
+
+/**
+ * IPv4 sent state split by prefix length, keyed by the address as an int32, as V4Table does:
+ * a V4Key above 2^31 is a heap number, and a Map keyed by it keeps one per prefix and hashes
+ * slower. Iteration order is not kept (nothing iterates the sent state in order).
+ */
+class V4SentMap implements SentMap {
+  private readonly maps: Array<Map<number, Sent> | undefined> = new Array(33).fill(undefined);
+  private count = 0;
+
+  get(key: PrefixKey): Sent | undefined {
+    const len = (key as V4Key) % 64;
+    return this.maps[len]?.get(((key as V4Key) - len) / 64 | 0);
+  }
+
+  set(key: PrefixKey, sent: Sent): void {
+    const len = (key as V4Key) % 64;
+    const m = (this.maps[len] ??= new Map());
+    const before = m.size;
+    m.set(((key as V4Key) - len) / 64 | 0, sent);
+    this.count += m.size - before;
+  }
+
+  delete(key: PrefixKey): void {
+    const len = (key as V4Key) % 64;
+    if (this.maps[len]?.delete(((key as V4Key) - len) / 64 | 0)) this.count--;
+  }
+
+  has(key: PrefixKey): boolean {
+    const len = (key as V4Key) % 64;
+    return this.maps[len]?.has(((key as V4Key) - len) / 64 | 0) === true;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  *values(): Iterable<Sent> {
+    for (const m of this.maps) if (m !== undefined) yield* m.values();
+  }
+
+  clear(): void {
+    this.maps.fill(undefined);
+    this.count = 0;
+  }
+}
+
 interface FamilyOut {
   family: AddressFamily;
   v6: boolean;
   addPath: boolean;
   table: PrefixTable<PrefixKey>;
   pending: Set<PrefixKey>;
-  sent: Map<PrefixKey, Sent>;
+  sent: SentMap;
 }
 
 interface DumpTask {
@@ -90,7 +147,7 @@ export class AdjRibOut {
         addPath: o.addPath?.[family] === true,
         table,
         pending: new Set(),
-        sent: new Map(),
+        sent: family === 'ipv6-unicast' ? new Map<PrefixKey, Sent>() : new V4SentMap(),
       };
       this.fams.push(fam);
       this.byFamily[family] = fam;
