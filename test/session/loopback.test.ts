@@ -115,9 +115,9 @@ describe('speaker against a raw peer: errors on the wire', function () {
     await speaker.stop();
   });
 
-  async function establish(): Promise<RawPeer> {
+  async function establish(holdTime = 3): Promise<RawPeer> {
     peer = await RawPeer.connect(SPEAKER, p, RAW);
-    peer.open(65002, '127.0.3.2', 3);
+    peer.open(65002, '127.0.3.2', holdTime);
     peer.send({ type: 'keepalive' });
     await waitFor(() => speaker.peerStatus()[0]!.state, { what: 'Established', until: (s) => s === 'Established', timeoutMs: 5000, intervalMs: 10 });
     assert.ok(peer.received.some((m) => m.type === 'open'));
@@ -186,8 +186,13 @@ describe('speaker against a raw peer: errors on the wire', function () {
     assert.ok(raw.received.filter((m) => m.type === 'keepalive').length >= 1, 'we sent keepalives meanwhile');
   });
 
-  it('a peer that does not read: our output stays bounded, and everything arrives once it reads', async () => {
-    const raw = await establish();
+  it('a peer that does not read: our output stays bounded, and everything arrives once it reads', async function () {
+    this.timeout(90_000);
+    // A longer hold time than the other tests: this one keeps the process busy encoding 18 MB,
+    // and a loaded machine must not turn that into a hold timer expiry.
+    speaker.removePeer(RAW);
+    speaker.addPeer({ address: RAW, asn: 65002, passive: true, holdTime: 30, gracefulRestart: false });
+    const raw = await establish(30);
     raw.socket.pause();
     // 25,000 prefixes, each with its own large attribute set: ~18 MB of UPDATEs, more than the
     // kernel's socket buffers on loopback can absorb, so the rest must wait in the RIB.
@@ -206,7 +211,10 @@ describe('speaker against a raw peer: errors on the wire', function () {
       assert.ok(peak > 0 && peak < 200 * 1024, `buffered ${peak} octets while the peer did not read`);
       raw.socket.resume();
       const announced = () => raw.received.reduce((n, m) => n + (m.type === 'update' ? m.nlri.length : 0), 0);
-      await waitFor(announced, { what: '25,000 prefixes received once reading', until: (n) => n === 25_000, timeoutMs: 20_000, intervalMs: 50 });
+      await waitFor(announced, { what: '25,000 prefixes received once reading', until: (n) => n === 25_000, timeoutMs: 60_000, intervalMs: 50 }).catch((e: Error) => {
+        const notification = raw.received.find((m) => m.type === 'notification');
+        throw new Error(`${e.message}\nspeaker side: ${JSON.stringify(speaker.peerStatus()[0])}\nnotification received: ${JSON.stringify(notification)}`);
+      });
       assert.equal(speaker.peerStatus()[0]!.state, 'Established');
     } finally {
       clearInterval(keepalive);
