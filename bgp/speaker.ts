@@ -136,10 +136,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
 
   /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
   async stop(message = 'shutting down'): Promise<void> {
-    for (const n of this.neighbors.values()) n.peer.stop({ message });
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    // Give the NOTIFICATIONs a moment to leave before the sockets go.
-    await new Promise((r) => setTimeout(r, 50));
+    const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message }));
+    await Promise.all([new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())), ...closing]);
     for (const n of this.neighbors.values()) this.forget(n);
     this.neighbors.clear();
   }
@@ -156,9 +154,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   removePeer(address: string): void {
     const n = this.neighbors.get(normalizeAddress(address));
     if (!n) throw new TypeError(`peer ${address}: not configured`);
-    n.peer.stop({ subcode: 3 });
     this.neighbors.delete(normalizeAddress(address));
-    setTimeout(() => this.forget(n), 50).unref();
+    void n.peer.stop({ subcode: 3 }).then(() => this.forget(n));
   }
 
   /** Accepts sessions from any address in a range (FRR's `bgp listen range`). */
@@ -210,8 +207,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       const out = n.rib?.out;
       return {
         address: n.config.address,
-        asn: n.config.asn,
-        type: n.config.asn === this.options.asn ? 'ibgp' : 'ebgp',
+        asn: s?.remoteAs ?? n.config.asn,
+        type: (s?.remoteAs ?? n.config.asn) === this.options.asn ? 'ibgp' : 'ebgp',
         state: n.peer.state,
         since: n.peer.since,
         routerId: s?.remoteRouterId,
@@ -256,12 +253,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       return;
     }
     const asns = Array.isArray(d.config.asn) ? d.config.asn : [d.config.asn];
-    const { range: _r, asn: _a, ...template } = d.config;
-    void _r;
-    void _a;
-    // The AS is learned from the OPEN; the first listed is what the peer is checked against
-    // unless the OPEN names another listed one (checked once the OPEN arrives).
-    const config: NeighborConfig = { ...template, address, asn: asns[0], passive: true };
+    // Any listed AS is accepted in the OPEN; the status shows the one the peer uses.
+    const config: NeighborConfig = { ...d.config, address, asn: asns[0], passive: true };
     const created = this.createNeighbor(config, true);
     if (asns.length > 1) created.peer.setAcceptedAsns(asns);
     created.peer.start();
@@ -316,7 +309,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     this.emit('peerDown', n.config.address, d);
     if (n.dynamic && n.stale.size === 0) {
       // A dynamic neighbour lives as long as its session (as FRR's listen range).
-      n.peer.stop();
+      void n.peer.stop();
       this.neighbors.delete(normalizeAddress(n.config.address));
       this.forget(n);
     }

@@ -27,6 +27,9 @@ export class BgpConnection {
   private source: UpdateSource | undefined;
   private closed = false;
   private pumping = false;
+  private resolveDone!: () => void;
+  /** Settles once the socket is gone: after close() that means what was written has left. */
+  readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
 
   constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers) {
     socket.setNoDelay(true);
@@ -128,6 +131,7 @@ export class BgpConnection {
     this.closed = true;
     this.source = undefined;
     this.socket.destroy();
+    this.resolveDone();
     this.handlers.closed(error);
   }
 }
