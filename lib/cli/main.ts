@@ -1,5 +1,5 @@
 // The `podroute` command line: one subcommand per job.
-import { DATASTORE_COMMANDS, runDatastoreCommand } from '../datastore/index.js';
+import { DATASTORE_COMMANDS, runDatastoreCommand } from './datastore.js';
 import { bgpdCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
 import { bgpCommand, nodeCommand } from './node.js';

@@ -4,4 +4,3 @@ export { BackendDatastore } from './datastore.js';
 export { MemoryBackend, type MemoryBackendOptions } from './memory.js';
 export { RedisBackend, redisClientOptions, type RedisDatastoreOptions } from './redis.js';
 export { memoryDatastore, redisDatastore, openDatastore, datastoreConfigFromEnv, type DatastoreConfig } from './open.js';
-export { runDatastoreCommand, kindFromArg, DATASTORE_COMMANDS, type CommandIo } from './commands.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memoryDatastore, runDatastoreCommand } from '../../lib/datastore/index.js';
+import { runDatastoreCommand } from '../../lib/cli/datastore.js';
+import { memoryDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 
 describe('datastore: CLI face (apply, get, ipam show)', () => {

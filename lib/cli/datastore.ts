@@ -1,19 +1,17 @@
-// The CLI face of the datastore and IPAM, as a function so lib/cli/main.ts can dispatch to it:
+// The CLI face of the datastore and IPAM, as a function so main.ts can dispatch to it:
 //   podroute apply -f <file.yaml|->     create or replace every resource in the file
 //   podroute create -f <file>           create only (fails on existing)
 //   podroute delete <kind> <name>
 //   podroute get <kind> [name] [-o yaml|json]
 //   podroute ipam show [--show-blocks]
-// The datastore comes from the environment (PODROUTE_REDIS_URL ...); see open.ts.
+// The datastore comes from the environment (PODROUTE_REDIS_URL ...); see lib/datastore/open.ts.
+// It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
-import { Ipam } from '../ipam/ipam.js';
-import { formatIpamShow } from '../ipam/show.js';
+import { DatastoreError, datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
+import { Ipam, IpamError, formatIpamShow } from '../ipam/index.js';
 import { KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
 import { formatResources, parseResources } from '../resources/yaml.js';
 import { ValidationError } from '../resources/validate.js';
-import type { BackendDatastore } from './datastore.js';
-import { DatastoreError } from './errors.js';
-import { datastoreConfigFromEnv, openDatastore } from './open.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
 
@@ -93,7 +91,7 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
     }
     return 2;
   } catch (e) {
-    if (e instanceof ValidationError || e instanceof DatastoreError || (e instanceof Error && 'code' in e && e.name === 'IpamError')) {
+    if (e instanceof ValidationError || e instanceof DatastoreError || e instanceof IpamError) {
       io.stderr(`podroute ${cmd}: ${e.message}\n`);
       return 1;
     }
