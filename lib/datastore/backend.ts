@@ -1,6 +1,7 @@
 // What a storage backend provides underneath the Datastore API. Values travel as JSON text
 // (without metadata.resourceVersion: the revision is kept beside the value, never inside it).
 import type { Kind } from '../resources/types.js';
+import type { IpamStore } from './ipam-store.js';
 
 export interface LogEntry {
   revision: number;
@@ -50,6 +51,8 @@ export interface RawBackend {
   snapshot(kinds: readonly Kind[]): Promise<RawSnapshot>;
   revision(): Promise<number>;
   openReader(): LogReader;
+  /** The backend's atomic IPAM operations, over the same store (one per backend). */
+  ipamStore(): IpamStore;
   close(): Promise<void>;
 }
 

@@ -2,5 +2,6 @@ export type { Datastore, Watcher, WatchEvent, WatchOptions, WatchStatus, ListRes
 export { DatastoreError, NotFoundError, AlreadyExistsError, ConflictError, DatastoreUnavailableError } from './errors.js';
 export { BackendDatastore } from './datastore.js';
 export { MemoryBackend, type MemoryBackendOptions } from './memory.js';
-export { RedisBackend, redisClientOptions, type RedisDatastoreOptions } from './redis.js';
+export { RedisBackend } from './redis.js';
+export { redisClientOptions, type RedisDatastoreOptions } from './redis-client.js';
 export { memoryDatastore, redisDatastore, openDatastore, datastoreConfigFromEnv, type DatastoreConfig } from './open.js';

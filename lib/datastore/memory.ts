@@ -1,10 +1,12 @@
 // The in-memory backend: the embedded default for one process. JavaScript runs one
-// callback at a time, so any synchronous function over these maps is atomic; IPAM's memory
-// store relies on that through `transact`.
+// callback at a time, so any synchronous function over these maps is atomic; the IPAM store
+// (memory-ipam.ts) relies on that through `transact`.
 import { randomUUID } from 'node:crypto';
 import type { Kind } from '../resources/types.js';
 import { KindChangedError, type LogEntry, type LogReader, type RawBackend, type RawSnapshot, type RawWrite } from './backend.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
+import type { IpamStore } from './ipam-store.js';
+import { MemoryIpamStore } from './memory-ipam.js';
 
 export interface MemoryBackendOptions {
   /** How many log entries to keep for watchers that fall behind (default 10,000). */
@@ -32,6 +34,7 @@ export class MemoryBackend implements RawBackend {
   private readonly logLength: number;
   private waiters = new Set<() => void>();
   private readonly txn: MemoryTxn;
+  private ipam: MemoryIpamStore | undefined;
 
   constructor(options: MemoryBackendOptions = {}) {
     this.logLength = options.logLength ?? 10_000;
@@ -143,6 +146,12 @@ export class MemoryBackend implements RawBackend {
       },
       close: async () => { closed = true; wakeOnClose?.(); },
     };
+  }
+
+  ipamStore(): IpamStore {
+    // One per backend: its indexes are derived from every IPAM write to these maps.
+    this.ipam ??= new MemoryIpamStore((fn) => this.transact(fn));
+    return this.ipam;
   }
 
   async close(): Promise<void> {

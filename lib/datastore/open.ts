@@ -1,7 +1,8 @@
 // Opening a datastore from config or the environment.
 import { BackendDatastore } from './datastore.js';
 import { MemoryBackend, type MemoryBackendOptions } from './memory.js';
-import { RedisBackend, type RedisDatastoreOptions } from './redis.js';
+import { RedisBackend } from './redis.js';
+import type { RedisDatastoreOptions } from './redis-client.js';
 
 export type DatastoreConfig =
   | ({ type: 'memory' } & MemoryBackendOptions)

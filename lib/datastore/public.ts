@@ -1,4 +1,5 @@
-// Everything of the datastore, IPAM and resources that podroute exports from its root.
+// Everything of the datastore and resources that podroute exports from its root (IPAM, which
+// builds on the datastore, has its own face in lib/ipam/index.ts).
 // (felix exports its own EncapMode; ours is IPPoolEncapMode here.)
 export {
   API_VERSION, API_VERSION_OWN, KINDS, IPAM_OWNED_KINDS, BGP_DEFAULTS, DEFAULT_BLOCK_SIZE, resourceKey,
@@ -15,4 +16,3 @@ export {
   type Cidr, type IpFamily,
 } from '../resources/cidr.js';
 export * from './index.js';
-export * from '../ipam/index.js';

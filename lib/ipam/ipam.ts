@@ -2,16 +2,12 @@
 // keeps its affinity; addresses come from the node's own blocks first, then from a newly
 // claimed block, and only when the pools have no free block left, borrowed from another
 // node's block (never under strict affinity). Release is by handle.
-import { BackendDatastore } from '../datastore/datastore.js';
-import { MemoryBackend } from '../datastore/memory.js';
-import { RedisBackend } from '../datastore/redis.js';
+import type { BackendDatastore } from '../datastore/index.js';
+import type { Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/ipam-store.js';
 import { cidrContains, cidrName, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../resources/cidr.js';
 import { parseSelector } from '../resources/selector.js';
 import type { IPAMBlock, IPPool } from '../resources/types.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
-import { MemoryIpamStore } from './memory-store.js';
-import { RedisIpamStore } from './redis-store.js';
-import type { Assigned, AssignRequest, ClaimCandidate, IpamStore } from './store.js';
 
 export class IpamError extends Error {
   constructor(message: string, readonly code: 'NoPool' | 'Exhausted' | 'BadRequest') {
@@ -73,9 +69,8 @@ export class Ipam {
   private readonly store: IpamStore;
 
   constructor(readonly ds: BackendDatastore) {
-    if (ds.raw instanceof MemoryBackend) this.store = new MemoryIpamStore(ds.raw);
-    else if (ds.raw instanceof RedisBackend) this.store = new RedisIpamStore(ds.raw);
-    else throw new IpamError('IPAM needs a memory or Redis datastore', 'BadRequest');
+    // The backend's own atomic operations (a Lua script in Redis, a synchronous step in memory).
+    this.store = ds.raw.ipamStore();
   }
 
   async autoAssign(req: AutoAssignRequest): Promise<AssignedAddress> {

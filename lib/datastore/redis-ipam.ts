@@ -1,7 +1,9 @@
-import type { RedisBackend } from '../datastore/redis.js';
-import { guard } from '../datastore/redis.js';
-import { ASSIGN_AFFINE, BORROW, CLAIM, IPAM_PRELUDE, RELEASE } from './redis-lua.js';
-import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './store.js';
+// IPAM over the Redis backend: each operation is one of the scripts in redis-ipam-lua.ts,
+// run through the backend's script runner so it shares the datastore's prelude and keys.
+import type { Redis } from 'ioredis';
+import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './ipam-store.js';
+import { guard, type ScriptRunner } from './redis-client.js';
+import { ASSIGN_AFFINE, BORROW, CLAIM, IPAM_PRELUDE, RELEASE } from './redis-ipam-lua.js';
 
 type Reply = (string | number)[];
 
@@ -10,10 +12,10 @@ function assigned(r: Reply, from: number): Assigned {
 }
 
 export class RedisIpamStore implements IpamStore {
-  constructor(private readonly backend: RedisBackend) {}
+  constructor(private readonly client: Redis, private readonly prefix: string, private readonly scripts: ScriptRunner) {}
 
   private run(name: string, body: string, args: readonly (string | number)[]): Promise<unknown> {
-    return this.backend.scripts.run(name, IPAM_PRELUDE + body, args);
+    return this.scripts.run(name, IPAM_PRELUDE + body, args);
   }
 
   async assignFromAffine(req: AssignRequest, pools: readonly string[]): Promise<Assigned | null> {
@@ -43,7 +45,7 @@ export class RedisIpamStore implements IpamStore {
   }
 
   async blockNames(): Promise<string[]> {
-    const c = this.backend.client;
-    return guard(c, () => c.hkeys(`${this.backend.prefix}:kv:IPAMBlock`));
+    const c = this.client;
+    return guard(c, () => c.hkeys(`${this.prefix}:kv:IPAMBlock`));
   }
 }

@@ -1,7 +1,9 @@
-// The atomic IPAM operations. Each runs as one indivisible step in the store (a Lua script
-// in Redis, a synchronous function in memory), and re-checks everything the caller decided
-// from its possibly stale reads: that a block is still free, still affine, the pool still
-// there. The Ipam class decides what to ask for; these make it safe.
+// The atomic IPAM operations each backend provides (RawBackend.ipamStore). Each runs as one
+// indivisible step in the store (a Lua script in Redis, a synchronous function in memory),
+// and re-checks everything the caller decided from its possibly stale reads: that a block is
+// still free, still affine, the pool still there. IPAM (lib/ipam) decides what to ask for;
+// these make it safe. They live with the backends because only a backend can make a
+// multi-object change atomic in its own medium.
 
 export interface AssignRequest {
   node: string;

@@ -1,26 +1,22 @@
 // IPAM over the in-memory backend. Every method body is synchronous inside transact(), so
 // it is atomic in a single-threaded process: the same guarantees the Lua scripts give.
-import type { MemoryBackend, MemoryTxn } from '../datastore/memory.js';
+import { cidrName as blockName } from '../resources/cidr.js';
 import { normalizeBlockSpec } from '../resources/validate.js';
 import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
-import { blockName } from './block.js';
-import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './store.js';
+import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './ipam-store.js';
+import type { MemoryTxn } from './memory.js';
 
-/** Indexes shared by every MemoryIpamStore on one backend (they are derived from the blocks). */
+/** Indexes derived from the blocks; the backend keeps one store, so they stay exact. */
 interface Index {
   affine: Map<string, Set<string>>;
   pool: Map<string, string>;
   free: Map<string, number>;
 }
-const indexes = new WeakMap<MemoryBackend, Index>();
 
 export class MemoryIpamStore implements IpamStore {
-  private readonly index: Index;
-  constructor(private readonly backend: MemoryBackend) {
-    let ix = indexes.get(backend);
-    if (!ix) { ix = { affine: new Map(), pool: new Map(), free: new Map() }; indexes.set(backend, ix); }
-    this.index = ix;
-  }
+  private readonly index: Index = { affine: new Map(), pool: new Map(), free: new Map() };
+  /** `transact` is MemoryBackend's: it runs a synchronous function over the maps. */
+  constructor(private readonly transact: <T>(fn: (tx: MemoryTxn) => T) => T) {}
 
   private block(tx: MemoryTxn, name: string): IPAMBlock | undefined {
     const s = tx.get('IPAMBlock', name);
@@ -53,7 +49,7 @@ export class MemoryIpamStore implements IpamStore {
   }
 
   async assignFromAffine(req: AssignRequest, pools: readonly string[]): Promise<Assigned | null> {
-    return this.backend.transact((tx) => {
+    return this.transact((tx) => {
       const names = [...(this.index.affine.get(req.node) ?? [])].sort();
       for (const name of names) {
         if (!pools.includes(this.index.pool.get(name) ?? '') || this.index.free.get(name) === 0) continue;
@@ -65,7 +61,7 @@ export class MemoryIpamStore implements IpamStore {
   }
 
   async claimAndAssign(req: AssignRequest, pool: { name: string; cidr: string }, candidates: readonly ClaimCandidate[]): Promise<ClaimResult> {
-    return this.backend.transact((tx): ClaimResult => {
+    return this.transact((tx): ClaimResult => {
       const ps = tx.get('IPPool', pool.name);
       const p = ps ? (JSON.parse(ps.json) as IPPool) : undefined;
       if (!p || p.spec.cidr !== pool.cidr || p.spec.disabled === true) return { result: 'nopool' };
@@ -95,7 +91,7 @@ export class MemoryIpamStore implements IpamStore {
   }
 
   async borrow(req: AssignRequest, blockNames: readonly string[]): Promise<BorrowResult> {
-    return this.backend.transact((tx): BorrowResult => {
+    return this.transact((tx): BorrowResult => {
       if (this.config(tx).strictAffinity === true) return { result: 'strict' };
       for (const name of blockNames) {
         if (this.index.free.get(name) === 0) continue;
@@ -107,7 +103,7 @@ export class MemoryIpamStore implements IpamStore {
   }
 
   async releaseHandle(handle: string): Promise<[string, number][]> {
-    return this.backend.transact((tx) => {
+    return this.transact((tx) => {
       const hs = tx.get('IPAMHandle', handle);
       if (!hs) return [];
       const h = JSON.parse(hs.json) as IPAMHandle;
@@ -149,6 +145,6 @@ export class MemoryIpamStore implements IpamStore {
   }
 
   async blockNames(): Promise<string[]> {
-    return this.backend.transact((tx) => [...tx.keys('IPAMBlock')]);
+    return this.transact((tx) => [...tx.keys('IPAMBlock')]);
   }
 }

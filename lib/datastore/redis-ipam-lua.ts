@@ -1,6 +1,6 @@
 // IPAM inside Redis. Each script is one atomic step: two nodes racing for the same block or
 // the same address are serialised by Redis itself, and every change goes through ds_put /
-// ds_del (see lib/datastore/redis-lua.ts) so watchers see it. Besides the IPAMBlock and
+// ds_del (see redis-lua.ts) so watchers see it. Besides the IPAMBlock and
 // IPAMHandle objects, three indexes live beside them, written only by these scripts:
 //   <P>:ipam:aff:<node>  SET of block names the node holds the affinity of
 //   <P>:ipam:bp          HASH block name -> pool name

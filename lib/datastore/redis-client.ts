@@ -1,0 +1,119 @@
+// The ioredis connection the Redis backend and its IPAM store share: the client settings,
+// waiting for readiness, turning connection failures into DatastoreUnavailableError, and
+// calling our Lua scripts by name.
+import { randomUUID } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { DatastoreUnavailableError } from './errors.js';
+import { PRELUDE } from './redis-lua.js';
+
+export interface RedisDatastoreOptions {
+  /** redis://[user:password@]host:port[/db]. Default: PODROUTE_REDIS_URL, then redis://127.0.0.1:6379. */
+  url?: string;
+  /** Sentinel: the sentinels to ask, and the master group name. The url's host is then ignored. */
+  sentinels?: { host: string; port: number }[];
+  sentinelName?: string;
+  sentinelPassword?: string;
+  /** Several datastores can share one Redis under different names (default "default"). */
+  name?: string;
+  /** Change-log entries kept for watchers that fall behind (approximate; default 10,000: entries carry whole values, a block is ~3 kB). */
+  logLength?: number;
+  /** A command without a reply after this long fails (default 5,000 ms). */
+  commandTimeoutMs?: number;
+  /** How long open() waits for the first connection (default 10,000 ms). */
+  connectWaitMs?: number;
+  /** Anything else for ioredis (TLS, password, db ...); ours take precedence where they conflict. */
+  redisOptions?: RedisOptions;
+}
+
+/**
+ * The ioredis settings, and why:
+ * - enableOfflineQueue false: while disconnected a call fails at once with
+ *   DatastoreUnavailableError instead of waiting in a queue for an outage of unknown length
+ *   (a CNI ADD must fail fast and be retried by the kubelet, not hang).
+ * - maxRetriesPerRequest 0 and autoResendUnfulfilledCommands false: a command in flight when
+ *   the connection drops is failed, never sent again after the reconnect; resending an IPAM
+ *   script whose reply was lost could allocate twice for one request.
+ * - retryStrategy: the connection itself is retried forever with capped exponential
+ *   back-off and jitter, so the store comes back on its own.
+ * - protocol 2: RESP2 reply shapes for XREAD and scripts, stable across ioredis versions.
+ */
+export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | 'watch'): RedisOptions {
+  const sentinel: RedisOptions = o.sentinels && o.sentinels.length > 0
+    ? { sentinels: o.sentinels, name: o.sentinelName ?? 'mymaster', ...(o.sentinelPassword ? { sentinelPassword: o.sentinelPassword } : {}) }
+    : {};
+  return {
+    ...o.redisOptions,
+    ...sentinel,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: 2000,
+    // A blocking XREAD waits up to a second; give it room on the watch connection.
+    commandTimeout: role === 'watch' ? 10_000 : (o.commandTimeoutMs ?? 5000),
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000) + Math.floor(Math.random() * 100),
+    protocol: 2,
+    connectionName: `podroute-${role}`,
+  };
+}
+
+export function newClient(o: RedisDatastoreOptions, role: 'command' | 'watch'): Redis {
+  const url = o.url ?? process.env.PODROUTE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = new Redis(url, redisClientOptions(o, role));
+  // ioredis reports connection errors as events too; the calls that fail carry them to callers.
+  client.on('error', () => {});
+  return client;
+}
+
+function describe(client: Redis): string {
+  const opts = client.options;
+  return opts.sentinels ? `redis (sentinel group ${opts.name})` : `redis at ${opts.host}:${opts.port}`;
+}
+
+/** Waits until the client is ready, or fails with DatastoreUnavailableError after waitMs. */
+export async function whenReady(client: Redis, waitMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  if (client.status === 'wait') client.connect().catch(() => {});
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => {
+      client.off('ready', ok);
+      reject(new DatastoreUnavailableError(`${describe(client)} is not reachable (waited ${waitMs} ms)`));
+    }, waitMs);
+    function ok(): void { clearTimeout(t); resolve(); }
+    client.once('ready', ok);
+  });
+}
+
+/** Calls scripts (prelude + body) by name; ioredis sends EVALSHA and falls back to EVAL after a restart flushed them. */
+export class ScriptRunner {
+  private readonly defined = new Set<string>();
+  constructor(private readonly client: Redis, readonly prefix: string, private readonly logLength: number) {}
+
+  async run(name: string, body: string, args: readonly (string | number)[]): Promise<unknown> {
+    if (!this.defined.has(name)) {
+      this.client.defineCommand(name, { numberOfKeys: 1, lua: PRELUDE + body });
+      this.defined.add(name);
+    }
+    const fn = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name]!;
+    return guard(this.client, () => fn.call(this.client, `${this.prefix}:rev`, this.prefix, randomUUID(), this.logLength, ...args));
+  }
+}
+
+/** Turns connection failures into DatastoreUnavailableError that says whether the call may have run. */
+export async function guard<T>(client: Redis, call: () => Promise<T>): Promise<T> {
+  if (client.status !== 'ready') {
+    throw new DatastoreUnavailableError(`${describe(client)} is not connected (status ${client.status}); the call was not sent, retry when the store is back`);
+  }
+  try {
+    return await call();
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (/enableOfflineQueue|Stream isn't writeable/i.test(msg)) {
+      throw new DatastoreUnavailableError(`${describe(client)} is not connected; the call was not sent, retry when the store is back`, e);
+    }
+    if (/Connection is closed|MaxRetriesPerRequest|timed out|ECONNRESET|EPIPE|ECONNREFUSED/i.test(msg)) {
+      throw new DatastoreUnavailableError(`${describe(client)} was lost during the call (${msg}); it may or may not have been applied`, e);
+    }
+    throw e;
+  }
+}
