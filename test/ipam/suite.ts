@@ -104,4 +104,18 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     assert.equal(fifth.borrowed, true);
     assert.equal((await ipam.blocksForNode('n1')).length, 1);
   });
+
+  it('several Ipam objects over one datastore share its store: a node keeps filling its block, and release sees every address', async () => {
+    await ds.create(pool('p', '10.50.0.0/24', { blockSize: 29 }));
+    const others = [new Ipam(ds), new Ipam(ds)];
+    const first = await ipam.autoAssign({ handle: 'a', node: 'n1' });
+    const got = [first, ...(await Promise.all(others.map((o, i) => o.autoAssign({ handle: `b${i}`, node: 'n1' }))))];
+    assert.deepEqual(new Set(got.map((g) => g.block)), new Set([first.block]), 'one /29 serves all three');
+    assert.ok(got.every((g) => !g.borrowed));
+    assert.equal(new Set(got.map((g) => g.ip)).size, 3);
+    assert.deepEqual(await others[0]!.releaseByHandle('b1'), [got[2]!.ip]);
+    const again = await others[1]!.autoAssign({ handle: 'c', node: 'n1' });
+    assert.equal(again.block, first.block);
+    assert.equal((await ipam.blocksForNode('n1')).length, 1);
+  });
 }
