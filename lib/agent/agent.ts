@@ -2,22 +2,26 @@
 // what the cluster state asks for (mesh, reflectors, BGPPeers), announces the node's blocks
 // and borrowed addresses, and feeds felix with local workloads, learned routes and the
 // pools' encapsulation. Everything follows one datastore watch, live.
-import { createHash } from 'node:crypto';
+//
+// This file only wires the parts together; each part is its own file (see README.md).
 import { EventEmitter } from 'eventemitter3';
-import { BgpSpeaker, type BestPathChange, type NeighborConfig } from '../../bgp/index.js';
-import { Felix, type ApplyReport, type Dataplane, type FelixOptions, type LocalWorkload, type PoolConfig, type RemoteRoute, type RemoteVtep, PODROUTE_PROTOCOL } from '../../felix/index.js';
+import type { BestPathChange, BgpSpeaker } from '../../bgp/index.js';
+import { Felix, PODROUTE_PROTOCOL, type ApplyReport, type Dataplane, type FelixOptions, type RemoteRoute } from '../../felix/index.js';
 import type { BackendDatastore, WatchEvent, Watcher } from '../datastore/index.js';
-import { AlreadyExistsError } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
-import { API_VERSION, BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type IPAMBlock, type IPPool, type Node, type Resource, type WorkloadEndpoint } from '../resources/types.js';
-import { advertisements, allPrefixes, type Advertisements } from './advertise.js';
-import { autodetectIpv4, interfaceOf } from './autodetect.js';
-import { clusterIdOf, desiredPeers, nodeAsn, nodeIpv4, peerChanged, type DesiredPeer, type PeerType } from './peers.js';
-import { routeReflectorRibOptions } from '../../reflector/index.js';
+import type { Advertisements } from './advertise.js';
+import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
-
-export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
-export const VXLAN_MAC_ANNOTATION = 'podroute.io/vxlan-tunnel-mac';
+import { autodetectIpv4, interfaceOf } from './autodetect.js';
+import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
+import { FelixFeed } from './felix-feed.js';
+import { detectRestart, GracefulRestart } from './graceful-restart.js';
+import { NodeSpeaker, speakerSettings } from './node-speaker.js';
+import { desiredPeers } from './peers.js';
+import { ensureDefaultPool, registerNode, type DefaultPool } from './registration.js';
+import { SessionReconciler } from './sessions.js';
+import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
+import { VtepAllocator } from './vtep.js';
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -47,33 +51,8 @@ export interface NodeAgentOptions {
   gracefulRestartWaitMs?: number;
   felix?: FelixOptions;
   /** Created when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). false: none. */
-  defaultIpv4Pool?: { cidr: string; blockSize?: number; vxlanMode?: IPPool['spec']['vxlanMode']; ipipMode?: IPPool['spec']['ipipMode'] } | false;
+  defaultIpv4Pool?: DefaultPool | false;
   log?: (event: string, fields: Record<string, unknown>) => void;
-}
-
-export interface AgentPeerStatus {
-  address: string;
-  asn: number;
-  type: PeerType;
-  source: string;
-  state: string;
-  since: number;
-  info: string;
-  prefixesReceived: number;
-  prefixesSent: number;
-}
-
-export interface AgentStatus {
-  node: string;
-  address: string;
-  asn: number;
-  routerId: string;
-  clusterId?: string;
-  ready: boolean;
-  restarting: boolean;
-  peers: AgentPeerStatus[];
-  advertised: Advertisements;
-  routes: { learned: number; programmed: number; failures: number };
 }
 
 export interface NodeAgentEvents {
@@ -82,37 +61,28 @@ export interface NodeAgentEvents {
   error: [Error];
 }
 
-const MAX_PATHS = 8;
-
 export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   readonly felix: Felix;
   readonly ipam: Ipam;
   readonly metrics: AgentMetrics;
-  speaker: BgpSpeaker | undefined;
   address = '';
   uplink = 'eth0';
   restarting = false;
   ready = false;
 
-  private readonly nodes = new Map<string, Node>();
-  private readonly bgpPeers = new Map<string, BGPPeer>();
-  private readonly pools = new Map<string, IPPool>();
-  private readonly blocks = new Map<string, IPAMBlock>();
-  private readonly weps = new Map<string, WorkloadEndpoint>();
-  private config: BGPConfiguration | undefined;
+  private readonly cache: ClusterCache;
+  private readonly feed: FelixFeed;
+  private readonly vtep: VtepAllocator;
+  // Made in start(), once the address and the restart are known.
+  private bgp: NodeSpeaker | undefined;
+  private gracefulRestart: GracefulRestart | undefined;
+  // One of each per speaker: a new speaker starts with no sessions and nothing originated.
+  private sessions: SessionReconciler | undefined;
+  private advertiser: Advertiser | undefined;
   private watcher: Watcher | undefined;
-  private readonly peers = new Map<string, DesiredPeer>();
-  private originated = new Set<string>();
-  private advertised: Advertisements = { blocks: [], borrowed: [], services: [] };
-  private readonly remote = new Map<string, string[]>();
-  private readonly endOfRib = new Set<string>();
-  private speakerKey = '';
-  private reconcileScheduled = false;
-  private felixStarted = false;
-  private grTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
-  private vxlanPending = false;
   private firstSync: (() => void) | undefined;
+  private reconcileScheduled = false;
+  private stopped = false;
 
   constructor(readonly options: NodeAgentOptions) {
     super();
@@ -122,6 +92,12 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.felix = new Felix(options.dataplane, options.felix);
     this.ipam = new Ipam(options.datastore);
     this.metrics = new AgentMetrics(this);
+    this.cache = new ClusterCache(options.nodeName);
+    this.feed = new FelixFeed(this.felix, (e, f) => this.log(e, f));
+    this.vtep = new VtepAllocator({
+      nodeName: options.nodeName, datastore: options.datastore, ipam: this.ipam,
+      log: (e, f) => this.log(e, f), onDatastoreError: () => this.metrics.datastoreErrors.inc(),
+    });
     this.felix.on('report', (r) => {
       this.metrics.onReport(r);
       this.emit('programmed', r);
@@ -137,28 +113,50 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     return this.options.datastore;
   }
 
+  get speaker(): BgpSpeaker | undefined {
+    return this.bgp?.speaker;
+  }
+
+  private get advertised(): Advertisements {
+    return this.advertiser?.advertised ?? NOTHING_ADVERTISED;
+  }
+
   private log(event: string, fields: Record<string, unknown> = {}): void {
     this.options.log?.(event, { node: this.nodeName, ...fields });
   }
 
   /** Registers the Node, follows the datastore, brings up BGP and felix. Resolves once in sync. */
   async start(): Promise<void> {
-    const detected = this.options.ipv4Address
-      ? { cidr: this.options.ipv4Address, interface: this.options.uplink ?? interfaceOf(this.options.ipv4Address) }
-      : autodetectIpv4(this.options.ipAutodetectionMethod);
+    const o = this.options;
+    const detected = o.ipv4Address
+      ? { cidr: o.ipv4Address, interface: o.uplink ?? interfaceOf(o.ipv4Address) }
+      : autodetectIpv4(o.ipAutodetectionMethod);
     if (!detected.cidr.includes('/')) throw new Error(`ipv4Address: ${detected.cidr} needs a prefix length (e.g. 10.0.0.1/24)`);
     this.address = detected.cidr;
-    this.uplink = this.options.uplink ?? detected.interface ?? 'eth0';
-    await this.registerNode();
-    await this.ensureDefaultPool();
-    // Routes of ours already in the kernel: we restarted, and forwarding was kept.
-    const installed = await this.options.dataplane.listRoutes();
-    const protocol = this.options.felix?.protocol ?? PODROUTE_PROTOCOL;
-    this.restarting = installed.some((r) => r.protocol === protocol);
+    this.uplink = o.uplink ?? detected.interface ?? 'eth0';
+    await registerNode(this.ds, { nodeName: this.nodeName, address: this.address, asNumber: o.asNumber, routeReflectorClusterId: o.routeReflectorClusterId, labels: o.labels });
+    await ensureDefaultPool(this.ds, o.defaultIpv4Pool);
+    this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
     this.log('starting', { address: this.address, uplink: this.uplink, restarting: this.restarting });
 
+    const log = (e: string, f: Record<string, unknown>) => this.log(e, f);
+    this.gracefulRestart = new GracefulRestart({
+      restarting: this.restarting,
+      waitMs: o.gracefulRestartWaitMs ?? 30_000,
+      peers: () => this.sessions?.peers.keys() ?? [],
+      release: () => this.startFelix(),
+      log,
+    });
+    this.bgp = new NodeSpeaker({ hostname: this.nodeName, listenAddress: o.listenAddress, restarting: this.restarting, restartTime: o.restartTime, log });
+    this.bgp.on('bestPaths', (changes) => this.onBestPaths(changes));
+    this.bgp.on('endOfRib', (address) => {
+      this.gracefulRestart?.markEndOfRib(address);
+      this.maybeStartFelix();
+    });
+    this.bgp.on('error', (e) => this.emit('error', e));
+
     const synced = new Promise<void>((resolve) => (this.firstSync = resolve));
-    this.watcher = this.ds.watch({ kinds: ['Node', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'IPAMBlock', 'WorkloadEndpoint'] });
+    this.watcher = this.ds.watch({ kinds: CLUSTER_KINDS });
     this.watcher.on('event', (e) => this.onEvent(e));
     this.watcher.on('error', (e) => {
       this.metrics.datastoreErrors.inc();
@@ -170,47 +168,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   async stop(message = 'node agent stopping'): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    clearTimeout(this.grTimer);
+    this.gracefulRestart?.stop();
     await this.watcher?.close();
-    await this.speaker?.stop(message);
+    await this.bgp?.stop(message);
     this.felix.stop();
-  }
-
-  private async registerNode(): Promise<void> {
-    const existing = await this.ds.get('Node', this.nodeName);
-    const bgp: NonNullable<Node['spec']['bgp']> = { ...existing?.spec.bgp, ipv4Address: this.address };
-    if (this.options.asNumber !== undefined) bgp.asNumber = this.options.asNumber;
-    if (this.options.routeReflectorClusterId !== undefined) {
-      if (this.options.routeReflectorClusterId) bgp.routeReflectorClusterID = this.options.routeReflectorClusterId;
-      else delete bgp.routeReflectorClusterID;
-    }
-    const node: Node = {
-      apiVersion: API_VERSION,
-      kind: 'Node',
-      metadata: {
-        ...existing?.metadata,
-        name: this.nodeName,
-        labels: { ...existing?.metadata.labels, ...this.options.labels },
-        resourceVersion: undefined,
-      },
-      spec: { ...existing?.spec, bgp },
-    };
-    await this.ds.apply(node);
-  }
-
-  private async ensureDefaultPool(): Promise<void> {
-    const d = this.options.defaultIpv4Pool;
-    if (!d) return;
-    if ((await this.ds.list('IPPool')).items.length > 0) return;
-    try {
-      await this.ds.create({
-        apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'default-ipv4-ippool' },
-        spec: { cidr: d.cidr, blockSize: d.blockSize ?? 26, ipipMode: d.ipipMode ?? 'Never', vxlanMode: d.vxlanMode ?? 'Never' },
-      });
-    } catch (e) {
-      // Another node created it first.
-      if (!(e instanceof AlreadyExistsError)) throw e;
-    }
   }
 
   private onEvent(e: WatchEvent): void {
@@ -221,26 +182,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       if (first) void this.reconcile().then(first, (err: Error) => { this.emit('error', err); first(); });
       return;
     }
-    const r: Resource | undefined = e.type === 'put' ? e.resource : undefined;
-    switch (e.kind) {
-      case 'Node': setOrDelete(this.nodes, e.key, r as Node | undefined); break;
-      case 'BGPPeer': setOrDelete(this.bgpPeers, e.key, r as BGPPeer | undefined); break;
-      case 'IPPool': setOrDelete(this.pools, e.key, r as IPPool | undefined); break;
-      case 'IPAMBlock': setOrDelete(this.blocks, e.key, r as IPAMBlock | undefined); break;
-      case 'WorkloadEndpoint': {
-        const w = r as WorkloadEndpoint | undefined;
-        if (w && w.spec.node !== this.nodeName) this.weps.delete(e.key);
-        else setOrDelete(this.weps, e.key, w);
-        break;
-      }
-      case 'BGPConfiguration':
-        // Calico reads the cluster-wide defaults from the one named "default".
-        if (e.key === 'default') this.config = r as BGPConfiguration | undefined;
-        break;
-      default:
-        return;
-    }
-    if (!this.firstSync) this.scheduleReconcile();
+    if (this.cache.apply(e) && !this.firstSync) this.scheduleReconcile();
   }
 
   private scheduleReconcile(): void {
@@ -256,175 +198,44 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     });
   }
 
-  private get self(): Node | undefined {
-    return this.nodes.get(this.nodeName);
-  }
-
   /** Brings sessions, announcements and felix's input in line with the cached cluster state. */
   private async reconcile(): Promise<void> {
-    const self = this.self;
-    if (!self || this.stopped) return;
-    this.ensureSpeaker(self);
-    this.reconcilePeers(self);
-    this.reconcileAdvertisements();
-    this.updateFelix(self);
+    const self = this.cache.self;
+    if (!self || this.stopped || !this.bgp) return;
+    const o = this.options;
+    const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort);
+    const speaker = this.bgp.ensure(settings);
+    let { sessions, advertiser } = this;
+    if (!sessions || !advertiser || sessions.speaker !== speaker) {
+      sessions = this.sessions = new SessionReconciler(speaker, (e, f) => this.log(e, f));
+      advertiser = this.advertiser = new Advertiser(speaker);
+    }
+    sessions.reconcile(desiredPeers(this.cache.peerView(self)), {
+      port: settings.port, localAddress: settings.routerId, holdTime: o.holdTime, connectRetryTime: o.connectRetryTime, restartTime: o.restartTime,
+    });
+    advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config);
+    this.pushFelix();
     this.maybeStartFelix();
-    void this.ensureVxlanTunnel(self);
-  }
-
-  private ensureSpeaker(self: Node): void {
-    const asn = nodeAsn(self, this.config);
-    const port = this.options.bgpPort ?? this.config?.spec.listenPort ?? BGP_DEFAULTS.listenPort;
-    const clusterId = clusterIdOf(self);
-    const routerId = this.address.split('/')[0]!;
-    const key = `${asn}|${port}|${clusterId ?? ''}|${routerId}`;
-    if (this.speaker && key === this.speakerKey) return;
-    if (this.speaker) {
-      // AS, port or reflector role changed: a new speaker (every session restarts, as with BIRD).
-      this.log('speaker-rebuild', { from: this.speakerKey, to: key });
-      void this.speaker.stop('configuration changed');
-      this.peers.clear();
-      this.originated.clear();
-    }
-    this.speakerKey = key;
-    const speaker = new BgpSpeaker({
-      asn,
-      routerId,
-      hostname: this.nodeName,
-      listen: { host: this.options.listenAddress ?? routerId, port },
-      rib: { multipath: { maxPaths: MAX_PATHS }, ...(clusterId ? routeReflectorRibOptions(clusterId) : {}) },
-      restarting: this.restarting,
-      forwardingPreserved: true,
-      restartTime: this.options.restartTime ?? 120,
-    });
-    this.speaker = speaker;
-    speaker.on('bestPaths', (changes) => this.onBestPaths(changes));
-    speaker.on('peerUp', (address) => this.log('peer-up', { peer: address }));
-    speaker.on('peerDown', (address, d) => this.log('peer-down', { peer: address, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
-    speaker.on('endOfRib', (address) => {
-      this.endOfRib.add(address);
-      this.maybeStartFelix();
-    });
-    speaker.start().catch((e: Error) => {
-      this.log('listen-error', { error: e.message, port });
-      this.emit('error', new Error(`BGP listen on ${routerId}:${port}: ${e.message}`));
-    });
-  }
-
-  private reconcilePeers(self: Node): void {
-    const speaker = this.speaker!;
-    const want = new Map(desiredPeers({ self, nodes: [...this.nodes.values()], config: this.config, bgpPeers: [...this.bgpPeers.values()] }).map((p) => [p.address, p]));
-    for (const [address, have] of this.peers) {
-      const next = want.get(address);
-      if (next && !peerChanged(have, next)) continue;
-      speaker.removePeer(address);
-      this.peers.delete(address);
-      this.log('peer-removed', { peer: address, type: have.type });
-    }
-    const port = this.options.bgpPort ?? this.config?.spec.listenPort ?? BGP_DEFAULTS.listenPort;
-    for (const [address, p] of want) {
-      if (this.peers.has(address)) continue;
-      const config: NeighborConfig = {
-        address,
-        asn: p.asn,
-        port,
-        localAddress: this.address.split('/')[0],
-        holdTime: this.options.holdTime ?? 90,
-        connectRetryTime: this.options.connectRetryTime ?? 3,
-        idleHoldTime: 1,
-        routeReflectorClient: p.routeReflectorClient,
-        gracefulRestart: { restartTime: p.restartTime ?? this.options.restartTime ?? 120 },
-        description: `${p.type} ${p.source}`,
-      };
-      try {
-        speaker.addPeer(config);
-        this.peers.set(address, p);
-        this.log('peer-added', { peer: address, type: p.type, asn: p.asn, source: p.source });
-      } catch (e) {
-        this.log('peer-error', { peer: address, source: p.source, error: (e as Error).message });
-      }
-    }
-  }
-
-  private reconcileAdvertisements(): void {
-    const speaker = this.speaker!;
-    this.advertised = advertisements(this.nodeName, [...this.blocks.values()], this.config);
-    const want = new Set(allPrefixes(this.advertised));
-    for (const p of this.originated) if (!want.has(p)) speaker.withdraw(p);
-    for (const p of want) if (!this.originated.has(p)) speaker.originate(p);
-    this.originated = want;
+    void this.vtep.ensure(self, this.cache.pools.values());
   }
 
   private onBestPaths(changes: BestPathChange[]): void {
     this.metrics.markRoutesChanged();
-    const self = nodeIpv4Self(this.address);
-    for (const c of changes) {
-      const hops = c.best ? [...new Set(c.multipath.filter((r) => r.peer && r.peer.type !== 'local').map((r) => r.nextHop))].filter((h) => h !== self && h !== '0.0.0.0' && h !== '::') : [];
-      if (hops.length === 0) this.remote.delete(c.prefix);
-      else this.remote.set(c.prefix, hops.sort());
-    }
-    if (this.self) this.updateFelix(this.self);
+    this.feed.learn(changes, this.address);
+    this.pushFelix();
   }
 
-  private updateFelix(self: Node): void {
-    const workloads: LocalWorkload[] = [...this.weps.values()]
-      .filter((w) => w.spec.ipNetworks.length > 0)
-      .map((w) => ({ iface: w.spec.interfaceName, addresses: w.spec.ipNetworks }));
-    const pools: PoolConfig[] = [...this.pools.values()].map((p) => ({ cidr: p.spec.cidr, ipipMode: p.spec.ipipMode, vxlanMode: p.spec.vxlanMode }));
-    const remoteRoutes: RemoteRoute[] = [...this.remote].map(([prefix, nextHops]) => ({ prefix, nextHops }));
-    const remoteVteps: RemoteVtep[] = [];
-    for (const n of this.nodes.values()) {
-      if (n.metadata.name === this.nodeName) continue;
-      const vtepIp = n.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION];
-      const vtepMac = n.metadata.annotations?.[VXLAN_MAC_ANNOTATION];
-      const nodeIp = nodeIpv4(n);
-      if (vtepIp && vtepMac && nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
-    }
-    const a = self.metadata.annotations ?? {};
-    try {
-      this.felix.update({
-        node: {
-          addressV4: this.address,
-          uplink: this.uplink,
-          vxlanTunnelAddressV4: a[VXLAN_ADDRESS_ANNOTATION],
-          vxlanTunnelMacV4: a[VXLAN_MAC_ANNOTATION],
-        },
-        workloads,
-        ownBlocks: this.advertised.blocks,
-        remoteRoutes,
-        pools,
-        remoteVteps,
-      });
-    } catch (e) {
-      this.log('felix-input-error', { error: (e as Error).message });
-    }
+  private pushFelix(): void {
+    const self = this.cache.self;
+    if (self) this.feed.push(this.cache, self, { address: this.address, uplink: this.uplink }, this.advertised.blocks);
   }
 
-  /**
-   * Felix's first resync replaces the kernel's routes with what we know. After a restart that
-   * must wait until the peers have sent their routes again (End-of-RIB), or the resync would
-   * delete the preserved remote routes: that wait is the graceful restart on our side.
-   */
   private maybeStartFelix(): void {
-    if (this.felixStarted || this.stopped || !this.self) return;
-    if (this.restarting) {
-      const waiting = [...this.peers.keys()].filter((a) => !this.endOfRib.has(a));
-      if (waiting.length > 0) {
-        this.grTimer ??= setTimeout(() => {
-          this.log('graceful-restart-timeout', { waitingFor: [...this.peers.keys()].filter((a) => !this.endOfRib.has(a)) });
-          this.startFelix();
-        }, this.options.gracefulRestartWaitMs ?? 30_000);
-        this.grTimer.unref?.();
-        return;
-      }
-    }
-    this.startFelix();
+    if (this.stopped || !this.cache.self) return;
+    this.gracefulRestart?.check();
   }
 
   private startFelix(): void {
-    if (this.felixStarted || this.stopped) return;
-    this.felixStarted = true;
-    clearTimeout(this.grTimer);
     this.felix.start().then(
       (r) => {
         this.log('felix-started', { routes: r.routesCreated + r.routesReplaced + r.routesUnchanged, deleted: r.routesDeleted, failures: r.failures.length });
@@ -435,71 +246,26 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     );
   }
 
-  /** A VXLAN pool needs this node's VTEP: an address from its own block and a stable MAC. */
-  private async ensureVxlanTunnel(self: Node): Promise<void> {
-    const pool = [...this.pools.values()].find((p) => !p.spec.disabled && p.spec.vxlanMode !== 'Never');
-    if (!pool || self.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION] || this.vxlanPending) return;
-    this.vxlanPending = true;
-    try {
-      const got = await this.ipam.autoAssign({ handle: `vxlan-tunnel-addr-${this.nodeName}`, node: this.nodeName, pools: [pool.metadata.name], attrs: { type: 'vxlanTunnelAddress' } });
-      const current = (await this.ds.get('Node', this.nodeName)) ?? self;
-      await this.ds.apply({
-        ...current,
-        metadata: { ...current.metadata, resourceVersion: undefined, annotations: { ...current.metadata.annotations, [VXLAN_ADDRESS_ANNOTATION]: got.ip, [VXLAN_MAC_ANNOTATION]: vtepMac(this.nodeName) } },
-      });
-      this.log('vxlan-tunnel-address', { address: got.ip });
-    } catch (e) {
-      this.metrics.datastoreErrors.inc();
-      this.log('vxlan-tunnel-error', { error: (e as Error).message });
-    } finally {
-      this.vxlanPending = false;
-    }
-  }
-
   /** What `podroute node status` shows. */
   status(): AgentStatus {
-    const self = this.self;
-    const byAddress = new Map((this.speaker?.peerStatus() ?? []).map((s) => [s.address, s]));
-    const peers: AgentPeerStatus[] = [...this.peers.values()].map((p) => {
-      const s = byAddress.get(p.address);
-      const state = s?.state ?? 'Idle';
-      return {
-        address: p.address, asn: p.asn, type: p.type, source: p.source, state, since: s?.since ?? 0,
-        info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
-        prefixesReceived: s?.prefixesReceived ?? 0, prefixesSent: s?.prefixesSent ?? 0,
-      };
-    });
-    return {
-      node: this.nodeName,
+    return agentStatus({
+      nodeName: this.nodeName,
       address: this.address,
-      asn: self ? nodeAsn(self, this.config) : BGP_DEFAULTS.asNumber,
+      self: this.cache.self,
+      config: this.cache.config,
       routerId: this.speaker?.routerId ?? '',
-      clusterId: self ? clusterIdOf(self) : undefined,
       ready: this.ready,
       restarting: this.restarting,
-      peers,
+      peers: peerStatusRows(this.sessions?.peers.values() ?? [], this.speaker?.peerStatus() ?? []),
       advertised: this.advertised,
-      routes: { learned: this.remote.size, programmed: this.felix.desired.routes.length - this.felix.failures.size, failures: this.felix.failures.size },
-    };
+      learned: this.feed.learnedCount,
+      desiredRoutes: this.felix.desired.routes.length,
+      failures: this.felix.failures.size,
+    });
   }
 
   /** Learned routes as felix is given them (prefix → next hops). */
   learnedRoutes(): RemoteRoute[] {
-    return [...this.remote].map(([prefix, nextHops]) => ({ prefix, nextHops }));
+    return this.feed.learnedRoutes();
   }
-}
-
-function setOrDelete<T>(m: Map<string, T>, key: string, value: T | undefined): void {
-  if (value === undefined) m.delete(key);
-  else m.set(key, value);
-}
-
-function nodeIpv4Self(cidr: string): string {
-  return cidr.split('/')[0]!;
-}
-
-/** A locally administered unicast MAC derived from the node name (stable across restarts). */
-export function vtepMac(node: string): string {
-  const h = createHash('sha256').update(node).digest();
-  return ['66', ...[...h.subarray(0, 5)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
 }

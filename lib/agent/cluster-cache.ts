@@ -1,0 +1,71 @@
+// The agent's picture of the cluster: the resources it follows, kept current by one datastore
+// watch. Every other part of the agent reads from here and nothing else writes to it.
+import type { WatchEvent } from '../datastore/index.js';
+import type { BGPConfiguration, BGPPeer, IPAMBlock, IPPool, Kind, Node, Resource, WorkloadEndpoint } from '../resources/types.js';
+import type { ClusterView } from './peers.js';
+
+/** The kinds the agent watches. */
+export const CLUSTER_KINDS: readonly Kind[] = ['Node', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'IPAMBlock', 'WorkloadEndpoint'];
+
+export class ClusterCache {
+  private readonly nodeMap = new Map<string, Node>();
+  private readonly bgpPeerMap = new Map<string, BGPPeer>();
+  private readonly poolMap = new Map<string, IPPool>();
+  private readonly blockMap = new Map<string, IPAMBlock>();
+  private readonly workloadMap = new Map<string, WorkloadEndpoint>();
+  private bgpConfig: BGPConfiguration | undefined;
+
+  constructor(readonly nodeName: string) {}
+
+  get nodes(): ReadonlyMap<string, Node> { return this.nodeMap; }
+  get bgpPeers(): ReadonlyMap<string, BGPPeer> { return this.bgpPeerMap; }
+  get pools(): ReadonlyMap<string, IPPool> { return this.poolMap; }
+  get blocks(): ReadonlyMap<string, IPAMBlock> { return this.blockMap; }
+  /** This node's workload endpoints only. */
+  get workloads(): ReadonlyMap<string, WorkloadEndpoint> { return this.workloadMap; }
+  /** BGPConfiguration "default", the cluster-wide one. */
+  get config(): BGPConfiguration | undefined { return this.bgpConfig; }
+
+  /** This node's own Node, once the watch has delivered it. */
+  get self(): Node | undefined {
+    return this.nodeMap.get(this.nodeName);
+  }
+
+  /**
+   * Takes one watch event. True when it was about a kind the agent follows (the caller then
+   * reconciles); false for `synced` and any other kind.
+   */
+  apply(e: WatchEvent): boolean {
+    if (e.type === 'synced') return false;
+    const r: Resource | undefined = e.type === 'put' ? e.resource : undefined;
+    switch (e.kind) {
+      case 'Node': setOrDelete(this.nodeMap, e.key, r as Node | undefined); return true;
+      case 'BGPPeer': setOrDelete(this.bgpPeerMap, e.key, r as BGPPeer | undefined); return true;
+      case 'IPPool': setOrDelete(this.poolMap, e.key, r as IPPool | undefined); return true;
+      case 'IPAMBlock': setOrDelete(this.blockMap, e.key, r as IPAMBlock | undefined); return true;
+      case 'WorkloadEndpoint': {
+        // An endpoint that moved to another node is no longer ours.
+        const w = r as WorkloadEndpoint | undefined;
+        if (w && w.spec.node !== this.nodeName) this.workloadMap.delete(e.key);
+        else setOrDelete(this.workloadMap, e.key, w);
+        return true;
+      }
+      case 'BGPConfiguration':
+        // Calico reads the cluster-wide defaults from the one named "default".
+        if (e.key === 'default') this.bgpConfig = r as BGPConfiguration | undefined;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** What `desiredPeers` needs, seen from `self`. */
+  peerView(self: Node): ClusterView {
+    return { self, nodes: [...this.nodeMap.values()], config: this.bgpConfig, bgpPeers: [...this.bgpPeerMap.values()] };
+  }
+}
+
+function setOrDelete<T>(m: Map<string, T>, key: string, value: T | undefined): void {
+  if (value === undefined) m.delete(key);
+  else m.set(key, value);
+}

@@ -1,0 +1,94 @@
+// Felix's input from the agent's two sources: the cluster cache (local workloads, pools, the
+// other nodes' VTEPs, this node's own VTEP) and the speaker's best paths (learned routes with
+// their ECMP next hops). The learned routes are kept by prefix, so what changed is known; for
+// now every push hands felix the whole input.
+import type { BestPathChange } from '../../bgp/index.js';
+import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
+import type { Node } from '../resources/types.js';
+import type { ClusterCache } from './cluster-cache.js';
+import { nodeIpv4 } from './peers.js';
+import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from './vtep.js';
+
+export interface FelixNode {
+  /** The node's IPv4 address with prefix length. */
+  address: string;
+  uplink: string;
+}
+
+/**
+ * The next hops felix should use for a prefix: those of the ECMP set learned from peers,
+ * without our own address or an unspecified one (a route we originate is not forwarded).
+ */
+export function learnedNextHops(c: BestPathChange, selfAddress: string): string[] {
+  if (!c.best) return [];
+  const self = selfAddress.split('/')[0]!;
+  const hops = new Set(c.multipath.filter((r) => r.peer && r.peer.type !== 'local').map((r) => r.nextHop));
+  return [...hops].filter((h) => h !== self && h !== '0.0.0.0' && h !== '::');
+}
+
+/** The whole felix input for `self`, from the cache, the learned routes and the blocks we announce. */
+export function felixInput(cache: ClusterCache, self: Node, node: FelixNode, ownBlocks: readonly string[], remoteRoutes: readonly RemoteRoute[]): FelixInput {
+  const workloads: LocalWorkload[] = [...cache.workloads.values()]
+    .filter((w) => w.spec.ipNetworks.length > 0)
+    .map((w) => ({ iface: w.spec.interfaceName, addresses: w.spec.ipNetworks }));
+  const pools: PoolConfig[] = [...cache.pools.values()].map((p) => ({ cidr: p.spec.cidr, ipipMode: p.spec.ipipMode, vxlanMode: p.spec.vxlanMode }));
+  const remoteVteps: RemoteVtep[] = [];
+  for (const n of cache.nodes.values()) {
+    if (n.metadata.name === cache.nodeName) continue;
+    const vtepIp = n.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION];
+    const vtepMac = n.metadata.annotations?.[VXLAN_MAC_ANNOTATION];
+    const nodeIp = nodeIpv4(n);
+    if (vtepIp && vtepMac && nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
+  }
+  const a = self.metadata.annotations ?? {};
+  return {
+    node: {
+      addressV4: node.address,
+      uplink: node.uplink,
+      vxlanTunnelAddressV4: a[VXLAN_ADDRESS_ANNOTATION],
+      vxlanTunnelMacV4: a[VXLAN_MAC_ANNOTATION],
+    },
+    workloads,
+    ownBlocks,
+    remoteRoutes,
+    pools,
+    remoteVteps,
+  };
+}
+
+export class FelixFeed {
+  /** prefix → sorted next hops. */
+  private readonly remote = new Map<string, string[]>();
+
+  constructor(
+    private readonly felix: Felix,
+    private readonly log: (event: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** Takes best-path changes into the learned routes (felix hears of them on the next push). */
+  learn(changes: readonly BestPathChange[], selfAddress: string): void {
+    for (const c of changes) {
+      const hops = learnedNextHops(c, selfAddress);
+      if (hops.length === 0) this.remote.delete(c.prefix);
+      else this.remote.set(c.prefix, hops.sort());
+    }
+  }
+
+  get learnedCount(): number {
+    return this.remote.size;
+  }
+
+  /** Learned routes as felix is given them (prefix → next hops). */
+  learnedRoutes(): RemoteRoute[] {
+    return [...this.remote].map(([prefix, nextHops]) => ({ prefix, nextHops }));
+  }
+
+  /** Hands felix the whole input. Input felix refuses is logged and leaves felix as it was. */
+  push(cache: ClusterCache, self: Node, node: FelixNode, ownBlocks: readonly string[]): void {
+    try {
+      this.felix.update(felixInput(cache, self, node, ownBlocks, this.learnedRoutes()));
+    } catch (e) {
+      this.log('felix-input-error', { error: (e as Error).message });
+    }
+  }
+}

@@ -1,0 +1,96 @@
+// The node's BGP speaker and its life: made from the Node and BGPConfiguration, kept while
+// they ask for the same AS, port, cluster ID and router ID, replaced when one of them changes
+// (every session restarts then, as with BIRD). Events of every speaker it made reach one
+// listener, so a replaced speaker's last withdrawals and End-of-RIBs are not lost.
+import { EventEmitter } from 'eventemitter3';
+import { BgpSpeaker, type BestPathChange } from '../../bgp/index.js';
+import { routeReflectorRibOptions } from '../../reflector/index.js';
+import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/types.js';
+import { clusterIdOf, nodeAsn } from './peers.js';
+
+/** ECMP width of the Loc-RIB: felix gets up to this many next hops per prefix. */
+const MAX_PATHS = 8;
+
+export interface SpeakerSettings {
+  asn: number;
+  /** Where we listen and where peers are dialled. */
+  port: number;
+  clusterId: string | undefined;
+  routerId: string;
+}
+
+/** The speaker `self` asks for: its AS, the cluster's port unless `bgpPort`, its cluster ID, its address. */
+export function speakerSettings(self: Node, config: BGPConfiguration | undefined, address: string, bgpPort?: number): SpeakerSettings {
+  return {
+    asn: nodeAsn(self, config),
+    port: bgpPort ?? config?.spec.listenPort ?? BGP_DEFAULTS.listenPort,
+    clusterId: clusterIdOf(self),
+    routerId: address.split('/')[0]!,
+  };
+}
+
+export interface NodeSpeakerOptions {
+  hostname: string;
+  /** Default: the router ID. */
+  listenAddress?: string;
+  /** We restarted with forwarding kept: OPENs carry the R bit. */
+  restarting: boolean;
+  /** Graceful restart time we advertise (s). Default 120. */
+  restartTime?: number;
+  log: (event: string, fields: Record<string, unknown>) => void;
+}
+
+export interface NodeSpeakerEvents {
+  bestPaths: [BestPathChange[]];
+  endOfRib: [string];
+  /** The listener could not be opened. */
+  error: [Error];
+}
+
+export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
+  private current: BgpSpeaker | undefined;
+  private key = '';
+
+  constructor(private readonly options: NodeSpeakerOptions) {
+    super();
+  }
+
+  get speaker(): BgpSpeaker | undefined {
+    return this.current;
+  }
+
+  /** The speaker for `s`: the current one when it matches, else a new one (the old one stops). */
+  ensure(s: SpeakerSettings): BgpSpeaker {
+    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}`;
+    if (this.current && key === this.key) return this.current;
+    if (this.current) {
+      this.options.log('speaker-rebuild', { from: this.key, to: key });
+      void this.current.stop('configuration changed');
+    }
+    this.key = key;
+    const speaker = new BgpSpeaker({
+      asn: s.asn,
+      routerId: s.routerId,
+      hostname: this.options.hostname,
+      listen: { host: this.options.listenAddress ?? s.routerId, port: s.port },
+      rib: { multipath: { maxPaths: MAX_PATHS }, ...(s.clusterId ? routeReflectorRibOptions(s.clusterId) : {}) },
+      restarting: this.options.restarting,
+      forwardingPreserved: true,
+      restartTime: this.options.restartTime ?? 120,
+    });
+    this.current = speaker;
+    speaker.on('bestPaths', (changes) => this.emit('bestPaths', changes));
+    speaker.on('peerUp', (address) => this.options.log('peer-up', { peer: address }));
+    speaker.on('peerDown', (address, d) => this.options.log('peer-down', { peer: address, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
+    speaker.on('endOfRib', (address) => this.emit('endOfRib', address));
+    speaker.start().catch((e: Error) => {
+      this.options.log('listen-error', { error: e.message, port: s.port });
+      this.emit('error', new Error(`BGP listen on ${s.routerId}:${s.port}: ${e.message}`));
+    });
+    return speaker;
+  }
+
+  async stop(message: string): Promise<void> {
+    await this.current?.stop(message);
+  }
+}

@@ -1,0 +1,78 @@
+// What `podroute node status`, `podroute bgp summary`, the metrics and the readiness probe
+// read: the desired sessions joined with the speaker's view of each, what we announce, and
+// how many routes felix holds.
+import type { PeerStatus } from '../../bgp/index.js';
+import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/types.js';
+import type { Advertisements } from './advertise.js';
+import { clusterIdOf, nodeAsn, type DesiredPeer, type PeerType } from './peers.js';
+
+export interface AgentPeerStatus {
+  address: string;
+  asn: number;
+  type: PeerType;
+  source: string;
+  state: string;
+  since: number;
+  info: string;
+  prefixesReceived: number;
+  prefixesSent: number;
+}
+
+export interface AgentStatus {
+  node: string;
+  address: string;
+  asn: number;
+  routerId: string;
+  clusterId?: string;
+  ready: boolean;
+  restarting: boolean;
+  peers: AgentPeerStatus[];
+  advertised: Advertisements;
+  routes: { learned: number; programmed: number; failures: number };
+}
+
+/** One row per desired peer; a peer the speaker does not know (yet) shows as Idle. */
+export function peerStatusRows(peers: Iterable<DesiredPeer>, sessions: readonly PeerStatus[]): AgentPeerStatus[] {
+  const byAddress = new Map(sessions.map((s) => [s.address, s]));
+  return [...peers].map((p) => {
+    const s = byAddress.get(p.address);
+    const state = s?.state ?? 'Idle';
+    return {
+      address: p.address, asn: p.asn, type: p.type, source: p.source, state, since: s?.since ?? 0,
+      info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
+      prefixesReceived: s?.prefixesReceived ?? 0, prefixesSent: s?.prefixesSent ?? 0,
+    };
+  });
+}
+
+export interface StatusFacts {
+  nodeName: string;
+  address: string;
+  self: Node | undefined;
+  config: BGPConfiguration | undefined;
+  /** '' before the speaker exists. */
+  routerId: string;
+  ready: boolean;
+  restarting: boolean;
+  peers: AgentPeerStatus[];
+  advertised: Advertisements;
+  learned: number;
+  /** Routes in felix's desired state, and how many of them failed to program. */
+  desiredRoutes: number;
+  failures: number;
+}
+
+export function agentStatus(f: StatusFacts): AgentStatus {
+  return {
+    node: f.nodeName,
+    address: f.address,
+    asn: f.self ? nodeAsn(f.self, f.config) : BGP_DEFAULTS.asNumber,
+    routerId: f.routerId,
+    clusterId: f.self ? clusterIdOf(f.self) : undefined,
+    ready: f.ready,
+    restarting: f.restarting,
+    peers: f.peers,
+    advertised: f.advertised,
+    routes: { learned: f.learned, programmed: f.desiredRoutes - f.failures, failures: f.failures },
+  };
+}
