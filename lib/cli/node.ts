@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { MemoryDataplane, LinuxDataplane, type Dataplane } from '../../felix/index.js';
+import { createLinuxDataplane, IpBatchDataplane, MemoryDataplane, type Dataplane } from '../../felix/index.js';
 import { NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
@@ -141,8 +141,11 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   let dataplane: Dataplane;
   if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
-  else if (c.dataplane === undefined || c.dataplane === 'linux') dataplane = new LinuxDataplane();
-  else throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
+  else if (c.dataplane === undefined || c.dataplane === 'linux') {
+    // rtnetlink through the addon, or the ip -batch fallback when it did not build.
+    dataplane = createLinuxDataplane();
+    if (dataplane instanceof IpBatchDataplane) log('dataplane-fallback', { dataplane: dataplane.description });
+  } else throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
   const agent = new NodeAgent({
     nodeName: c.nodeName ?? hostname().toLowerCase(),
     datastore: ds,
