@@ -3,7 +3,7 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressFamily, BgpSpeaker, NeighborConfig, RibRoute } from '../../bgp/index.js';
-import { networkAttributes, type NetworkConfig } from './config.js';
+import { networkAttributes, type NetworkConfig } from './network.js';
 
 /** A path as the control API shows it: plain data, the peer named by its address. */
 export interface RouteView {

@@ -1,21 +1,35 @@
-// `podroute bgpd`: a BGP speaker as a daemon, from a config file, with a control socket.
+// `podroute bgpd` and `podroute reflector`: a BGP speaker as a daemon, from a config file, with
+// a control socket. The reflector is the same daemon run with the reflector's RIB options
+// (from its file) and its view added to GET /status.
 import { BgpSpeaker } from '../../bgp/index.js';
-import { networkAttributes, readBgpdConfig, type BgpdConfig } from './config.js';
+import { reflectorStatus } from '../../reflector/index.js';
+import { readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
+import { networkAttributes } from './network.js';
+import { readReflectorConfig } from './reflector-config.js';
 
-export interface BgpdOptions {
+export interface DaemonOptions {
   config: string;
   control?: string;
   /** Log peer events as JSON lines on stderr. Default true. */
   log?: boolean;
-  /** An already parsed configuration (used instead of reading `config`): the reflector daemon adds its RIB hook to it. */
-  parsed?: BgpdConfig;
-  /** Fields added to the answer of GET /status. */
-  status?: (speaker: BgpSpeaker) => Record<string, unknown>;
 }
 
-export async function runBgpd(options: BgpdOptions): Promise<BgpSpeaker> {
-  const config = options.parsed ?? readBgpdConfig(options.config);
+export async function runBgpd(options: DaemonOptions): Promise<BgpSpeaker> {
+  return runSpeaker(readBgpdConfig(options.config), options);
+}
+
+export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> {
+  const config = readReflectorConfig(options.config);
+  const clients = new Set(config.clients);
+  return runSpeaker(config, options, (speaker) => {
+    const s = reflectorStatus(speaker, config.clusterId, clients);
+    return { clusterId: s.clusterId, peers: s.peers, loopRejected: s.loopRejected, updateGroups: s.updateGroups };
+  });
+}
+
+/** `status` adds fields to the answer of GET /status. */
+async function runSpeaker(config: BgpdConfig, options: DaemonOptions, status?: (speaker: BgpSpeaker) => Record<string, unknown>): Promise<BgpSpeaker> {
   const speaker = new BgpSpeaker(config.speaker);
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
@@ -35,7 +49,7 @@ export async function runBgpd(options: BgpdOptions): Promise<BgpSpeaker> {
     control?.close();
     void speaker.stop(message).then(() => process.exit(0));
   };
-  const control = options.control ? serveControl(speaker, options.control, stop, options.status) : undefined;
+  const control = options.control ? serveControl(speaker, options.control, stop, status) : undefined;
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   log('started', { asn: config.speaker.asn, routerId: config.speaker.routerId, port, peers: config.peers.length });

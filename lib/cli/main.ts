@@ -1,9 +1,8 @@
 // The `podroute` command line: one subcommand per job.
 import { DATASTORE_COMMANDS, runDatastoreCommand } from './datastore.js';
-import { bgpdCommand } from './bgpd.js';
+import { bgpdCommand, reflectorCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
 import { bgpCommand, nodeCommand } from './node.js';
-import { reflectorCommand } from '../../reflector/cli.js';
 import { labCommand } from '../lab/cli.js';
 
 const usage = `usage: podroute <command> [arguments]

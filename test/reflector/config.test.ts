@@ -1,7 +1,7 @@
 // The reflector daemon's configuration: the bgpd fields plus clients, clientRanges and
 // nonClients, with errors that name the field as written in the reflector's file.
 import assert from 'node:assert/strict';
-import { parseReflectorConfig } from '../../reflector/config.js';
+import { parseReflectorConfig } from '../../lib/bgpd/reflector-config.js';
 
 const base = 'asn: 64512\nrouterId: 10.0.0.100\n';
 

@@ -1,0 +1,128 @@
+// The fields a speaker daemon is given, checked one by one so that a mistake names its path
+// (`peers[2].asn: ...`). The configuration files (bgpd's and the reflector's) and the bodies
+// of the control socket's calls go through these same checks, so a peer or a network is
+// refused in the same words wherever it comes from.
+import { isIP } from 'node:net';
+import { parsePrefix, type AddressFamily } from '../../bgp/index.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The path of a field inside `path` (the top level of a control call's body has none). */
+export function at(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+export function num(v: unknown, path: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a number in ${min}..${max}`);
+  return v;
+}
+
+export function ip(v: unknown, path: string): string {
+  if (typeof v !== 'string' || isIP(v) === 0) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
+  return v;
+}
+
+function bool(v: unknown, path: string): void {
+  if (v !== undefined && typeof v !== 'boolean') throw new ConfigError(`${path}: ${JSON.stringify(v)} is not true or false`);
+}
+
+export function list(v: unknown, path: string): unknown[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) throw new ConfigError(`${path}: a list`);
+  return v;
+}
+
+/** A prefix as the RIB takes it: an address, a slash and a length that fits the family. */
+export function prefix(v: unknown, path: string): string {
+  const valid = typeof v === 'string' && /^[0-9a-fA-F:.]+\/\d+$/.test(v) && parses(v);
+  if (!valid) throw new ConfigError(`${path}: a prefix like 10.0.0.0/24`);
+  return v;
+}
+
+function parses(p: string): boolean {
+  try {
+    parsePrefix(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A family by its name, or its short name as FRR writes it (ipv4, ipv6). */
+export function family(v: unknown, path: string): AddressFamily {
+  if (v === 'ipv4' || v === 'ipv4-unicast') return 'ipv4-unicast';
+  if (v === 'ipv6' || v === 'ipv6-unicast') return 'ipv6-unicast';
+  throw new ConfigError(`${path}: unknown family ${JSON.stringify(v)} (ipv4-unicast or ipv6-unicast)`);
+}
+
+export function families(v: unknown, path: string): AddressFamily[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) throw new ConfigError(`${path}: a list of families (ipv4-unicast, ipv6-unicast)`);
+  return v.map((f, i) => family(f, `${path}[${i}]`));
+}
+
+/** Refuses every field of `o` that `keys` does not name. */
+export function onlyKeys(o: Obj, keys: ReadonlySet<string>, path: string): void {
+  for (const k of Object.keys(o)) if (!keys.has(k)) throw new ConfigError(`${at(path, k)}: unknown field`);
+}
+
+const PEER_KEYS = new Set(['address', 'asn', 'port', 'localAddress', 'localAddressV6', 'passive', 'holdTime', 'keepaliveTime', 'connectRetryTime', 'idleHoldTime', 'families', 'addPath', 'extendedMessage', 'gracefulRestart', 'description', 'nextHopSelf', 'routeReflectorClient']);
+const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
+const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
+
+/**
+ * A peer (`dynamic`: a range of peers, with `range` in place of `address` and one AS or a list).
+ * Returns the peer with its families spelled out; the caller knows which kind of peer it asked for.
+ */
+export function peer(p: unknown, path: string, dynamic: boolean): Obj {
+  if (!isObj(p)) throw new ConfigError(`${path}: a peer is a mapping`);
+  onlyKeys(p, dynamic ? DYNAMIC_KEYS : PEER_KEYS, path);
+  const out: Obj = { ...p };
+  if (!dynamic) out.address = ip(p.address, at(path, 'address'));
+  if (dynamic && Array.isArray(p.asn)) out.asn = p.asn.map((a, i) => num(a, `${at(path, 'asn')}[${i}]`, 1, 0xffffffff));
+  else out.asn = num(p.asn, at(path, 'asn'), 1, 0xffffffff);
+  if (p.port !== undefined) num(p.port, at(path, 'port'), 1, 65535);
+  if (p.localAddress !== undefined) ip(p.localAddress, at(path, 'localAddress'));
+  if (p.localAddressV6 !== undefined) ip(p.localAddressV6, at(path, 'localAddressV6'));
+  if (p.holdTime !== undefined) {
+    const h = num(p.holdTime, at(path, 'holdTime'), 0, 65535);
+    if (h === 1 || h === 2) throw new ConfigError(`${at(path, 'holdTime')}: ${h} (0, or 3..65535 seconds)`);
+  }
+  for (const k of ['keepaliveTime', 'connectRetryTime', 'idleHoldTime']) if (p[k] !== undefined) num(p[k], at(path, k), 0.1, 65535);
+  out.families = families(p.families, at(path, 'families'));
+  for (const k of ['passive', 'extendedMessage', 'nextHopSelf', 'routeReflectorClient']) bool(p[k], at(path, k));
+  if (p.description !== undefined && typeof p.description !== 'string') throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
+  if (p.addPath !== undefined) out.addPath = addPath(p.addPath, at(path, 'addPath'));
+  gracefulRestart(p.gracefulRestart, at(path, 'gracefulRestart'));
+  return out;
+}
+
+/** ADD-PATH per family: the family's names as in `families`, spelled out. */
+function addPath(v: unknown, path: string): Obj {
+  if (!isObj(v)) throw new ConfigError(`${path}: a mapping of family to receive, send or both`);
+  const modes: Obj = {};
+  for (const [f, mode] of Object.entries(v)) {
+    const name = family(f, `${path}.${f}`);
+    if (typeof mode !== 'string' || !ADD_PATH_MODES.has(mode)) throw new ConfigError(`${path}.${f}: ${JSON.stringify(mode)} (receive, send or both)`);
+    modes[name] = mode;
+  }
+  return modes;
+}
+
+/** On or off, or on with a restart time (one that fits the capability's 12 bits, RFC 4724). */
+function gracefulRestart(v: unknown, path: string): void {
+  if (isObj(v)) {
+    onlyKeys(v, new Set(['restartTime']), path);
+    if (v.restartTime !== undefined) num(v.restartTime, `${path}.restartTime`, 0, 4095);
+  } else if (v !== undefined && typeof v !== 'boolean') {
+    throw new ConfigError(`${path}: true, false or { restartTime }`);
+  }
+}
