@@ -1,9 +1,13 @@
 // The control API of a running bgpd: HTTP with JSON bodies over a Unix socket, which works
-// from any network namespace (it lives in the file system) and needs no open port.
+// from any network namespace (it lives in the file system) and needs no open port. A call's
+// body goes through the checks of the configuration files: a bad one gets 400 with the field
+// named, and the speaker is left as it was.
 import { existsSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressFamily, BgpSpeaker, NeighborConfig, RibRoute } from '../../bgp/index.js';
-import { networkAttributes, type NetworkConfig } from './network.js';
+import type { AddressFamily, BgpSpeaker, RibRoute } from '../../bgp/index.js';
+import { neighbor } from './config.js';
+import { ConfigError, family, ip, isObj, onlyKeys, prefix, type Obj } from './fields.js';
+import { networkAttributes, networks } from './network.js';
 
 /** A path as the control API shows it: plain data, the peer named by its address. */
 export interface RouteView {
@@ -36,7 +40,21 @@ export function allPaths(speaker: BgpSpeaker, family: AddressFamily): RouteView[
   return out;
 }
 
-type Handler = (body: Record<string, unknown>, query: URLSearchParams) => unknown;
+type Handler = (body: Obj, query: URLSearchParams) => unknown;
+
+/** A body with these fields only (a call that takes no field gets an empty mapping). */
+function fields(body: Obj, ...keys: string[]): Obj {
+  onlyKeys(body, new Set(keys), '');
+  return body;
+}
+
+/** One prefix, or many at once (`prefixes`) sharing the same attributes. */
+function originate(speaker: BgpSpeaker, body: Obj): { originated: number } {
+  const { prefixes, attributes } = networks(body, '');
+  const options = { attributes: networkAttributes(attributes) };
+  for (const p of prefixes) speaker.originate(p, options);
+  return { originated: prefixes.length };
+}
 
 export function serveControl(
   speaker: BgpSpeaker,
@@ -46,19 +64,20 @@ export function serveControl(
 ): http.Server {
   const routes: Record<string, Handler> = {
     'GET /status': () => ({ asn: speaker.asn, routerId: speaker.routerId, peers: speaker.peerStatus(), rib: speaker.rib.stats(), ...extraStatus?.(speaker) }),
-    'GET /routes': (_b, q) => allPaths(speaker, (q.get('family') as AddressFamily) ?? 'ipv4-unicast'),
-    'POST /originate': (b) => {
-      // One prefix, or many at once (`prefixes`) sharing the same attributes.
-      const attributes = networkAttributes({ ...b, prefix: '' } as unknown as NetworkConfig);
-      const prefixes = Array.isArray(b.prefixes) ? b.prefixes.map(String) : [String(b.prefix)];
-      for (const prefix of prefixes) speaker.originate(prefix, { attributes });
-      return { originated: prefixes.length };
+    'GET /routes': (_b, q) => allPaths(speaker, family(q.get('family') ?? 'ipv4-unicast', 'family')),
+    'POST /originate': (b) => originate(speaker, b),
+    'POST /withdraw': (b) => speaker.withdraw(prefix(fields(b, 'prefix').prefix, 'prefix')),
+    'POST /peers': (b) => speaker.addPeer(neighbor(b, '')),
+    'POST /peers/remove': (b) => speaker.removePeer(ip(fields(b, 'address').address, 'address')),
+    'POST /refresh': (b) => {
+      const { address, family: f } = fields(b, 'address', 'family');
+      speaker.refresh(ip(address, 'address'), family(f ?? 'ipv4-unicast', 'family'));
     },
-    'POST /withdraw': (b) => speaker.withdraw(String(b.prefix)),
-    'POST /peers': (b) => speaker.addPeer(b as unknown as NeighborConfig),
-    'POST /peers/remove': (b) => speaker.removePeer(String(b.address)),
-    'POST /refresh': (b) => speaker.refresh(String(b.address), (b.family as AddressFamily) ?? 'ipv4-unicast'),
-    'POST /stop': (b) => onStop(typeof b.message === 'string' ? b.message : undefined),
+    'POST /stop': (b) => {
+      const { message } = fields(b, 'message');
+      if (message !== undefined && typeof message !== 'string') throw new ConfigError(`message: ${JSON.stringify(message)} is not a string`);
+      onStop(message);
+    },
   };
   if (existsSync(socketPath)) unlinkSync(socketPath);
   const server = http.createServer((req, res) => {
@@ -73,7 +92,9 @@ export function serveControl(
       };
       if (!handler) return reply(404, { error: `no such call: ${req.method} ${url.pathname}` });
       try {
-        reply(200, handler(text ? JSON.parse(text) : {}, url.searchParams));
+        const body: unknown = text ? JSON.parse(text) : {};
+        if (!isObj(body)) throw new ConfigError(`the body is a JSON object, not ${JSON.stringify(body)}`);
+        reply(200, handler(body, url.searchParams));
       } catch (e) {
         reply(400, { error: (e as Error).message });
       }
