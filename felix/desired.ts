@@ -2,7 +2,7 @@
 // Calico: workload /32 on the cali device, blackhole per own block, remote blocks direct,
 // over tunl0 or over vxlan.calico depending on the pool's mode and the next hop's subnet.
 
-import { AddressError, cidrContains, formatCidr, hostPrefix, parseAddress, parseCidr, type Cidr, type IpFamily } from './ip.js';
+import { AddressError, cidrContains, formatAddress, formatCidr, hostPrefix, parseAddress, parseCidr, parseInterfaceAddress, type Cidr, type IpFamily } from '../ip/index.js';
 import { DEFAULT_DEVICE_NAMES, type DeviceNames, type EncapMode, type FelixInput, type PoolConfig } from './input.js';
 import { sortNextHops, type Neighbor, type NextHop, type Route } from './model.js';
 
@@ -75,14 +75,14 @@ export function computeDesiredState(input: FelixInput): DesiredState {
   const selfAddrs = new Set<string>();
   for (const [field, text, fam] of [['node.addressV4', node.addressV4, 4], ['node.addressV6', node.addressV6, 6]] as const) {
     if (text === undefined) continue;
-    const c = wrap(() => parseCidr(text, field, false));
+    const c = wrap(() => parseInterfaceAddress(text, field));
     if (c.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address with its subnet length`);
     selfAddrs.add(hostPrefix(text.split('/')[0]));
     subnets.set(fam, c);
   }
   for (const [field, text, fam] of [['node.vxlanTunnelAddressV4', node.vxlanTunnelAddressV4, 4], ['node.vxlanTunnelAddressV6', node.vxlanTunnelAddressV6, 6], ['node.ipipTunnelAddress', node.ipipTunnelAddress, 4]] as const) {
     if (text === undefined) continue;
-    const a = wrap(() => parseCidr(text, field, false));
+    const a = wrap(() => parseInterfaceAddress(text, field));
     if (a.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address`);
   }
   for (const [field, mac] of [['node.vxlanTunnelMacV4', node.vxlanTunnelMacV4], ['node.vxlanTunnelMacV6', node.vxlanTunnelMacV6]] as const) {
@@ -124,8 +124,8 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     const t = wrap(() => parseAddress(v.vtepIp, `${f}.vtepIp`));
     if (n.family !== t.family) throw new FelixInputError(f, 'nodeIp and vtepIp must be of the same IP family');
     if (!macOk(v.vtepMac)) throw new FelixInputError(`${f}.vtepMac`, `${JSON.stringify(v.vtepMac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
-    const nodeIp = hostPrefix(v.nodeIp).split('/')[0];
-    vteps.set(nodeIp, { vtepIp: hostPrefix(v.vtepIp).split('/')[0], vtepMac: v.vtepMac.toLowerCase(), family: n.family, nodeIp });
+    const nodeIp = formatAddress(n.bytes);
+    vteps.set(nodeIp, { vtepIp: formatAddress(t.bytes), vtepMac: v.vtepMac.toLowerCase(), family: n.family, nodeIp });
   });
 
   const devices = { ipip: false, vxlanV4: false, vxlanV6: false };
@@ -147,11 +147,11 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     const hops: NextHop[] = [];
     list(r.nextHops, `${f}.nextHops`).forEach((h, j) => {
       const a = wrap(() => parseAddress(h, `${f}.nextHops[${j}]`));
-      const gw = hostPrefix(h).split('/')[0];
+      const gw = formatAddress(a.bytes);
       if (a.family !== prefix.family) throw new FelixInputError(`${f}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
       if (selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) return; // our own announcement echoed back
       const subnet = subnets.get(a.family);
-      const local = subnet !== undefined && cidrContains(subnet, { family: a.family, bytes: a.bytes, prefixLength: a.family === 4 ? 32 : 128 });
+      const local = subnet !== undefined && cidrContains(subnet, a);
       const encap = pool && pool.encap !== 'none' && (pool.mode === 'Always' || !local) ? pool.encap : 'none';
       if (encap === 'vxlan') {
         const v = vteps.get(gw);

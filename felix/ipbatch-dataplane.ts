@@ -10,7 +10,7 @@ import {
   type SysctlOutcome, type VxlanDeviceSpec, type WriteOutcome,
 } from './dataplane.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor, type NextHop, type Route } from './model.js';
-import { canonicalCidr, formatAddress, parseAddress } from './ip.js';
+import { canonicalCidr, formatAddress, parseAddress } from '../ip/index.js';
 import { errnoName } from './netlink/errno.js';
 
 export interface IpBatchDataplaneOptions {

@@ -15,7 +15,7 @@ import { readNeighbor, writeNeighbor, writeNeighborDump } from './netlink/neigh.
 import { readRoute, writeRoute, writeRouteDump, UnknownDeviceError } from './netlink/route.js';
 import { NetlinkSocket, type BatchResult, type NetlinkSocketOptions } from './netlink/socket.js';
 import { RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE } from './netlink/constants.js';
-import { parseCidr } from './ip.js';
+import { parseInterfaceAddress } from '../ip/index.js';
 
 export interface LinuxDataplaneOptions extends NetlinkSocketOptions {
   /** Families to dump and manage. Default both. */
@@ -144,7 +144,7 @@ export class LinuxDataplane implements Dataplane {
 
   /** Puts exactly `cidr` (of its family) on the device: adds it, removes any other. */
   private async ensureAddress(l: LinkInfo, cidr: string): Promise<string | null> {
-    const fam = parseCidr(cidr, 'address', false).family;
+    const fam = parseInterfaceAddress(cidr, 'address').family;
     const have = this.addresses(l.index, fam);
     for (const other of have.filter((a) => a !== cidr)) {
       const r = await this.one((w) => writeAddress(w, 'delete', l.index, other));

@@ -1,7 +1,7 @@
 // RTM_*LINK and RTM_*ADDR: find devices by name, create vxlan.calico (and tunl0 where the
 // kernel has ipip), set MTU and up, give a tunnel device its address.
 
-import { formatAddress, parseCidr } from '../ip.js';
+import { formatAddress, parseInterfaceAddress } from '../../ip/index.js';
 import {
   AF_INET, AF_INET6, AF_UNSPEC, IFA_ADDRESS, IFA_LOCAL, IFF_UP, IFLA_ADDRESS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND,
   IFLA_LINKINFO, IFLA_MTU, IFLA_VXLAN_ID, IFLA_VXLAN_LEARNING, IFLA_VXLAN_LINK, IFLA_VXLAN_LOCAL, IFLA_VXLAN_LOCAL6,
@@ -91,7 +91,7 @@ export function writeVxlanCreate(w: MessageWriter, s: VxlanSpec): number {
   w.attrU32(IFLA_VXLAN_ID, s.vni);
   if (s.parentIndex !== undefined) w.attrU32(IFLA_VXLAN_LINK, s.parentIndex);
   if (s.localIp) {
-    const c = parseCidr(s.localIp, 'localIp', false);
+    const c = parseInterfaceAddress(s.localIp, 'localIp');
     w.attrBytes(c.family === 4 ? IFLA_VXLAN_LOCAL : IFLA_VXLAN_LOCAL6, c.bytes);
   }
   w.attrU8(IFLA_VXLAN_LEARNING, 0); // felix writes every FDB entry itself
@@ -131,7 +131,7 @@ export function writeLinkDelete(w: MessageWriter, index: number): number {
 }
 
 export function writeAddress(w: MessageWriter, mode: 'replace' | 'delete', index: number, cidr: string): number {
-  const c = parseCidr(cidr, 'address', false);
+  const c = parseInterfaceAddress(cidr, 'address');
   const seq = w.begin(mode === 'delete' ? RTM_DELADDR : RTM_NEWADDR, NLM_F_REQUEST | NLM_F_ACK | (mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0));
   w.u8(c.family === 4 ? AF_INET : AF_INET6);
   w.u8(c.prefixLength);

@@ -1,7 +1,7 @@
 // RTM_NEWNEIGH / RTM_DELNEIGH / RTM_GETNEIGH: the static ARP (or NDP) entry and the bridge
 // FDB entry that send a remote VTEP's MAC to its node over VXLAN.
 
-import { formatAddress, parseAddress } from '../ip.js';
+import { formatAddress, parseAddress } from '../../ip/index.js';
 import type { Neighbor } from '../model.js';
 import {
   AF_BRIDGE, AF_INET, AF_INET6, NDA_DST, NDA_LLADDR, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REPLACE,

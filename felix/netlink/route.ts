@@ -1,6 +1,6 @@
 // RTM_NEWROUTE / RTM_DELROUTE / RTM_GETROUTE encoding and route dump decoding.
 
-import { formatAddress, parseCidr, parseAddress } from '../ip.js';
+import { formatAddress, parseCidr, parseAddress } from '../../ip/index.js';
 import type { InstalledRoute, NextHop, Route } from '../model.js';
 import {
   AF_INET, AF_INET6, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
