@@ -27,6 +27,7 @@ export function v4Key(prefix: string): V4Key {
   for (; i < n; i++) {
     const c = prefix.charCodeAt(i);
     if (c >= 48 && c <= 57) {
+      if (digits === 1 && octet === 0) throw bad(prefix, 'IPv4'); // a leading zero, refused as ip/ does
       octet = octet * 10 + (c - 48);
       if (++digits > 3 || octet > 255) throw bad(prefix, 'IPv4');
     } else if (c === 46 || c === 47) {
@@ -40,7 +41,7 @@ export function v4Key(prefix: string): V4Key {
       throw bad(prefix, 'IPv4');
     }
   }
-  if (dots !== 3 || i >= n - 1 || n - i > 3) throw bad(prefix, 'IPv4');
+  if (dots !== 3 || i >= n - 1 || n - i > 4) throw bad(prefix, 'IPv4');
   let len = 0;
   for (i++; i < n; i++) {
     const c = prefix.charCodeAt(i) - 48;
@@ -51,21 +52,13 @@ export function v4Key(prefix: string): V4Key {
   return maskV4(addr, len) * 64 + len;
 }
 
-export function maskV4(addr: number, len: number): number {
+function maskV4(addr: number, len: number): number {
   if (len === 0) return 0;
   if (len === 32) return addr >>> 0;
   return ((addr >>> (32 - len)) << (32 - len)) >>> 0;
 }
 
-export function v4KeyLength(key: V4Key): number {
-  return key % 64;
-}
-
-export function v4KeyAddress(key: V4Key): number {
-  return (key - (key % 64)) / 64;
-}
-
-export function formatV4Key(key: V4Key): string {
+function formatV4Key(key: V4Key): string {
   const len = key % 64;
   const a = (key - len) / 64;
   return (a >>> 24) + '.' + ((a >>> 16) & 255) + '.' + ((a >>> 8) & 255) + '.' + (a & 255) + '/' + len;
@@ -101,7 +94,7 @@ export function v6Key(prefix: string): V6Key {
   return v6KeyFromBytes(parsed.bytes, parsed.length);
 }
 
-export function v6KeyFromBytes(bytes: Uint8Array, len: number): V6Key {
+function v6KeyFromBytes(bytes: Uint8Array, len: number): V6Key {
   const n = (len + 7) >> 3;
   let s = String.fromCharCode(len);
   for (let i = 0; i < n; i++) {
@@ -112,7 +105,7 @@ export function v6KeyFromBytes(bytes: Uint8Array, len: number): V6Key {
   return s;
 }
 
-export function formatV6Key(key: V6Key): string {
+function formatV6Key(key: V6Key): string {
   v6Bytes.fill(0);
   for (let i = 1; i < key.length; i++) v6Bytes[i - 1] = key.charCodeAt(i);
   return formatIpv6(v6Bytes, 0) + '/' + key.charCodeAt(0);
@@ -132,21 +125,4 @@ export function formatKey(family: AddressFamily, key: PrefixKey): string {
 
 export function familyOfPrefix(prefix: string): AddressFamily {
   return prefix.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast';
-}
-
-/** Address bytes (4 or 16) and length of a key, for policy prefix-list matching. */
-export function keyBytes(family: AddressFamily, key: PrefixKey, out: Uint8Array): number {
-  if (family === 'ipv4-unicast') {
-    const len = (key as number) % 64;
-    const a = ((key as number) - len) / 64;
-    out[0] = a >>> 24;
-    out[1] = (a >>> 16) & 255;
-    out[2] = (a >>> 8) & 255;
-    out[3] = a & 255;
-    return len;
-  }
-  const k = key as string;
-  out.fill(0, 0, 16);
-  for (let i = 1; i < k.length; i++) out[i - 1] = k.charCodeAt(i);
-  return k.charCodeAt(0);
 }
