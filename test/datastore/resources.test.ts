@@ -78,7 +78,7 @@ items:
   it('does CIDR math for both families and prints IPv6 canonically', () => {
     assert.equal(formatIp(6, parseIp('fd00:0:0:0:0:0:0:1')!.value), 'fd00::1');
     assert.equal(formatIp(6, parseIp('2001:db8:0:0:1:0:0:1')!.value), '2001:db8::1:0:0:1');
-    assert.equal(formatIp(6, parseIp('::ffff:10.0.0.1')!.value), '::ffff:a00:1');
+    assert.equal(formatIp(6, parseIp('::ffff:10.0.0.1')!.value), '::ffff:10.0.0.1'); // IPv4-mapped: RFC 5952 §5
     assert.equal(formatIp(4, parseIp('10.1.2.3')!.value + 1n), '10.1.2.4');
     assert.equal(parseCidr('10.0.0.0/8')!.prefixLength, 8);
     assert.equal(parseCidr('10.0.0.1/8'), undefined);
