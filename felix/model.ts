@@ -48,10 +48,6 @@ export interface Neighbor {
   readonly mac: string;
 }
 
-export function routeKey(dst: string): string {
-  return dst;
-}
-
 export function neighborKey(n: Pick<Neighbor, 'kind' | 'dev' | 'address' | 'mac'>): string {
   // One ARP entry per (dev, IP); one FDB entry per (dev, MAC).
   return n.kind === 'arp' ? `arp|${n.dev}|${n.address}` : `fdb|${n.dev}|${n.mac}`;

@@ -7,7 +7,6 @@ export const NLMSG_ERROR = 2;
 export const NLMSG_DONE = 3;
 
 export const NLM_F_REQUEST = 0x1;
-export const NLM_F_MULTI = 0x2;
 export const NLM_F_ACK = 0x4;
 export const NLM_F_DUMP = 0x300;
 export const NLM_F_REPLACE = 0x100;
