@@ -7,9 +7,9 @@
 //  - print: a dotted quad; IPv6 as RFC 5952 §4 says (lower case, no leading zeros, the
 //    longest run of two or more zero groups as "::", the first of equal runs), and an
 //    IPv4-mapped address as ::ffff:192.0.2.1 (§5; iproute2 and Go print it so too). Other
-//    addresses that embed IPv4 (64:ff9b::/96, ::ffff:0:0/96) print in hexadecimal.
-// The readers and printers work on a byte array at an offset and allocate nothing beyond
-// their result: the BGP codec and felix call them once per prefix.
+//    addresses that embed IPv4 (64:ff9b::/96, ::ffff:0:0:0/96) print in hexadecimal.
+// The readers and printers work on a byte array at an offset, so the BGP codec and felix
+// call them once per prefix on their own buffers, without a copy.
 
 import { AddressError } from './error.js';
 
