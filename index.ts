@@ -1,4 +1,5 @@
 // The public API of podroute, with types.
+export * from './ip/index.js';
 export * from './bgp/index.js';
 export * from './lib/datastore/public.js';
 export * from './felix/index.js';

@@ -1,6 +1,6 @@
 // The Datastore API over any RawBackend: validation, revision guards, the IPPool overlap
 // rule, and watches. Backends only store bytes and revisions.
-import { cidrsOverlap, parseCidr } from '../resources/cidr.js';
+import { cidrsOverlap, parseCidr } from '../../ip/index.js';
 import { IPAM_OWNED_KINDS, resourceKey, type IPPool, type Kind, type Resource, type ResourceOf } from '../resources/types.js';
 import { ValidationError, validateResource } from '../resources/validate.js';
 import { KindChangedError, type RawBackend } from './backend.js';
@@ -80,7 +80,7 @@ export class BackendDatastore implements Datastore {
    */
   private async checkPool(pool: IPPool): Promise<{ kind: Kind; revision: number }> {
     const snap = await this.raw.snapshot(['IPPool']);
-    const mine = parseCidr(pool.spec.cidr)!;
+    const mine = parseCidr(pool.spec.cidr, 'spec.cidr');
     for (const it of snap.items) {
       const other = decodeResource('IPPool', it.json, it.revision) as IPPool;
       if (other.metadata.name === pool.metadata.name) {
@@ -88,7 +88,7 @@ export class BackendDatastore implements Datastore {
         if (other.spec.blockSize !== pool.spec.blockSize) throw new ValidationError('spec.blockSize', `cannot change the block size of an existing pool (${other.spec.blockSize})`, `IPPool/${pool.metadata.name}`);
         continue;
       }
-      if (cidrsOverlap(mine, parseCidr(other.spec.cidr)!)) {
+      if (cidrsOverlap(mine, parseCidr(other.spec.cidr, 'spec.cidr'))) {
         throw new ValidationError('spec.cidr', `${pool.spec.cidr} overlaps pool ${other.metadata.name} (${other.spec.cidr})`, `IPPool/${pool.metadata.name}`);
       }
     }

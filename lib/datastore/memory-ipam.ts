@@ -1,6 +1,6 @@
 // IPAM over the in-memory backend. Every method body is synchronous inside transact(), so
 // it is atomic in a single-threaded process: the same guarantees the Lua scripts give.
-import { cidrName as blockName } from '../resources/cidr.js';
+import { cidrName as blockName } from '../resources/names.js';
 import { normalizeBlockSpec } from '../resources/validate.js';
 import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
 import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './ipam-store.js';

@@ -11,8 +11,5 @@ export {
 export { ValidationError, validateResource } from '../resources/validate.js';
 export { parseResources, formatResources } from '../resources/yaml.js';
 export { parseSelector, SelectorError, type Selector, type Labels } from '../resources/selector.js';
-export {
-  parseIp, formatIp, parseCidr, formatCidr, cidrContains, cidrContainsIp, cidrsOverlap, cidrName, cidrSize,
-  type Cidr, type IpFamily,
-} from '../resources/cidr.js';
+export { cidrName } from '../resources/names.js';
 export * from './index.js';

@@ -1,6 +1,7 @@
 // Pure views of IPAM blocks, usable on objects from a list or a watch (the agent builds its
 // routes from these without asking IPAM again).
-import { cidrName, formatIp, parseCidr } from '../resources/cidr.js';
+import { addressAt, formatAddress, parseCidr } from '../../ip/index.js';
+import { cidrName } from '../resources/names.js';
 import type { IPAMBlock, IPAMBlockSpec } from '../resources/types.js';
 
 export { cidrName as blockName };
@@ -21,9 +22,9 @@ export function affinityNode(spec: IPAMBlockSpec): string | undefined {
   return spec.affinity?.startsWith('host:') ? spec.affinity.slice(5) : undefined;
 }
 
+/** The address at `ordinal` in the block: the block's base plus the ordinal. */
 export function blockAddress(cidr: string, ordinal: number): string {
-  const c = parseCidr(cidr)!;
-  return formatIp(c.family, c.base + BigInt(ordinal));
+  return formatAddress(addressAt(parseCidr(cidr, 'spec.cidr'), ordinal));
 }
 
 export function blockAllocations(spec: IPAMBlockSpec): Allocation[] {

@@ -4,7 +4,8 @@
 // node's block (never under strict affinity). Release is by handle.
 import type { BackendDatastore } from '../datastore/index.js';
 import type { Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/ipam-store.js';
-import { cidrContains, cidrName, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../resources/cidr.js';
+import { cidrContains, cidrSize, familyBits, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../../ip/index.js';
+import { cidrName } from '../resources/names.js';
 import { parseSelector } from '../resources/selector.js';
 import type { IPAMBlock, IPPool } from '../resources/types.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
@@ -125,12 +126,12 @@ export class Ipam {
         const p = all.items.find((x) => x.metadata.name === name);
         if (!p) throw new IpamError(`pools: no IPPool named ${JSON.stringify(name)}`, 'NoPool');
         if (p.spec.disabled) throw new IpamError(`pools: IPPool ${name} is disabled`, 'NoPool');
-        if (parseCidr(p.spec.cidr)!.family !== family) throw new IpamError(`pools: IPPool ${name} (${p.spec.cidr}) is not IPv${family}`, 'NoPool');
+        if (parseCidr(p.spec.cidr, 'spec.cidr').family !== family) throw new IpamError(`pools: IPPool ${name} (${p.spec.cidr}) is not IPv${family}`, 'NoPool');
         return p;
       });
     }
     const labels = node?.metadata.labels ?? {};
-    const ok = all.items.filter((p) => !p.spec.disabled && parseCidr(p.spec.cidr)!.family === family &&
+    const ok = all.items.filter((p) => !p.spec.disabled && parseCidr(p.spec.cidr, 'spec.cidr').family === family &&
       parseSelector(p.spec.nodeSelector ?? 'all()')(labels));
     if (ok.length === 0) throw new IpamError(`no enabled IPv${family} IPPool selects node ${req.node}`, 'NoPool');
     return ok;
@@ -172,11 +173,11 @@ export class Ipam {
   async usage(): Promise<PoolUsage[]> {
     const [blocks, pools] = await Promise.all([this.ds.list('IPAMBlock'), this.ds.list('IPPool')]);
     return pools.items.map((p) => {
-      const c = parseCidr(p.spec.cidr)!;
+      const c = parseCidr(p.spec.cidr, 'spec.cidr');
       const mine = blocks.items.filter((b) => poolOf([p], b.spec.cidr)).map((b) => blockInfo(b, pools.items));
       return {
         name: p.metadata.name, cidr: p.spec.cidr, blockSize: p.spec.blockSize, disabled: p.spec.disabled === true,
-        size: 1n << BigInt((c.family === 4 ? 32 : 128) - c.prefixLength), used: mine.reduce((n, b) => n + b.used, 0), blocks: mine,
+        size: cidrSize(c), used: mine.reduce((n, b) => n + b.used, 0), blocks: mine,
       };
     });
   }
@@ -187,8 +188,8 @@ function blockInfo(b: IPAMBlock, pools: readonly IPPool[]): BlockInfo {
 }
 
 function poolOf(pools: readonly IPPool[], blockCidr: string): IPPool | undefined {
-  const b = parseCidr(blockCidr)!;
-  return pools.find((p) => cidrContains(parseCidr(p.spec.cidr)!, b));
+  const b = parseCidr(blockCidr, 'spec.cidr');
+  return pools.find((p) => cidrContains(parseCidr(p.spec.cidr, 'spec.cidr'), b));
 }
 
 /**
@@ -197,9 +198,9 @@ function poolOf(pools: readonly IPPool[], blockCidr: string): IPPool | undefined
  * that gives a block back tends to get the same one next time.
  */
 export function freeBlocks(pool: IPPool, node: string, existing: ReadonlySet<string>, n: number): ClaimCandidate[] {
-  const c = parseCidr(pool.spec.cidr)!;
+  const c = parseCidr(pool.spec.cidr, 'spec.cidr');
   const count = subBlockCount(c, pool.spec.blockSize);
-  const size = 1 << ((c.family === 4 ? 32 : 128) - pool.spec.blockSize);
+  const size = 1 << (familyBits(c.family) - pool.spec.blockSize);
   const start = BigInt(fnv1a(node)) % count;
   const out: ClaimCandidate[] = [];
   // At most existing.size blocks can be skipped, so this ends quickly even in an IPv6 pool.

@@ -1,6 +1,6 @@
 // Field-by-field validation. Every error names the field (spec.cidr, metadata.name, ...)
 // so a user can find the line in their YAML.
-import { formatCidr, parseCidr, parseIp, type IpFamily } from './cidr.js';
+import { AddressError, cidrNetwork, formatCidr, parseAddress, parseCidr, type Cidr, type IpFamily } from '../../ip/index.js';
 import { parseSelector, SelectorError } from './selector.js';
 import {
   API_VERSION, API_VERSION_OWN, DEFAULT_BLOCK_SIZE, KINDS,
@@ -47,16 +47,24 @@ class Checker {
     }
     return v;
   }
-  cidr(v: unknown, field: string, strict = true): { family: IpFamily; prefixLength: number } {
-    if (typeof v !== 'string' || !parseCidr(v, false)) this.fail(field, `${JSON.stringify(v)} is not a CIDR (address/prefix-length)`);
-    const c = parseCidr(v, strict);
-    if (!c) this.fail(field, `${v} has host bits set; did you mean ${formatNet(v)}?`);
+  cidr(v: unknown, field: string, strict = true): Cidr {
+    const c = this.address(() => parseCidr(v as string, field, false), field, `${JSON.stringify(v)} is not a CIDR (address/prefix-length)`);
+    // Host bits get their own message, with the network the user probably meant.
+    const net = cidrNetwork(c);
+    if (strict && net.bytes.some((b, i) => b !== c.bytes[i])) this.fail(field, `${String(v)} has host bits set; did you mean ${formatCidr(net)}?`);
     return c;
   }
   ip(v: unknown, field: string): IpFamily {
-    const ip = typeof v === 'string' ? parseIp(v) : undefined;
-    if (!ip) this.fail(field, `${JSON.stringify(v)} is not an IP address`);
-    return ip.family;
+    return this.address(() => parseAddress(v as string, field), field, `${JSON.stringify(v)} is not an IP address`).family;
+  }
+  /** What `read` returns, or a failure with `reason` when ip/ refuses the value (a non-string too). */
+  address<T>(read: () => T, field: string, reason: string): T {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof AddressError) this.fail(field, reason);
+      throw e;
+    }
   }
   selector(o: Obj, k: string, path: string): string | undefined {
     const s = this.str(o, k, path);
@@ -83,10 +91,6 @@ class Checker {
     }
     return m as Record<string, string>;
   }
-}
-
-function formatNet(v: string): string {
-  return formatCidr(parseCidr(v, false)!);
 }
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { blockAddress, blockName } from '../../lib/ipam/index.js';
 import {
-  ValidationError, formatIp, formatResources, parseCidr, parseIp, parseResources, parseSelector, validateResource,
+  ValidationError, formatResources, parseResources, parseSelector, validateResource,
 } from '../../lib/resources/index.js';
 
 const bad = (yaml: string, field: RegExp | string): void => {
@@ -75,13 +76,19 @@ items:
     assert.throws(() => validateResource({ kind: 'IPPool', apiVersion: 'v9', metadata: { name: 'p' } }), /apiVersion/);
   });
 
-  it('does CIDR math for both families and prints IPv6 canonically', () => {
-    assert.equal(formatIp(6, parseIp('fd00:0:0:0:0:0:0:1')!.value), 'fd00::1');
-    assert.equal(formatIp(6, parseIp('2001:db8:0:0:1:0:0:1')!.value), '2001:db8::1:0:0:1');
-    assert.equal(formatIp(6, parseIp('::ffff:10.0.0.1')!.value), '::ffff:10.0.0.1'); // IPv4-mapped: RFC 5952 §5
-    assert.equal(formatIp(4, parseIp('10.1.2.3')!.value + 1n), '10.1.2.4');
-    assert.equal(parseCidr('10.0.0.0/8')!.prefixLength, 8);
-    assert.equal(parseCidr('10.0.0.1/8'), undefined);
+  it('reads and prints addresses by the one set of rules (ip/), for both families', () => {
+    // Printed: IPv6 canonically (RFC 5952), IPv4-mapped in mixed notation (§5), in the hint
+    // for a pool with host bits as in the addresses IPAM hands out.
+    bad('kind: IPPool\nmetadata: {name: p}\nspec: {cidr: "fd00:0:0:0:0:0:0:1/64"}', /spec\.cidr: fd00:0:0:0:0:0:0:1\/64 has host bits set; did you mean fd00::\/64\?$/);
+    assert.equal(blockAddress('fd00:0:0:0:0:0:0:0/122', 1), 'fd00::1');
+    assert.equal(blockAddress('2001:db8:0:0:1:0:0:0/122', 1), '2001:db8::1:0:0:1');
+    assert.equal(blockAddress('::ffff:10.0.0.0/122', 1), '::ffff:10.0.0.1');
+    assert.equal(blockAddress('10.1.2.0/26', 63), '10.1.2.63');
+    assert.equal(blockName('fd00::40/122'), 'fd00--40-122');
+    // Read: no leading zeros (octal to some parsers), no zone: an address here is 4 or 16 octets.
+    bad('kind: IPPool\nmetadata: {name: p}\nspec: {cidr: 010.0.0.0/8}', /spec\.cidr: "010\.0\.0\.0\/8" is not a CIDR \(address\/prefix-length\)$/);
+    bad('kind: BGPPeer\nmetadata: {name: p}\nspec: {peerIP: "fe80::1%eth0", asNumber: 64512}', /spec\.peerIP: "fe80::1%eth0" is not an IP address$/);
+    bad('kind: Node\nmetadata: {name: n}\nspec: {bgp: {routeReflectorClusterID: fd00::1}}', /spec\.bgp\.routeReflectorClusterID: must be an IPv4-formatted cluster ID$/);
   });
 
   it("evaluates Calico's selector language", () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { RedisBackend } from '../../lib/datastore/index.js';
 import { blockAllocations } from '../../lib/ipam/index.js';
-import { cidrsOverlap, parseCidr } from '../../lib/resources/index.js';
+import { cidrsOverlap, parseCidr } from '../../ip/index.js';
 
 export async function assertIpamConsistent(ds: BackendDatastore): Promise<{ addresses: Map<string, string>; blocks: number }> {
   const blocks = (await ds.list('IPAMBlock')).items;
@@ -13,7 +13,7 @@ export async function assertIpamConsistent(ds: BackendDatastore): Promise<{ addr
   const perHandle = new Map<string, Record<string, number>>();
   for (let i = 0; i < blocks.length; i++) {
     for (let j = i + 1; j < blocks.length; j++) {
-      assert.ok(!cidrsOverlap(parseCidr(blocks[i]!.spec.cidr)!, parseCidr(blocks[j]!.spec.cidr)!), `blocks ${blocks[i]!.spec.cidr} and ${blocks[j]!.spec.cidr} overlap`);
+      assert.ok(!cidrsOverlap(parseCidr(blocks[i]!.spec.cidr), parseCidr(blocks[j]!.spec.cidr)), `blocks ${blocks[i]!.spec.cidr} and ${blocks[j]!.spec.cidr} overlap`);
     }
   }
   for (const b of blocks) {
