@@ -3,6 +3,7 @@
 // keeps a restarting peer's routes as stale (RFC 4724 helper).
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
+import { AddressError, cidrContains, parseAddress, type Cidr } from '../ip/index.js';
 import { parsePrefix, type AddressFamily, type BgpError, type UpdateMessage } from './codec/index.js';
 import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
@@ -88,7 +89,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   readonly rib: Rib;
   private readonly local: LocalConfig;
   private readonly neighbors = new Map<string, Neighbor>();
-  private readonly dynamic: { range: { bytes: Buffer; length: number; ipv6: boolean }; config: DynamicNeighbors }[] = [];
+  private readonly dynamic: { range: Cidr; config: DynamicNeighbors }[] = [];
   private server: net.Server | undefined;
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
@@ -160,9 +161,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
 
   /** Accepts sessions from any address in a range (FRR's `bgp listen range`). */
   addDynamicNeighbors(d: DynamicNeighbors): void {
-    let range;
+    let range: Cidr;
     try {
-      range = parsePrefix(d.range);
+      const p = parsePrefix(d.range);
+      range = { family: p.ipv6 ? 6 : 4, bytes: p.bytes, prefixLength: p.length };
     } catch (e) {
       throw new TypeError(`dynamic neighbors range: ${(e as Error).message}`);
     }
@@ -358,13 +360,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   }
 }
 
-function inRange(address: string, range: { bytes: Buffer; length: number; ipv6: boolean }): boolean {
-  if (net.isIP(address) !== (range.ipv6 ? 6 : 4)) return false;
-  const a = parsePrefix(`${address}/${range.ipv6 ? 128 : 32}`).bytes;
-  const full = range.length >> 3;
-  if (!a.subarray(0, full).equals(range.bytes.subarray(0, full))) return false;
-  const rest = range.length & 7;
-  if (rest === 0) return true;
-  const mask = (0xff << (8 - rest)) & 0xff;
-  return (a[full] & mask) === (range.bytes[full] & mask);
+/** Whether a connecting peer's address lies in a dynamic neighbors range (ip/ reads both). */
+function inRange(address: string, range: Cidr): boolean {
+  try {
+    return cidrContains(range, parseAddress(address, 'peer address'));
+  } catch (e) {
+    // An address ip/ does not read (one with a zone, say) is in no range: the socket is refused.
+    if (e instanceof AddressError) return false;
+    throw e;
+  }
 }
