@@ -1,4 +1,6 @@
-// What a peer is configured with, validated with errors that name the field.
+// What a peer is configured with, validated with errors that name the field. Its addresses are
+// a socket's ends, so node:net reads them as the socket will: a link-local peer keeps its zone
+// (fe80::1%eth0), which ip/ (prefixes, identifiers) refuses.
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../codec/index.js';
 

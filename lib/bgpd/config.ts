@@ -2,10 +2,9 @@
 // mistake is reported with its path (`peers[2].asn: ...`). The speaker's own fields are shared
 // with the reflector's file (`reflector-config.ts`), which names its peers differently.
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
-import { ConfigError, ip, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
+import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
 
 export interface BgpdConfig {
@@ -47,7 +46,7 @@ export function speakerFields(doc: Obj, peerKeys: string[]): { speaker: SpeakerO
   onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
   const asn = num(doc.asn, 'asn', 1, 0xffffffff);
   const routerId = doc.routerId;
-  if (typeof routerId !== 'string' || isIP(routerId) !== 4) throw new ConfigError(`routerId: ${JSON.stringify(routerId)} is not a dotted-quad BGP identifier`);
+  if (!isDottedQuad(routerId)) throw new ConfigError(`routerId: ${JSON.stringify(routerId)} is not a dotted-quad BGP identifier`);
   let listen: SpeakerOptions['listen'];
   if (doc.listen === false || typeof doc.listen === 'number') listen = doc.listen;
   else if (isObj(doc.listen)) listen = { host: doc.listen.host === undefined ? undefined : ip(doc.listen.host, 'listen.host'), port: num(doc.listen.port ?? 179, 'listen.port', 0, 65535) };
@@ -63,7 +62,7 @@ export function speakerFields(doc: Obj, peerKeys: string[]): { speaker: SpeakerO
       stalePathTime: doc.stalePathTime === undefined ? undefined : num(doc.stalePathTime, 'stalePathTime', 1, 65535),
       rib: {
         multipath,
-        clusterId: doc.clusterId === undefined ? undefined : ip(doc.clusterId, 'clusterId'),
+        clusterId: doc.clusterId === undefined ? undefined : identifier(doc.clusterId, 'clusterId'),
         defaultLocalPref: doc.defaultLocalPref === undefined ? undefined : num(doc.defaultLocalPref, 'defaultLocalPref', 0, 0xffffffff),
         alwaysCompareMed: doc.alwaysCompareMed === true,
       },

@@ -3,7 +3,8 @@
 // of the control socket's calls go through these same checks, so a peer or a network is
 // refused in the same words wherever it comes from.
 import { isIP } from 'node:net';
-import { parsePrefix, type AddressFamily } from '../../bgp/index.js';
+import type { AddressFamily } from '../../bgp/index.js';
+import { AddressError, parseAddress, parseCidr, parseIpv4Into } from '../../ip/index.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -25,9 +26,24 @@ export function num(v: unknown, path: string, min: number, max: number): number 
   return v;
 }
 
+/**
+ * An address a socket connects to or listens on (a peer's, our own): node:net reads it, as the
+ * socket will, so a link-local peer keeps its zone (fe80::1%eth0).
+ */
 export function ip(v: unknown, path: string): string {
   if (typeof v !== 'string' || isIP(v) === 0) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
   return v;
+}
+
+/** An address that names something rather than a socket's end (a cluster ID): ip/ reads it, no zone. */
+export function identifier(v: unknown, path: string): string {
+  if (typeof v !== 'string' || !reads(() => parseAddress(v, path))) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
+  return v;
+}
+
+/** A BGP identifier as it is written: four octets as a dotted quad. */
+export function isDottedQuad(v: unknown): v is string {
+  return typeof v === 'string' && parseIpv4Into(v, new Uint8Array(4));
 }
 
 function bool(v: unknown, path: string): void {
@@ -42,17 +58,18 @@ export function list(v: unknown, path: string): unknown[] {
 
 /** A prefix as the RIB takes it: an address, a slash and a length that fits the family. */
 export function prefix(v: unknown, path: string): string {
-  const valid = typeof v === 'string' && /^[0-9a-fA-F:.]+\/\d+$/.test(v) && parses(v);
-  if (!valid) throw new ConfigError(`${path}: a prefix like 10.0.0.0/24`);
+  if (typeof v !== 'string' || !reads(() => parseCidr(v, path, false))) throw new ConfigError(`${path}: a prefix like 10.0.0.0/24`);
   return v;
 }
 
-function parses(p: string): boolean {
+/** Whether ip/ reads the text (`read` throws AddressError when it does not). */
+function reads(read: () => unknown): boolean {
   try {
-    parsePrefix(p);
+    read();
     return true;
-  } catch {
-    return false;
+  } catch (e) {
+    if (e instanceof AddressError) return false;
+    throw e;
   }
 }
 

@@ -38,6 +38,8 @@ describe('bgpd config', () => {
     const bad: [string, string][] = [
       ['asn: x\nrouterId: 10.0.0.1\n', 'asn: "x" is not a number in 1..4294967295'],
       ['asn: 1\nrouterId: r1\n', 'routerId: "r1" is not a dotted-quad BGP identifier'],
+      ['asn: 1\nrouterId: 010.0.0.1\n', 'routerId: "010.0.0.1" is not a dotted-quad BGP identifier'],
+      [base + 'clusterId: "fe80::1%eth0"\n', 'clusterId: "fe80::1%eth0" is not an IP address'],
       [base + 'colour: red\n', 'colour: unknown field'],
       [base + 'listen: yes\n', 'listen: false, a port, or { host, port }'],
       [base + 'peers: 10.0.0.2\n', 'peers: a list'],
@@ -48,11 +50,14 @@ describe('bgpd config', () => {
       [base + 'dynamicNeighbors:\n  - { range: 10.0.0.0/33, asn: 1 }\n', 'dynamicNeighbors[0].range: a prefix like 10.0.0.0/24'],
       [base + 'dynamicNeighbors:\n  - { range: 10.0.0.0/8, asn: [1, 0] }\n', 'dynamicNeighbors[0].asn[1]: 0 is not a number in 1..4294967295'],
       [base + 'networks:\n  - 10.0.0.0\n', 'networks[0].prefix: a prefix like 10.0.0.0/24'],
+      [base + 'networks:\n  - 010.0.0.0/8\n', 'networks[0].prefix: a prefix like 10.0.0.0/24'],
       [base + 'networks:\n  - { prefix: 10.0.0.0/24, colour: red }\n', 'networks[0].colour: unknown field'],
       [base + 'networks:\n  - { prefix: 10.0.0.0/24, largeCommunities: ["1::3"] }\n', 'networks[0].largeCommunities[0]: "1::3" is not g:l1:l2'],
       ['[]\n', 'config: the configuration is a mapping (asn, routerId, peers, ...)'],
     ];
     for (const [text, message] of bad) assert.throws(() => parseBgpdConfig(text), { message }, text);
+    // A peer's address is a socket's end, where a link-local peer needs its zone.
+    assert.equal(parseBgpdConfig(base + 'peers:\n  - { address: "fe80::2%eth0", asn: 1 }\n').peers[0]?.address, 'fe80::2%eth0');
   });
 
   it('a file that cannot be read is named', () => {
