@@ -6,3 +6,5 @@ export * from './felix/index.js';
 export * from './reflector/index.js';
 export * from './lib/agent/index.js';
 export * from './lib/cni/index.js';
+export * from './lib/ipam/index.js';
+export { runDatastoreCommand, kindFromArg, DATASTORE_COMMANDS, type CommandIo } from './lib/cli/datastore.js';
