@@ -1,0 +1,46 @@
+// The nftables state felix wants in the one table it owns, as plain data: what the policy
+// compiler produces and what an nftables dataplane makes the kernel hold. Rules are nft
+// statements as text (the syntax `nft -f` reads), so the compiler's output can be read by a
+// person and fed to nft as it is.
+
+export const POLICY_TABLE = 'podroute';
+
+export type NftHook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
+
+export interface NftBaseChain {
+  readonly type: 'filter' | 'nat';
+  readonly hook: NftHook;
+  readonly priority: number;
+  readonly policy: 'accept' | 'drop';
+}
+
+export interface NftRule {
+  /** The rule's statements, e.g. `ip saddr @s4-web tcp dport 80 counter accept`. */
+  readonly expr: string;
+  /** A stable id, kept in the rule's comment, by which counters are read back (e.g. "knp.default.web/in/0"). */
+  readonly id?: string;
+}
+
+export interface NftChain {
+  readonly name: string;
+  /** Set on base chains only. */
+  readonly base?: NftBaseChain;
+  readonly rules: readonly NftRule[];
+}
+
+export interface NftSet {
+  readonly name: string;
+  /** nft type: `ipv4_addr`, `ipv6_addr`, `ipv4_addr . inet_proto . inet_service`, ... */
+  readonly type: string;
+  /** `flags interval`: members may be networks. */
+  readonly interval: boolean;
+  /** Elements in nft syntax (`10.0.0.0/24`, `10.0.0.5 . tcp . 80`). */
+  readonly elements: readonly string[];
+}
+
+export interface NftTable {
+  readonly family: 'inet';
+  readonly name: string;
+  readonly sets: readonly NftSet[];
+  readonly chains: readonly NftChain[];
+}
