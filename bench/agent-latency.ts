@@ -55,7 +55,11 @@ class RouteMonitor {
     if (at !== undefined) return Promise.resolve(at);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`route ${dst} not seen in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.set(dst, () => { clearTimeout(t); this.waiters.delete(dst); resolve(this.seen.get(dst)!); });
+      this.waiters.set(dst, () => {
+        clearTimeout(t);
+        this.waiters.delete(dst);
+        resolve(this.seen.get(dst)!);
+      });
     });
   }
   stop(): void {
@@ -76,7 +80,12 @@ async function main(): Promise<void> {
   const monitors: RouteMonitor[] = [];
   try {
     const ds = await redisDatastore({ url: sock });
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.96.0.0/16', blockSize: 32, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods' },
+      spec: { cidr: '10.96.0.0/16', blockSize: 32, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
     await ds.apply({ apiVersion: API_VERSION, kind: 'IPAMConfiguration', metadata: { name: 'default' }, spec: { maxBlocksPerHost: 0 } });
     const seg = await lab.segment();
     const nodes: { name: string; ns: Netns; control: string }[] = [];
@@ -85,13 +94,50 @@ async function main(): Promise<void> {
       await seg.attach(ns, { ifname: 'eth0', v4: `10.95.0.${i}/24` });
       await ns.ip('route', 'add', 'default', 'via', '10.95.0.254', 'dev', 'eth0');
       const control = join(lab.dir, `n${i}.sock`);
-      ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'node', 'run', '--name', `n${i}`, '--ip', `10.95.0.${i}/24`, '--uplink', 'eth0',
-        '--datastore', sock, '--control', control, '--health-port', '0', '--connect-retry', '1', '--default-pool', 'none'], { name: 'agent', cwd: ROOT });
+      ns.spawn(
+        [
+          'node',
+          join(ROOT, 'bin/podroute.js'),
+          'node',
+          'run',
+          '--name',
+          `n${i}`,
+          '--ip',
+          `10.95.0.${i}/24`,
+          '--uplink',
+          'eth0',
+          '--datastore',
+          sock,
+          '--control',
+          control,
+          '--health-port',
+          '0',
+          '--connect-retry',
+          '1',
+          '--default-pool',
+          'none',
+        ],
+        { name: 'agent', cwd: ROOT },
+      );
       nodes.push({ name: `n${i}`, ns, control });
     }
-    await waitFor(async () => Promise.all(nodes.map((n) => callControl<AgentStatus>(n.control, 'GET', '/status').then((s) => s.peers.filter((p) => p.state === 'Established').length, () => 0))), {
-      what: 'full mesh', until: (c) => c.every((x) => x === NODES - 1), timeoutMs: 60_000, intervalMs: 200,
-    });
+    await waitFor(
+      async () =>
+        Promise.all(
+          nodes.map((n) =>
+            callControl<AgentStatus>(n.control, 'GET', '/status').then(
+              (s) => s.peers.filter((p) => p.state === 'Established').length,
+              () => 0,
+            ),
+          ),
+        ),
+      {
+        what: 'full mesh',
+        until: (c) => c.every((x) => x === NODES - 1),
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
     for (const n of nodes.slice(1)) monitors.push(new RouteMonitor(n.ns));
     await new Promise((r) => setTimeout(r, 300));
 
@@ -113,12 +159,25 @@ async function main(): Promise<void> {
         if (!claimed.has(ip)) claimed.set(ip, performance.now());
       }
     });
-    const total: number[] = [], cni: number[] = [], after: number[] = [];
-    const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: 'n1', datastore: { type: 'redis', url: sock } });
+    const total: number[] = [],
+      cni: number[] = [],
+      after: number[] = [];
+    const conf = JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'k8s-pod-network',
+      type: 'podroute-cni',
+      nodename: 'n1',
+      datastore: { type: 'redis', url: sock },
+    });
     for (let i = 0; i < PODS; i++) {
       const pod = await lab.namespace(`p${i}`);
       const t0 = performance.now();
-      const r = await callCni(nodes[0]!.ns, 'ADD', { CNI_CONTAINERID: `bench${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' }, conf);
+      const r = await callCni(
+        nodes[0]!.ns,
+        'ADD',
+        { CNI_CONTAINERID: `bench${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' },
+        conf,
+      );
       const t1 = performance.now();
       if (r.code !== 0) throw new Error(`CNI ADD ${i}: ${r.stdout}`);
       const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;

@@ -53,7 +53,12 @@ const jobS = best(() => {
   let out = 0;
   for (const r of readMrt(raw)) {
     if (r.kind !== 'message') continue;
-    out += JSON.stringify({ time: r.timestamp, peer: r.peerIp, peerAs: r.peerAs, message: decodeMessage(r.message, { fourOctetAs: r.fourOctetAs }) }).length;
+    out += JSON.stringify({
+      time: r.timestamp,
+      peer: r.peerIp,
+      peerAs: r.peerAs,
+      message: decodeMessage(r.message, { fourOctetAs: r.fourOctetAs }),
+    }).length;
   }
   if (out === 0) throw new Error('nothing written');
 });
@@ -66,8 +71,11 @@ let bgpdumpS = NaN;
 let bgpdumpLines = 0;
 let bgpdumpVersion = 'not installed';
 try {
-  bgpdumpVersion = (spawnSync('bgpdump', ['-h'], { encoding: 'utf8' }).stderr.match(/bgpdump version ([\d.]+)/)?.[1]) ?? 'unknown';
-  bgpdumpLines = execFileSync('bgpdump', ['-m', '-q', plain], { maxBuffer: 1 << 28 }).toString().split('\n').length - 1;
+  bgpdumpVersion = spawnSync('bgpdump', ['-h'], { encoding: 'utf8' }).stderr.match(/bgpdump version ([\d.]+)/)?.[1] ?? 'unknown';
+  bgpdumpLines =
+    execFileSync('bgpdump', ['-m', '-q', plain], { maxBuffer: 1 << 28 })
+      .toString()
+      .split('\n').length - 1;
   bgpdumpS = best(() => {
     const r = spawnSync('sh', ['-c', `bgpdump -m -q ${plain} > /dev/null`]);
     if (r.status !== 0) throw new Error(`bgpdump failed: ${r.stderr}`);
@@ -83,5 +91,9 @@ console.log(`codec over ${messages.length} messages, ${prefixes} prefixes (best 
 console.log(`  decode  ${decodeS.toFixed(3)} s  ${fmt(messages.length / decodeS)} msg/s  ${fmt(prefixes / decodeS)} prefixes/s`);
 console.log(`  encode  ${encodeS.toFixed(3)} s  ${fmt(messages.length / encodeS)} msg/s  ${fmt(prefixes / encodeS)} prefixes/s`);
 console.log(`  job     ${jobS.toFixed(3)} s  MRT → JSON text, ${fmt(prefixes / jobS)} prefixes/s`);
-console.log(`bgpdump ${bgpdumpVersion}: ${bgpdumpS.toFixed(3)} s for the same file (-m, ${bgpdumpLines} lines), ${fmt(prefixes / bgpdumpS)} prefixes/s`);
-console.log(`ratio: decode is ${(bgpdumpS / decodeS).toFixed(1)}x bgpdump's whole run; the text job is ${(bgpdumpS / jobS).toFixed(2)}x bgpdump`);
+console.log(
+  `bgpdump ${bgpdumpVersion}: ${bgpdumpS.toFixed(3)} s for the same file (-m, ${bgpdumpLines} lines), ${fmt(prefixes / bgpdumpS)} prefixes/s`,
+);
+console.log(
+  `ratio: decode is ${(bgpdumpS / decodeS).toFixed(1)}x bgpdump's whole run; the text job is ${(bgpdumpS / jobS).toFixed(2)}x bgpdump`,
+);

@@ -13,12 +13,21 @@ const NODES = 10;
 async function pooled(n: number, width: number, job: (i: number) => Promise<unknown>): Promise<number> {
   let next = 0;
   const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: width }, async () => { while (next < n) await job(next++); }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await job(next++);
+    }),
+  );
   return n / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
 async function prepare(ds: BackendDatastore): Promise<void> {
-  await ds.apply({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'bench' }, spec: { cidr: '10.0.0.0/14' } } as never);
+  await ds.apply({
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'IPPool',
+    metadata: { name: 'bench' },
+    spec: { cidr: '10.0.0.0/14' },
+  } as never);
 }
 
 /** open(scenario): a connection to that scenario's datastore (a fresh one per scenario name). */
@@ -38,7 +47,9 @@ async function ipamRates(open: (scenario: string) => Promise<BackendDatastore>, 
     const stores = await Promise.all(Array.from({ length: NODES }, () => open('parallel')));
     await prepare(stores[0]!);
     const ipams = stores.map((s) => new Ipam(s));
-    out[`${label} assign, 10 nodes x 8 in flight`] = await pooled(N, NODES * 8, (i) => ipams[i % NODES]!.autoAssign({ handle: `c${i}`, node: `n${i % NODES}` }));
+    out[`${label} assign, 10 nodes x 8 in flight`] = await pooled(N, NODES * 8, (i) =>
+      ipams[i % NODES]!.autoAssign({ handle: `c${i}`, node: `n${i % NODES}` }),
+    );
     await Promise.all(stores.map((s) => s.close()));
   }
   return out;
@@ -48,7 +59,10 @@ const redis = await startRedis();
 try {
   const memories = new Map<string, BackendDatastore>();
   const rates: Record<string, number> = {
-    ...(await ipamRates(async (sc) => { if (!memories.has(sc)) memories.set(sc, memoryDatastore()); return memories.get(sc)!; }, 'memory')),
+    ...(await ipamRates(async (sc) => {
+      if (!memories.has(sc)) memories.set(sc, memoryDatastore());
+      return memories.get(sc)!;
+    }, 'memory')),
     ...(await ipamRates((sc) => redisDatastore({ url: redis.url, name: `bench-${sc}` }), 'redis')),
   };
 

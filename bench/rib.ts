@@ -58,7 +58,9 @@ interface Result {
 function runRib(peers: number, prefixes: number): Result {
   const before = heap();
   const rib = new Rib({ localAs: 65000, routerId: '10.0.0.1', collectChanges: true });
-  const ps = Array.from({ length: peers }, (_, p) => rib.addPeer({ address: `192.0.2.${p + 1}`, asn: 65001 + p, routerId: `1.1.1.${p + 1}`, families: [] }));
+  const ps = Array.from({ length: peers }, (_, p) =>
+    rib.addPeer({ address: `192.0.2.${p + 1}`, asn: 65001 + p, routerId: `1.1.1.${p + 1}`, families: [] }),
+  );
   let ns = 0n;
   for (let p = 0; p < peers; p++) {
     for (const u of updates(p, prefixes)) {
@@ -115,7 +117,12 @@ function runPacking(prefixes: number): { name: string; messages: number; nsPerPr
     for (const b of batch) octets += b.length;
   }
   const ns = Number(process.hrtime.bigint() - t0);
-  return { name: `pack ${prefixes} to one eBGP peer (4096-octet messages)`, messages, nsPerPrefix: ns / prefixes, octetsPerPrefix: octets / prefixes };
+  return {
+    name: `pack ${prefixes} to one eBGP peer (4096-octet messages)`,
+    messages,
+    nsPerPrefix: ns / prefixes,
+    octetsPerPrefix: octets / prefixes,
+  };
 }
 
 const BIRD_BYTES_PER_ROUTE = (18 * 1024 * 1024) / 300_000;
@@ -140,4 +147,6 @@ for (const [peers, prefixes] of scenarios) {
   );
 }
 const pk = runPacking(process.argv[2] ? 100_000 : 1_000_000);
-console.log(`${pk.name}: ${pk.messages} messages, ${pk.nsPerPrefix.toFixed(0)} ns/prefix, ${pk.octetsPerPrefix.toFixed(2)} octets/prefix on the wire`);
+console.log(
+  `${pk.name}: ${pk.messages} messages, ${pk.nsPerPrefix.toFixed(0)} ns/prefix, ${pk.octetsPerPrefix.toFixed(2)} octets/prefix on the wire`,
+);

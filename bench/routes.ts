@@ -19,7 +19,9 @@ function addresses(n: number): string[] {
 
 function freshNs(tag: string): string {
   const ns = `fxbench${process.pid}${tag}`;
-  sh(`ip netns add ${ns} && ip -n ${ns} link set lo up && ip -n ${ns} link add cali0 type veth peer name cali0p && ip -n ${ns} link set cali0 up && ip -n ${ns} link set cali0p up`);
+  sh(
+    `ip netns add ${ns} && ip -n ${ns} link set lo up && ip -n ${ns} link add cali0 type veth peer name cali0p && ip -n ${ns} link set cali0 up && ip -n ${ns} link set cali0p up`,
+  );
   return ns;
 }
 
@@ -45,7 +47,17 @@ const rate = (s: number) => `${Math.round(N / s / 1000)}k routes/s`;
 async function main(): Promise<void> {
   const addrs = addresses(N);
   const file = `/tmp/fxbench-${process.pid}.batch`;
-  const res: Record<string, number[]> = { ipAdd: [], ipReplace: [], ipDump: [], ipDel: [], fxAdd: [], fxResync: [], fxDel: [], fxAddErrors: [], fxDelErrors: [] };
+  const res: Record<string, number[]> = {
+    ipAdd: [],
+    ipReplace: [],
+    ipDump: [],
+    ipDel: [],
+    fxAdd: [],
+    fxResync: [],
+    fxDel: [],
+    fxAddErrors: [],
+    fxDelErrors: [],
+  };
   const made: string[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -70,18 +82,31 @@ async function main(): Promise<void> {
       const felix = new Felix(dp, { resyncIntervalMs: 0, sysctls: false });
       let report!: Awaited<ReturnType<typeof felix.start>>;
       // Timed from the agent's input: desired-state computation, dump, diff and writes.
-      res.fxAdd.push(await timeAsync(async () => {
-        felix.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
-        report = await felix.start();
-      }));
-      if (report.routesCreated !== N || report.failures.length || countRoutes(b) !== N) throw new Error(`felix did not install every route: ${JSON.stringify(report.failures.slice(0, 3))}`);
-      res.fxResync.push(await timeAsync(async () => { report = await felix.resync(); }));
+      res.fxAdd.push(
+        await timeAsync(async () => {
+          felix.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
+          report = await felix.start();
+        }),
+      );
+      if (report.routesCreated !== N || report.failures.length || countRoutes(b) !== N)
+        throw new Error(`felix did not install every route: ${JSON.stringify(report.failures.slice(0, 3))}`);
+      res.fxResync.push(
+        await timeAsync(async () => {
+          report = await felix.resync();
+        }),
+      );
       if (report.routesUnchanged !== N) throw new Error('resync saw changes');
       felix.setLocalWorkloads([]);
       let del: Awaited<ReturnType<typeof felix.apply>> | undefined;
-      res.fxDel.push(await timeAsync(async () => { del = await felix.apply(); }));
-      if (del?.failures.length || del?.routesDeleted !== N) console.error(del?.routesDeleted, del?.kind, del?.failures.length, del?.failures.slice(0, 2), countRoutes(b));
-      if (countRoutes(b) !== 0) throw new Error(`felix did not remove every route: ${sh(`ip -n ${b} route show proto ${PODROUTE_PROTOCOL} | head -3`)}`);
+      res.fxDel.push(
+        await timeAsync(async () => {
+          del = await felix.apply();
+        }),
+      );
+      if (del?.failures.length || del?.routesDeleted !== N)
+        console.error(del?.routesDeleted, del?.kind, del?.failures.length, del?.failures.slice(0, 2), countRoutes(b));
+      if (countRoutes(b) !== 0)
+        throw new Error(`felix did not remove every route: ${sh(`ip -n ${b} route show proto ${PODROUTE_PROTOCOL} | head -3`)}`);
       felix.stop();
       dp.close();
       sh(`ip netns del ${b}`);
@@ -92,10 +117,12 @@ async function main(): Promise<void> {
       made.push(c);
       const dpE = new LinuxDataplane({ netns: `/var/run/netns/${c}`, ackMode: 'errors' });
       const felixE = new Felix(dpE, { resyncIntervalMs: 0, sysctls: false });
-      res.fxAddErrors.push(await timeAsync(async () => {
-        felixE.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
-        report = await felixE.start();
-      }));
+      res.fxAddErrors.push(
+        await timeAsync(async () => {
+          felixE.update({ node: { uplink: 'cali0p' }, workloads: [{ iface: 'cali0', addresses: addrs }] });
+          report = await felixE.start();
+        }),
+      );
       if (report.routesCreated !== N || countRoutes(c) !== N) throw new Error('felix (ackMode errors) did not install every route');
       felixE.setLocalWorkloads([]);
       res.fxDelErrors.push(await timeAsync(() => felixE.apply()));
@@ -107,10 +134,16 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const ns of made) execFileSync('ip', ['netns', 'del', ns]);
-    try { unlinkSync(file); } catch { /* not written */ }
+    try {
+      unlinkSync(file);
+    } catch {
+      /* not written */
+    }
   }
   const row = (what: string, ref: string, refS: number, oursS: number) =>
-    console.log(`${what.padEnd(34)} ${ref.padEnd(26)} ${refS.toFixed(3)} s (${rate(refS)})   felix ${oursS.toFixed(3)} s (${rate(oursS)})   ratio ${(refS / oursS).toFixed(2)}x`);
+    console.log(
+      `${what.padEnd(34)} ${ref.padEnd(26)} ${refS.toFixed(3)} s (${rate(refS)})   felix ${oursS.toFixed(3)} s (${rate(oursS)})   ratio ${(refS / oursS).toFixed(2)}x`,
+    );
   console.log(`bench/routes: ${N} routes, median of ${ROUNDS} rounds, node ${process.version}, ${sh('ip -V').trim()}`);
   row('program N routes', 'ip -batch route add', median(res.ipAdd), median(res.fxAdd));
   row('resync N unchanged routes', 'ip -batch route replace', median(res.ipReplace), median(res.fxResync));

@@ -107,7 +107,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     };
     // Best-path change objects (a text prefix and a view per change) only when someone listens:
     // `podroute bgpd` does not, the node agent does.
-    this.rib = new Rib({ collectChanges: () => this.listenerCount('bestPaths') > 0, ...options.rib, localAs: options.asn, routerId: options.routerId });
+    this.rib = new Rib({
+      collectChanges: () => this.listenerCount('bestPaths') > 0,
+      ...options.rib,
+      localAs: options.asn,
+      routerId: options.routerId,
+    });
   }
 
   get asn(): number {

@@ -11,7 +11,8 @@ b.addPeer({ address: '127.0.0.1', asn: 65001, port: 1790, localAddress: '127.0.0
 
 a.originate('10.1.0.0/16', { attributes: { communities: [parseCommunity('65001:7')] } });
 b.on('bestPaths', (changes) => {
-  for (const c of changes) console.log(`b: ${c.kind} ${c.prefix} via ${c.best?.nextHop} as-path ${JSON.stringify(c.best?.attributes.asPath)}`);
+  for (const c of changes)
+    console.log(`b: ${c.kind} ${c.prefix} via ${c.best?.nextHop} as-path ${JSON.stringify(c.best?.attributes.asPath)}`);
 });
 
 await new Promise((resolve) => b.once('endOfRib', resolve));

@@ -2,7 +2,18 @@
 // Calico: workload /32 on the cali device, blackhole per own block, remote blocks direct,
 // over tunl0 or over vxlan.calico depending on the pool's mode and the next hop's subnet.
 
-import { AddressError, cidrContains, formatAddress, formatCidr, hostPrefix, parseAddress, parseCidr, parseInterfaceAddress, type Cidr, type IpFamily } from '../ip/index.js';
+import {
+  AddressError,
+  cidrContains,
+  formatAddress,
+  formatCidr,
+  hostPrefix,
+  parseAddress,
+  parseCidr,
+  parseInterfaceAddress,
+  type Cidr,
+  type IpFamily,
+} from '../ip/index.js';
 import { DEFAULT_DEVICE_NAMES, type DeviceNames, type EncapMode, type FelixInput, type PoolConfig } from './input.js';
 import { sortNextHops, type Neighbor, type NextHop, type Route } from './model.js';
 
@@ -17,7 +28,10 @@ export interface DesiredState {
 }
 
 export class FelixInputError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
     this.name = 'FelixInputError';
   }
@@ -36,11 +50,13 @@ function parsePool(p: PoolConfig, i: number): ParsedPool {
   const field = `pools[${i}]`;
   if (!p || typeof p !== 'object') throw new FelixInputError(field, 'must be an object');
   const cidr = wrap(() => parseCidr(p.cidr, `${field}.cidr`));
-  const ipip = p.ipipMode ?? 'Never', vxlan = p.vxlanMode ?? 'Never';
+  const ipip = p.ipipMode ?? 'Never',
+    vxlan = p.vxlanMode ?? 'Never';
   if (!MODES.includes(ipip)) throw new FelixInputError(`${field}.ipipMode`, `must be one of ${MODES.join(', ')}`);
   if (!MODES.includes(vxlan)) throw new FelixInputError(`${field}.vxlanMode`, `must be one of ${MODES.join(', ')}`);
   if (ipip !== 'Never' && vxlan !== 'Never') throw new FelixInputError(field, 'ipipMode and vxlanMode cannot both be enabled on one pool');
-  if (ipip !== 'Never' && cidr.family === 6) throw new FelixInputError(`${field}.ipipMode`, 'IPIP carries IPv4 only; use vxlanMode for an IPv6 pool');
+  if (ipip !== 'Never' && cidr.family === 6)
+    throw new FelixInputError(`${field}.ipipMode`, 'IPIP carries IPv4 only; use vxlanMode for an IPv6 pool');
   const encap = vxlan !== 'Never' ? 'vxlan' : ipip !== 'Never' ? 'ipip' : 'none';
   return { cidr, text: formatCidr(cidr), encap, mode: encap === 'vxlan' ? vxlan : ipip };
 }
@@ -73,20 +89,31 @@ export function computeDesiredState(input: FelixInput): DesiredState {
   const uplink = checkIface(node.uplink, 'node.uplink');
   const subnets = new Map<IpFamily, Cidr>();
   const selfAddrs = new Set<string>();
-  for (const [field, text, fam] of [['node.addressV4', node.addressV4, 4], ['node.addressV6', node.addressV6, 6]] as const) {
+  for (const [field, text, fam] of [
+    ['node.addressV4', node.addressV4, 4],
+    ['node.addressV6', node.addressV6, 6],
+  ] as const) {
     if (text === undefined) continue;
     const c = wrap(() => parseInterfaceAddress(text, field));
     if (c.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address with its subnet length`);
     selfAddrs.add(hostPrefix(text.split('/')[0]));
     subnets.set(fam, c);
   }
-  for (const [field, text, fam] of [['node.vxlanTunnelAddressV4', node.vxlanTunnelAddressV4, 4], ['node.vxlanTunnelAddressV6', node.vxlanTunnelAddressV6, 6], ['node.ipipTunnelAddress', node.ipipTunnelAddress, 4]] as const) {
+  for (const [field, text, fam] of [
+    ['node.vxlanTunnelAddressV4', node.vxlanTunnelAddressV4, 4],
+    ['node.vxlanTunnelAddressV6', node.vxlanTunnelAddressV6, 6],
+    ['node.ipipTunnelAddress', node.ipipTunnelAddress, 4],
+  ] as const) {
     if (text === undefined) continue;
     const a = wrap(() => parseInterfaceAddress(text, field));
     if (a.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address`);
   }
-  for (const [field, mac] of [['node.vxlanTunnelMacV4', node.vxlanTunnelMacV4], ['node.vxlanTunnelMacV6', node.vxlanTunnelMacV6]] as const) {
-    if (mac !== undefined && !macOk(mac)) throw new FelixInputError(field, `${JSON.stringify(mac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
+  for (const [field, mac] of [
+    ['node.vxlanTunnelMacV4', node.vxlanTunnelMacV4],
+    ['node.vxlanTunnelMacV6', node.vxlanTunnelMacV6],
+  ] as const) {
+    if (mac !== undefined && !macOk(mac))
+      throw new FelixInputError(field, `${JSON.stringify(mac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
   }
   const pools = list(input.pools, 'pools').map(parsePool);
   const problems: string[] = [];
@@ -123,7 +150,8 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     const n = wrap(() => parseAddress(v?.nodeIp, `${f}.nodeIp`));
     const t = wrap(() => parseAddress(v.vtepIp, `${f}.vtepIp`));
     if (n.family !== t.family) throw new FelixInputError(f, 'nodeIp and vtepIp must be of the same IP family');
-    if (!macOk(v.vtepMac)) throw new FelixInputError(`${f}.vtepMac`, `${JSON.stringify(v.vtepMac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
+    if (!macOk(v.vtepMac))
+      throw new FelixInputError(`${f}.vtepMac`, `${JSON.stringify(v.vtepMac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
     const nodeIp = formatAddress(n.bytes);
     vteps.set(nodeIp, { vtepIp: formatAddress(t.bytes), vtepMac: v.vtepMac.toLowerCase(), family: n.family, nodeIp });
   });
@@ -145,25 +173,31 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     }
     const pool = longestPool(pools, prefix);
     const hops: NextHop[] = [];
-    list(r.nextHops, `${f}.nextHops`).forEach((h, j) => {
+    for (const [j, h] of list(r.nextHops, `${f}.nextHops`).entries()) {
       const a = wrap(() => parseAddress(h, `${f}.nextHops[${j}]`));
       const gw = formatAddress(a.bytes);
       if (a.family !== prefix.family) throw new FelixInputError(`${f}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
-      if (selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) return; // our own announcement echoed back
+      if (selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) continue; // our own announcement echoed back
       const subnet = subnets.get(a.family);
       const local = subnet !== undefined && cidrContains(subnet, a);
       const encap = pool && pool.encap !== 'none' && (pool.mode === 'Always' || !local) ? pool.encap : 'none';
       if (encap === 'vxlan') {
         const v = vteps.get(gw);
-        if (!v) return void problems.push(`${dst}: no VXLAN VTEP known for next hop ${gw}; next hop skipped`);
+        if (!v) {
+          problems.push(`${dst}: no VXLAN VTEP known for next hop ${gw}; next hop skipped`);
+          continue;
+        }
         hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
       } else if (encap === 'ipip') {
         hops.push({ dev: names.ipip, gateway: gw, onlink: true });
       } else {
-        if (!local) return void problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
+        if (!local) {
+          problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
+          continue;
+        }
         hops.push({ dev: uplink, gateway: gw });
       }
-    });
+    }
     const unique = dedupe(hops);
     if (unique.length === 0) return;
     const reason = unique.every((h) => h.dev === uplink) ? 'direct' : unique[0].dev === names.ipip ? 'ipip' : 'vxlan';

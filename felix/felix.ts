@@ -5,7 +5,16 @@
 import { EventEmitter } from 'node:events';
 import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
 import { computeDesiredState, type DesiredState } from './desired.js';
-import { DEFAULT_DEVICE_NAMES, EMPTY_INPUT, type FelixInput, type LocalWorkload, type NodeInfo, type PoolConfig, type RemoteRoute, type RemoteVtep } from './input.js';
+import {
+  DEFAULT_DEVICE_NAMES,
+  EMPTY_INPUT,
+  type FelixInput,
+  type LocalWorkload,
+  type NodeInfo,
+  type PoolConfig,
+  type RemoteRoute,
+  type RemoteVtep,
+} from './input.js';
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
 import { indexInstalled, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
 
@@ -55,7 +64,11 @@ class Programmed implements InstalledRoute {
   readonly type: Route['type'];
   readonly nextHops: Route['nextHops'];
   readonly table = MAIN_TABLE;
-  constructor(r: Route, readonly protocol: number, readonly metric: number) {
+  constructor(
+    r: Route,
+    readonly protocol: number,
+    readonly metric: number,
+  ) {
     this.dst = r.dst;
     this.type = r.type;
     this.nextHops = r.nextHops;
@@ -80,10 +93,14 @@ export class Felix extends EventEmitter<FelixEvents> {
   private running = false;
   private lastDevices: DeviceStatus[] = [];
 
-  constructor(readonly dataplane: Dataplane, private readonly opts: FelixOptions = {}) {
+  constructor(
+    readonly dataplane: Dataplane,
+    private readonly opts: FelixOptions = {},
+  ) {
     super();
     this.protocol = opts.protocol ?? PODROUTE_PROTOCOL;
-    if (!Number.isInteger(this.protocol) || this.protocol < 1 || this.protocol > 255) throw new RangeError(`protocol: ${opts.protocol} must be 1..255`);
+    if (!Number.isInteger(this.protocol) || this.protocol < 1 || this.protocol > 255)
+      throw new RangeError(`protocol: ${opts.protocol} must be 1..255`);
     this.retryDelay = opts.retryDelayMs ?? 1000;
   }
 
@@ -113,12 +130,24 @@ export class Felix extends EventEmitter<FelixEvents> {
     this.kick();
   }
 
-  setNode(node: NodeInfo): void { this.update({ node }); }
-  setLocalWorkloads(workloads: readonly LocalWorkload[]): void { this.update({ workloads }); }
-  setOwnBlocks(ownBlocks: readonly string[]): void { this.update({ ownBlocks }); }
-  setRemoteRoutes(remoteRoutes: readonly RemoteRoute[]): void { this.update({ remoteRoutes }); }
-  setPools(pools: readonly PoolConfig[]): void { this.update({ pools }); }
-  setRemoteVteps(remoteVteps: readonly RemoteVtep[]): void { this.update({ remoteVteps }); }
+  setNode(node: NodeInfo): void {
+    this.update({ node });
+  }
+  setLocalWorkloads(workloads: readonly LocalWorkload[]): void {
+    this.update({ workloads });
+  }
+  setOwnBlocks(ownBlocks: readonly string[]): void {
+    this.update({ ownBlocks });
+  }
+  setRemoteRoutes(remoteRoutes: readonly RemoteRoute[]): void {
+    this.update({ remoteRoutes });
+  }
+  setPools(pools: readonly PoolConfig[]): void {
+    this.update({ pools });
+  }
+  setRemoteVteps(remoteVteps: readonly RemoteVtep[]): void {
+    this.update({ remoteVteps });
+  }
 
   /** Full resync now, then on the timer. Resolves with the first report. */
   async start(): Promise<ApplyReport> {
@@ -187,7 +216,10 @@ export class Felix extends EventEmitter<FelixEvents> {
   }
 
   private enqueue(): Promise<ApplyReport> {
-    const run = this.chain.then(() => this.run(), () => this.run());
+    const run = this.chain.then(
+      () => this.run(),
+      () => this.run(),
+    );
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -204,11 +236,14 @@ export class Felix extends EventEmitter<FelixEvents> {
     if (resync) this.installed = indexInstalled(await this.dataplane.listRoutes(), this.protocol);
     const plan = planRoutes(desired.routes, this.installed, this.protocol);
     const outcomes = await this.dataplane.writeRoutes(plan.writes, this.protocol);
-    let created = 0, replaced = 0, deleted = 0;
+    let created = 0,
+      replaced = 0,
+      deleted = 0;
     const failures: RouteFailure[] = [];
     const { ours, extras } = this.installed;
     for (let i = 0; i < plan.writes.length; i++) {
-      const w = plan.writes[i], o = outcomes[i];
+      const w = plan.writes[i],
+        o = outcomes[i];
       // ESRCH on a delete: gone already. Trusted after an incremental apply (our record may
       // be old), not after a resync that has just seen the route.
       if (o.ok || (w.op === 'delete' && o.errno === 3 && !resync)) {
@@ -221,7 +256,8 @@ export class Felix extends EventEmitter<FelixEvents> {
           deleted++;
         } else {
           ours.set(w.route.dst, new Programmed(w.route, this.protocol, w.metric ?? defaultMetric(w.route.dst)));
-          if (w.op === 'create') created++; else replaced++;
+          if (w.op === 'create') created++;
+          else replaced++;
         }
         if (this.failed.size) this.failed.delete(w.route.dst);
         continue;
@@ -278,20 +314,52 @@ export class Felix extends EventEmitter<FelixEvents> {
 
   private async ensureDevices(d: DesiredState, resync: boolean): Promise<DeviceStatus[]> {
     const failedBefore = this.lastDevices.some((s) => !s.ok);
-    if (!resync && !failedBefore && this.lastDevices.length === Number(d.devices.ipip) + Number(d.devices.vxlanV4) + Number(d.devices.vxlanV6)) return this.lastDevices;
+    if (
+      !resync &&
+      !failedBefore &&
+      this.lastDevices.length === Number(d.devices.ipip) + Number(d.devices.vxlanV4) + Number(d.devices.vxlanV6)
+    )
+      return this.lastDevices;
     const n = this.names();
     const node = this.state.node;
     const out: DeviceStatus[] = [];
     const vx = this.opts.vxlan ?? {};
     if (d.devices.vxlanV4) {
-      if (!node.vxlanTunnelAddressV4) out.push({ name: n.vxlanV4, ok: false, detail: 'a pool uses VXLAN but node.vxlanTunnelAddressV4 is not set' });
-      else out.push(await this.dataplane.ensureVxlan({ name: n.vxlanV4, vni: vx.vni ?? 4096, port: vx.port ?? 4789, mtu: vx.mtu ?? 1450, vtepIp: node.vxlanTunnelAddressV4, vtepMac: node.vxlanTunnelMacV4, localIp: node.addressV4?.split('/')[0], parent: node.uplink }));
+      if (!node.vxlanTunnelAddressV4)
+        out.push({ name: n.vxlanV4, ok: false, detail: 'a pool uses VXLAN but node.vxlanTunnelAddressV4 is not set' });
+      else
+        out.push(
+          await this.dataplane.ensureVxlan({
+            name: n.vxlanV4,
+            vni: vx.vni ?? 4096,
+            port: vx.port ?? 4789,
+            mtu: vx.mtu ?? 1450,
+            vtepIp: node.vxlanTunnelAddressV4,
+            vtepMac: node.vxlanTunnelMacV4,
+            localIp: node.addressV4?.split('/')[0],
+            parent: node.uplink,
+          }),
+        );
     }
     if (d.devices.vxlanV6) {
-      if (!node.vxlanTunnelAddressV6) out.push({ name: n.vxlanV6, ok: false, detail: 'an IPv6 pool uses VXLAN but node.vxlanTunnelAddressV6 is not set' });
-      else out.push(await this.dataplane.ensureVxlan({ name: n.vxlanV6, vni: vx.vni ?? 6096, port: vx.port ?? 4789, mtu: vx.mtuV6 ?? 1430, vtepIp: node.vxlanTunnelAddressV6, vtepMac: node.vxlanTunnelMacV6, localIp: node.addressV6?.split('/')[0], parent: node.uplink }));
+      if (!node.vxlanTunnelAddressV6)
+        out.push({ name: n.vxlanV6, ok: false, detail: 'an IPv6 pool uses VXLAN but node.vxlanTunnelAddressV6 is not set' });
+      else
+        out.push(
+          await this.dataplane.ensureVxlan({
+            name: n.vxlanV6,
+            vni: vx.vni ?? 6096,
+            port: vx.port ?? 4789,
+            mtu: vx.mtuV6 ?? 1430,
+            vtepIp: node.vxlanTunnelAddressV6,
+            vtepMac: node.vxlanTunnelMacV6,
+            localIp: node.addressV6?.split('/')[0],
+            parent: node.uplink,
+          }),
+        );
     }
-    if (d.devices.ipip) out.push(await this.dataplane.ensureIpip({ name: n.ipip, mtu: this.opts.ipip?.mtu ?? 1440, address: node.ipipTunnelAddress }));
+    if (d.devices.ipip)
+      out.push(await this.dataplane.ensureIpip({ name: n.ipip, mtu: this.opts.ipip?.mtu ?? 1440, address: node.ipipTunnelAddress }));
     this.lastDevices = out;
     return out;
   }
@@ -336,11 +404,22 @@ export class Felix extends EventEmitter<FelixEvents> {
         ok++;
         if (w.op === 'delete') next.delete(k);
         else {
-          for (const [key, x] of next) if (x.kind === w.neighbor.kind && x.dev === w.neighbor.dev && (x.kind === 'arp' ? x.address === w.neighbor.address : x.mac === w.neighbor.mac)) next.delete(key);
+          for (const [key, x] of next)
+            if (
+              x.kind === w.neighbor.kind &&
+              x.dev === w.neighbor.dev &&
+              (x.kind === 'arp' ? x.address === w.neighbor.address : x.mac === w.neighbor.mac)
+            )
+              next.delete(key);
           next.set(k, w.neighbor);
         }
       } else {
-        failures.push({ dst: `${w.neighbor.kind} ${w.neighbor.address}`, op: w.op === 'delete' ? 'delete' : 'replace', route: `${w.neighbor.kind} ${w.neighbor.address} lladdr ${w.neighbor.mac} dev ${w.neighbor.dev}`, error: outcomes[i].error ?? '' });
+        failures.push({
+          dst: `${w.neighbor.kind} ${w.neighbor.address}`,
+          op: w.op === 'delete' ? 'delete' : 'replace',
+          route: `${w.neighbor.kind} ${w.neighbor.address} lladdr ${w.neighbor.mac} dev ${w.neighbor.dev}`,
+          error: outcomes[i].error ?? '',
+        });
       }
     });
     this.neighborsInstalled = [...next.values()];

@@ -2,13 +2,39 @@
 export { Felix, type FelixOptions, type ApplyReport, type RouteFailure, type FelixEvents } from './felix.js';
 export { computeDesiredState, computeDesiredRoutes, FelixInputError, type DesiredState } from './desired.js';
 export {
-  DEFAULT_DEVICE_NAMES, EMPTY_INPUT,
-  type FelixInput, type NodeInfo, type LocalWorkload, type RemoteRoute, type RemoteVtep, type PoolConfig, type EncapMode as FelixEncapMode, type DeviceNames,
+  DEFAULT_DEVICE_NAMES,
+  EMPTY_INPUT,
+  type FelixInput,
+  type NodeInfo,
+  type LocalWorkload,
+  type RemoteRoute,
+  type RemoteVtep,
+  type PoolConfig,
+  type EncapMode as FelixEncapMode,
+  type DeviceNames,
 } from './input.js';
-export { PODROUTE_PROTOCOL, MAIN_TABLE, describeRoute, sameForwarding, type Route, type NextHop, type RouteType, type RouteClass, type InstalledRoute, type Neighbor } from './model.js';
+export {
+  PODROUTE_PROTOCOL,
+  MAIN_TABLE,
+  describeRoute,
+  sameForwarding,
+  type Route,
+  type NextHop,
+  type RouteType,
+  type RouteClass,
+  type InstalledRoute,
+  type Neighbor,
+} from './model.js';
 export {
   defaultMetric,
-  type Dataplane, type RouteWrite, type NeighborWrite, type WriteOutcome, type VxlanDeviceSpec, type IpipDeviceSpec, type DeviceStatus, type SysctlOutcome,
+  type Dataplane,
+  type RouteWrite,
+  type NeighborWrite,
+  type WriteOutcome,
+  type VxlanDeviceSpec,
+  type IpipDeviceSpec,
+  type DeviceStatus,
+  type SysctlOutcome,
 } from './dataplane.js';
 export { MemoryDataplane, type MemoryDataplaneOptions } from './memory-dataplane.js';
 export { LinuxDataplane, type LinuxDataplaneOptions } from './linux-dataplane.js';

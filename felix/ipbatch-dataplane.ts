@@ -6,8 +6,15 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
-  defaultMetric, type Dataplane, type DeviceStatus, type IpipDeviceSpec, type NeighborWrite, type RouteWrite,
-  type SysctlOutcome, type VxlanDeviceSpec, type WriteOutcome,
+  defaultMetric,
+  type Dataplane,
+  type DeviceStatus,
+  type IpipDeviceSpec,
+  type NeighborWrite,
+  type RouteWrite,
+  type SysctlOutcome,
+  type VxlanDeviceSpec,
+  type WriteOutcome,
 } from './dataplane.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor, type NextHop, type Route } from './model.js';
 import { canonicalCidr, formatAddress, parseAddress } from '../ip/index.js';
@@ -18,19 +25,39 @@ export interface IpBatchDataplaneOptions {
   readonly netns?: string;
 }
 
-interface Run { status: number; stdout: string; stderr: string }
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
 
 const ERRNO: [RegExp, number][] = [
-  [/File exists/, 17], [/No such process/, 3], [/Cannot find device|No such device/, 19],
-  [/Network is unreachable|invalid gateway/, 101], [/Operation not permitted/, 1], [/Unknown device type|not supported/i, 95],
+  [/File exists/, 17],
+  [/No such process/, 3],
+  [/Cannot find device|No such device/, 19],
+  [/Network is unreachable|invalid gateway/, 101],
+  [/Operation not permitted/, 1],
+  [/Unknown device type|not supported/i, 95],
 ];
 
-interface IpRoute { dst: string; type?: string; gateway?: string; dev?: string; protocol?: string; metric?: number; flags?: string[]; nexthops?: { gateway?: string; dev: string; flags?: string[] }[] }
+interface IpRoute {
+  dst: string;
+  type?: string;
+  gateway?: string;
+  dev?: string;
+  protocol?: string;
+  metric?: number;
+  flags?: string[];
+  nexthops?: { gateway?: string; dev: string; flags?: string[] }[];
+}
 
 export class IpBatchDataplane implements Dataplane {
   readonly description: string;
 
-  constructor(private readonly opts: IpBatchDataplaneOptions = {}, why = '') {
+  constructor(
+    private readonly opts: IpBatchDataplaneOptions = {},
+    why = '',
+  ) {
     this.description = `ip -batch FALLBACK dataplane${opts.netns ? ` in ${opts.netns}` : ''}${why ? ` (${why})` : ''}`;
   }
 
@@ -79,9 +106,12 @@ export class IpBatchDataplane implements Dataplane {
         };
         const blackhole = x.type === '6';
         out.push({
-          dst, type: blackhole ? 'blackhole' : 'unicast',
+          dst,
+          type: blackhole ? 'blackhole' : 'unicast',
           nextHops: blackhole ? [] : x.nexthops ? x.nexthops.map(hop) : [hop(x)],
-          protocol: Number(x.protocol ?? 0), table: MAIN_TABLE, metric: x.metric ?? (six ? 1024 : 0),
+          protocol: Number(x.protocol ?? 0),
+          table: MAIN_TABLE,
+          metric: x.metric ?? (six ? 1024 : 0),
         });
       }
     }
@@ -107,7 +137,8 @@ export class IpBatchDataplane implements Dataplane {
       if (!names.has(dev)) continue;
       for (const fam of ['-4', '-6']) {
         const r = this.run('ip', [fam, '-j', 'neigh', 'show', 'dev', dev, 'nud', 'permanent']);
-        for (const n of JSON.parse(r.stdout || '[]') as { dst: string; lladdr?: string }[]) if (n.lladdr) out.push({ kind: 'arp', dev, address: n.dst, mac: n.lladdr });
+        for (const n of JSON.parse(r.stdout || '[]') as { dst: string; lladdr?: string }[])
+          if (n.lladdr) out.push({ kind: 'arp', dev, address: n.dst, mac: n.lladdr });
       }
       const f = this.run('bridge', ['-j', 'fdb', 'show', 'dev', dev]);
       for (const n of JSON.parse(f.stdout || '[]') as { mac: string; dst?: string; flags?: string[]; state?: string }[])
@@ -120,10 +151,22 @@ export class IpBatchDataplane implements Dataplane {
     const out: WriteOutcome[] = new Array(writes.length);
     const arp = writes.map((w, i) => [w, i] as const).filter(([w]) => w.neighbor.kind === 'arp');
     const fdb = writes.map((w, i) => [w, i] as const).filter(([w]) => w.neighbor.kind === 'fdb');
-    this.batch('ip', arp.map(([{ op, neighbor: n }]) => op === 'delete' ? `neigh del ${n.address} dev ${n.dev}` : `neigh replace ${n.address} lladdr ${n.mac} dev ${n.dev} nud permanent`))
-      .forEach((o, k) => (out[arp[k][1]] = o));
-    this.batch('bridge', fdb.map(([{ op, neighbor: n }]) => op === 'delete' ? `fdb del ${n.mac} dev ${n.dev} self` : `fdb replace ${n.mac} dev ${n.dev} dst ${n.address} self permanent`))
-      .forEach((o, k) => (out[fdb[k][1]] = o));
+    this.batch(
+      'ip',
+      arp.map(([{ op, neighbor: n }]) =>
+        op === 'delete' ? `neigh del ${n.address} dev ${n.dev}` : `neigh replace ${n.address} lladdr ${n.mac} dev ${n.dev} nud permanent`,
+      ),
+    ).forEach((o, k) => {
+      out[arp[k][1]] = o;
+    });
+    this.batch(
+      'bridge',
+      fdb.map(([{ op, neighbor: n }]) =>
+        op === 'delete' ? `fdb del ${n.mac} dev ${n.dev} self` : `fdb replace ${n.mac} dev ${n.dev} dst ${n.address} self permanent`,
+      ),
+    ).forEach((o, k) => {
+      out[fdb[k][1]] = o;
+    });
     return out;
   }
 
@@ -131,7 +174,13 @@ export class IpBatchDataplane implements Dataplane {
     return this.links().map((l) => l.ifname);
   }
 
-  private links(): { ifname: string; mtu: number; address?: string; flags: string[]; linkinfo?: { info_kind?: string; info_data?: { id?: number; port?: number } } }[] {
+  private links(): {
+    ifname: string;
+    mtu: number;
+    address?: string;
+    flags: string[];
+    linkinfo?: { info_kind?: string; info_data?: { id?: number; port?: number } };
+  }[] {
     const r = this.run('ip', ['-d', '-j', 'link', 'show']);
     if (r.status !== 0) throw new Error(`ip link show: ${r.stderr.trim()}`);
     return JSON.parse(r.stdout || '[]');
@@ -146,7 +195,9 @@ export class IpBatchDataplane implements Dataplane {
     const six = cidr.includes(':');
     const r = this.run('ip', [six ? '-6' : '-4', '-j', 'addr', 'show', 'dev', dev]);
     const have = (JSON.parse(r.stdout || '[]') as { addr_info?: { local: string; prefixlen: number; scope?: string }[] }[])
-      .flatMap((l) => l.addr_info ?? []).filter((a) => a.scope !== 'link').map((a) => `${a.local}/${a.prefixlen}`);
+      .flatMap((l) => l.addr_info ?? [])
+      .filter((a) => a.scope !== 'link')
+      .map((a) => `${a.local}/${a.prefixlen}`);
     for (const other of have.filter((a) => a !== cidr)) {
       const e = this.one(['addr', 'del', other, 'dev', dev]);
       if (e) return e;
@@ -157,7 +208,12 @@ export class IpBatchDataplane implements Dataplane {
   async ensureVxlan(s: VxlanDeviceSpec): Promise<DeviceStatus> {
     let l = this.links().find((x) => x.ifname === s.name);
     const done: string[] = [];
-    if (l && l.linkinfo?.info_kind !== 'vxlan') return { name: s.name, ok: false, detail: `a ${l.linkinfo?.info_kind ?? 'non-VXLAN'} device named ${s.name} exists; felix will not replace a device it did not make` };
+    if (l && l.linkinfo?.info_kind !== 'vxlan')
+      return {
+        name: s.name,
+        ok: false,
+        detail: `a ${l.linkinfo?.info_kind ?? 'non-VXLAN'} device named ${s.name} exists; felix will not replace a device it did not make`,
+      };
     if (l && (l.linkinfo?.info_data?.id !== s.vni || l.linkinfo?.info_data?.port !== s.port)) {
       const e = this.one(['link', 'del', s.name]);
       if (e) return { name: s.name, ok: false, detail: e };
@@ -178,7 +234,9 @@ export class IpBatchDataplane implements Dataplane {
     if (now?.mtu !== s.mtu) set.push('mtu', String(s.mtu));
     if (s.vtepMac && now?.address !== s.vtepMac.toLowerCase()) set.push('address', s.vtepMac);
     if (!now?.flags.includes('UP')) set.push('up');
-    const e = (set.length > 3 ? this.one(set) : null) ?? this.ensureAddress(s.name, s.vtepIp.includes('/') ? s.vtepIp : `${s.vtepIp}/${s.vtepIp.includes(':') ? 128 : 32}`);
+    const e =
+      (set.length > 3 ? this.one(set) : null) ??
+      this.ensureAddress(s.name, s.vtepIp.includes('/') ? s.vtepIp : `${s.vtepIp}/${s.vtepIp.includes(':') ? 128 : 32}`);
     if (e) return { name: s.name, ok: false, detail: e };
     return { name: s.name, ok: true, detail: done.join(', ') || 'ready', mac: this.links().find((x) => x.ifname === s.name)?.address };
   }
@@ -187,11 +245,15 @@ export class IpBatchDataplane implements Dataplane {
     if (!this.links().some((x) => x.ifname === s.name)) {
       const e = this.one(['link', 'add', s.name, 'type', 'ipip']);
       if (e && !/File exists/.test(e)) {
-        const why = /Unknown device type|not supported/i.test(e) ? 'the kernel has no ipip driver ("Unknown device type"); IPIP routes cannot be programmed on this host: use VXLAN' : e;
+        const why = /Unknown device type|not supported/i.test(e)
+          ? 'the kernel has no ipip driver ("Unknown device type"); IPIP routes cannot be programmed on this host: use VXLAN'
+          : e;
         return { name: s.name, ok: false, detail: `creating ${s.name}: ${why}` };
       }
     }
-    const e = this.one(['link', 'set', s.name, 'mtu', String(s.mtu), 'up']) ?? (s.address ? this.ensureAddress(s.name, s.address.includes('/') ? s.address : `${s.address}/32`) : null);
+    const e =
+      this.one(['link', 'set', s.name, 'mtu', String(s.mtu), 'up']) ??
+      (s.address ? this.ensureAddress(s.name, s.address.includes('/') ? s.address : `${s.address}/32`) : null);
     return e ? { name: s.name, ok: false, detail: e } : { name: s.name, ok: true, detail: 'ready' };
   }
 
@@ -201,7 +263,9 @@ export class IpBatchDataplane implements Dataplane {
       // /proc/sys/net is per namespace: read and write it from inside.
       const r = this.run('sh', ['-c', `v=$(cat "$1") && { [ "$v" = "$2" ] || echo "$2" > "$1"; } && cat "$1"`, 'sh', file, value]);
       const now = r.stdout.trim();
-      return r.status === 0 && now === value ? { key: path, ok: true, value } : { key: path, ok: false, value: now, error: `cannot set ${file} to ${value}: ${r.stderr.trim() || `reads ${now}`}` };
+      return r.status === 0 && now === value
+        ? { key: path, ok: true, value }
+        : { key: path, ok: false, value: now, error: `cannot set ${file} to ${value}: ${r.stderr.trim() || `reads ${now}`}` };
     }
     try {
       if (readFileSync(file, 'utf8').trim() !== value) writeFileSync(file, value);

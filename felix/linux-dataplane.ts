@@ -4,12 +4,30 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
-  defaultMetric, type Dataplane, type DeviceStatus, type IpipDeviceSpec, type NeighborWrite, type RouteWrite,
-  type SysctlOutcome, type VxlanDeviceSpec, type WriteOutcome,
+  defaultMetric,
+  type Dataplane,
+  type DeviceStatus,
+  type IpipDeviceSpec,
+  type NeighborWrite,
+  type RouteWrite,
+  type SysctlOutcome,
+  type VxlanDeviceSpec,
+  type WriteOutcome,
 } from './dataplane.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor } from './model.js';
 import { errnoName } from './netlink/errno.js';
-import { readAddress, readLink, writeAddress, writeAddressDump, writeIpipCreate, writeLinkDelete, writeLinkDump, writeLinkSet, writeVxlanCreate, type LinkInfo } from './netlink/link.js';
+import {
+  readAddress,
+  readLink,
+  writeAddress,
+  writeAddressDump,
+  writeIpipCreate,
+  writeLinkDelete,
+  writeLinkDump,
+  writeLinkSet,
+  writeVxlanCreate,
+  type LinkInfo,
+} from './netlink/link.js';
 import { inNetns } from './netlink/native.js';
 import { readNeighbor, writeNeighbor, writeNeighborDump } from './netlink/neigh.js';
 import { readRoute, writeRoute, writeRouteDump, UnknownDeviceError } from './netlink/route.js';
@@ -77,7 +95,12 @@ export class LinuxDataplane implements Dataplane {
     };
     writes.forEach((wr, i) => {
       try {
-        writeRoute(w, wr.op, wr.route, { protocol, table: MAIN_TABLE, metric: wr.op === 'create' ? undefined : wr.metric ?? defaultMetric(wr.route.dst), ifindex });
+        writeRoute(w, wr.op, wr.route, {
+          protocol,
+          table: MAIN_TABLE,
+          metric: wr.op === 'create' ? undefined : (wr.metric ?? defaultMetric(wr.route.dst)),
+          ifindex,
+        });
         sent.push(i);
       } catch (e) {
         outcomes[i] = { ok: false, errno: 19, error: e instanceof UnknownDeviceError ? `ENODEV: ${e.message}` : (e as Error).message };
@@ -108,12 +131,15 @@ export class LinuxDataplane implements Dataplane {
     const outcomes: WriteOutcome[] = new Array(writes.length);
     const w = this.sock.writer();
     const sent: number[] = [];
-    writes.forEach(({ op, neighbor }, i) => {
+    for (const [i, { op, neighbor }] of writes.entries()) {
       const l = this.byName.get(neighbor.dev);
-      if (!l) return void (outcomes[i] = { ok: false, errno: 19, error: `ENODEV: device ${neighbor.dev} does not exist` });
+      if (!l) {
+        outcomes[i] = { ok: false, errno: 19, error: `ENODEV: device ${neighbor.dev} does not exist` };
+        continue;
+      }
       writeNeighbor(w, op, neighbor, l.index);
       sent.push(i);
-    });
+    }
     fill(outcomes, sent, await this.sock.execute(w));
     return outcomes;
   }
@@ -161,8 +187,16 @@ export class LinuxDataplane implements Dataplane {
     this.refreshLinks();
     const done: string[] = [];
     let l = this.byName.get(s.name);
-    if (l && (l.kind !== 'vxlan' || l.vxlan?.vni !== s.vni || l.vxlan?.port !== s.port || (s.vtepMac && l.mac !== s.vtepMac.toLowerCase()))) {
-      if (l.kind !== 'vxlan') return { name: s.name, ok: false, detail: `a ${l.kind ?? 'non-VXLAN'} device named ${s.name} exists; felix will not replace a device it did not make` };
+    if (
+      l &&
+      (l.kind !== 'vxlan' || l.vxlan?.vni !== s.vni || l.vxlan?.port !== s.port || (s.vtepMac && l.mac !== s.vtepMac.toLowerCase()))
+    ) {
+      if (l.kind !== 'vxlan')
+        return {
+          name: s.name,
+          ok: false,
+          detail: `a ${l.kind ?? 'non-VXLAN'} device named ${s.name} exists; felix will not replace a device it did not make`,
+        };
       const r = await this.one((w) => writeLinkDelete(w, l!.index));
       if (!r.ok) return { name: s.name, ok: false, detail: `deleting mismatched ${s.name}: ${r.error}` };
       done.push(`recreated (had vni ${l.vxlan?.vni}, port ${l.vxlan?.port})`);
@@ -170,7 +204,17 @@ export class LinuxDataplane implements Dataplane {
     }
     if (!l) {
       const parent = s.parent ? this.byName.get(s.parent)?.index : undefined;
-      const r = await this.one((w) => writeVxlanCreate(w, { name: s.name, vni: s.vni, port: s.port, mtu: s.mtu, localIp: s.localIp, parentIndex: parent, mac: s.vtepMac }));
+      const r = await this.one((w) =>
+        writeVxlanCreate(w, {
+          name: s.name,
+          vni: s.vni,
+          port: s.port,
+          mtu: s.mtu,
+          localIp: s.localIp,
+          parentIndex: parent,
+          mac: s.vtepMac,
+        }),
+      );
       if (!r.ok) return { name: s.name, ok: false, detail: `creating VXLAN device ${s.name}: ${r.error}` };
       if (!done.length) done.push('created');
       this.refreshLinks();
@@ -193,7 +237,10 @@ export class LinuxDataplane implements Dataplane {
     if (!l) {
       const r = await this.one((w) => writeIpipCreate(w, s.name, s.mtu));
       if (!r.ok && r.errno !== 17) {
-        const why = r.errno === 95 ? 'the kernel has no ipip driver ("Unknown device type"); IPIP routes cannot be programmed on this host: use VXLAN' : r.error;
+        const why =
+          r.errno === 95
+            ? 'the kernel has no ipip driver ("Unknown device type"); IPIP routes cannot be programmed on this host: use VXLAN'
+            : r.error;
         return { name: s.name, ok: false, detail: `creating ${s.name}: ${why}` };
       }
       this.refreshLinks();
@@ -219,11 +266,18 @@ export class LinuxDataplane implements Dataplane {
         const now = readFileSync(file, 'utf8').trim();
         if (now !== value) writeFileSync(file, value);
         const after = readFileSync(file, 'utf8').trim();
-        return after === value ? { key: path, ok: true, value: after } : { key: path, ok: false, value: after, error: `${file} reads ${after} after writing ${value}` };
+        return after === value
+          ? { key: path, ok: true, value: after }
+          : { key: path, ok: false, value: after, error: `${file} reads ${after} after writing ${value}` };
       });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      const hint = code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? ' (felix needs root/CAP_NET_ADMIN and a writable /proc/sys)' : code === 'ENOENT' ? ' (no such sysctl: device missing?)' : '';
+      const hint =
+        code === 'EACCES' || code === 'EROFS' || code === 'EPERM'
+          ? ' (felix needs root/CAP_NET_ADMIN and a writable /proc/sys)'
+          : code === 'ENOENT'
+            ? ' (no such sysctl: device missing?)'
+            : '';
       return { key: path, ok: false, error: `cannot set ${file} to ${value}: ${(e as Error).message}${hint}` };
     }
   }
@@ -236,6 +290,7 @@ export class LinuxDataplane implements Dataplane {
 function fill(outcomes: WriteOutcome[], sent: readonly number[], r: BatchResult): void {
   sent.forEach((i, k) => {
     const errno = r.errors[k];
-    outcomes[i] = errno === 0 ? { ok: true } : { ok: false, errno, error: `${errnoName(errno)}${r.messages.has(k) ? ` (${r.messages.get(k)})` : ''}` };
+    outcomes[i] =
+      errno === 0 ? { ok: true } : { ok: false, errno, error: `${errnoName(errno)}${r.messages.has(k) ? ` (${r.messages.get(k)})` : ''}` };
   });
 }

@@ -3,8 +3,15 @@
 // match the caller's protocol, ENODEV for a device that does not exist.
 
 import {
-  defaultMetric, type Dataplane, type DeviceStatus, type IpipDeviceSpec, type NeighborWrite, type RouteWrite,
-  type SysctlOutcome, type VxlanDeviceSpec, type WriteOutcome,
+  defaultMetric,
+  type Dataplane,
+  type DeviceStatus,
+  type IpipDeviceSpec,
+  type NeighborWrite,
+  type RouteWrite,
+  type SysctlOutcome,
+  type VxlanDeviceSpec,
+  type WriteOutcome,
 } from './dataplane.js';
 import { MAIN_TABLE, neighborKey, type InstalledRoute, type Neighbor } from './model.js';
 
@@ -35,7 +42,13 @@ export class MemoryDataplane implements Dataplane {
 
   addLink(name: string, kind = 'veth'): void {
     const n = this.macSeq++;
-    this.links.set(name, { mtu: 1500, up: true, kind, mac: `02:00:00:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`, addresses: [] });
+    this.links.set(name, {
+      mtu: 1500,
+      up: true,
+      kind,
+      mac: `02:00:00:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`,
+      addresses: [],
+    });
   }
 
   /** Adds a route as another program would (a foreign route, or one of ours "from a previous run"). */
@@ -64,8 +77,16 @@ export class MemoryDataplane implements Dataplane {
         return { ok: true };
       }
       if (w.op === 'create' && had) return { ok: false, errno: 17, error: 'EEXIST: File exists' };
-      for (const h of w.route.nextHops) if (!this.links.has(h.dev)) return { ok: false, errno: 19, error: `ENODEV: device ${h.dev} does not exist` };
-      this.routes.set(key, { dst: w.route.dst, type: w.route.type, nextHops: w.route.nextHops.map((h) => ({ ...h })), protocol, table: MAIN_TABLE, metric });
+      for (const h of w.route.nextHops)
+        if (!this.links.has(h.dev)) return { ok: false, errno: 19, error: `ENODEV: device ${h.dev} does not exist` };
+      this.routes.set(key, {
+        dst: w.route.dst,
+        type: w.route.type,
+        nextHops: w.route.nextHops.map((h) => ({ ...h })),
+        protocol,
+        table: MAIN_TABLE,
+        metric,
+      });
       return { ok: true };
     });
   }

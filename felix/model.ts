@@ -67,10 +67,12 @@ export function sameForwarding(a: Route, b: Route): boolean {
   if (a.dst !== b.dst || a.type !== b.type || a.nextHops.length !== b.nextHops.length) return false;
   if (a.nextHops.length === 0) return true;
   if (a.nextHops.length === 1) {
-    const x = a.nextHops[0], y = b.nextHops[0];
+    const x = a.nextHops[0],
+      y = b.nextHops[0];
     return x.dev === y.dev && (x.gateway ?? '') === (y.gateway ?? '') && !x.onlink === !y.onlink;
   }
-  const x = sortNextHops(a.nextHops), y = sortNextHops(b.nextHops);
+  const x = sortNextHops(a.nextHops),
+    y = sortNextHops(b.nextHops);
   return x.every((h, i) => hopKey(h) === hopKey(y[i]));
 }
 

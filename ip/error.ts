@@ -2,7 +2,11 @@
 // caller that validates a whole document can report exactly what to fix.
 
 export class AddressError extends Error {
-  constructor(readonly field: string, readonly value: unknown, readonly why: string) {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly why: string,
+  ) {
     super(`${field}: ${JSON.stringify(value)} ${why}`);
     this.name = 'AddressError';
   }

@@ -1,11 +1,30 @@
 // ip/: addresses and CIDR prefixes, shared by bgp/, felix/ and lib/. Imports nothing of ours.
 export { AddressError } from './error.js';
 export {
-  familyBits, parseAddress, parseIpv4Into, parseIpv6Into, formatAddress, formatIpv4, formatIpv6, addressValue, addressFromValue,
-  type IpFamily, type Address,
+  familyBits,
+  parseAddress,
+  parseIpv4Into,
+  parseIpv6Into,
+  formatAddress,
+  formatIpv4,
+  formatIpv6,
+  addressValue,
+  addressFromValue,
+  type IpFamily,
+  type Address,
 } from './address.js';
 export {
-  parseCidr, parseInterfaceAddress, formatCidr, canonicalCidr, hostPrefix, cidrNetwork, cidrContains, cidrsOverlap,
-  cidrSize, subBlockCount, subBlock, addressAt,
+  parseCidr,
+  parseInterfaceAddress,
+  formatCidr,
+  canonicalCidr,
+  hostPrefix,
+  cidrNetwork,
+  cidrContains,
+  cidrsOverlap,
+  cidrSize,
+  subBlockCount,
+  subBlock,
+  addressAt,
   type Cidr,
 } from './cidr.js';

@@ -119,6 +119,7 @@ export class RouteReflector {
   }
 
   private checkIbgp(asn: number, what: string): void {
-    if (asn !== this.speaker.asn) throw new TypeError(`${what}: asn ${asn} is not ours (${this.speaker.asn}); route reflector clients are iBGP peers`);
+    if (asn !== this.speaker.asn)
+      throw new TypeError(`${what}: asn ${asn} is not ours (${this.speaker.asn}); route reflector clients are iBGP peers`);
   }
 }

@@ -18,7 +18,10 @@ describe('podroute CLI', function () {
   it('mrt prints every record of a dump as a JSON line', () => {
     const r = cli('mrt', 'test/data/updates.20190101.0000.gz');
     assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 54_471 + 43, 'every message and every state change');
     assert.equal(lines.filter((l) => l.message?.type === 'update').length, 54_107);
     assert.equal(lines.filter((l) => l.error).length, 0);

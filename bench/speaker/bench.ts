@@ -53,11 +53,17 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
   try {
     const dutNs = await lab.namespace('dut');
     const tstNs = await lab.namespace('tst');
-    await lab.link(dutNs, { ifname: 'eth0', v4: `${DUT_ADDRESS}/${LINK_PREFIX}` }, tstNs, { ifname: 'eth0', v4: `10.90.0.2/${LINK_PREFIX}` });
-    for (const a of [...topo.testers.map((t) => t.address), MONITOR_ADDRESS]) await tstNs.ip('addr', 'add', `${a}/${LINK_PREFIX}`, 'dev', 'eth0');
+    await lab.link(dutNs, { ifname: 'eth0', v4: `${DUT_ADDRESS}/${LINK_PREFIX}` }, tstNs, {
+      ifname: 'eth0',
+      v4: `10.90.0.2/${LINK_PREFIX}`,
+    });
+    for (const a of [...topo.testers.map((t) => t.address), MONITOR_ADDRESS])
+      await tstNs.ip('addr', 'add', `${a}/${LINK_PREFIX}`, 'dev', 'eth0');
     const tester = new TesterProcess(tstNs);
     const prepared = await tester.call({ op: 'prepare', scenario: scenario.name }, 'prepared', 300_000);
-    log(`  ${kind}: phases built in ${(prepared.buildMs / 1000).toFixed(1)} s (${prepared.phases.map((p) => `${p.name}: ${p.messages} msgs, ${p.prefixes} prefixes, ${(p.octets / MB).toFixed(1)} MB`).join('; ')})`);
+    log(
+      `  ${kind}: phases built in ${(prepared.buildMs / 1000).toFixed(1)} s (${prepared.phases.map((p) => `${p.name}: ${p.messages} msgs, ${p.prefixes} prefixes, ${(p.octets / MB).toFixed(1)} MB`).join('; ')})`,
+    );
     const dut = await startDaemon(kind, dutNs, topo);
     await tester.call({ op: 'connect' }, 'connected', 90_000);
     // Let the daemon finish what it does at session start (End-of-RIB, timers) before the clock.
@@ -69,7 +75,10 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       const timeoutMs = scenario.timeoutSec * 1000 * (options.timeoutScale ?? 1);
       const ran = tester.call({ op: 'run', phase: i, stallMs: options.stallMs ?? 10_000, timeoutMs }, 'ran', timeoutMs + 30_000);
       let testerDone = false;
-      void ran.then(() => (testerDone = true), () => (testerDone = true));
+      void ran.then(
+        () => (testerDone = true),
+        () => (testerDone = true),
+      );
       const started = Date.now();
       let receivedAt: number | undefined;
       if (info.dutReceived !== undefined && options.pollMs !== 0) {
@@ -82,25 +91,39 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
           else if (testerDone && Date.now() - (doneSince ??= Date.now()) > 5000) break;
           else if (Date.now() - started > timeoutMs) break;
           // Finer in the first second, where the fast daemons finish.
-          else await new Promise((r) => setTimeout(r, Date.now() - started < 1000 ? Math.min(50, options.pollMs ?? 200) : (options.pollMs ?? 200)));
+          else
+            await new Promise((r) =>
+              setTimeout(r, Date.now() - started < 1000 ? Math.min(50, options.pollMs ?? 200) : (options.pollMs ?? 200)),
+            );
         }
       }
       const { result } = await ran;
       const after = sampleProcesses(dut.pids);
       const f: PhaseFigures = {
-        scenario: scenario.name, phase: info.name, measured: info.measured, daemon: kind, version: dut.version,
+        scenario: scenario.name,
+        phase: info.name,
+        measured: info.measured,
+        daemon: kind,
+        version: dut.version,
         receiveSec: receivedAt === undefined ? undefined : (receivedAt - result.t0) / 1000,
         monitorSec: (result.done - result.t0) / 1000,
         sentSec: (result.sent - result.t0) / 1000,
-        complete: result.complete, timedOut: result.timedOut, monitorHeld: result.monitorHeld, expected: info.expectSize,
+        complete: result.complete,
+        timedOut: result.timedOut,
+        monitorHeld: result.monitorHeld,
+        expected: info.expectSize,
         cpuSec: after.cpu - before.cpu,
-        rssMb: after.rss / MB, rssBeforeMb: before.rss / MB, peakRssMb: after.peakRss / MB,
+        rssMb: after.rss / MB,
+        rssBeforeMb: before.rss / MB,
+        peakRssMb: after.peakRss / MB,
         load: [loadavg()[0]!, loadavg()[1]!],
         info,
       };
       figures.push(f);
       if (result.sessionsDown.length > 0) log(`  ${kind} ${info.name}: sessions down: ${result.sessionsDown.join('; ')}`);
-      log(`  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s, rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`);
+      log(
+        `  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s, rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`,
+      );
       if (f.timedOut) break;
     }
     if (options.profile && kind === 'podroute') {

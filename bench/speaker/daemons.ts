@@ -45,7 +45,13 @@ export function routerConfig(topo: Topology): RouterConfig {
 
 const versions: Record<string, string> = {};
 async function versionOf(ns: Netns, kind: DaemonKind): Promise<string> {
-  const argv = { podroute: ['node', '--version'], bird: ['bird', '--version'], frr: ['/usr/lib/frr/bgpd', '--version'], 'frr-zebra': ['/usr/lib/frr/bgpd', '--version'], gobgp: ['gobgpd', '--version'] }[kind];
+  const argv = {
+    podroute: ['node', '--version'],
+    bird: ['bird', '--version'],
+    frr: ['/usr/lib/frr/bgpd', '--version'],
+    'frr-zebra': ['/usr/lib/frr/bgpd', '--version'],
+    gobgp: ['gobgpd', '--version'],
+  }[kind];
   if (versions[kind]) return versions[kind]!;
   const r = await ns.exec(argv);
   const text = `${r.stdout}${r.stderr}`.split('\n')[0]!.trim();
@@ -67,7 +73,9 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
       else process.env.NODE_OPTIONS = saved;
       const d = await starting;
       return {
-        kind, version, pids: [d.process.pid],
+        kind,
+        version,
+        pids: [d.process.pid],
         received: async () => (await d.status()).peers.filter((p) => testers.has(p.address)).reduce((n, p) => n + p.prefixesReceived, 0),
         stop: () => d.stop('benchmark over'),
       };
@@ -75,7 +83,9 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
     case 'bird': {
       const d = await Bird.start(ns, config, { kernel: false });
       return {
-        kind, version, pids: [d.process.pid],
+        kind,
+        version,
+        pids: [d.process.pid],
         received: async () => {
           let n = 0;
           for (const p of await d.protocols()) {
@@ -94,15 +104,23 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
     case 'frr-zebra': {
       const d = await Frr.start(ns, config, { zebra: kind === 'frr-zebra' });
       return {
-        kind, version: kind === 'frr' ? `${version} (bgpd -Z)` : `${version} (bgpd + zebra)`, pids: d.processes.map((p) => p.pid),
-        received: async () => Object.entries((await d.summary('ipv4')).peers ?? {}).reduce((n, [address, p]) => n + (testers.has(address) ? (p.pfxRcd ?? 0) : 0), 0),
+        kind,
+        version: kind === 'frr' ? `${version} (bgpd -Z)` : `${version} (bgpd + zebra)`,
+        pids: d.processes.map((p) => p.pid),
+        received: async () =>
+          Object.entries((await d.summary('ipv4')).peers ?? {}).reduce(
+            (n, [address, p]) => n + (testers.has(address) ? (p.pfxRcd ?? 0) : 0),
+            0,
+          ),
         stop: () => d.stop(),
       };
     }
     case 'gobgp': {
       const d = await Gobgp.start(ns, config);
       return {
-        kind, version, pids: [d.process.pid],
+        kind,
+        version,
+        pids: [d.process.pid],
         received: async () => {
           let n = 0;
           for (const nb of (await d.neighbors()) as unknown as GobgpNeighborJson[]) {

@@ -26,15 +26,23 @@ function message(source: number, from: number, count: number): UpdateMessage {
     nlri.push({ prefix: `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/32` });
   }
   return {
-    type: 'update', withdrawn: [], nlri,
-    attributes: { origin: 'igp', asPath: [{ type: 'sequence', asns: [65001 + source] }], nextHop: `10.90.0.${11 + source}`, communities: [NO_EXPORT] },
+    type: 'update',
+    withdrawn: [],
+    nlri,
+    attributes: {
+      origin: 'igp',
+      asPath: [{ type: 'sequence', asns: [65001 + source] }],
+      nextHop: `10.90.0.${11 + source}`,
+      communities: [NO_EXPORT],
+    },
   };
 }
 
 const PER_MESSAGE = 800;
 const messages: [number, UpdateMessage][] = [];
 // Interleaved, as ten sockets deliver them.
-for (let i = 0; i < prefixes; i += PER_MESSAGE) for (let s = 0; s < sources; s++) messages.push([s, message(s, i, Math.min(PER_MESSAGE, prefixes - i))]);
+for (let i = 0; i < prefixes; i += PER_MESSAGE)
+  for (let s = 0; s < sources; s++) messages.push([s, message(s, i, Math.min(PER_MESSAGE, prefixes - i))]);
 
 const t0 = performance.now();
 let sent = 0;
@@ -50,4 +58,6 @@ const ms = performance.now() - t0;
 const gc = (globalThis as { gc?: () => void }).gc;
 messages.length = 0;
 gc?.();
-console.log(`${sources} × ${prefixes} through ${outs.length} Adj-RIB-Outs: ${ms.toFixed(0)} ms, ${((ms * 1e6) / (sources * prefixes)).toFixed(0)} ns/prefix, ${sent} messages to the monitor, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB${gc ? ' live' : ''}, rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);
+console.log(
+  `${sources} × ${prefixes} through ${outs.length} Adj-RIB-Outs: ${ms.toFixed(0)} ms, ${((ms * 1e6) / (sources * prefixes)).toFixed(0)} ns/prefix, ${sent} messages to the monitor, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB${gc ? ' live' : ''}, rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
+);

@@ -33,7 +33,8 @@ const { values } = parseArgs({
 
 const scenarios = values.scenario!.split(',').map(scenarioByName);
 const daemons = values.daemons!.split(',').map((d) => {
-  if (!(DAEMONS as readonly string[]).includes(d)) throw new Error(`--daemons: unknown daemon ${JSON.stringify(d)}: one of ${DAEMONS.join(', ')}`);
+  if (!(DAEMONS as readonly string[]).includes(d))
+    throw new Error(`--daemons: unknown daemon ${JSON.stringify(d)}: one of ${DAEMONS.join(', ')}`);
   return d as DaemonKind;
 });
 podrouteNodeOptions.push(...values['bgpd-node-options']!.split(' ').filter(Boolean));
@@ -66,7 +67,14 @@ for (const s of scenarios) {
     const runs: PhaseFigures[][] = [];
     for (let r = 0; r < repeat; r++) {
       try {
-        runs.push(await benchOne(s, d, { timeoutScale: Number(values['timeout-scale']), profile: values.profile !== undefined, pollMs: Number(values['poll-ms']), log: (l) => console.error(l) }));
+        runs.push(
+          await benchOne(s, d, {
+            timeoutScale: Number(values['timeout-scale']),
+            profile: values.profile !== undefined,
+            pollMs: Number(values['poll-ms']),
+            log: (l) => console.error(l),
+          }),
+        );
       } catch (e) {
         console.error(`  ${d}: FAILED: ${(e as Error).message}`);
       }
@@ -77,7 +85,8 @@ for (const s of scenarios) {
 }
 
 const fmt = (x: number | undefined, digits = 2) => (x === undefined ? '—' : x.toFixed(digits));
-const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
+const ratio = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
 
 // Memory per route: only where both grew by a few MB at least (else it is noise).
 const growthRatio = (a: PhaseFigures | undefined, b: PhaseFigures) => {
@@ -86,16 +95,24 @@ const growthRatio = (a: PhaseFigures | undefined, b: PhaseFigures) => {
   return ga === undefined || ga < 4 || gb < 4 ? '—' : ratio(ga, gb);
 };
 const lines: string[] = [];
-lines.push(`${started.toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · ${(totalmem() / 2 ** 30).toFixed(1)} GB · load ${load0.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at end`);
+lines.push(
+  `${started.toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? '?'} · ${(totalmem() / 2 ** 30).toFixed(1)} GB · load ${load0.map((x) => x.toFixed(2)).join(' ')} at start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at end`,
+);
 const versions = new Map(all.map((f) => [f.daemon, f.version]));
 lines.push(`versions: ${[...versions.values()].join('; ')}`, '');
-lines.push('| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | ÷ CPU | ÷ RSS growth | ÷ peak RSS | load (1 min) |');
+lines.push(
+  '| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | ÷ CPU | ÷ RSS growth | ÷ peak RSS | load (1 min) |',
+);
 lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const s of scenarios) {
   const rows = all.filter((f) => f.scenario === s.name && f.measured);
   for (const f of rows) {
     const ours = rows.find((r) => r.daemon === 'podroute' && r.phase === f.phase);
-    const monitor = f.complete ? fmt(f.monitorSec) : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
+    const monitor = f.complete
+      ? fmt(f.monitorSec)
+      : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
     const name = rows.some((r) => r.phase !== f.phase) ? `${s.name} ${f.phase}` : s.name;
     lines.push(
       `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.cpuSec, f.cpuSec)} | ${f.daemon === 'podroute' ? '' : growthRatio(ours, f)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,

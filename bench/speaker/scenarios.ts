@@ -65,9 +65,20 @@ function ebgpAttributes(t: Tester, tag = 0): PathAttributes {
   return { origin: 'igp', asPath: [{ type: 'sequence', asns: [t.asn] }], nextHop: t.address, communities };
 }
 
-function phase(name: string, measured: boolean, perTester: Buffer[][], prefixes: number, expect: Expectation, dutReceived?: number): PhasePlan {
+function phase(
+  name: string,
+  measured: boolean,
+  perTester: Buffer[][],
+  prefixes: number,
+  expect: Expectation,
+  dutReceived?: number,
+): PhasePlan {
   return {
-    name, measured, expect, dutReceived, prefixes,
+    name,
+    measured,
+    expect,
+    dutReceived,
+    prefixes,
     bytes: perTester.map((m) => Buffer.concat(m)),
     messages: perTester.reduce((n, m) => n + m.length, 0),
   };
@@ -80,7 +91,10 @@ function testerPrefixes(i: number, count: number): V4Prefix[] {
 
 function unique(name: string, testers: number, count: number, timeoutSec: number): Scenario {
   return {
-    name, testers, ibgp: false, timeoutSec,
+    name,
+    testers,
+    ibgp: false,
+    timeoutSec,
     describe: `${testers} eBGP tester(s) × ${count.toLocaleString('en')} unique /32s, one attribute set each`,
     build(topo) {
       const updates = topo.testers.map((t, i) => announceUpdates(testerPrefixes(i, count), ebgpAttributes(t)));
@@ -91,7 +105,10 @@ function unique(name: string, testers: number, count: number, timeoutSec: number
 }
 
 const withdrawAll: Scenario = {
-  name: 'withdraw', testers: 1, ibgp: false, timeoutSec: 240,
+  name: 'withdraw',
+  testers: 1,
+  ibgp: false,
+  timeoutSec: 240,
   describe: '1 eBGP tester announces 100,000 /32s (not measured), then withdraws them all',
   build(topo) {
     const prefixes = testerPrefixes(0, 100_000);
@@ -105,7 +122,10 @@ const withdrawAll: Scenario = {
 const CHURN_PREFIXES = 10_000;
 const CHURN_ROUNDS = 10;
 const churn: Scenario = {
-  name: 'churn', testers: 1, ibgp: false, timeoutSec: 240,
+  name: 'churn',
+  testers: 1,
+  ibgp: false,
+  timeoutSec: 240,
   describe: `1 eBGP tester: ${CHURN_ROUNDS} rounds of announce ${CHURN_PREFIXES.toLocaleString('en')} /32s (tagged with the round) then withdraw, the last round left announced, all sent at once`,
   build(topo) {
     const t = topo.testers[0]!;
@@ -122,7 +142,10 @@ const churn: Scenario = {
 
 const CALICO_NODES = 500;
 const calico: Scenario = {
-  name: 'calico', testers: 10, ibgp: true, timeoutSec: 60,
+  name: 'calico',
+  testers: 10,
+  ibgp: true,
+  timeoutSec: 60,
   describe: `Calico over iBGP: ${CALICO_NODES} nodes (50 per tester session, each its own next hop) × 4 /26 blocks, + a borrowed /32 from every 5th node (5%); the monitor is an eBGP top-of-rack`,
   build(topo) {
     const pool = ipv4ToInt('10.128.0.0');
@@ -145,8 +168,12 @@ const calico: Scenario = {
  * as next hop and NO_EXPORT added. IPv6 (MP_REACH/MP_UNREACH) is left out.
  */
 const mrt: Scenario = {
-  name: 'mrt', testers: 10, ibgp: false, timeoutSec: 120,
-  describe: 'MRT replay of ../shared/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
+  name: 'mrt',
+  testers: 10,
+  ibgp: false,
+  timeoutSec: 120,
+  describe:
+    'MRT replay of ../shared/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
   build(topo) {
     const loopAses = new Set([topo.dutAs, ...topo.testers.map((t) => t.asn)]);
     const sessionTester = new Map<string, number>();

@@ -36,7 +36,8 @@ export class TesterSession {
         return;
       } catch (error) {
         this.close();
-        if (Date.now() > deadline) throw new Error(`${this.config.localAddress} → ${this.config.remoteAddress}: ${(error as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`${this.config.localAddress} → ${this.config.remoteAddress}: ${(error as Error).message}`);
         await new Promise((r) => setTimeout(r, 500));
         this.state = 'idle';
       }

@@ -32,7 +32,11 @@ export class TesterProcess {
   }
 
   /** Sends a command and resolves with the reply; an error reply throws. */
-  async call<E extends TesterReply['ev']>(command: TesterCommand, expected: E, timeoutMs: number): Promise<Extract<TesterReply, { ev: E }>> {
+  async call<E extends TesterReply['ev']>(
+    command: TesterCommand,
+    expected: E,
+    timeoutMs: number,
+  ): Promise<Extract<TesterReply, { ev: E }>> {
     if (this.exited) throw new Error('tester process is not running');
     const reply = await new Promise<TesterReply>((resolve) => {
       const timer = setTimeout(() => resolve({ ev: 'error', message: `no reply to ${command.op} within ${timeoutMs} ms` }), timeoutMs);

@@ -66,17 +66,31 @@ async function handle(c: TesterCommand): Promise<void> {
         ev: 'prepared',
         buildMs: performance.now() - start,
         phases: phases.map((p) => ({
-          name: p.name, measured: p.measured, dutReceived: p.dutReceived, expectSize: p.expect.size,
-          messages: p.messages, prefixes: p.prefixes, octets: p.bytes.reduce((n, b) => n + b.length, 0),
+          name: p.name,
+          measured: p.measured,
+          dutReceived: p.dutReceived,
+          expectSize: p.expect.size,
+          messages: p.messages,
+          prefixes: p.prefixes,
+          octets: p.bytes.reduce((n, b) => n + b.length, 0),
         })),
       });
       return;
     }
     case 'connect': {
       const topo = topologyOf(scenarioByName(scenarioName));
-      monitorSession = new TesterSession({ localAddress: MONITOR_ADDRESS, remoteAddress: DUT_ADDRESS, asn: topo.monitorAs, routerId: MONITOR_ADDRESS, holdTime: HOLD_TIME });
+      monitorSession = new TesterSession({
+        localAddress: MONITOR_ADDRESS,
+        remoteAddress: DUT_ADDRESS,
+        asn: topo.monitorAs,
+        routerId: MONITOR_ADDRESS,
+        holdTime: HOLD_TIME,
+      });
       monitorSession.onUpdate = (m) => monitor.update(m);
-      injectors = topo.testers.map((t) => new TesterSession({ localAddress: t.address, remoteAddress: DUT_ADDRESS, asn: t.asn, routerId: t.address, holdTime: HOLD_TIME }));
+      injectors = topo.testers.map(
+        (t) =>
+          new TesterSession({ localAddress: t.address, remoteAddress: DUT_ADDRESS, asn: t.asn, routerId: t.address, holdTime: HOLD_TIME }),
+      );
       await Promise.all([monitorSession, ...injectors].map((s) => s.establish()));
       reply({ ev: 'connected' });
       return;
@@ -108,8 +122,10 @@ async function runPhase(p: PhasePlan, stallMs: number, timeoutMs: number): Promi
   const result = await new Promise<{ done: number; complete: boolean; timedOut: boolean }>((resolve) => {
     const check = () => {
       const now = performance.now();
-      if (monitor.complete && allSent) return resolve({ done: Math.max(monitor.completeAt ?? now, start), complete: true, timedOut: false });
-      if (allSent && now - monitor.lastChange > stallMs && now - start > stallMs) return resolve({ done: monitor.lastChange, complete: false, timedOut: false });
+      if (monitor.complete && allSent)
+        return resolve({ done: Math.max(monitor.completeAt ?? now, start), complete: true, timedOut: false });
+      if (allSent && now - monitor.lastChange > stallMs && now - start > stallMs)
+        return resolve({ done: monitor.lastChange, complete: false, timedOut: false });
       if (now - start > timeoutMs) return resolve({ done: now, complete: false, timedOut: true });
       setTimeout(check, 5);
     };
@@ -117,9 +133,16 @@ async function runPhase(p: PhasePlan, stallMs: number, timeoutMs: number): Promi
   });
   await Promise.race([flushed, new Promise((r) => setTimeout(r, 1000))]);
   return {
-    t0: epoch(start), sent: epoch(sent), done: epoch(result.done), complete: result.complete, timedOut: result.timedOut,
-    monitorHeld: monitor.size, monitorMessages: monitor.messages - messagesBefore,
-    sessionsDown: [monitorSession, ...injectors].filter((x) => x && !x.established).map((x) => `${x!.config.localAddress}: ${x!.closedReason}`),
+    t0: epoch(start),
+    sent: epoch(sent),
+    done: epoch(result.done),
+    complete: result.complete,
+    timedOut: result.timedOut,
+    monitorHeld: monitor.size,
+    monitorMessages: monitor.messages - messagesBefore,
+    sessionsDown: [monitorSession, ...injectors]
+      .filter((x) => x && !x.established)
+      .map((x) => `${x!.config.localAddress}: ${x!.closedReason}`),
   };
 }
 

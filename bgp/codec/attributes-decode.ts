@@ -20,7 +20,10 @@ const ORIGINS: readonly Origin[] = ['igp', 'egp', 'incomplete'];
 const SEGMENT_TYPES: readonly (AsPathSegmentType | undefined)[] = [undefined, 'set', 'sequence', 'confed-sequence', 'confed-set'];
 
 class Malformed extends Error {
-  constructor(readonly subcode: number, message: string) {
+  constructor(
+    readonly subcode: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -39,7 +42,12 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
   while (p < end) {
     const start = p;
     if (p + 3 > end || ((b[p] & AttrFlag.EXTENDED_LENGTH) !== 0 && p + 4 > end)) {
-      problems.push({ action: 'treat-as-withdraw', subcode: S.ATTRIBUTE_LENGTH_ERROR, message: 'attribute header overruns the path attributes', data: Buffer.alloc(0) });
+      problems.push({
+        action: 'treat-as-withdraw',
+        subcode: S.ATTRIBUTE_LENGTH_ERROR,
+        message: 'attribute header overruns the path attributes',
+        data: Buffer.alloc(0),
+      });
       break;
     }
     const flags = b[p];
@@ -51,7 +59,12 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     if (ve > end) {
       // RFC 7606 §4: the Total Path Attribute Length still locates the NLRI field.
       const action = type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI ? 'session-reset' : 'treat-as-withdraw';
-      problems.push({ action, subcode: S.ATTRIBUTE_LENGTH_ERROR, message: `attribute ${type} overruns the path attributes`, data: Buffer.from(b.subarray(start, end)) });
+      problems.push({
+        action,
+        subcode: S.ATTRIBUTE_LENGTH_ERROR,
+        message: `attribute ${type} overruns the path attributes`,
+        data: Buffer.from(b.subarray(start, end)),
+      });
       break;
     }
     p = ve;
@@ -60,7 +73,12 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     if (seen) {
       // RFC 7606 §3 (g): keep the first; a repeated MP attribute leaves the NLRI in doubt.
       const mp = type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI;
-      problems.push({ action: mp ? 'session-reset' : 'attribute-discard', subcode: S.MALFORMED_ATTRIBUTE_LIST, message: `attribute ${type} appears twice`, data: copy(b, start, ve) });
+      problems.push({
+        action: mp ? 'session-reset' : 'attribute-discard',
+        subcode: S.MALFORMED_ATTRIBUTE_LIST,
+        message: `attribute ${type} appears twice`,
+        data: copy(b, start, ve),
+      });
       continue;
     }
     if (type < 32) seenLow |= 1 << type;
@@ -68,12 +86,18 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     if (count === layout.length) layout = grow(layout);
     layout[count++] = (type << 8) | flags;
     const rule = ruleByType[type];
-    if (canonical && (type <= lastType || flags !== (rule ? canonicalFlags(type, length) : canonicalFlags(type, length, flags)))) canonical = false;
+    if (canonical && (type <= lastType || flags !== (rule ? canonicalFlags(type, length) : canonicalFlags(type, length, flags))))
+      canonical = false;
     lastType = type;
 
     if (!rule) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
-        problems.push({ action: 'session-reset', subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, message: `unrecognized well-known attribute ${type}`, data: copy(b, start, ve) });
+        problems.push({
+          action: 'session-reset',
+          subcode: S.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE,
+          message: `unrecognized well-known attribute ${type}`,
+          data: copy(b, start, ve),
+        });
       } else {
         (attrs.unknown ??= []).push({ type, flags, value: Buffer.from(b.subarray(vs, ve)) });
       }
@@ -130,8 +154,11 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
     case T.NEXT_HOP:
       need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `NEXT_HOP length ${len}`);
       // RFC 4271 §6.3: an address no host can have is an invalid next hop; the route is ignored.
-      need(b.readUInt32BE(vs) !== 0 && b.readUInt32BE(vs) !== 0xffffffff && (b[vs] & 0xf0) !== 0xe0,
-        S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
+      need(
+        b.readUInt32BE(vs) !== 0 && b.readUInt32BE(vs) !== 0xffffffff && (b[vs] & 0xf0) !== 0xe0,
+        S.INVALID_NEXT_HOP_ATTRIBUTE,
+        `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`,
+      );
       a.nextHop = formatIpv4(b, vs);
       return;
     case T.MULTI_EXIT_DISC:
@@ -263,5 +290,9 @@ function readMpUnreach(b: Buffer, vs: number, ve: number, options: CodecOptions)
   const safi = b[vs + 2];
   const family = familyOf(afi, safi);
   if (!family) return { afi, safi, raw: Buffer.from(b.subarray(vs + 3, ve)) };
-  return { afi, safi, withdrawn: readMpNlri(b, vs + 3, ve, family === 'ipv6-unicast', options.addPath?.[family] === true, 'MP_UNREACH_NLRI') };
+  return {
+    afi,
+    safi,
+    withdrawn: readMpNlri(b, vs + 3, ve, family === 'ipv6-unicast', options.addPath?.[family] === true, 'MP_UNREACH_NLRI'),
+  };
 }

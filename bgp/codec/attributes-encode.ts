@@ -134,7 +134,9 @@ function checkU32(v: number, what: string): number {
 function writeAsn(w: Writer, asn: number, fourOctet: boolean, what: string): void {
   if (fourOctet) return w.u32(asn);
   if (asn > 0xffff) {
-    throw new RangeError(`${what}: AS ${asn} does not fit in 2 octets; a 2-octet session carries AS_TRANS and AS4_PATH/AS4_AGGREGATOR instead`);
+    throw new RangeError(
+      `${what}: AS ${asn} does not fit in 2 octets; a 2-octet session carries AS_TRANS and AS4_PATH/AS4_AGGREGATOR instead`,
+    );
   }
   w.u16(asn);
 }

@@ -31,7 +31,10 @@ function interpret(code: number, v: Buffer): Capability | undefined {
       return v.length === 4 ? { kind: 'four-octet-as', asn: v.readUInt32BE(0) } : undefined;
     case C.EXTENDED_NEXT_HOP:
       return v.length % 6 === 0
-        ? { kind: 'extended-next-hop', entries: records(v, 6, (o) => ({ afi: v.readUInt16BE(o), safi: v.readUInt16BE(o + 2), nextHopAfi: v.readUInt16BE(o + 4) })) }
+        ? {
+            kind: 'extended-next-hop',
+            entries: records(v, 6, (o) => ({ afi: v.readUInt16BE(o), safi: v.readUInt16BE(o + 2), nextHopAfi: v.readUInt16BE(o + 4) })),
+          }
         : undefined;
     case C.GRACEFUL_RESTART: {
       if (v.length < 2 || (v.length - 2) % 4 !== 0) return undefined;
@@ -47,7 +50,12 @@ function interpret(code: number, v: Buffer): Capability | undefined {
       return v.length % 7 === 0
         ? {
             kind: 'long-lived-graceful-restart',
-            families: records(v, 7, (o) => ({ afi: v.readUInt16BE(o), safi: v[o + 2], flags: v[o + 3], staleTime: v.readUIntBE(o + 4, 3) })),
+            families: records(v, 7, (o) => ({
+              afi: v.readUInt16BE(o),
+              safi: v[o + 2],
+              flags: v[o + 3],
+              staleTime: v.readUIntBE(o + 4, 3),
+            })),
           }
         : undefined;
     case C.FQDN: {
@@ -69,17 +77,28 @@ function records<T>(v: Buffer, size: number, read: (offset: number) => T): T[] {
 
 export function capabilityCode(cap: Capability): number {
   switch (cap.kind) {
-    case 'multiprotocol': return C.MULTIPROTOCOL;
-    case 'route-refresh': return C.ROUTE_REFRESH;
-    case 'extended-next-hop': return C.EXTENDED_NEXT_HOP;
-    case 'extended-message': return C.EXTENDED_MESSAGE;
-    case 'graceful-restart': return C.GRACEFUL_RESTART;
-    case 'four-octet-as': return C.FOUR_OCTET_AS;
-    case 'add-path': return C.ADD_PATH;
-    case 'enhanced-route-refresh': return C.ENHANCED_ROUTE_REFRESH;
-    case 'long-lived-graceful-restart': return C.LONG_LIVED_GRACEFUL_RESTART;
-    case 'fqdn': return C.FQDN;
-    case 'unknown': return cap.code;
+    case 'multiprotocol':
+      return C.MULTIPROTOCOL;
+    case 'route-refresh':
+      return C.ROUTE_REFRESH;
+    case 'extended-next-hop':
+      return C.EXTENDED_NEXT_HOP;
+    case 'extended-message':
+      return C.EXTENDED_MESSAGE;
+    case 'graceful-restart':
+      return C.GRACEFUL_RESTART;
+    case 'four-octet-as':
+      return C.FOUR_OCTET_AS;
+    case 'add-path':
+      return C.ADD_PATH;
+    case 'enhanced-route-refresh':
+      return C.ENHANCED_ROUTE_REFRESH;
+    case 'long-lived-graceful-restart':
+      return C.LONG_LIVED_GRACEFUL_RESTART;
+    case 'fqdn':
+      return C.FQDN;
+    case 'unknown':
+      return cap.code;
   }
 }
 
@@ -141,7 +160,8 @@ export function encodeCapabilityValue(cap: Capability): Buffer {
     case 'fqdn': {
       const host = Buffer.from(cap.hostname, 'utf8');
       const domain = Buffer.from(cap.domain, 'utf8');
-      if (host.length > 255 || domain.length > 255) throw new RangeError('FQDN capability: hostname and domain are at most 255 octets each');
+      if (host.length > 255 || domain.length > 255)
+        throw new RangeError('FQDN capability: hostname and domain are at most 255 octets each');
       return Buffer.concat([Buffer.from([host.length]), host, Buffer.from([domain.length]), domain]);
     }
     case 'unknown':

@@ -1,5 +1,13 @@
 // The message header (RFC 4271 §4.1) and the two entry points of the codec.
-import { ErrorCode, HEADER_LENGTH, HeaderSubcode, MAX_EXTENDED_MESSAGE_LENGTH, MAX_MESSAGE_LENGTH, MessageType, ROUTE_REFRESH_INVALID_LENGTH } from './constants.js';
+import {
+  ErrorCode,
+  HEADER_LENGTH,
+  HeaderSubcode,
+  MAX_EXTENDED_MESSAGE_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MessageType,
+  ROUTE_REFRESH_INVALID_LENGTH,
+} from './constants.js';
 import { BgpError } from './errors.js';
 import { decodeNotification, encodeNotification } from './notification.js';
 import { decodeOpen, encodeOpen } from './open.js';
@@ -73,7 +81,12 @@ export function decodeMessage(bytes: Uint8Array, options: CodecOptions = {}): Bg
         // RFC 7313 §5 gives BoRR/EoRR their own error; a plain request is a header error.
         const subtype = b[HEADER_LENGTH + 2];
         if (subtype === 1 || subtype === 2) {
-          throw new BgpError(`ROUTE-REFRESH length ${length}`, ErrorCode.ROUTE_REFRESH_MESSAGE, ROUTE_REFRESH_INVALID_LENGTH, Buffer.from(b));
+          throw new BgpError(
+            `ROUTE-REFRESH length ${length}`,
+            ErrorCode.ROUTE_REFRESH_MESSAGE,
+            ROUTE_REFRESH_INVALID_LENGTH,
+            Buffer.from(b),
+          );
         }
         throw lengthError(length, 'a ROUTE-REFRESH is 23 octets');
       }

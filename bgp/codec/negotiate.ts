@@ -2,7 +2,6 @@
 import { familyOf } from './attributes-decode.js';
 import type { AddressFamily, Capability, CapabilityKind, CodecOptions, OpenMessage } from './types.js';
 
-
 export function findCapability<K extends CapabilityKind>(open: OpenMessage, kind: K): Extract<Capability, { kind: K }> | undefined {
   return open.capabilities.find((c) => c.kind === kind) as Extract<Capability, { kind: K }> | undefined;
 }
@@ -44,7 +43,8 @@ export interface NegotiatedOptions {
 /** RFC 6793 (4-octet AS), RFC 8654 (extended messages), RFC 7911 (ADD-PATH per family and direction). */
 export function negotiatedOptions(local: OpenMessage, remote: OpenMessage): NegotiatedOptions {
   const fourOctetAs = findCapability(local, 'four-octet-as') !== undefined && findCapability(remote, 'four-octet-as') !== undefined;
-  const extendedMessage = findCapability(local, 'extended-message') !== undefined && findCapability(remote, 'extended-message') !== undefined;
+  const extendedMessage =
+    findCapability(local, 'extended-message') !== undefined && findCapability(remote, 'extended-message') !== undefined;
   const families = commonFamilies(local, remote);
   const mine = addPathModes(local);
   const theirs = addPathModes(remote);

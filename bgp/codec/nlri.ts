@@ -58,4 +58,3 @@ export function writeNlri(entries: readonly Nlri[], ipv6: boolean, addPath: bool
   }
   return pos;
 }
-

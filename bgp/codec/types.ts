@@ -179,9 +179,4 @@ export interface RouteRefreshMessage {
   subtype: number;
 }
 
-export type BgpMessage =
-  | OpenMessage
-  | UpdateMessage
-  | NotificationMessage
-  | KeepaliveMessage
-  | RouteRefreshMessage;
+export type BgpMessage = OpenMessage | UpdateMessage | NotificationMessage | KeepaliveMessage | RouteRefreshMessage;

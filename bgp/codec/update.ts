@@ -50,7 +50,12 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
 }
 
 function missing(type: number): Problem {
-  return { action: 'treat-as-withdraw', subcode: S.MISSING_WELL_KNOWN_ATTRIBUTE, message: `missing well-known attribute ${type}`, data: Buffer.from([type]) };
+  return {
+    action: 'treat-as-withdraw',
+    subcode: S.MISSING_WELL_KNOWN_ATTRIBUTE,
+    message: `missing well-known attribute ${type}`,
+    data: Buffer.from([type]),
+  };
 }
 
 function worstOf(problems: Problem[], update: UpdateMessage): BgpError {
@@ -95,4 +100,3 @@ export function endOfRibFamily(m: UpdateMessage): AddressFamily | undefined {
   }
   return undefined;
 }
-

@@ -34,7 +34,9 @@ export const FSM_EVENT_NUMBER: Readonly<Record<FsmEventType, number>> = Object.f
 
 export type TimerExpiresEvent = Extract<
   FsmEvent,
-  { type: 'ConnectRetryTimer_Expires' | 'HoldTimer_Expires' | 'KeepaliveTimer_Expires' | 'DelayOpenTimer_Expires' | 'IdleHoldTimer_Expires' }
+  {
+    type: 'ConnectRetryTimer_Expires' | 'HoldTimer_Expires' | 'KeepaliveTimer_Expires' | 'DelayOpenTimer_Expires' | 'IdleHoldTimer_Expires';
+  }
 >;
 
 const expires: Readonly<Record<TimerName, TimerExpiresEvent>> = Object.freeze({

@@ -2,14 +2,7 @@
 // event numbers of §8.1; where this FSM departs from the RFC's letter, the comment says why.
 import { FSM_EVENT_NUMBER } from './events.js';
 import { isAcceptableHoldTime, keepaliveTimeFor, negotiateHoldTime } from './hold-time.js';
-import {
-  FsmErrorSubcode,
-  cease,
-  collisionCease,
-  fsmError,
-  holdTimerExpired,
-  unacceptableHoldTime,
-} from './notification.js';
+import { FsmErrorSubcode, cease, collisionCease, fsmError, holdTimerExpired, unacceptableHoldTime } from './notification.js';
 import { Transition } from './transition.js';
 import type { FsmEvent, FsmResult, FsmState, Notification, PeerOpen, TimerName } from './types.js';
 

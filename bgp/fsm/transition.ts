@@ -2,25 +2,11 @@
 // timer table and the timer actions in agreement, so no transition can start a timer
 // without the state knowing, or stop one without saying so.
 import { jittered } from './jitter.js';
-import type {
-  FsmAction,
-  FsmEvent,
-  FsmResult,
-  FsmState,
-  FsmStateName,
-  Notification,
-  TimerName,
-} from './types.js';
+import type { FsmAction, FsmEvent, FsmResult, FsmState, FsmStateName, Notification, TimerName } from './types.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-const TIMER_NAMES: readonly TimerName[] = [
-  'ConnectRetryTimer',
-  'HoldTimer',
-  'KeepaliveTimer',
-  'DelayOpenTimer',
-  'IdleHoldTimer',
-];
+const TIMER_NAMES: readonly TimerName[] = ['ConnectRetryTimer', 'HoldTimer', 'KeepaliveTimer', 'DelayOpenTimer', 'IdleHoldTimer'];
 
 export interface IdleOptions {
   /** The NOTIFICATION we send before dropping the connection. */

@@ -4,12 +4,7 @@
 
 export type FsmStateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
 
-export type TimerName =
-  | 'ConnectRetryTimer'
-  | 'HoldTimer'
-  | 'KeepaliveTimer'
-  | 'DelayOpenTimer'
-  | 'IdleHoldTimer';
+export type TimerName = 'ConnectRetryTimer' | 'HoldTimer' | 'KeepaliveTimer' | 'DelayOpenTimer' | 'IdleHoldTimer';
 
 /** A NOTIFICATION message's content (RFC 4271 §4.5). */
 export interface Notification {
@@ -43,33 +38,33 @@ export interface CeaseReason {
 }
 
 export type FsmEvent =
-  | ({ readonly type: 'ManualStart' })
+  | { readonly type: 'ManualStart' }
   | ({ readonly type: 'ManualStop' } & CeaseReason)
-  | ({ readonly type: 'AutomaticStart' })
-  | ({ readonly type: 'ManualStart_with_PassiveTcpEstablishment' })
-  | ({ readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' })
-  | ({ readonly type: 'AutomaticStart_with_DampPeerOscillations' })
-  | ({ readonly type: 'AutomaticStart_with_DampPeerOscillations_and_PassiveTcpEstablishment' })
+  | { readonly type: 'AutomaticStart' }
+  | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
+  | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }
+  | { readonly type: 'AutomaticStart_with_DampPeerOscillations' }
+  | { readonly type: 'AutomaticStart_with_DampPeerOscillations_and_PassiveTcpEstablishment' }
   | ({ readonly type: 'AutomaticStop' } & CeaseReason)
-  | ({ readonly type: 'ConnectRetryTimer_Expires' })
-  | ({ readonly type: 'HoldTimer_Expires' })
-  | ({ readonly type: 'KeepaliveTimer_Expires' })
-  | ({ readonly type: 'DelayOpenTimer_Expires' })
-  | ({ readonly type: 'IdleHoldTimer_Expires' })
-  | ({ readonly type: 'TcpConnection_Valid' })
-  | ({ readonly type: 'Tcp_CR_Invalid' })
-  | ({ readonly type: 'Tcp_CR_Acked' })
-  | ({ readonly type: 'TcpConnectionConfirmed' })
-  | ({ readonly type: 'TcpConnectionFails' })
-  | ({ readonly type: 'BGPOpen'; readonly open: PeerOpen })
-  | ({ readonly type: 'BGPHeaderErr'; readonly notification: Notification })
-  | ({ readonly type: 'BGPOpenMsgErr'; readonly notification: Notification })
-  | ({ readonly type: 'OpenCollisionDump' })
-  | ({ readonly type: 'NotifMsgVerErr'; readonly notification: Notification })
-  | ({ readonly type: 'NotifMsg'; readonly notification: Notification })
-  | ({ readonly type: 'KeepAliveMsg' })
-  | ({ readonly type: 'UpdateMsg' })
-  | ({ readonly type: 'UpdateMsgErr'; readonly notification: Notification });
+  | { readonly type: 'ConnectRetryTimer_Expires' }
+  | { readonly type: 'HoldTimer_Expires' }
+  | { readonly type: 'KeepaliveTimer_Expires' }
+  | { readonly type: 'DelayOpenTimer_Expires' }
+  | { readonly type: 'IdleHoldTimer_Expires' }
+  | { readonly type: 'TcpConnection_Valid' }
+  | { readonly type: 'Tcp_CR_Invalid' }
+  | { readonly type: 'Tcp_CR_Acked' }
+  | { readonly type: 'TcpConnectionConfirmed' }
+  | { readonly type: 'TcpConnectionFails' }
+  | { readonly type: 'BGPOpen'; readonly open: PeerOpen }
+  | { readonly type: 'BGPHeaderErr'; readonly notification: Notification }
+  | { readonly type: 'BGPOpenMsgErr'; readonly notification: Notification }
+  | { readonly type: 'OpenCollisionDump' }
+  | { readonly type: 'NotifMsgVerErr'; readonly notification: Notification }
+  | { readonly type: 'NotifMsg'; readonly notification: Notification }
+  | { readonly type: 'KeepAliveMsg' }
+  | { readonly type: 'UpdateMsg' }
+  | { readonly type: 'UpdateMsgErr'; readonly notification: Notification };
 
 export type FsmEventType = FsmEvent['type'];
 

@@ -77,10 +77,19 @@ export function* readMrt(data: Buffer): Generator<MrtRecord> {
 }
 
 function readBgp4mp(d: Buffer, p: number, end: number, timestamp: number, subtype: number): MrtRecord | undefined {
-  const as4 = subtype === Subtype.MESSAGE_AS4 || subtype === Subtype.STATE_CHANGE_AS4 || subtype === Subtype.MESSAGE_AS4_LOCAL
-    || subtype === Subtype.MESSAGE_AS4_ADDPATH || subtype === Subtype.MESSAGE_AS4_LOCAL_ADDPATH;
-  const known = as4 || subtype === Subtype.MESSAGE || subtype === Subtype.STATE_CHANGE || subtype === Subtype.MESSAGE_LOCAL
-    || subtype === Subtype.MESSAGE_ADDPATH || subtype === Subtype.MESSAGE_LOCAL_ADDPATH;
+  const as4 =
+    subtype === Subtype.MESSAGE_AS4 ||
+    subtype === Subtype.STATE_CHANGE_AS4 ||
+    subtype === Subtype.MESSAGE_AS4_LOCAL ||
+    subtype === Subtype.MESSAGE_AS4_ADDPATH ||
+    subtype === Subtype.MESSAGE_AS4_LOCAL_ADDPATH;
+  const known =
+    as4 ||
+    subtype === Subtype.MESSAGE ||
+    subtype === Subtype.STATE_CHANGE ||
+    subtype === Subtype.MESSAGE_LOCAL ||
+    subtype === Subtype.MESSAGE_ADDPATH ||
+    subtype === Subtype.MESSAGE_LOCAL_ADDPATH;
   if (!known) return undefined;
   const asLen = as4 ? 4 : 2;
   if (p + 2 * asLen + 4 > end) throw new MrtFormatError('BGP4MP header cut short');

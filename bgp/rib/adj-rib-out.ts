@@ -45,25 +45,25 @@ class V4SentMap implements SentMap {
 
   get(key: PrefixKey): Sent | undefined {
     const len = (key as V4Key) % 64;
-    return this.maps[len]?.get(((key as V4Key) - len) / 64 | 0);
+    return this.maps[len]?.get((((key as V4Key) - len) / 64) | 0);
   }
 
   set(key: PrefixKey, sent: Sent): void {
     const len = (key as V4Key) % 64;
     const m = (this.maps[len] ??= new Map());
     const before = m.size;
-    m.set(((key as V4Key) - len) / 64 | 0, sent);
+    m.set((((key as V4Key) - len) / 64) | 0, sent);
     this.count += m.size - before;
   }
 
   delete(key: PrefixKey): void {
     const len = (key as V4Key) % 64;
-    if (this.maps[len]?.delete(((key as V4Key) - len) / 64 | 0)) this.count--;
+    if (this.maps[len]?.delete((((key as V4Key) - len) / 64) | 0)) this.count--;
   }
 
   has(key: PrefixKey): boolean {
     const len = (key as V4Key) % 64;
-    return this.maps[len]?.has(((key as V4Key) - len) / 64 | 0) === true;
+    return this.maps[len]?.has((((key as V4Key) - len) / 64) | 0) === true;
   }
 
   get size(): number {
@@ -211,9 +211,17 @@ export class AdjRibOut {
     if (fam === undefined) throw new TypeError(`refresh: family ${family} is not negotiated with ${this.peer.address}`);
     const enhanced = this.peer.config.enhancedRouteRefresh === true;
     const afi = fam.v6 ? Afi.IPV6 : Afi.IPV4;
-    if (enhanced) this.tasks.push({ kind: 'message', buffer: encodeMessage({ type: 'route-refresh', afi, safi: Safi.UNICAST, subtype: RouteRefreshSubtype.BORR }) });
+    if (enhanced)
+      this.tasks.push({
+        kind: 'message',
+        buffer: encodeMessage({ type: 'route-refresh', afi, safi: Safi.UNICAST, subtype: RouteRefreshSubtype.BORR }),
+      });
     this.tasks.push({ kind: 'dump', fam, keys: fam.table.keys(), force: true, done: false });
-    if (enhanced) this.tasks.push({ kind: 'message', buffer: encodeMessage({ type: 'route-refresh', afi, safi: Safi.UNICAST, subtype: RouteRefreshSubtype.EORR }) });
+    if (enhanced)
+      this.tasks.push({
+        kind: 'message',
+        buffer: encodeMessage({ type: 'route-refresh', afi, safi: Safi.UNICAST, subtype: RouteRefreshSubtype.EORR }),
+      });
     this.kick();
   }
 
@@ -343,7 +351,14 @@ export class AdjRibOut {
     return this.add(buckets, desired, key, 0) + this.wireLength(f, key);
   }
 
-  private processAddPath(f: FamilyOut, key: PrefixKey, head: Path | undefined, force: boolean, buckets: Map<OutAttrSet, Bucket>, wd: Bucket): number {
+  private processAddPath(
+    f: FamilyOut,
+    key: PrefixKey,
+    head: Path | undefined,
+    force: boolean,
+    buckets: Map<OutAttrSet, Bucket>,
+    wd: Bucket,
+  ): number {
     const ids: number[] = [];
     const sets: OutAttrSet[] = [];
     for (let p = head ?? null; p !== null && ids.length < this.addPathMax; p = p.next) {

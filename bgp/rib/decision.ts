@@ -72,7 +72,7 @@ const byLocal = (p: Path): number => (p.peer.type === 'local' ? 1 : 0);
 const byEbgp = (p: Path): number => (p.peer.type === 'ebgp' ? 1 : 0);
 
 function med(p: Path): number {
-  return p.attrs.med >= 0 ? p.attrs.med : 0;
+  return Math.max(p.attrs.med, 0);
 }
 
 function neighbourAs(p: Path): number {

@@ -96,7 +96,8 @@ export function parseCommunity(c: number | string, field = 'community'): number 
   const wk = WELL_KNOWN[c.toLowerCase()];
   if (wk !== undefined) return wk;
   const m = /^(\d+):(\d+)$/.exec(c);
-  if (!m || Number(m[1]) > 0xffff || Number(m[2]) > 0xffff) throw new TypeError(`${field}: "${c}" is not a community (expected "asn:value")`);
+  if (!m || Number(m[1]) > 0xffff || Number(m[2]) > 0xffff)
+    throw new TypeError(`${field}: "${c}" is not a community (expected "asn:value")`);
   return Number(m[1]) * 65536 + Number(m[2]);
 }
 
@@ -109,7 +110,7 @@ interface CompiledRange {
 }
 
 function compileRange(p: string, field: string, ge?: number, le?: number): CompiledRange {
-  let parsed;
+  let parsed: ReturnType<typeof parsePrefix>;
   try {
     parsed = parsePrefix(p.includes('/') ? p : p + (p.includes(':') ? '/128' : '/32'));
   } catch (e) {
@@ -136,7 +137,7 @@ function inRange(r: CompiledRange, ipv6: boolean, bytes: Uint8Array, length: num
 }
 
 function addressIn(ranges: CompiledRange[], address: string): boolean {
-  let parsed;
+  let parsed: ReturnType<typeof parsePrefix>;
   try {
     parsed = parsePrefix(address.includes('/') ? address : address + (address.includes(':') ? '/128' : '/32'));
   } catch {

@@ -84,7 +84,7 @@ const v6Bytes = Buffer.alloc(16);
 
 /** "2001:db8::/32" → key. */
 export function v6Key(prefix: string): V6Key {
-  let parsed;
+  let parsed: ReturnType<typeof parsePrefix>;
   try {
     parsed = parsePrefix(prefix);
   } catch {

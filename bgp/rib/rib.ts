@@ -196,7 +196,10 @@ export class Rib {
       ['ipv4-unicast', msg.withdrawn],
       ['ipv4-unicast', msg.nlri],
       [msg.attributes.mpReach && familyOfAfi(msg.attributes.mpReach.afi, msg.attributes.mpReach.safi), msg.attributes.mpReach?.nlri],
-      [msg.attributes.mpUnreach && familyOfAfi(msg.attributes.mpUnreach.afi, msg.attributes.mpUnreach.safi), msg.attributes.mpUnreach?.withdrawn],
+      [
+        msg.attributes.mpUnreach && familyOfAfi(msg.attributes.mpUnreach.afi, msg.attributes.mpUnreach.safi),
+        msg.attributes.mpUnreach?.withdrawn,
+      ],
     ];
     for (const [f, list] of lists) {
       if (f === undefined || !list || list.length === 0) continue;
@@ -293,7 +296,11 @@ export class Rib {
     const key = groupKey(peer);
     let group = this.groups.get(key);
     if (group === undefined) {
-      group = new UpdateGroup(key, peer, { localAs: this.localAs, defaultLocalPref: this.decision.defaultLocalPref, reflection: this.options.reflection });
+      group = new UpdateGroup(key, peer, {
+        localAs: this.localAs,
+        defaultLocalPref: this.decision.defaultLocalPref,
+        reflection: this.options.reflection,
+      });
       this.groups.set(key, group);
     }
     group.members.add(peer);
@@ -341,7 +348,14 @@ export class Rib {
     }
   }
 
-  private announce(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[], received: Readonly<PathAttributes>, nextHop: string, linkLocal: string | undefined): void {
+  private announce(
+    peer: RibPeer,
+    family: AddressFamily,
+    nlri: readonly Nlri[],
+    received: Readonly<PathAttributes>,
+    nextHop: string,
+    linkLocal: string | undefined,
+  ): void {
     const fr = this.fams[family];
     peer.stats.announced += nlri.length;
     let base = shareableAttributes(received);
@@ -593,4 +607,3 @@ export class Rib {
     }
   }
 }
-

@@ -119,13 +119,13 @@ export class UpdateGroup {
 
   /** Whether an export decision costs a policy run per prefix (no cache by attribute set). */
   get exportPerPrefix(): boolean {
-    return this.exportPolicy !== undefined && this.exportPolicy.perPrefix;
+    return this.exportPolicy?.perPrefix === true;
   }
 
   /** The attributes this group sends for a path, or null when the path is not sent. */
   exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
     const policy = this.exportPolicy;
-    if (policy !== undefined && policy.perPrefix) return this.compute(family, key, path);
+    if (policy?.perPrefix) return this.compute(family, key, path);
     let entries: CacheEntry[] | undefined;
     if (path.attrs === this.lastAttrs) {
       entries = this.lastEntries;
@@ -159,7 +159,7 @@ export class UpdateGroup {
 
     let a: PathAttributes = { ...set.attributes };
     let nh: string | undefined = path.nextHop.address;
-    let ll: string | undefined = undefined;
+    let ll: string | undefined;
     const v6 = family === 'ipv6-unicast';
     const unspecified = nh === '0.0.0.0' || nh === '::';
     if (ebgp) {

@@ -8,7 +8,7 @@ export const UPDATE = 2;
 
 /** Writes a 16-octet IPv6 address; a TypeError names the field when it is not one. */
 export function writeIpv6Bytes(address: string, b: Buffer, pos: number, field: string): void {
-  let p;
+  let p: ReturnType<typeof parsePrefix>;
   try {
     p = parsePrefix(address + '/128');
   } catch {

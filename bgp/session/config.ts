@@ -57,7 +57,8 @@ export function checkAsn(field: string, asn: unknown): number {
 
 export function checkPeerConfig(c: PeerConfig): PeerConfig {
   if (typeof c !== 'object' || c === null) throw new TypeError('peer: a configuration object is required');
-  if (typeof c.address !== 'string' || isIP(c.address) === 0) throw new TypeError(`peer address: "${String(c.address)}" is not an IP address`);
+  if (typeof c.address !== 'string' || isIP(c.address) === 0)
+    throw new TypeError(`peer address: "${String(c.address)}" is not an IP address`);
   checkAsn(`peer ${c.address} asn`, c.asn);
   if (c.port !== undefined && (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535)) {
     throw new TypeError(`peer ${c.address} port: ${c.port} is not a TCP port`);
@@ -65,14 +66,18 @@ export function checkPeerConfig(c: PeerConfig): PeerConfig {
   if (c.localAddress !== undefined && isIP(c.localAddress) === 0) {
     throw new TypeError(`peer ${c.address} localAddress: "${c.localAddress}" is not an IP address`);
   }
-  if (c.holdTime !== undefined && (!Number.isInteger(c.holdTime) || c.holdTime === 1 || c.holdTime === 2 || c.holdTime < 0 || c.holdTime > 65535)) {
+  if (
+    c.holdTime !== undefined &&
+    (!Number.isInteger(c.holdTime) || c.holdTime === 1 || c.holdTime === 2 || c.holdTime < 0 || c.holdTime > 65535)
+  ) {
     throw new TypeError(`peer ${c.address} holdTime: ${c.holdTime} (must be 0 or 3..65535 seconds)`);
   }
   for (const f of c.families ?? []) {
     if (f !== 'ipv4-unicast' && f !== 'ipv6-unicast') throw new TypeError(`peer ${c.address} families: unknown family "${String(f)}"`);
   }
   for (const [f, mode] of Object.entries(c.addPath ?? {})) {
-    if (mode !== 'receive' && mode !== 'send' && mode !== 'both') throw new TypeError(`peer ${c.address} addPath.${f}: "${String(mode)}" (receive, send or both)`);
+    if (mode !== 'receive' && mode !== 'send' && mode !== 'both')
+      throw new TypeError(`peer ${c.address} addPath.${f}: "${String(mode)}" (receive, send or both)`);
   }
   return c;
 }

@@ -3,7 +3,15 @@
 // the peer reads them (back-pressure: the socket never holds more than `highWater` octets
 // of UPDATEs, so a KEEPALIVE never waits behind a whole table).
 import type { Socket } from 'node:net';
-import { BgpError, MessageFramer, decodeMessage, encodeMessage, maxMessageLength, type BgpMessage, type CodecOptions } from '../codec/index.js';
+import {
+  BgpError,
+  MessageFramer,
+  decodeMessage,
+  encodeMessage,
+  maxMessageLength,
+  type BgpMessage,
+  type CodecOptions,
+} from '../codec/index.js';
 
 export interface ConnectionHandlers {
   message(m: BgpMessage): void;
@@ -31,7 +39,10 @@ export class BgpConnection {
   /** Settles once the socket is gone: after close() that means what was written has left. */
   readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
 
-  constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers) {
+  constructor(
+    readonly socket: Socket,
+    private readonly handlers: ConnectionHandlers,
+  ) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.pump());

@@ -21,7 +21,10 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
   caps.push({ kind: 'four-octet-as', asn: local.asn });
   const addPath = Object.entries(peer.addPath ?? {}).filter(([f]) => families.includes(f as keyof typeof AFI));
   if (addPath.length) {
-    caps.push({ kind: 'add-path', families: addPath.map(([f, m]) => ({ afi: AFI[f as keyof typeof AFI], safi: Safi.UNICAST, mode: ADD_PATH_MODE[m!] })) });
+    caps.push({
+      kind: 'add-path',
+      families: addPath.map(([f, m]) => ({ afi: AFI[f as keyof typeof AFI], safi: Safi.UNICAST, mode: ADD_PATH_MODE[m!] })),
+    });
   }
   if (local.hostname) caps.push({ kind: 'fqdn', hostname: local.hostname.slice(0, 64), domain: '' });
   return {

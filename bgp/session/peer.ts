@@ -5,12 +5,35 @@
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import {
-  BgpError, CeaseSubcode, ErrorCode, OpenSubcode, endOfRibFamily, findCapability, negotiatedOptions, openAs, shutdownCommunicationData,
-  type AddressFamily, type BgpMessage, type NegotiatedOptions, type OpenMessage, type UpdateMessage,
+  type BgpError,
+  CeaseSubcode,
+  ErrorCode,
+  OpenSubcode,
+  endOfRibFamily,
+  findCapability,
+  negotiatedOptions,
+  openAs,
+  shutdownCommunicationData,
+  type AddressFamily,
+  type BgpMessage,
+  type NegotiatedOptions,
+  type OpenMessage,
+  type UpdateMessage,
 } from '../codec/index.js';
 import {
-  FsmTimers, checkPeerOpen, createFsm, notificationEvent, resolveCollision, step,
-  type DownReason, type FsmAction, type FsmEvent, type FsmState, type FsmStateName, type Notification, type PeerOpen,
+  FsmTimers,
+  checkPeerOpen,
+  createFsm,
+  notificationEvent,
+  resolveCollision,
+  step,
+  type DownReason,
+  type FsmAction,
+  type FsmEvent,
+  type FsmState,
+  type FsmStateName,
+  type Notification,
+  type PeerOpen,
 } from '../fsm/index.js';
 import { checkPeerConfig, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
 import { BgpConnection, normalizeAddress, type UpdateSource } from './connection.js';
@@ -74,7 +97,11 @@ class Attempt {
   private draining = false;
   disposed = false;
 
-  constructor(readonly peer: Peer, readonly direction: 'outgoing' | 'incoming', fsm: FsmState) {
+  constructor(
+    readonly peer: Peer,
+    readonly direction: 'outgoing' | 'incoming',
+    fsm: FsmState,
+  ) {
     this.fsm = fsm;
     this.timers = new FsmTimers((e) => this.dispatch(e));
   }
@@ -119,7 +146,10 @@ export class Peer extends EventEmitter<PeerEvents> {
   lastError = '';
   session: SessionInfo | undefined;
 
-  constructor(config: PeerConfig, private local: LocalConfig) {
+  constructor(
+    config: PeerConfig,
+    private local: LocalConfig,
+  ) {
     super();
     this.config = checkPeerConfig(config);
     this.primary = this.newAttempt(config.passive ? 'incoming' : 'outgoing');
@@ -296,7 +326,12 @@ export class Peer extends EventEmitter<PeerEvents> {
         return;
       case 'sendNotification':
         this.lastError = `sent NOTIFICATION ${action.notification.code}/${action.notification.subcode}`;
-        a.conn?.sendMessage({ type: 'notification', code: action.notification.code, subcode: action.notification.subcode, data: Buffer.from(action.notification.data ?? []) });
+        a.conn?.sendMessage({
+          type: 'notification',
+          code: action.notification.code,
+          subcode: action.notification.subcode,
+          data: Buffer.from(action.notification.data ?? []),
+        });
         return;
       case 'processUpdate': {
         const p = a.pending;
@@ -366,7 +401,11 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   private onOpen(a: Attempt, conn: BgpConnection, open: OpenMessage): void {
     const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: idNumber(open.bgpId) };
-    const bad = checkPeerOpen(peerOpen, { localAs: this.local.asn, localBgpId: idNumber(this.local.routerId), peerAs: this.acceptedAsns ?? this.config.asn });
+    const bad = checkPeerOpen(peerOpen, {
+      localAs: this.local.asn,
+      localBgpId: idNumber(this.local.routerId),
+      peerAs: this.acceptedAsns ?? this.config.asn,
+    });
     if (bad) {
       this.lastError = `OPEN refused: ${bad.code}/${bad.subcode} (peer AS ${peerOpen.asNumber}, id ${open.bgpId})`;
       return a.dispatch({ type: 'BGPOpenMsgErr', notification: bad });
@@ -375,11 +414,14 @@ export class Peer extends EventEmitter<PeerEvents> {
     const negotiated = negotiatedOptions(local, open);
     if (negotiated.families.length === 0) {
       this.lastError = 'no address family in common with the peer';
-      return a.dispatch({ type: 'BGPOpenMsgErr', notification: { code: ErrorCode.OPEN_MESSAGE, subcode: OpenSubcode.UNSUPPORTED_CAPABILITY } });
+      return a.dispatch({
+        type: 'BGPOpenMsgErr',
+        notification: { code: ErrorCode.OPEN_MESSAGE, subcode: OpenSubcode.UNSUPPORTED_CAPABILITY },
+      });
     }
     // The other connection to this peer, if any, collides with this one (§6.8).
     const other = a === this.primary ? this.secondary : this.primary;
-    if (other && other.conn && !other.disposed) {
+    if (other?.conn && !other.disposed) {
       const outcome = resolveCollision({
         localBgpId: idNumber(this.local.routerId),
         remoteBgpId: peerOpen.bgpIdentifier,
@@ -433,17 +475,19 @@ export class Peer extends EventEmitter<PeerEvents> {
       holdTime,
       keepaliveTime,
       negotiated: negotiatedOptions(local, remote),
-      gracefulRestart: gr && this.config.gracefulRestart !== false
-        ? {
-            restartTime: gr.restartTime,
-            restarting: (gr.restartFlags & 0x8) !== 0,
-            families: gr.families.flatMap((f) => {
-              const family = FAMILY_OF[`${f.afi}/${f.safi}`];
-              return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0 }] : [];
-            }),
-          }
-        : undefined,
-      enhancedRouteRefresh: findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
+      gracefulRestart:
+        gr && this.config.gracefulRestart !== false
+          ? {
+              restartTime: gr.restartTime,
+              restarting: (gr.restartFlags & 0x8) !== 0,
+              families: gr.families.flatMap((f) => {
+                const family = FAMILY_OF[`${f.afi}/${f.safi}`];
+                return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0 }] : [];
+              }),
+            }
+          : undefined,
+      enhancedRouteRefresh:
+        findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
     };
     this.lastError = '';
     this.emit('established', this.session);
@@ -465,7 +509,10 @@ export class Peer extends EventEmitter<PeerEvents> {
     let gracefulRestart: SessionDown['gracefulRestart'];
     // RFC 4724 §4.2: only a session that ends without a NOTIFICATION keeps its routes.
     if (wasEstablished && session?.gracefulRestart && !reason.sent && !reason.received && !this.stopping) {
-      gracefulRestart = { restartTime: session.gracefulRestart.restartTime, families: session.gracefulRestart.families.map((f) => f.family) };
+      gracefulRestart = {
+        restartTime: session.gracefulRestart.restartTime,
+        families: session.gracefulRestart.families.map((f) => f.family),
+      };
     }
     this.emit('down', { reason, wasEstablished, message, gracefulRestart });
   }
@@ -474,6 +521,9 @@ export class Peer extends EventEmitter<PeerEvents> {
 function describe(r: DownReason): string {
   const n = r.sent ?? r.received;
   if (!n) return `${r.event} in ${r.from}`;
-  const comm = n.data && n.data.length > 1 && n.code === 6 && (n.subcode === 2 || n.subcode === 4) ? ` "${Buffer.from(n.data).subarray(1).toString('utf8')}"` : '';
+  const comm =
+    n.data && n.data.length > 1 && n.code === 6 && (n.subcode === 2 || n.subcode === 4)
+      ? ` "${Buffer.from(n.data).subarray(1).toString('utf8')}"`
+      : '';
   return `${r.sent ? 'sent' : 'received'} NOTIFICATION ${n.code}/${n.subcode}${comm} (${r.event} in ${r.from})`;
 }

@@ -3,10 +3,36 @@
 
 import { formatAddress, parseInterfaceAddress } from '../../ip/index.js';
 import {
-  AF_INET, AF_INET6, AF_UNSPEC, IFA_ADDRESS, IFA_LOCAL, IFF_UP, IFLA_ADDRESS, IFLA_IFNAME, IFLA_INFO_DATA, IFLA_INFO_KIND,
-  IFLA_LINKINFO, IFLA_MTU, IFLA_VXLAN_ID, IFLA_VXLAN_LEARNING, IFLA_VXLAN_LINK, IFLA_VXLAN_LOCAL, IFLA_VXLAN_LOCAL6,
-  IFLA_VXLAN_PORT, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, RTM_DELADDR,
-  RTM_DELLINK, RTM_GETADDR, RTM_GETLINK, RTM_NEWADDR, RTM_NEWLINK,
+  AF_INET,
+  AF_INET6,
+  AF_UNSPEC,
+  IFA_ADDRESS,
+  IFA_LOCAL,
+  IFF_UP,
+  IFLA_ADDRESS,
+  IFLA_IFNAME,
+  IFLA_INFO_DATA,
+  IFLA_INFO_KIND,
+  IFLA_LINKINFO,
+  IFLA_MTU,
+  IFLA_VXLAN_ID,
+  IFLA_VXLAN_LEARNING,
+  IFLA_VXLAN_LINK,
+  IFLA_VXLAN_LOCAL,
+  IFLA_VXLAN_LOCAL6,
+  IFLA_VXLAN_PORT,
+  NLM_F_ACK,
+  NLM_F_CREATE,
+  NLM_F_DUMP,
+  NLM_F_EXCL,
+  NLM_F_REPLACE,
+  NLM_F_REQUEST,
+  RTM_DELADDR,
+  RTM_DELLINK,
+  RTM_GETADDR,
+  RTM_GETLINK,
+  RTM_NEWADDR,
+  RTM_NEWLINK,
 } from './constants.js';
 import { formatMac, macBytes } from './neigh.js';
 import { forEachAttr, type MessageWriter } from './writer.js';
@@ -47,7 +73,10 @@ export function readLink(buf: Buffer, start: number, end: number): LinkInfo {
   const o = start + 16;
   const index = buf.readInt32LE(o + 4);
   const flags = buf.readUInt32LE(o + 8);
-  let name = '', mtu = 0, mac: string | undefined, kind: string | undefined;
+  let name = '',
+    mtu = 0,
+    mac: string | undefined,
+    kind: string | undefined;
   let vni: number | undefined, port: number | undefined;
   forEachAttr(buf, o + 16, end, (t, a, b) => {
     if (t === IFLA_IFNAME) name = buf.toString('utf8', a, b).replace(/\0+$/, '');
@@ -132,7 +161,10 @@ export function writeLinkDelete(w: MessageWriter, index: number): number {
 
 export function writeAddress(w: MessageWriter, mode: 'replace' | 'delete', index: number, cidr: string): number {
   const c = parseInterfaceAddress(cidr, 'address');
-  const seq = w.begin(mode === 'delete' ? RTM_DELADDR : RTM_NEWADDR, NLM_F_REQUEST | NLM_F_ACK | (mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0));
+  const seq = w.begin(
+    mode === 'delete' ? RTM_DELADDR : RTM_NEWADDR,
+    NLM_F_REQUEST | NLM_F_ACK | (mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0),
+  );
   w.u8(c.family === 4 ? AF_INET : AF_INET6);
   w.u8(c.prefixLength);
   w.u8(0);

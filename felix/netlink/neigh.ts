@@ -4,8 +4,21 @@
 import { formatAddress, parseAddress } from '../../ip/index.js';
 import type { Neighbor } from '../model.js';
 import {
-  AF_BRIDGE, AF_INET, AF_INET6, NDA_DST, NDA_LLADDR, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REPLACE,
-  NLM_F_REQUEST, NTF_SELF, NUD_PERMANENT, RTM_DELNEIGH, RTM_GETNEIGH, RTM_NEWNEIGH,
+  AF_BRIDGE,
+  AF_INET,
+  AF_INET6,
+  NDA_DST,
+  NDA_LLADDR,
+  NLM_F_ACK,
+  NLM_F_CREATE,
+  NLM_F_DUMP,
+  NLM_F_REPLACE,
+  NLM_F_REQUEST,
+  NTF_SELF,
+  NUD_PERMANENT,
+  RTM_DELNEIGH,
+  RTM_GETNEIGH,
+  RTM_NEWNEIGH,
 } from './constants.js';
 import { forEachAttr, type MessageWriter } from './writer.js';
 
@@ -20,7 +33,10 @@ export function formatMac(b: Uint8Array): string {
 export function writeNeighbor(w: MessageWriter, mode: 'replace' | 'delete', n: Neighbor, ifindex: number): number {
   const addr = parseAddress(n.address, 'address');
   const family = n.kind === 'fdb' ? AF_BRIDGE : addr.family === 4 ? AF_INET : AF_INET6;
-  const seq = w.begin(mode === 'delete' ? RTM_DELNEIGH : RTM_NEWNEIGH, NLM_F_REQUEST | NLM_F_ACK | (mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0));
+  const seq = w.begin(
+    mode === 'delete' ? RTM_DELNEIGH : RTM_NEWNEIGH,
+    NLM_F_REQUEST | NLM_F_ACK | (mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0),
+  );
   w.u8(family);
   w.u8(0);
   w.u16(0);

@@ -3,9 +3,29 @@
 import { formatAddress, parseCidr, parseAddress } from '../../ip/index.js';
 import type { InstalledRoute, NextHop, Route } from '../model.js';
 import {
-  AF_INET, AF_INET6, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
-  RTA_DST, RTA_GATEWAY, RTA_MULTIPATH, RTA_OIF, RTA_PRIORITY, RTA_TABLE, RTM_DELROUTE, RTM_GETROUTE,
-  RTM_NEWROUTE, RTN_BLACKHOLE, RTN_UNICAST, RTNH_F_ONLINK, RT_SCOPE_LINK, RT_SCOPE_NOWHERE, RT_SCOPE_UNIVERSE,
+  AF_INET,
+  AF_INET6,
+  NLM_F_ACK,
+  NLM_F_CREATE,
+  NLM_F_DUMP,
+  NLM_F_EXCL,
+  NLM_F_REPLACE,
+  NLM_F_REQUEST,
+  RTA_DST,
+  RTA_GATEWAY,
+  RTA_MULTIPATH,
+  RTA_OIF,
+  RTA_PRIORITY,
+  RTA_TABLE,
+  RTM_DELROUTE,
+  RTM_GETROUTE,
+  RTM_NEWROUTE,
+  RTN_BLACKHOLE,
+  RTN_UNICAST,
+  RTNH_F_ONLINK,
+  RT_SCOPE_LINK,
+  RT_SCOPE_NOWHERE,
+  RT_SCOPE_UNIVERSE,
 } from './constants.js';
 import { forEachAttr, type MessageWriter } from './writer.js';
 
@@ -50,11 +70,20 @@ export function writeRoute(w: MessageWriter, mode: 'create' | 'replace' | 'delet
   const type = r.type === 'blackhole' ? RTN_BLACKHOLE : RTN_UNICAST;
   const scope = type === RTN_UNICAST && r.nextHops.every((h) => !h.gateway) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
   const msgType = mode === 'delete' ? RTM_DELROUTE : RTM_NEWROUTE;
-  const flags = NLM_F_REQUEST | NLM_F_ACK | (mode === 'create' ? NLM_F_CREATE | NLM_F_EXCL : mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0);
+  const flags =
+    NLM_F_REQUEST | NLM_F_ACK | (mode === 'create' ? NLM_F_CREATE | NLM_F_EXCL : mode === 'replace' ? NLM_F_CREATE | NLM_F_REPLACE : 0);
   const seq = w.begin(msgType, flags);
   const single = hops.length === 1 ? hops[0] : undefined;
   // A delete matches any scope only with RT_SCOPE_NOWHERE (as iproute2 sends it).
-  header(w, family, dst.prefixLength, o, mode === 'delete' ? RT_SCOPE_NOWHERE : scope, mode === 'delete' ? 0 : type, single?.h.onlink ? RTNH_F_ONLINK : 0);
+  header(
+    w,
+    family,
+    dst.prefixLength,
+    o,
+    mode === 'delete' ? RT_SCOPE_NOWHERE : scope,
+    mode === 'delete' ? 0 : type,
+    single?.h.onlink ? RTNH_F_ONLINK : 0,
+  );
   w.attrBytes(RTA_DST, dst.bytes);
   if (o.table >= 256) w.attrU32(RTA_TABLE, o.table);
   if (o.metric !== undefined) w.attrU32(RTA_PRIORITY, o.metric);
@@ -90,7 +119,14 @@ export function writeRouteDump(w: MessageWriter, family: 4 | 6): void {
  * tables, other protocols when `onlyProtocol` is set, route types other than unicast and
  * blackhole), cheaply, before reading attributes.
  */
-export function readRoute(buf: Buffer, start: number, end: number, ifname: (index: number) => string, onlyProtocol?: number, onlyTable?: number): InstalledRoute | null {
+export function readRoute(
+  buf: Buffer,
+  start: number,
+  end: number,
+  ifname: (index: number) => string,
+  onlyProtocol?: number,
+  onlyTable?: number,
+): InstalledRoute | null {
   const o = start + 16;
   const family = buf[o];
   const dstLen = buf[o + 1];
@@ -102,21 +138,35 @@ export function readRoute(buf: Buffer, start: number, end: number, ifname: (inde
   const rflags = buf.readUInt32LE(o + 8);
   let table = buf[o + 4];
   let dst: Uint8Array = new Uint8Array(family === AF_INET ? 4 : 16);
-  let metric = 0, oif = -1;
+  let metric = 0,
+    oif = -1;
   let gateway: string | undefined;
   let multipath: NextHop[] | undefined;
   // A plain loop, not forEachAttr: a resync reads every route of the table.
   for (let at = o + 12; at + 4 <= end; ) {
     const len = buf.readUInt16LE(at);
     if (len < 4 || at + len > end) break;
-    const a = at + 4, b = at + len;
+    const a = at + 4,
+      b = at + len;
     switch (buf.readUInt16LE(at + 2) & 0x3fff) {
-      case RTA_DST: dst = buf.subarray(a, b); break;
-      case RTA_TABLE: table = buf.readUInt32LE(a); break;
-      case RTA_PRIORITY: metric = buf.readUInt32LE(a); break;
-      case RTA_OIF: oif = buf.readInt32LE(a); break;
-      case RTA_GATEWAY: gateway = formatAddress(buf.subarray(a, b)); break;
-      case RTA_MULTIPATH: multipath = readMultipath(buf, a, b, ifname); break;
+      case RTA_DST:
+        dst = buf.subarray(a, b);
+        break;
+      case RTA_TABLE:
+        table = buf.readUInt32LE(a);
+        break;
+      case RTA_PRIORITY:
+        metric = buf.readUInt32LE(a);
+        break;
+      case RTA_OIF:
+        oif = buf.readInt32LE(a);
+        break;
+      case RTA_GATEWAY:
+        gateway = formatAddress(buf.subarray(a, b));
+        break;
+      case RTA_MULTIPATH:
+        multipath = readMultipath(buf, a, b, ifname);
+        break;
     }
     at += (len + 3) & ~3;
   }

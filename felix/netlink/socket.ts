@@ -14,7 +14,10 @@ export interface BatchResult {
 }
 
 export class NetlinkError extends Error {
-  constructor(readonly errno: number, readonly detail?: string) {
+  constructor(
+    readonly errno: number,
+    readonly detail?: string,
+  ) {
     super(`${errnoName(errno)}${detail ? `: ${detail}` : ''}`);
     this.name = 'NetlinkError';
   }
@@ -47,7 +50,11 @@ export class NetlinkSocket {
   private readonly timeout: number;
   private readonly ackMode: 'each' | 'errors';
 
-  private constructor(private readonly n: NetlinkNative, private readonly fd: number, opts: NetlinkSocketOptions) {
+  private constructor(
+    private readonly n: NetlinkNative,
+    private readonly fd: number,
+    opts: NetlinkSocketOptions,
+  ) {
     this.chunkBytes = opts.chunkBytes ?? 256 * 1024;
     this.timeout = opts.replyTimeoutMs ?? 5000;
     this.ackMode = opts.ackMode ?? 'each';
@@ -85,7 +92,8 @@ export class NetlinkSocket {
       while (last < count && w.starts[last] - from < this.chunkBytes) last++;
       const to = last < count ? w.starts[last] : w.len;
       const barrier = this.ackMode === 'errors';
-      if (barrier) for (let i = first; i < last - 1; i++) w.buf.writeUInt16LE(w.buf.readUInt16LE(w.starts[i] + 6) & ~NLM_F_ACK, w.starts[i] + 6);
+      if (barrier)
+        for (let i = first; i < last - 1; i++) w.buf.writeUInt16LE(w.buf.readUInt16LE(w.starts[i] + 6) & ~NLM_F_ACK, w.starts[i] + 6);
       this.n.send(this.fd, w.buf.subarray(from, to), to - from);
       let pending = barrier ? 1 : last - first;
       while (pending > 0) {
@@ -126,7 +134,8 @@ export class NetlinkSocket {
         }
       }
       // Requests before the barrier that drew no error succeeded: the kernel answers in order.
-      if (barrier && errors[last - 1] !== -1 && errors[last - 1] !== 110 && errors[last - 1] !== 105) for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = 0;
+      if (barrier && errors[last - 1] !== -1 && errors[last - 1] !== 110 && errors[last - 1] !== 105)
+        for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = 0;
       first = last;
       if (first < count) await new Promise<void>((r) => setImmediate(r));
     }

@@ -14,7 +14,10 @@ export class MessageWriter {
   private msgStart = -1;
   private readonly nests: number[] = [];
 
-  constructor(private nextSeq: number, capacity = 1 << 16) {
+  constructor(
+    private nextSeq: number,
+    capacity = 1 << 16,
+  ) {
     this.buf = Buffer.allocUnsafe(capacity);
   }
 
@@ -36,7 +39,8 @@ export class MessageWriter {
     this.reserve(16);
     const seq = this.nextSeq++;
     if (this.nextSeq > 0x7fffffff) this.nextSeq = 1;
-    const b = this.buf, o = this.len;
+    const b = this.buf,
+      o = this.len;
     this.msgStart = o;
     b.writeUInt32LE(0, o);
     b.writeUInt16LE(type, o + 4);

@@ -15,8 +15,13 @@ export interface Advertisements {
 
 export function advertisements(node: string, blocks: readonly IPAMBlock[], config: BGPConfiguration | undefined): Advertisements {
   const affinity = hostAffinity(node);
-  const own = blocks.filter((b) => b.spec.affinity === affinity).map((b) => b.spec.cidr).sort();
-  const borrowed = borrowedAddresses(blocks, node).map((a) => `${a.ip}/${a.ip.includes(':') ? 128 : 32}`).sort();
+  const own = blocks
+    .filter((b) => b.spec.affinity === affinity)
+    .map((b) => b.spec.cidr)
+    .sort();
+  const borrowed = borrowedAddresses(blocks, node)
+    .map((a) => `${a.ip}/${a.ip.includes(':') ? 128 : 32}`)
+    .sort();
   const services = (config?.spec.serviceClusterIPs ?? []).map((s) => s.cidr);
   return { blocks: own, borrowed, services };
 }

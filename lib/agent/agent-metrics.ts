@@ -19,7 +19,9 @@ export class AgentMetrics {
       const peers = agent.status().peers;
       return STATES.map((state) => ({ labels: { state }, value: peers.filter((p) => p.state === state).length }));
     });
-    r.gauge('podroute_bgp_routes_learned', 'Prefixes learned over BGP and handed to felix', () => [{ value: agent.status().routes.learned }]);
+    r.gauge('podroute_bgp_routes_learned', 'Prefixes learned over BGP and handed to felix', () => [
+      { value: agent.status().routes.learned },
+    ]);
     r.gauge('podroute_bgp_routes_advertised', 'Prefixes this node announces, by kind', () => {
       const a = agent.status().advertised;
       return [
@@ -28,7 +30,9 @@ export class AgentMetrics {
         { labels: { kind: 'service' }, value: a.services.length },
       ];
     });
-    r.gauge('podroute_routes_programmed', 'Routes felix holds in the dataplane (desired minus failed)', () => [{ value: agent.status().routes.programmed }]);
+    r.gauge('podroute_routes_programmed', 'Routes felix holds in the dataplane (desired minus failed)', () => [
+      { value: agent.status().routes.programmed },
+    ]);
     r.gauge('podroute_ready', '1 when the datastore is synced and felix has done its first resync', () => [{ value: agent.ready ? 1 : 0 }]);
     this.programmingLatency = r.histogram(
       'podroute_programming_latency_seconds',

@@ -95,8 +95,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.cache = new ClusterCache(options.nodeName);
     this.feed = new FelixFeed(this.felix, (e, f) => this.log(e, f));
     this.vtep = new VtepAllocator({
-      nodeName: options.nodeName, datastore: options.datastore, ipam: this.ipam,
-      log: (e, f) => this.log(e, f), onDatastoreError: () => this.metrics.datastoreErrors.inc(),
+      nodeName: options.nodeName,
+      datastore: options.datastore,
+      ipam: this.ipam,
+      log: (e, f) => this.log(e, f),
+      onDatastoreError: () => this.metrics.datastoreErrors.inc(),
     });
     this.felix.on('report', (r) => {
       this.metrics.onReport(r);
@@ -134,7 +137,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (!detected.cidr.includes('/')) throw new Error(`ipv4Address: ${detected.cidr} needs a prefix length (e.g. 10.0.0.1/24)`);
     this.address = detected.cidr;
     this.uplink = o.uplink ?? detected.interface ?? 'eth0';
-    await registerNode(this.ds, { nodeName: this.nodeName, address: this.address, asNumber: o.asNumber, routeReflectorClusterId: o.routeReflectorClusterId, labels: o.labels });
+    await registerNode(this.ds, {
+      nodeName: this.nodeName,
+      address: this.address,
+      asNumber: o.asNumber,
+      routeReflectorClusterId: o.routeReflectorClusterId,
+      labels: o.labels,
+    });
     await ensureDefaultPool(this.ds, o.defaultIpv4Pool);
     this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
     this.log('starting', { address: this.address, uplink: this.uplink, restarting: this.restarting });
@@ -147,7 +156,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       release: () => this.startFelix(),
       log,
     });
-    this.bgp = new NodeSpeaker({ hostname: this.nodeName, listenAddress: o.listenAddress, restarting: this.restarting, restartTime: o.restartTime, log });
+    this.bgp = new NodeSpeaker({
+      hostname: this.nodeName,
+      listenAddress: o.listenAddress,
+      restarting: this.restarting,
+      restartTime: o.restartTime,
+      log,
+    });
     this.bgp.on('bestPaths', (changes) => this.onBestPaths(changes));
     this.bgp.on('endOfRib', (address) => {
       this.gracefulRestart?.markEndOfRib(address);
@@ -179,7 +194,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       this.scheduleReconcile();
       const first = this.firstSync;
       this.firstSync = undefined;
-      if (first) void this.reconcile().then(first, (err: Error) => { this.emit('error', err); first(); });
+      if (first)
+        void this.reconcile().then(first, (err: Error) => {
+          this.emit('error', err);
+          first();
+        });
       return;
     }
     if (this.cache.apply(e) && !this.firstSync) this.scheduleReconcile();
@@ -211,7 +230,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       advertiser = this.advertiser = new Advertiser(speaker);
     }
     sessions.reconcile(desiredPeers(this.cache.peerView(self)), {
-      port: settings.port, localAddress: settings.routerId, holdTime: o.holdTime, connectRetryTime: o.connectRetryTime, restartTime: o.restartTime,
+      port: settings.port,
+      localAddress: settings.routerId,
+      holdTime: o.holdTime,
+      connectRetryTime: o.connectRetryTime,
+      restartTime: o.restartTime,
     });
     advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config);
     this.pushFelix();
@@ -238,7 +261,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private startFelix(): void {
     this.felix.start().then(
       (r) => {
-        this.log('felix-started', { routes: r.routesCreated + r.routesReplaced + r.routesUnchanged, deleted: r.routesDeleted, failures: r.failures.length });
+        this.log('felix-started', {
+          routes: r.routesCreated + r.routesReplaced + r.routesUnchanged,
+          deleted: r.routesDeleted,
+          failures: r.failures.length,
+        });
         this.ready = true;
         this.emit('ready');
       },

@@ -31,7 +31,9 @@ export function autodetectIpv4(method = 'first-found', interfaces = networkInter
       if (a.family === 'IPv4' && !a.internal && a.cidr) return { cidr: a.cidr, interface: name };
     }
   }
-  throw new Error(`ipAutodetectionMethod ${method}: no interface with an IPv4 address matched (interfaces: ${Object.keys(interfaces).join(', ') || 'none'})`);
+  throw new Error(
+    `ipAutodetectionMethod ${method}: no interface with an IPv4 address matched (interfaces: ${Object.keys(interfaces).join(', ') || 'none'})`,
+  );
 }
 
 /** The interface holding `address` (the uplink for routes without encapsulation). */

@@ -17,14 +17,26 @@ export class ClusterCache {
 
   constructor(readonly nodeName: string) {}
 
-  get nodes(): ReadonlyMap<string, Node> { return this.nodeMap; }
-  get bgpPeers(): ReadonlyMap<string, BGPPeer> { return this.bgpPeerMap; }
-  get pools(): ReadonlyMap<string, IPPool> { return this.poolMap; }
-  get blocks(): ReadonlyMap<string, IPAMBlock> { return this.blockMap; }
+  get nodes(): ReadonlyMap<string, Node> {
+    return this.nodeMap;
+  }
+  get bgpPeers(): ReadonlyMap<string, BGPPeer> {
+    return this.bgpPeerMap;
+  }
+  get pools(): ReadonlyMap<string, IPPool> {
+    return this.poolMap;
+  }
+  get blocks(): ReadonlyMap<string, IPAMBlock> {
+    return this.blockMap;
+  }
   /** This node's workload endpoints only. */
-  get workloads(): ReadonlyMap<string, WorkloadEndpoint> { return this.workloadMap; }
+  get workloads(): ReadonlyMap<string, WorkloadEndpoint> {
+    return this.workloadMap;
+  }
   /** BGPConfiguration "default", the cluster-wide one. */
-  get config(): BGPConfiguration | undefined { return this.bgpConfig; }
+  get config(): BGPConfiguration | undefined {
+    return this.bgpConfig;
+  }
 
   /** This node's own Node, once the watch has delivered it. */
   get self(): Node | undefined {
@@ -39,10 +51,18 @@ export class ClusterCache {
     if (e.type === 'synced') return false;
     const r: Resource | undefined = e.type === 'put' ? e.resource : undefined;
     switch (e.kind) {
-      case 'Node': setOrDelete(this.nodeMap, e.key, r as Node | undefined); return true;
-      case 'BGPPeer': setOrDelete(this.bgpPeerMap, e.key, r as BGPPeer | undefined); return true;
-      case 'IPPool': setOrDelete(this.poolMap, e.key, r as IPPool | undefined); return true;
-      case 'IPAMBlock': setOrDelete(this.blockMap, e.key, r as IPAMBlock | undefined); return true;
+      case 'Node':
+        setOrDelete(this.nodeMap, e.key, r as Node | undefined);
+        return true;
+      case 'BGPPeer':
+        setOrDelete(this.bgpPeerMap, e.key, r as BGPPeer | undefined);
+        return true;
+      case 'IPPool':
+        setOrDelete(this.poolMap, e.key, r as IPPool | undefined);
+        return true;
+      case 'IPAMBlock':
+        setOrDelete(this.blockMap, e.key, r as IPAMBlock | undefined);
+        return true;
       case 'WorkloadEndpoint': {
         // An endpoint that moved to another node is no longer ours.
         const w = r as WorkloadEndpoint | undefined;

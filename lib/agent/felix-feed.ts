@@ -27,11 +27,21 @@ export function learnedNextHops(c: BestPathChange, selfAddress: string): string[
 }
 
 /** The whole felix input for `self`, from the cache, the learned routes and the blocks we announce. */
-export function felixInput(cache: ClusterCache, self: Node, node: FelixNode, ownBlocks: readonly string[], remoteRoutes: readonly RemoteRoute[]): FelixInput {
+export function felixInput(
+  cache: ClusterCache,
+  self: Node,
+  node: FelixNode,
+  ownBlocks: readonly string[],
+  remoteRoutes: readonly RemoteRoute[],
+): FelixInput {
   const workloads: LocalWorkload[] = [...cache.workloads.values()]
     .filter((w) => w.spec.ipNetworks.length > 0)
     .map((w) => ({ iface: w.spec.interfaceName, addresses: w.spec.ipNetworks }));
-  const pools: PoolConfig[] = [...cache.pools.values()].map((p) => ({ cidr: p.spec.cidr, ipipMode: p.spec.ipipMode, vxlanMode: p.spec.vxlanMode }));
+  const pools: PoolConfig[] = [...cache.pools.values()].map((p) => ({
+    cidr: p.spec.cidr,
+    ipipMode: p.spec.ipipMode,
+    vxlanMode: p.spec.vxlanMode,
+  }));
   const remoteVteps: RemoteVtep[] = [];
   for (const n of cache.nodes.values()) {
     if (n.metadata.name === cache.nodeName) continue;

@@ -1,8 +1,18 @@
 // The node agent (`podroute node run`). See README.md.
 export { NodeAgent, type NodeAgentOptions, type NodeAgentEvents } from './agent.js';
-export { type AgentStatus, type AgentPeerStatus } from './status.js';
+export type { AgentStatus, AgentPeerStatus } from './status.js';
 export { vtepMac, VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from './vtep.js';
-export { desiredPeers, nodeIpv4, nodeAsn, clusterIdOf, meshEnabled, durationSeconds, type DesiredPeer, type PeerType as AgentPeerType, type ClusterView } from './peers.js';
+export {
+  desiredPeers,
+  nodeIpv4,
+  nodeAsn,
+  clusterIdOf,
+  meshEnabled,
+  durationSeconds,
+  type DesiredPeer,
+  type PeerType as AgentPeerType,
+  type ClusterView,
+} from './peers.js';
 export { advertisements, type Advertisements } from './advertise.js';
 export { autodetectIpv4, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';

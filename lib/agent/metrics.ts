@@ -38,7 +38,10 @@ export class Histogram {
   private readonly counts: number[];
   private sum = 0;
   private count = 0;
-  constructor(readonly name: string, readonly buckets: readonly number[]) {
+  constructor(
+    readonly name: string,
+    readonly buckets: readonly number[],
+  ) {
     this.counts = buckets.map(() => 0);
   }
   observe(v: number): void {

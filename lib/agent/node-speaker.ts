@@ -81,7 +81,9 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
     this.current = speaker;
     speaker.on('bestPaths', (changes) => this.emit('bestPaths', changes));
     speaker.on('peerUp', (address) => this.options.log('peer-up', { peer: address }));
-    speaker.on('peerDown', (address, d) => this.options.log('peer-down', { peer: address, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
+    speaker.on('peerDown', (address, d) =>
+      this.options.log('peer-down', { peer: address, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }),
+    );
     speaker.on('endOfRib', (address) => this.emit('endOfRib', address));
     speaker.start().catch((e: Error) => {
       this.options.log('listen-error', { error: e.message, port: s.port });

@@ -80,7 +80,13 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     if (myId !== undefined) {
       // A reflector peers with every node: the ones without a cluster ID are its clients,
       // other reflectors are ordinary iBGP peers (RFC 4456 non-clients).
-      add({ address, asn, type: theirId === undefined ? 'rr-client' : 'rr', source: `Node/${n.metadata.name}`, routeReflectorClient: theirId === undefined && asn === myAsn });
+      add({
+        address,
+        asn,
+        type: theirId === undefined ? 'rr-client' : 'rr',
+        source: `Node/${n.metadata.name}`,
+        routeReflectorClient: theirId === undefined && asn === myAsn,
+      });
     } else if (theirId !== undefined) {
       add({ address, asn, type: 'rr', source: `Node/${n.metadata.name}`, routeReflectorClient: false });
     } else if (meshEnabled(config)) {

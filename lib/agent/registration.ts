@@ -50,7 +50,9 @@ export async function ensureDefaultPool(ds: BackendDatastore, d: DefaultPool | f
   if ((await ds.list('IPPool')).items.length > 0) return;
   try {
     await ds.create({
-      apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'default-ipv4-ippool' },
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'default-ipv4-ippool' },
       spec: { cidr: d.cidr, blockSize: d.blockSize ?? 26, ipipMode: d.ipipMode ?? 'Never', vxlanMode: d.vxlanMode ?? 'Never' },
     });
   } catch (e) {

@@ -19,19 +19,33 @@ export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: 
     const url = new URL(req.url ?? '/', 'http://agent');
     try {
       switch (`${req.method} ${url.pathname}`) {
-        case 'GET /status': return reply(res, 200, agent.status());
-        case 'GET /routes': return reply(res, 200, {
-          learned: agent.learnedRoutes(),
-          programmed: agent.felix.desired.routes.map((r) => describeRoute(r)),
-          failures: [...agent.felix.failures.values()],
-        });
-        case 'GET /bgp/routes': return reply(res, 200, (agent.speaker?.routes() ?? []).map((r) => ({
-          prefix: r.prefix, nextHop: r.nextHop, from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local',
-          asPath: r.attributes.asPath, stale: r.stale,
-        })));
-        case 'GET /metrics': return reply(res, 200, agent.metrics.render(), 'text/plain; version=0.0.4');
-        case 'POST /stop': reply(res, 200, { stopping: true }); return onStop();
-        default: return reply(res, 404, { error: `no such call: ${req.method} ${url.pathname}` });
+        case 'GET /status':
+          return reply(res, 200, agent.status());
+        case 'GET /routes':
+          return reply(res, 200, {
+            learned: agent.learnedRoutes(),
+            programmed: agent.felix.desired.routes.map((r) => describeRoute(r)),
+            failures: [...agent.felix.failures.values()],
+          });
+        case 'GET /bgp/routes':
+          return reply(
+            res,
+            200,
+            (agent.speaker?.routes() ?? []).map((r) => ({
+              prefix: r.prefix,
+              nextHop: r.nextHop,
+              from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local',
+              asPath: r.attributes.asPath,
+              stale: r.stale,
+            })),
+          );
+        case 'GET /metrics':
+          return reply(res, 200, agent.metrics.render(), 'text/plain; version=0.0.4');
+        case 'POST /stop':
+          reply(res, 200, { stopping: true });
+          return onStop();
+        default:
+          return reply(res, 404, { error: `no such call: ${req.method} ${url.pathname}` });
       }
     } catch (e) {
       reply(res, 500, { error: (e as Error).message });

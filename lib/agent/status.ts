@@ -38,9 +38,15 @@ export function peerStatusRows(peers: Iterable<DesiredPeer>, sessions: readonly 
     const s = byAddress.get(p.address);
     const state = s?.state ?? 'Idle';
     return {
-      address: p.address, asn: p.asn, type: p.type, source: p.source, state, since: s?.since ?? 0,
+      address: p.address,
+      asn: p.asn,
+      type: p.type,
+      source: p.source,
+      state,
+      since: s?.since ?? 0,
       info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
-      prefixesReceived: s?.prefixesReceived ?? 0, prefixesSent: s?.prefixesSent ?? 0,
+      prefixesReceived: s?.prefixesReceived ?? 0,
+      prefixesSent: s?.prefixesSent ?? 0,
     };
   });
 }

@@ -36,11 +36,20 @@ export class VtepAllocator {
     const { nodeName, datastore: ds, ipam, log } = this.options;
     this.pending = true;
     try {
-      const got = await ipam.autoAssign({ handle: `vxlan-tunnel-addr-${nodeName}`, node: nodeName, pools: [pool.metadata.name], attrs: { type: 'vxlanTunnelAddress' } });
+      const got = await ipam.autoAssign({
+        handle: `vxlan-tunnel-addr-${nodeName}`,
+        node: nodeName,
+        pools: [pool.metadata.name],
+        attrs: { type: 'vxlanTunnelAddress' },
+      });
       const current = (await ds.get('Node', nodeName)) ?? self;
       await ds.apply({
         ...current,
-        metadata: { ...current.metadata, resourceVersion: undefined, annotations: { ...current.metadata.annotations, [VXLAN_ADDRESS_ANNOTATION]: got.ip, [VXLAN_MAC_ANNOTATION]: vtepMac(nodeName) } },
+        metadata: {
+          ...current.metadata,
+          resourceVersion: undefined,
+          annotations: { ...current.metadata.annotations, [VXLAN_ADDRESS_ANNOTATION]: got.ip, [VXLAN_MAC_ANNOTATION]: vtepMac(nodeName) },
+        },
       });
       log('vxlan-tunnel-address', { address: got.ip });
     } catch (e) {

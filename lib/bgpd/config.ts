@@ -36,7 +36,18 @@ export function readConfigFile<T>(file: string, parse: (text: string, source: st
   return parse(text, file);
 }
 
-const SPEAKER_KEYS = ['asn', 'routerId', 'listen', 'hostname', 'networks', 'multipath', 'clusterId', 'stalePathTime', 'defaultLocalPref', 'alwaysCompareMed'];
+const SPEAKER_KEYS = [
+  'asn',
+  'routerId',
+  'listen',
+  'hostname',
+  'networks',
+  'multipath',
+  'clusterId',
+  'stalePathTime',
+  'defaultLocalPref',
+  'alwaysCompareMed',
+];
 
 /**
  * The fields of the speaker itself (asn, routerId, listen, ...) and the networks it
@@ -49,7 +60,11 @@ export function speakerFields(doc: Obj, peerKeys: string[]): { speaker: SpeakerO
   if (!isDottedQuad(routerId)) throw new ConfigError(`routerId: ${JSON.stringify(routerId)} is not a dotted-quad BGP identifier`);
   let listen: SpeakerOptions['listen'];
   if (doc.listen === false || typeof doc.listen === 'number') listen = doc.listen;
-  else if (isObj(doc.listen)) listen = { host: doc.listen.host === undefined ? undefined : ip(doc.listen.host, 'listen.host'), port: num(doc.listen.port ?? 179, 'listen.port', 0, 65535) };
+  else if (isObj(doc.listen))
+    listen = {
+      host: doc.listen.host === undefined ? undefined : ip(doc.listen.host, 'listen.host'),
+      port: num(doc.listen.port ?? 179, 'listen.port', 0, 65535),
+    };
   else if (doc.listen !== undefined) throw new ConfigError('listen: false, a port, or { host, port }');
   const networks = list(doc.networks, 'networks').map((n, i) => network(typeof n === 'string' ? { prefix: n } : n, `networks[${i}]`));
   const multipath = doc.multipath === undefined ? undefined : { maxPaths: num(doc.multipath, 'multipath', 1, 63) };

@@ -25,8 +25,15 @@ export interface RouteView {
 
 function view(r: RibRoute, best: boolean): RouteView {
   return {
-    family: r.family, prefix: r.prefix, pathId: r.pathId, nextHop: r.nextHop, linkLocalNextHop: r.linkLocalNextHop,
-    from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local', best, stale: r.stale, attributes: r.attributes,
+    family: r.family,
+    prefix: r.prefix,
+    pathId: r.pathId,
+    nextHop: r.nextHop,
+    linkLocalNextHop: r.linkLocalNextHop,
+    from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local',
+    best,
+    stale: r.stale,
+    attributes: r.attributes,
   };
 }
 
@@ -63,7 +70,13 @@ export function serveControl(
   extraStatus?: (speaker: BgpSpeaker) => Record<string, unknown>,
 ): http.Server {
   const routes: Record<string, Handler> = {
-    'GET /status': () => ({ asn: speaker.asn, routerId: speaker.routerId, peers: speaker.peerStatus(), rib: speaker.rib.stats(), ...extraStatus?.(speaker) }),
+    'GET /status': () => ({
+      asn: speaker.asn,
+      routerId: speaker.routerId,
+      peers: speaker.peerStatus(),
+      rib: speaker.rib.stats(),
+      ...extraStatus?.(speaker),
+    }),
     'GET /routes': (_b, q) => allPaths(speaker, family(q.get('family') ?? 'ipv4-unicast', 'family')),
     'POST /originate': (b) => originate(speaker, b),
     'POST /withdraw': (b) => speaker.withdraw(prefix(fields(b, 'prefix').prefix, 'prefix')),
@@ -75,7 +88,8 @@ export function serveControl(
     },
     'POST /stop': (b) => {
       const { message } = fields(b, 'message');
-      if (message !== undefined && typeof message !== 'string') throw new ConfigError(`message: ${JSON.stringify(message)} is not a string`);
+      if (message !== undefined && typeof message !== 'string')
+        throw new ConfigError(`message: ${JSON.stringify(message)} is not a string`);
       onStop(message);
     },
   };

@@ -29,12 +29,18 @@ export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> 
 }
 
 /** `status` adds fields to the answer of GET /status. */
-async function runSpeaker(config: BgpdConfig, options: DaemonOptions, status?: (speaker: BgpSpeaker) => Record<string, unknown>): Promise<BgpSpeaker> {
+async function runSpeaker(
+  config: BgpdConfig,
+  options: DaemonOptions,
+  status?: (speaker: BgpSpeaker) => Record<string, unknown>,
+): Promise<BgpSpeaker> {
   const speaker = new BgpSpeaker(config.speaker);
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
   };
-  speaker.on('peerUp', (peer, s) => log('peer-up', { peer, routerId: s.remoteRouterId, families: s.negotiated.families, holdTime: s.holdTime }));
+  speaker.on('peerUp', (peer, s) =>
+    log('peer-up', { peer, routerId: s.remoteRouterId, families: s.negotiated.families, holdTime: s.holdTime }),
+  );
   speaker.on('peerDown', (peer, d) => log('peer-down', { peer, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });

@@ -22,7 +22,8 @@ export function at(path: string, key: string): string {
 }
 
 export function num(v: unknown, path: string, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a number in ${min}..${max}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+    throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a number in ${min}..${max}`);
   return v;
 }
 
@@ -37,7 +38,8 @@ export function ip(v: unknown, path: string): string {
 
 /** An address that names something rather than a socket's end (a cluster ID): ip/ reads it, no zone. */
 export function identifier(v: unknown, path: string): string {
-  if (typeof v !== 'string' || !reads(() => parseAddress(v, path))) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
+  if (typeof v !== 'string' || !reads(() => parseAddress(v, path)))
+    throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
   return v;
 }
 
@@ -91,7 +93,25 @@ export function onlyKeys(o: Obj, keys: ReadonlySet<string>, path: string): void 
   for (const k of Object.keys(o)) if (!keys.has(k)) throw new ConfigError(`${at(path, k)}: unknown field`);
 }
 
-const PEER_KEYS = new Set(['address', 'asn', 'port', 'localAddress', 'localAddressV6', 'passive', 'holdTime', 'keepaliveTime', 'connectRetryTime', 'idleHoldTime', 'families', 'addPath', 'extendedMessage', 'gracefulRestart', 'description', 'nextHopSelf', 'routeReflectorClient']);
+const PEER_KEYS = new Set([
+  'address',
+  'asn',
+  'port',
+  'localAddress',
+  'localAddressV6',
+  'passive',
+  'holdTime',
+  'keepaliveTime',
+  'connectRetryTime',
+  'idleHoldTime',
+  'families',
+  'addPath',
+  'extendedMessage',
+  'gracefulRestart',
+  'description',
+  'nextHopSelf',
+  'routeReflectorClient',
+]);
 const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
 const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
 
@@ -116,7 +136,8 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   for (const k of ['keepaliveTime', 'connectRetryTime', 'idleHoldTime']) if (p[k] !== undefined) num(p[k], at(path, k), 0.1, 65535);
   out.families = families(p.families, at(path, 'families'));
   for (const k of ['passive', 'extendedMessage', 'nextHopSelf', 'routeReflectorClient']) bool(p[k], at(path, k));
-  if (p.description !== undefined && typeof p.description !== 'string') throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
+  if (p.description !== undefined && typeof p.description !== 'string')
+    throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
   if (p.addPath !== undefined) out.addPath = addPath(p.addPath, at(path, 'addPath'));
   gracefulRestart(p.gracefulRestart, at(path, 'gracefulRestart'));
   return out;
@@ -128,7 +149,8 @@ function addPath(v: unknown, path: string): Obj {
   const modes: Obj = {};
   for (const [f, mode] of Object.entries(v)) {
     const name = family(f, `${path}.${f}`);
-    if (typeof mode !== 'string' || !ADD_PATH_MODES.has(mode)) throw new ConfigError(`${path}.${f}: ${JSON.stringify(mode)} (receive, send or both)`);
+    if (typeof mode !== 'string' || !ADD_PATH_MODES.has(mode))
+      throw new ConfigError(`${path}.${f}: ${JSON.stringify(mode)} (receive, send or both)`);
     modes[name] = mode;
   }
   return modes;

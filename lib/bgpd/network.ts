@@ -14,7 +14,11 @@ export interface NetworkConfig {
   largeCommunities?: string[];
 }
 
-const WELL_KNOWN: Readonly<Record<string, number>> = { 'no-export': 0xffffff01, 'no-advertise': 0xffffff02, 'no-export-subconfed': 0xffffff03 };
+const WELL_KNOWN: Readonly<Record<string, number>> = {
+  'no-export': 0xffffff01,
+  'no-advertise': 0xffffff02,
+  'no-export-subconfed': 0xffffff03,
+};
 
 /** "asn:value" (each 0..65535) or a well-known name, as the 32-bit community. */
 function community(c: unknown, path: string): number {
@@ -27,7 +31,8 @@ function community(c: unknown, path: string): number {
 /** "global:local1:local2", each 0..4294967295. */
 function largeCommunity(c: unknown, path: string): [number, number, number] {
   const parts = typeof c === 'string' ? c.split(':').map((x) => (/^\d+$/.test(x) ? Number(x) : NaN)) : [];
-  if (parts.length !== 3 || parts.some((x) => !Number.isInteger(x) || x > 0xffffffff)) throw new ConfigError(`${path}: ${JSON.stringify(c)} is not g:l1:l2`);
+  if (parts.length !== 3 || parts.some((x) => !Number.isInteger(x) || x > 0xffffffff))
+    throw new ConfigError(`${path}: ${JSON.stringify(c)} is not g:l1:l2`);
   return parts as [number, number, number];
 }
 
@@ -43,12 +48,12 @@ function attributes(n: Obj, path: string): NetworkAttributes {
   if (n.localPref !== undefined) out.localPref = num(n.localPref, at(path, 'localPref'), 0, 0xffffffff);
   if (n.communities !== undefined) {
     const where = at(path, 'communities');
-    list(n.communities, where).forEach((c, i) => community(c, `${where}[${i}]`));
+    for (const [i, c] of list(n.communities, where).entries()) community(c, `${where}[${i}]`);
     out.communities = n.communities as string[];
   }
   if (n.largeCommunities !== undefined) {
     const where = at(path, 'largeCommunities');
-    list(n.largeCommunities, where).forEach((c, i) => largeCommunity(c, `${where}[${i}]`));
+    for (const [i, c] of list(n.largeCommunities, where).entries()) largeCommunity(c, `${where}[${i}]`);
     out.largeCommunities = n.largeCommunities as string[];
   }
   return out;

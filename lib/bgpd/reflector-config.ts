@@ -15,7 +15,8 @@ export interface ReflectorConfig extends BgpdConfig {
 function peers(v: unknown, path: string): Obj[] {
   return list(v, path).map((x, i) => {
     if (!isObj(x)) throw new ConfigError(`${path}[${i}]: a peer is a mapping`);
-    if ('routeReflectorClient' in x) throw new ConfigError(`${path}[${i}].routeReflectorClient: unknown field (the list says what the peer is)`);
+    if ('routeReflectorClient' in x)
+      throw new ConfigError(`${path}[${i}].routeReflectorClient: unknown field (the list says what the peer is)`);
     return x;
   });
 }
@@ -23,7 +24,8 @@ function peers(v: unknown, path: string): Obj[] {
 export function parseReflectorConfig(text: string, source = 'config'): ReflectorConfig {
   const doc = parseDocument(text, source, 'asn, routerId, clusterId, clients, ...');
   const { clients, clientRanges, nonClients, ...rest } = doc;
-  for (const k of ['peers', 'dynamicNeighbors']) if (k in rest) throw new ConfigError(`${k}: unknown field (a reflector has clients, clientRanges and nonClients)`);
+  for (const k of ['peers', 'dynamicNeighbors'])
+    if (k in rest) throw new ConfigError(`${k}: unknown field (a reflector has clients, clientRanges and nonClients)`);
   const c = peers(clients, 'clients');
   const n = peers(nonClients, 'nonClients');
   const r = peers(clientRanges, 'clientRanges');
@@ -43,7 +45,8 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
     if (i < c.length && p.asn !== asn) throw new ConfigError(`clients[${i}].asn: ${p.asn} is not ours (${asn}); clients are iBGP peers`);
   });
   parsed.dynamicNeighbors.forEach((d, i) => {
-    for (const a of Array.isArray(d.asn) ? d.asn : [d.asn]) if (a !== asn) throw new ConfigError(`clientRanges[${i}].asn: ${a} is not ours (${asn}); clients are iBGP peers`);
+    for (const a of Array.isArray(d.asn) ? d.asn : [d.asn])
+      if (a !== asn) throw new ConfigError(`clientRanges[${i}].asn: ${a} is not ours (${asn}); clients are iBGP peers`);
   });
   const clusterId = speaker.rib?.clusterId ?? speaker.routerId;
   speaker.rib = { ...speaker.rib, ...routeReflectorRibOptions(clusterId) };

@@ -46,7 +46,8 @@ const reflector: Daemon = {
     if (!('clusterId' in s)) throw new Error(`${control}: not a route reflector (podroute bgpd status shows its peers)`);
     const clients = s.peers.filter((p) => p.role === 'client');
     const groups = s.updateGroups.map((g) => `${g.type}${g.routeReflectorClient ? ' clients' : ''}: ${g.members} peers`).join(', ');
-    const info = (p: ReflectorPeerStatus) => [p.role, p.loopRejected ? `${p.loopRejected} loops` : '', p.lastError].filter(Boolean).join(' ');
+    const info = (p: ReflectorPeerStatus) =>
+      [p.role, p.loopRejected ? `${p.loopRejected} loops` : '', p.lastError].filter(Boolean).join(' ');
     return (
       `Route reflector AS ${s.asn}, router ID ${s.routerId}, cluster ID ${s.clusterId}\n` +
       `clients ${clients.filter((p) => p.state === 'Established').length}/${clients.length} up, ` +
@@ -69,7 +70,16 @@ export function formatPeers(peers: PeerStatus[]): string {
     rows.push([p.address, String(p.asn), p.type, p.state, age(p.since), String(p.prefixesReceived), String(p.prefixesSent), p.lastError]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** One path as "show bgp" lists it: best mark, prefix, next hop, peer, AS path, origin. */

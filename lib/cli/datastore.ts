@@ -33,27 +33,44 @@ datastore: PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + P
 /** Kind from what a user types: ippool, ippools, IPPool, bgppeers ... */
 export function kindFromArg(arg: string): Kind | undefined {
   const a = arg.toLowerCase();
-  return KINDS.find((k) => { const l = k.toLowerCase(); return a === l || a === `${l}s` || (l.endsWith('y') && a === `${l.slice(0, -1)}ies`); });
+  return KINDS.find((k) => {
+    const l = k.toLowerCase();
+    return a === l || a === `${l}s` || (l.endsWith('y') && a === `${l.slice(0, -1)}ies`);
+  });
 }
 
 /** Runs one command; returns the exit code. `ds` overrides the datastore from the environment. */
 export async function runDatastoreCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
   const [cmd, ...rest] = argv;
-  const flag = (name: string): string | undefined => { const i = rest.indexOf(name); return i >= 0 ? rest[i + 1] : undefined; };
-  const positional = rest.filter((a, i) => !a.startsWith('-') && !(i > 0 && rest[i - 1]!.startsWith('-') && rest[i - 1] !== '--show-blocks'));
+  const flag = (name: string): string | undefined => {
+    const i = rest.indexOf(name);
+    return i >= 0 ? rest[i + 1] : undefined;
+  };
+  const positional = rest.filter(
+    (a, i) => !a.startsWith('-') && !(i > 0 && rest[i - 1]!.startsWith('-') && rest[i - 1] !== '--show-blocks'),
+  );
   let store = ds;
   try {
-    if (!cmd || !(DATASTORE_COMMANDS as readonly string[]).includes(cmd)) { io.stderr(USAGE); return 2; }
+    if (!cmd || !(DATASTORE_COMMANDS as readonly string[]).includes(cmd)) {
+      io.stderr(USAGE);
+      return 2;
+    }
     let resources: Resource[] = [];
     if (cmd === 'apply' || cmd === 'create') {
       const file = flag('-f') ?? flag('--filename');
-      if (!file) { io.stderr(`podroute ${cmd}: -f <file> is required\n`); return 2; }
+      if (!file) {
+        io.stderr(`podroute ${cmd}: -f <file> is required\n`);
+        return 2;
+      }
       const text = file === '-' ? (io.readStdin ?? (() => readFileSync(0, 'utf8')))() : readFileSync(file, 'utf8');
       resources = parseResources(text); // validate everything before writing anything
     }
     if (!store) {
       const cfg = datastoreConfigFromEnv();
-      if (cfg.type === 'memory') { io.stderr('podroute: no datastore configured; set PODROUTE_REDIS_URL (the in-memory store lives only inside one process)\n'); return 2; }
+      if (cfg.type === 'memory') {
+        io.stderr('podroute: no datastore configured; set PODROUTE_REDIS_URL (the in-memory store lives only inside one process)\n');
+        return 2;
+      }
       store = await openDatastore(cfg);
     }
     switch (cmd) {
@@ -61,30 +78,45 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
       case 'create':
         for (const r of resources) {
           const out = cmd === 'apply' ? await store.apply(r) : await store.create(r);
-          io.stdout(`${cmd === 'apply' ? 'applied' : 'created'} ${out.kind} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`);
+          io.stdout(
+            `${cmd === 'apply' ? 'applied' : 'created'} ${out.kind} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`,
+          );
         }
         return 0;
       case 'delete': {
         const kind = kindFromArg(positional[0] ?? '');
-        if (!kind || !positional[1]) { io.stderr(`podroute delete: usage: delete <kind> <name> (kinds: ${KINDS.join(', ')})\n`); return 2; }
+        if (!kind || !positional[1]) {
+          io.stderr(`podroute delete: usage: delete <kind> <name> (kinds: ${KINDS.join(', ')})\n`);
+          return 2;
+        }
         const gone = await store.delete(kind, positional[1]);
         io.stdout(`deleted ${gone.kind} ${resourceKey(gone)}\n`);
         return 0;
       }
       case 'get': {
         const kind = kindFromArg(positional[0] ?? '');
-        if (!kind) { io.stderr(`podroute get: unknown kind ${JSON.stringify(positional[0] ?? '')} (kinds: ${KINDS.join(', ')})\n`); return 2; }
+        if (!kind) {
+          io.stderr(`podroute get: unknown kind ${JSON.stringify(positional[0] ?? '')} (kinds: ${KINDS.join(', ')})\n`);
+          return 2;
+        }
         let items = (await store.list(kind)).items as Resource[];
         if (positional[1]) items = items.filter((r) => resourceKey(r) === positional[1] || r.metadata.name === positional[1]);
-        if (positional[1] && items.length === 0) { io.stderr(`podroute get: ${kind} ${JSON.stringify(positional[1])} not found\n`); return 1; }
+        if (positional[1] && items.length === 0) {
+          io.stderr(`podroute get: ${kind} ${JSON.stringify(positional[1])} not found\n`);
+          return 1;
+        }
         const o = flag('-o') ?? flag('--output');
         if (o === 'yaml') io.stdout(formatResources(items, !positional[1]));
-        else if (o === 'json') io.stdout(`${JSON.stringify(positional[1] ? items[0] : { apiVersion: 'projectcalico.org/v3', kind: 'List', items }, null, 2)}\n`);
+        else if (o === 'json')
+          io.stdout(`${JSON.stringify(positional[1] ? items[0] : { apiVersion: 'projectcalico.org/v3', kind: 'List', items }, null, 2)}\n`);
         else io.stdout(table(kind, items));
         return 0;
       }
       case 'ipam': {
-        if (positional[0] !== 'show') { io.stderr('podroute ipam: usage: ipam show [--show-blocks]\n'); return 2; }
+        if (positional[0] !== 'show') {
+          io.stderr('podroute ipam: usage: ipam show [--show-blocks]\n');
+          return 2;
+        }
         io.stdout(formatIpamShow(await new Ipam(store).usage(), rest.includes('--show-blocks')));
         return 0;
       }
@@ -95,7 +127,10 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
       io.stderr(`podroute ${cmd}: ${e.message}\n`);
       return 1;
     }
-    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ENOENT') { io.stderr(`podroute ${cmd}: ${e.message}\n`); return 1; }
+    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ENOENT') {
+      io.stderr(`podroute ${cmd}: ${e.message}\n`);
+      return 1;
+    }
     throw e;
   } finally {
     if (store && store !== ds) await store.close();
@@ -106,7 +141,8 @@ function table(kind: Kind, items: readonly Resource[]): string {
   const rows: string[][] = [];
   for (const r of items) {
     const row = [resourceKey(r)];
-    if (r.kind === 'IPPool') row.push(r.spec.cidr, String(r.spec.blockSize), r.spec.ipipMode, r.spec.vxlanMode, String(r.spec.disabled === true));
+    if (r.kind === 'IPPool')
+      row.push(r.spec.cidr, String(r.spec.blockSize), r.spec.ipipMode, r.spec.vxlanMode, String(r.spec.disabled === true));
     else if (r.kind === 'Node') row.push(r.spec.bgp?.ipv4Address ?? '', r.spec.bgp?.ipv6Address ?? '', String(r.spec.bgp?.asNumber ?? ''));
     else if (r.kind === 'BGPPeer') row.push(r.spec.peerIP, String(r.spec.asNumber), r.spec.node ?? r.spec.nodeSelector ?? '(global)');
     else if (r.kind === 'IPAMBlock') row.push(r.spec.cidr, r.spec.affinity ?? '');
@@ -115,10 +151,21 @@ function table(kind: Kind, items: readonly Resource[]): string {
   }
   const head: Record<string, string[]> = {
     IPPool: ['NAME', 'CIDR', 'BLOCKSIZE', 'IPIPMODE', 'VXLANMODE', 'DISABLED'],
-    Node: ['NAME', 'IPV4', 'IPV6', 'ASN'], BGPPeer: ['NAME', 'PEERIP', 'ASN', 'NODE'],
-    IPAMBlock: ['NAME', 'CIDR', 'AFFINITY'], WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS'],
+    Node: ['NAME', 'IPV4', 'IPV6', 'ASN'],
+    BGPPeer: ['NAME', 'PEERIP', 'ASN', 'NODE'],
+    IPAMBlock: ['NAME', 'CIDR', 'AFFINITY'],
+    WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS'],
   };
   const all = [head[kind] ?? ['NAME'], ...rows];
   const w = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => c.padEnd(w[i]!)).join('   ').trimEnd()).join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(w[i]!))
+          .join('   ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }

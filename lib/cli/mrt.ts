@@ -3,7 +3,12 @@ import { BgpError, decodeMessage, readMrtFile, type MrtRecord } from '../../bgp/
 
 function replacer(_key: string, value: unknown): unknown {
   // Buffers (raw attributes, extended communities, NOTIFICATION data) print as hex.
-  if (value !== null && typeof value === 'object' && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data)) {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    (value as { type?: unknown }).type === 'Buffer' &&
+    Array.isArray((value as { data?: unknown }).data)
+  ) {
     return Buffer.from((value as { data: number[] }).data).toString('hex');
   }
   return value;
@@ -14,10 +19,20 @@ function line(r: MrtRecord): object {
   const session = { time: r.timestamp, peer: r.peerIp, peerAs: r.peerAs, local: r.localIp, localAs: r.localAs };
   if (r.kind === 'state-change') return { ...session, stateChange: [r.oldState, r.newState] };
   try {
-    return { ...session, message: decodeMessage(r.message, { fourOctetAs: r.fourOctetAs, addPath: r.addPath ? { 'ipv4-unicast': true, 'ipv6-unicast': true } : undefined }) };
+    return {
+      ...session,
+      message: decodeMessage(r.message, {
+        fourOctetAs: r.fourOctetAs,
+        addPath: r.addPath ? { 'ipv4-unicast': true, 'ipv6-unicast': true } : undefined,
+      }),
+    };
   } catch (e) {
     if (!(e instanceof BgpError)) throw e;
-    return { ...session, error: { message: e.message, code: e.code, subcode: e.subcode, action: e.action }, raw: r.message.toString('hex') };
+    return {
+      ...session,
+      error: { message: e.message, code: e.code, subcode: e.subcode, action: e.action },
+      raw: r.message.toString('hex'),
+    };
   }
 }
 

@@ -84,10 +84,14 @@ function convert(type: string, value: string, field: string): unknown {
       if (!Number.isInteger(n) || n < 0) throw new Error(`${field}: ${JSON.stringify(value)} is not a whole number`);
       return n;
     }
-    case 'labels': return parseLabels(value, field);
-    case 'pool': return parsePool(value, field);
-    case 'datastore': return value === 'memory' ? { type: 'memory' } : { type: 'redis', url: value };
-    default: return value;
+    case 'labels':
+      return parseLabels(value, field);
+    case 'pool':
+      return parsePool(value, field);
+    case 'datastore':
+      return value === 'memory' ? { type: 'memory' } : { type: 'redis', url: value };
+    default:
+      return value;
   }
 }
 
@@ -167,7 +171,8 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   });
   agent.on('error', (e) => log('error', { error: e.message }));
   agent.on('programmed', (r) => {
-    if (r.failures.length || r.conflicts.length || r.problems.length) log('programming-problems', { failures: r.failures, conflicts: r.conflicts.map((x) => x.dst), problems: r.problems });
+    if (r.failures.length || r.conflicts.length || r.problems.length)
+      log('programming-problems', { failures: r.failures, conflicts: r.conflicts.map((x) => x.dst), problems: r.problems });
   });
   let stopping = false;
   const stop = (why: string) => {
@@ -183,12 +188,22 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   await agent.start();
-  log('started', { node: agent.nodeName, address: agent.address, uplink: agent.uplink, restarting: agent.restarting, control: c.control ?? DEFAULT_CONTROL });
+  log('started', {
+    node: agent.nodeName,
+    address: agent.address,
+    uplink: agent.uplink,
+    restarting: agent.restarting,
+    control: c.control ?? DEFAULT_CONTROL,
+  });
   return new Promise<number>(() => undefined);
 }
 
 const TYPE_TEXT: Record<string, string> = {
-  mesh: 'node-to-node mesh', rr: 'route reflector', 'rr-client': 'rr client', global: 'global', node: 'node specific',
+  mesh: 'node-to-node mesh',
+  rr: 'route reflector',
+  'rr-client': 'rr client',
+  global: 'global',
+  node: 'node specific',
 };
 
 function table(headers: string[], rows: string[][]): string {
@@ -211,19 +226,26 @@ export function formatNodeStatus(s: AgentStatus): string {
   const v4 = s.peers.filter((p) => !p.address.includes(':'));
   if (v4.length === 0) out += 'No IPv4 peers found.\n';
   else {
-    out += table(['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'], v4.map((p) => [
-      p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info,
-    ]));
+    out += table(
+      ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'],
+      v4.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]),
+    );
   }
   const v6 = s.peers.filter((p) => p.address.includes(':'));
   out += `\nIPv6 BGP status\n`;
-  out += v6.length === 0 ? 'No IPv6 peers found.\n' : table(['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'], v6.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]));
+  out +=
+    v6.length === 0
+      ? 'No IPv6 peers found.\n'
+      : table(
+          ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'],
+          v6.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]),
+        );
   return out;
 }
 
 function controlPath(args: string[]): string {
   const i = args.indexOf('--control');
-  return i >= 0 && args[i + 1] ? args[i + 1]! : process.env.PODROUTE_CONTROL ?? DEFAULT_CONTROL;
+  return i >= 0 && args[i + 1] ? args[i + 1]! : (process.env.PODROUTE_CONTROL ?? DEFAULT_CONTROL);
 }
 
 function outputFormat(args: string[]): 'table' | 'json' | 'yaml' {
@@ -238,11 +260,14 @@ function emit(value: unknown, format: 'json' | 'yaml'): string {
   return format === 'json' ? JSON.stringify(value, null, 2) + '\n' : stringifyYaml(value);
 }
 
-
 export async function nodeCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'run' && (rest.includes('--help') || rest.includes('-h'))) {
-    process.stdout.write(`usage: podroute node run [--config file.yaml] [flags]\nflags (each also a key of the config file): ${Object.entries(FLAGS).map(([f, d]) => `${f} (${d.key})`).join(', ')}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_CONTROL\n`);
+    process.stdout.write(
+      `usage: podroute node run [--config file.yaml] [flags]\nflags (each also a key of the config file): ${Object.entries(FLAGS)
+        .map(([f, d]) => `${f} (${d.key})`)
+        .join(', ')}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_CONTROL\n`,
+    );
     return 0;
   }
   if (sub === 'run') return nodeRun(rest);
@@ -269,17 +294,41 @@ export async function bgpCommand(args: string[]): Promise<number> {
   const f = outputFormat(rest);
   if (sub === 'summary') {
     const s = await callControl<AgentStatus>(path, 'GET', '/status');
-    if (f !== 'table') { process.stdout.write(emit({ asn: s.asn, routerId: s.routerId, peers: s.peers }, f)); return 0; }
-    process.stdout.write(`BGP router identifier ${s.routerId}, local AS number ${s.asn}${s.clusterId ? `, cluster ID ${s.clusterId}` : ''}\n`);
-    process.stdout.write(table(['NEIGHBOR', 'AS', 'TYPE', 'STATE', 'UP/DOWN', 'PFX RCD', 'PFX SNT'], s.peers.map((p) => [
-      p.address, String(p.asn), TYPE_TEXT[p.type] ?? p.type, p.state, since(p.since), String(p.prefixesReceived), String(p.prefixesSent),
-    ])));
+    if (f !== 'table') {
+      process.stdout.write(emit({ asn: s.asn, routerId: s.routerId, peers: s.peers }, f));
+      return 0;
+    }
+    process.stdout.write(
+      `BGP router identifier ${s.routerId}, local AS number ${s.asn}${s.clusterId ? `, cluster ID ${s.clusterId}` : ''}\n`,
+    );
+    process.stdout.write(
+      table(
+        ['NEIGHBOR', 'AS', 'TYPE', 'STATE', 'UP/DOWN', 'PFX RCD', 'PFX SNT'],
+        s.peers.map((p) => [
+          p.address,
+          String(p.asn),
+          TYPE_TEXT[p.type] ?? p.type,
+          p.state,
+          since(p.since),
+          String(p.prefixesReceived),
+          String(p.prefixesSent),
+        ]),
+      ),
+    );
     return 0;
   }
   if (sub === 'routes') {
     const routes = await callControl<{ prefix: string; nextHop: string; from: string; stale: boolean }[]>(path, 'GET', '/bgp/routes');
-    if (f !== 'table') { process.stdout.write(emit(routes, f)); return 0; }
-    process.stdout.write(table(['PREFIX', 'NEXT HOP', 'FROM', 'STALE'], routes.map((r) => [r.prefix, r.nextHop, r.from, r.stale ? 'yes' : ''])));
+    if (f !== 'table') {
+      process.stdout.write(emit(routes, f));
+      return 0;
+    }
+    process.stdout.write(
+      table(
+        ['PREFIX', 'NEXT HOP', 'FROM', 'STALE'],
+        routes.map((r) => [r.prefix, r.nextHop, r.from, r.stale ? 'yes' : '']),
+      ),
+    );
     const programmed = await callControl<{ programmed: string[] }>(path, 'GET', '/routes');
     process.stdout.write(`\nProgrammed (ip route):\n${programmed.programmed.map((r) => `  ${r}`).join('\n')}\n`);
     return 0;

@@ -51,9 +51,14 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
   const out: CniEnv = { command, containerId: env.CNI_CONTAINERID ?? '', netns: env.CNI_NETNS ?? '', ifname: env.CNI_IFNAME ?? '', args };
   if (command === 'VERSION') return out;
   if (!out.containerId) throw new CniError(CNI_CODES.invalidEnvironment, 'CNI_CONTAINERID: required');
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(out.containerId)) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_CONTAINERID: ${JSON.stringify(out.containerId)} must be letters, digits, '_', '.' and '-'`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(out.containerId))
+    throw new CniError(
+      CNI_CODES.invalidEnvironment,
+      `CNI_CONTAINERID: ${JSON.stringify(out.containerId)} must be letters, digits, '_', '.' and '-'`,
+    );
   if (!out.ifname) throw new CniError(CNI_CODES.invalidEnvironment, 'CNI_IFNAME: required');
-  if (out.ifname.length > 15 || /[/\s:]/.test(out.ifname)) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_IFNAME: ${JSON.stringify(out.ifname)} is not a Linux interface name`);
+  if (out.ifname.length > 15 || /[/\s:]/.test(out.ifname))
+    throw new CniError(CNI_CODES.invalidEnvironment, `CNI_IFNAME: ${JSON.stringify(out.ifname)} is not a Linux interface name`);
   if (command !== 'DEL' && !out.netns) throw new CniError(CNI_CODES.invalidEnvironment, `CNI_NETNS: required for ${command}`);
   return out;
 }
@@ -65,34 +70,48 @@ export function parseNetConf(stdin: string): NetConf {
   } catch (e) {
     throw new CniError(CNI_CODES.decodeFailure, `network configuration on stdin is not JSON: ${(e as Error).message}`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CniError(CNI_CODES.decodeFailure, 'network configuration: must be a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new CniError(CNI_CODES.decodeFailure, 'network configuration: must be a JSON object');
   const c = raw as Record<string, unknown>;
   const str = (k: string, required: boolean): string | undefined => {
     const v = c[k];
     if (v === undefined && !required) return undefined;
-    if (typeof v !== 'string' || v === '') throw new CniError(CNI_CODES.invalidConfig, `network configuration: ${k} must be a non-empty string`);
+    if (typeof v !== 'string' || v === '')
+      throw new CniError(CNI_CODES.invalidConfig, `network configuration: ${k} must be a non-empty string`);
     return v;
   };
   const cniVersion = str('cniVersion', true)!;
   if (!(SUPPORTED_VERSIONS as readonly string[]).includes(cniVersion)) {
-    throw new CniError(CNI_CODES.incompatibleVersion, `cniVersion ${cniVersion} is not supported`, `supported: ${SUPPORTED_VERSIONS.join(', ')}`);
+    throw new CniError(
+      CNI_CODES.incompatibleVersion,
+      `cniVersion ${cniVersion} is not supported`,
+      `supported: ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
   }
   const conf: NetConf = { cniVersion, name: str('name', true)!, type: str('type', true)!, nodename: str('nodename', false) };
   if (c.mtu !== undefined) {
-    if (!Number.isInteger(c.mtu) || (c.mtu as number) < 576 || (c.mtu as number) > 65535) throw new CniError(CNI_CODES.invalidConfig, `network configuration: mtu ${String(c.mtu)} must be an integer from 576 to 65535`);
+    if (!Number.isInteger(c.mtu) || (c.mtu as number) < 576 || (c.mtu as number) > 65535)
+      throw new CniError(CNI_CODES.invalidConfig, `network configuration: mtu ${String(c.mtu)} must be an integer from 576 to 65535`);
     conf.mtu = c.mtu as number;
   }
   if (c.datastore !== undefined) {
     const d = c.datastore as Record<string, unknown>;
-    if (typeof d !== 'object' || d === null || (d.type !== 'redis' && d.type !== 'memory')) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type must be redis (memory lives in one process only)');
-    if (d.type === 'memory') throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type memory cannot be shared with the node agent; use redis');
-    if (d.url !== undefined && typeof d.url !== 'string') throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.url must be a string');
+    if (typeof d !== 'object' || d === null || (d.type !== 'redis' && d.type !== 'memory'))
+      throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type must be redis (memory lives in one process only)');
+    if (d.type === 'memory')
+      throw new CniError(
+        CNI_CODES.invalidConfig,
+        'network configuration: datastore.type memory cannot be shared with the node agent; use redis',
+      );
+    if (d.url !== undefined && typeof d.url !== 'string')
+      throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.url must be a string');
     conf.datastore = { type: 'redis', ...(d.url ? { url: d.url as string } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
   }
   if (c.ipam !== undefined) {
     const i = c.ipam as Record<string, unknown>;
     if (typeof i !== 'object' || i === null) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam must be an object');
-    if (i.pools !== undefined && (!Array.isArray(i.pools) || i.pools.some((p) => typeof p !== 'string'))) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam.pools must be a list of pool names');
+    if (i.pools !== undefined && (!Array.isArray(i.pools) || i.pools.some((p) => typeof p !== 'string')))
+      throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam.pools must be a list of pool names');
     conf.ipam = { type: typeof i.type === 'string' ? i.type : undefined, pools: i.pools as string[] | undefined };
   }
   if (c.prevResult !== undefined) conf.prevResult = c.prevResult as CniResult;
@@ -101,6 +120,10 @@ export function parseNetConf(stdin: string): NetConf {
 
 export function datastoreConfig(conf: NetConf, env: NodeJS.ProcessEnv): DatastoreConfig {
   const d = conf.datastore ?? datastoreConfigFromEnv(env);
-  if (d.type === 'memory') throw new CniError(CNI_CODES.invalidConfig, 'no datastore configured: set datastore.url in the network configuration or PODROUTE_REDIS_URL');
+  if (d.type === 'memory')
+    throw new CniError(
+      CNI_CODES.invalidConfig,
+      'no datastore configured: set datastore.url in the network configuration or PODROUTE_REDIS_URL',
+    );
   return { ...d, connectWaitMs: d.connectWaitMs ?? 5000 };
 }

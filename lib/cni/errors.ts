@@ -19,7 +19,11 @@ export const CNI_CODES = {
 } as const;
 
 export class CniError extends Error {
-  constructor(readonly code: number, message: string, readonly details?: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly details?: string,
+  ) {
     super(message);
     this.name = 'CniError';
   }

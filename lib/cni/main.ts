@@ -24,7 +24,13 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ c
       }
       return { code: 0, output: JSON.stringify(cmdVersion(cniVersion)) };
     }
-    const raw = (() => { try { return JSON.parse(stdin) as { cniVersion?: unknown }; } catch { return undefined; } })();
+    const raw = (() => {
+      try {
+        return JSON.parse(stdin) as { cniVersion?: unknown };
+      } catch {
+        return undefined;
+      }
+    })();
     if (typeof raw?.cniVersion === 'string') cniVersion = raw.cniVersion;
     const conf = parseNetConf(stdin);
     switch (cenv.command) {

@@ -23,7 +23,12 @@ export interface Workload {
 }
 
 function dnsLabel(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]/g, '-')
+      .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x'
+  );
 }
 
 /** Names for a container, as Calico derives them (namespace.pod when Kubernetes says, else the container ID). */
@@ -72,16 +77,21 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
     // A repeated ADD for the same container starts over rather than holding two addresses.
     if (await linkExists(w.hostIf)) await deleteLink(w.hostIf);
     await ipam.releaseByHandle(env.containerId).catch(() => undefined);
-    let assigned;
+    let assigned: Awaited<ReturnType<Ipam['autoAssign']>>;
     try {
-      assigned = await ipam.autoAssign({ handle: env.containerId, node, pools: conf.ipam?.pools, attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId } });
+      assigned = await ipam.autoAssign({
+        handle: env.containerId,
+        node,
+        pools: conf.ipam?.pools,
+        attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId },
+      });
     } catch (e) {
       // "May or may not have been applied": release by handle (idempotent) so nothing leaks.
       await ipam.releaseByHandle(env.containerId).catch(() => undefined);
       throw storeError(e, 'IPAM');
     }
     undo.push(() => ipam.releaseByHandle(env.containerId));
-    let macs;
+    let macs: Awaited<ReturnType<typeof createVeth>>;
     try {
       macs = await createVeth({ host: w.hostIf, podIf: env.ifname, netns: env.netns, address: assigned.cidr, mtu: conf.mtu });
     } catch (e) {
@@ -93,8 +103,14 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
       kind: 'WorkloadEndpoint',
       metadata: { name: w.name, namespace: w.namespace, annotations: { [CONTAINER_ID_ANNOTATION]: env.containerId } },
       spec: {
-        orchestrator: env.args.K8S_POD_NAME ? 'k8s' : 'cni', workload: env.containerId, node, pod: w.pod, endpoint: env.ifname,
-        interfaceName: w.hostIf, mac: macs.podMac || undefined, ipNetworks: [assigned.cidr],
+        orchestrator: env.args.K8S_POD_NAME ? 'k8s' : 'cni',
+        workload: env.containerId,
+        node,
+        pod: w.pod,
+        endpoint: env.ifname,
+        interfaceName: w.hostIf,
+        mac: macs.podMac || undefined,
+        ipNetworks: [assigned.cidr],
       },
     };
     try {
@@ -104,7 +120,10 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
     }
     return {
       cniVersion: conf.cniVersion,
-      interfaces: [{ name: w.hostIf, mac: macs.hostMac }, { name: env.ifname, mac: macs.podMac, sandbox: env.netns }],
+      interfaces: [
+        { name: w.hostIf, mac: macs.hostMac },
+        { name: env.ifname, mac: macs.podMac, sandbox: env.netns },
+      ],
       ips: [{ address: assigned.cidr, gateway: GATEWAY, interface: 1 }],
       routes: [{ dst: '0.0.0.0/0', gw: GATEWAY }],
       dns: {},
@@ -155,12 +174,20 @@ export async function cmdCheck(conf: NetConf, env: CniEnv, procEnv: NodeJS.Proce
     if (!wep) throw new CniError(CNI_CODES.checkFailed, `no WorkloadEndpoint for container ${env.containerId}`);
     const want = wep.spec.ipNetworks;
     const prev = conf.prevResult?.ips?.map((i) => i.address);
-    if (prev && prev.join() !== want.join()) throw new CniError(CNI_CODES.checkFailed, `prevResult addresses ${prev.join(', ')} differ from the WorkloadEndpoint's ${want.join(', ')}`);
-    if (!(await linkExists(wep.spec.interfaceName))) throw new CniError(CNI_CODES.checkFailed, `host interface ${wep.spec.interfaceName} is missing`);
+    if (prev && prev.join() !== want.join())
+      throw new CniError(
+        CNI_CODES.checkFailed,
+        `prevResult addresses ${prev.join(', ')} differ from the WorkloadEndpoint's ${want.join(', ')}`,
+      );
+    if (!(await linkExists(wep.spec.interfaceName)))
+      throw new CniError(CNI_CODES.checkFailed, `host interface ${wep.spec.interfaceName} is missing`);
     const have = await podAddresses(env.netns, env.ifname);
-    for (const a of want) if (!have.includes(a)) throw new CniError(CNI_CODES.checkFailed, `${env.ifname} in ${env.netns} lacks ${a} (has ${have.join(', ') || 'none'})`);
+    for (const a of want)
+      if (!have.includes(a))
+        throw new CniError(CNI_CODES.checkFailed, `${env.ifname} in ${env.netns} lacks ${a} (has ${have.join(', ') || 'none'})`);
     const def = await podDefaultRoute(env.netns);
-    if (!def.includes(`via ${GATEWAY}`)) throw new CniError(CNI_CODES.checkFailed, `default route in the pod is "${def}", not via ${GATEWAY}`);
+    if (!def.includes(`via ${GATEWAY}`))
+      throw new CniError(CNI_CODES.checkFailed, `default route in the pod is "${def}", not via ${GATEWAY}`);
   } catch (e) {
     throw storeError(e, 'CHECK');
   } finally {

@@ -60,12 +60,13 @@ export async function createVeth(opts: { host: string; podIf: string; netns: str
       sysctl(`${conf}/forwarding`, '1');
     }
     await must(['ip', 'link', 'set', host, 'up']);
-    const batch = [
-      `addr add ${address} dev ${podIf}`,
-      `link set ${podIf} up`,
-      `route add ${GATEWAY} dev ${podIf} scope link`,
-      `route add default via ${GATEWAY} dev ${podIf}`,
-    ].join('\n') + '\n';
+    const batch =
+      [
+        `addr add ${address} dev ${podIf}`,
+        `link set ${podIf} up`,
+        `route add ${GATEWAY} dev ${podIf} scope link`,
+        `route add default via ${GATEWAY} dev ${podIf}`,
+      ].join('\n') + '\n';
     await must(['nsenter', `--net=${netns}`, 'ip', '-batch', '-'], batch);
     const podMac = await linkMac(podIf, netns);
     return { hostMac: HOST_MAC, podMac };

@@ -12,7 +12,12 @@ export interface LogEntry {
   json: string;
 }
 
-export interface RawItem { kind: Kind; key: string; revision: number; json: string }
+export interface RawItem {
+  kind: Kind;
+  key: string;
+  revision: number;
+  json: string;
+}
 
 export interface RawSnapshot {
   revision: number;
@@ -57,7 +62,10 @@ export interface RawBackend {
 }
 
 export class KindChangedError extends Error {
-  constructor(readonly kind: Kind, readonly revision: number) {
+  constructor(
+    readonly kind: Kind,
+    readonly revision: number,
+  ) {
     super(`${kind} objects changed at revision ${revision}`);
   }
 }

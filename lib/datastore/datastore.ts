@@ -14,16 +14,24 @@ const GUARD_RETRIES = 10;
 export class BackendDatastore implements Datastore {
   constructor(readonly raw: RawBackend) {}
 
-  get backend(): 'memory' | 'redis' { return this.raw.name; }
+  get backend(): 'memory' | 'redis' {
+    return this.raw.name;
+  }
 
   async get<K extends Kind>(kind: K, key: string): Promise<ResourceOf<K> | undefined> {
     const got = await this.raw.get(kind, key);
     return got ? (decodeResource(kind, got.json, got.revision) as ResourceOf<K>) : undefined;
   }
 
-  create<R extends Resource>(resource: R): Promise<R> { return this.write('create', resource); }
-  update<R extends Resource>(resource: R): Promise<R> { return this.write('update', resource); }
-  apply<R extends Resource>(resource: R): Promise<R> { return this.write('apply', resource); }
+  create<R extends Resource>(resource: R): Promise<R> {
+    return this.write('create', resource);
+  }
+  update<R extends Resource>(resource: R): Promise<R> {
+    return this.write('update', resource);
+  }
+  apply<R extends Resource>(resource: R): Promise<R> {
+    return this.write('apply', resource);
+  }
 
   async delete<K extends Kind>(kind: K, key: string, options: DeleteOptions = {}): Promise<ResourceOf<K>> {
     this.refuseIpamOwned(kind);
@@ -38,17 +46,24 @@ export class BackendDatastore implements Datastore {
     return { items, revision: snap.revision };
   }
 
-  revision(): Promise<number> { return this.raw.revision(); }
+  revision(): Promise<number> {
+    return this.raw.revision();
+  }
 
   watch(options: WatchOptions = {}): Watcher {
     return new LogWatcher(this.raw.openReader(), options);
   }
 
-  close(): Promise<void> { return this.raw.close(); }
+  close(): Promise<void> {
+    return this.raw.close();
+  }
 
   private refuseIpamOwned(kind: Kind): void {
     if (IPAM_OWNED_KINDS.includes(kind)) {
-      throw new DatastoreError(`${kind} objects are written only by IPAM (autoAssign / releaseByHandle), so that their indexes stay exact`, 'IpamOwned');
+      throw new DatastoreError(
+        `${kind} objects are written only by IPAM (autoAssign / releaseByHandle), so that their indexes stay exact`,
+        'IpamOwned',
+      );
     }
   }
 
@@ -84,12 +99,26 @@ export class BackendDatastore implements Datastore {
     for (const it of snap.items) {
       const other = decodeResource('IPPool', it.json, it.revision) as IPPool;
       if (other.metadata.name === pool.metadata.name) {
-        if (other.spec.cidr !== pool.spec.cidr) throw new ValidationError('spec.cidr', `cannot change the CIDR of an existing pool (${other.spec.cidr}); create a new pool and disable this one`, `IPPool/${pool.metadata.name}`);
-        if (other.spec.blockSize !== pool.spec.blockSize) throw new ValidationError('spec.blockSize', `cannot change the block size of an existing pool (${other.spec.blockSize})`, `IPPool/${pool.metadata.name}`);
+        if (other.spec.cidr !== pool.spec.cidr)
+          throw new ValidationError(
+            'spec.cidr',
+            `cannot change the CIDR of an existing pool (${other.spec.cidr}); create a new pool and disable this one`,
+            `IPPool/${pool.metadata.name}`,
+          );
+        if (other.spec.blockSize !== pool.spec.blockSize)
+          throw new ValidationError(
+            'spec.blockSize',
+            `cannot change the block size of an existing pool (${other.spec.blockSize})`,
+            `IPPool/${pool.metadata.name}`,
+          );
         continue;
       }
       if (cidrsOverlap(mine, parseCidr(other.spec.cidr, 'spec.cidr'))) {
-        throw new ValidationError('spec.cidr', `${pool.spec.cidr} overlaps pool ${other.metadata.name} (${other.spec.cidr})`, `IPPool/${pool.metadata.name}`);
+        throw new ValidationError(
+          'spec.cidr',
+          `${pool.spec.cidr} overlaps pool ${other.metadata.name} (${other.spec.cidr})`,
+          `IPPool/${pool.metadata.name}`,
+        );
       }
     }
     return { kind: 'IPPool', revision: snap.kindRevisions.IPPool ?? 0 };

@@ -1,27 +1,41 @@
 // Errors a datastore caller can act on. Each says what happened and what to do.
 
 export class DatastoreError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
     this.name = 'DatastoreError';
   }
 }
 
 export class NotFoundError extends DatastoreError {
-  constructor(readonly kind: string, readonly key: string) {
+  constructor(
+    readonly kind: string,
+    readonly key: string,
+  ) {
     super(`${kind} ${JSON.stringify(key)} does not exist`, 'NotFound');
   }
 }
 
 export class AlreadyExistsError extends DatastoreError {
-  constructor(readonly kind: string, readonly key: string) {
+  constructor(
+    readonly kind: string,
+    readonly key: string,
+  ) {
     super(`${kind} ${JSON.stringify(key)} already exists (use update or apply)`, 'AlreadyExists');
   }
 }
 
 /** The revision guard failed: someone else wrote the object since it was read. Re-read and retry. */
 export class ConflictError extends DatastoreError {
-  constructor(readonly kind: string, readonly key: string, readonly expected: number, readonly actual: number) {
+  constructor(
+    readonly kind: string,
+    readonly key: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
     super(`${kind} ${JSON.stringify(key)} was modified: expected revision ${expected}, store has ${actual}; re-read and retry`, 'Conflict');
   }
 }

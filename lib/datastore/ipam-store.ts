@@ -19,7 +19,11 @@ export interface Assigned {
   affinity: string;
 }
 
-export interface ClaimCandidate { name: string; cidr: string; size: number }
+export interface ClaimCandidate {
+  name: string;
+  cidr: string;
+  size: number;
+}
 
 export type ClaimResult =
   | { result: 'ok'; assigned: Assigned }

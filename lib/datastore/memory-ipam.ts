@@ -41,7 +41,8 @@ export class MemoryIpamStore implements IpamStore {
     tx.put('IPAMBlock', name, JSON.stringify(b));
     this.index.free.set(name, s.unallocated.length);
     const hs = tx.get('IPAMHandle', req.handle);
-    const h: IPAMHandle = hs ? (JSON.parse(hs.json) as IPAMHandle)
+    const h: IPAMHandle = hs
+      ? (JSON.parse(hs.json) as IPAMHandle)
       : { apiVersion: API_VERSION, kind: 'IPAMHandle', metadata: { name: req.handle }, spec: { handleID: req.handle, block: {} } };
     h.spec.block[s.cidr] = (h.spec.block[s.cidr] ?? 0) + 1;
     tx.put('IPAMHandle', req.handle, JSON.stringify(h));
@@ -60,7 +61,11 @@ export class MemoryIpamStore implements IpamStore {
     });
   }
 
-  async claimAndAssign(req: AssignRequest, pool: { name: string; cidr: string }, candidates: readonly ClaimCandidate[]): Promise<ClaimResult> {
+  async claimAndAssign(
+    req: AssignRequest,
+    pool: { name: string; cidr: string },
+    candidates: readonly ClaimCandidate[],
+  ): Promise<ClaimResult> {
     return this.transact((tx): ClaimResult => {
       const ps = tx.get('IPPool', pool.name);
       const p = ps ? (JSON.parse(ps.json) as IPPool) : undefined;
@@ -72,12 +77,16 @@ export class MemoryIpamStore implements IpamStore {
       for (const c of candidates) {
         if (tx.get('IPAMBlock', c.name)) continue;
         const b: IPAMBlock = {
-          apiVersion: API_VERSION, kind: 'IPAMBlock', metadata: { name: c.name },
+          apiVersion: API_VERSION,
+          kind: 'IPAMBlock',
+          metadata: { name: c.name },
           spec: {
-            cidr: c.cidr, affinity: `host:${req.node}`,
+            cidr: c.cidr,
+            affinity: `host:${req.node}`,
             allocations: new Array<null>(c.size).fill(null),
             unallocated: Array.from({ length: c.size }, (_, i) => i),
-            attributes: [], strictAffinity: cfg.strictAffinity === true,
+            attributes: [],
+            strictAffinity: cfg.strictAffinity === true,
           },
         };
         tx.put('IPAMBlock', c.name, JSON.stringify(b));
@@ -124,8 +133,17 @@ export class MemoryIpamStore implements IpamStore {
         // Keep only attributes still referenced, renumbering the allocations.
         const map = new Map<number, number>();
         const attrs: typeof s.attributes = [];
-        s.allocations.forEach((a) => { if (a !== null && !map.has(a)) { map.set(a, -1); } });
-        s.attributes.forEach((attr, i) => { if (map.has(i)) { map.set(i, attrs.length); attrs.push(attr); } });
+        s.allocations.forEach((a) => {
+          if (a !== null && !map.has(a)) {
+            map.set(a, -1);
+          }
+        });
+        s.attributes.forEach((attr, i) => {
+          if (map.has(i)) {
+            map.set(i, attrs.length);
+            attrs.push(attr);
+          }
+        });
         s.allocations = s.allocations.map((a) => (a === null ? null : map.get(a)!));
         s.attributes = attrs;
         const empty = s.unallocated.length === s.allocations.length;

@@ -13,7 +13,10 @@ export interface MemoryBackendOptions {
   logLength?: number;
 }
 
-interface Stored { revision: number; json: string }
+interface Stored {
+  revision: number;
+  json: string;
+}
 
 /** Synchronous access for atomic multi-object operations (IPAM). */
 export interface MemoryTxn {
@@ -54,7 +57,10 @@ export class MemoryBackend implements RawBackend {
 
   private table(kind: Kind): Map<string, Stored> {
     let t = this.data.get(kind);
-    if (!t) { t = new Map(); this.data.set(kind, t); }
+    if (!t) {
+      t = new Map();
+      this.data.set(kind, t);
+    }
     return t;
   }
 
@@ -117,7 +123,9 @@ export class MemoryBackend implements RawBackend {
     return { revision: this.rev, storeId: this.storeId, items, kindRevisions };
   }
 
-  async revision(): Promise<number> { return this.rev; }
+  async revision(): Promise<number> {
+    return this.rev;
+  }
 
   /** Entries after `after`; if the log was trimmed past it, the first entry shows the gap. */
   entriesAfter(after: number): LogEntry[] {
@@ -137,14 +145,21 @@ export class MemoryBackend implements RawBackend {
         const now = this.entriesAfter(after);
         if (now.length > 0 || closed) return now;
         await new Promise<void>((resolve) => {
-          const done = (): void => { clearTimeout(t); this.waiters.delete(done); resolve(); };
+          const done = (): void => {
+            clearTimeout(t);
+            this.waiters.delete(done);
+            resolve();
+          };
           const t = setTimeout(done, waitMs);
           this.waiters.add(done);
           wakeOnClose = done;
         });
         return closed ? [] : this.entriesAfter(after);
       },
-      close: async () => { closed = true; wakeOnClose?.(); },
+      close: async () => {
+        closed = true;
+        wakeOnClose?.();
+      },
     };
   }
 

@@ -4,9 +4,7 @@ import { MemoryBackend, type MemoryBackendOptions } from './memory.js';
 import { RedisBackend } from './redis.js';
 import type { RedisDatastoreOptions } from './redis-client.js';
 
-export type DatastoreConfig =
-  | ({ type: 'memory' } & MemoryBackendOptions)
-  | ({ type: 'redis' } & RedisDatastoreOptions);
+export type DatastoreConfig = ({ type: 'memory' } & MemoryBackendOptions) | ({ type: 'redis' } & RedisDatastoreOptions);
 
 /** The embedded default: one process, nothing to install. */
 export function memoryDatastore(options: MemoryBackendOptions = {}): BackendDatastore {
@@ -26,22 +24,31 @@ export async function redisDatastore(options: RedisDatastoreOptions = {}): Promi
  *   PODROUTE_DATASTORE_NAME=default
  */
 export function datastoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatastoreConfig {
-  const sentinels = (env.PODROUTE_REDIS_SENTINELS ?? '').split(',').filter((s) => s.trim() !== '').map((s) => {
-    const [host, port] = s.trim().split(':');
-    return { host: host!, port: Number(port ?? 26379) };
-  });
+  const sentinels = (env.PODROUTE_REDIS_SENTINELS ?? '')
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map((s) => {
+      const [host, port] = s.trim().split(':');
+      return { host: host!, port: Number(port ?? 26379) };
+    });
   const type = env.PODROUTE_DATASTORE ?? (env.PODROUTE_REDIS_URL || sentinels.length > 0 ? 'redis' : 'memory');
   if (type === 'memory') return { type: 'memory' };
   if (type !== 'redis') throw new Error(`PODROUTE_DATASTORE: must be memory or redis, not ${JSON.stringify(type)}`);
   const cfg: DatastoreConfig = { type: 'redis' };
   if (env.PODROUTE_REDIS_URL) cfg.url = env.PODROUTE_REDIS_URL;
-  if (sentinels.length > 0) { cfg.sentinels = sentinels; cfg.sentinelName = env.PODROUTE_REDIS_SENTINEL_NAME ?? 'mymaster'; }
+  if (sentinels.length > 0) {
+    cfg.sentinels = sentinels;
+    cfg.sentinelName = env.PODROUTE_REDIS_SENTINEL_NAME ?? 'mymaster';
+  }
   if (env.PODROUTE_DATASTORE_NAME) cfg.name = env.PODROUTE_DATASTORE_NAME;
   return cfg;
 }
 
 export async function openDatastore(config: DatastoreConfig = datastoreConfigFromEnv()): Promise<BackendDatastore> {
-  if (config.type === 'memory') { const { type: _t, ...o } = config; return memoryDatastore(o); }
+  if (config.type === 'memory') {
+    const { type: _t, ...o } = config;
+    return memoryDatastore(o);
+  }
   const { type: _t, ...o } = config;
   return redisDatastore(o);
 }

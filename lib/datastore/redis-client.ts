@@ -38,9 +38,14 @@ export interface RedisDatastoreOptions {
  * - protocol 2: RESP2 reply shapes for XREAD and scripts, stable across ioredis versions.
  */
 export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | 'watch'): RedisOptions {
-  const sentinel: RedisOptions = o.sentinels && o.sentinels.length > 0
-    ? { sentinels: o.sentinels, name: o.sentinelName ?? 'mymaster', ...(o.sentinelPassword ? { sentinelPassword: o.sentinelPassword } : {}) }
-    : {};
+  const sentinel: RedisOptions =
+    o.sentinels && o.sentinels.length > 0
+      ? {
+          sentinels: o.sentinels,
+          name: o.sentinelName ?? 'mymaster',
+          ...(o.sentinelPassword ? { sentinelPassword: o.sentinelPassword } : {}),
+        }
+      : {};
   return {
     ...o.redisOptions,
     ...sentinel,
@@ -79,7 +84,10 @@ export async function whenReady(client: Redis, waitMs: number): Promise<void> {
       client.off('ready', ok);
       reject(new DatastoreUnavailableError(`${describe(client)} is not reachable (waited ${waitMs} ms)`));
     }, waitMs);
-    function ok(): void { clearTimeout(t); resolve(); }
+    function ok(): void {
+      clearTimeout(t);
+      resolve();
+    }
     client.once('ready', ok);
   });
 }
@@ -87,7 +95,11 @@ export async function whenReady(client: Redis, waitMs: number): Promise<void> {
 /** Calls scripts (prelude + body) by name; ioredis sends EVALSHA and falls back to EVAL after a restart flushed them. */
 export class ScriptRunner {
   private readonly defined = new Set<string>();
-  constructor(private readonly client: Redis, readonly prefix: string, private readonly logLength: number) {}
+  constructor(
+    private readonly client: Redis,
+    readonly prefix: string,
+    private readonly logLength: number,
+  ) {}
 
   async run(name: string, body: string, args: readonly (string | number)[]): Promise<unknown> {
     if (!this.defined.has(name)) {
@@ -102,7 +114,9 @@ export class ScriptRunner {
 /** Turns connection failures into DatastoreUnavailableError that says whether the call may have run. */
 export async function guard<T>(client: Redis, call: () => Promise<T>): Promise<T> {
   if (client.status !== 'ready') {
-    throw new DatastoreUnavailableError(`${describe(client)} is not connected (status ${client.status}); the call was not sent, retry when the store is back`);
+    throw new DatastoreUnavailableError(
+      `${describe(client)} is not connected (status ${client.status}); the call was not sent, retry when the store is back`,
+    );
   }
   try {
     return await call();

@@ -12,7 +12,11 @@ function assigned(r: Reply, from: number): Assigned {
 }
 
 export class RedisIpamStore implements IpamStore {
-  constructor(private readonly client: Redis, private readonly prefix: string, private readonly scripts: ScriptRunner) {}
+  constructor(
+    private readonly client: Redis,
+    private readonly prefix: string,
+    private readonly scripts: ScriptRunner,
+  ) {}
 
   private run(name: string, body: string, args: readonly (string | number)[]): Promise<unknown> {
     return this.scripts.run(name, IPAM_PRELUDE + body, args);
@@ -23,7 +27,11 @@ export class RedisIpamStore implements IpamStore {
     return r ? assigned(r, 0) : null;
   }
 
-  async claimAndAssign(req: AssignRequest, pool: { name: string; cidr: string }, candidates: readonly ClaimCandidate[]): Promise<ClaimResult> {
+  async claimAndAssign(
+    req: AssignRequest,
+    pool: { name: string; cidr: string },
+    candidates: readonly ClaimCandidate[],
+  ): Promise<ClaimResult> {
     const args: (string | number)[] = [req.node, req.handle, req.attrs, pool.name, pool.cidr];
     for (const c of candidates) args.push(c.name, c.cidr, c.size);
     const r = (await this.run('podrouteIpamClaim', CLAIM, args)) as Reply;

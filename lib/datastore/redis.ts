@@ -15,7 +15,10 @@ export class RedisBackend implements RawBackend {
   readonly scripts: ScriptRunner;
   private ipam: RedisIpamStore | undefined;
 
-  private constructor(readonly client: Redis, private readonly options: RedisDatastoreOptions) {
+  private constructor(
+    readonly client: Redis,
+    private readonly options: RedisDatastoreOptions,
+  ) {
     this.prefix = `podroute:{${options.name ?? 'default'}}`;
     this.scripts = new ScriptRunner(client, this.prefix, options.logLength ?? 10_000);
   }
@@ -39,15 +42,27 @@ export class RedisBackend implements RawBackend {
   async write(w: RawWrite): Promise<number> {
     const g = w.kindUnchangedSince;
     const r = (await this.scripts.run('podrouteWrite', WRITE, [
-      w.mode, w.kind, w.key, w.json, w.expectRevision ?? '', g?.kind ?? '', g?.revision ?? '',
+      w.mode,
+      w.kind,
+      w.key,
+      w.json,
+      w.expectRevision ?? '',
+      g?.kind ?? '',
+      g?.revision ?? '',
     ])) as [string, number?];
     switch (r[0]) {
-      case 'ok': return Number(r[1]);
-      case 'exists': throw new AlreadyExistsError(w.kind, w.key);
-      case 'notfound': throw new NotFoundError(w.kind, w.key);
-      case 'conflict': throw new ConflictError(w.kind, w.key, w.expectRevision!, Number(r[1]));
-      case 'kindchanged': throw new KindChangedError(g!.kind, Number(r[1]));
-      default: throw new DatastoreError(`unexpected reply from the write script: ${JSON.stringify(r)}`, 'Internal');
+      case 'ok':
+        return Number(r[1]);
+      case 'exists':
+        throw new AlreadyExistsError(w.kind, w.key);
+      case 'notfound':
+        throw new NotFoundError(w.kind, w.key);
+      case 'conflict':
+        throw new ConflictError(w.kind, w.key, w.expectRevision!, Number(r[1]));
+      case 'kindchanged':
+        throw new KindChangedError(g!.kind, Number(r[1]));
+      default:
+        throw new DatastoreError(`unexpected reply from the write script: ${JSON.stringify(r)}`, 'Internal');
     }
   }
 
@@ -81,16 +96,22 @@ export class RedisBackend implements RawBackend {
         const [rev, id] = (await scripts.run('podrouteHead', HEAD, [])) as [string, string];
         return { revision: Number(rev), storeId: id };
       },
-      snapshot: async (kinds) => { await ready(); return snapshotWith(scripts, kinds); },
+      snapshot: async (kinds) => {
+        await ready();
+        return snapshotWith(scripts, kinds);
+      },
       read: async (after, waitMs) => {
         await ready();
-        const reply = (await guard(client, () =>
-          client.xread('COUNT', 1000, 'BLOCK', waitMs, 'STREAMS', stream, `${after}-0`))) as
-          [string, [string, string[]][]][] | null;
+        const reply = (await guard(client, () => client.xread('COUNT', 1000, 'BLOCK', waitMs, 'STREAMS', stream, `${after}-0`))) as
+          | [string, [string, string[]][]][]
+          | null;
         if (!reply) return [];
         return reply[0]![1].map(([id, fields]) => toEntry(id, fields));
       },
-      close: async () => { closed = true; client.disconnect(); },
+      close: async () => {
+        closed = true;
+        client.disconnect();
+      },
     };
   }
 
@@ -127,5 +148,11 @@ function splitStored(raw: string): { revision: number; json: string } {
 function toEntry(id: string, fields: string[]): LogEntry {
   const f: Record<string, string> = {};
   for (let i = 0; i < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-  return { revision: Number(id.slice(0, id.indexOf('-'))), type: f.t === 'del' ? 'del' : 'put', kind: f.k as Kind, key: f.n!, json: f.v ?? '' };
+  return {
+    revision: Number(id.slice(0, id.indexOf('-'))),
+    type: f.t === 'del' ? 'del' : 'put',
+    kind: f.k as Kind,
+    key: f.n!,
+    json: f.v ?? '',
+  };
 }

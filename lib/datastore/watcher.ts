@@ -24,7 +24,10 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
   private closed = false;
   private readonly done: Promise<void>;
 
-  constructor(private readonly reader: LogReader, options: WatchOptions = {}) {
+  constructor(
+    private readonly reader: LogReader,
+    options: WatchOptions = {},
+  ) {
     super();
     this.kinds = new Set(options.kinds ?? KINDS);
     for (const r of options.known ?? []) {
@@ -34,7 +37,9 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
     this.done = new Promise<void>((r) => setImmediate(r)).then(() => this.run(options.fromRevision));
   }
 
-  get revision(): number { return this.after; }
+  get revision(): number {
+    return this.after;
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -94,7 +99,14 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
     const id = `${e.kind}\0${e.key}`;
     if (e.type === 'put') {
       this.view.set(id, e.revision);
-      this.emit('event', { type: 'put', kind: e.kind, key: e.key, revision: e.revision, resource: decodeResource(e.kind, e.json, e.revision), synthetic: false });
+      this.emit('event', {
+        type: 'put',
+        kind: e.kind,
+        key: e.key,
+        revision: e.revision,
+        resource: decodeResource(e.kind, e.json, e.revision),
+        synthetic: false,
+      });
     } else {
       this.view.delete(id);
       const previous = e.json ? decodeResource(e.kind, e.json, e.revision) : undefined;
@@ -115,13 +127,26 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
       // After a store replacement revisions restart, so an equal revision proves nothing.
       if (!replaced && this.view.get(id) === it.revision) continue;
       this.view.set(id, it.revision);
-      this.emit('event', { type: 'put', kind: it.kind, key: it.key, revision: snap.revision, resource: decodeResource(it.kind, it.json, it.revision), synthetic: true });
+      this.emit('event', {
+        type: 'put',
+        kind: it.kind,
+        key: it.key,
+        revision: snap.revision,
+        resource: decodeResource(it.kind, it.json, it.revision),
+        synthetic: true,
+      });
     }
     for (const id of [...this.view.keys()]) {
       if (seen.has(id)) continue;
       this.view.delete(id);
       const sep = id.indexOf('\0');
-      this.emit('event', { type: 'delete', kind: id.slice(0, sep) as Kind, key: id.slice(sep + 1), revision: snap.revision, synthetic: true });
+      this.emit('event', {
+        type: 'delete',
+        kind: id.slice(0, sep) as Kind,
+        key: id.slice(sep + 1),
+        revision: snap.revision,
+        synthetic: true,
+      });
     }
     this.after = snap.revision;
     this.storeId = snap.storeId;

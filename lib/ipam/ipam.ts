@@ -11,7 +11,10 @@ import type { IPAMBlock, IPPool } from '../resources/types.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
 
 export class IpamError extends Error {
-  constructor(message: string, readonly code: 'NoPool' | 'Exhausted' | 'BadRequest') {
+  constructor(
+    message: string,
+    readonly code: 'NoPool' | 'Exhausted' | 'BadRequest',
+  ) {
     super(message);
     this.name = 'IpamError';
   }
@@ -92,16 +95,23 @@ export class Ipam {
     // 3. An address from someone else's block, when no pool has a free block left.
     if (!got) {
       const blocks = (await this.ds.list('IPAMBlock')).items;
-      const candidates = blocks.filter((b) => b.spec.unallocated.length > 0 && poolOf(pools, b.spec.cidr))
+      const candidates = blocks
+        .filter((b) => b.spec.unallocated.length > 0 && poolOf(pools, b.spec.cidr))
         // Ours first (one may have freed up since step 1), then the emptiest.
-        .sort((a, b) => Number(b.spec.affinity === hostAffinity(req.node)) - Number(a.spec.affinity === hostAffinity(req.node)) ||
-          b.spec.unallocated.length - a.spec.unallocated.length)
+        .sort(
+          (a, b) =>
+            Number(b.spec.affinity === hostAffinity(req.node)) - Number(a.spec.affinity === hostAffinity(req.node)) ||
+            b.spec.unallocated.length - a.spec.unallocated.length,
+        )
         .map((b) => b.metadata.name);
       if (candidates.length > 0) {
         const r = await this.store.borrow(ar, candidates);
         if (r.result === 'ok') got = r.assigned;
         else if (r.result === 'strict') {
-          throw new IpamError(`no free block in pools ${names.join(', ')} for node ${req.node}, and strict affinity forbids borrowing from other nodes' blocks`, 'Exhausted');
+          throw new IpamError(
+            `no free block in pools ${names.join(', ')} for node ${req.node}, and strict affinity forbids borrowing from other nodes' blocks`,
+            'Exhausted',
+          );
         }
       }
     }
@@ -112,9 +122,13 @@ export class Ipam {
   private describe(got: Assigned, family: IpFamily, pools: IPPool[], req: AutoAssignRequest): AssignedAddress {
     const ip = blockAddress(got.blockCidr, got.ordinal);
     return {
-      ip, cidr: `${ip}/${family === 4 ? 32 : 128}`, family, block: got.blockCidr,
+      ip,
+      cidr: `${ip}/${family === 4 ? 32 : 128}`,
+      family,
+      block: got.blockCidr,
       pool: poolOf(pools, got.blockCidr)?.metadata.name ?? '',
-      handle: req.handle, borrowed: got.affinity !== hostAffinity(req.node),
+      handle: req.handle,
+      borrowed: got.affinity !== hostAffinity(req.node),
     };
   }
 
@@ -126,13 +140,16 @@ export class Ipam {
         const p = all.items.find((x) => x.metadata.name === name);
         if (!p) throw new IpamError(`pools: no IPPool named ${JSON.stringify(name)}`, 'NoPool');
         if (p.spec.disabled) throw new IpamError(`pools: IPPool ${name} is disabled`, 'NoPool');
-        if (parseCidr(p.spec.cidr, 'spec.cidr').family !== family) throw new IpamError(`pools: IPPool ${name} (${p.spec.cidr}) is not IPv${family}`, 'NoPool');
+        if (parseCidr(p.spec.cidr, 'spec.cidr').family !== family)
+          throw new IpamError(`pools: IPPool ${name} (${p.spec.cidr}) is not IPv${family}`, 'NoPool');
         return p;
       });
     }
     const labels = node?.metadata.labels ?? {};
-    const ok = all.items.filter((p) => !p.spec.disabled && parseCidr(p.spec.cidr, 'spec.cidr').family === family &&
-      parseSelector(p.spec.nodeSelector ?? 'all()')(labels));
+    const ok = all.items.filter(
+      (p) =>
+        !p.spec.disabled && parseCidr(p.spec.cidr, 'spec.cidr').family === family && parseSelector(p.spec.nodeSelector ?? 'all()')(labels),
+    );
     if (ok.length === 0) throw new IpamError(`no enabled IPv${family} IPPool selects node ${req.node}`, 'NoPool');
     return ok;
   }
@@ -176,15 +193,26 @@ export class Ipam {
       const c = parseCidr(p.spec.cidr, 'spec.cidr');
       const mine = blocks.items.filter((b) => poolOf([p], b.spec.cidr)).map((b) => blockInfo(b, pools.items));
       return {
-        name: p.metadata.name, cidr: p.spec.cidr, blockSize: p.spec.blockSize, disabled: p.spec.disabled === true,
-        size: cidrSize(c), used: mine.reduce((n, b) => n + b.used, 0), blocks: mine,
+        name: p.metadata.name,
+        cidr: p.spec.cidr,
+        blockSize: p.spec.blockSize,
+        disabled: p.spec.disabled === true,
+        size: cidrSize(c),
+        used: mine.reduce((n, b) => n + b.used, 0),
+        blocks: mine,
       };
     });
   }
 }
 
 function blockInfo(b: IPAMBlock, pools: readonly IPPool[]): BlockInfo {
-  return { cidr: b.spec.cidr, name: b.metadata.name, pool: poolOf(pools, b.spec.cidr)?.metadata.name, affinity: b.spec.affinity, ...blockUsage(b.spec) };
+  return {
+    cidr: b.spec.cidr,
+    name: b.metadata.name,
+    pool: poolOf(pools, b.spec.cidr)?.metadata.name,
+    affinity: b.spec.affinity,
+    ...blockUsage(b.spec),
+  };
 }
 
 function poolOf(pools: readonly IPPool[], blockCidr: string): IPPool | undefined {
@@ -215,6 +243,9 @@ export function freeBlocks(pool: IPPool, node: string, existing: ReadonlySet<str
 
 function fnv1a(s: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
   return h;
 }

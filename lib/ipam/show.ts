@@ -10,13 +10,25 @@ export function formatIpamShow(pools: readonly PoolUsage[], showBlocks = true): 
   };
   for (const p of pools) {
     const used = BigInt(p.used);
-    rows.push(['IP Pool', p.cidr + (p.disabled ? ' (disabled)' : ''), '', p.size.toString(),
-      `${used} (${pct(used, p.size)})`, `${p.size - used} (${pct(p.size - used, p.size)})`]);
+    rows.push([
+      'IP Pool',
+      p.cidr + (p.disabled ? ' (disabled)' : ''),
+      '',
+      p.size.toString(),
+      `${used} (${pct(used, p.size)})`,
+      `${p.size - used} (${pct(p.size - used, p.size)})`,
+    ]);
     if (!showBlocks) continue;
     for (const b of [...p.blocks].sort((x, y) => (x.cidr < y.cidr ? -1 : 1))) {
       const size = BigInt(b.size);
-      rows.push(['Block', b.cidr, b.affinity ?? '(none)', String(b.size),
-        `${b.used} (${pct(b.used, size)})`, `${b.free} (${pct(b.free, size)})`]);
+      rows.push([
+        'Block',
+        b.cidr,
+        b.affinity ?? '(none)',
+        String(b.size),
+        `${b.used} (${pct(b.used, size)})`,
+        `${b.free} (${pct(b.free, size)})`,
+      ]);
     }
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -42,7 +42,8 @@ function mustState(root: string, name: string): LabState {
 function onlyLab(root: string, explicit: string | undefined): LabState {
   if (explicit) return mustState(root, labName(explicit));
   const labs = listLabs(root);
-  if (labs.length !== 1) throw new Error(labs.length === 0 ? 'no lab is up' : `several labs are up (${labs.join(', ')}): say which with --lab`);
+  if (labs.length !== 1)
+    throw new Error(labs.length === 0 ? 'no lab is up' : `several labs are up (${labs.join(', ')}): say which with --lab`);
   return mustState(root, labs[0]!);
 }
 
@@ -57,7 +58,9 @@ export async function labCommand(argv: string[]): Promise<number> {
       const topo = loadTopology(rest[0] ?? '');
       const t0 = Date.now();
       const state = await labUp(topo, { stateRoot: root, prefix, log: (l) => out(`  ${l}\n`) });
-      out(`lab ${state.name} is up (${((Date.now() - t0) / 1000).toFixed(1)} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`);
+      out(
+        `lab ${state.name} is up (${((Date.now() - t0) / 1000).toFixed(1)} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`,
+      );
       return 0;
     }
     case 'down': {
@@ -84,8 +87,10 @@ export async function labCommand(argv: string[]): Promise<number> {
       if (node && state.processes.some((p) => p.node === node && p.what === 'agent')) env.PODROUTE_CONTROL = `${state.dir}/${node}.sock`;
       if (state.processes.some((p) => p.node === node && p.what === 'bgpd')) env.VTYSH_PAGER = 'cat';
       // vtysh inside an FRR node: point it at that node's instance.
-      const cmd = node && command[0] === 'vtysh' && state.processes.some((p) => p.node === node && p.what === 'bgpd')
-        ? ['vtysh', '--vty_socket', `${state.dir}/${node}/frr`, ...command.slice(1)] : command;
+      const cmd =
+        node && command[0] === 'vtysh' && state.processes.some((p) => p.node === node && p.what === 'bgpd')
+          ? ['vtysh', '--vty_socket', `${state.dir}/${node}/frr`, ...command.slice(1)]
+          : command;
       return new Promise<number>((resolve) => {
         const child = spawn('ip', ['netns', 'exec', ns, ...cmd], { stdio: 'inherit', env });
         child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));

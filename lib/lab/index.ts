@@ -1,5 +1,13 @@
 // The lab runner: containerlab topologies built with network namespaces.
-export { loadTopology, parseTopology, TopologyError, type Topology, type TopologyNode, type TopologyLink, type NodeRole } from './topology.js';
+export {
+  loadTopology,
+  parseTopology,
+  TopologyError,
+  type Topology,
+  type TopologyNode,
+  type TopologyLink,
+  type NodeRole,
+} from './topology.js';
 export { labUp, labDown, type LabOptions } from './runner.js';
 export { podAdd, podDel } from './pods.js';
 export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type BgpSession } from './status.js';

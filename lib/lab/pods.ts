@@ -9,23 +9,43 @@ export const podNamespace = (state: Pick<LabState, 'prefix'>, pod: string) => `$
 
 function netconf(state: LabState, node: string): string {
   return JSON.stringify({
-    cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: node,
+    cniVersion: '1.0.0',
+    name: 'k8s-pod-network',
+    type: 'podroute-cni',
+    nodename: node,
     datastore: { type: 'redis', url: state.redisSocket },
   });
 }
 
 async function callCni(state: LabState, pod: LabPod, command: 'ADD' | 'DEL'): Promise<{ code: number; stdout: string; stderr: string }> {
-  return execCommand(['ip', 'netns', 'exec', `${state.prefix}${pod.node}`, 'env',
-    `CNI_COMMAND=${command}`, `CNI_CONTAINERID=${pod.containerId}`, `CNI_NETNS=/var/run/netns/${pod.namespace}`, 'CNI_IFNAME=eth0',
-    `CNI_ARGS=K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`, 'CNI_PATH=/opt/cni/bin',
-    process.execPath, join(packageRoot(), 'bin/podroute-cni.js')], { input: netconf(state, pod.node), timeoutMs: 60_000 });
+  return execCommand(
+    [
+      'ip',
+      'netns',
+      'exec',
+      `${state.prefix}${pod.node}`,
+      'env',
+      `CNI_COMMAND=${command}`,
+      `CNI_CONTAINERID=${pod.containerId}`,
+      `CNI_NETNS=/var/run/netns/${pod.namespace}`,
+      'CNI_IFNAME=eth0',
+      `CNI_ARGS=K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
+      'CNI_PATH=/opt/cni/bin',
+      process.execPath,
+      join(packageRoot(), 'bin/podroute-cni.js'),
+    ],
+    { input: netconf(state, pod.node), timeoutMs: 60_000 },
+  );
 }
 
 /** Creates pod `name` on `node`; returns it with its address. */
 export async function podAdd(state: LabState, node: string, name: string): Promise<LabPod> {
-  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) || name.length > 40) throw new Error(`pod name ${JSON.stringify(name)}: lowercase letters, digits and "-" (at most 40)`);
-  if (!state.namespaces.some((n) => n.node === node)) throw new Error(`node ${JSON.stringify(node)} is not in lab ${state.name} (nodes: ${state.namespaces.map((n) => n.node).join(', ')})`);
-  if (!state.processes.some((p) => p.node === node && p.what === 'agent')) throw new Error(`node ${node} runs no podroute agent: pods go on podroute nodes`);
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(name) || name.length > 40)
+    throw new Error(`pod name ${JSON.stringify(name)}: lowercase letters, digits and "-" (at most 40)`);
+  if (!state.namespaces.some((n) => n.node === node))
+    throw new Error(`node ${JSON.stringify(node)} is not in lab ${state.name} (nodes: ${state.namespaces.map((n) => n.node).join(', ')})`);
+  if (!state.processes.some((p) => p.node === node && p.what === 'agent'))
+    throw new Error(`node ${node} runs no podroute agent: pods go on podroute nodes`);
   if (state.pods.some((p) => p.name === name)) throw new Error(`pod ${name} already exists in lab ${state.name}`);
   const pod: LabPod = { name, node, namespace: podNamespace(state, name), containerId: `clab-${state.name}-${name}` };
   if ((await listNetns()).has(pod.namespace)) throw new Error(`namespace ${pod.namespace} already exists and is not this lab's`);

@@ -35,7 +35,10 @@ export const frrDir = (state: Pick<LabState, 'dir'>, node: string) => join(state
 
 /** Environment for exec lines and `lab exec`: podroute on PATH, pointed at this lab's datastore and the node's agent. */
 export function labEnv(state: LabState, node: TopologyNode | undefined): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(state.dir, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${join(state.dir, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+  };
   if (node) {
     Object.assign(env, node.env);
     env.PODROUTE_CONTROL = controlSocket(state, node.name);
@@ -50,7 +53,10 @@ function writeWrappers(state: LabState): void {
   const bin = join(state.dir, 'bin');
   mkdirSync(bin, { recursive: true });
   const root = packageRoot();
-  for (const [name, script] of [['podroute', 'bin/podroute.js'], ['podroute-cni', 'bin/podroute-cni.js']] as const) {
+  for (const [name, script] of [
+    ['podroute', 'bin/podroute.js'],
+    ['podroute-cni', 'bin/podroute-cni.js'],
+  ] as const) {
     writeFileSync(join(bin, name), `#!/bin/sh\nexec ${process.execPath} ${join(root, script)} "$@"\n`);
     chmodSync(join(bin, name), 0o755);
   }
@@ -82,7 +88,10 @@ function start(state: LabState, node: string, what: string, argv: string[], env:
 async function ensureNamespace(state: LabState, node: string, existing: Set<string>): Promise<boolean> {
   const name = nsName(state, node);
   if (!state.namespaces.some((n) => n.name === name)) {
-    if (existing.has(name)) throw new Error(`namespace ${name} exists but this lab did not create it (another lab or a stale run): remove it or use another --prefix`);
+    if (existing.has(name))
+      throw new Error(
+        `namespace ${name} exists but this lab did not create it (another lab or a stale run): remove it or use another --prefix`,
+      );
     state.namespaces.push({ node, name });
   }
   if (existing.has(name)) return false;
@@ -110,7 +119,10 @@ async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
     await run(['ip', 'link', 'add', a.iface, 'netns', nsA, 'type', 'veth', 'peer', 'name', b.iface, 'netns', nsB]).catch((e: Error) => {
       throw new Error(`topology.links[${i}]: ${e.message}`);
     });
-    for (const [e, ns] of [[a, nsA], [b, nsB]] as const) {
+    for (const [e, ns] of [
+      [a, nsA],
+      [b, nsB],
+    ] as const) {
       if (role.get(e.node) === 'bridge') await run(['ip', '-n', ns, 'link', 'set', e.iface, 'master', BRIDGE]);
       await run(['ip', '-n', ns, 'link', 'set', e.iface, 'up']);
     }
@@ -120,8 +132,12 @@ async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
 async function runExec(state: LabState, node: TopologyNode): Promise<void> {
   for (const [i, line] of node.exec.entries()) {
     const cmd = hostExecLine(node, line);
-    const r = await execCommand(['ip', 'netns', 'exec', nsName(state, node.name), 'sh', '-c', cmd], { env: labEnv(state, node), timeoutMs: 60_000 });
-    if (r.code !== 0) throw new Error(`topology.nodes.${node.name}.exec[${i}]: \`${line}\` exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
+    const r = await execCommand(['ip', 'netns', 'exec', nsName(state, node.name), 'sh', '-c', cmd], {
+      env: labEnv(state, node),
+      timeoutMs: 60_000,
+    });
+    if (r.code !== 0)
+      throw new Error(`topology.nodes.${node.name}.exec[${i}]: \`${line}\` exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
   }
 }
 
@@ -132,16 +148,35 @@ async function ensureRedis(state: LabState, node: TopologyNode): Promise<void> {
   const data = join(state.dir, 'redis');
   mkdirSync(data, { recursive: true });
   rmSync(sock, { force: true });
-  const p = start(state, node.name, 'redis', ['redis-server', '--port', '0', '--unixsocket', sock, '--unixsocketperm', '770',
-    '--save', '', '--appendonly', 'no', '--dir', data]);
-  await poll(`redis on ${sock}`, async () => {
-    if (!isOurs(p)) throw new Error(`redis-server exited: ${tail(p.log)}`);
-    return (await execCommand(['redis-cli', '-s', sock, 'ping'], { timeoutMs: 2_000 })).stdout.trim() === 'PONG' ? true : undefined;
-  }, 15_000);
+  const p = start(state, node.name, 'redis', [
+    'redis-server',
+    '--port',
+    '0',
+    '--unixsocket',
+    sock,
+    '--unixsocketperm',
+    '770',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    data,
+  ]);
+  await poll(
+    `redis on ${sock}`,
+    async () => {
+      if (!isOurs(p)) throw new Error(`redis-server exited: ${tail(p.log)}`);
+      return (await execCommand(['redis-cli', '-s', sock, 'ping'], { timeoutMs: 2_000 })).stdout.trim() === 'PONG' ? true : undefined;
+    },
+    15_000,
+  );
 }
 
 function frrIds(): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('frr:'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('frr:'));
   if (!line) throw new Error('FRR is not installed (no user frr): apt-get install frr');
   const f = line.split(':');
   return { uid: Number(f[2]), gid: Number(f[3]) };
@@ -178,16 +213,25 @@ async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
     if (old) await stopProcess(old);
     rmSync(zserv, { force: true });
     const z = start(state, node.name, 'zebra', [`${FRR_BIN}/zebra`, '-f', zebraConf, '-i', join(dir, 'zebra.pid'), ...common]);
-    await poll(`zebra of ${node.name}`, () => {
-      if (!isOurs(z)) throw new Error(`zebra exited: ${tail(z.log)}`);
-      return existsSync(zserv) ? true : undefined;
-    }, 15_000, 50);
+    await poll(
+      `zebra of ${node.name}`,
+      () => {
+        if (!isOurs(z)) throw new Error(`zebra exited: ${tail(z.log)}`);
+        return existsSync(zserv) ? true : undefined;
+      },
+      15_000,
+      50,
+    );
   }
   const b = start(state, node.name, 'bgpd', [`${FRR_BIN}/bgpd`, '-f', bgpdConf, '-i', join(dir, 'bgpd.pid'), ...common]);
-  await poll(`bgpd of ${node.name} answering vtysh`, async () => {
-    if (!isOurs(b)) throw new Error(`bgpd exited: ${tail(b.log)}`);
-    return (await vtysh(state, node.name, 'show bgp summary json')).length > 0 ? true : undefined;
-  }, 15_000);
+  await poll(
+    `bgpd of ${node.name} answering vtysh`,
+    async () => {
+      if (!isOurs(b)) throw new Error(`bgpd exited: ${tail(b.log)}`);
+      return (await vtysh(state, node.name, 'show bgp summary json')).length > 0 ? true : undefined;
+    },
+    15_000,
+  );
 }
 
 async function ensureAgent(state: LabState, node: TopologyNode): Promise<void> {
@@ -201,16 +245,26 @@ async function ensureAgent(state: LabState, node: TopologyNode): Promise<void> {
     start(state, node.name, 'agent', argv, labEnv(state, node));
   }
   const p = alive(state, node.name, 'agent') ?? state.processes.find((x) => x.node === node.name && x.what === 'agent')!;
-  await poll(`agent ${node.name} ready`, async () => {
-    if (!isOurs(p)) throw new Error(`agent exited: ${tail(p.log)}`);
-    return (await callControl<AgentStatus>(control, 'GET', '/status')).ready ? true : undefined;
-  }, 60_000, 200);
+  await poll(
+    `agent ${node.name} ready`,
+    async () => {
+      if (!isOurs(p)) throw new Error(`agent exited: ${tail(p.log)}`);
+      return (await callControl<AgentStatus>(control, 'GET', '/status')).ready ? true : undefined;
+    },
+    60_000,
+    200,
+  );
 }
 
 function freshState(topo: Topology, options: LabOptions): LabState {
   return {
-    name: topo.name, topology: topo.file, prefix: options.prefix ?? `clab-${topo.name}-`, dir: labDir(options.stateRoot, topo.name),
-    namespaces: [], processes: [], pods: [],
+    name: topo.name,
+    topology: topo.file,
+    prefix: options.prefix ?? `clab-${topo.name}-`,
+    dir: labDir(options.stateRoot, topo.name),
+    namespaces: [],
+    processes: [],
+    pods: [],
   };
 }
 
@@ -221,7 +275,8 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
   if (options.prefix !== undefined && options.prefix !== state.prefix) {
     throw new Error(`lab ${topo.name} is already up with prefix ${JSON.stringify(state.prefix)}: run podroute lab down first`);
   }
-  if (state.topology !== topo.file) throw new Error(`a lab named ${topo.name} is already up from ${state.topology}: run podroute lab down ${topo.name} first`);
+  if (state.topology !== topo.file)
+    throw new Error(`a lab named ${topo.name} is already up from ${state.topology}: run podroute lab down ${topo.name} first`);
   mkdirSync(state.dir, { recursive: true });
   writeState(state);
   writeWrappers(state);
@@ -243,18 +298,23 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
   }
   await ensureLinks(state, topo);
   // exec lines configure a node once, when its namespace is new (containerlab runs them at deploy).
-  for (const node of topo.nodes) if (fresh.has(node.name) && node.exec.length) {
-    await runExec(state, node);
-    log(`exec ${node.name}: ${node.exec.length} line(s)`);
-  }
+  for (const node of topo.nodes)
+    if (fresh.has(node.name) && node.exec.length) {
+      await runExec(state, node);
+      log(`exec ${node.name}: ${node.exec.length} line(s)`);
+    }
   for (const node of topo.nodes.filter((n) => n.role === 'frr')) {
     await ensureFrr(state, node);
     log(`frr ${node.name}: zebra, bgpd`);
   }
-  await Promise.all(topo.nodes.filter((n) => n.role === 'podroute').map(async (node) => {
-    await ensureAgent(state, node);
-    log(`agent ${node.name}: ready`);
-  }));
+  await Promise.all(
+    topo.nodes
+      .filter((n) => n.role === 'podroute')
+      .map(async (node) => {
+        await ensureAgent(state, node);
+        log(`agent ${node.name}: ready`);
+      }),
+  );
   writeState(state);
   return state;
 }
@@ -277,7 +337,12 @@ export async function labDown(name: string, options: LabOptions): Promise<{ proc
     if (!existing.has(ns)) continue;
     // Anything still running inside a namespace this lab made was started there by the lab (an exec line's daemon).
     for (const pid of await netnsPids(ns)) {
-      try { process.kill(pid, 'SIGKILL'); stopped++; } catch { /* gone */ }
+      try {
+        process.kill(pid, 'SIGKILL');
+        stopped++;
+      } catch {
+        /* gone */
+      }
     }
     await run(['ip', 'netns', 'del', ns]);
     deleted++;

@@ -60,5 +60,7 @@ export function writeState(state: LabState): void {
 /** Names of the labs that have a state file under `root`. */
 export function listLabs(root: string): string[] {
   if (!existsSync(root)) return [];
-  return readdirSync(root).filter((n) => existsSync(join(root, n, 'state.json'))).sort();
+  return readdirSync(root)
+    .filter((n) => existsSync(join(root, n, 'state.json')))
+    .sort();
 }

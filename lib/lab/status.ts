@@ -6,7 +6,12 @@ import { controlSocket, nsName, vtysh } from './runner.js';
 import type { LabState } from './state.js';
 import { isOurs, listNetns } from './system.js';
 
-export interface BgpSession { peer: string; asn: number; state: string; prefixesReceived: number }
+export interface BgpSession {
+  peer: string;
+  asn: number;
+  state: string;
+  prefixesReceived: number;
+}
 
 export interface NodeStatus {
   node: string;
@@ -17,13 +22,25 @@ export interface NodeStatus {
   error?: string;
 }
 
-export interface LabStatus { name: string; topology: string; nodes: NodeStatus[]; pods: { name: string; node: string; ip?: string }[] }
+export interface LabStatus {
+  name: string;
+  topology: string;
+  nodes: NodeStatus[];
+  pods: { name: string; node: string; ip?: string }[];
+}
 
-interface FrrSummary { ipv4Unicast?: { peers?: Record<string, { remoteAs: number; state: string; pfxRcd?: number }> } }
+interface FrrSummary {
+  ipv4Unicast?: { peers?: Record<string, { remoteAs: number; state: string; pfxRcd?: number }> };
+}
 
 export async function frrSessions(state: LabState, node: string): Promise<BgpSession[]> {
   const s = JSON.parse(await vtysh(state, node, 'show bgp summary json')) as FrrSummary;
-  return Object.entries(s.ipv4Unicast?.peers ?? {}).map(([peer, p]) => ({ peer, asn: p.remoteAs, state: p.state, prefixesReceived: p.pfxRcd ?? 0 }));
+  return Object.entries(s.ipv4Unicast?.peers ?? {}).map(([peer, p]) => ({
+    peer,
+    asn: p.remoteAs,
+    state: p.state,
+    prefixesReceived: p.pfxRcd ?? 0,
+  }));
 }
 
 export async function agentSessions(state: LabState, node: string): Promise<BgpSession[]> {
@@ -33,20 +50,24 @@ export async function agentSessions(state: LabState, node: string): Promise<BgpS
 
 export async function labStatus(state: LabState): Promise<LabStatus> {
   const existing = await listNetns();
-  const nodes = await Promise.all(state.namespaces.map(async ({ node }): Promise<NodeStatus> => {
-    const procs = state.processes.filter((p) => p.node === node);
-    const out: NodeStatus = {
-      node, namespace: nsName(state, node), present: existing.has(nsName(state, node)),
-      processes: procs.map((p) => ({ what: p.what, pid: p.pid, running: isOurs(p) })),
-    };
-    try {
-      if (procs.some((p) => p.what === 'bgpd' && isOurs(p))) out.sessions = await frrSessions(state, node);
-      else if (procs.some((p) => p.what === 'agent' && isOurs(p))) out.sessions = await agentSessions(state, node);
-    } catch (e) {
-      out.error = (e as Error).message;
-    }
-    return out;
-  }));
+  const nodes = await Promise.all(
+    state.namespaces.map(async ({ node }): Promise<NodeStatus> => {
+      const procs = state.processes.filter((p) => p.node === node);
+      const out: NodeStatus = {
+        node,
+        namespace: nsName(state, node),
+        present: existing.has(nsName(state, node)),
+        processes: procs.map((p) => ({ what: p.what, pid: p.pid, running: isOurs(p) })),
+      };
+      try {
+        if (procs.some((p) => p.what === 'bgpd' && isOurs(p))) out.sessions = await frrSessions(state, node);
+        else if (procs.some((p) => p.what === 'agent' && isOurs(p))) out.sessions = await agentSessions(state, node);
+      } catch (e) {
+        out.error = (e as Error).message;
+      }
+      return out;
+    }),
+  );
   return { name: state.name, topology: state.topology, nodes, pods: state.pods.map((p) => ({ name: p.name, node: p.node, ip: p.ip })) };
 }
 
@@ -55,8 +76,11 @@ export function formatLabStatus(s: LabStatus): string {
   const rows = [['NODE', 'NAMESPACE', 'PROCESSES', 'BGP SESSIONS']];
   for (const n of s.nodes) {
     const procs = n.processes.map((p) => `${p.what}:${p.pid}${p.running ? '' : '(dead)'}`).join(' ') || '-';
-    const sessions = n.error ? `error: ${n.error}` : n.sessions === undefined ? '-'
-      : n.sessions.map((x) => `${x.peer} ${x.state === 'Established' ? `up ${x.prefixesReceived} pfx` : x.state}`).join(', ') || 'none';
+    const sessions = n.error
+      ? `error: ${n.error}`
+      : n.sessions === undefined
+        ? '-'
+        : n.sessions.map((x) => `${x.peer} ${x.state === 'Established' ? `up ${x.prefixesReceived} pfx` : x.state}`).join(', ') || 'none';
     rows.push([n.node, n.present ? n.namespace : `${n.namespace} (missing)`, procs, sessions]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -4,22 +4,40 @@
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 
-export interface ExecResult { stdout: string; stderr: string; code: number }
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
 
-export function execCommand(argv: readonly string[], options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ExecResult> {
+export function execCommand(
+  argv: readonly string[],
+  options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<ExecResult> {
   return new Promise((resolve) => {
-    const child = execFile(argv[0]!, argv.slice(1), {
-      timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, env: options.env ?? process.env, encoding: 'utf8',
-    }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
-      resolve({ stdout, stderr: (error && (error as { killed?: boolean }).killed ? '(timed out) ' : '') + stderr, code });
-    });
+    const child = execFile(
+      argv[0]!,
+      argv.slice(1),
+      {
+        timeout: options.timeoutMs ?? 30_000,
+        maxBuffer: 64 * 1024 * 1024,
+        env: options.env ?? process.env,
+        encoding: 'utf8',
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0;
+        resolve({ stdout, stderr: (error && (error as { killed?: boolean }).killed ? '(timed out) ' : '') + stderr, code });
+      },
+    );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 
 /** Runs a command; a non-zero exit throws with the command and what it said. */
-export async function run(argv: readonly string[], options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function run(
+  argv: readonly string[],
+  options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
   const r = await execCommand(argv, options);
   if (r.code !== 0) throw new Error(`\`${argv.join(' ')}\` exited ${r.code}: ${(r.stderr || r.stdout).trim()}`);
   return r.stdout;
@@ -27,7 +45,12 @@ export async function run(argv: readonly string[], options: { input?: string; ti
 
 export async function listNetns(): Promise<Set<string>> {
   const out = await run(['ip', 'netns', 'list']);
-  return new Set(out.split('\n').map((l) => l.trim().split(/\s+/)[0]!).filter(Boolean));
+  return new Set(
+    out
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)[0]!)
+      .filter(Boolean),
+  );
 }
 
 export async function netnsPids(ns: string): Promise<number[]> {
@@ -46,7 +69,10 @@ export function startTime(pid: number): string | undefined {
   }
 }
 
-export interface Started { pid: number; startTime: string }
+export interface Started {
+  pid: number;
+  startTime: string;
+}
 
 /** Starts a daemon in its own session, stdout and stderr to `logFile`; it outlives us. */
 export function startDetached(argv: readonly string[], logFile: string, env: NodeJS.ProcessEnv, cwd?: string): Started {
@@ -78,18 +104,31 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 /** SIGTERM, then SIGKILL after `graceMs`; returns once the process is gone. */
 export async function stopProcess(p: Started, graceMs = 5_000): Promise<void> {
   if (!isOurs(p)) return;
-  try { process.kill(p.pid, 'SIGTERM'); } catch { return; }
+  try {
+    process.kill(p.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
   const deadline = Date.now() + graceMs;
   while (isOurs(p) && Date.now() < deadline) await sleep(50);
   if (isOurs(p)) {
-    try { process.kill(p.pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
     const hard = Date.now() + 2_000;
     while (isOurs(p) && Date.now() < hard) await sleep(20);
   }
 }
 
 /** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
-export async function poll<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, intervalMs = 100): Promise<T> {
+export async function poll<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -99,7 +138,8 @@ export async function poll<T>(what: string, check: () => Promise<T | undefined> 
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await sleep(intervalMs);
   }
 }

@@ -26,9 +26,14 @@ export interface TopologyNode {
   env: Record<string, string>;
 }
 
-export interface Endpoint { node: string; iface: string }
+export interface Endpoint {
+  node: string;
+  iface: string;
+}
 
-export interface TopologyLink { endpoints: [Endpoint, Endpoint] }
+export interface TopologyLink {
+  endpoints: [Endpoint, Endpoint];
+}
 
 export interface Topology {
   name: string;
@@ -39,7 +44,10 @@ export interface Topology {
 }
 
 export class TopologyError extends Error {
-  constructor(readonly key: string, message: string) {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
     super(`${key}: ${message}`);
     this.name = 'TopologyError';
   }
@@ -76,7 +84,8 @@ function parseBind(spec: string, base: string, key: string): Bind {
   if (parts.length < 2 || parts.length > 3 || !parts[0] || !parts[1]) {
     throw new TopologyError(key, `${JSON.stringify(spec)} is not source:target[:ro]`);
   }
-  if (parts[2] !== undefined && parts[2] !== 'ro' && parts[2] !== 'rw') throw new TopologyError(key, `mode ${JSON.stringify(parts[2])} must be ro or rw`);
+  if (parts[2] !== undefined && parts[2] !== 'ro' && parts[2] !== 'rw')
+    throw new TopologyError(key, `mode ${JSON.stringify(parts[2])} must be ro or rw`);
   if (!isAbsolute(parts[1])) throw new TopologyError(key, `target ${JSON.stringify(parts[1])} must be an absolute path`);
   const source = resolve(base, parts[0]);
   if (!existsSync(source)) throw new TopologyError(key, `${parts[0]} does not exist (looked for ${source})`);
@@ -85,17 +94,20 @@ function parseBind(spec: string, base: string, key: string): Bind {
 
 function parseNode(name: string, raw: unknown, base: string): TopologyNode {
   const key = `topology.nodes.${name}`;
-  if (!NAME_RE.test(name) || name.length > 40) throw new TopologyError(key, 'a node name is lowercase letters, digits and "-" (at most 40)');
+  if (!NAME_RE.test(name) || name.length > 40)
+    throw new TopologyError(key, 'a node name is lowercase letters, digits and "-" (at most 40)');
   if (!isMapping(raw)) throw new TopologyError(key, 'must be a mapping');
   for (const k of Object.keys(raw)) {
-    if (!NODE_KEYS.includes(k)) throw new TopologyError(`${key}.${k}`, `is not a key this runner can build (known: ${NODE_KEYS.join(', ')})`);
+    if (!NODE_KEYS.includes(k))
+      throw new TopologyError(`${key}.${k}`, `is not a key this runner can build (known: ${NODE_KEYS.join(', ')})`);
   }
   const kind = raw.kind;
   if (kind !== 'linux' && kind !== 'bridge') {
     throw new TopologyError(`${key}.kind`, `${JSON.stringify(kind ?? null)} cannot be built with network namespaces (linux or bridge)`);
   }
   const image = raw.image;
-  if (image !== undefined && (typeof image !== 'string' || image === '')) throw new TopologyError(`${key}.image`, 'must be a non-empty string');
+  if (image !== undefined && (typeof image !== 'string' || image === ''))
+    throw new TopologyError(`${key}.image`, 'must be a non-empty string');
   if (kind === 'linux' && image === undefined) throw new TopologyError(`${key}.image`, 'is required for kind linux');
   const binds = stringList(raw.binds, `${key}.binds`).map((b, i) => parseBind(b, base, `${key}.binds[${i}]`));
   const exec = stringList(raw.exec, `${key}.exec`);
@@ -104,7 +116,8 @@ function parseNode(name: string, raw: unknown, base: string): TopologyNode {
     if (!isMapping(raw.env)) throw new TopologyError(`${key}.env`, 'must be a mapping of NAME: value');
     for (const [k, v] of Object.entries(raw.env)) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new TopologyError(`${key}.env.${k}`, 'is not an environment variable name');
-      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new TopologyError(`${key}.env.${k}`, 'must be a string');
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+        throw new TopologyError(`${key}.env.${k}`, 'must be a string');
       env[k] = String(v);
     }
   }
@@ -119,8 +132,10 @@ function parseEndpoint(v: unknown, nodes: Map<string, TopologyNode>, key: string
   const node = v.slice(0, i);
   const iface = v.slice(i + 1);
   if (!nodes.has(node)) throw new TopologyError(key, `node ${JSON.stringify(node)} is not defined`);
-  if (!IFNAME_RE.test(iface)) throw new TopologyError(key, `${JSON.stringify(iface)} is not a Linux interface name (letters, digits, _ . -; at most 15)`);
-  if (iface === 'lo' || iface === 'eth0') throw new TopologyError(key, `${iface} is reserved (eth0 is containerlab's management interface)`);
+  if (!IFNAME_RE.test(iface))
+    throw new TopologyError(key, `${JSON.stringify(iface)} is not a Linux interface name (letters, digits, _ . -; at most 15)`);
+  if (iface === 'lo' || iface === 'eth0')
+    throw new TopologyError(key, `${iface} is reserved (eth0 is containerlab's management interface)`);
   return { node, iface };
 }
 
@@ -136,7 +151,8 @@ export function parseTopology(doc: unknown, file: string): Topology {
   for (const k of Object.keys(topo)) {
     if (k !== 'nodes' && k !== 'links') throw new TopologyError(`topology.${k}`, 'is not a key this runner can build (nodes, links)');
   }
-  if (!isMapping(topo.nodes) || Object.keys(topo.nodes).length === 0) throw new TopologyError('topology.nodes', 'must be a mapping with at least one node');
+  if (!isMapping(topo.nodes) || Object.keys(topo.nodes).length === 0)
+    throw new TopologyError('topology.nodes', 'must be a mapping with at least one node');
   const base = dirname(resolve(file));
   const nodes = new Map<string, TopologyNode>();
   for (const [n, raw] of Object.entries(topo.nodes)) nodes.set(n, parseNode(n, raw, base));
@@ -153,9 +169,13 @@ export function parseTopology(doc: unknown, file: string): Topology {
     if (!isMapping(l)) throw new TopologyError(key, 'must be a mapping with endpoints');
     const eps = l.endpoints;
     if (!Array.isArray(eps) || eps.length !== 2) throw new TopologyError(`${key}.endpoints`, 'must be a list of two "node:interface"');
-    const pair = [parseEndpoint(eps[0], nodes, `${key}.endpoints[0]`), parseEndpoint(eps[1], nodes, `${key}.endpoints[1]`)] as [Endpoint, Endpoint];
+    const pair = [parseEndpoint(eps[0], nodes, `${key}.endpoints[0]`), parseEndpoint(eps[1], nodes, `${key}.endpoints[1]`)] as [
+      Endpoint,
+      Endpoint,
+    ];
     if (pair[0].node === pair[1].node) throw new TopologyError(`${key}.endpoints`, `both ends are on node ${pair[0].node}`);
-    if (nodes.get(pair[0].node)!.role === 'bridge' && nodes.get(pair[1].node)!.role === 'bridge') throw new TopologyError(`${key}.endpoints`, 'joins two bridges');
+    if (nodes.get(pair[0].node)!.role === 'bridge' && nodes.get(pair[1].node)!.role === 'bridge')
+      throw new TopologyError(`${key}.endpoints`, 'joins two bridges');
     pair.forEach((e, j) => {
       const id = `${e.node}:${e.iface}`;
       const first = used.get(id);
@@ -183,7 +203,8 @@ export function loadTopology(file: string): Topology {
 export function hostPath(node: TopologyNode, target: string): string | undefined {
   for (const b of node.binds) {
     if (b.target === target) return b.source;
-    if (target.startsWith(b.target.endsWith('/') ? b.target : `${b.target}/`)) return b.source + target.slice(b.target.replace(/\/$/, '').length);
+    if (target.startsWith(b.target.endsWith('/') ? b.target : `${b.target}/`))
+      return b.source + target.slice(b.target.replace(/\/$/, '').length);
   }
   return undefined;
 }

@@ -76,7 +76,10 @@ export interface IPAMConfigurationSpec {
   releaseEmptyAffineBlocks?: boolean;
 }
 
-export interface Community { name: string; value: string }
+export interface Community {
+  name: string;
+  value: string;
+}
 
 export interface BGPConfigurationSpec {
   asNumber?: number;
@@ -128,7 +131,14 @@ export interface SpecOf {
 
 export type Kind = keyof SpecOf;
 export const KINDS: readonly Kind[] = [
-  'Node', 'IPPool', 'IPAMBlock', 'IPAMHandle', 'IPAMConfiguration', 'BGPConfiguration', 'BGPPeer', 'WorkloadEndpoint',
+  'Node',
+  'IPPool',
+  'IPAMBlock',
+  'IPAMHandle',
+  'IPAMConfiguration',
+  'BGPConfiguration',
+  'BGPPeer',
+  'WorkloadEndpoint',
 ];
 /** Kinds written only by IPAM's atomic operations, never by a plain create/update. */
 export const IPAM_OWNED_KINDS: readonly Kind[] = ['IPAMBlock', 'IPAMHandle'];

@@ -3,12 +3,23 @@
 import { AddressError, cidrNetwork, formatCidr, parseAddress, parseCidr, type Cidr, type IpFamily } from '../../ip/index.js';
 import { parseSelector, SelectorError } from './selector.js';
 import {
-  API_VERSION, API_VERSION_OWN, DEFAULT_BLOCK_SIZE, KINDS,
-  type Kind, type Resource, type ObjectMeta, type EncapMode, type IPAMBlockSpec as IPAMBlockSpecShape,
+  API_VERSION,
+  API_VERSION_OWN,
+  DEFAULT_BLOCK_SIZE,
+  KINDS,
+  type Kind,
+  type Resource,
+  type ObjectMeta,
+  type EncapMode,
+  type IPAMBlockSpec as IPAMBlockSpecShape,
 } from './types.js';
 
 export class ValidationError extends Error {
-  constructor(readonly field: string, readonly reason: string, readonly resource?: string) {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+    readonly resource?: string,
+  ) {
     super(`${resource ? `${resource}: ` : ''}${field}: ${reason}`);
     this.name = 'ValidationError';
   }
@@ -19,11 +30,19 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 class Checker {
   constructor(readonly where: string | undefined) {}
-  fail(field: string, reason: string): never { throw new ValidationError(field, reason, this.where); }
-  obj(v: unknown, field: string): Obj { if (!isObj(v)) this.fail(field, 'must be a mapping'); return v; }
+  fail(field: string, reason: string): never {
+    throw new ValidationError(field, reason, this.where);
+  }
+  obj(v: unknown, field: string): Obj {
+    if (!isObj(v)) this.fail(field, 'must be a mapping');
+    return v;
+  }
   str(o: Obj, k: string, path: string, required = false): string | undefined {
     const v = o[k];
-    if (v === undefined || v === null) { if (required) this.fail(`${path}.${k}`, 'is required'); return undefined; }
+    if (v === undefined || v === null) {
+      if (required) this.fail(`${path}.${k}`, 'is required');
+      return undefined;
+    }
     if (typeof v !== 'string') this.fail(`${path}.${k}`, `must be a string, not ${JSON.stringify(v)}`);
     if (required && v === '') this.fail(`${path}.${k}`, 'must not be empty');
     return v;
@@ -36,7 +55,10 @@ class Checker {
   }
   int(o: Obj, k: string, path: string, min: number, max: number, required = false): number | undefined {
     let v = o[k];
-    if (v === undefined || v === null) { if (required) this.fail(`${path}.${k}`, 'is required'); return undefined; }
+    if (v === undefined || v === null) {
+      if (required) this.fail(`${path}.${k}`, 'is required');
+      return undefined;
+    }
     // Calico accepts AS numbers written as strings too ("64512" or "1.10" asdot).
     if (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v)) {
       const [hi, lo] = v.split('.');
@@ -51,7 +73,8 @@ class Checker {
     const c = this.address(() => parseCidr(v as string, field, false), field, `${JSON.stringify(v)} is not a CIDR (address/prefix-length)`);
     // Host bits get their own message, with the network the user probably meant.
     const net = cidrNetwork(c);
-    if (strict && net.bytes.some((b, i) => b !== c.bytes[i])) this.fail(field, `${String(v)} has host bits set; did you mean ${formatCidr(net)}?`);
+    if (strict && net.bytes.some((b, i) => b !== c.bytes[i]))
+      this.fail(field, `${String(v)} has host bits set; did you mean ${formatCidr(net)}?`);
     return c;
   }
   ip(v: unknown, field: string): IpFamily {
@@ -69,7 +92,9 @@ class Checker {
   selector(o: Obj, k: string, path: string): string | undefined {
     const s = this.str(o, k, path);
     if (s === undefined) return undefined;
-    try { parseSelector(s); } catch (e) {
+    try {
+      parseSelector(s);
+    } catch (e) {
       if (e instanceof SelectorError) this.fail(`${path}.${k}`, `invalid selector: ${e.message}`);
       throw e;
     }
@@ -86,7 +111,8 @@ class Checker {
     if (v === undefined || v === null) return undefined;
     const m = this.obj(v, `${path}.${k}`);
     for (const [lk, lv] of Object.entries(m)) {
-      if (!/^([A-Za-z0-9.-]+\/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/.test(lk)) this.fail(`${path}.${k}`, `invalid label name ${JSON.stringify(lk)}`);
+      if (!/^([A-Za-z0-9.-]+\/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/.test(lk))
+        this.fail(`${path}.${k}`, `invalid label name ${JSON.stringify(lk)}`);
       if (typeof lv !== 'string') this.fail(`${path}.${k}.${lk}`, 'label values must be strings');
     }
     return m as Record<string, string>;
@@ -115,7 +141,10 @@ export function validateResource(input: unknown): Resource {
   const name = pre.str(md, 'name', 'metadata', true)!;
   const c: Checker = new Checker(`${kind}/${name}`);
   if (name.length > 253 || !(kind === 'IPAMHandle' ? /^[A-Za-z0-9._-]+$/ : NAME_RE).test(name)) {
-    c.fail('metadata.name', `${JSON.stringify(name)} must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`);
+    c.fail(
+      'metadata.name',
+      `${JSON.stringify(name)} must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
+    );
   }
   const metadata: ObjectMeta = { name };
   const ns = c.str(md, 'namespace', 'metadata');
@@ -126,7 +155,8 @@ export function validateResource(input: unknown): Resource {
   const labels = c.labels(md, 'labels', 'metadata');
   if (labels) metadata.labels = labels;
   const annotations = md.annotations;
-  if (annotations !== undefined && annotations !== null) metadata.annotations = c.obj(annotations, 'metadata.annotations') as Record<string, string>;
+  if (annotations !== undefined && annotations !== null)
+    metadata.annotations = c.obj(annotations, 'metadata.annotations') as Record<string, string>;
   const rv = md.resourceVersion;
   if (rv !== undefined && rv !== null && rv !== '') {
     if (typeof rv !== 'string' && typeof rv !== 'number') c.fail('metadata.resourceVersion', 'must be a string');
@@ -149,19 +179,22 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         const bgp: Obj = {};
         const v4 = c.str(b, 'ipv4Address', 'spec.bgp');
         if (v4 !== undefined) {
-          if (c.cidr(v4.includes('/') ? v4 : `${v4}/32`, 'spec.bgp.ipv4Address', false).family !== 4) c.fail('spec.bgp.ipv4Address', `${v4} is not an IPv4 address`);
+          if (c.cidr(v4.includes('/') ? v4 : `${v4}/32`, 'spec.bgp.ipv4Address', false).family !== 4)
+            c.fail('spec.bgp.ipv4Address', `${v4} is not an IPv4 address`);
           bgp.ipv4Address = v4;
         }
         const v6 = c.str(b, 'ipv6Address', 'spec.bgp');
         if (v6 !== undefined) {
-          if (c.cidr(v6.includes('/') ? v6 : `${v6}/128`, 'spec.bgp.ipv6Address', false).family !== 6) c.fail('spec.bgp.ipv6Address', `${v6} is not an IPv6 address`);
+          if (c.cidr(v6.includes('/') ? v6 : `${v6}/128`, 'spec.bgp.ipv6Address', false).family !== 6)
+            c.fail('spec.bgp.ipv6Address', `${v6} is not an IPv6 address`);
           bgp.ipv6Address = v6;
         }
         const as = c.int(b, 'asNumber', 'spec.bgp', 1, 4294967295);
         if (as !== undefined) bgp.asNumber = as;
         const rr = c.str(b, 'routeReflectorClusterID', 'spec.bgp');
         if (rr !== undefined && rr !== '') {
-          if (c.ip(rr, 'spec.bgp.routeReflectorClusterID') !== 4) c.fail('spec.bgp.routeReflectorClusterID', 'must be an IPv4-formatted cluster ID');
+          if (c.ip(rr, 'spec.bgp.routeReflectorClusterID') !== 4)
+            c.fail('spec.bgp.routeReflectorClusterID', 'must be an IPv4-formatted cluster ID');
           bgp.routeReflectorClusterID = rr;
         }
         out.bgp = bgp;
@@ -173,35 +206,48 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       const net = c.cidr(cidr, 'spec.cidr');
       const [min, max] = net.family === 4 ? [20, 32] : [116, 128];
       const blockSize = c.int(s, 'blockSize', 'spec', 0, 128) ?? DEFAULT_BLOCK_SIZE[net.family];
-      if (blockSize < min || blockSize > max) c.fail('spec.blockSize', `${blockSize} is out of range: IPv${net.family} block sizes go from ${min} to ${max}`);
-      if (blockSize < net.prefixLength) c.fail('spec.blockSize', `/${blockSize} blocks do not fit in the /${net.prefixLength} pool ${cidr}`);
+      if (blockSize < min || blockSize > max)
+        c.fail('spec.blockSize', `${blockSize} is out of range: IPv${net.family} block sizes go from ${min} to ${max}`);
+      if (blockSize < net.prefixLength)
+        c.fail('spec.blockSize', `/${blockSize} blocks do not fit in the /${net.prefixLength} pool ${cidr}`);
       const out: Obj = {
-        cidr, blockSize,
+        cidr,
+        blockSize,
         ipipMode: c.oneOf(s, 'ipipMode', 'spec', MODES, 'Never'),
         vxlanMode: c.oneOf(s, 'vxlanMode', 'spec', MODES, 'Never'),
       };
-      if (out.ipipMode !== 'Never' && out.vxlanMode !== 'Never') c.fail('spec.vxlanMode', 'IPIP and VXLAN cannot both be enabled on one pool');
+      if (out.ipipMode !== 'Never' && out.vxlanMode !== 'Never')
+        c.fail('spec.vxlanMode', 'IPIP and VXLAN cannot both be enabled on one pool');
       if (net.family === 6 && out.ipipMode !== 'Never') c.fail('spec.ipipMode', 'IPIP is IPv4 only');
-      const nat = c.bool(s, 'natOutgoing', 'spec'); if (nat !== undefined) out.natOutgoing = nat;
-      const dis = c.bool(s, 'disabled', 'spec'); if (dis !== undefined) out.disabled = dis;
-      const sel = c.selector(s, 'nodeSelector', 'spec'); if (sel !== undefined) out.nodeSelector = sel;
+      const nat = c.bool(s, 'natOutgoing', 'spec');
+      if (nat !== undefined) out.natOutgoing = nat;
+      const dis = c.bool(s, 'disabled', 'spec');
+      if (dis !== undefined) out.disabled = dis;
+      const sel = c.selector(s, 'nodeSelector', 'spec');
+      if (sel !== undefined) out.nodeSelector = sel;
       return out;
     }
     case 'IPAMConfiguration': {
       if (name !== 'default') c.fail('metadata.name', 'the IPAMConfiguration must be named "default"');
       const out: Obj = {};
       for (const k of ['strictAffinity', 'autoAllocateBlocks', 'releaseEmptyAffineBlocks']) {
-        const v = c.bool(s, k, 'spec'); if (v !== undefined) out[k] = v;
+        const v = c.bool(s, k, 'spec');
+        if (v !== undefined) out[k] = v;
       }
-      const m = c.int(s, 'maxBlocksPerHost', 'spec', 0, 1 << 30); if (m !== undefined) out.maxBlocksPerHost = m;
+      const m = c.int(s, 'maxBlocksPerHost', 'spec', 0, 1 << 30);
+      if (m !== undefined) out.maxBlocksPerHost = m;
       return out;
     }
     case 'BGPConfiguration': {
       const out: Obj = {};
-      const as = c.int(s, 'asNumber', 'spec', 1, 4294967295); if (as !== undefined) out.asNumber = as;
-      const mesh = c.bool(s, 'nodeToNodeMeshEnabled', 'spec'); if (mesh !== undefined) out.nodeToNodeMeshEnabled = mesh;
-      const port = c.int(s, 'listenPort', 'spec', 1, 65535); if (port !== undefined) out.listenPort = port;
-      const sev = c.str(s, 'logSeverityScreen', 'spec'); if (sev !== undefined) out.logSeverityScreen = sev;
+      const as = c.int(s, 'asNumber', 'spec', 1, 4294967295);
+      if (as !== undefined) out.asNumber = as;
+      const mesh = c.bool(s, 'nodeToNodeMeshEnabled', 'spec');
+      if (mesh !== undefined) out.nodeToNodeMeshEnabled = mesh;
+      const port = c.int(s, 'listenPort', 'spec', 1, 65535);
+      if (port !== undefined) out.listenPort = port;
+      const sev = c.str(s, 'logSeverityScreen', 'spec');
+      if (sev !== undefined) out.logSeverityScreen = sev;
       for (const k of ['serviceClusterIPs', 'serviceExternalIPs'] as const) {
         if (s[k] === undefined || s[k] === null) continue;
         if (!Array.isArray(s[k])) c.fail(`spec.${k}`, 'must be a list of {cidr}');
@@ -217,9 +263,11 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
           const p = `spec.communities[${i}]`;
           const m = c.obj(e, p);
           const value = c.str(m, 'value', p, true)!;
-          if (!/^(\d+:\d+|\d+:\d+:\d+)$/.test(value)) c.fail(`${p}.value`, `${JSON.stringify(value)} is not a community (aa:nn or aa:nn:mm)`);
+          if (!/^(\d+:\d+|\d+:\d+:\d+)$/.test(value))
+            c.fail(`${p}.value`, `${JSON.stringify(value)} is not a community (aa:nn or aa:nn:mm)`);
           for (const part of value.split(':')) if (Number(part) > 4294967295) c.fail(`${p}.value`, `${value} has a part out of range`);
-          if (value.split(':').length === 2 && value.split(':').some((x) => Number(x) > 65535)) c.fail(`${p}.value`, `${value}: standard community parts go up to 65535`);
+          if (value.split(':').length === 2 && value.split(':').some((x) => Number(x) > 65535))
+            c.fail(`${p}.value`, `${value}: standard community parts go up to 65535`);
           return { name: c.str(m, 'name', p, true)!, value };
         });
       }
@@ -231,7 +279,8 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
           const cidr = c.str(m, 'cidr', p, true)!;
           c.cidr(cidr, `${p}.cidr`);
           const comms = m.communities ?? [];
-          if (!Array.isArray(comms) || comms.some((x) => typeof x !== 'string')) c.fail(`${p}.communities`, 'must be a list of names or values');
+          if (!Array.isArray(comms) || comms.some((x) => typeof x !== 'string'))
+            c.fail(`${p}.communities`, 'must be a list of names or values');
           return { cidr, communities: comms as string[] };
         });
       }
@@ -243,18 +292,27 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       const m = /^\[(.+)\]:(\d+)$/.exec(peerIP) ?? /^([\d.]+):(\d+)$/.exec(peerIP);
       c.ip(m ? m[1] : peerIP, 'spec.peerIP');
       const out: Obj = { peerIP, asNumber: c.int(s, 'asNumber', 'spec', 1, 4294967295, true) };
-      const node = c.str(s, 'node', 'spec'); if (node) out.node = node;
-      const ns = c.selector(s, 'nodeSelector', 'spec'); if (ns !== undefined) out.nodeSelector = ns;
+      const node = c.str(s, 'node', 'spec');
+      if (node) out.node = node;
+      const ns = c.selector(s, 'nodeSelector', 'spec');
+      if (ns !== undefined) out.nodeSelector = ns;
       if (node && ns) c.fail('spec.nodeSelector', 'set either node or nodeSelector, not both');
-      const ps = c.selector(s, 'peerSelector', 'spec'); if (ps !== undefined) out.peerSelector = ps;
+      const ps = c.selector(s, 'peerSelector', 'spec');
+      if (ps !== undefined) out.peerSelector = ps;
       if (s.password !== undefined && s.password !== null) {
         if (typeof s.password === 'string') out.password = s.password;
         else {
           const ref = c.obj(c.obj(s.password, 'spec.password').secretKeyRef, 'spec.password.secretKeyRef');
-          out.password = { secretKeyRef: { name: c.str(ref, 'name', 'spec.password.secretKeyRef', true)!, key: c.str(ref, 'key', 'spec.password.secretKeyRef', true)! } };
+          out.password = {
+            secretKeyRef: {
+              name: c.str(ref, 'name', 'spec.password.secretKeyRef', true)!,
+              key: c.str(ref, 'key', 'spec.password.secretKeyRef', true)!,
+            },
+          };
         }
       }
-      const knh = c.bool(s, 'keepOriginalNextHop', 'spec'); if (knh !== undefined) out.keepOriginalNextHop = knh;
+      const knh = c.bool(s, 'keepOriginalNextHop', 'spec');
+      if (knh !== undefined) out.keepOriginalNextHop = knh;
       const mrt = c.str(s, 'maxRestartTime', 'spec');
       if (mrt !== undefined) {
         if (!DURATION_RE.test(mrt)) c.fail('spec.maxRestartTime', `${JSON.stringify(mrt)} is not a duration like 120s or 2m`);
@@ -269,7 +327,10 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         interfaceName: c.str(s, 'interfaceName', 'spec', true),
       };
       if ((out.interfaceName as string).length > 15) c.fail('spec.interfaceName', 'Linux interface names are at most 15 characters');
-      for (const k of ['orchestrator', 'workload', 'endpoint']) { const v = c.str(s, k, 'spec'); if (v !== undefined) out[k] = v; }
+      for (const k of ['orchestrator', 'workload', 'endpoint']) {
+        const v = c.str(s, k, 'spec');
+        if (v !== undefined) out[k] = v;
+      }
       const mac = c.str(s, 'mac', 'spec');
       if (mac !== undefined) {
         if (!/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(mac)) c.fail('spec.mac', `${JSON.stringify(mac)} is not a MAC address`);
@@ -277,7 +338,10 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       }
       const nets = s.ipNetworks ?? [];
       if (!Array.isArray(nets)) c.fail('spec.ipNetworks', 'must be a list of CIDRs');
-      out.ipNetworks = nets.map((n, i) => { c.cidr(n, `spec.ipNetworks[${i}]`, false); return n as string; });
+      out.ipNetworks = nets.map((n, i) => {
+        c.cidr(n, `spec.ipNetworks[${i}]`, false);
+        return n as string;
+      });
       if (s.profiles !== undefined) {
         if (!Array.isArray(s.profiles) || s.profiles.some((x) => typeof x !== 'string')) c.fail('spec.profiles', 'must be a list of names');
         out.profiles = s.profiles;

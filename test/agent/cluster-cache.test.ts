@@ -14,10 +14,15 @@ describe('agent cluster cache', () => {
   let synced: boolean;
 
   const node = (name: string, ip: string, labels: Record<string, string> = {}) => ({
-    apiVersion: API_VERSION, kind: 'Node' as const, metadata: { name, labels }, spec: { bgp: { ipv4Address: `${ip}/24` } },
+    apiVersion: API_VERSION,
+    kind: 'Node' as const,
+    metadata: { name, labels },
+    spec: { bgp: { ipv4Address: `${ip}/24` } },
   });
   const wep = (name: string, nodeName: string, ip: string) => ({
-    apiVersion: API_VERSION, kind: 'WorkloadEndpoint' as const, metadata: { name, namespace: 'default' },
+    apiVersion: API_VERSION,
+    kind: 'WorkloadEndpoint' as const,
+    metadata: { name, namespace: 'default' },
     spec: { node: nodeName, pod: name, interfaceName: `cali${name}`, ipNetworks: [`${ip}/32`] },
   });
 
@@ -45,8 +50,18 @@ describe('agent cluster cache', () => {
   it('follows every kind the agent watches, puts and deletes, and reports other kinds as not relevant', async () => {
     await ds.create(node('n1', '10.0.0.1'));
     await ds.create(node('n2', '10.0.0.2'));
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'p' }, spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
-    await ds.create({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name: 'tor' }, spec: { peerIP: '10.0.0.254', asNumber: 65000 } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'p' },
+      spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'BGPPeer',
+      metadata: { name: 'tor' },
+      spec: { peerIP: '10.0.0.254', asNumber: 65000 },
+    });
     await ds.create({ apiVersion: API_VERSION, kind: 'IPAMConfiguration', metadata: { name: 'default' }, spec: { maxBlocksPerHost: 2 } });
     follow();
     await waitFor(() => synced, { what: 'initial sync' });
@@ -54,18 +69,27 @@ describe('agent cluster cache', () => {
     assert.deepEqual([...cache.nodes.keys()].sort(), ['n1', 'n2']);
     assert.deepEqual([...cache.pools.keys()], ['p']);
     assert.deepEqual([...cache.bgpPeers.keys()], ['tor']);
-    assert.deepEqual(answers.filter(([k]) => k === 'IPAMConfiguration'), [['IPAMConfiguration', false]]);
+    assert.deepEqual(
+      answers.filter(([k]) => k === 'IPAMConfiguration'),
+      [['IPAMConfiguration', false]],
+    );
     assert.ok(answers.filter(([k]) => CLUSTER_KINDS.includes(k as never)).every(([, relevant]) => relevant));
 
     await ds.delete('Node', 'n2');
     await ds.delete('BGPPeer', 'tor');
-    await waitFor(() => [...cache.nodes.keys()].join() + '|' + cache.bgpPeers.size, { what: 'deletes reach the cache', until: (v) => v === 'n1|0' });
+    await waitFor(() => [...cache.nodes.keys()].join() + '|' + cache.bgpPeers.size, {
+      what: 'deletes reach the cache',
+      until: (v) => v === 'n1|0',
+    });
     const view = cache.peerView(cache.self!);
-    assert.deepEqual(view.nodes.map((n) => n.metadata.name), ['n1']);
+    assert.deepEqual(
+      view.nodes.map((n) => n.metadata.name),
+      ['n1'],
+    );
     assert.deepEqual(view.bgpPeers, []);
   });
 
-  it('keeps only this node\'s workload endpoints; one that moves to another node is dropped', async () => {
+  it("keeps only this node's workload endpoints; one that moves to another node is dropped", async () => {
     follow();
     await waitFor(() => synced, { what: 'initial sync' });
     await ds.create(wep('a', 'n1', '10.70.0.1'));

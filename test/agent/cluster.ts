@@ -21,7 +21,10 @@ export async function freeTcpPort(): Promise<number> {
 export class TestCluster {
   readonly agents = new Map<string, NodeAgent>();
   readonly dataplanes = new Map<string, MemoryDataplane>();
-  constructor(readonly ds: BackendDatastore, readonly port: number) {}
+  constructor(
+    readonly ds: BackendDatastore,
+    readonly port: number,
+  ) {}
 
   async add(name: string, index: number, extra: Partial<NodeAgentOptions> = {}, dataplane?: MemoryDataplane): Promise<NodeAgent> {
     const dp = dataplane ?? new MemoryDataplane({ links: ['lo'] });
@@ -55,9 +58,11 @@ export class TestCluster {
 
   /** Routes programmed on a node's dataplane, as `ip route` text, sorted. */
   routes(name: string): string[] {
-    return [...this.dataplanes.get(name)!.routes.values()].map((r) => {
-      if (r.type === 'blackhole') return `blackhole ${r.dst}`;
-      return `${r.dst} ${r.nextHops.map((h) => `${h.gateway ? `via ${h.gateway} ` : ''}dev ${h.dev}`).join(' ')}`;
-    }).sort();
+    return [...this.dataplanes.get(name)!.routes.values()]
+      .map((r) => {
+        if (r.type === 'blackhole') return `blackhole ${r.dst}`;
+        return `${r.dst} ${r.nextHops.map((h) => `${h.gateway ? `via ${h.gateway} ` : ''}dev ${h.dev}`).join(' ')}`;
+      })
+      .sort();
   }
 }

@@ -18,8 +18,20 @@ import { callCni } from '../cni/call.js';
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
 const PODROUTE = join(ROOT, 'bin/podroute.js');
 
-interface Agent { name: string; ns: Netns; ip: string; control: string; proc: ManagedProcess }
-interface Pod { name: string; node: string; ns: Netns; ip: string; containerId: string }
+interface Agent {
+  name: string;
+  ns: Netns;
+  ip: string;
+  control: string;
+  proc: ManagedProcess;
+}
+interface Pod {
+  name: string;
+  node: string;
+  ns: Netns;
+  ip: string;
+  containerId: string;
+}
 
 describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restart', function () {
   this.timeout(240_000);
@@ -31,7 +43,14 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   const agents = new Map<string, Agent>();
   const pods: Pod[] = [];
 
-  const netconf = (node: string) => JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: node, datastore: { type: 'redis', url: sock } });
+  const netconf = (node: string) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'k8s-pod-network',
+      type: 'podroute-cni',
+      nodename: node,
+      datastore: { type: 'redis', url: sock },
+    });
 
   async function startAgent(name: string, index: number, ns?: Netns): Promise<Agent> {
     const ip = `10.97.0.${index}`;
@@ -43,14 +62,42 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
       await ns.ip('route', 'add', 'default', 'via', '10.97.0.254', 'dev', 'eth0');
     }
     const control = join(lab.dir, `${name}.sock`);
-    const proc = ns.spawn(['node', PODROUTE, 'node', 'run', '--name', name, '--ip', `${ip}/24`, '--uplink', 'eth0', '--datastore', sock,
-      '--control', control, '--health-port', '9099', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none'], { name: `agent-${Date.now()}`, cwd: ROOT });
+    const proc = ns.spawn(
+      [
+        'node',
+        PODROUTE,
+        'node',
+        'run',
+        '--name',
+        name,
+        '--ip',
+        `${ip}/24`,
+        '--uplink',
+        'eth0',
+        '--datastore',
+        sock,
+        '--control',
+        control,
+        '--health-port',
+        '9099',
+        '--hold-time',
+        '9',
+        '--connect-retry',
+        '1',
+        '--default-pool',
+        'none',
+      ],
+      { name: `agent-${Date.now()}`, cwd: ROOT },
+    );
     const a: Agent = { name, ns, ip, control, proc };
     agents.set(name, a);
-    await waitFor(async () => {
-      if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
-      return (await status(a).catch(() => undefined))?.ready ?? false;
-    }, { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 });
+    await waitFor(
+      async () => {
+        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
+        return (await status(a).catch(() => undefined))?.ready ?? false;
+      },
+      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 },
+    );
     return a;
   }
 
@@ -61,35 +108,61 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   };
 
   async function waitMesh(names: string[]): Promise<void> {
-    await waitFor(async () => Promise.all(names.map(async (n) => (await status(agents.get(n)!)).peers.filter((p) => p.state === 'Established').length)), {
-      what: `mesh of ${names.join(',')}`, until: (counts) => counts.every((c) => c === names.length - 1), timeoutMs: 30_000, intervalMs: 200,
-    });
+    await waitFor(
+      async () => Promise.all(names.map(async (n) => (await status(agents.get(n)!)).peers.filter((p) => p.state === 'Established').length)),
+      {
+        what: `mesh of ${names.join(',')}`,
+        until: (counts) => counts.every((c) => c === names.length - 1),
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      },
+    );
   }
 
   async function addPod(node: string, name: string): Promise<Pod> {
     const ns = await lab.namespace(name);
     const containerId = `ctr-${name}-${process.pid}`;
-    const r = await callCni(agents.get(node)!.ns, 'ADD', {
-      CNI_CONTAINERID: containerId, CNI_NETNS: `/var/run/netns/${ns.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name}`, CNI_PATH: '/opt/cni/bin',
-    }, netconf(node));
+    const r = await callCni(
+      agents.get(node)!.ns,
+      'ADD',
+      {
+        CNI_CONTAINERID: containerId,
+        CNI_NETNS: `/var/run/netns/${ns.name}`,
+        CNI_IFNAME: 'eth0',
+        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name}`,
+        CNI_PATH: '/opt/cni/bin',
+      },
+      netconf(node),
+    );
     assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
-    const ip = ((r.json as { ips: { address: string }[] }).ips[0]!.address).split('/')[0]!;
+    const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
     const pod = { name, node, ns, ip, containerId };
     pods.push(pod);
     return pod;
   }
 
   async function delPod(pod: Pod): Promise<void> {
-    const r = await callCni(agents.get(pod.node)!.ns, 'DEL', {
-      CNI_CONTAINERID: pod.containerId, CNI_NETNS: `/var/run/netns/${pod.ns.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
-    }, netconf(pod.node));
+    const r = await callCni(
+      agents.get(pod.node)!.ns,
+      'DEL',
+      {
+        CNI_CONTAINERID: pod.containerId,
+        CNI_NETNS: `/var/run/netns/${pod.ns.name}`,
+        CNI_IFNAME: 'eth0',
+        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
+      },
+      netconf(pod.node),
+    );
     assert.equal(r.code, 0, `CNI DEL ${pod.name}: ${r.stdout}`);
     pods.splice(pods.indexOf(pod), 1);
   }
 
   /** `ip route` lines of podroute's protocol (81) in a node's kernel. */
   async function kernelRoutes(a: Agent): Promise<string[]> {
-    return (await a.ns.ip('-4', 'route', 'show', 'proto', '81')).split('\n').map((l) => l.trim()).filter(Boolean);
+    return (await a.ns.ip('-4', 'route', 'show', 'proto', '81'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   }
 
   async function blockOf(node: string): Promise<string[]> {
@@ -98,13 +171,15 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
 
   async function pingAll(): Promise<string[]> {
     const failures: string[] = [];
-    await Promise.all(pods.map(async (from) => {
-      for (const to of pods) {
-        if (to === from) continue;
-        const r = await from.ns.exec(['ping', '-c', '1', '-W', '2', to.ip]);
-        if (r.code !== 0) failures.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
-      }
-    }));
+    await Promise.all(
+      pods.map(async (from) => {
+        for (const to of pods) {
+          if (to === from) continue;
+          const r = await from.ns.exec(['ping', '-c', '1', '-W', '2', to.ip]);
+          if (r.code !== 0) failures.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
+        }
+      }),
+    );
     return failures;
   }
 
@@ -112,7 +187,12 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
     sock = join(lab.dir, 'redis.sock');
     ds = await redisDatastore({ url: sock });
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.98.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods' },
+      spec: { cidr: '10.98.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
     segment = await lab.segment();
   });
   after(async () => {
@@ -133,11 +213,17 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     // Every node: a blackhole for its block, one route per remote block via its node, its pods' /32s.
     await waitFor(() => kernelRoutes(agents.get('n1')!), {
       what: 'n1 kernel routes',
-      until: (r) => r.includes(`blackhole ${b1}`) && r.includes(`${b2} via 10.97.0.2 dev eth0`) && r.includes(`${b3} via 10.97.0.3 dev eth0`) && r.filter((x) => x.includes(' dev cali')).length === 2,
+      until: (r) =>
+        r.includes(`blackhole ${b1}`) &&
+        r.includes(`${b2} via 10.97.0.2 dev eth0`) &&
+        r.includes(`${b3} via 10.97.0.3 dev eth0`) &&
+        r.filter((x) => x.includes(' dev cali')).length === 2,
       timeoutMs: 20_000,
     });
     await waitFor(() => kernelRoutes(agents.get('n3')!), {
-      what: 'n3 kernel routes', until: (r) => r.includes(`${b1} via 10.97.0.1 dev eth0`) && r.includes(`${b2} via 10.97.0.2 dev eth0`), timeoutMs: 20_000,
+      what: 'n3 kernel routes',
+      until: (r) => r.includes(`${b1} via 10.97.0.1 dev eth0`) && r.includes(`${b2} via 10.97.0.2 dev eth0`),
+      timeoutMs: 20_000,
     });
     // One route per block: no remote pod's /32.
     const n3 = await kernelRoutes(agents.get('n3')!);
@@ -151,7 +237,10 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     assert.match(r, /\| 10\.97\.0\.2 +\| node-to-node mesh \| up +\| \d\d:\d\d:\d\d \| Established \|/);
     assert.match(r, /\| 10\.97\.0\.3 +\| node-to-node mesh \| up /);
     assert.match(r, /No IPv6 peers found/);
-    const metrics = await agents.get('n1')!.ns.run(['curl', '-s', 'http://127.0.0.1:9099/metrics']).catch(() => '');
+    const metrics = await agents
+      .get('n1')!
+      .ns.run(['curl', '-s', 'http://127.0.0.1:9099/metrics'])
+      .catch(() => '');
     if (metrics) {
       assert.match(metrics, /podroute_bgp_peers\{state="Established"\} 2/);
       assert.match(metrics, /podroute_routes_programmed \d+/);
@@ -164,7 +253,9 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     await delPod(pod);
     for (const n of ['n1', 'n2', 'n3']) {
       await waitFor(() => kernelRoutes(agents.get(n)!), {
-        what: `${n}: no route left for ${b3} or ${pod.ip}`, until: (r) => !r.some((x) => x.startsWith(`${b3} `) || x.startsWith(`blackhole ${b3}`) || x.startsWith(`${pod.ip} `)), timeoutMs: 20_000,
+        what: `${n}: no route left for ${b3} or ${pod.ip}`,
+        until: (r) => !r.some((x) => x.startsWith(`${b3} `) || x.startsWith(`blackhole ${b3}`) || x.startsWith(`${pod.ip} `)),
+        timeoutMs: 20_000,
       });
     }
     assert.deepEqual(await pingAll(), []);
@@ -175,10 +266,17 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     await startAgent('n4', 4);
     await waitMesh(['n1', 'n2', 'n3', 'n4']);
     assert.ok(pids.every(pidAlive));
-    assert.deepEqual(['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid), pids);
+    assert.deepEqual(
+      ['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid),
+      pids,
+    );
     await addPod('n4', 'n4-a');
     const [b4] = await blockOf('n4');
-    await waitFor(() => kernelRoutes(agents.get('n1')!), { what: 'n1 routes n4 block', until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`), timeoutMs: 20_000 });
+    await waitFor(() => kernelRoutes(agents.get('n1')!), {
+      what: 'n1 routes n4 block',
+      until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`),
+      timeoutMs: 20_000,
+    });
     assert.deepEqual(await pingAll(), []);
   });
 
@@ -194,7 +292,11 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     process.kill(n2.proc.pid, 'SIGKILL');
     await n2.proc.exited;
     // The peers keep n2's routes as stale; its kernel keeps its own routes.
-    await waitFor(async () => (await status(agents.get('n1')!)).peers.find((p) => p.address === n2.ip)?.state, { what: 'n1 sees n2 down', until: (s) => s !== 'Established', timeoutMs: 10_000 });
+    await waitFor(async () => (await status(agents.get('n1')!)).peers.find((p) => p.address === n2.ip)?.state, {
+      what: 'n1 sees n2 down',
+      until: (s) => s !== 'Established',
+      timeoutMs: 10_000,
+    });
     assert.deepEqual((await kernelRoutes(agents.get('n1')!)).sort(), before.get('n1'));
     assert.deepEqual((await kernelRoutes(n2)).sort(), before.get('n2'));
     const restarted = await startAgent('n2', 2, n2.ns);
@@ -217,9 +319,15 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
       assert.equal(new Set(dsts).size, dsts.length, `${n}: a destination twice`);
     }
     const n1routes = await callControl<{ prefix: string; from: string; stale: boolean }[]>(agents.get('n1')!.control, 'GET', '/bgp/routes');
-    assert.ok(n1routes.every((r) => !r.stale), 'no stale paths left at n1');
+    assert.ok(
+      n1routes.every((r) => !r.stale),
+      'no stale paths left at n1',
+    );
     const log = readFileSync(restarted.proc.logFile, 'utf8');
-    const started = log.split('\n').filter((l) => l.includes('"felix-started"')).map((l) => JSON.parse(l) as { deleted: number });
+    const started = log
+      .split('\n')
+      .filter((l) => l.includes('"felix-started"'))
+      .map((l) => JSON.parse(l) as { deleted: number });
     assert.equal(started.length, 1);
     assert.equal(started[0]!.deleted, 0, 'the restarted felix deleted routes');
     assert.deepEqual(await pingAll(), []);
@@ -227,21 +335,47 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
 
   it('live switch to a route reflector with the mesh off: clients peer only with it, pods still reach each other', async () => {
     const n1 = (await ds.get('Node', 'n1'))!;
-    await ds.apply({ ...n1, metadata: { ...n1.metadata, resourceVersion: undefined }, spec: { ...n1.spec, bgp: { ...n1.spec.bgp, routeReflectorClusterID: '1.0.0.1' } } });
-    await ds.apply({ apiVersion: API_VERSION, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { nodeToNodeMeshEnabled: false } });
+    await ds.apply({
+      ...n1,
+      metadata: { ...n1.metadata, resourceVersion: undefined },
+      spec: { ...n1.spec, bgp: { ...n1.spec.bgp, routeReflectorClusterID: '1.0.0.1' } },
+    });
+    await ds.apply({
+      apiVersion: API_VERSION,
+      kind: 'BGPConfiguration',
+      metadata: { name: 'default' },
+      spec: { nodeToNodeMeshEnabled: false },
+    });
     for (const n of ['n2', 'n3', 'n4']) {
       await waitFor(async () => (await status(agents.get(n)!)).peers.map((p) => `${p.address} ${p.type} ${p.state}`), {
-        what: `${n} peers only with the reflector`, until: (p) => p.join() === '10.97.0.1 rr Established', timeoutMs: 30_000, intervalMs: 200,
+        what: `${n} peers only with the reflector`,
+        until: (p) => p.join() === '10.97.0.1 rr Established',
+        timeoutMs: 30_000,
+        intervalMs: 200,
       });
     }
-    await waitFor(async () => (await status(agents.get('n1')!)).peers.filter((p) => p.type === 'rr-client' && p.state === 'Established').length, {
-      what: 'reflector has 3 clients', until: (c) => c === 3, timeoutMs: 30_000, intervalMs: 200,
-    });
+    await waitFor(
+      async () => (await status(agents.get('n1')!)).peers.filter((p) => p.type === 'rr-client' && p.state === 'Established').length,
+      {
+        what: 'reflector has 3 clients',
+        until: (c) => c === 3,
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      },
+    );
     const [b2] = await blockOf('n2');
     const [b4] = await blockOf('n4');
     // A client's route to another client's block points at that client, not at the reflector.
-    await waitFor(() => kernelRoutes(agents.get('n4')!), { what: 'n4 routes n2 block via n2', until: (r) => r.includes(`${b2} via 10.97.0.2 dev eth0`), timeoutMs: 20_000 });
-    await waitFor(() => kernelRoutes(agents.get('n2')!), { what: 'n2 routes n4 block via n4', until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`), timeoutMs: 20_000 });
+    await waitFor(() => kernelRoutes(agents.get('n4')!), {
+      what: 'n4 routes n2 block via n2',
+      until: (r) => r.includes(`${b2} via 10.97.0.2 dev eth0`),
+      timeoutMs: 20_000,
+    });
+    await waitFor(() => kernelRoutes(agents.get('n2')!), {
+      what: 'n2 routes n4 block via n4',
+      until: (r) => r.includes(`${b4} via 10.97.0.4 dev eth0`),
+      timeoutMs: 20_000,
+    });
     assert.deepEqual(await pingAll(), []);
   });
 });

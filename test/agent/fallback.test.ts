@@ -37,7 +37,12 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
     sock = join(lab.dir, 'redis.sock');
     redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
     ds = await redisDatastore({ url: sock });
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods' },
+      spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
     segment = await lab.segment();
   });
   after(async () => {
@@ -50,16 +55,48 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `10.95.0.${index}/24` });
     const control = join(lab.dir, `${name}.sock`);
-    const proc = ns.spawn(['node', join(checkout, 'bin/podroute.js'), 'node', 'run', '--name', name, '--ip', `10.95.0.${index}/24`, '--uplink', 'eth0',
-      '--datastore', sock, '--control', control, '--health-port', '0', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none'], { name: 'agent', cwd: checkout });
+    const proc = ns.spawn(
+      [
+        'node',
+        join(checkout, 'bin/podroute.js'),
+        'node',
+        'run',
+        '--name',
+        name,
+        '--ip',
+        `10.95.0.${index}/24`,
+        '--uplink',
+        'eth0',
+        '--datastore',
+        sock,
+        '--control',
+        control,
+        '--health-port',
+        '0',
+        '--hold-time',
+        '9',
+        '--connect-retry',
+        '1',
+        '--default-pool',
+        'none',
+      ],
+      { name: 'agent', cwd: checkout },
+    );
     agents.set(name, { ns, control, proc });
-    await waitFor(async () => {
-      if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
-      return (await callControl<AgentStatus>(control, 'GET', '/status').catch(() => undefined))?.ready ?? false;
-    }, { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 });
+    await waitFor(
+      async () => {
+        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
+        return (await callControl<AgentStatus>(control, 'GET', '/status').catch(() => undefined))?.ready ?? false;
+      },
+      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 },
+    );
   }
 
-  const kernelRoutes = async (name: string) => (await agents.get(name)!.ns.ip('-4', 'route', 'show', 'proto', '81')).split('\n').map((l) => l.trim()).filter(Boolean);
+  const kernelRoutes = async (name: string) =>
+    (await agents.get(name)!.ns.ip('-4', 'route', 'show', 'proto', '81'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
 
   it('with the addon built (this checkout) the dataplane is rtnetlink', () => {
     assert.ok(createLinuxDataplane() instanceof LinuxDataplane);
@@ -68,18 +105,32 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
   it('says once on stderr that it uses ip -batch, and programs the learned and own routes through it', async () => {
     await Promise.all([startAgent('n1', 1), startAgent('n2', 2)]);
     for (const name of ['n1', 'n2']) {
-      const lines = readFileSync(agents.get(name)!.proc.logFile, 'utf8').split('\n').filter((l) => l.includes('"dataplane-fallback"'));
+      const lines = readFileSync(agents.get(name)!.proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"dataplane-fallback"'));
       assert.equal(lines.length, 1, `${name}: one fallback notice, not ${lines.length}`);
       const notice = JSON.parse(lines[0]!) as { dataplane: string };
       assert.match(notice.dataplane, /^ip -batch FALLBACK dataplane \(felix netlink addon not available at .*npm run build:native/);
     }
     const a = await new Ipam(ds).autoAssign({ handle: 'pod-a', node: 'n1' });
     const [block] = await new Ipam(ds).blocksForNode('n1');
-    await waitFor(() => kernelRoutes('n2'), { what: `n2 routes ${block!.cidr} via n1`, until: (r) => r.includes(`${block!.cidr} via 10.95.0.1 dev eth0`), timeoutMs: 30_000 });
-    await waitFor(() => kernelRoutes('n1'), { what: `n1 blackholes its block ${block!.cidr}`, until: (r) => r.includes(`blackhole ${block!.cidr}`), timeoutMs: 30_000 });
+    await waitFor(() => kernelRoutes('n2'), {
+      what: `n2 routes ${block!.cidr} via n1`,
+      until: (r) => r.includes(`${block!.cidr} via 10.95.0.1 dev eth0`),
+      timeoutMs: 30_000,
+    });
+    await waitFor(() => kernelRoutes('n1'), {
+      what: `n1 blackholes its block ${block!.cidr}`,
+      until: (r) => r.includes(`blackhole ${block!.cidr}`),
+      timeoutMs: 30_000,
+    });
     // The pod's address goes away: the block's routes go with it, still through ip -batch.
     await new Ipam(ds).releaseByHandle('pod-a');
-    await waitFor(() => kernelRoutes('n2'), { what: `n2 drops ${block!.cidr} (${a.ip} released)`, until: (r) => r.length === 0, timeoutMs: 30_000 });
+    await waitFor(() => kernelRoutes('n2'), {
+      what: `n2 drops ${block!.cidr} (${a.ip} released)`,
+      until: (r) => r.length === 0,
+      timeoutMs: 30_000,
+    });
     await waitFor(() => kernelRoutes('n1'), { what: 'n1 drops its blackhole', until: (r) => r.length === 0, timeoutMs: 30_000 });
   });
 });

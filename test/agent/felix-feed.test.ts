@@ -13,7 +13,10 @@ import { freeTcpPort } from './cluster.js';
 import { followCluster, type FollowedCache } from './follow.js';
 
 const node = (name: string, ip: string, annotations: Record<string, string> = {}) => ({
-  apiVersion: API_VERSION, kind: 'Node' as const, metadata: { name, annotations }, spec: { bgp: { ipv4Address: `${ip}/8` } },
+  apiVersion: API_VERSION,
+  kind: 'Node' as const,
+  metadata: { name, annotations },
+  spec: { bgp: { ipv4Address: `${ip}/8` } },
 });
 const vtep = (ip: string, mac: string) => ({ 'podroute.io/vxlan-tunnel-address': ip, 'podroute.io/vxlan-tunnel-mac': mac });
 
@@ -38,21 +41,41 @@ describe('agent felix feed', () => {
     await ds.close();
   });
 
-  it('input: this node\'s workloads with addresses, the pools, complete VTEPs of the other nodes, its own VTEP', async () => {
+  it("input: this node's workloads with addresses, the pools, complete VTEPs of the other nodes, its own VTEP", async () => {
     await ds.create(node('n2', '127.0.0.2', vtep('10.70.0.65', '66:00:00:00:00:02')));
     await ds.create(node('n3', '127.0.0.3', { 'podroute.io/vxlan-tunnel-address': '10.70.0.129' })); // no MAC yet
     const n1 = (await ds.get('Node', 'n1'))!;
-    await ds.apply({ ...n1, metadata: { ...n1.metadata, resourceVersion: undefined, annotations: vtep('10.70.0.1', '66:00:00:00:00:01') } });
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'vx' }, spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' } });
-    for (const [name, nodeName, nets] of [['a', 'n1', ['10.70.0.2/32']], ['pending', 'n1', []], ['b', 'n2', ['10.70.0.66/32']]] as const) {
+    await ds.apply({
+      ...n1,
+      metadata: { ...n1.metadata, resourceVersion: undefined, annotations: vtep('10.70.0.1', '66:00:00:00:00:01') },
+    });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'vx' },
+      spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' },
+    });
+    for (const [name, nodeName, nets] of [
+      ['a', 'n1', ['10.70.0.2/32']],
+      ['pending', 'n1', []],
+      ['b', 'n2', ['10.70.0.66/32']],
+    ] as const) {
       await ds.create({
-        apiVersion: API_VERSION, kind: 'WorkloadEndpoint', metadata: { name, namespace: 'default' },
+        apiVersion: API_VERSION,
+        kind: 'WorkloadEndpoint',
+        metadata: { name, namespace: 'default' },
         spec: { node: nodeName, pod: name, interfaceName: `cali${name}`, ipNetworks: [...nets] },
       });
     }
     await followed.caughtUp();
     const { cache } = followed;
-    const input = felixInput(cache, cache.self!, { address: '127.0.0.1/8', uplink: 'lo' }, ['10.70.0.0/26'], [{ prefix: '10.70.0.64/26', nextHops: ['127.0.0.2'] }]);
+    const input = felixInput(
+      cache,
+      cache.self!,
+      { address: '127.0.0.1/8', uplink: 'lo' },
+      ['10.70.0.0/26'],
+      [{ prefix: '10.70.0.64/26', nextHops: ['127.0.0.2'] }],
+    );
     assert.deepEqual(input, {
       node: { addressV4: '127.0.0.1/8', uplink: 'lo', vxlanTunnelAddressV4: '10.70.0.1', vxlanTunnelMacV4: '66:00:00:00:00:01' },
       workloads: [{ iface: 'calia', addresses: ['10.70.0.2/32'] }],
@@ -63,13 +86,16 @@ describe('agent felix feed', () => {
     });
   });
 
-  it('input felix refuses is logged and leaves felix\'s input as it was', async () => {
+  it("input felix refuses is logged and leaves felix's input as it was", async () => {
     const feed = new FelixFeed(felix, (e, f) => logged.push([e, f]));
     const { cache } = followed;
     feed.push(cache, cache.self!, { address: '127.0.0.1/8', uplink: 'lo' }, ['10.70.0.0/26']);
     assert.deepEqual(felix.input.ownBlocks, ['10.70.0.0/26']);
     feed.push(cache, cache.self!, { address: 'not an address', uplink: 'lo' }, ['10.70.0.64/26']);
-    assert.deepEqual(logged.map(([e]) => e), ['felix-input-error']);
+    assert.deepEqual(
+      logged.map(([e]) => e),
+      ['felix-input-error'],
+    );
     assert.deepEqual(felix.input.ownBlocks, ['10.70.0.0/26']);
     assert.equal(felix.input.node.addressV4, '127.0.0.1/8');
   });
@@ -105,8 +131,19 @@ describe('agent felix feed', () => {
         feed.learn(changes, '127.0.0.1/8');
         feed.push(cache, cache.self!, { address: '127.0.0.1/8', uplink: 'lo' }, ownBlocks);
       });
-      const mesh = (address: string) => ({ address, asn: 64512, type: 'mesh' as const, source: `Node/${address}`, routeReflectorClient: false });
-      new SessionReconciler(speaker, () => undefined).reconcile([mesh('127.0.0.2'), mesh('127.0.0.3')], { port, localAddress: '127.0.0.1', holdTime: 9, connectRetryTime: 1 });
+      const mesh = (address: string) => ({
+        address,
+        asn: 64512,
+        type: 'mesh' as const,
+        source: `Node/${address}`,
+        routeReflectorClient: false,
+      });
+      new SessionReconciler(speaker, () => undefined).reconcile([mesh('127.0.0.2'), mesh('127.0.0.3')], {
+        port,
+        localAddress: '127.0.0.1',
+        holdTime: 9,
+        connectRetryTime: 1,
+      });
       const [b, c] = [await peer('127.0.0.2'), await peer('127.0.0.3')];
       await felix.start();
 
@@ -115,19 +152,46 @@ describe('agent felix feed', () => {
       // A service range every node announces: ECMP over both.
       b.originate('10.96.0.0/12');
       c.originate('10.96.0.0/12');
-      const routes = () => [...dataplane.routes.values()].map((r) => `${r.type === 'blackhole' ? 'blackhole ' : ''}${r.dst}${r.nextHops.map((h) => ` via ${h.gateway} dev ${h.dev}`).join('')}`).sort();
-      await waitFor(async () => { await felix.settled(); return routes(); }, {
-        what: 'felix routes the learned prefixes',
-        until: (r) => r.join('|') === '10.70.0.64/26 via 127.0.0.2 dev lo|10.96.0.0/12 via 127.0.0.2 dev lo via 127.0.0.3 dev lo|blackhole 10.70.0.0/26',
-      });
-      assert.deepEqual(feed.learnedRoutes().sort((x, y) => x.prefix.localeCompare(y.prefix)), [{ prefix: '10.70.0.64/26', nextHops: ['127.0.0.2'] }, { prefix: '10.96.0.0/12', nextHops: ['127.0.0.2', '127.0.0.3'] }]);
+      const routes = () =>
+        [...dataplane.routes.values()]
+          .map(
+            (r) =>
+              `${r.type === 'blackhole' ? 'blackhole ' : ''}${r.dst}${r.nextHops.map((h) => ` via ${h.gateway} dev ${h.dev}`).join('')}`,
+          )
+          .sort();
+      await waitFor(
+        async () => {
+          await felix.settled();
+          return routes();
+        },
+        {
+          what: 'felix routes the learned prefixes',
+          until: (r) =>
+            r.join('|') ===
+            '10.70.0.64/26 via 127.0.0.2 dev lo|10.96.0.0/12 via 127.0.0.2 dev lo via 127.0.0.3 dev lo|blackhole 10.70.0.0/26',
+        },
+      );
+      assert.deepEqual(
+        feed.learnedRoutes().sort((x, y) => x.prefix.localeCompare(y.prefix)),
+        [
+          { prefix: '10.70.0.64/26', nextHops: ['127.0.0.2'] },
+          { prefix: '10.96.0.0/12', nextHops: ['127.0.0.2', '127.0.0.3'] },
+        ],
+      );
       assert.equal(feed.learnedCount, 2);
 
       b.withdraw('10.70.0.64/26');
       c.withdraw('10.96.0.0/12');
-      await waitFor(async () => { await felix.settled(); return routes(); }, {
-        what: 'withdrawals reach felix', until: (r) => r.join('|') === '10.96.0.0/12 via 127.0.0.2 dev lo|blackhole 10.70.0.0/26',
-      });
+      await waitFor(
+        async () => {
+          await felix.settled();
+          return routes();
+        },
+        {
+          what: 'withdrawals reach felix',
+          until: (r) => r.join('|') === '10.96.0.0/12 via 127.0.0.2 dev lo|blackhole 10.70.0.0/26',
+        },
+      );
       assert.deepEqual(feed.learnedRoutes(), [{ prefix: '10.96.0.0/12', nextHops: ['127.0.0.2'] }]);
       assert.deepEqual(logged, []);
     });

@@ -6,12 +6,19 @@ import { detectRestart, GracefulRestart } from '../../lib/agent/graceful-restart
 import { waitFor } from '../support/wait.js';
 
 describe('agent graceful restart', () => {
-  it('a restart is routes of our protocol already in the dataplane; other programs\' routes do not count', async () => {
+  it("a restart is routes of our protocol already in the dataplane; other programs' routes do not count", async () => {
     const dp = new MemoryDataplane({ links: ['eth0'] });
     assert.equal(await detectRestart(dp, PODROUTE_PROTOCOL), false);
     dp.inject({ dst: '10.0.0.0/24', type: 'unicast', nextHops: [{ dev: 'eth0' }], protocol: 2, table: 254, metric: 0 });
     assert.equal(await detectRestart(dp, PODROUTE_PROTOCOL), false);
-    dp.inject({ dst: '10.70.0.64/26', type: 'unicast', nextHops: [{ gateway: '10.0.0.2', dev: 'eth0' }], protocol: PODROUTE_PROTOCOL, table: 254, metric: 1024 });
+    dp.inject({
+      dst: '10.70.0.64/26',
+      type: 'unicast',
+      nextHops: [{ gateway: '10.0.0.2', dev: 'eth0' }],
+      protocol: PODROUTE_PROTOCOL,
+      table: 254,
+      metric: 1024,
+    });
     assert.equal(await detectRestart(dp, PODROUTE_PROTOCOL), true);
     assert.equal(await detectRestart(dp, 99), false);
   });
@@ -22,7 +29,13 @@ describe('agent graceful restart', () => {
     let released: number;
     let logged: [string, Record<string, unknown>][];
     const gate = (restarting: boolean, waitMs = 60_000) => {
-      const g = new GracefulRestart({ restarting, waitMs, peers: () => peers, release: () => released++, log: (e, f) => logged.push([e, f]) });
+      const g = new GracefulRestart({
+        restarting,
+        waitMs,
+        peers: () => peers,
+        release: () => released++,
+        log: (e, f) => logged.push([e, f]),
+      });
       gates.push(g);
       return g;
     };
@@ -32,7 +45,9 @@ describe('agent graceful restart', () => {
       released = 0;
       logged = [];
     });
-    afterEach(() => gates.forEach((g) => g.stop()));
+    afterEach(() => {
+      for (const g of gates) g.stop();
+    });
 
     it('goes at once, and once only, when we did not restart', () => {
       const g = gate(false);

@@ -13,19 +13,47 @@ import { freeTcpPort } from './cluster.js';
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const c = connect(port, '127.0.0.1');
-    c.once('connect', () => { c.destroy(); resolve(true); });
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
     c.once('error', () => resolve(false));
   });
 }
 
-const node = (bgp: NonNullable<Node['spec']['bgp']>): Node => ({ apiVersion: API_VERSION, kind: 'Node', metadata: { name: 'n1' }, spec: { bgp } });
+const node = (bgp: NonNullable<Node['spec']['bgp']>): Node => ({
+  apiVersion: API_VERSION,
+  kind: 'Node',
+  metadata: { name: 'n1' },
+  spec: { bgp },
+});
 
 describe('agent node speaker', () => {
-  it('settings: the Node\'s AS over the cluster\'s over 64512; bgpPort over listenPort over 179; the address is the router ID', () => {
-    const config = { apiVersion: API_VERSION, kind: 'BGPConfiguration' as const, metadata: { name: 'default' }, spec: { asNumber: 65000, listenPort: 1179 } };
-    assert.deepEqual(speakerSettings(node({ ipv4Address: '10.0.0.1/24' }), undefined, '10.0.0.1/24'), { asn: 64512, port: 179, clusterId: undefined, routerId: '10.0.0.1' });
-    assert.deepEqual(speakerSettings(node({}), config, '10.0.0.1/24'), { asn: 65000, port: 1179, clusterId: undefined, routerId: '10.0.0.1' });
-    assert.deepEqual(speakerSettings(node({ asNumber: 65001, routeReflectorClusterID: '1.0.0.1' }), config, '10.0.0.1/24', 2179), { asn: 65001, port: 2179, clusterId: '1.0.0.1', routerId: '10.0.0.1' });
+  it("settings: the Node's AS over the cluster's over 64512; bgpPort over listenPort over 179; the address is the router ID", () => {
+    const config = {
+      apiVersion: API_VERSION,
+      kind: 'BGPConfiguration' as const,
+      metadata: { name: 'default' },
+      spec: { asNumber: 65000, listenPort: 1179 },
+    };
+    assert.deepEqual(speakerSettings(node({ ipv4Address: '10.0.0.1/24' }), undefined, '10.0.0.1/24'), {
+      asn: 64512,
+      port: 179,
+      clusterId: undefined,
+      routerId: '10.0.0.1',
+    });
+    assert.deepEqual(speakerSettings(node({}), config, '10.0.0.1/24'), {
+      asn: 65000,
+      port: 1179,
+      clusterId: undefined,
+      routerId: '10.0.0.1',
+    });
+    assert.deepEqual(speakerSettings(node({ asNumber: 65001, routeReflectorClusterID: '1.0.0.1' }), config, '10.0.0.1/24', 2179), {
+      asn: 65001,
+      port: 2179,
+      clusterId: '1.0.0.1',
+      routerId: '10.0.0.1',
+    });
     assert.equal(speakerSettings(node({ routeReflectorClusterID: '' }), undefined, '10.0.0.1/24').clusterId, undefined);
   });
 
@@ -43,7 +71,7 @@ describe('agent node speaker', () => {
       blocker = undefined;
     });
 
-    it('keeps the speaker while the settings hold; a new cluster ID makes a new one in its place, and the old one\'s events still arrive', async () => {
+    it("keeps the speaker while the settings hold; a new cluster ID makes a new one in its place, and the old one's events still arrive", async () => {
       const port = await freeTcpPort();
       const s: SpeakerSettings = { asn: 64512, port, clusterId: undefined, routerId: '127.0.0.1' };
       const changes: BestPathChange[] = [];
@@ -55,14 +83,23 @@ describe('agent node speaker', () => {
       const second = bgp.ensure({ ...s, clusterId: '1.0.0.1' });
       assert.notEqual(second, first);
       assert.equal(bgp.speaker, second);
-      assert.deepEqual(logged.filter(([e]) => e === 'speaker-rebuild').map(([, f]) => f), [{ from: `64512|${port}||127.0.0.1`, to: `64512|${port}|1.0.0.1|127.0.0.1` }]);
+      assert.deepEqual(
+        logged.filter(([e]) => e === 'speaker-rebuild').map(([, f]) => f),
+        [{ from: `64512|${port}||127.0.0.1`, to: `64512|${port}|1.0.0.1|127.0.0.1` }],
+      );
       // The new speaker holds the same port: the old one let it go.
       await waitFor(() => accepts(port), { what: `the new speaker listening on ${port}` });
-      assert.deepEqual(logged.filter(([e]) => e === 'listen-error'), []);
+      assert.deepEqual(
+        logged.filter(([e]) => e === 'listen-error'),
+        [],
+      );
       // Withdrawals of the replaced speaker still reach the listener (felix must hear them).
       first.originate('10.70.0.0/26');
       second.originate('10.70.0.64/26');
-      assert.deepEqual(changes.map((c) => c.prefix), ['10.70.0.0/26', '10.70.0.64/26']);
+      assert.deepEqual(
+        changes.map((c) => c.prefix),
+        ['10.70.0.0/26', '10.70.0.64/26'],
+      );
     });
 
     it('a port already taken is an error event naming the address and port', async () => {

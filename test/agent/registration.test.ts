@@ -12,7 +12,13 @@ describe('agent registration', () => {
   afterEach(() => ds.close());
 
   it('writes a new Node with its address, AS, cluster ID and labels', async () => {
-    await registerNode(ds, { nodeName: 'n1', address: '10.0.0.1/24', asNumber: 65001, routeReflectorClusterId: '1.0.0.1', labels: { rack: 'r1' } });
+    await registerNode(ds, {
+      nodeName: 'n1',
+      address: '10.0.0.1/24',
+      asNumber: 65001,
+      routeReflectorClusterId: '1.0.0.1',
+      labels: { rack: 'r1' },
+    });
     const n = (await ds.get('Node', 'n1'))!;
     assert.deepEqual(n.spec.bgp, { ipv4Address: '10.0.0.1/24', asNumber: 65001, routeReflectorClusterID: '1.0.0.1' });
     assert.deepEqual(n.metadata.labels, { rack: 'r1' });
@@ -20,7 +26,8 @@ describe('agent registration', () => {
 
   it('keeps what others wrote on an existing Node; a new address and labels are merged in', async () => {
     await ds.create({
-      apiVersion: API_VERSION, kind: 'Node',
+      apiVersion: API_VERSION,
+      kind: 'Node',
       metadata: { name: 'n1', labels: { zone: 'a', rack: 'old' }, annotations: { 'podroute.io/vxlan-tunnel-address': '10.70.0.1' } },
       spec: { bgp: { ipv4Address: '10.0.0.9/24', asNumber: 65009, routeReflectorClusterID: '1.0.0.1' } },
     });
@@ -45,9 +52,10 @@ describe('agent registration', () => {
     assert.equal((await ds.list('IPPool')).items.length, 0);
     await Promise.all([1, 2, 3].map(() => ensureDefaultPool(ds, { cidr: '10.65.0.0/16', vxlanMode: 'CrossSubnet' })));
     const pools = (await ds.list('IPPool')).items;
-    assert.deepEqual(pools.map((p) => [p.metadata.name, p.spec]), [
-      ['default-ipv4-ippool', { cidr: '10.65.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' }],
-    ]);
+    assert.deepEqual(
+      pools.map((p) => [p.metadata.name, p.spec]),
+      [['default-ipv4-ippool', { cidr: '10.65.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' }]],
+    );
     await ensureDefaultPool(ds, { cidr: '10.66.0.0/16' });
     assert.equal((await ds.list('IPPool')).items.length, 1, 'a pool exists: no second one');
   });

@@ -7,16 +7,37 @@ import { neighborConfig, SessionReconciler, type SessionSettings } from '../../l
 import { waitFor } from '../support/wait.js';
 import { freeTcpPort } from './cluster.js';
 
-const mesh = (address: string): DesiredPeer => ({ address, asn: 64512, type: 'mesh', source: `Node/${address}`, routeReflectorClient: false });
+const mesh = (address: string): DesiredPeer => ({
+  address,
+  asn: 64512,
+  type: 'mesh',
+  source: `Node/${address}`,
+  routeReflectorClient: false,
+});
 
 describe('agent session reconciler', () => {
-  it('neighbor settings: the session defaults, the peer\'s restart time over the node\'s, a description naming the source', () => {
+  it("neighbor settings: the session defaults, the peer's restart time over the node's, a description naming the source", () => {
     const s: SessionSettings = { port: 1179, localAddress: '10.0.0.1' };
     assert.deepEqual(neighborConfig(mesh('10.0.0.2'), s), {
-      address: '10.0.0.2', asn: 64512, port: 1179, localAddress: '10.0.0.1', holdTime: 90, connectRetryTime: 3, idleHoldTime: 1,
-      routeReflectorClient: false, gracefulRestart: { restartTime: 120 }, description: 'mesh Node/10.0.0.2',
+      address: '10.0.0.2',
+      asn: 64512,
+      port: 1179,
+      localAddress: '10.0.0.1',
+      holdTime: 90,
+      connectRetryTime: 3,
+      idleHoldTime: 1,
+      routeReflectorClient: false,
+      gracefulRestart: { restartTime: 120 },
+      description: 'mesh Node/10.0.0.2',
     });
-    const tor: DesiredPeer = { address: '10.0.0.254', asn: 65000, type: 'global', source: 'BGPPeer/tor', routeReflectorClient: false, restartTime: 30 };
+    const tor: DesiredPeer = {
+      address: '10.0.0.254',
+      asn: 65000,
+      type: 'global',
+      source: 'BGPPeer/tor',
+      routeReflectorClient: false,
+      restartTime: 30,
+    };
     const c = neighborConfig(tor, { ...s, holdTime: 9, connectRetryTime: 1, restartTime: 60 });
     assert.deepEqual([c.holdTime, c.connectRetryTime, c.gracefulRestart], [9, 1, { restartTime: 30 }]);
     assert.deepEqual(neighborConfig(mesh('10.0.0.2'), { ...s, restartTime: 60 }).gracefulRestart, { restartTime: 60 });
@@ -59,13 +80,19 @@ describe('agent session reconciler', () => {
 
       // The ToR's AS changes: that session is rebuilt, the mesh session is left alone.
       sessionsA.reconcile([mesh('127.0.0.2'), { ...tor, asn: 65001 }], settings('127.0.0.1'));
-      assert.deepEqual(logged.map(([e, f]) => `${e} ${String(f.peer)}`), ['peer-removed 127.0.0.9', 'peer-added 127.0.0.9']);
+      assert.deepEqual(
+        logged.map(([e, f]) => `${e} ${String(f.peer)}`),
+        ['peer-removed 127.0.0.9', 'peer-added 127.0.0.9'],
+      );
       assert.equal(state(a, '127.0.0.9')?.asn, 65001);
       assert.equal(sessionsA.peers.get('127.0.0.9')?.asn, 65001);
 
       // The ToR goes away.
       sessionsA.reconcile([mesh('127.0.0.2')], settings('127.0.0.1'));
-      assert.deepEqual(a.peerStatus().map((p) => p.address), ['127.0.0.2']);
+      assert.deepEqual(
+        a.peerStatus().map((p) => p.address),
+        ['127.0.0.2'],
+      );
       assert.deepEqual([...sessionsA.peers.keys()], ['127.0.0.2']);
       const after = state(a, '127.0.0.2')!;
       assert.equal(after.state, 'Established');
@@ -73,7 +100,13 @@ describe('agent session reconciler', () => {
     });
 
     it('a peer the speaker refuses is logged and left out; the others still get their session', async () => {
-      const bad: DesiredPeer = { address: 'not-an-address', asn: 65000, type: 'global', source: 'BGPPeer/typo', routeReflectorClient: false };
+      const bad: DesiredPeer = {
+        address: 'not-an-address',
+        asn: 65000,
+        type: 'global',
+        source: 'BGPPeer/typo',
+        routeReflectorClient: false,
+      };
       sessionsA.reconcile([mesh('127.0.0.2'), bad], settings('127.0.0.1'));
       assert.deepEqual([...sessionsA.peers.keys()], ['127.0.0.2']);
       const err = logged.find(([e]) => e === 'peer-error');

@@ -21,7 +21,10 @@ describe('agent VTEP', () => {
   let datastoreErrors: number;
 
   const pool = (name: string, cidr: string, vxlanMode: IPPool['spec']['vxlanMode'], disabled = false): IPPool => ({
-    apiVersion: API_VERSION, kind: 'IPPool', metadata: { name }, spec: { cidr, blockSize: 26, ipipMode: 'Never', vxlanMode, disabled },
+    apiVersion: API_VERSION,
+    kind: 'IPPool',
+    metadata: { name },
+    spec: { cidr, blockSize: 26, ipipMode: 'Never', vxlanMode, disabled },
   });
   const self = async (): Promise<Node> => (await ds.get('Node', 'n1'))!;
   const pools = async () => (await ds.list('IPPool')).items;
@@ -31,8 +34,19 @@ describe('agent VTEP', () => {
     ipam = new Ipam(ds);
     logged = [];
     datastoreErrors = 0;
-    allocator = new VtepAllocator({ nodeName: 'n1', datastore: ds, ipam, log: (e, f) => logged.push([e, f]), onDatastoreError: () => datastoreErrors++ });
-    await ds.create({ apiVersion: API_VERSION, kind: 'Node', metadata: { name: 'n1', annotations: { keep: 'me' } }, spec: { bgp: { ipv4Address: '10.0.0.1/24' } } });
+    allocator = new VtepAllocator({
+      nodeName: 'n1',
+      datastore: ds,
+      ipam,
+      log: (e, f) => logged.push([e, f]),
+      onDatastoreError: () => datastoreErrors++,
+    });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'Node',
+      metadata: { name: 'n1', annotations: { keep: 'me' } },
+      spec: { bgp: { ipv4Address: '10.0.0.1/24' } },
+    });
   });
   afterEach(() => ds.close());
 
@@ -52,7 +66,7 @@ describe('agent VTEP', () => {
     assert.equal((await ds.list('IPAMBlock')).items.length, 0);
   });
 
-  it('a VXLAN pool: an address from the node\'s own block and its MAC, once, however often asked at the same time', async () => {
+  it("a VXLAN pool: an address from the node's own block and its MAC, once, however often asked at the same time", async () => {
     await ds.create(pool('plain', '10.70.0.0/16', 'Never'));
     await ds.create(pool('vx', '10.72.0.0/16', 'CrossSubnet'));
     const n = await self();
@@ -64,7 +78,7 @@ describe('agent VTEP', () => {
     const [block] = await ipam.blocksForNode('n1');
     assert.ok(block && inBlock(address, block.cidr), `${address} in the node's block ${block?.cidr}`);
     assert.match(block.cidr, /^10\.72\./, 'the block is from the VXLAN pool');
-    assert.deepEqual(await ipam.releaseByHandle('vxlan-tunnel-addr-n1'), [address], 'one address under the node\'s handle');
+    assert.deepEqual(await ipam.releaseByHandle('vxlan-tunnel-addr-n1'), [address], "one address under the node's handle");
     assert.deepEqual(logged, [['vxlan-tunnel-address', { address }]]);
 
     // The Node has one now: asking again takes nothing more.

@@ -30,7 +30,10 @@ describe('architecture: who may import whom', () => {
     const files = sourceFiles(root);
     for (const l of Object.keys(LAYERS)) {
       assert.ok(existsSync(`${root}/${l}`), `${l} is in the table but not in the tree`);
-      assert.ok(files.some((f) => layerOf(f) === l), `no .ts file found in ${l}`);
+      assert.ok(
+        files.some((f) => layerOf(f) === l),
+        `no .ts file found in ${l}`,
+      );
     }
   });
 

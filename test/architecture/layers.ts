@@ -20,7 +20,19 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   'lib/agent': ['lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
   'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
-  'lib/cli': ['lib/lab', 'lib/agent', 'lib/cni', 'lib/bgpd', 'lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
+  'lib/cli': [
+    'lib/lab',
+    'lib/agent',
+    'lib/cni',
+    'lib/bgpd',
+    'lib/ipam',
+    'lib/datastore',
+    'lib/resources',
+    'bgp',
+    'reflector',
+    'felix',
+    'ip',
+  ],
 };
 
 export interface ImportEdge {

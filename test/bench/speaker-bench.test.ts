@@ -15,13 +15,16 @@ const attributes = (tag = 0) => ({
   communities: tag ? [NO_EXPORT, ((TAG_ASN << 16) | tag) >>> 0] : [NO_EXPORT],
 });
 
-describe('bench/speaker: injector and monitor', function () {
+describe('bench/speaker: injector and monitor', () => {
   const prefixes = prefixRange(ipv4ToInt('11.0.0.0'), 10_000);
 
   it('packs /32s into full 4096-octet UPDATEs that decode to exactly the prefixes given, in order', () => {
     const updates = announceUpdates(prefixes, attributes());
     assert.ok(updates.every((u) => u.length <= 4096));
-    assert.ok(updates.slice(0, -1).every((u) => u.length > 4096 - 5), 'every message but the last is full');
+    assert.ok(
+      updates.slice(0, -1).every((u) => u.length > 4096 - 5),
+      'every message but the last is full',
+    );
     const decoded = updates.flatMap((u) => {
       const m = decodeMessage(u);
       assert.equal(m.type, 'update');

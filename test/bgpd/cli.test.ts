@@ -77,7 +77,11 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
       await waitFor(
         async () => {
           for (const p of procs) if (!p.running) throw new Error(`${p.name} exited: ${p.tail()}`);
-          const s = await callControl<{ peers: { state: string; prefixesReceived: number; prefixesSent: number }[] }>(socket, 'GET', '/status');
+          const s = await callControl<{ peers: { state: string; prefixesReceived: number; prefixesSent: number }[] }>(
+            socket,
+            'GET',
+            '/status',
+          );
           return s.peers.some((p) => p.state === 'Established' && p.prefixesReceived === 1 && p.prefixesSent === 1);
         },
         { what: `${socket}: the session up and a route each way`, timeoutMs: 30_000, intervalMs: 200 },
@@ -104,7 +108,10 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
   });
 
   it('bgpd status: the speaker and its peers, on a bgpd and on a reflector alike', async () => {
-    const [own, reflector] = await Promise.all([podroute('bgpd', 'status', '--control', bgpd), podroute('bgpd', 'status', '--control', rr)]);
+    const [own, reflector] = await Promise.all([
+      podroute('bgpd', 'status', '--control', bgpd),
+      podroute('bgpd', 'status', '--control', rr),
+    ]);
     assert.deepEqual(own, {
       code: 0,
       stderr: '',
@@ -125,10 +132,18 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
       podroute('bgpd', 'routes', '--control', bgpd, '--family', 'ipv6-unicast'),
       podroute('reflector', 'routes', '--control', rr),
     ]);
-    const table = '*> 10.8.0.0/24          0.0.0.0          local             igp\n' + '*> 10.9.0.0/24          127.0.0.2        127.0.0.2         igp\n';
+    const table =
+      '*> 10.8.0.0/24          0.0.0.0          local             igp\n' +
+      '*> 10.9.0.0/24          127.0.0.2        127.0.0.2         igp\n';
     assert.deepEqual(rrRoutes, { code: 0, stderr: '', stdout: table });
     assert.deepEqual(viaReflectorVerb, rrRoutes);
-    assert.deepEqual(bgpdRoutes, { code: 0, stderr: '', stdout: '*> 10.9.0.0/24          0.0.0.0          local             igp\n' + '*> 10.8.0.0/24          127.0.0.1        127.0.0.1         igp\n' });
+    assert.deepEqual(bgpdRoutes, {
+      code: 0,
+      stderr: '',
+      stdout:
+        '*> 10.9.0.0/24          0.0.0.0          local             igp\n' +
+        '*> 10.8.0.0/24          127.0.0.1        127.0.0.1         igp\n',
+    });
     assert.deepEqual(bgpdV6, { code: 0, stderr: '', stdout: '*> 2001:db8:9::/48      ::               local             igp\n' });
   });
 
@@ -149,7 +164,15 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
     assert.deepEqual(rrBare, { code: 2, stdout: '', stderr: REFLECTOR_USAGE });
     assert.deepEqual(rrRoutes, { code: 2, stdout: '', stderr: REFLECTOR_USAGE });
     assert.deepEqual(rrBad, { code: 1, stdout: '', stderr: 'podroute: clients[1].address: "nowhere" is not an IP address\n' });
-    assert.deepEqual(rrOnBgpd, { code: 1, stdout: '', stderr: `podroute: ${bgpd}: not a route reflector (podroute bgpd status shows its peers)\n` });
-    assert.deepEqual(noSocket, { code: 1, stdout: '', stderr: `podroute: bgpd control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n` });
+    assert.deepEqual(rrOnBgpd, {
+      code: 1,
+      stdout: '',
+      stderr: `podroute: ${bgpd}: not a route reflector (podroute bgpd status shows its peers)\n`,
+    });
+    assert.deepEqual(noSocket, {
+      code: 1,
+      stdout: '',
+      stderr: `podroute: bgpd control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n`,
+    });
   });
 });

@@ -25,7 +25,15 @@ describe('bgpd config', () => {
       rib: { multipath: { maxPaths: 4 }, clusterId: '10.0.0.9', defaultLocalPref: 150, alwaysCompareMed: true },
     });
     assert.deepEqual(c.peers, [
-      { address: '10.0.0.2', asn: 65002, holdTime: 9, families: ['ipv4-unicast', 'ipv6-unicast'], addPath: { 'ipv4-unicast': 'both' }, gracefulRestart: { restartTime: 60 }, passive: true },
+      {
+        address: '10.0.0.2',
+        asn: 65002,
+        holdTime: 9,
+        families: ['ipv4-unicast', 'ipv6-unicast'],
+        addPath: { 'ipv4-unicast': 'both' },
+        gracefulRestart: { restartTime: 60 },
+        passive: true,
+      },
     ]);
     assert.deepEqual(c.dynamicNeighbors, [{ range: '10.1.0.0/16', asn: [65010, 65011], families: undefined }]);
     assert.deepEqual(c.networks, [
@@ -44,15 +52,27 @@ describe('bgpd config', () => {
       [base + 'listen: yes\n', 'listen: false, a port, or { host, port }'],
       [base + 'peers: 10.0.0.2\n', 'peers: a list'],
       [base + 'peers:\n  - 10.0.0.2\n', 'peers[0]: a peer is a mapping'],
-      [base + 'peers:\n  - { address: 10.0.0.2, asn: 1 }\n  - { address: 10.0.0.3, asn: 1, port: 0 }\n', 'peers[1].port: 0 is not a number in 1..65535'],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1 }\n  - { address: 10.0.0.3, asn: 1, port: 0 }\n',
+        'peers[1].port: 0 is not a number in 1..65535',
+      ],
       [base + 'peers:\n  - { address: 10.0.0.2, asn: 1, range: 10.0.0.0/8 }\n', 'peers[0].range: unknown field'],
-      [base + 'peers:\n  - { address: 10.0.0.2, asn: 1, gracefulRestart: { restartTime: 60, stale: 1 } }\n', 'peers[0].gracefulRestart.stale: unknown field'],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1, gracefulRestart: { restartTime: 60, stale: 1 } }\n',
+        'peers[0].gracefulRestart.stale: unknown field',
+      ],
       [base + 'dynamicNeighbors:\n  - { range: 10.0.0.0/33, asn: 1 }\n', 'dynamicNeighbors[0].range: a prefix like 10.0.0.0/24'],
-      [base + 'dynamicNeighbors:\n  - { range: 10.0.0.0/8, asn: [1, 0] }\n', 'dynamicNeighbors[0].asn[1]: 0 is not a number in 1..4294967295'],
+      [
+        base + 'dynamicNeighbors:\n  - { range: 10.0.0.0/8, asn: [1, 0] }\n',
+        'dynamicNeighbors[0].asn[1]: 0 is not a number in 1..4294967295',
+      ],
       [base + 'networks:\n  - 10.0.0.0\n', 'networks[0].prefix: a prefix like 10.0.0.0/24'],
       [base + 'networks:\n  - 010.0.0.0/8\n', 'networks[0].prefix: a prefix like 10.0.0.0/24'],
       [base + 'networks:\n  - { prefix: 10.0.0.0/24, colour: red }\n', 'networks[0].colour: unknown field'],
-      [base + 'networks:\n  - { prefix: 10.0.0.0/24, largeCommunities: ["1::3"] }\n', 'networks[0].largeCommunities[0]: "1::3" is not g:l1:l2'],
+      [
+        base + 'networks:\n  - { prefix: 10.0.0.0/24, largeCommunities: ["1::3"] }\n',
+        'networks[0].largeCommunities[0]: "1::3" is not g:l1:l2',
+      ],
       ['[]\n', 'config: the configuration is a mapping (asn, routerId, peers, ...)'],
     ];
     for (const [text, message] of bad) assert.throws(() => parseBgpdConfig(text), { message }, text);

@@ -29,7 +29,11 @@ describe('bgpd: a link-local peer connecting to a dynamic range', function () {
     const a = await lab.namespace('a');
     const b = await lab.namespace('b');
     await lab.link(a, { ifname: 'eth0', v6: 'fe80::1/64' }, b, { ifname: 'eth0', v6: 'fe80::2/64' });
-    const speaker = await Podroute.start(a, { asn: 65000, routerId: '10.0.0.1', peers: [] }, { dynamicNeighbors: [{ range: '::/0', asn: 65001 }] });
+    const speaker = await Podroute.start(
+      a,
+      { asn: 65000, routerId: '10.0.0.1', peers: [] },
+      { dynamicNeighbors: [{ range: '::/0', asn: 65001 }] },
+    );
     assert.equal((await b.run(['python3', '-c', CLIENT])).trim(), 'closed');
     const status = await speaker.status();
     assert.deepEqual(status.peers, [], 'no neighbour was made of it');

@@ -5,14 +5,26 @@ import type { Netns } from '../support/netns.js';
 
 const CNI = join(fileURLToPath(import.meta.url), '../../../bin/podroute-cni.js');
 
-export interface CniCall { code: number; json: Record<string, unknown> | undefined; stdout: string; ms: number }
+export interface CniCall {
+  code: number;
+  json: Record<string, unknown> | undefined;
+  stdout: string;
+  ms: number;
+}
 
 /** Runs the plugin in `host` (the node's namespace) with CNI_COMMAND, `env` and `stdin`. */
 export async function callCni(host: Netns, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> {
   const t0 = performance.now();
-  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', CNI], { input: stdin, timeoutMs: 30_000 });
+  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', CNI], {
+    input: stdin,
+    timeoutMs: 30_000,
+  });
   let json: Record<string, unknown> | undefined;
-  try { json = r.stdout.trim() ? JSON.parse(r.stdout) : undefined; } catch { json = undefined; }
+  try {
+    json = r.stdout.trim() ? JSON.parse(r.stdout) : undefined;
+  } catch {
+    json = undefined;
+  }
   if (r.stderr.trim()) process.stderr.write(r.stderr);
   return { code: r.code, json, stdout: r.stdout, ms: performance.now() - t0 };
 }

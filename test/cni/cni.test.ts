@@ -9,7 +9,6 @@ import { Lab, type Netns } from '../support/netns.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { callCni } from './call.js';
 
-
 describe('podroute-cni (CNI 1.0) against a real Redis', function () {
   this.timeout(120_000);
   const lab = new Lab({ tag: 'cni' });
@@ -17,13 +16,26 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
   let ds: BackendDatastore;
   let host: Netns;
   let sock: string;
-  const conf = (extra: Record<string, unknown> = {}) => JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', nodename: 'node-a', datastore: { type: 'redis', url: sock }, ...extra });
+  const conf = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'k8s-pod-network',
+      type: 'podroute-cni',
+      nodename: 'node-a',
+      datastore: { type: 'redis', url: sock },
+      ...extra,
+    });
 
   before(async () => {
     redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
     sock = join(lab.dir, 'redis.sock');
     ds = await redisDatastore({ url: sock });
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '10.80.0.0/24', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods' },
+      spec: { cidr: '10.80.0.0/24', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
     host = await lab.namespace('host');
   });
   after(async () => {
@@ -44,10 +56,20 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
 
   it('ADD wires the pod, CHECK agrees, DEL removes everything and is idempotent', async () => {
     const pod = await lab.namespace('pod1');
-    const env = { CNI_CONTAINERID: 'c0ffee01', CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0', CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=front-0', CNI_PATH: '/opt/cni/bin' };
+    const env = {
+      CNI_CONTAINERID: 'c0ffee01',
+      CNI_NETNS: `/var/run/netns/${pod.name}`,
+      CNI_IFNAME: 'eth0',
+      CNI_ARGS: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=front-0',
+      CNI_PATH: '/opt/cni/bin',
+    };
     const add = await callCni(host, 'ADD', env, conf());
     assert.equal(add.code, 0, add.stdout);
-    const result = add.json as { ips: { address: string; gateway: string }[]; interfaces: { name: string; sandbox?: string }[]; routes: { dst: string; gw: string }[] };
+    const result = add.json as {
+      ips: { address: string; gateway: string }[];
+      interfaces: { name: string; sandbox?: string }[];
+      routes: { dst: string; gw: string }[];
+    };
     const address = result.ips[0]!.address;
     assert.match(address, /^10\.80\.0\.\d+\/32$/);
     assert.equal(result.ips[0]!.gateway, '169.254.1.1');
@@ -107,7 +129,12 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
 
   it('an exhausted pool fails with code 100 and leaves nothing half-done', async () => {
     // Only this pool, 4 addresses: a /30 block.
-    await ds.create({ apiVersion: API_VERSION, kind: 'IPPool', metadata: { name: 'tiny' }, spec: { cidr: '10.81.0.0/30', blockSize: 30, ipipMode: 'Never', vxlanMode: 'Never' } });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'tiny' },
+      spec: { cidr: '10.81.0.0/30', blockSize: 30, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
     const made: Record<string, string>[] = [];
     for (let i = 0; i < 4; i++) {
       const pod = await lab.namespace(`t${i}`);

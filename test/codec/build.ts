@@ -31,7 +31,7 @@ export const asPath4 = (...asns: number[]) => {
   const v = Buffer.alloc(2 + 4 * asns.length);
   v[0] = 2;
   v[1] = asns.length;
-  asns.forEach((a, i) => v.writeUInt32BE(a, 2 + 4 * i));
+  for (const [i, a] of asns.entries()) v.writeUInt32BE(a, 2 + 4 * i);
   return attr(0x40, 2, v);
 };
 export const nextHop = (...octets: number[]) => attr(0x40, 3, octets);

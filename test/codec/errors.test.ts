@@ -5,7 +5,14 @@ import { BgpError, decodeMessage, encodeMessage, type CodecOptions, type ErrorAc
 import { checkPeerOpen } from '../../bgp/fsm/index.js';
 import { asPath4, attr, header, mandatory, nextHop, nlri16, origin, rawUpdate } from './build.js';
 
-function expectError(bytes: Buffer, code: number, subcode: number, action: ErrorAction, options: CodecOptions = {}, data?: Buffer): BgpError {
+function expectError(
+  bytes: Buffer,
+  code: number,
+  subcode: number,
+  action: ErrorAction,
+  options: CodecOptions = {},
+  data?: Buffer,
+): BgpError {
   try {
     decodeMessage(bytes, options);
   } catch (e) {
@@ -19,8 +26,15 @@ function expectError(bytes: Buffer, code: number, subcode: number, action: Error
 }
 
 const validOpen: OpenMessage = {
-  type: 'open', version: 4, myAs: 65001, holdTime: 90, bgpId: '10.0.0.1',
-  capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'four-octet-as', asn: 65001 }],
+  type: 'open',
+  version: 4,
+  myAs: 65001,
+  holdTime: 90,
+  bgpId: '10.0.0.1',
+  capabilities: [
+    { kind: 'multiprotocol', afi: 1, safi: 1 },
+    { kind: 'four-octet-as', asn: 65001 },
+  ],
 };
 
 describe('codec errors: RFC 4271 §6.1 message header', () => {
@@ -37,12 +51,16 @@ describe('codec errors: RFC 4271 §6.1 message header', () => {
     const big = rawUpdate(Buffer.alloc(0), Buffer.alloc(0), Buffer.alloc(0));
     const m = header(2, Buffer.concat([big.subarray(19), body.subarray(4)]));
     expectError(m, 1, 2, 'session-reset', {}, Buffer.from([0x13, 0x88]));
-    assert.throws(() => decodeMessage(m, { extendedMessage: true }), (e: BgpError) => e.subcode !== 2 || e.code !== 1);
+    assert.throws(
+      () => decodeMessage(m, { extendedMessage: true }),
+      (e: BgpError) => e.subcode !== 2 || e.code !== 1,
+    );
   });
   it('an OPEN shorter than 29 octets is 1/2', () => expectError(header(1, Buffer.alloc(9)), 1, 2, 'session-reset'));
   it('an UPDATE shorter than 23 octets is 1/2', () => expectError(header(2, Buffer.alloc(3)), 1, 2, 'session-reset'));
   it('a NOTIFICATION shorter than 21 octets is 1/2', () => expectError(header(3, Buffer.alloc(1)), 1, 2, 'session-reset'));
-  it('a KEEPALIVE that is not 19 octets is 1/2', () => expectError(header(4, Buffer.alloc(1)), 1, 2, 'session-reset', {}, Buffer.from([0, 20])));
+  it('a KEEPALIVE that is not 19 octets is 1/2', () =>
+    expectError(header(4, Buffer.alloc(1)), 1, 2, 'session-reset', {}, Buffer.from([0, 20])));
   it('an unknown message type is 1/3 Bad Message Type with the type as data', () => {
     expectError(header(9, Buffer.alloc(0)), 1, 3, 'session-reset', {}, Buffer.from([9]));
   });
@@ -74,7 +92,10 @@ describe('codec errors: RFC 4271 §6.2 OPEN', () => {
     expectError(m, 2, 3, 'session-reset');
   });
   it('an iBGP peer with our own BGP identifier is 2/3 (session check, RFC 6286)', () => {
-    const e = checkPeerOpen({ holdTime: 90, asNumber: 65001, bgpIdentifier: 0x0a000009 }, { peerAs: 65001, localAs: 65001, localBgpId: 0x0a000009 });
+    const e = checkPeerOpen(
+      { holdTime: 90, asNumber: 65001, bgpIdentifier: 0x0a000009 },
+      { peerAs: 65001, localAs: 65001, localBgpId: 0x0a000009 },
+    );
     assert.equal(`${e?.code}/${e?.subcode}`, '2/3');
   });
   it('an optional parameter other than capabilities is 2/4 Unsupported Optional Parameter', () => {
@@ -111,7 +132,14 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
     expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), bad]), nlri16), 3, 2, 'session-reset', {}, bad);
   });
   it('a missing well-known attribute is 3/3, treat-as-withdraw, and the prefixes come with the error', () => {
-    const e = expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([origin(), asPath4(65001)]), nlri16), 3, 3, 'treat-as-withdraw', {}, Buffer.from([3]));
+    const e = expectError(
+      rawUpdate(Buffer.alloc(0), Buffer.concat([origin(), asPath4(65001)]), nlri16),
+      3,
+      3,
+      'treat-as-withdraw',
+      {},
+      Buffer.from([3]),
+    );
     assert.deepEqual(e.update?.nlri, [{ prefix: '10.1.0.0/16', pathId: undefined }]);
   });
   it('no NEXT_HOP is not an error when there is no IPv4 NLRI (RFC 7606 §3 (d))', () => {
@@ -140,7 +168,11 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
     expectError(rawUpdate(Buffer.from([24, 10, 0]), Buffer.alloc(0), Buffer.alloc(0)), 3, 10, 'session-reset');
   });
   it('a malformed AS_PATH is 3/11, treat-as-withdraw (§7.2): bad segment type, zero length, overrun', () => {
-    for (const v of [[5, 1, 0, 0, 0, 1], [2, 0], [2, 2, 0, 0, 0, 1]]) {
+    for (const v of [
+      [5, 1, 0, 0, 0, 1],
+      [2, 0],
+      [2, 2, 0, 0, 0, 1],
+    ]) {
       const attrs = Buffer.concat([origin(), attr(0x40, 2, v), nextHop(10, 0, 0, 1)]);
       expectError(rawUpdate(Buffer.alloc(0), attrs, nlri16), 3, 11, 'treat-as-withdraw');
     }
@@ -167,7 +199,11 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
   for (const [name, bad, subcode, action] of lengthCases) {
     it(`${name} is 3/${subcode}, ${action}, data the attribute`, () => {
       const e = expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), bad]), nlri16), 3, subcode, action, {}, bad);
-      assert.deepEqual(e.update?.nlri.map((n) => n.prefix), ['10.1.0.0/16'], 'the prefixes are not lost');
+      assert.deepEqual(
+        e.update?.nlri.map((n) => n.prefix),
+        ['10.1.0.0/16'],
+        'the prefixes are not lost',
+      );
     });
   }
   it('MP_REACH_NLRI with an impossible next hop length is 3/9, session reset (§7.11)', () => {
@@ -175,12 +211,19 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
     expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([origin(), asPath4(65001), mp]), Buffer.alloc(0)), 3, 9, 'session-reset');
   });
   it('MP_REACH_NLRI whose prefix overruns it is 3/9, session reset (§7.11)', () => {
-    const nh = Array(16).fill(0).map((_, i) => (i === 0 ? 0x20 : i === 15 ? 1 : 0));
+    const nh = Array(16)
+      .fill(0)
+      .map((_, i) => (i === 0 ? 0x20 : i === 15 ? 1 : 0));
     const mp = attr(0x80, 14, [0, 2, 1, 16, ...nh, 0, 64, 0x20, 1]);
     expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([origin(), asPath4(65001), mp]), Buffer.alloc(0)), 3, 9, 'session-reset');
   });
   it('an attribute that appears twice is discarded; the first one stays (§3 (g))', () => {
-    const e = expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), attr(0x80, 4, [0, 0, 0, 5]), attr(0x80, 4, [0, 0, 0, 6])]), nlri16), 3, 1, 'attribute-discard');
+    const e = expectError(
+      rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), attr(0x80, 4, [0, 0, 0, 5]), attr(0x80, 4, [0, 0, 0, 6])]), nlri16),
+      3,
+      1,
+      'attribute-discard',
+    );
     assert.equal(e.update?.attributes.med, 5);
   });
   it('MP_UNREACH_NLRI twice is a session reset (§3 (g))', () => {
@@ -190,7 +233,10 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
   it('an attribute that overruns the attribute field is treat-as-withdraw; the NLRI is still found (§4)', () => {
     const overrun = Buffer.from([0x80, 4, 200, 0, 0]);
     const e = expectError(rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), overrun]), nlri16), 3, 5, 'treat-as-withdraw');
-    assert.deepEqual(e.update?.nlri.map((n) => n.prefix), ['10.1.0.0/16']);
+    assert.deepEqual(
+      e.update?.nlri.map((n) => n.prefix),
+      ['10.1.0.0/16'],
+    );
   });
   it('the most severe problem of several decides the action', () => {
     const attrs = Buffer.concat([mandatory(), attr(0x40, 6, [1]), attr(0x80, 4, [0, 1])]);

@@ -8,8 +8,16 @@ describe('codec mutation fuzzing (bounded; bench/fuzz-codec.ts runs longer)', fu
   this.timeout(120_000);
   it('lets only BgpError escape from 30,000 corrupted real messages', () => {
     const open = encodeMessage({
-      type: 'open', version: 4, myAs: 65001, holdTime: 90, bgpId: '10.0.0.1',
-      capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'graceful-restart', restartFlags: 8, restartTime: 120, families: [{ afi: 1, safi: 1, flags: 0x80 }] }, { kind: 'fqdn', hostname: 'a', domain: '' }],
+      type: 'open',
+      version: 4,
+      myAs: 65001,
+      holdTime: 90,
+      bgpId: '10.0.0.1',
+      capabilities: [
+        { kind: 'multiprotocol', afi: 1, safi: 1 },
+        { kind: 'graceful-restart', restartFlags: 8, restartTime: 120, families: [{ afi: 1, safi: 1, flags: 0x80 }] },
+        { kind: 'fqdn', hostname: 'a', domain: '' },
+      ],
     });
     const notification = encodeMessage({ type: 'notification', code: 6, subcode: 2, data: Buffer.alloc(0), shutdownCommunication: 'bye' });
     const messages = sampleMessages(MRT, 50, [open, notification, encodeMessage({ type: 'route-refresh', afi: 1, safi: 1, subtype: 1 })]);

@@ -39,7 +39,11 @@ function mutate(src: Buffer, rnd: () => number): Buffer {
         out = out.subarray(0, Math.max(19, at));
         break;
       case 3: // octets inserted
-        out = Buffer.concat([out.subarray(0, at), Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => Math.floor(rnd() * 256))), out.subarray(at)]);
+        out = Buffer.concat([
+          out.subarray(0, at),
+          Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => Math.floor(rnd() * 256))),
+          out.subarray(at),
+        ]);
         break;
       case 4: // a flag bit flipped
         if (at < out.length) out[at] ^= 1 << Math.floor(rnd() * 8);

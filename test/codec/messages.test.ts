@@ -1,8 +1,17 @@
 // Messages the speaker builds: every kind encodes canonically and decodes back to itself.
 import assert from 'node:assert/strict';
 import {
-  decodeMessage, encodeMessage, endOfRib, endOfRibFamily, negotiatedOptions, MessageFramer, BgpError,
-  type BgpMessage, type CodecOptions, type OpenMessage, type UpdateMessage,
+  decodeMessage,
+  encodeMessage,
+  endOfRib,
+  endOfRibFamily,
+  negotiatedOptions,
+  MessageFramer,
+  type BgpError,
+  type BgpMessage,
+  type CodecOptions,
+  type OpenMessage,
+  type UpdateMessage,
 } from '../../index.js';
 
 function roundTrip(m: BgpMessage, options: CodecOptions = {}): Buffer {
@@ -13,7 +22,11 @@ function roundTrip(m: BgpMessage, options: CodecOptions = {}): Buffer {
 }
 
 const everyCapability: OpenMessage = {
-  type: 'open', version: 4, myAs: 23456, holdTime: 9, bgpId: '192.0.2.1',
+  type: 'open',
+  version: 4,
+  myAs: 23456,
+  holdTime: 9,
+  bgpId: '192.0.2.1',
   capabilities: [
     { kind: 'multiprotocol', afi: 1, safi: 1 },
     { kind: 'multiprotocol', afi: 2, safi: 1 },
@@ -22,7 +35,13 @@ const everyCapability: OpenMessage = {
     { kind: 'extended-message' },
     { kind: 'graceful-restart', restartFlags: 0x8, restartTime: 120, families: [{ afi: 1, safi: 1, flags: 0x80 }] },
     { kind: 'four-octet-as', asn: 4200000001 },
-    { kind: 'add-path', families: [{ afi: 1, safi: 1, mode: 3 }, { afi: 2, safi: 1, mode: 1 }] },
+    {
+      kind: 'add-path',
+      families: [
+        { afi: 1, safi: 1, mode: 3 },
+        { afi: 2, safi: 1, mode: 1 },
+      ],
+    },
     { kind: 'enhanced-route-refresh' },
     { kind: 'long-lived-graceful-restart', families: [{ afi: 1, safi: 1, flags: 0, staleTime: 3600 }] },
     { kind: 'fqdn', hostname: 'node-1', domain: 'lab.example' },
@@ -42,7 +61,10 @@ describe('codec messages', () => {
   });
 
   it('OPEN over 255 octets of parameters uses the RFC 9072 extended form', () => {
-    const many: OpenMessage = { ...everyCapability, capabilities: Array.from({ length: 60 }, (_, i) => ({ kind: 'multiprotocol' as const, afi: 1, safi: i + 1 })) };
+    const many: OpenMessage = {
+      ...everyCapability,
+      capabilities: Array.from({ length: 60 }, (_, i) => ({ kind: 'multiprotocol' as const, afi: 1, safi: i + 1 })),
+    };
     const bytes = encodeMessage(many);
     assert.equal(bytes[28], 255);
     assert.equal(bytes[29], 255);
@@ -60,8 +82,16 @@ describe('codec messages', () => {
     const peer: OpenMessage = {
       ...everyCapability,
       capabilities: [
-        { kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'multiprotocol', afi: 2, safi: 1 },
-        { kind: 'four-octet-as', asn: 65002 }, { kind: 'add-path', families: [{ afi: 1, safi: 1, mode: 1 }, { afi: 2, safi: 1, mode: 2 }] },
+        { kind: 'multiprotocol', afi: 1, safi: 1 },
+        { kind: 'multiprotocol', afi: 2, safi: 1 },
+        { kind: 'four-octet-as', asn: 65002 },
+        {
+          kind: 'add-path',
+          families: [
+            { afi: 1, safi: 1, mode: 1 },
+            { afi: 2, safi: 1, mode: 2 },
+          ],
+        },
       ],
     };
     const n = negotiatedOptions(everyCapability, peer);
@@ -76,12 +106,25 @@ describe('codec messages', () => {
       withdrawn: [{ prefix: '10.9.0.0/16', pathId: undefined }],
       attributes: {
         origin: 'egp',
-        asPath: [{ type: 'sequence', asns: [65001, 4200000001] }, { type: 'set', asns: [1, 2] }],
-        nextHop: '192.0.2.1', med: 7, localPref: 200, atomicAggregate: true,
+        asPath: [
+          { type: 'sequence', asns: [65001, 4200000001] },
+          { type: 'set', asns: [1, 2] },
+        ],
+        nextHop: '192.0.2.1',
+        med: 7,
+        localPref: 200,
+        atomicAggregate: true,
         aggregator: { asn: 65001, address: '192.0.2.9' },
         communities: [0xffffff01, ((65001 << 16) | 5) >>> 0],
-        originatorId: '192.0.2.3', clusterList: ['1.1.1.1', '2.2.2.2'],
-        mpReach: { afi: 2, safi: 1, nextHop: '2001:db8::1', linkLocalNextHop: 'fe80::1', nlri: [{ prefix: '2001:db8:1::/48', pathId: undefined }] },
+        originatorId: '192.0.2.3',
+        clusterList: ['1.1.1.1', '2.2.2.2'],
+        mpReach: {
+          afi: 2,
+          safi: 1,
+          nextHop: '2001:db8::1',
+          linkLocalNextHop: 'fe80::1',
+          nlri: [{ prefix: '2001:db8:1::/48', pathId: undefined }],
+        },
         mpUnreach: { afi: 2, safi: 1, withdrawn: [{ prefix: '2001:db8:2::/48', pathId: undefined }] },
         extendedCommunities: [Buffer.from('0002fde900000064', 'hex')],
         as4Path: [{ type: 'sequence', asns: [4200000001] }],
@@ -89,7 +132,11 @@ describe('codec messages', () => {
         largeCommunities: [[4200000001, 1, 2]],
         unknown: [{ type: 201, flags: 0xe0, value: Buffer.from([9]) }],
       },
-      nlri: [{ prefix: '10.1.0.0/16', pathId: undefined }, { prefix: '0.0.0.0/0', pathId: undefined }, { prefix: '10.2.3.4/32', pathId: undefined }],
+      nlri: [
+        { prefix: '10.1.0.0/16', pathId: undefined },
+        { prefix: '0.0.0.0/0', pathId: undefined },
+        { prefix: '10.2.3.4/32', pathId: undefined },
+      ],
     };
     const bytes = roundTrip(m);
     const types: number[] = [];
@@ -99,24 +146,54 @@ describe('codec messages', () => {
       types.push(bytes[p + 1]);
       p += (bytes[p] & 0x10 ? 4 : 3) + (bytes[p] & 0x10 ? bytes.readUInt16BE(p + 2) : bytes[p + 2]);
     }
-    assert.deepEqual(types, [...types].sort((a, b) => a - b), 'attributes in ascending type order');
+    assert.deepEqual(
+      types,
+      [...types].sort((a, b) => a - b),
+      'attributes in ascending type order',
+    );
   });
 
   it('ADD-PATH path identifiers in both families', () => {
     const options: CodecOptions = { addPath: { 'ipv4-unicast': true, 'ipv6-unicast': true } };
-    roundTrip({
-      type: 'update', withdrawn: [{ prefix: '10.0.0.0/8', pathId: 3 }],
-      attributes: { origin: 'igp', asPath: [], nextHop: '192.0.2.1', mpReach: { afi: 2, safi: 1, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8::/32', pathId: 7 }] } },
-      nlri: [{ prefix: '10.1.0.0/16', pathId: 1 }, { prefix: '10.1.0.0/16', pathId: 2 }],
-    }, options);
+    roundTrip(
+      {
+        type: 'update',
+        withdrawn: [{ prefix: '10.0.0.0/8', pathId: 3 }],
+        attributes: {
+          origin: 'igp',
+          asPath: [],
+          nextHop: '192.0.2.1',
+          mpReach: { afi: 2, safi: 1, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8::/32', pathId: 7 }] },
+        },
+        nlri: [
+          { prefix: '10.1.0.0/16', pathId: 1 },
+          { prefix: '10.1.0.0/16', pathId: 2 },
+        ],
+      },
+      options,
+    );
   });
 
   it('IPv4 NLRI with an IPv6 next hop (RFC 8950)', () => {
-    roundTrip({ type: 'update', withdrawn: [], nlri: [], attributes: { origin: 'igp', asPath: [], mpReach: { afi: 1, safi: 1, nextHop: '2001:db8::1', nlri: [{ prefix: '10.0.0.0/8', pathId: undefined }] } } });
+    roundTrip({
+      type: 'update',
+      withdrawn: [],
+      nlri: [],
+      attributes: {
+        origin: 'igp',
+        asPath: [],
+        mpReach: { afi: 1, safi: 1, nextHop: '2001:db8::1', nlri: [{ prefix: '10.0.0.0/8', pathId: undefined }] },
+      },
+    });
   });
 
   it('a 2-octet session refuses an AS that needs four octets, naming AS_TRANS', () => {
-    const m: UpdateMessage = { type: 'update', withdrawn: [], nlri: [], attributes: { asPath: [{ type: 'sequence', asns: [4200000001] }] } };
+    const m: UpdateMessage = {
+      type: 'update',
+      withdrawn: [],
+      nlri: [],
+      attributes: { asPath: [{ type: 'sequence', asns: [4200000001] }] },
+    };
     assert.throws(() => encodeMessage(m, { fourOctetAs: false }), /AS_TRANS/);
   });
 
@@ -130,9 +207,17 @@ describe('codec messages', () => {
   });
 
   it('NOTIFICATION with an RFC 8203 shutdown communication', () => {
-    const bytes = roundTrip({ type: 'notification', code: 6, subcode: 2, data: Buffer.from('0f6d61696e74656e616e636520e29c93', 'hex'), shutdownCommunication: 'maintenance ✓' });
+    const bytes = roundTrip({
+      type: 'notification',
+      code: 6,
+      subcode: 2,
+      data: Buffer.from('0f6d61696e74656e616e636520e29c93', 'hex'),
+      shutdownCommunication: 'maintenance ✓',
+    });
     assert.equal(bytes[21], 15);
-    const long = decodeMessage(encodeMessage({ type: 'notification', code: 6, subcode: 2, data: Buffer.alloc(0), shutdownCommunication: 'é'.repeat(200) }));
+    const long = decodeMessage(
+      encodeMessage({ type: 'notification', code: 6, subcode: 2, data: Buffer.alloc(0), shutdownCommunication: 'é'.repeat(200) }),
+    );
     assert.ok(long.type === 'notification' && long.shutdownCommunication === 'é'.repeat(127), 'cut to 255 octets on a character boundary');
     roundTrip({ type: 'notification', code: 3, subcode: 5, data: Buffer.from([0x40, 1, 2, 0, 0]) });
   });
@@ -173,11 +258,17 @@ describe('MessageFramer', () => {
     const h = Buffer.alloc(19, 0xff);
     h.writeUInt16BE(5000, 16);
     h[18] = 2;
-    assert.throws(() => new MessageFramer().push(h), (e: BgpError) => e.code === 1 && e.subcode === 2);
+    assert.throws(
+      () => new MessageFramer().push(h),
+      (e: BgpError) => e.code === 1 && e.subcode === 2,
+    );
     assert.deepEqual(new MessageFramer({ maxLength: 65535 }).push(h), []);
   });
 
   it('refuses a bad marker at once', () => {
-    assert.throws(() => new MessageFramer().push(Buffer.alloc(19)), (e: BgpError) => e.code === 1 && e.subcode === 1);
+    assert.throws(
+      () => new MessageFramer().push(Buffer.alloc(19)),
+      (e: BgpError) => e.code === 1 && e.subcode === 1,
+    );
   });
 });

@@ -24,7 +24,7 @@ describe('datastore: CLI face (apply, get, ipam show)', () => {
     assert.match(out.join(''), /^NAME\s+CIDR\s+BLOCKSIZE.*\np\s+10\.60\.0\.0\/24\s+28\s+Never/);
     out.length = 0;
     assert.equal(await runDatastoreCommand(['get', 'ippool', 'p', '-o', 'yaml'], io, ds), 0);
-    assert.match(out.join(''), /^apiVersion: projectcalico.org\/v3\nkind: IPPool\nmetadata:\n  name: p\n  resourceVersion: "1"/);
+    assert.match(out.join(''), /^apiVersion: projectcalico.org\/v3\nkind: IPPool\nmetadata:\n {2}name: p\n {2}resourceVersion: "1"/);
     await new Ipam(ds).autoAssign({ handle: 'h', node: 'n1' });
     out.length = 0;
     assert.equal(await runDatastoreCommand(['ipam', 'show', '--show-blocks'], io, ds), 0);

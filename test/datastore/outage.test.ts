@@ -1,6 +1,12 @@
 // Redis killed (SIGKILL, by PID) and restarted on the same port while a watch runs.
 import assert from 'node:assert/strict';
-import { DatastoreUnavailableError, redisDatastore, type BackendDatastore, type Watcher, type WatchStatus } from '../../lib/datastore/index.js';
+import {
+  DatastoreUnavailableError,
+  redisDatastore,
+  type BackendDatastore,
+  type Watcher,
+  type WatchStatus,
+} from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { KINDS } from '../../lib/resources/index.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -17,7 +23,9 @@ describe('datastore: Redis outage during a watch', function () {
     redis = undefined;
   });
 
-  async function setup(persist: boolean): Promise<{ ds: BackendDatastore; ipam: Ipam; w: Watcher; view: WatchView; statuses: WatchStatus[] }> {
+  async function setup(
+    persist: boolean,
+  ): Promise<{ ds: BackendDatastore; ipam: Ipam; w: Watcher; view: WatchView; statuses: WatchStatus[] }> {
     redis = await startRedis({ persist });
     const ds = await redisDatastore({ url: redis.url, name: 'outage' });
     closers.push(() => ds.close());
@@ -66,11 +74,15 @@ describe('datastore: Redis outage during a watch', function () {
     await other.delete('Node', 'n2');
     await other.apply(node('n3', { moved: 'yes' }));
 
-    await until('view equals store', async () => {
-      const want = await storeVersions(other, KINDS);
-      const got = view.versions();
-      return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
-    }, 20_000);
+    await until(
+      'view equals store',
+      async () => {
+        const want = await storeVersions(other, KINDS);
+        const got = view.versions();
+        return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
+      },
+      20_000,
+    );
     assert.ok(statuses.lastIndexOf('connected') > statuses.indexOf('disconnected'));
     assertNoDuplicates(view);
     // Nothing was half-written by the failed calls: state is whole and the failed handle holds nothing.
@@ -78,7 +90,15 @@ describe('datastore: Redis outage during a watch', function () {
     assert.equal(after.addresses.size, before.addresses.size - 1 + 10);
     assert.ok(![...after.addresses.values()].includes('during'));
     // The first client is usable again once its connection is back.
-    await until('client reconnected', () => ds.revision().then(() => true, () => false), 10_000);
+    await until(
+      'client reconnected',
+      () =>
+        ds.revision().then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+    );
     assert.equal((await ipam.autoAssign({ handle: 'later', node: 'n1' })).borrowed, false);
   });
 
@@ -91,12 +111,19 @@ describe('datastore: Redis outage during a watch', function () {
     const other = await redisDatastore({ url: redis!.url, name: 'outage' });
     closers.push(() => other.close());
     await other.create(node('fresh'));
-    await until('view equals the new store', async () => {
-      const want = await storeVersions(other, KINDS);
-      const got = view.versions();
-      return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
-    }, 20_000);
+    await until(
+      'view equals the new store',
+      async () => {
+        const want = await storeVersions(other, KINDS);
+        const got = view.versions();
+        return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
+      },
+      20_000,
+    );
     assert.deepEqual([...view.objects.keys()], ['Node/fresh']);
-    assert.ok(view.events.some((e) => e.type === 'delete' && e.synthetic), 'synthetic deletes for the lost objects');
+    assert.ok(
+      view.events.some((e) => e.type === 'delete' && e.synthetic),
+      'synthetic deletes for the lost objects',
+    );
   });
 });

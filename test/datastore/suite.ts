@@ -2,8 +2,12 @@
 import assert from 'node:assert/strict';
 import { resourceKey, type Kind, type Resource } from '../../lib/resources/index.js';
 import {
-  AlreadyExistsError, ConflictError, NotFoundError,
-  type Datastore, type WatchEvent, type Watcher,
+  AlreadyExistsError,
+  ConflictError,
+  NotFoundError,
+  type Datastore,
+  type WatchEvent,
+  type Watcher,
 } from '../../lib/datastore/index.js';
 
 export interface SuiteBackend {
@@ -19,7 +23,10 @@ export class WatchView {
   constructor(w: Watcher) {
     w.on('event', (e) => {
       this.events.push(e);
-      if (e.type === 'synced') { this.synced++; return; }
+      if (e.type === 'synced') {
+        this.synced++;
+        return;
+      }
       const id = `${e.kind}/${e.key}`;
       if (e.type === 'put') this.objects.set(id, e.resource);
       else this.objects.delete(id);
@@ -46,7 +53,9 @@ export async function until(what: string, cond: () => boolean | Promise<boolean>
 }
 
 export const node = (name: string, labels: Record<string, string> = {}, as?: number): Resource => ({
-  apiVersion: 'projectcalico.org/v3', kind: 'Node', metadata: { name, labels },
+  apiVersion: 'projectcalico.org/v3',
+  kind: 'Node',
+  metadata: { name, labels },
   spec: { bgp: { ipv4Address: '10.0.0.1/24', ...(as ? { asNumber: as } : {}) } },
 });
 export const pool = (name: string, cidr: string, extra: Record<string, unknown> = {}): Resource =>
@@ -56,12 +65,19 @@ export function datastoreSuite(backend: SuiteBackend): void {
   let ds: Datastore;
   const open: Datastore[] = [];
   const watchers: Watcher[] = [];
-  beforeEach(async () => { ds = await backend.open(); open.push(ds); });
+  beforeEach(async () => {
+    ds = await backend.open();
+    open.push(ds);
+  });
   afterEach(async () => {
     for (const w of watchers.splice(0)) await w.close();
     for (const d of open.splice(0)) await d.close();
   });
-  const watch = (...a: Parameters<Datastore['watch']>): Watcher => { const w = ds.watch(...a); watchers.push(w); return w; };
+  const watch = (...a: Parameters<Datastore['watch']>): Watcher => {
+    const w = ds.watch(...a);
+    watchers.push(w);
+    return w;
+  };
 
   it('creates, gets, updates with a revision guard, applies and deletes', async () => {
     assert.equal(await ds.revision(), 0);
@@ -73,8 +89,10 @@ export function datastoreSuite(backend: SuiteBackend): void {
     const upd = await ds.update({ ...got!, metadata: { ...got!.metadata, labels: { rack: 'r2' } } });
     assert.equal(upd.metadata.resourceVersion, '2');
     // A writer still holding revision 1 loses.
-    await assert.rejects(ds.update({ ...got!, metadata: { ...got!.metadata, labels: { rack: 'r3' } } }),
-      (e: unknown) => e instanceof ConflictError && e.expected === 1 && e.actual === 2);
+    await assert.rejects(
+      ds.update({ ...got!, metadata: { ...got!.metadata, labels: { rack: 'r3' } } }),
+      (e: unknown) => e instanceof ConflictError && e.expected === 1 && e.actual === 2,
+    );
     await assert.rejects(ds.update(node('nope')), NotFoundError);
     const applied = await ds.apply(node('n1', { rack: 'r9' }));
     assert.equal(applied.metadata.resourceVersion, '3');
@@ -90,10 +108,17 @@ export function datastoreSuite(backend: SuiteBackend): void {
     await ds.create(node('b'));
     await ds.create(node('a'));
     await ds.create(pool('p', '10.1.0.0/16'));
-    await ds.create({ apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: { name: 'w', namespace: 'ns1' },
-      spec: { node: 'a', pod: 'pod1', interfaceName: 'cali1234', ipNetworks: ['10.1.0.1/32'] } } as Resource);
+    await ds.create({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'WorkloadEndpoint',
+      metadata: { name: 'w', namespace: 'ns1' },
+      spec: { node: 'a', pod: 'pod1', interfaceName: 'cali1234', ipNetworks: ['10.1.0.1/32'] },
+    } as Resource);
     const nodes = await ds.list('Node');
-    assert.deepEqual(nodes.items.map((n) => n.metadata.name), ['a', 'b']);
+    assert.deepEqual(
+      nodes.items.map((n) => n.metadata.name),
+      ['a', 'b'],
+    );
     assert.equal(nodes.revision, 4);
     assert.equal((await ds.list('IPPool')).items[0]!.spec.blockSize, 26);
     assert.equal((await ds.get('WorkloadEndpoint', 'ns1/w'))!.spec.pod, 'pod1');
@@ -106,7 +131,15 @@ export function datastoreSuite(backend: SuiteBackend): void {
     await ds.create(pool('p1', '10.0.0.0/16'));
     await assert.rejects(ds.create(pool('p2', '10.0.128.0/17')), /spec\.cidr: 10\.0\.128\.0\/17 overlaps pool p1/);
     await assert.rejects(ds.apply(pool('p1', '10.0.0.0/16', { blockSize: 28 })), /spec\.blockSize: cannot change/);
-    await assert.rejects(ds.create({ apiVersion: 'projectcalico.org/v3', kind: 'IPAMBlock', metadata: { name: 'b' }, spec: { cidr: '10.0.0.0/26' } } as Resource), /written only by IPAM/);
+    await assert.rejects(
+      ds.create({
+        apiVersion: 'projectcalico.org/v3',
+        kind: 'IPAMBlock',
+        metadata: { name: 'b' },
+        spec: { cidr: '10.0.0.0/26' },
+      } as Resource),
+      /written only by IPAM/,
+    );
     // Two racing creates of overlapping pools: the set-wide guard lets exactly one through.
     const r = await Promise.allSettled([ds.create(pool('x1', '10.9.0.0/16')), ds.create(pool('x2', '10.9.0.0/24'))]);
     assert.equal(r.filter((x) => x.status === 'fulfilled').length, 1, JSON.stringify(r.map((x) => x.status)));
@@ -123,9 +156,10 @@ export function datastoreSuite(backend: SuiteBackend): void {
     await ds.delete('Node', 'n1');
     const last = await ds.revision();
     await until('all events', () => w.revision === last);
-    assert.deepEqual(view.events.map((e) => e.type === 'synced' ? 'synced' : `${e.type} ${e.kind}/${e.key} @${e.revision}`), [
-      `put Node/n1 @${from + 1}`, `put Node/n1 @${from + 2}`, `put IPPool/p @${from + 3}`, `delete Node/n1 @${from + 4}`,
-    ]);
+    assert.deepEqual(
+      view.events.map((e) => (e.type === 'synced' ? 'synced' : `${e.type} ${e.kind}/${e.key} @${e.revision}`)),
+      [`put Node/n1 @${from + 1}`, `put Node/n1 @${from + 2}`, `put IPPool/p @${from + 3}`, `delete Node/n1 @${from + 4}`],
+    );
     const del = view.events[3]!;
     assert.ok(del.type === 'delete' && del.previous?.metadata.labels?.a === 'b', 'a delete carries the deleted object');
     assert.ok(view.events.every((e) => e.type === 'synced' || !e.synthetic));
@@ -159,7 +193,10 @@ export function datastoreSuite(backend: SuiteBackend): void {
     const view = new WatchView(w);
     for (const r of held.items) view.objects.set(`Node/${r.metadata.name}`, r);
     await until('resynced', () => view.synced === 1);
-    assert.ok(view.events.some((e) => e.type === 'delete' && e.key === 'n1' && e.synthetic), 'n1 deleted by the diff');
+    assert.ok(
+      view.events.some((e) => e.type === 'delete' && e.key === 'n1' && e.synthetic),
+      'n1 deleted by the diff',
+    );
     assert.ok(!view.events.some((e) => e.type === 'put' && e.key === 'n0'), 'unchanged n0 not re-sent');
     assert.deepEqual(view.versions(), await storeVersions(small, ['Node']));
     await small.create(node('after'));
@@ -172,14 +209,19 @@ export function datastoreSuite(backend: SuiteBackend): void {
     const from = await ds.revision();
     const a = new WatchView(watch({ fromRevision: from }));
     const b = new WatchView(watch({ fromRevision: from }));
-    await Promise.all(Array.from({ length: 5 }, async (_, wr) => {
-      for (let i = 0; i < 20; i++) await ds.apply(node(`w${wr}-${i % 4}`, { i: String(i) }));
-    }));
+    await Promise.all(
+      Array.from({ length: 5 }, async (_, wr) => {
+        for (let i = 0; i < 20; i++) await ds.apply(node(`w${wr}-${i % 4}`, { i: String(i) }));
+      }),
+    );
     const last = await ds.revision();
     assert.equal(last, from + 100);
     await until('both caught up', () => a.events.length === 100 && b.events.length === 100);
     const seq = (v: WatchView): number[] => v.events.map((e) => e.revision);
-    assert.deepEqual(seq(a), Array.from({ length: 100 }, (_, i) => from + i + 1));
+    assert.deepEqual(
+      seq(a),
+      Array.from({ length: 100 }, (_, i) => from + i + 1),
+    );
     assert.deepEqual(seq(a), seq(b));
     assert.deepEqual(a.versions(), await storeVersions(ds, ['Node']));
   });

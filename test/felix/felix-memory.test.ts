@@ -6,13 +6,19 @@ const input: FelixInput = {
   node: { addressV4: '10.0.1.5/24', uplink: 'eth0', ipipTunnelAddress: '10.65.0.1' },
   workloads: [{ iface: 'cali1', addresses: ['10.65.0.2'] }],
   ownBlocks: ['10.65.0.0/26'],
-  remoteRoutes: [{ prefix: '10.66.0.0/26', nextHops: ['10.0.1.6'] }, { prefix: '10.67.0.0/26', nextHops: ['10.0.2.7'] }],
+  remoteRoutes: [
+    { prefix: '10.66.0.0/26', nextHops: ['10.0.1.6'] },
+    { prefix: '10.67.0.0/26', nextHops: ['10.0.2.7'] },
+  ],
   pools: [{ cidr: '10.64.0.0/10', ipipMode: 'CrossSubnet' }],
   remoteVteps: [],
 };
 
 function ours(dp: MemoryDataplane) {
-  return [...dp.routes.values()].filter((r) => r.protocol === PODROUTE_PROTOCOL).map((r) => r.dst).sort();
+  return [...dp.routes.values()]
+    .filter((r) => r.protocol === PODROUTE_PROTOCOL)
+    .map((r) => r.dst)
+    .sort();
 }
 
 describe('felix reconciliation (in-memory dataplane)', () => {
@@ -57,12 +63,22 @@ describe('felix reconciliation (in-memory dataplane)', () => {
   it('resync restores a deleted route, removes a stale one of ours, never touches a foreign one', async () => {
     const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
     dp.inject({ dst: '10.99.0.0/26', type: 'blackhole', nextHops: [], protocol: PODROUTE_PROTOCOL, table: 254, metric: 0 }); // stale, ours
-    dp.inject({ dst: '10.66.0.0/26', type: 'unicast', nextHops: [{ dev: 'eth0', gateway: '10.0.1.99' }], protocol: 4, table: 254, metric: 0 }); // static, foreign
+    dp.inject({
+      dst: '10.66.0.0/26',
+      type: 'unicast',
+      nextHops: [{ dev: 'eth0', gateway: '10.0.1.99' }],
+      protocol: 4,
+      table: 254,
+      metric: 0,
+    }); // static, foreign
     felix = new Felix(dp, { resyncIntervalMs: 0 });
     felix.update(input);
     const r = await felix.start();
     assert.equal(r.routesDeleted, 1);
-    assert.deepEqual(r.conflicts.map((c) => [c.dst, c.holder.protocol]), [['10.66.0.0/26', 4]]);
+    assert.deepEqual(
+      r.conflicts.map((c) => [c.dst, c.holder.protocol]),
+      [['10.66.0.0/26', 4]],
+    );
     assert.equal(dp.routes.get('10.66.0.0/26|0')?.protocol, 4, 'foreign route untouched');
     dp.routes.delete('10.65.0.2/32|0'); // deleted by hand
     const r2 = await felix.resync();
@@ -78,7 +94,10 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     felix.on('report', (r) => reports.push(r.failures.length));
     felix.update(input);
     const r = await felix.start();
-    assert.deepEqual(r.failures.map((f) => [f.dst, f.op]), [['10.65.0.2/32', 'create']]);
+    assert.deepEqual(
+      r.failures.map((f) => [f.dst, f.op]),
+      [['10.65.0.2/32', 'create']],
+    );
     assert.match(r.failures[0].error, /ENOBUFS/);
     assert.ok(felix.failures.has('10.65.0.2/32'));
     const deadline = Date.now() + 5000;
@@ -93,7 +112,10 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     felix = new Felix(dp, { resyncIntervalMs: 0, retryDelayMs: 10 });
     felix.update(input);
     const r = await felix.start();
-    assert.deepEqual(r.failures.map((f) => f.dst), ['10.65.0.2/32']);
+    assert.deepEqual(
+      r.failures.map((f) => f.dst),
+      ['10.65.0.2/32'],
+    );
     assert.match(r.failures[0].error, /ENODEV/);
     dp.addLink('cali1');
     const deadline = Date.now() + 5000;
@@ -106,9 +128,15 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     felix = new Felix(dp, { resyncIntervalMs: 0 });
     felix.update(input);
     const r = await felix.start();
-    assert.deepEqual(r.devices.map((d) => [d.name, d.ok]), [['tunl0', false]]);
+    assert.deepEqual(
+      r.devices.map((d) => [d.name, d.ok]),
+      [['tunl0', false]],
+    );
     assert.match(r.devices[0].detail, /no ipip driver/);
-    assert.deepEqual(r.failures.map((f) => f.dst), ['10.67.0.0/26']);
+    assert.deepEqual(
+      r.failures.map((f) => f.dst),
+      ['10.67.0.0/26'],
+    );
     assert.ok(dp.routes.has('10.66.0.0/26|0'));
   });
 
@@ -116,10 +144,14 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     const dp = new MemoryDataplane({ links: ['eth0'] });
     felix = new Felix(dp, { resyncIntervalMs: 0 });
     felix.update({
-      ...input, workloads: [],
+      ...input,
+      workloads: [],
       node: { ...input.node, vxlanTunnelAddressV4: '10.65.0.0', vxlanTunnelMacV4: '66:00:00:00:00:05' },
       pools: [{ cidr: '10.64.0.0/10', vxlanMode: 'Always' }],
-      remoteVteps: [{ nodeIp: '10.0.1.6', vtepIp: '10.66.0.0', vtepMac: '66:00:00:00:00:06' }, { nodeIp: '10.0.2.7', vtepIp: '10.67.0.0', vtepMac: '66:00:00:00:00:07' }],
+      remoteVteps: [
+        { nodeIp: '10.0.1.6', vtepIp: '10.66.0.0', vtepMac: '66:00:00:00:00:06' },
+        { nodeIp: '10.0.2.7', vtepIp: '10.67.0.0', vtepMac: '66:00:00:00:00:07' },
+      ],
     });
     const r = await felix.start();
     assert.deepEqual(r.failures, []);
@@ -175,7 +207,10 @@ describe('felix when the dataplane itself fails', () => {
     await felix.start();
     const written: string[] = [];
     const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
     try {
       dp.failDumps = 2;
       dp.routes.delete('10.65.0.2/32|0');
@@ -185,6 +220,9 @@ describe('felix when the dataplane itself fails', () => {
       process.stderr.write = write;
     }
     assert.ok(dp.routes.has('10.65.0.2/32|0'), 'repaired after the dump came back');
-    assert.ok(written.some((l) => /felix: in-memory dataplane: dump refused/.test(l)), written.join(''));
+    assert.ok(
+      written.some((l) => /felix: in-memory dataplane: dump refused/.test(l)),
+      written.join(''),
+    );
   });
 });

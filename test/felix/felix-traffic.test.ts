@@ -7,11 +7,35 @@ import assert from 'node:assert/strict';
 import { Felix, LinuxDataplane, loadNative, nativeLoadError, type FelixInput, type RemoteVtep } from '../../felix/index.js';
 import { Namespaces, sh, trySh } from './netns.js';
 
-interface NodeSpec { tag: string; addr: string; gw: string; block: string; pod: string; vtep: string; mac: string }
+interface NodeSpec {
+  tag: string;
+  addr: string;
+  gw: string;
+  block: string;
+  pod: string;
+  vtep: string;
+  mac: string;
+}
 const nodes: NodeSpec[] = [
   { tag: 'a', addr: '10.0.1.5/24', gw: '10.0.1.1', block: '10.65.0.0/26', pod: '10.65.0.2', vtep: '10.65.0.0', mac: '66:00:00:00:00:0a' },
-  { tag: 'b', addr: '10.0.2.7/24', gw: '10.0.2.1', block: '10.65.0.64/26', pod: '10.65.0.66', vtep: '10.65.0.64', mac: '66:00:00:00:00:0b' },
-  { tag: 'c', addr: '10.0.1.8/24', gw: '10.0.1.1', block: '10.65.0.128/26', pod: '10.65.0.130', vtep: '10.65.0.128', mac: '66:00:00:00:00:0c' },
+  {
+    tag: 'b',
+    addr: '10.0.2.7/24',
+    gw: '10.0.2.1',
+    block: '10.65.0.64/26',
+    pod: '10.65.0.66',
+    vtep: '10.65.0.64',
+    mac: '66:00:00:00:00:0b',
+  },
+  {
+    tag: 'c',
+    addr: '10.0.1.8/24',
+    gw: '10.0.1.1',
+    block: '10.65.0.128/26',
+    pod: '10.65.0.130',
+    vtep: '10.65.0.128',
+    mac: '66:00:00:00:00:0c',
+  },
 ];
 const ip = (n: NodeSpec) => n.addr.split('/')[0];
 
@@ -22,7 +46,7 @@ describe('felix: pods ping each other across nodes (VXLAN CrossSubnet, real kern
   const felixes: Felix[] = [];
   const dps: LinuxDataplane[] = [];
 
-  before(async function () {
+  before(async () => {
     if (!loadNative()) throw new Error(nativeLoadError());
     const r = (ns.r = spaces.add('r'));
     sh(`ip netns exec ${r} sysctl -qw net.ipv4.ip_forward=1`);
@@ -32,14 +56,18 @@ describe('felix: pods ping each other across nodes (VXLAN CrossSubnet, real kern
       const pod = (ns[`p${n.tag}`] = spaces.add(`p${n.tag}`));
       // uplink: A and C on the router's bridge (one L2 segment), B on its own link.
       sh(`ip link add fxt${process.pid}${n.tag} netns ${node} type veth peer name up${n.tag} netns ${r}`);
-      sh(`ip -n ${node} link set fxt${process.pid}${n.tag} name eth0 && ip -n ${node} addr add ${n.addr} dev eth0 && ip -n ${node} link set eth0 up`);
+      sh(
+        `ip -n ${node} link set fxt${process.pid}${n.tag} name eth0 && ip -n ${node} addr add ${n.addr} dev eth0 && ip -n ${node} link set eth0 up`,
+      );
       if (n.tag === 'b') sh(`ip -n ${r} addr add 10.0.2.1/24 dev up${n.tag}`);
       else sh(`ip -n ${r} link set up${n.tag} master br0`);
       sh(`ip -n ${r} link set up${n.tag} up && ip -n ${node} route add default via ${n.gw}`);
       // the pod: host end cali<tag>, pod end eth0 with a /32 and the 169.254.1.1 gateway.
       sh(`ip link add cali${n.tag}${process.pid} netns ${node} type veth peer name fxtp${process.pid}${n.tag} netns ${pod}`);
       sh(`ip -n ${node} link set cali${n.tag}${process.pid} name cali${n.tag} && ip -n ${node} link set cali${n.tag} up`);
-      sh(`ip -n ${pod} link set fxtp${process.pid}${n.tag} name eth0 && ip -n ${pod} addr add ${n.pod}/32 dev eth0 && ip -n ${pod} link set eth0 up`);
+      sh(
+        `ip -n ${pod} link set fxtp${process.pid}${n.tag} name eth0 && ip -n ${pod} addr add ${n.pod}/32 dev eth0 && ip -n ${pod} link set eth0 up`,
+      );
       sh(`ip -n ${pod} route add 169.254.1.1 dev eth0 scope link && ip -n ${pod} route add default via 169.254.1.1 dev eth0`);
     }
     const vteps: RemoteVtep[] = nodes.map((n) => ({ nodeIp: ip(n), vtepIp: n.vtep, vtepMac: n.mac }));
@@ -61,7 +89,10 @@ describe('felix: pods ping each other across nodes (VXLAN CrossSubnet, real kern
       const report = await felix.start();
       assert.deepEqual(report.failures, [], `node ${n.tag}: ${JSON.stringify(report.failures)}`);
       assert.deepEqual(report.sysctlFailures, []);
-      assert.ok(report.devices.every((d) => d.ok), JSON.stringify(report.devices));
+      assert.ok(
+        report.devices.every((d) => d.ok),
+        JSON.stringify(report.devices),
+      );
     }
   });
 
@@ -102,7 +133,7 @@ describe('felix: pods ping each other across nodes (VXLAN CrossSubnet, real kern
     assert.equal(vxlanTx('a'), before, 'A -> C did not touch vxlan.calico');
   });
 
-  it('an unassigned address in a remote block is dropped by that node\'s blackhole', () => {
+  it("an unassigned address in a remote block is dropped by that node's blackhole", () => {
     const r = ping('a', '10.65.0.70');
     assert.equal(r.ok, false);
     // `ip route get` answers EINVAL for a blackholed address: the kernel refuses to route it.

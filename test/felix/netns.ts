@@ -46,7 +46,11 @@ export interface IpRouteJson {
 }
 
 /** `ip -j route` of a protocol in a namespace, as felix Route values (dst with length). */
-export function kernelRoutes(ns: string, family: 4 | 6, proto: string | number): { dst: string; type: string; nextHops: { dev: string; gateway?: string; onlink?: boolean }[] }[] {
+export function kernelRoutes(
+  ns: string,
+  family: 4 | 6,
+  proto: string | number,
+): { dst: string; type: string; nextHops: { dev: string; gateway?: string; onlink?: boolean }[] }[] {
   const list = JSON.parse(sh(`ip -${family} -n ${ns} -j route show proto ${proto}`)) as IpRouteJson[];
   const hop = (h: { gateway?: string; dev?: string; flags?: string[] }) => {
     const out: { dev: string; gateway?: string; onlink?: boolean } = { dev: h.dev ?? '' };
@@ -54,10 +58,12 @@ export function kernelRoutes(ns: string, family: 4 | 6, proto: string | number):
     if (h.flags?.includes('onlink')) out.onlink = true;
     return out;
   };
-  return list.map((r) => {
-    const dst = r.dst.includes('/') ? r.dst : `${r.dst}/${family === 4 ? 32 : 128}`;
-    if (r.type === 'blackhole') return { dst, type: 'blackhole', nextHops: [] };
-    const hops = r.nexthops;
-    return { dst, type: 'unicast', nextHops: hops ? hops.map(hop) : [hop(r)] };
-  }).sort((a, b) => (a.dst < b.dst ? -1 : 1));
+  return list
+    .map((r) => {
+      const dst = r.dst.includes('/') ? r.dst : `${r.dst}/${family === 4 ? 32 : 128}`;
+      if (r.type === 'blackhole') return { dst, type: 'blackhole', nextHops: [] };
+      const hops = r.nexthops;
+      return { dst, type: 'unicast', nextHops: hops ? hops.map(hop) : [hop(r)] };
+    })
+    .sort((a, b) => (a.dst < b.dst ? -1 : 1));
 }

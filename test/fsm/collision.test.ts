@@ -45,15 +45,26 @@ describe('resolveCollision', () => {
     assert.equal(resolveCollision({ ...ids, existing, newDirection: 'incoming', collisionDetectEstablishedState: true }), 'dumpExisting');
   });
   it('two connections from the same side: the older one is dropped unless Established', () => {
-    assert.equal(resolveCollision({ ...ids, existing: { direction: 'incoming', state: 'OpenConfirm' }, newDirection: 'incoming' }), 'dumpExisting');
     assert.equal(
-      resolveCollision({ ...ids, existing: { direction: 'incoming', state: 'Established' }, newDirection: 'incoming', collisionDetectEstablishedState: true }),
+      resolveCollision({ ...ids, existing: { direction: 'incoming', state: 'OpenConfirm' }, newDirection: 'incoming' }),
+      'dumpExisting',
+    );
+    assert.equal(
+      resolveCollision({
+        ...ids,
+        existing: { direction: 'incoming', state: 'Established' },
+        newDirection: 'incoming',
+        collisionDetectEstablishedState: true,
+      }),
       'dumpNew',
     );
   });
   it('identical identity keeps the existing connection', () => {
     const same = { localBgpId: 1, remoteBgpId: 1, localAs: 65001, remoteAs: 65001 };
-    assert.equal(resolveCollision({ ...same, existing: { direction: 'outgoing', state: 'OpenConfirm' }, newDirection: 'incoming' }), 'dumpNew');
+    assert.equal(
+      resolveCollision({ ...same, existing: { direction: 'outgoing', state: 'OpenConfirm' }, newDirection: 'incoming' }),
+      'dumpNew',
+    );
   });
 });
 
@@ -107,12 +118,20 @@ describe('collision end to end: two FSMs for one peer', () => {
     if (outcome === 'dumpExisting') {
       const r = step(out, { type: 'OpenCollisionDump' }, 0);
       out = r.state;
-      sent.push(...actionsOf(r.actions).filter((a) => a.startsWith('send')).map((a) => `out:${a}`));
+      sent.push(
+        ...actionsOf(r.actions)
+          .filter((a) => a.startsWith('send'))
+          .map((a) => `out:${a}`),
+      );
       inc = go(step(inc, { type: 'BGPOpen', open }, 0).state, 'KeepAliveMsg');
     } else {
       const r = step(inc, { type: 'OpenCollisionDump' }, 0);
       inc = r.state;
-      sent.push(...actionsOf(r.actions).filter((a) => a.startsWith('send')).map((a) => `in:${a}`));
+      sent.push(
+        ...actionsOf(r.actions)
+          .filter((a) => a.startsWith('send'))
+          .map((a) => `in:${a}`),
+      );
       out = go(out, 'KeepAliveMsg');
     }
     return { outcome, out, inc, sent };

@@ -1,6 +1,16 @@
 // Shared helpers for the FSM tests: reach a state by real transitions, and describe action
 // lists as short strings so that a table row reads like the RFC's bullet list.
-import { createFsm, step, type FsmAction, type FsmConfig, type FsmEvent, type FsmEventType, type FsmResult, type FsmState, type PeerOpen } from '../../bgp/fsm/index.js';
+import {
+  createFsm,
+  step,
+  type FsmAction,
+  type FsmConfig,
+  type FsmEvent,
+  type FsmEventType,
+  type FsmResult,
+  type FsmState,
+  type PeerOpen,
+} from '../../bgp/fsm/index.js';
 
 /** Jitter off, so timer values are exact; tests of jitter turn it back on. */
 export function fresh(config: Partial<FsmConfig> = {}, seed = 1): FsmState {

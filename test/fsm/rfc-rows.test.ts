@@ -54,7 +54,15 @@ describe('FSM: Active state, active and passive', () => {
   it('a passive FSM never emits connect, whatever happens', () => {
     let s = go(fresh(), 'ManualStart_with_PassiveTcpEstablishment');
     const seen: string[] = [];
-    for (const type of ['ConnectRetryTimer_Expires', 'TcpConnectionConfirmed', 'TcpConnectionFails', 'ConnectRetryTimer_Expires', 'TcpConnectionFails', 'IdleHoldTimer_Expires', 'ConnectRetryTimer_Expires'] as const) {
+    for (const type of [
+      'ConnectRetryTimer_Expires',
+      'TcpConnectionConfirmed',
+      'TcpConnectionFails',
+      'ConnectRetryTimer_Expires',
+      'TcpConnectionFails',
+      'IdleHoldTimer_Expires',
+      'ConnectRetryTimer_Expires',
+    ] as const) {
       const r = step(s, sample(type), 0);
       seen.push(...actionsOf(r.actions));
       s = r.state;

@@ -154,7 +154,7 @@ describe('nodeClock', () => {
     assert.equal(got, 'KeepaliveTimer_Expires');
   });
 
-  it('does not keep the process alive (timers are unref\'d)', () => {
+  it("does not keep the process alive (timers are unref'd)", () => {
     // A child that starts a 60 s hold timer and nothing else must exit at once.
     const started = Date.now();
     const code = [

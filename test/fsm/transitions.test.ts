@@ -223,7 +223,9 @@ describe('FSM: every event in every state (RFC 4271 §8.2.2)', () => {
           if (expected.counter !== undefined) assert.equal(r.state.connectRetryCounter, expected.counter);
           // The timer table always agrees with what the actions left running.
           if (expected.to === 'Idle') {
-            const running = Object.entries(r.state.timers).filter(([, v]) => v !== null).map(([k]) => k);
+            const running = Object.entries(r.state.timers)
+              .filter(([, v]) => v !== null)
+              .map(([k]) => k);
             assert.deepEqual(running, expected.actions.includes(RESTART) ? ['IdleHoldTimer'] : []);
             assert.equal(r.state.peer, null);
           }

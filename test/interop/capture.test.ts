@@ -35,12 +35,64 @@ interface Node {
 
 const AS4 = 4_200_000_003; // needs 4 octets: GoBGP's OPEN carries AS_TRANS
 const nodes: Node[] = [
-  { key: 'efrr', kind: 'frr', asn: 65001, v4: '10.99.0.1', v6: 'fd00:99::1', keep: ['10.201.0.0/24', '2001:db8:201::/48'], withdraw: ['10.201.1.0/24', '2001:db8:201:1::/64'], hostname: 'efrr' },
-  { key: 'ebird', kind: 'bird', asn: 65002, v4: '10.99.0.2', v6: 'fd00:99::2', keep: [], withdraw: ['10.202.0.0/24', '2001:db8:202::/48'], hostname: 'ebird' },
-  { key: 'egobgp', kind: 'gobgp', asn: AS4, v4: '10.99.0.3', v6: 'fd00:99::3', keep: ['10.203.0.0/24', '2001:db8:203::/48'], withdraw: ['10.203.1.0/24', '2001:db8:203:1::/64'] },
-  { key: 'ifrr', kind: 'frr', asn: 65000, v4: '10.99.0.11', v6: 'fd00:99::11', keep: ['10.211.0.0/24', '2001:db8:211::/48'], withdraw: ['10.211.1.0/24', '2001:db8:211:1::/64'], hostname: 'ifrr' },
-  { key: 'ibird', kind: 'bird', asn: 65000, v4: '10.99.0.12', v6: 'fd00:99::12', keep: [], withdraw: ['10.212.0.0/24', '2001:db8:212::/48'], hostname: 'ibird' },
-  { key: 'igobgp', kind: 'gobgp', asn: 65000, v4: '10.99.0.13', v6: 'fd00:99::13', keep: ['10.213.0.0/24', '2001:db8:213::/48'], withdraw: ['10.213.1.0/24', '2001:db8:213:1::/64'] },
+  {
+    key: 'efrr',
+    kind: 'frr',
+    asn: 65001,
+    v4: '10.99.0.1',
+    v6: 'fd00:99::1',
+    keep: ['10.201.0.0/24', '2001:db8:201::/48'],
+    withdraw: ['10.201.1.0/24', '2001:db8:201:1::/64'],
+    hostname: 'efrr',
+  },
+  {
+    key: 'ebird',
+    kind: 'bird',
+    asn: 65002,
+    v4: '10.99.0.2',
+    v6: 'fd00:99::2',
+    keep: [],
+    withdraw: ['10.202.0.0/24', '2001:db8:202::/48'],
+    hostname: 'ebird',
+  },
+  {
+    key: 'egobgp',
+    kind: 'gobgp',
+    asn: AS4,
+    v4: '10.99.0.3',
+    v6: 'fd00:99::3',
+    keep: ['10.203.0.0/24', '2001:db8:203::/48'],
+    withdraw: ['10.203.1.0/24', '2001:db8:203:1::/64'],
+  },
+  {
+    key: 'ifrr',
+    kind: 'frr',
+    asn: 65000,
+    v4: '10.99.0.11',
+    v6: 'fd00:99::11',
+    keep: ['10.211.0.0/24', '2001:db8:211::/48'],
+    withdraw: ['10.211.1.0/24', '2001:db8:211:1::/64'],
+    hostname: 'ifrr',
+  },
+  {
+    key: 'ibird',
+    kind: 'bird',
+    asn: 65000,
+    v4: '10.99.0.12',
+    v6: 'fd00:99::12',
+    keep: [],
+    withdraw: ['10.212.0.0/24', '2001:db8:212::/48'],
+    hostname: 'ibird',
+  },
+  {
+    key: 'igobgp',
+    kind: 'gobgp',
+    asn: 65000,
+    v4: '10.99.0.13',
+    v6: 'fd00:99::13',
+    keep: ['10.213.0.0/24', '2001:db8:213::/48'],
+    withdraw: ['10.213.1.0/24', '2001:db8:213:1::/64'],
+  },
   { key: 'ofrr', kind: 'frr', asn: 65010, v4: '10.99.0.21', v6: 'fd00:99::21', keep: ['10.221.0.0/24'], withdraw: [], hostname: 'ofrr' },
 ];
 const node = (key: string): Node => nodes.find((n) => n.key === key)!;
@@ -124,7 +176,9 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
   const mainSession = (pair: Pair): CapturedSession => {
     const candidates = (sessions.get(pair.name) ?? []).filter((s) => s.client.open && s.server.open);
     assert.ok(candidates.length > 0, `${pair.name}: no captured connection with OPENs both ways`);
-    return candidates.sort((x, y) => y.client.messages.length + y.server.messages.length - (x.client.messages.length + x.server.messages.length))[0]!;
+    return candidates.sort(
+      (x, y) => y.client.messages.length + y.server.messages.length - (x.client.messages.length + x.server.messages.length),
+    )[0]!;
   };
 
   const anyRouteRefresh = (connections: TcpConnection[], pair: Pair): boolean =>
@@ -244,7 +298,8 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
       for (const pair of pairs)
         for (const s of sessions.get(pair.name) ?? [])
           for (const d of [s.client, s.server])
-            for (const m of d.messages) console.log(pair.name, d.from.address, m.error ? `ERROR ${m.error.message}` : JSON.stringify(m.message));
+            for (const m of d.messages)
+              console.log(pair.name, d.from.address, m.error ? `ERROR ${m.error.message}` : JSON.stringify(m.message));
     }
   });
 
@@ -314,7 +369,11 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
           if (first && first === [...n.keep, ...n.withdraw][0]) {
             const update = updates.find((u) => announcedIn(u).includes(first))!;
             assert.equal(update.attributes.med, 10, `${key}: MED of ${first}`);
-            assert.deepEqual(update.attributes.communities, [((n.asn & 0xffff) << 16) + 1].map((c) => c >>> 0), `${key}: communities of ${first}`);
+            assert.deepEqual(
+              update.attributes.communities,
+              [((n.asn & 0xffff) << 16) + 1].map((c) => c >>> 0),
+              `${key}: communities of ${first}`,
+            );
           }
           const gone = new Set(updates.flatMap(withdrawnIn));
           for (const prefix of n.withdraw.filter(inFamilies)) assert.ok(gone.has(prefix), `${key}: ${prefix} never withdrawn`);
@@ -322,7 +381,9 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
       }
 
       it(`${pair.shutdownBy}'s shutdown sends Cease / Administrative Shutdown with its RFC 8203 communication`, () => {
-        const notifications = (sessions.get(pair.name) ?? []).flatMap((s) => messagesOfType(sentBy(s, pair.shutdownBy, pair), 'notification'));
+        const notifications = (sessions.get(pair.name) ?? []).flatMap((s) =>
+          messagesOfType(sentBy(s, pair.shutdownBy, pair), 'notification'),
+        );
         const notification = notifications.find((m) => m.code === 6 && m.subcode === 2);
         assert.ok(notification, `${pair.shutdownBy}: no Cease/2 in ${JSON.stringify(notifications)}`);
         assert.equal(notification.shutdownCommunication, shutdownMessage(pair));
@@ -338,7 +399,11 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
           const expected = node(asker).kind === 'bird' ? ['1/1', '2/1'] : pair.families.map((f) => (f === 'ipv4' ? '1/1' : '2/1'));
           for (const f of expected) assert.ok(families.has(f), `${asker}: no ROUTE-REFRESH for ${f} (${[...families].join(', ')})`);
           // With enhanced route refresh on both sides, the answer is framed by BoRR and EoRR (RFC 7313).
-          const enhanced = all.every((s) => s.client.open && s.server.open ? [s.client.open, s.server.open].every((o) => findCapability(o, 'enhanced-route-refresh')) : true);
+          const enhanced = all.every((s) =>
+            s.client.open && s.server.open
+              ? [s.client.open, s.server.open].every((o) => findCapability(o, 'enhanced-route-refresh'))
+              : true,
+          );
           if (enhanced) {
             const answer = all.flatMap((s) => messagesOfType(sentBy(s, responder, pair), 'route-refresh')).map((m) => m.subtype);
             assert.ok(answer.includes(1) && answer.includes(2), `${responder}: BoRR/EoRR expected, saw subtypes ${answer.join(',')}`);
@@ -354,8 +419,14 @@ describe('live captures: FRR, BIRD and GoBGP messages decode and re-encode byte 
     assert.ok(fromBird.every((d) => d.options.fourOctetAs === false));
     const update = fromBird.flatMap((d) => messagesOfType(d, 'update')).find((u) => announcedIn(u).includes('10.203.0.0/24'));
     assert.ok(update, "GoBGP's 10.203.0.0/24 never reached the 2-octet peer");
-    assert.deepEqual(update.attributes.asPath?.flatMap((s) => s.asns), [65002, 23456]);
-    assert.deepEqual(update.attributes.as4Path?.flatMap((s) => s.asns), [65002, AS4]);
+    assert.deepEqual(
+      update.attributes.asPath?.flatMap((s) => s.asns),
+      [65002, 23456],
+    );
+    assert.deepEqual(
+      update.attributes.as4Path?.flatMap((s) => s.asns),
+      [65002, AS4],
+    );
   });
 });
 
@@ -367,12 +438,22 @@ function expectedCapabilities(n: Node, pair: Pair): [Capability['kind'], unknown
     ['four-octet-as', { kind: 'four-octet-as', asn: n.asn }],
     ['add-path', { kind: 'add-path', families: afis.map((afi) => ({ afi, safi: 1, mode: 3 })) }],
     // FRR sets the F bit (forwarding state kept) in LLGR; BIRD and GoBGP do not.
-    ['long-lived-graceful-restart', { kind: 'long-lived-graceful-restart', families: afis.map((afi) => ({ afi, safi: 1, flags: n.kind === 'frr' ? 0x80 : 0, staleTime: 300 })) }],
+    [
+      'long-lived-graceful-restart',
+      {
+        kind: 'long-lived-graceful-restart',
+        families: afis.map((afi) => ({ afi, safi: 1, flags: n.kind === 'frr' ? 0x80 : 0, staleTime: 300 })),
+      },
+    ],
     ['graceful-restart', undefined],
     ['fqdn', undefined],
   ];
   if (n.kind !== 'gobgp') {
-    expected.push(['enhanced-route-refresh', undefined], ['extended-message', undefined], ['fqdn', { kind: 'fqdn', hostname: n.hostname, domain: '' }]);
+    expected.push(
+      ['enhanced-route-refresh', undefined],
+      ['extended-message', undefined],
+      ['fqdn', { kind: 'fqdn', hostname: n.hostname, domain: '' }],
+    );
   }
   // GoBGP offers extended next hop on every session; FRR and BIRD where configured (IPv6 sessions here).
   if (n.kind === 'gobgp' || pair.transport === 'v6') {
@@ -390,15 +471,20 @@ function withdrawnIn(u: UpdateMessage): string[] {
 }
 
 function announced(direction: CapturedDirection): string[] {
-  return messagesOfType(direction, 'update').flatMap((u) => [...u.nlri.map((n) => n.prefix), ...(u.attributes.mpReach?.nlri ?? []).map((n) => n.prefix)]);
+  return messagesOfType(direction, 'update').flatMap((u) => [
+    ...u.nlri.map((n) => n.prefix),
+    ...(u.attributes.mpReach?.nlri ?? []).map((n) => n.prefix),
+  ]);
 }
 
 function withdrawn(direction: CapturedDirection): string[] {
-  return messagesOfType(direction, 'update').flatMap((u) => [...u.withdrawn.map((n) => n.prefix), ...(u.attributes.mpUnreach?.withdrawn ?? []).map((n) => n.prefix)]);
+  return messagesOfType(direction, 'update').flatMap((u) => [
+    ...u.withdrawn.map((n) => n.prefix),
+    ...(u.attributes.mpUnreach?.withdrawn ?? []).map((n) => n.prefix),
+  ]);
 }
 
 /** Waits until `missing` lists nothing; on timeout the message lists what was still missing. */
 async function waitUntil(missing: () => Promise<string[]>, what: string, timeoutMs = 20_000): Promise<void> {
   await waitFor(missing, { what, timeoutMs, intervalMs: 300, until: (left) => left.length === 0 });
 }
-

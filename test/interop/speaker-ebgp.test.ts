@@ -14,9 +14,36 @@ import { waitFor } from '../support/wait.js';
 const both: Family[] = ['ipv4', 'ipv6'];
 const PR = { asn: 65010, v4: '10.98.0.10', v6: 'fd00:98::10' };
 const others = [
-  { kind: 'frr', asn: 65001, v4: '10.98.0.1', v6: 'fd00:98::1', prefix: '10.211.0.0/24', prefix6: '2001:db8:211::/48', med: 11, community: '65001:1' },
-  { kind: 'bird', asn: 65002, v4: '10.98.0.2', v6: 'fd00:98::2', prefix: '10.212.0.0/24', prefix6: '2001:db8:212::/48', med: 22, community: '65002:1' },
-  { kind: 'gobgp', asn: 65003, v4: '10.98.0.3', v6: 'fd00:98::3', prefix: '10.213.0.0/24', prefix6: '2001:db8:213::/48', med: 33, community: '65003:1' },
+  {
+    kind: 'frr',
+    asn: 65001,
+    v4: '10.98.0.1',
+    v6: 'fd00:98::1',
+    prefix: '10.211.0.0/24',
+    prefix6: '2001:db8:211::/48',
+    med: 11,
+    community: '65001:1',
+  },
+  {
+    kind: 'bird',
+    asn: 65002,
+    v4: '10.98.0.2',
+    v6: 'fd00:98::2',
+    prefix: '10.212.0.0/24',
+    prefix6: '2001:db8:212::/48',
+    med: 22,
+    community: '65002:1',
+  },
+  {
+    kind: 'gobgp',
+    asn: 65003,
+    v4: '10.98.0.3',
+    v6: 'fd00:98::3',
+    prefix: '10.213.0.0/24',
+    prefix6: '2001:db8:213::/48',
+    med: 33,
+    community: '65003:1',
+  },
 ] as const;
 
 describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function () {
@@ -33,7 +60,9 @@ describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function (
     const nss = await Promise.all(others.map((o) => lab.namespace(o.kind)));
     await Promise.all(others.map((o, i) => sw.attach(nss[i]!, { v4: `${o.v4}/24`, v6: `${o.v6}/64` })));
     const peerOf = (o: (typeof others)[number]) => ({
-      routerId: o.v4, asn: o.asn, nextHopV6: o.v6,
+      routerId: o.v4,
+      asn: o.asn,
+      nextHopV6: o.v6,
       peers: [{ address: PR.v4, remoteAs: PR.asn, families: both }],
       networks: [{ prefix: o.prefix, med: o.med, communities: [o.community] }, o.prefix6],
     });
@@ -44,7 +73,9 @@ describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function (
     ]);
     Object.assign(daemons, { frr, bird, gobgp });
     pr = await Podroute.start(nsPr, {
-      routerId: PR.v4, asn: PR.asn, nextHopV6: PR.v6,
+      routerId: PR.v4,
+      asn: PR.asn,
+      nextHopV6: PR.v6,
       peers: others.map((o) => ({ address: o.v4, remoteAs: o.asn, families: both })),
       networks: [{ prefix: '10.210.0.0/24', med: 7, communities: ['65010:7'], largeCommunities: ['65010:1:2'] }, '2001:db8:210::/48'],
     });
@@ -96,7 +127,12 @@ describe('speaker interop over eBGP: FRR, BIRD, GoBGP (IPv4 + IPv6)', function (
       const d = daemons[o.kind]!;
       const third = others.filter((x) => x.kind !== o.kind);
       const where = (r: RibRoute) => r.asPath.length === 2 && r.asPath[0] === PR.asn;
-      const v4 = await waitRoutes(d, 'ipv4', third.map((x) => x.prefix), { where });
+      const v4 = await waitRoutes(
+        d,
+        'ipv4',
+        third.map((x) => x.prefix),
+        { where },
+      );
       for (const x of third) {
         const r = v4.find((y) => y.prefix === x.prefix && where(y))!;
         assert.deepEqual(r.asPath, [PR.asn, x.asn]);

@@ -37,7 +37,9 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
   const ns: Record<string, Netns> = {};
 
   const configA = (networks: string[]) => ({
-    routerId: A.v4, asn: A.asn, gracefulRestart: { restartTime: 60 },
+    routerId: A.v4,
+    asn: A.asn,
+    gracefulRestart: { restartTime: 60 },
     peers: [
       { address: PR.v4, remoteAs: PR.asn, addPath: 'both' as const },
       { address: C.v4, remoteAs: C.asn },
@@ -54,36 +56,68 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
       await sw.attach(ns[name]!, { v4: `${x.v4}/24` });
     }
     const source = (x: { asn: number; v4: string }) => ({
-      routerId: x.v4, asn: x.asn,
-      peers: [{ address: PR.v4, remoteAs: PR.asn }, { address: A.v4, remoteAs: A.asn }],
+      routerId: x.v4,
+      asn: x.asn,
+      peers: [
+        { address: PR.v4, remoteAs: PR.asn },
+        { address: A.v4, remoteAs: A.asn },
+      ],
       networks: [SHARED],
     });
     captureB = await PacketCapture.start(ns.b!, {});
     [frrA, frrB] = await Promise.all([
       Frr.start(ns.a!, configA(['10.241.0.0/24', '10.242.0.0/24']), { zebra: false }),
-      Frr.start(ns.b!, { routerId: B.v4, asn: B.asn, peers: [{ address: PR.v4, remoteAs: PR.asn, fourOctetAs: false }], networks: ['10.243.0.0/24'] }, { zebra: false }),
+      Frr.start(
+        ns.b!,
+        { routerId: B.v4, asn: B.asn, peers: [{ address: PR.v4, remoteAs: PR.asn, fourOctetAs: false }], networks: ['10.243.0.0/24'] },
+        { zebra: false },
+      ),
       Bird.start(ns.c!, source(C)),
       Gobgp.start(ns.d!, source(D)),
     ]);
-    const frrE = await Frr.start(ns.e!, { routerId: E.v4, asn: E.asn, peers: [{ address: PR.v4, remoteAs: PR.asn }], networks: ['10.245.0.0/24'] }, { zebra: false });
+    const frrE = await Frr.start(
+      ns.e!,
+      { routerId: E.v4, asn: E.asn, peers: [{ address: PR.v4, remoteAs: PR.asn }], networks: ['10.245.0.0/24'] },
+      { zebra: false },
+    );
     const frrF = await Frr.start(ns.f!, { routerId: F.v4, asn: F.asn, peers: [], networks: ['10.246.0.0/24'] }, { zebra: false });
-    await frrF.configureBgp('neighbor RANGE peer-group', `neighbor RANGE remote-as ${PR.asn}`, 'neighbor RANGE timers 3 9', 'bgp listen range 10.95.0.0/24 peer-group RANGE', 'address-family ipv4 unicast', 'neighbor RANGE activate');
-    await Frr.start(ns.g!, { routerId: G.v4, asn: G.asn, peers: [{ address: PR.v4, remoteAs: PR.asn, passive: true }], networks: ['10.247.0.0/24'] }, { zebra: false });
-    await Frr.start(ns.h!, { routerId: H.v4, asn: H.asn, peers: [{ address: PR.v4, remoteAs: PR.asn }], networks: ['10.248.0.0/24'] }, { zebra: false });
+    await frrF.configureBgp(
+      'neighbor RANGE peer-group',
+      `neighbor RANGE remote-as ${PR.asn}`,
+      'neighbor RANGE timers 3 9',
+      'bgp listen range 10.95.0.0/24 peer-group RANGE',
+      'address-family ipv4 unicast',
+      'neighbor RANGE activate',
+    );
+    await Frr.start(
+      ns.g!,
+      { routerId: G.v4, asn: G.asn, peers: [{ address: PR.v4, remoteAs: PR.asn, passive: true }], networks: ['10.247.0.0/24'] },
+      { zebra: false },
+    );
+    await Frr.start(
+      ns.h!,
+      { routerId: H.v4, asn: H.asn, peers: [{ address: PR.v4, remoteAs: PR.asn }], networks: ['10.248.0.0/24'] },
+      { zebra: false },
+    );
     void frrE;
-    pr = await Podroute.start(ns.pr!, {
-      routerId: PR.v4, asn: PR.asn,
-      peers: [
-        { address: A.v4, remoteAs: A.asn, addPath: 'both' },
-        { address: B.v4, remoteAs: B.asn },
-        { address: C.v4, remoteAs: C.asn },
-        { address: D.v4, remoteAs: D.asn },
-        { address: F.v4, remoteAs: F.asn },
-        { address: G.v4, remoteAs: G.asn },
-        { address: H.v4, remoteAs: H.asn, passive: true },
-      ],
-      networks: ['10.240.0.0/24'],
-    }, { dynamicNeighbors: [{ range: '10.95.0.0/28', asn: [E.asn] }], stalePathTime: 30 });
+    pr = await Podroute.start(
+      ns.pr!,
+      {
+        routerId: PR.v4,
+        asn: PR.asn,
+        peers: [
+          { address: A.v4, remoteAs: A.asn, addPath: 'both' },
+          { address: B.v4, remoteAs: B.asn },
+          { address: C.v4, remoteAs: C.asn },
+          { address: D.v4, remoteAs: D.asn },
+          { address: F.v4, remoteAs: F.asn },
+          { address: G.v4, remoteAs: G.asn },
+          { address: H.v4, remoteAs: H.asn, passive: true },
+        ],
+        networks: ['10.240.0.0/24'],
+      },
+      { dynamicNeighbors: [{ range: '10.95.0.0/28', asn: [E.asn] }], stalePathTime: 30 },
+    );
   });
 
   after(async () => {
@@ -98,7 +132,12 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
     });
     const status = await pr.status();
     assert.ok(status.peers.find((p) => p.address === E.v4)?.dynamic, 'the range peer is dynamic');
-    for (const [x, prefix] of [[E, '10.245.0.0/24'], [F, '10.246.0.0/24'], [G, '10.247.0.0/24'], [H, '10.248.0.0/24']] as const) {
+    for (const [x, prefix] of [
+      [E, '10.245.0.0/24'],
+      [F, '10.246.0.0/24'],
+      [G, '10.247.0.0/24'],
+      [H, '10.248.0.0/24'],
+    ] as const) {
       const routes = await waitRoutes(pr, 'ipv4', [prefix]);
       assert.deepEqual(routes.find((r) => r.prefix === prefix)!.asPath, [x.asn]);
     }
@@ -114,16 +153,22 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
     assert.deepEqual(onB.find((r) => r.prefix === '10.240.0.0/24')!.asPath, [23456]);
     const ours = await waitRoutes(pr, 'ipv4', ['10.243.0.0/24']);
     assert.deepEqual(ours.find((r) => r.prefix === '10.243.0.0/24')!.asPath, [B.asn]);
-    const sent = await waitFor(async () => {
-      const updates: UpdateMessage[] = [];
-      for (const c of await captureB.connections()) {
-        const s = decodeSession(c);
-        const ourSide = s.client.from.address === PR.v4 ? s.client : s.server;
-        if (ourSide.from.address !== PR.v4) continue;
-        for (const m of ourSide.messages) if (m.message?.type === 'update') updates.push(m.message);
-      }
-      return updates;
-    }, { what: 'our UPDATE for 10.240.0.0/24 to the 2-octet peer, captured', until: (us) => us.some((u) => u.nlri.some((n) => n.prefix === '10.240.0.0/24')) });
+    const sent = await waitFor(
+      async () => {
+        const updates: UpdateMessage[] = [];
+        for (const c of await captureB.connections()) {
+          const s = decodeSession(c);
+          const ourSide = s.client.from.address === PR.v4 ? s.client : s.server;
+          if (ourSide.from.address !== PR.v4) continue;
+          for (const m of ourSide.messages) if (m.message?.type === 'update') updates.push(m.message);
+        }
+        return updates;
+      },
+      {
+        what: 'our UPDATE for 10.240.0.0/24 to the 2-octet peer, captured',
+        until: (us) => us.some((u) => u.nlri.some((n) => n.prefix === '10.240.0.0/24')),
+      },
+    );
     const u = sent.find((x) => x.nlri.some((n) => n.prefix === '10.240.0.0/24'))!;
     assert.deepEqual(u.attributes.asPath, [{ type: 'sequence', asns: [23456] }]);
     assert.deepEqual(u.attributes.as4Path, [{ type: 'sequence', asns: [PR.asn] }]);
@@ -147,7 +192,11 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
     });
     const got = fromUs(theirs);
     assert.equal(new Set(got.map((r) => r.pathId)).size, 3, 'distinct path identifiers');
-    assert.deepEqual(got.map((r) => r.asPath.join(' ')).sort(), [`${PR.asn} ${B.asn} 23456 ${C.asn}`, `${PR.asn} ${C.asn}`, `${PR.asn} ${D.asn}`]);
+    assert.deepEqual(got.map((r) => r.asPath.join(' ')).sort(), [
+      `${PR.asn} ${B.asn} 23456 ${C.asn}`,
+      `${PR.asn} ${C.asn}`,
+      `${PR.asn} ${D.asn}`,
+    ]);
   });
 
   it('route refresh: FRR asks with `clear bgp soft in` and gets our table again', async () => {
@@ -171,7 +220,10 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
       until: (ps) => ps.some((p) => p.prefix === '10.241.0.0/24' && p.stale),
       timeoutMs: 30_000,
     });
-    assert.ok(stale.some((p) => p.prefix === '10.242.0.0/24' && p.stale), 'both routes kept as stale');
+    assert.ok(
+      stale.some((p) => p.prefix === '10.242.0.0/24' && p.stale),
+      'both routes kept as stale',
+    );
     frrA = await Frr.start(ns.a!, configA(['10.241.0.0/24']), { zebra: false });
     await waitNoRoutes(pr, 'ipv4', ['10.242.0.0/24'], 40_000);
     const fresh = await waitFor(() => pr.paths('ipv4'), {

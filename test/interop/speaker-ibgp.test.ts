@@ -32,14 +32,22 @@ describe('speaker interop over iBGP: FRR, BIRD, GoBGP', function () {
     const nss = await Promise.all(others.map((o) => lab.namespace(o.kind)));
     await Promise.all(others.map((o, i) => sw.attach(nss[i]!, { v4: `${o.v4}/24`, v6: `${o.v6}/64` })));
     const cfg = (o: (typeof others)[number]) => ({
-      routerId: o.v4, asn: AS, nextHopV6: o.v6,
+      routerId: o.v4,
+      asn: AS,
+      nextHopV6: o.v6,
       peers: [{ address: PR.v4, remoteAs: AS, families: both }],
       networks: [{ prefix: o.prefix, localPref: o.localPref }],
     });
-    const [frr, bird, gobgp] = await Promise.all([Frr.start(nss[0]!, cfg(others[0]), { zebra: false }), Bird.start(nss[1]!, cfg(others[1])), Gobgp.start(nss[2]!, cfg(others[2]))]);
+    const [frr, bird, gobgp] = await Promise.all([
+      Frr.start(nss[0]!, cfg(others[0]), { zebra: false }),
+      Bird.start(nss[1]!, cfg(others[1])),
+      Gobgp.start(nss[2]!, cfg(others[2])),
+    ]);
     Object.assign(daemons, { frr, bird, gobgp });
     pr = await Podroute.start(nsPr, {
-      routerId: PR.v4, asn: AS, nextHopV6: PR.v6,
+      routerId: PR.v4,
+      asn: AS,
+      nextHopV6: PR.v6,
       peers: others.map((o) => ({ address: o.v4, remoteAs: AS, families: both })),
       networks: [{ prefix: '10.230.0.0/24', localPref: 150, med: 5 }, '2001:db8:230::/48'],
     });
@@ -72,14 +80,22 @@ describe('speaker interop over iBGP: FRR, BIRD, GoBGP', function () {
   }
 
   it('never passes a route learned over iBGP to another iBGP peer', async () => {
-    await waitRoutes(pr, 'ipv4', others.map((o) => o.prefix));
+    await waitRoutes(
+      pr,
+      'ipv4',
+      others.map((o) => o.prefix),
+    );
     const status = await pr.status();
     for (const o of others) {
       const peer = status.peers.find((p) => p.address === o.v4)!;
       assert.equal(peer.prefixesSent, 2, `${o.kind}: only our own IPv4 and IPv6 routes`);
       const theirs = await daemons[o.kind]!.routes('ipv4');
       const foreign: string[] = others.filter((x) => x.kind !== o.kind).map((x) => x.prefix);
-      assert.deepEqual(theirs.filter((r) => foreign.includes(r.prefix)), [], `${o.kind} got another iBGP peer's route`);
+      assert.deepEqual(
+        theirs.filter((r) => foreign.includes(r.prefix)),
+        [],
+        `${o.kind} got another iBGP peer's route`,
+      );
     }
   });
 });

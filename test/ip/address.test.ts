@@ -4,7 +4,15 @@
 import assert from 'node:assert/strict';
 import { isIPv4 } from 'node:net';
 import {
-  AddressError, addressFromValue, addressValue, formatAddress, formatIpv4, formatIpv6, parseAddress, parseIpv4Into, parseIpv6Into,
+  AddressError,
+  addressFromValue,
+  addressValue,
+  formatAddress,
+  formatIpv4,
+  formatIpv6,
+  parseAddress,
+  parseIpv4Into,
+  parseIpv6Into,
 } from '../../ip/index.js';
 import { prng } from '../codec/fuzz.js';
 import { EDGE_IPV4, EDGE_IPV6, otherWritings, randomIpv4, randomIpv6 } from './samples.js';
@@ -29,7 +37,7 @@ describe('ip/ address text', () => {
     assert.equal(formatAddress(parseAddress('FD00::1')), 'fd00::1', 'an Address prints as its bytes do');
   });
 
-  it('prints what Node\'s URL prints for random IPv6 addresses (IPv4-mapped: ::ffff:a.b.c.d), and reads back every writing', () => {
+  it("prints what Node's URL prints for random IPv6 addresses (IPv4-mapped: ::ffff:a.b.c.d), and reads back every writing", () => {
     const rnd = prng(5952);
     for (let i = 0; i < 20000; i++) {
       const b = randomIpv6(rnd);
@@ -59,7 +67,7 @@ describe('ip/ address text', () => {
     }
   });
 
-  it('accepts exactly the IPv6 text Node\'s URL accepts and the IPv4 text net.isIPv4 accepts (mutated addresses)', () => {
+  it("accepts exactly the IPv6 text Node's URL accepts and the IPv4 text net.isIPv4 accepts (mutated addresses)", () => {
     const rnd = prng(4291);
     const alphabet = '0123456789abcdefABCDEF:.';
     let accepted = 0;
@@ -86,19 +94,45 @@ describe('ip/ address text', () => {
 
   it('refuses malformed addresses, naming the field', () => {
     const bad = [
-      '10.0.0', '10.0.0.256', '10.0.0.1.2', '1..2.3', '.1.2.3', '1.2.3.', ' 10.0.0.1', '10.0.0.1 ', 'x', '',
-      '010.0.0.1', '10.00.0.1', // leading zeros: octal to some parsers, so refused
-      'fd00:::1', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7', '1::2::3', ':1::2', '1::2:', '12345::', '::g',
-      '1:2:3:4::5:6:7:8', 'fe80::1%eth0', '1.2.3.4::', '::1.2.3.4:5', '::1.2.3', '1:2:3:4:5:6:7:1.2.3.4', '::ffff:01.2.3.4',
+      '10.0.0',
+      '10.0.0.256',
+      '10.0.0.1.2',
+      '1..2.3',
+      '.1.2.3',
+      '1.2.3.',
+      ' 10.0.0.1',
+      '10.0.0.1 ',
+      'x',
+      '',
+      '010.0.0.1',
+      '10.00.0.1', // leading zeros: octal to some parsers, so refused
+      'fd00:::1',
+      '1:2:3:4:5:6:7:8:9',
+      '1:2:3:4:5:6:7',
+      '1::2::3',
+      ':1::2',
+      '1::2:',
+      '12345::',
+      '::g',
+      '1:2:3:4::5:6:7:8',
+      'fe80::1%eth0',
+      '1.2.3.4::',
+      '::1.2.3.4:5',
+      '::1.2.3',
+      '1:2:3:4:5:6:7:1.2.3.4',
+      '::ffff:01.2.3.4',
     ];
     for (const text of bad) {
-      assert.throws(() => parseAddress(text, 'spec.peerIP'), (e: unknown) => {
-        assert.ok(e instanceof AddressError, text);
-        assert.equal(e.field, 'spec.peerIP');
-        assert.equal(e.value, text);
-        assert.equal(e.message, `spec.peerIP: ${JSON.stringify(text)} is not an IPv4 or IPv6 address`);
-        return true;
-      });
+      assert.throws(
+        () => parseAddress(text, 'spec.peerIP'),
+        (e: unknown) => {
+          assert.ok(e instanceof AddressError, text);
+          assert.equal(e.field, 'spec.peerIP');
+          assert.equal(e.value, text);
+          assert.equal(e.message, `spec.peerIP: ${JSON.stringify(text)} is not an IPv4 or IPv6 address`);
+          return true;
+        },
+      );
     }
     assert.throws(() => parseAddress(undefined as unknown as string, 'nodeIp'), /^AddressError: nodeIp: undefined is not a string$/);
     assert.throws(() => formatAddress(new Uint8Array(5)), RangeError);

@@ -28,12 +28,29 @@ function network(bytes: Uint8Array, length: number): Cidr {
 function update(address: string, prefixes: string[], ipv6: boolean): UpdateMessage {
   const nlri = prefixes.map((prefix) => ({ prefix, pathId: undefined }));
   return ipv6
-    ? { type: 'update', withdrawn: [], nlri: [], attributes: { origin: 'igp', asPath: [], mpReach: { afi: 2, safi: 1, nextHop: address, linkLocalNextHop: 'FE80:0:0:0::1', nlri } } }
-    : { type: 'update', withdrawn: nlri, nlri, attributes: { origin: 'igp', asPath: [], nextHop: '192.0.2.1', originatorId: address, clusterList: [address], aggregator: { asn: 65000, address } } };
+    ? {
+        type: 'update',
+        withdrawn: [],
+        nlri: [],
+        attributes: { origin: 'igp', asPath: [], mpReach: { afi: 2, safi: 1, nextHop: address, linkLocalNextHop: 'FE80:0:0:0::1', nlri } },
+      }
+    : {
+        type: 'update',
+        withdrawn: nlri,
+        nlri,
+        attributes: {
+          origin: 'igp',
+          asPath: [],
+          nextHop: '192.0.2.1',
+          originatorId: address,
+          clusterList: [address],
+          aggregator: { asn: 65000, address },
+        },
+      };
 }
 
 describe('bgp/ reads and prints addresses as ip/ does', () => {
-  it('an UPDATE decodes to ip/\'s text for every prefix and next hop, whatever writing went in', () => {
+  it("an UPDATE decodes to ip/'s text for every prefix and next hop, whatever writing went in", () => {
     for (const b of v6Addresses(3000)) {
       const lengths = Array.from({ length: 4 }, () => Math.floor(rnd() * 129));
       const writings = [formatAddress(b), ...otherWritings(b)];
@@ -42,19 +59,28 @@ describe('bgp/ reads and prints addresses as ip/ does', () => {
       const m = decodeMessage(encodeMessage(update(writings[Math.floor(rnd() * writings.length)], sent, true))) as UpdateMessage;
       assert.equal(m.attributes.mpReach?.nextHop, formatAddress(b));
       assert.equal(m.attributes.mpReach?.linkLocalNextHop, 'fe80::1');
-      assert.deepEqual(m.attributes.mpReach?.nlri?.map((n) => n.prefix), nets.map(formatCidr));
+      assert.deepEqual(
+        m.attributes.mpReach?.nlri?.map((n) => n.prefix),
+        nets.map(formatCidr),
+      );
     }
     for (const b of v4Addresses(3000)) {
       const nets = Array.from({ length: 4 }, () => network(b, Math.floor(rnd() * 33)));
       const m = decodeMessage(encodeMessage(update(formatAddress(b), nets.map(formatCidr), false))) as UpdateMessage;
       const a = m.attributes;
       assert.deepEqual([a.originatorId, a.clusterList?.[0], a.aggregator?.address], Array(3).fill(formatAddress(b)));
-      assert.deepEqual(m.nlri.map((n) => n.prefix), nets.map(formatCidr));
-      assert.deepEqual(m.withdrawn.map((n) => n.prefix), nets.map(formatCidr));
+      assert.deepEqual(
+        m.nlri.map((n) => n.prefix),
+        nets.map(formatCidr),
+      );
+      assert.deepEqual(
+        m.withdrawn.map((n) => n.prefix),
+        nets.map(formatCidr),
+      );
     }
   });
 
-  it('a RIB key prints as ip/ prints the prefix\'s network, host bits and all', () => {
+  it("a RIB key prints as ip/ prints the prefix's network, host bits and all", () => {
     for (const b of [...v6Addresses(3000), ...v4Addresses(3000)]) {
       const family = b.length === 4 ? 'ipv4-unicast' : 'ipv6-unicast';
       const length = Math.floor(rnd() * (b.length * 8 + 1));
@@ -96,9 +122,21 @@ describe('bgp/ reads and prints addresses as ip/ does', () => {
         ours = undefined;
       }
       if (ours) good++;
-      assert.equal(accepts(() => parsePrefix(s)), ours !== undefined, `codec parsePrefix ${s}`);
-      assert.equal(accepts(() => prefixKey('ipv4-unicast', s)), ours?.family === 4, `RIB IPv4 key ${s}`);
-      assert.equal(accepts(() => prefixKey('ipv6-unicast', s)), ours?.family === 6, `RIB IPv6 key ${s}`);
+      assert.equal(
+        accepts(() => parsePrefix(s)),
+        ours !== undefined,
+        `codec parsePrefix ${s}`,
+      );
+      assert.equal(
+        accepts(() => prefixKey('ipv4-unicast', s)),
+        ours?.family === 4,
+        `RIB IPv4 key ${s}`,
+      );
+      assert.equal(
+        accepts(() => prefixKey('ipv6-unicast', s)),
+        ours?.family === 6,
+        `RIB IPv6 key ${s}`,
+      );
       const addr = s.split('/')[0];
       let family: number | undefined;
       try {
@@ -106,8 +144,16 @@ describe('bgp/ reads and prints addresses as ip/ does', () => {
       } catch {
         family = undefined;
       }
-      assert.equal(accepts(() => writeIpv4(addr, Buffer.alloc(4), 0)), family === 4, `codec writeIpv4 ${addr}`);
-      assert.equal(accepts(() => writeIpv6(addr, Buffer.alloc(16), 0)), family === 6, `codec writeIpv6 ${addr}`);
+      assert.equal(
+        accepts(() => writeIpv4(addr, Buffer.alloc(4), 0)),
+        family === 4,
+        `codec writeIpv4 ${addr}`,
+      );
+      assert.equal(
+        accepts(() => writeIpv6(addr, Buffer.alloc(16), 0)),
+        family === 6,
+        `codec writeIpv6 ${addr}`,
+      );
     }
     assert.ok(good > 4000 && good < 16000, `a useful mix of good and bad text (${good} accepted)`);
   });

@@ -1,8 +1,23 @@
 // ip/ prefixes: parsing strict and not, canonical text, containment, and IPAM's block arithmetic.
 import assert from 'node:assert/strict';
 import {
-  AddressError, addressAt, addressValue, canonicalCidr, cidrContains, cidrNetwork, cidrSize, cidrsOverlap, formatAddress,
-  formatCidr, hostPrefix, parseAddress, parseCidr, parseInterfaceAddress, subBlock, subBlockCount, type Cidr,
+  AddressError,
+  addressAt,
+  addressValue,
+  canonicalCidr,
+  cidrContains,
+  cidrNetwork,
+  cidrSize,
+  cidrsOverlap,
+  formatAddress,
+  formatCidr,
+  hostPrefix,
+  parseAddress,
+  parseCidr,
+  parseInterfaceAddress,
+  subBlock,
+  subBlockCount,
+  type Cidr,
 } from '../../ip/index.js';
 import { prng } from '../codec/fuzz.js';
 
@@ -23,10 +38,20 @@ describe('ip/ prefixes', () => {
 
   it('refuses a bad prefix length or a missing one, naming the field', () => {
     for (const text of ['10.0.0.0/33', '10.0.0.0/', '10.0.0.0/1234', '10.0.0.0/-1', '10.0.0.0/a', '10.0.0.0/8/8', 'fd00::/129']) {
-      assert.throws(() => parseCidr(text, 'spec.cidr'), (e: unknown) => e instanceof AddressError && e.field === 'spec.cidr' && /prefix length/.test(e.message), text);
+      assert.throws(
+        () => parseCidr(text, 'spec.cidr'),
+        (e: unknown) => e instanceof AddressError && e.field === 'spec.cidr' && /prefix length/.test(e.message),
+        text,
+      );
     }
-    assert.throws(() => parseCidr('10.0.0.0', 'spec.cidr'), /^AddressError: spec.cidr: "10.0.0.0" is not a CIDR \(address\/prefix-length\)$/);
-    assert.throws(() => parseCidr('10.0.0.256/24', 'pools[0].cidr'), /^AddressError: pools\[0\].cidr: "10.0.0.256" is not an IPv4 or IPv6 address$/);
+    assert.throws(
+      () => parseCidr('10.0.0.0', 'spec.cidr'),
+      /^AddressError: spec.cidr: "10.0.0.0" is not a CIDR \(address\/prefix-length\)$/,
+    );
+    assert.throws(
+      () => parseCidr('10.0.0.256/24', 'pools[0].cidr'),
+      /^AddressError: pools\[0\].cidr: "10.0.0.256" is not an IPv4 or IPv6 address$/,
+    );
   });
 
   it('reads an interface address, bare or with its subnet length', () => {
@@ -46,7 +71,8 @@ describe('ip/ prefixes', () => {
     assert.equal(hostPrefix('255.255.255.255'), '255.255.255.255/32');
     assert.throws(() => hostPrefix('10.1.2.0/24'), /single address \(\/32\)/);
     assert.throws(() => hostPrefix('fd00::/64'), /single address \(\/128\)/);
-    for (const bad of ['10.00.0.1', '10.0.0.256', '10.0.0.', '.10.0.0']) assert.throws(() => hostPrefix(bad, 'addresses[3]'), /addresses\[3\]: .* is not an IPv4 or IPv6 address/, bad);
+    for (const bad of ['10.00.0.1', '10.0.0.256', '10.0.0.', '.10.0.0'])
+      assert.throws(() => hostPrefix(bad, 'addresses[3]'), /addresses\[3\]: .* is not an IPv4 or IPv6 address/, bad);
   });
 
   it('tells containment and overlap, for prefixes and for addresses', () => {

@@ -59,6 +59,9 @@ export function otherWritings(b: Uint8Array): string[] {
     plain,
     plain.toUpperCase(),
     groups.map((g) => g.toString(16).padStart(4, '0')).join(':'),
-    `${groups.slice(0, 6).map((g) => g.toString(16)).join(':')}:${b[12]}.${b[13]}.${b[14]}.${b[15]}`,
+    `${groups
+      .slice(0, 6)
+      .map((g) => g.toString(16))
+      .join(':')}:${b[12]}.${b[13]}.${b[14]}.${b[15]}`,
   ];
 }

@@ -13,13 +13,20 @@ export async function assertIpamConsistent(ds: BackendDatastore): Promise<{ addr
   const perHandle = new Map<string, Record<string, number>>();
   for (let i = 0; i < blocks.length; i++) {
     for (let j = i + 1; j < blocks.length; j++) {
-      assert.ok(!cidrsOverlap(parseCidr(blocks[i]!.spec.cidr), parseCidr(blocks[j]!.spec.cidr)), `blocks ${blocks[i]!.spec.cidr} and ${blocks[j]!.spec.cidr} overlap`);
+      assert.ok(
+        !cidrsOverlap(parseCidr(blocks[i]!.spec.cidr), parseCidr(blocks[j]!.spec.cidr)),
+        `blocks ${blocks[i]!.spec.cidr} and ${blocks[j]!.spec.cidr} overlap`,
+      );
     }
   }
   for (const b of blocks) {
     const s = b.spec;
     const used = s.allocations.map((a, i) => (a === null ? -1 : i)).filter((i) => i >= 0);
-    assert.deepEqual([...used, ...s.unallocated].sort((x, y) => x - y), s.allocations.map((_, i) => i), `${s.cidr}: used + free must be every ordinal once`);
+    assert.deepEqual(
+      [...used, ...s.unallocated].sort((x, y) => x - y),
+      s.allocations.map((_, i) => i),
+      `${s.cidr}: used + free must be every ordinal once`,
+    );
     assert.ok(s.affinity === null || /^host:.+/.test(s.affinity), `${s.cidr}: affinity ${s.affinity}`);
     for (const a of blockAllocations(s)) {
       assert.ok(a.handle, `${a.ip} has no handle`);
@@ -42,7 +49,8 @@ export async function assertIpamConsistent(ds: BackendDatastore): Promise<{ addr
     for (const b of blocks) {
       assert.equal(Number(free[b.metadata.name]), b.spec.unallocated.length, `${b.metadata.name} free count`);
       const node = b.spec.affinity?.slice(5);
-      if (node) assert.equal(await c.sismember(`${P}:ipam:aff:${node}`, b.metadata.name), 1, `${b.metadata.name} in ${node}'s affinity set`);
+      if (node)
+        assert.equal(await c.sismember(`${P}:ipam:aff:${node}`, b.metadata.name), 1, `${b.metadata.name} in ${node}'s affinity set`);
     }
   }
   return { addresses, blocks: blocks.length };

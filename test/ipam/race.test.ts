@@ -15,9 +15,14 @@ const CONCURRENCY = 8;
 async function inParallel<T>(n: number, width: number, job: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(n);
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < n) { const i = next++; out[i] = await job(i); }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await job(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -25,7 +30,9 @@ describe('ipam: 10 nodes racing on one Redis', function () {
   this.timeout(120_000);
   let redis: RedisServer;
   const stores: BackendDatastore[] = [];
-  before(async () => { redis = await startRedis(); });
+  before(async () => {
+    redis = await startRedis();
+  });
   after(async () => {
     for (const s of stores) await s.close();
     await redis?.stop();
@@ -37,8 +44,16 @@ describe('ipam: 10 nodes racing on one Redis', function () {
     await stores[0]!.create(pool('p', '10.100.0.0/21'));
     const nodes = stores.map((ds, i) => ({ name: `node-${i}`, ipam: new Ipam(ds) }));
 
-    const round = async (tag: string): Promise<AssignedAddress[]> => (await Promise.all(nodes.map((n) =>
-      inParallel(PER_NODE, CONCURRENCY, (k) => n.ipam.autoAssign({ handle: `${tag}-${n.name}-${k}`, node: n.name, attrs: { pod: `p${k}` } }))))).flat();
+    const round = async (tag: string): Promise<AssignedAddress[]> =>
+      (
+        await Promise.all(
+          nodes.map((n) =>
+            inParallel(PER_NODE, CONCURRENCY, (k) =>
+              n.ipam.autoAssign({ handle: `${tag}-${n.name}-${k}`, node: n.name, attrs: { pod: `p${k}` } }),
+            ),
+          ),
+        )
+      ).flat();
 
     const first = await round('a');
     assert.equal(first.length, 2000);
@@ -62,12 +77,19 @@ describe('ipam: 10 nodes racing on one Redis', function () {
       const lent = await n.ipam.borrowedAddresses(n.name);
       const mine = first.filter((a) => a.handle.startsWith(`a-${n.name}-`));
       assert.equal(own.reduce((s, b) => s + b.used, 0) + lent.length >= mine.length, true);
-      assert.deepEqual(lent.map((x) => x.ip).sort(), mine.filter((a) => a.borrowed).map((a) => a.ip).sort());
+      assert.deepEqual(
+        lent.map((x) => x.ip).sort(),
+        mine
+          .filter((a) => a.borrowed)
+          .map((a) => a.ip)
+          .sort(),
+      );
     }
 
     // Release everything, from every node at once.
-    const freed = (await Promise.all(nodes.map((n, i) =>
-      inParallel(PER_NODE, CONCURRENCY, (k) => n.ipam.releaseByHandle(`a-node-${i}-${k}`))))).flat(2);
+    const freed = (
+      await Promise.all(nodes.map((n, i) => inParallel(PER_NODE, CONCURRENCY, (k) => n.ipam.releaseByHandle(`a-node-${i}-${k}`))))
+    ).flat(2);
     assert.equal(freed.length, 2000);
     assert.equal((await stores[0]!.list('IPAMBlock')).items.length, 0, 'every emptied block went back to the pool');
     assert.equal((await stores[0]!.list('IPAMHandle')).items.length, 0);

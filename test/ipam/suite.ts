@@ -8,8 +8,13 @@ import { node, pool } from '../datastore/suite.js';
 export function ipamSuite(open: () => Promise<BackendDatastore>): void {
   let ds: BackendDatastore;
   let ipam: Ipam;
-  beforeEach(async () => { ds = await open(); ipam = new Ipam(ds); });
-  afterEach(async () => { await ds.close(); });
+  beforeEach(async () => {
+    ds = await open();
+    ipam = new Ipam(ds);
+  });
+  afterEach(async () => {
+    await ds.close();
+  });
   const config = (spec: Record<string, unknown>): Promise<Resource> =>
     ds.apply({ apiVersion: 'projectcalico.org/v3', kind: 'IPAMConfiguration', metadata: { name: 'default' }, spec } as Resource);
 
@@ -22,13 +27,16 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     assert.ok(got.every((g) => !g.borrowed && g.pool === 'p'));
     assert.equal(new Set(got.map((g) => g.ip)).size, 6);
     const mine = await ipam.blocksForNode('n1');
-    assert.deepEqual(mine.map((b) => b.affinity), ['host:n1', 'host:n1']);
+    assert.deepEqual(
+      mine.map((b) => b.affinity),
+      ['host:n1', 'host:n1'],
+    );
     assert.deepEqual(mine.map((b) => b.used).sort(), [2, 4]);
     assert.deepEqual(await ipam.blocksForNode('n2'), []);
   });
 
   it('borrows only when the pool has no free block, and never under strict affinity', async () => {
-    await ds.create(pool('p', '10.21.0.0/29', { blockSize: 30 }));  // two blocks of four
+    await ds.create(pool('p', '10.21.0.0/29', { blockSize: 30 })); // two blocks of four
     const a = await ipam.autoAssign({ handle: 'a', node: 'n1' });
     const b = await ipam.autoAssign({ handle: 'b', node: 'n2' });
     assert.notEqual(a.block, b.block);
@@ -37,10 +45,16 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     assert.ok(c.borrowed);
     assert.deepEqual(await ipam.blocksForNode('n3'), []);
     const borrowed = await ipam.borrowedAddresses('n3');
-    assert.deepEqual(borrowed.map((x) => x.ip), [c.ip]);
+    assert.deepEqual(
+      borrowed.map((x) => x.ip),
+      [c.ip],
+    );
     assert.ok(borrowed[0]!.owner === 'n1' || borrowed[0]!.owner === 'n2');
     await config({ strictAffinity: true });
-    await assert.rejects(ipam.autoAssign({ handle: 'd', node: 'n3' }), (e: unknown) => e instanceof IpamError && /strict affinity/.test(e.message));
+    await assert.rejects(
+      ipam.autoAssign({ handle: 'd', node: 'n3' }),
+      (e: unknown) => e instanceof IpamError && /strict affinity/.test(e.message),
+    );
     // The owners still fill their own blocks.
     assert.equal((await ipam.autoAssign({ handle: 'e', node: 'n1' })).borrowed, false);
   });
@@ -52,14 +66,24 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     assert.notEqual(a.ip, a6.ip);
     const b = await ipam.autoAssign({ handle: 'pod-b', node: 'n1' });
     const blk = (await ds.list('IPAMBlock')).items[0]!;
-    assert.deepEqual(blockAllocations(blk.spec).map((x) => [x.handle, x.attrs.pod ?? null]), [['pod-a', 'a'], ['pod-a', null], ['pod-b', null]]);
+    assert.deepEqual(
+      blockAllocations(blk.spec).map((x) => [x.handle, x.attrs.pod ?? null]),
+      [
+        ['pod-a', 'a'],
+        ['pod-a', null],
+        ['pod-b', null],
+      ],
+    );
     assert.deepEqual((await ds.get('IPAMHandle', 'pod-a'))!.spec.block, { '10.22.0.0/28': 2 });
     assert.deepEqual((await ipam.releaseByHandle('pod-a')).sort(), [a.ip, a6.ip].sort());
     assert.deepEqual(await ipam.releaseByHandle('pod-a'), [], 'release is idempotent');
     assert.equal(await ds.get('IPAMHandle', 'pod-a'), undefined);
     const after = (await ds.list('IPAMBlock')).items[0]!;
     assert.equal(after.spec.attributes.length, 1, 'unused attributes are dropped');
-    assert.deepEqual(blockAllocations(after.spec).map((x) => x.ip), [b.ip]);
+    assert.deepEqual(
+      blockAllocations(after.spec).map((x) => x.ip),
+      [b.ip],
+    );
     await ipam.releaseByHandle('pod-b');
     assert.deepEqual((await ds.list('IPAMBlock')).items, [], 'the empty block went back to the pool');
     // Another node can now claim it and get every address.
@@ -75,7 +99,10 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     await config({ releaseEmptyAffineBlocks: false });
     const a = await ipam.autoAssign({ handle: 'a', node: 'n1' });
     await ipam.releaseByHandle('a');
-    assert.deepEqual((await ipam.blocksForNode('n1')).map((b) => [b.cidr, b.used]), [[a.block, 0]]);
+    assert.deepEqual(
+      (await ipam.blocksForNode('n1')).map((b) => [b.cidr, b.used]),
+      [[a.block, 0]],
+    );
     assert.equal((await ipam.autoAssign({ handle: 'b', node: 'n1' })).block, a.block);
   });
 
@@ -98,7 +125,7 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
   it('honours maxBlocksPerHost by borrowing once the node has its blocks', async () => {
     await ds.create(pool('p', '10.40.0.0/24', { blockSize: 30 }));
     await config({ maxBlocksPerHost: 1 });
-    for (let i = 0; i < 2; i++) assert.equal((await ipam.autoAssign({ handle: `o${i}`, node: "n2" })).borrowed, false);
+    for (let i = 0; i < 2; i++) assert.equal((await ipam.autoAssign({ handle: `o${i}`, node: 'n2' })).borrowed, false);
     for (let i = 0; i < 4; i++) await ipam.autoAssign({ handle: `m${i}`, node: 'n1' });
     const fifth = await ipam.autoAssign({ handle: 'm4', node: 'n1' });
     assert.equal(fifth.borrowed, true);

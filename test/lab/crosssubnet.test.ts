@@ -28,11 +28,17 @@ describe('lab crosssubnet.clab.yml: VXLAN between subnets, none within', functio
     const n1 = await lab.kernelRoutes('n1');
     assert.ok(n1.includes(`${blocks.n2![0]} via 10.40.1.12 dev eth1 proto 81`), n1.join('\n'));
     for (const far of ['n3', 'n4']) {
-      assert.ok(n1.some((r) => r.startsWith(`${blocks[far]![0]} via `) && r.includes('dev vxlan.calico') && r.includes('onlink')), `${far}: ${n1.join('\n')}`);
+      assert.ok(
+        n1.some((r) => r.startsWith(`${blocks[far]![0]} via `) && r.includes('dev vxlan.calico') && r.includes('onlink')),
+        `${far}: ${n1.join('\n')}`,
+      );
     }
     // The router knows no pod address at all, so every pod packet it forwarded was inside VXLAN.
     const router = await lab.kernelRoutes('router');
-    assert.deepEqual(router.filter((r) => r.startsWith('10.247.')), []);
+    assert.deepEqual(
+      router.filter((r) => r.startsWith('10.247.')),
+      [],
+    );
     assert.deepEqual(await lab.frrRib('router'), []);
   });
 });

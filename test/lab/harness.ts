@@ -19,7 +19,11 @@ export const LABS = join(fileURLToPath(import.meta.url), '../../../containerlab'
 export const ROOT = join(LABS, '..');
 
 async function hostLinks(): Promise<string[]> {
-  return (await run(['ip', '-o', 'link', 'show'])).split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!).sort();
+  return (await run(['ip', '-o', 'link', 'show']))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(':')[1]!.trim().split('@')[0]!)
+    .sort();
 }
 
 export class LabUnderTest {
@@ -46,10 +50,18 @@ export class LabUnderTest {
     const left = (await run(['ip', 'netns', 'list'])).split('\n').filter((l) => l.startsWith(this.prefix));
     rmSync(this.stateRoot, { recursive: true, force: true });
     assert.deepEqual(left, [], 'namespaces left behind');
-    assert.deepEqual(recorded.filter((p) => isOurs(p)).map((p) => `${p.node}/${p.what}:${p.pid}`), [], 'processes left behind');
+    assert.deepEqual(
+      recorded.filter((p) => isOurs(p)).map((p) => `${p.node}/${p.what}:${p.pid}`),
+      [],
+      'processes left behind',
+    );
     if (this.linksBefore.length) {
       const now = await hostLinks();
-      assert.deepEqual(now.filter((l) => !this.linksBefore.includes(l)), [], 'host interfaces left behind');
+      assert.deepEqual(
+        now.filter((l) => !this.linksBefore.includes(l)),
+        [],
+        'host interfaces left behind',
+      );
     }
   }
 
@@ -79,7 +91,8 @@ export class LabUnderTest {
     await waitFor(() => Promise.all(nodes.map((n) => this.sessions(n))), {
       what: `${nodes.join(',')}: ${count} Established sessions each`,
       until: (all) => all.every((s) => s.length === count && s.every((x) => x.state === 'Established')),
-      timeoutMs, intervalMs: 250,
+      timeoutMs,
+      intervalMs: 250,
     });
   }
 
@@ -94,32 +107,44 @@ export class LabUnderTest {
     const ds = await redisDatastore({ url: this.state.redisSocket! });
     try {
       const ipam = new Ipam(ds);
-      return Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, (await ipam.blocksForNode(n)).map((b) => b.cidr).sort()] as const)));
+      return Object.fromEntries(
+        await Promise.all(nodes.map(async (n) => [n, (await ipam.blocksForNode(n)).map((b) => b.cidr).sort()] as const)),
+      );
     } finally {
       await ds.close();
     }
   }
 
   async kernelRoutes(node: string): Promise<string[]> {
-    return (await run(['ip', '-n', this.ns(node), '-4', 'route', 'show'])).split('\n').map((l) => l.trim()).filter(Boolean);
+    return (await run(['ip', '-n', this.ns(node), '-4', 'route', 'show']))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   }
 
   /** One ping from every pod to every other pod; the pairs that failed. */
   async pingFailures(): Promise<string[]> {
     const pods = this.state.pods;
     const failed: string[] = [];
-    await Promise.all(pods.map(async (from) => {
-      for (const to of pods) {
-        if (to === from) continue;
-        const r = await execCommand(['ip', 'netns', 'exec', from.namespace, 'ping', '-c', '1', '-W', '1', to.ip!]);
-        if (r.code !== 0) failed.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
-      }
-    }));
+    await Promise.all(
+      pods.map(async (from) => {
+        for (const to of pods) {
+          if (to === from) continue;
+          const r = await execCommand(['ip', 'netns', 'exec', from.namespace, 'ping', '-c', '1', '-W', '1', to.ip!]);
+          if (r.code !== 0) failed.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
+        }
+      }),
+    );
     return failed.sort();
   }
 
   /** Waits (bounded) until every pod reaches every other pod. */
   async waitAllPing(timeoutMs = 30_000): Promise<void> {
-    await waitFor(() => this.pingFailures(), { what: 'every pod pings every other pod', until: (f) => f.length === 0, timeoutMs, intervalMs: 500 });
+    await waitFor(() => this.pingFailures(), {
+      what: 'every pod pings every other pod',
+      until: (f) => f.length === 0,
+      timeoutMs,
+      intervalMs: 500,
+    });
   }
 }

@@ -10,7 +10,8 @@ describe('lab mesh.clab.yml: three nodes, node-to-node mesh, no encapsulation (C
   this.timeout(120_000);
   const lab = new LabUnderTest('mesh.clab.yml');
   const file = join(LABS, 'mesh.clab.yml');
-  const cli = (...args: string[]) => execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', lab.stateRoot], { timeoutMs: 90_000 });
+  const cli = (...args: string[]) =>
+    execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', lab.stateRoot], { timeoutMs: 90_000 });
 
   after(async () => {
     await lab.downAndCheck();
@@ -26,7 +27,10 @@ describe('lab mesh.clab.yml: three nodes, node-to-node mesh, no encapsulation (C
     assert.equal(again.code, 0, again.stderr);
     assert.doesNotMatch(again.stdout, /namespace |exec /);
     lab.state = readState(lab.stateRoot, 'mesh')!;
-    assert.deepEqual(lab.state.processes.map((p) => p.pid), pids);
+    assert.deepEqual(
+      lab.state.processes.map((p) => p.pid),
+      pids,
+    );
     await lab.waitSessions(['n1', 'n2', 'n3'], 2);
   });
 

@@ -15,16 +15,37 @@ describe('lab runner: bookkeeping on plain namespaces', function () {
   const prefix = `lbr${process.pid}-`;
   const root = mkdtempSync(join(tmpdir(), 'lbrun-'));
   const foreign = `${prefix}foreign`;
-  const mine = async () => (await run(['ip', 'netns', 'list'])).split('\n').map((l) => l.split(' ')[0]!).filter((n) => n.startsWith(prefix)).sort();
+  const mine = async () =>
+    (await run(['ip', 'netns', 'list']))
+      .split('\n')
+      .map((l) => l.split(' ')[0]!)
+      .filter((n) => n.startsWith(prefix))
+      .sort();
 
   function topology(execB: string): string {
     const file = join(root, `t${Date.now()}.clab.yml`);
-    writeFileSync(file, [
-      'name: plain', 'topology:', '  nodes:', '    sw:', '      kind: bridge',
-      '    a:', '      kind: linux', '      image: alpine:3', '      exec: ["ip addr add 10.77.0.1/24 dev eth1"]',
-      '    b:', '      kind: linux', '      image: alpine:3', `      exec: ["ip addr add 10.77.0.2/24 dev eth1", ${JSON.stringify(execB)}]`,
-      '  links:', '    - endpoints: ["a:eth1", "sw:p-a"]', '    - endpoints: ["b:eth1", "sw:p-b"]', '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'name: plain',
+        'topology:',
+        '  nodes:',
+        '    sw:',
+        '      kind: bridge',
+        '    a:',
+        '      kind: linux',
+        '      image: alpine:3',
+        '      exec: ["ip addr add 10.77.0.1/24 dev eth1"]',
+        '    b:',
+        '      kind: linux',
+        '      image: alpine:3',
+        `      exec: ["ip addr add 10.77.0.2/24 dev eth1", ${JSON.stringify(execB)}]`,
+        '  links:',
+        '    - endpoints: ["a:eth1", "sw:p-a"]',
+        '    - endpoints: ["b:eth1", "sw:p-b"]',
+        '',
+      ].join('\n'),
+    );
     return file;
   }
 
@@ -40,7 +61,12 @@ describe('lab runner: bookkeeping on plain namespaces', function () {
   it('a failing exec line names its key; down removes what up had made, and only that', async () => {
     const topo = loadTopology(topology('false'));
     await assert.rejects(labUp(topo, { stateRoot: root, prefix }), /topology\.nodes\.b\.exec\[1\]: `false` exited 1/);
-    assert.deepEqual(readState(root, 'plain')!.namespaces.map((n) => n.name).sort(), [`${prefix}a`, `${prefix}b`, `${prefix}sw`]);
+    assert.deepEqual(
+      readState(root, 'plain')!
+        .namespaces.map((n) => n.name)
+        .sort(),
+      [`${prefix}a`, `${prefix}b`, `${prefix}sw`],
+    );
     const r = await labDown('plain', { stateRoot: root });
     assert.equal(r?.namespaces, 3);
     assert.deepEqual(await mine(), [foreign]);
@@ -49,7 +75,10 @@ describe('lab runner: bookkeeping on plain namespaces', function () {
   it('a lab up over a namespace it did not make is refused', async () => {
     await run(['ip', 'netns', 'add', `${prefix}a`]);
     try {
-      await assert.rejects(labUp(loadTopology(topology('true')), { stateRoot: root, prefix }), /namespace .*a exists but this lab did not create it/);
+      await assert.rejects(
+        labUp(loadTopology(topology('true')), { stateRoot: root, prefix }),
+        /namespace .*a exists but this lab did not create it/,
+      );
       await labDown('plain', { stateRoot: root });
       assert.deepEqual(await mine(), [`${prefix}a`, foreign]);
     } finally {

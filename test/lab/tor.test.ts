@@ -26,7 +26,10 @@ describe('lab tor.clab.yml: two racks behind FRR top-of-rack routers', function 
     await lab.waitSessions(NODES, 1);
     await lab.waitSessions(['tor1', 'tor2'], 3);
     assert.deepEqual((await lab.sessions('tor1')).map((s) => s.peer).sort(), ['10.30.0.2', '10.30.1.11', '10.30.1.12']);
-    assert.deepEqual((await lab.sessions('n3')).map((s) => `${s.peer} AS${s.asn}`), ['10.30.2.1 AS65002']);
+    assert.deepEqual(
+      (await lab.sessions('n3')).map((s) => `${s.peer} AS${s.asn}`),
+      ['10.30.2.1 AS65002'],
+    );
   });
 
   it('pods on every node ping each other; both FRR RIBs hold exactly the four blocks', async () => {
@@ -35,7 +38,11 @@ describe('lab tor.clab.yml: two racks behind FRR top-of-rack routers', function 
     for (const n of NODES) assert.equal(blocks[n]!.length, 1, `${n}: ${blocks[n]}`);
     const expected = NODES.map((n) => blocks[n]![0]!).sort();
     for (const tor of ['tor1', 'tor2']) {
-      await waitFor(() => lab.frrRib(tor), { what: `${tor} RIB = the four blocks`, until: (r) => JSON.stringify(r) === JSON.stringify(expected), timeoutMs: 20_000 });
+      await waitFor(() => lab.frrRib(tor), {
+        what: `${tor} RIB = the four blocks`,
+        until: (r) => JSON.stringify(r) === JSON.stringify(expected),
+        timeoutMs: 20_000,
+      });
     }
     await lab.waitAllPing();
     // Across racks through the router, no tunnel: n1 reaches n3's block via tor1 on eth1.
@@ -54,7 +61,10 @@ describe('lab tor.clab.yml: two racks behind FRR top-of-rack routers', function 
     const t0 = Date.now();
     await labUp(lab.topo, { stateRoot: lab.stateRoot, prefix: lab.prefix });
     await waitFor(ping, {
-      what: `${from.name} -> ${to.name} after tor1 restarted`, until: (code) => code === 0, timeoutMs: HOLD_TIME_MS + 10_000, intervalMs: 200,
+      what: `${from.name} -> ${to.name} after tor1 restarted`,
+      until: (code) => code === 0,
+      timeoutMs: HOLD_TIME_MS + 10_000,
+      intervalMs: 200,
     });
     const resumed = Date.now() - t0;
     assert.ok(resumed <= HOLD_TIME_MS, `traffic resumed ${resumed} ms after tor1 was started again, hold time is ${HOLD_TIME_MS} ms`);
@@ -66,7 +76,11 @@ describe('lab tor.clab.yml: two racks behind FRR top-of-rack routers', function 
     await stopProcess(agent);
     const gone = blocks.n4![0]!;
     for (const tor of ['tor1', 'tor2']) {
-      await waitFor(() => lab.frrRib(tor), { what: `${gone} gone from ${tor}`, until: (r) => !r.includes(gone) && r.length === 3, timeoutMs: HOLD_TIME_MS + 10_000 });
+      await waitFor(() => lab.frrRib(tor), {
+        what: `${gone} gone from ${tor}`,
+        until: (r) => !r.includes(gone) && r.length === 3,
+        timeoutMs: HOLD_TIME_MS + 10_000,
+      });
     }
     lab.state.pods = lab.state.pods.filter((p) => p.node !== 'n4');
     await lab.waitAllPing();

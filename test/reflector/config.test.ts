@@ -15,14 +15,20 @@ describe('reflector config', () => {
     assert.equal(c.clusterId, '10.0.0.1');
     assert.equal(c.speaker.rib?.clusterId, '10.0.0.1');
     assert.equal(typeof c.speaker.rib?.reflection?.mayReflect, 'function');
-    assert.deepEqual(c.peers.map((p) => [p.address, p.asn, p.routeReflectorClient]), [
-      ['10.0.0.1', 64512, true],
-      ['10.0.0.2', 64512, true],
-      ['10.0.0.200', 64512, false],
-      ['10.0.0.254', 65000, false],
-    ]);
+    assert.deepEqual(
+      c.peers.map((p) => [p.address, p.asn, p.routeReflectorClient]),
+      [
+        ['10.0.0.1', 64512, true],
+        ['10.0.0.2', 64512, true],
+        ['10.0.0.200', 64512, false],
+        ['10.0.0.254', 65000, false],
+      ],
+    );
     assert.equal(c.peers[1].holdTime, 9);
-    assert.deepEqual(c.dynamicNeighbors.map((d) => [d.range, d.asn, d.routeReflectorClient]), [['10.1.0.0/16', 64512, true]]);
+    assert.deepEqual(
+      c.dynamicNeighbors.map((d) => [d.range, d.asn, d.routeReflectorClient]),
+      [['10.1.0.0/16', 64512, true]],
+    );
     assert.deepEqual(c.clients, ['10.0.0.1', '10.0.0.2']);
   });
 

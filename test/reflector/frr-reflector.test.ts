@@ -36,7 +36,10 @@ describe('FRR as the reflector, our speakers as clients', function () {
     frr = await Frr.start(nsFrr, {
       routerId: FRR,
       asn: AS,
-      peers: [...ours.map((o) => ({ address: o.address, remoteAs: AS, routeReflectorClient: true })), { address: INJECTOR, remoteAs: AS, passive: true }],
+      peers: [
+        ...ours.map((o) => ({ address: o.address, remoteAs: AS, routeReflectorClient: true })),
+        { address: INJECTOR, remoteAs: AS, passive: true },
+      ],
     });
     for (const o of ours) {
       const ns = await lab.namespace(o.name);
@@ -59,7 +62,7 @@ describe('FRR as the reflector, our speakers as clients', function () {
     for (const p of pr) await waitEstablished(p);
   });
 
-  it('each of our clients accepts the other one\'s route as FRR reflects it: next hop, ORIGINATOR_ID and CLUSTER_LIST as sent', async () => {
+  it("each of our clients accepts the other one's route as FRR reflects it: next hop, ORIGINATOR_ID and CLUSTER_LIST as sent", async () => {
     for (const [i, p] of pr.entries()) {
       const other = ours[1 - i]!;
       await waitRoutes(p, 'ipv4', [other.prefix]);
@@ -67,7 +70,7 @@ describe('FRR as the reflector, our speakers as clients', function () {
       assert.equal(r!.from, FRR);
       assert.equal(r!.nextHop, other.address);
       assert.equal(r!.attributes.originatorId, other.address);
-      assert.deepEqual(r!.attributes.clusterList, [FRR], 'FRR\'s cluster ID defaults to its router ID');
+      assert.deepEqual(r!.attributes.clusterList, [FRR], "FRR's cluster ID defaults to its router ID");
     }
   });
 
@@ -81,11 +84,17 @@ describe('FRR as the reflector, our speakers as clients', function () {
     const plain = (await pr[0]!.paths('ipv4')).find((x) => x.prefix === PLAIN)!;
     assert.equal(plain.attributes.originatorId, INJECTOR);
     // …FRR says it sent pr2 the looped one too…
-    const adv = await waitFor(() => frr.json<{ advertisedRoutes?: Record<string, unknown> }>(`show bgp ipv4 unicast neighbors ${ours[0].address} advertised-routes json`), {
-      what: `FRR advertising ${LOOPED} to ${ours[0].address}`,
-      until: (x) => x.advertisedRoutes?.[LOOPED] !== undefined,
-      timeoutMs: 10_000,
-    });
+    const adv = await waitFor(
+      () =>
+        frr.json<{ advertisedRoutes?: Record<string, unknown> }>(
+          `show bgp ipv4 unicast neighbors ${ours[0].address} advertised-routes json`,
+        ),
+      {
+        what: `FRR advertising ${LOOPED} to ${ours[0].address}`,
+        until: (x) => x.advertisedRoutes?.[LOOPED] !== undefined,
+        timeoutMs: 10_000,
+      },
+    );
     assert.ok(adv.advertisedRoutes?.[PLAIN]);
     // …and pr2 holds everything but it. FRR also reflects pr2's own route back to it (it has
     // no split horizon towards the originating client): that one carries pr2's router ID as
@@ -94,8 +103,15 @@ describe('FRR as the reflector, our speakers as clients', function () {
     assert.ok(advertised.includes(ours[0].prefix), advertised.join(', '));
     const held = await pr[0]!.paths('ipv4');
     assert.ok(!held.some((x) => x.prefix === LOOPED), `pr2 holds ${held.map((x) => x.prefix).join(', ')}`);
-    assert.deepEqual(held.filter((x) => x.prefix === ours[0].prefix).map((x) => x.from), ['local']);
+    assert.deepEqual(
+      held.filter((x) => x.prefix === ours[0].prefix).map((x) => x.from),
+      ['local'],
+    );
     const fromFrr = (await pr[0]!.status()).peers.find((p) => p.address === FRR)!;
-    assert.equal(fromFrr.prefixesReceived, advertised.length - 2, `FRR sent ${advertised.join(', ')}; pr2 kept ${fromFrr.prefixesReceived}`);
+    assert.equal(
+      fromFrr.prefixesReceived,
+      advertised.length - 2,
+      `FRR sent ${advertised.join(', ')}; pr2 kept ${fromFrr.prefixesReceived}`,
+    );
   });
 });

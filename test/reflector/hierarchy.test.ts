@@ -25,10 +25,13 @@ describe('reflector hierarchy: two clusters, reflectors as non-clients of each o
     for (const s of stops) await s().catch(() => undefined);
   });
 
-  it('a client route reaches the other cluster\'s client with CLUSTER_LIST [B, A]; a non-client route stays out of non-clients', async () => {
+  it("a client route reaches the other cluster's client with CLUSTER_LIST [B, A]; a non-client route stays out of non-clients", async () => {
     const rrA = new RouteReflector({ asn: AS, routerId: '10.250.0.1', clusterId: '10.250.0.100', listen: { host: '127.3.0.1', port: 0 } });
     const rrB = new RouteReflector({ asn: AS, routerId: '10.250.0.2', clusterId: '10.250.0.200', listen: { host: '127.3.0.2', port: 0 } });
-    stops.push(() => rrA.stop(), () => rrB.stop());
+    stops.push(
+      () => rrA.stop(),
+      () => rrB.stop(),
+    );
     const portA = (await rrA.start())!;
     const portB = (await rrB.start())!;
     // A connects to B; B waits for A (both sides configured one by one).
@@ -52,19 +55,19 @@ describe('reflector hierarchy: two clusters, reflectors as non-clients of each o
     rrB.addNonClient({ address: '127.3.3.1', asn: AS, passive: true, ...timers });
     stops.push(() => mesh.stop());
 
-    const fromA = await until('cB to learn cA\'s route', () => cB.lookup('10.251.1.0/26')?.best);
+    const fromA = await until("cB to learn cA's route", () => cB.lookup('10.251.1.0/26')?.best);
     assert.equal(fromA.nextHop, '127.3.1.1');
     assert.equal(fromA.attributes.originatorId, '10.250.1.1');
     assert.deepEqual(fromA.attributes.clusterList, ['10.250.0.200', '10.250.0.100']);
-    const fromB = await until('cA to learn cB\'s route', () => cA.lookup('10.251.2.0/26')?.best);
+    const fromB = await until("cA to learn cB's route", () => cA.lookup('10.251.2.0/26')?.best);
     assert.deepEqual(fromB.attributes.clusterList, ['10.250.0.100', '10.250.0.200']);
     // The mesh router's route (from a non-client of B) goes to B's client only, not to A (a non-client).
-    const fromMesh = await until('cB to learn the mesh router\'s route', () => cB.lookup('10.251.3.0/26')?.best);
+    const fromMesh = await until("cB to learn the mesh router's route", () => cB.lookup('10.251.3.0/26')?.best);
     assert.deepEqual(fromMesh.attributes.clusterList, ['10.250.0.200']);
     assert.equal(fromMesh.attributes.originatorId, '10.250.3.1');
     // B learned cA's route from non-client A, so it reflects it to its clients only. Absence
     // needs a moment to be meaningful: by then B has long sent the mesh router what it would.
-    await until('mesh to learn cB\'s route', () => mesh.lookup('10.251.2.0/26')?.best);
+    await until("mesh to learn cB's route", () => mesh.lookup('10.251.2.0/26')?.best);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(mesh.lookup('10.251.1.0/26'), undefined, 'a route B learned from non-client A is not reflected to non-client mesh');
     assert.equal(rrA.speaker.lookup('10.251.3.0/26'), undefined, 'nor is the mesh route reflected to non-client A');

@@ -44,8 +44,20 @@ interface FrrDetailPath {
   clusterList?: { list?: string[] };
 }
 
-const spec1: ReflectorSpec = { routerId: RR1, asn: AS, clusterId: CLUSTER, clients: clients.map((c) => c.address), nonClients: [{ address: RR2, asn: AS }] };
-const spec2: ReflectorSpec = { routerId: RR2, asn: AS, clusterId: CLUSTER, clientRanges: ['10.97.0.0/28'], nonClients: [{ address: RR1, asn: AS }] };
+const spec1: ReflectorSpec = {
+  routerId: RR1,
+  asn: AS,
+  clusterId: CLUSTER,
+  clients: clients.map((c) => c.address),
+  nonClients: [{ address: RR2, asn: AS }],
+};
+const spec2: ReflectorSpec = {
+  routerId: RR2,
+  asn: AS,
+  clusterId: CLUSTER,
+  clientRanges: ['10.97.0.0/28'],
+  nonClients: [{ address: RR1, asn: AS }],
+};
 
 describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as clients', function () {
   this.timeout(120_000);
@@ -80,7 +92,11 @@ describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as cl
       }));
     }
     return (await pr[c.kind]!.paths('ipv4')).map((r) => ({
-      prefix: r.prefix, from: r.from, nextHop: r.nextHop, originatorId: r.attributes.originatorId, clusterList: r.attributes.clusterList ?? [],
+      prefix: r.prefix,
+      from: r.from,
+      nextHop: r.nextHop,
+      originatorId: r.attributes.originatorId,
+      clusterList: r.attributes.clusterList ?? [],
     }));
   }
 
@@ -91,7 +107,10 @@ describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as cl
       what: `${c.kind}: every other client's route through ${reflectors.join(' and ')}, exactly once each`,
       until: (paths) =>
         others.every((o) => {
-          const got = paths.filter((p) => p.prefix === o.prefix).map((p) => p.from).sort();
+          const got = paths
+            .filter((p) => p.prefix === o.prefix)
+            .map((p) => p.from)
+            .sort();
           return JSON.stringify(got) === JSON.stringify([...reflectors].sort());
         }),
       timeoutMs,
@@ -109,7 +128,12 @@ describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as cl
       ns[c.kind] = await lab.namespace(c.kind);
       await sw.attach(ns[c.kind]!, { v4: `${c.address}/24` });
     }
-    const clientConfig = (c: Client) => ({ routerId: c.address, asn: AS, peers: [RR1, RR2].map((address) => ({ address, remoteAs: AS })), networks: [c.prefix] });
+    const clientConfig = (c: Client) => ({
+      routerId: c.address,
+      asn: AS,
+      peers: [RR1, RR2].map((address) => ({ address, remoteAs: AS })),
+      networks: [c.prefix],
+    });
     rr.push(await ReflectorDaemon.start(rrNs[0]!, spec1), await ReflectorDaemon.start(rrNs[1]!, spec2));
     [frr, bird, pr.pr3, pr.pr4] = await Promise.all([
       Frr.start(ns.frr!, clientConfig(clients[0])),
@@ -127,10 +151,18 @@ describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as cl
     for (const r of rr) {
       const s = await waitFor(() => r.status(), {
         what: `reflector ${r.spec.routerId}: 4 clients and 1 non-client Established`,
-        until: (x) => x.peers.filter((p) => p.state === 'Established' && p.role === 'client').length === 4 && x.peers.some((p) => p.role === 'non-client' && p.state === 'Established'),
+        until: (x) =>
+          x.peers.filter((p) => p.state === 'Established' && p.role === 'client').length === 4 &&
+          x.peers.some((p) => p.role === 'non-client' && p.state === 'Established'),
         timeoutMs: 40_000,
       });
-      assert.deepEqual(s.peers.filter((p) => p.role === 'client').map((p) => p.address).sort(), clients.map((c) => c.address).sort());
+      assert.deepEqual(
+        s.peers
+          .filter((p) => p.role === 'client')
+          .map((p) => p.address)
+          .sort(),
+        clients.map((c) => c.address).sort(),
+      );
       assert.equal(s.peers.filter((p) => p.dynamic).length, r === rr[1] ? 4 : 0);
     }
   });
@@ -158,9 +190,17 @@ describe('our reflector (two, one cluster) with FRR, BIRD and our speakers as cl
       assert.equal(fromOther.prefixesReceived, 0, 'nothing from the other reflector is kept');
       assert.equal(s.loopRejected, fromOther.loopRejected);
       const paths = await r.paths();
-      for (const c of clients) assert.deepEqual(paths.filter((p) => p.prefix === c.prefix).map((p) => p.from), [c.address]);
+      for (const c of clients)
+        assert.deepEqual(
+          paths.filter((p) => p.prefix === c.prefix).map((p) => p.from),
+          [c.address],
+        );
     }
-    const { stdout } = await promisify(execFile)('node', [join(ROOT, 'bin/podroute.js'), 'reflector', 'status', '--control', rr[0]!.control], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(
+      'node',
+      [join(ROOT, 'bin/podroute.js'), 'reflector', 'status', '--control', rr[0]!.control],
+      { cwd: ROOT },
+    );
     assert.match(stdout, new RegExp(`cluster ID ${CLUSTER.replace(/\./g, '\\.')}`));
     assert.match(stdout, /clients 4\/4 up, 4 IPv4 and 0 IPv6 prefixes, loops dropped [1-9]/);
     assert.match(stdout, /update groups: .*ibgp clients: 4 peers/);

@@ -25,7 +25,12 @@ export interface ReflectorSpec {
   nonClients?: { address: string; asn: number }[];
 }
 
-const timers = { holdTime: defaultTimers.holdTime, keepaliveTime: defaultTimers.keepaliveTime, connectRetryTime: defaultTimers.connectRetry, idleHoldTime: 1 };
+const timers = {
+  holdTime: defaultTimers.holdTime,
+  keepaliveTime: defaultTimers.keepaliveTime,
+  connectRetryTime: defaultTimers.connectRetry,
+  idleHoldTime: 1,
+};
 
 export function renderReflectorConfig(spec: ReflectorSpec): string {
   return YAML.stringify({
@@ -48,7 +53,10 @@ export class ReflectorDaemon {
     readonly control: string,
     readonly process: ManagedProcess,
   ) {
-    const peers = [...(spec.clients ?? []).map((address) => ({ address, remoteAs: spec.asn })), ...(spec.nonClients ?? []).map((p) => ({ address: p.address, remoteAs: p.asn }))];
+    const peers = [
+      ...(spec.clients ?? []).map((address) => ({ address, remoteAs: spec.asn })),
+      ...(spec.nonClients ?? []).map((p) => ({ address: p.address, remoteAs: p.asn })),
+    ];
     this.config = { routerId: spec.routerId, asn: spec.asn, peers };
   }
 
@@ -56,12 +64,18 @@ export class ReflectorDaemon {
     const file = join(ns.lab.dir, `${ns.shortName}-${name}.yaml`);
     const control = join(ns.lab.dir, `${ns.shortName}-${name}.sock`);
     writeFileSync(file, renderReflectorConfig(spec));
-    const proc = ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'reflector', '--config', file, '--control', control], { name, cwd: ROOT });
+    const proc = ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'reflector', '--config', file, '--control', control], {
+      name,
+      cwd: ROOT,
+    });
     const rr = new ReflectorDaemon(ns, spec, control, proc);
     await waitFor(
       async () => {
         if (!proc.running) throw new Error(`podroute reflector exited: ${proc.tail()}`);
-        return rr.status().then(() => true, () => false);
+        return rr.status().then(
+          () => true,
+          () => false,
+        );
       },
       { what: `podroute reflector ${ns.shortName}: control socket answering`, timeoutMs: 20_000, intervalMs: 100 },
     );
@@ -73,7 +87,12 @@ export class ReflectorDaemon {
   }
 
   async peers(): Promise<PeerStatus[]> {
-    return (await this.status()).peers.map((p) => ({ address: p.address, remoteAs: p.asn, state: p.state, established: p.state === 'Established' }));
+    return (await this.status()).peers.map((p) => ({
+      address: p.address,
+      remoteAs: p.asn,
+      state: p.state,
+      established: p.state === 'Established',
+    }));
   }
 
   paths(): Promise<RouteView[]> {

@@ -72,11 +72,17 @@ describe('reflector rules (RFC 4456 through the RIB hook)', () => {
     const { rib, c1, n1, c2, got } = setup();
     rib.update(n1, v4Update(['10.5.0.0/26'], { nextHop: '10.0.0.3', asPath: [] }));
     assert.equal(got(c1).length, 1);
-    rib.update(n1, v4Update(['10.5.0.0/26', '10.5.0.64/26'], { nextHop: '10.0.0.3', asPath: [], clusterList: ['10.0.0.200', RR.clusterId] }));
+    rib.update(
+      n1,
+      v4Update(['10.5.0.0/26', '10.5.0.64/26'], { nextHop: '10.0.0.3', asPath: [], clusterList: ['10.0.0.200', RR.clusterId] }),
+    );
     assert.equal(rib.lookup('10.5.0.0/26'), undefined);
     assert.equal(rib.lookup('10.5.0.64/26'), undefined);
     assert.equal(n1.stats.loopRejected, 2);
-    assert.deepEqual(withdrawnOf(drain(rib.adjRibOut(c1)!).messages).map((n) => n.prefix), ['10.5.0.0/26']);
+    assert.deepEqual(
+      withdrawnOf(drain(rib.adjRibOut(c1)!).messages).map((n) => n.prefix),
+      ['10.5.0.0/26'],
+    );
     rib.update(c2, v4Update(['10.6.0.0/26'], { nextHop: '10.0.0.2', asPath: [], originatorId: RR.routerId }));
     assert.equal(rib.lookup('10.6.0.0/26'), undefined);
     assert.equal(c2.stats.loopRejected, 1);
@@ -89,7 +95,10 @@ describe('reflector rules (RFC 4456 through the RIB hook)', () => {
     rib.update(n2, v4Update(['10.7.0.0/26'], { nextHop: '10.0.0.4', asPath: [], originatorId: '4.4.4.4' }));
     assert.equal(rib.lookup('10.7.0.0/26')!.best.peer, n2);
     // Same ORIGINATOR_ID: the shorter CLUSTER_LIST wins even from the higher address.
-    rib.update(n1, v4Update(['10.8.0.0/26'], { nextHop: '10.0.0.3', asPath: [], originatorId: '4.4.4.4', clusterList: ['10.0.0.201', '10.0.0.202'] }));
+    rib.update(
+      n1,
+      v4Update(['10.8.0.0/26'], { nextHop: '10.0.0.3', asPath: [], originatorId: '4.4.4.4', clusterList: ['10.0.0.201', '10.0.0.202'] }),
+    );
     rib.update(n2, v4Update(['10.8.0.0/26'], { nextHop: '10.0.0.4', asPath: [], originatorId: '4.4.4.4', clusterList: ['10.0.0.201'] }));
     assert.equal(rib.lookup('10.8.0.0/26')!.best.peer, n2);
   });
@@ -97,7 +106,13 @@ describe('reflector rules (RFC 4456 through the RIB hook)', () => {
   it('clients with the same settings share one update group, however many there are', () => {
     const rib = new Rib({ localAs: AS, routerId: RR.routerId, ...routeReflectorRibOptions(RR.clusterId) });
     const clients = Array.from({ length: 50 }, (_, i) =>
-      rib.addPeer({ address: `10.1.${i >> 8}.${i & 255}`, asn: AS, routerId: `2.0.0.${i + 1}`, localAddress: '10.0.0.100', routeReflectorClient: true }),
+      rib.addPeer({
+        address: `10.1.${i >> 8}.${i & 255}`,
+        asn: AS,
+        routerId: `2.0.0.${i + 1}`,
+        localAddress: '10.0.0.100',
+        routeReflectorClient: true,
+      }),
     );
     for (let i = 0; i < clients.length; i++) rib.update(clients[i], v4Update([`10.128.${i}.0/26`], { nextHop: `10.1.0.${i}`, asPath: [] }));
     const groups = rib.updateGroups();

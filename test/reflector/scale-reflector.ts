@@ -9,7 +9,13 @@ v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const { asn, range, holdTime } = workerData as { asn: number; range: string; holdTime: number };
-const rr = new RouteReflector({ asn, routerId: '127.0.0.1', clusterId: '127.0.0.1', listen: { host: '127.0.0.1', port: 0 }, rib: { collectChanges: false } });
+const rr = new RouteReflector({
+  asn,
+  routerId: '127.0.0.1',
+  clusterId: '127.0.0.1',
+  listen: { host: '127.0.0.1', port: 0 },
+  rib: { collectChanges: false },
+});
 rr.addClientRange({ range, asn, holdTime, families: ['ipv4-unicast'] });
 
 function heap(): number {

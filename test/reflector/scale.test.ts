@@ -56,7 +56,9 @@ describe(`reflector scale: 1 reflector, ${CLIENTS} clients × ${BLOCKS} blocks, 
   });
 
   it('every client ends with all routes; memory and convergence time printed', async () => {
-    worker = new Worker(new URL('./scale-reflector.mjs', import.meta.url), { workerData: { asn: ASN, range: '127.1.0.0/16', holdTime: HOLD } });
+    worker = new Worker(new URL('./scale-reflector.mjs', import.meta.url), {
+      workerData: { asn: ASN, range: '127.1.0.0/16', holdTime: HOLD },
+    });
     worker.on('message', (m: { kind: string }) => messages.push(m));
     worker.on('error', (e) => messages.push({ kind: 'error', error: e.message }));
     const started = (await next('started')) as { port: number; baseline: number };
@@ -65,9 +67,23 @@ describe(`reflector scale: 1 reflector, ${CLIENTS} clients × ${BLOCKS} blocks, 
     const t0 = performance.now();
     for (let i = 0; i < CLIENTS; i++) {
       const local = `127.1.${(i + 1) >> 8}.${(i + 1) & 255}`;
-      const c = new BgpSpeaker({ asn: ASN, routerId: `10.255.${(i + 1) >> 8}.${(i + 1) & 255}`, listen: false, rib: { collectChanges: false } });
+      const c = new BgpSpeaker({
+        asn: ASN,
+        routerId: `10.255.${(i + 1) >> 8}.${(i + 1) & 255}`,
+        listen: false,
+        rib: { collectChanges: false },
+      });
       for (let k = 0; k < BLOCKS; k++) c.originate(block(i * BLOCKS + k));
-      c.addPeer({ address: '127.0.0.1', port: started.port, asn: ASN, localAddress: local, holdTime: HOLD, connectRetryTime: 1, idleHoldTime: 1, families: ['ipv4-unicast'] });
+      c.addPeer({
+        address: '127.0.0.1',
+        port: started.port,
+        asn: ASN,
+        localAddress: local,
+        holdTime: HOLD,
+        connectRetryTime: 1,
+        idleHoldTime: 1,
+        families: ['ipv4-unicast'],
+      });
       clients.push(c);
     }
     const deadline = Date.now() + 200_000;

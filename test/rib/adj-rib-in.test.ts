@@ -48,7 +48,11 @@ describe('rib: Adj-RIB-In', () => {
     const prefixes = Array.from({ length: 100 }, (_, i) => `10.${i}.0.0/16`);
     rib.update(a, v4Update(prefixes, { communities: [77] }));
     let weak: WeakRef<object> | undefined = new WeakRef(rib.lookup(prefixes[0])!.best.attributes);
-    rib.withdraw(a, 'ipv4-unicast', prefixes.slice(0, 99).map((prefix) => ({ prefix })));
+    rib.withdraw(
+      a,
+      'ipv4-unicast',
+      prefixes.slice(0, 99).map((prefix) => ({ prefix })),
+    );
     assert.equal(rib.stats().attributeSets, 1, 'still used by the last route');
     rib.withdraw(a, 'ipv4-unicast', [{ prefix: prefixes[99] }]);
     assert.equal(rib.stats().attributeSets, 0);
@@ -89,7 +93,10 @@ describe('rib: Adj-RIB-In', () => {
     const a = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1' });
     rib.update(a, v4Update(['10.1.0.0/16']));
     const c = rib.update(a, v4Update(['10.1.0.0/16', '10.2.0.0/16'], { asPath: seq(65001, 65000, 7) }));
-    assert.deepEqual(c.map((x) => x.kind), ['removed']);
+    assert.deepEqual(
+      c.map((x) => x.kind),
+      ['removed'],
+    );
     assert.equal(rib.lookup('10.2.0.0/16'), undefined);
     assert.equal(a.stats.loopRejected, 2);
   });
@@ -122,7 +129,10 @@ describe('rib: Adj-RIB-In', () => {
     rib.update(a, v4Update(['10.1.0.0/16', '10.2.0.0/16', '10.3.0.0/16']));
     rib.update(a, v6Update(['2001:db8:1::/48']));
     const down = rib.peerDown(a, { keepStale: ['ipv4-unicast'] });
-    assert.deepEqual(down.map((c) => [c.kind, c.prefix]), [['removed', '2001:db8:1::/48']]);
+    assert.deepEqual(
+      down.map((c) => [c.kind, c.prefix]),
+      [['removed', '2001:db8:1::/48']],
+    );
     const stale = (p: string): RibRoute => rib.lookup(p)!.best;
     assert.equal(stale('10.1.0.0/16').stale, true);
     rib.peerUp(a);
@@ -132,7 +142,10 @@ describe('rib: Adj-RIB-In', () => {
     assert.equal(stale('10.2.0.0/16').stale, false);
     assert.equal(stale('10.3.0.0/16').stale, true);
     const swept = rib.sweepStale(a, 'ipv4-unicast'); // End-of-RIB
-    assert.deepEqual(swept.map((c) => [c.kind, c.prefix]), [['removed', '10.3.0.0/16']]);
+    assert.deepEqual(
+      swept.map((c) => [c.kind, c.prefix]),
+      [['removed', '10.3.0.0/16']],
+    );
     assert.equal(a.stats.routes['ipv4-unicast'], 2);
   });
 

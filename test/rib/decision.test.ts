@@ -73,7 +73,10 @@ describe('rib: decision process (RFC 4271 §9.1.2)', () => {
     const set = { peer: ebgp(9), attrs: { asPath: [...seq(65009), { type: 'set' as const, asns: [1, 2, 3, 4] }] } }; // 2
     const longer = { peer: ebgp(1), attrs: { asPath: seq(65001, 5, 6) } }; // 3
     bothOrders(set, longer, '192.0.2.9');
-    const confed = { peer: ebgp(9), attrs: { asPath: [{ type: 'confed-sequence' as const, asns: [64512, 64513, 64514] }, ...seq(65009, 5)] } }; // 2
+    const confed = {
+      peer: ebgp(9),
+      attrs: { asPath: [{ type: 'confed-sequence' as const, asns: [64512, 64513, 64514] }, ...seq(65009, 5)] },
+    }; // 2
     bothOrders(confed, longer, '192.0.2.9');
   });
 
@@ -114,7 +117,14 @@ describe('rib: decision process (RFC 4271 §9.1.2)', () => {
       { peer: ebgp(2, 65002, '2.2.2.2'), attrs: { asPath: seq(65002), med: 0 } },
     ];
     const results = new Set<string | undefined>();
-    for (const order of [[0, 1, 2], [2, 1, 0], [1, 2, 0], [0, 2, 1], [2, 0, 1], [1, 0, 2]]) {
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 2, 0],
+      [0, 2, 1],
+      [2, 0, 1],
+      [1, 0, 2],
+    ]) {
       const r = rib();
       const peers = sides.map((s) => r.addPeer(s.peer));
       for (const i of order) r.update(peers[i], v4Update([P], sides[i].attrs));
@@ -174,7 +184,10 @@ describe('rib: decision process (RFC 4271 §9.1.2)', () => {
     assert.equal(c1[0].kind, 'changed');
     assert.equal(c1[0].best!.peer, b);
     const c2 = rib.withdraw(b, 'ipv4-unicast', [{ prefix: P }]);
-    assert.deepEqual(c2.map((c) => [c.kind, c.prefix, c.best]), [['removed', P, undefined]]);
+    assert.deepEqual(
+      c2.map((c) => [c.kind, c.prefix, c.best]),
+      [['removed', P, undefined]],
+    );
     assert.equal(rib.lookup(P), undefined);
   });
 });

@@ -5,13 +5,22 @@ import type { AdjRibOut } from '../../bgp/rib/index.js';
 
 export const seq = (...asns: number[]): AsPathSegment[] => [{ type: 'sequence', asns }];
 
-export function v4Update(prefixes: Array<string | Nlri>, attributes: PathAttributes = {}, withdrawn: Array<string | Nlri> = []): UpdateMessage {
+export function v4Update(
+  prefixes: Array<string | Nlri>,
+  attributes: PathAttributes = {},
+  withdrawn: Array<string | Nlri> = [],
+): UpdateMessage {
   const nlri = prefixes.map((p) => (typeof p === 'string' ? { prefix: p } : p));
   const attrs: PathAttributes = nlri.length > 0 ? { origin: 'igp', asPath: seq(65001), nextHop: '192.0.2.1', ...attributes } : attributes;
   return { type: 'update', withdrawn: withdrawn.map((p) => (typeof p === 'string' ? { prefix: p } : p)), attributes: attrs, nlri };
 }
 
-export function v6Update(prefixes: Array<string | Nlri>, attributes: PathAttributes = {}, nextHop = '2001:db8::1', linkLocal?: string): UpdateMessage {
+export function v6Update(
+  prefixes: Array<string | Nlri>,
+  attributes: PathAttributes = {},
+  nextHop = '2001:db8::1',
+  linkLocal?: string,
+): UpdateMessage {
   const nlri = prefixes.map((p) => (typeof p === 'string' ? { prefix: p } : p));
   return {
     type: 'update',

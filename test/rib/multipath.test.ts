@@ -13,12 +13,18 @@ describe('rib: multipath', () => {
     assert.equal(c1[0].multipath.length, 1);
     const c2 = rib.update(peers[0], v4Update([P], { asPath: seq(65001), nextHop: '192.0.2.1' }));
     assert.equal(c2[0].kind, 'changed');
-    assert.deepEqual(c2[0].multipath.map((r) => r.nextHop), ['192.0.2.1', '192.0.2.2']);
+    assert.deepEqual(
+      c2[0].multipath.map((r) => r.nextHop),
+      ['192.0.2.1', '192.0.2.2'],
+    );
     // A third equal path does not fit maxPaths 2: the set is unchanged, so no change is reported.
     assert.deepEqual(rib.update(peers[2], v4Update([P], { asPath: seq(65001), nextHop: '192.0.2.3' })), []);
     // Losing a member brings in the next one.
     const c3 = rib.withdraw(peers[1], 'ipv4-unicast', [{ prefix: P }]);
-    assert.deepEqual(c3[0].multipath.map((r) => r.nextHop), ['192.0.2.1', '192.0.2.3']);
+    assert.deepEqual(
+      c3[0].multipath.map((r) => r.nextHop),
+      ['192.0.2.1', '192.0.2.3'],
+    );
   });
 
   it('paths that differ before the router-ID step are not in the set', () => {
@@ -47,10 +53,16 @@ describe('rib: multipath', () => {
     const i2 = rib.addPeer({ address: '192.0.2.2', asn: 65000, routerId: '1.1.1.2' });
     rib.update(i1, v4Update([P], { asPath: seq(65009), nextHop: '10.1.1.1' }));
     rib.update(i2, v4Update([P], { asPath: seq(65009), nextHop: '10.1.1.2' }));
-    assert.deepEqual(rib.lookup(P)!.multipath.map((r) => r.nextHop), ['10.1.1.1', '10.1.1.2']);
+    assert.deepEqual(
+      rib.lookup(P)!.multipath.map((r) => r.nextHop),
+      ['10.1.1.1', '10.1.1.2'],
+    );
     const e = rib.addPeer({ address: '192.0.2.3', asn: 65009, routerId: '1.1.1.3' });
     const c = rib.update(e, v4Update([P], { asPath: seq(65009), nextHop: '192.0.2.3' }));
-    assert.deepEqual(c[0].multipath.map((r) => r.nextHop), ['192.0.2.3']);
+    assert.deepEqual(
+      c[0].multipath.map((r) => r.nextHop),
+      ['192.0.2.3'],
+    );
   });
 
   it('two paths with the same next hop count once', () => {

@@ -7,7 +7,8 @@ import { Rib, type RibPeerConfig } from '../../bgp/rib/index.js';
 import { announced, drain, isEor, seq, updatesOf, v4Update, v6Update, withdrawnOf } from './helpers.js';
 
 const v4 = (n: number): string[] => Array.from({ length: n }, (_, i) => `10.${(i >> 8) & 255}.${i & 255}.0/24`);
-const v6 = (n: number): string[] => Array.from({ length: n }, (_, i) => `2001:db8:${((i >> 8) + 1).toString(16)}:${((i & 255) + 1).toString(16)}::/64`);
+const v6 = (n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `2001:db8:${((i >> 8) + 1).toString(16)}:${((i & 255) + 1).toString(16)}::/64`);
 
 function setup(monitor: Partial<RibPeerConfig> = {}) {
   const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
@@ -83,8 +84,16 @@ describe('rib: UPDATE packing', () => {
     rib.update(src, v4Update(p4));
     rib.update(src, v6Update(p6));
     drain(out);
-    rib.withdraw(src, 'ipv4-unicast', p4.map((prefix) => ({ prefix })));
-    rib.withdraw(src, 'ipv6-unicast', p6.map((prefix) => ({ prefix })));
+    rib.withdraw(
+      src,
+      'ipv4-unicast',
+      p4.map((prefix) => ({ prefix })),
+    );
+    rib.withdraw(
+      src,
+      'ipv6-unicast',
+      p6.map((prefix) => ({ prefix })),
+    );
     const { raw, messages } = drain(out);
     const w = withdrawnOf(messages).map((n) => n.prefix);
     assert.deepEqual([...w].sort(), [...p4, ...p6].sort());
@@ -114,13 +123,20 @@ describe('rib: UPDATE packing', () => {
     const { rib, src, out } = setup();
     rib.update(src, v4Update(['10.1.0.0/16', '10.2.0.0/16'], { asPath: seq(65001) }));
     drain(out);
-    for (let med = 0; med < 50; med++) rib.update(src, v4Update(['10.1.0.0/16', '10.2.0.0/16'], { asPath: seq(65001), communities: [med] }));
+    for (let med = 0; med < 50; med++)
+      rib.update(src, v4Update(['10.1.0.0/16', '10.2.0.0/16'], { asPath: seq(65001), communities: [med] }));
     rib.withdraw(src, 'ipv4-unicast', [{ prefix: '10.2.0.0/16' }]);
     assert.equal(out.pendingCount, 2);
     const { messages } = drain(out);
     const got = announced(messages);
-    assert.deepEqual(got.map((r) => [r.prefix, r.attributes.communities]), [['10.1.0.0/16', [49]]]);
-    assert.deepEqual(withdrawnOf(messages).map((n) => n.prefix), ['10.2.0.0/16']);
+    assert.deepEqual(
+      got.map((r) => [r.prefix, r.attributes.communities]),
+      [['10.1.0.0/16', [49]]],
+    );
+    assert.deepEqual(
+      withdrawnOf(messages).map((n) => n.prefix),
+      ['10.2.0.0/16'],
+    );
   });
 
   it('an announced-then-withdrawn prefix the peer never saw sends nothing at all', () => {
@@ -192,7 +208,10 @@ describe('rib: UPDATE packing', () => {
     rib.update(src, v4Update(['10.1.0.0/16'], { communities: huge }));
     rib.update(src, v4Update(['10.2.0.0/16']));
     const { messages } = drain(out);
-    assert.deepEqual(announced(messages).map((r) => r.prefix), ['10.2.0.0/16']);
+    assert.deepEqual(
+      announced(messages).map((r) => r.prefix),
+      ['10.2.0.0/16'],
+    );
     assert.equal(out.stats.tooLarge, 1);
   });
 });

@@ -14,7 +14,10 @@ const route = (prefix: string, extra: object = {}) => ({
 
 describe('rib: policy', () => {
   it('prefix lists with ge/le', () => {
-    const p = compilePolicy({ terms: [{ match: { prefixList: [{ prefix: '10.0.0.0/8', ge: 16, le: 24 }] }, action: 'accept' }], default: 'reject' });
+    const p = compilePolicy({
+      terms: [{ match: { prefixList: [{ prefix: '10.0.0.0/8', ge: 16, le: 24 }] }, action: 'accept' }],
+      default: 'reject',
+    });
     assert.equal(p.evaluate(route('10.1.0.0/16')), true);
     assert.equal(p.evaluate(route('10.1.2.0/24')), true);
     assert.equal(p.evaluate(route('10.0.0.0/8')), false);
@@ -26,7 +29,8 @@ describe('rib: policy', () => {
   });
 
   it('community, AS path, neighbour and next hop matches', () => {
-    const m = (match: PolicyDefinition['terms'][0]['match']) => compilePolicy({ terms: [{ match, action: 'reject' }] }).evaluate(route('10.0.0.0/8'));
+    const m = (match: PolicyDefinition['terms'][0]['match']) =>
+      compilePolicy({ terms: [{ match, action: 'reject' }] }).evaluate(route('10.0.0.0/8'));
     assert.equal(m({ community: ['65001:100'] }), false);
     assert.equal(m({ community: ['65001:101'] }), true);
     assert.equal(m({ asPathContains: 3356 }), false);
@@ -39,7 +43,10 @@ describe('rib: policy', () => {
   });
 
   it('bad policies are refused naming the term and field', () => {
-    assert.throws(() => compilePolicy({ terms: [{ match: { prefixList: [{ prefix: '10.0.0.0/8', ge: 4 }] }, action: 'accept' }] }), /policy term 0 prefixList/);
+    assert.throws(
+      () => compilePolicy({ terms: [{ match: { prefixList: [{ prefix: '10.0.0.0/8', ge: 4 }] }, action: 'accept' }] }),
+      /policy term 0 prefixList/,
+    );
     assert.throws(() => compilePolicy({ terms: [{ action: 'accept', set: { localPref: -1 } }] }), /set.localPref/);
     assert.throws(() => compilePolicy({ terms: [{ match: { community: ['x'] }, action: 'accept' }] }), /community/);
   });
@@ -53,7 +60,11 @@ describe('rib: policy', () => {
       importPolicy: {
         terms: [
           { match: { prefixList: [{ prefix: '10.66.0.0/16', le: 32 }] }, action: 'reject' },
-          { match: { community: ['65001:100'] }, action: 'accept', set: { localPref: 250, med: 5, communitiesAdd: ['65000:1'], communitiesRemove: ['65001:100'], prepend: [65001] } },
+          {
+            match: { community: ['65001:100'] },
+            action: 'accept',
+            set: { localPref: 250, med: 5, communitiesAdd: ['65000:1'], communitiesRemove: ['65001:100'], prepend: [65001] },
+          },
         ],
       },
     });
@@ -72,7 +83,12 @@ describe('rib: policy', () => {
   it('a function policy on import and export; next hop set by policy', () => {
     const tag: PolicyActions = { communitiesAdd: ['65000:7'], nextHop: '198.51.100.7' };
     const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
-    const a = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1', importPolicy: (r) => (r.prefix.startsWith('10.9.') ? false : tag) });
+    const a = rib.addPeer({
+      address: '192.0.2.1',
+      asn: 65001,
+      routerId: '1.1.1.1',
+      importPolicy: (r) => (r.prefix.startsWith('10.9.') ? false : tag),
+    });
     const b = rib.addPeer({
       address: '10.0.0.2',
       asn: 65000,
@@ -84,7 +100,10 @@ describe('rib: policy', () => {
     assert.equal(rib.lookup('10.1.0.0/16')!.best.nextHop, '198.51.100.7');
     assert.equal(rib.lookup('10.9.0.0/16'), undefined);
     const got = announced(drain(rib.adjRibOut(b)!).messages);
-    assert.deepEqual(got.map((r) => r.prefix), ['10.1.0.0/16']);
+    assert.deepEqual(
+      got.map((r) => r.prefix),
+      ['10.1.0.0/16'],
+    );
     assert.equal(got[0].attributes.med, 33);
     assert.equal(got[0].attributes.nextHop, '10.0.0.100');
     assert.deepEqual(got[0].attributes.communities, [65000 * 65536 + 7]);

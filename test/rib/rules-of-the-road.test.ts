@@ -8,10 +8,40 @@ import { announced, drain, seq, v4Update, v6Update, withdrawnOf } from './helper
 function setup(extra: Partial<RibPeerConfig> = {}) {
   const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
   const fam = { families: ['ipv4-unicast', 'ipv6-unicast'] as const };
-  const e1 = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1', localAddress: '192.0.2.100', localAddressV6: '2001:db8::100', linkLocalAddressV6: 'fe80::100', families: [...fam.families], ...extra });
-  const e2 = rib.addPeer({ address: '192.0.2.2', asn: 65002, routerId: '1.1.1.2', localAddress: '192.0.2.100', localAddressV6: '2001:db8::100', families: [...fam.families] });
-  const i1 = rib.addPeer({ address: '10.0.0.1', asn: 65000, routerId: '2.2.2.1', localAddress: '10.0.0.100', localAddressV6: '2001:db8:1::100', families: [...fam.families] });
-  const i2 = rib.addPeer({ address: '10.0.0.2', asn: 65000, routerId: '2.2.2.2', localAddress: '10.0.0.100', localAddressV6: '2001:db8:1::100', families: [...fam.families] });
+  const e1 = rib.addPeer({
+    address: '192.0.2.1',
+    asn: 65001,
+    routerId: '1.1.1.1',
+    localAddress: '192.0.2.100',
+    localAddressV6: '2001:db8::100',
+    linkLocalAddressV6: 'fe80::100',
+    families: [...fam.families],
+    ...extra,
+  });
+  const e2 = rib.addPeer({
+    address: '192.0.2.2',
+    asn: 65002,
+    routerId: '1.1.1.2',
+    localAddress: '192.0.2.100',
+    localAddressV6: '2001:db8::100',
+    families: [...fam.families],
+  });
+  const i1 = rib.addPeer({
+    address: '10.0.0.1',
+    asn: 65000,
+    routerId: '2.2.2.1',
+    localAddress: '10.0.0.100',
+    localAddressV6: '2001:db8:1::100',
+    families: [...fam.families],
+  });
+  const i2 = rib.addPeer({
+    address: '10.0.0.2',
+    asn: 65000,
+    routerId: '2.2.2.2',
+    localAddress: '10.0.0.100',
+    localAddressV6: '2001:db8:1::100',
+    families: [...fam.families],
+  });
   for (const p of [e1, e2, i1, i2]) drain(rib.adjRibOut(p)!); // the (empty) initial table and End-of-RIB
   return { rib, e1, e2, i1, i2 };
 }
@@ -113,7 +143,12 @@ describe('rib: rules of the road', () => {
     rib.update(e1, v4Update(['10.2.0.0/16'], { asPath: seq(65001), communities: [NO_EXPORT_SUBCONFED] }));
     rib.update(e1, v4Update(['10.3.0.0/16'], { asPath: seq(65001), communities: [NO_ADVERTISE] }));
     assert.deepEqual(got(rib, e2), []);
-    assert.deepEqual(got(rib, i1).map((r) => r.prefix).sort(), ['10.1.0.0/16', '10.2.0.0/16']);
+    assert.deepEqual(
+      got(rib, i1)
+        .map((r) => r.prefix)
+        .sort(),
+      ['10.1.0.0/16', '10.2.0.0/16'],
+    );
   });
 
   it('a best path that becomes unexportable is withdrawn from the peers that had it', () => {
@@ -144,7 +179,10 @@ describe('rib: rules of the road', () => {
     // b's path changes (still not best): only it is sent again, under the same id.
     rib.update(b, v4Update(['10.1.0.0/16'], { asPath: seq(65002, 9), nextHop: '192.0.2.2', med: 5 }));
     const second = announced(drain(rib.adjRibOut(i)!, opts).messages);
-    assert.deepEqual(second.map((r) => r.pathId), [idb]);
+    assert.deepEqual(
+      second.map((r) => r.pathId),
+      [idb],
+    );
     // a's path goes: its id is withdrawn, b's stays.
     rib.withdraw(a, 'ipv4-unicast', [{ prefix: '10.1.0.0/16' }]);
     const m = drain(rib.adjRibOut(i)!, opts).messages;
@@ -154,7 +192,14 @@ describe('rib: rules of the road', () => {
   it('a 2-octet peer gets AS_TRANS in AS_PATH and the real path in AS4_PATH (RFC 6793)', () => {
     const rib = new Rib({ localAs: 4200000000, routerId: '10.255.0.1' });
     const src = rib.addPeer({ address: '192.0.2.1', asn: 4200000001, routerId: '1.1.1.1' });
-    const old = rib.addPeer({ address: '192.0.2.2', asn: 65002, routerId: '1.1.1.2', localAddress: '192.0.2.100', fourOctetAs: false, sendOptions: { fourOctetAs: false } });
+    const old = rib.addPeer({
+      address: '192.0.2.2',
+      asn: 65002,
+      routerId: '1.1.1.2',
+      localAddress: '192.0.2.100',
+      fourOctetAs: false,
+      sendOptions: { fourOctetAs: false },
+    });
     rib.update(src, v4Update(['10.1.0.0/16'], { asPath: seq(4200000001, 65010) }));
     const [r] = announced(drain(rib.adjRibOut(old)!, { fourOctetAs: false }).messages);
     assert.deepEqual(r.attributes.asPath, seq(AS_TRANS, AS_TRANS, 65010));
@@ -173,7 +218,9 @@ describe('rib: rules of the road', () => {
   it('peers with the same type, AS, policy and next-hop treatment share an update group and its encoded sets', () => {
     const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
     const src = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1' });
-    const members = [1, 2, 3].map((n) => rib.addPeer({ address: `10.0.0.${n}`, asn: 65000, routerId: `2.2.2.${n}`, localAddress: '10.0.0.100' }));
+    const members = [1, 2, 3].map((n) =>
+      rib.addPeer({ address: `10.0.0.${n}`, asn: 65000, routerId: `2.2.2.${n}`, localAddress: '10.0.0.100' }),
+    );
     const other = rib.addPeer({ address: '10.0.0.9', asn: 65000, routerId: '2.2.2.9', localAddress: '10.0.0.100', nextHopSelf: true });
     assert.equal(new Set(members.map((m) => rib.adjRibOut(m)!.group)).size, 1);
     assert.notEqual(rib.adjRibOut(other)!.group, rib.adjRibOut(members[0])!.group);

@@ -3,7 +3,15 @@
 // bad messages or falls silent gets back, read off the wire by a raw peer built on the codec.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { BgpSpeaker, MessageFramer, decodeMessage, encodeMessage, type BgpMessage, type NotificationMessage, type OpenMessage } from '../../index.js';
+import {
+  BgpSpeaker,
+  MessageFramer,
+  decodeMessage,
+  encodeMessage,
+  type BgpMessage,
+  type NotificationMessage,
+  type OpenMessage,
+} from '../../index.js';
 import { waitFor } from '../support/wait.js';
 
 let nextPort = 20000 + (process.pid % 5000) * 4;
@@ -23,7 +31,12 @@ async function pair(a: { ip: string; asn: number }, b: { ip: string; asn: number
 }
 
 const established = (s: BgpSpeaker) =>
-  waitFor(() => s.peerStatus(), { what: 'session Established', until: (ps) => ps.length > 0 && ps.every((p) => p.state === 'Established'), timeoutMs: 15_000, intervalMs: 20 });
+  waitFor(() => s.peerStatus(), {
+    what: 'session Established',
+    until: (ps) => ps.length > 0 && ps.every((p) => p.state === 'Established'),
+    timeoutMs: 15_000,
+    intervalMs: 20,
+  });
 
 describe('speaker sessions over loopback', function () {
   this.timeout(60_000);
@@ -48,14 +61,24 @@ describe('speaker sessions over loopback', function () {
     const prefixes: string[] = [];
     for (let i = 0; i < 100_000; i++) prefixes.push(`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32`);
     for (const p of prefixes) a.originate(p, { attributes: { med: 1 } });
-    await waitFor(() => b.routes('ipv4-unicast').length, { what: '100,000 routes on the receiver', until: (n) => n === 100_000, timeoutMs: 40_000, intervalMs: 100 });
+    await waitFor(() => b.routes('ipv4-unicast').length, {
+      what: '100,000 routes on the receiver',
+      until: (n) => n === 100_000,
+      timeoutMs: 40_000,
+      intervalMs: 100,
+    });
     const got = new Set(b.routes('ipv4-unicast').map((r) => r.prefix));
     for (const p of prefixes) assert.ok(got.has(p), `missing ${p}`);
     const one = b.lookup('100.65.134.159/32')!.best;
     assert.equal(one.nextHop, '127.0.2.1');
     assert.deepEqual(one.attributes.asPath, [{ type: 'sequence', asns: [65001] }]);
     for (const p of prefixes) a.withdraw(p);
-    await waitFor(() => b.routes('ipv4-unicast').length, { what: 'every route withdrawn', until: (n) => n === 0, timeoutMs: 40_000, intervalMs: 100 });
+    await waitFor(() => b.routes('ipv4-unicast').length, {
+      what: 'every route withdrawn',
+      until: (n) => n === 0,
+      timeoutMs: 40_000,
+      intervalMs: 100,
+    });
   });
 });
 
@@ -84,11 +107,26 @@ class RawPeer {
   }
 
   open(asn: number, id: string, holdTime = 9): void {
-    this.send({ type: 'open', version: 4, myAs: asn, holdTime, bgpId: id, capabilities: [{ kind: 'four-octet-as', asn }, { kind: 'multiprotocol', afi: 1, safi: 1 }] });
+    this.send({
+      type: 'open',
+      version: 4,
+      myAs: asn,
+      holdTime,
+      bgpId: id,
+      capabilities: [
+        { kind: 'four-octet-as', asn },
+        { kind: 'multiprotocol', afi: 1, safi: 1 },
+      ],
+    });
   }
 
   notification(): Promise<NotificationMessage> {
-    return waitFor(() => this.received.find((m): m is NotificationMessage => m.type === 'notification'), { what: 'a NOTIFICATION from the speaker', until: (m) => m !== undefined, timeoutMs: 15_000, intervalMs: 20 }) as Promise<NotificationMessage>;
+    return waitFor(() => this.received.find((m): m is NotificationMessage => m.type === 'notification'), {
+      what: 'a NOTIFICATION from the speaker',
+      until: (m) => m !== undefined,
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    }) as Promise<NotificationMessage>;
   }
 
   destroy(): void {
@@ -119,13 +157,23 @@ describe('speaker against a raw peer: errors on the wire', function () {
     peer = await RawPeer.connect(SPEAKER, p, RAW);
     peer.open(65002, '127.0.3.2', holdTime);
     peer.send({ type: 'keepalive' });
-    await waitFor(() => speaker.peerStatus()[0]!.state, { what: 'Established', until: (s) => s === 'Established', timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.peerStatus()[0]!.state, {
+      what: 'Established',
+      until: (s) => s === 'Established',
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
     assert.ok(peer.received.some((m) => m.type === 'open'));
     return peer;
   }
 
   const announce = (prefix: string, extra: Buffer = Buffer.alloc(0)) => {
-    const m = encodeMessage({ type: 'update', withdrawn: [], attributes: { origin: 'igp', asPath: [{ type: 'sequence', asns: [65002] }], nextHop: RAW }, nlri: [{ prefix }] });
+    const m = encodeMessage({
+      type: 'update',
+      withdrawn: [],
+      attributes: { origin: 'igp', asPath: [{ type: 'sequence', asns: [65002] }], nextHop: RAW },
+      nlri: [{ prefix }],
+    });
     if (extra.length === 0) return m;
     // Splice extra attribute octets in and fix both lengths.
     const attrLen = m.readUInt16BE(21);
@@ -145,23 +193,46 @@ describe('speaker against a raw peer: errors on the wire', function () {
   it('a malformed MED is treat-as-withdraw: the session stays up and the prefix is withdrawn', async () => {
     const raw = await establish();
     raw.send(announce('10.7.0.0/16'));
-    await waitFor(() => speaker.lookup('10.7.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.lookup('10.7.0.0/16'), {
+      what: 'route learned',
+      until: (r) => r !== undefined,
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
     raw.send(announce('10.7.0.0/16', Buffer.from([0x80, 4, 3, 0, 0, 1])));
-    await waitFor(() => speaker.lookup('10.7.0.0/16'), { what: 'route withdrawn', until: (r) => r === undefined, timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.lookup('10.7.0.0/16'), {
+      what: 'route withdrawn',
+      until: (r) => r === undefined,
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
     assert.equal(speaker.peerStatus()[0]!.state, 'Established');
-    assert.equal(raw.received.some((m) => m.type === 'notification'), false);
+    assert.equal(
+      raw.received.some((m) => m.type === 'notification'),
+      false,
+    );
   });
 
   it('an invalid NLRI field gets 3/10 and the session closes; the routes go', async () => {
     const raw = await establish();
     raw.send(announce('10.8.0.0/16'));
-    await waitFor(() => speaker.lookup('10.8.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.lookup('10.8.0.0/16'), {
+      what: 'route learned',
+      until: (r) => r !== undefined,
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
     const bad = announce('10.9.0.0/16');
     bad[bad.length - 3] = 40; // prefix length 40
     raw.send(bad);
     const n = await raw.notification();
     assert.equal(`${n.code}/${n.subcode}`, '3/10');
-    await waitFor(() => speaker.lookup('10.8.0.0/16'), { what: 'routes dropped', until: (r) => r === undefined, timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.lookup('10.8.0.0/16'), {
+      what: 'routes dropped',
+      until: (r) => r === undefined,
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
   });
 
   it('a bad marker gets 1/1', async () => {
@@ -176,7 +247,12 @@ describe('speaker against a raw peer: errors on the wire', function () {
   it('a peer that falls silent gets 4/0 Hold Timer Expired after the hold time, and its routes go', async () => {
     const raw = await establish();
     raw.send(announce('10.10.0.0/16'));
-    await waitFor(() => speaker.lookup('10.10.0.0/16'), { what: 'route learned', until: (r) => r !== undefined, timeoutMs: 5000, intervalMs: 10 });
+    await waitFor(() => speaker.lookup('10.10.0.0/16'), {
+      what: 'route learned',
+      until: (r) => r !== undefined,
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
     const t0 = Date.now();
     const n = await raw.notification();
     assert.equal(`${n.code}/${n.subcode}`, '4/0');
@@ -197,12 +273,18 @@ describe('speaker against a raw peer: errors on the wire', function () {
     // 25,000 prefixes, each with its own large attribute set: ~18 MB of UPDATEs, more than the
     // kernel's socket buffers on loopback can absorb, so the rest must wait in the RIB.
     const large: [number, number, number][] = Array.from({ length: 60 }, (_, k) => [65001, k, k]);
-    for (let i = 0; i < 25_000; i++) speaker.originate(`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32`, { attributes: { med: i, largeCommunities: large } });
+    for (let i = 0; i < 25_000; i++)
+      speaker.originate(`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}/32`, { attributes: { med: i, largeCommunities: large } });
     // Keep our side of the session alive while we do not read.
     const keepalive = setInterval(() => raw.send({ type: 'keepalive' }), 500);
     try {
       // Once the kernel's buffers are full, output waits in our socket; it must stop growing there.
-      let peak = await waitFor(() => speaker.peerStatus()[0]!.outputBuffered, { what: 'output queued in our socket', until: (n) => n > 0, timeoutMs: 15_000, intervalMs: 20 });
+      let peak = await waitFor(() => speaker.peerStatus()[0]!.outputBuffered, {
+        what: 'output queued in our socket',
+        until: (n) => n > 0,
+        timeoutMs: 15_000,
+        intervalMs: 20,
+      });
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 100));
         peak = Math.max(peak, speaker.peerStatus()[0]!.outputBuffered);
@@ -211,9 +293,16 @@ describe('speaker against a raw peer: errors on the wire', function () {
       assert.ok(peak > 0 && peak < 200 * 1024, `buffered ${peak} octets while the peer did not read`);
       raw.socket.resume();
       const announced = () => raw.received.reduce((n, m) => n + (m.type === 'update' ? m.nlri.length : 0), 0);
-      await waitFor(announced, { what: '25,000 prefixes received once reading', until: (n) => n === 25_000, timeoutMs: 60_000, intervalMs: 50 }).catch((e: Error) => {
+      await waitFor(announced, {
+        what: '25,000 prefixes received once reading',
+        until: (n) => n === 25_000,
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      }).catch((e: Error) => {
         const notification = raw.received.find((m) => m.type === 'notification');
-        throw new Error(`${e.message}\nspeaker side: ${JSON.stringify(speaker.peerStatus()[0])}\nnotification received: ${JSON.stringify(notification)}`);
+        throw new Error(
+          `${e.message}\nspeaker side: ${JSON.stringify(speaker.peerStatus()[0])}\nnotification received: ${JSON.stringify(notification)}`,
+        );
       });
       assert.equal(speaker.peerStatus()[0]!.state, 'Established');
     } finally {
@@ -225,6 +314,12 @@ describe('speaker against a raw peer: errors on the wire', function () {
     const raw = await establish();
     const open = raw.received.find((m): m is OpenMessage => m.type === 'open')!;
     assert.equal(open.holdTime, 3);
-    assert.deepEqual(open.capabilities.map((c) => c.kind).sort(), ['enhanced-route-refresh', 'extended-message', 'four-octet-as', 'multiprotocol', 'route-refresh']);
+    assert.deepEqual(open.capabilities.map((c) => c.kind).sort(), [
+      'enhanced-route-refresh',
+      'extended-message',
+      'four-octet-as',
+      'multiprotocol',
+      'route-refresh',
+    ]);
   });
 });

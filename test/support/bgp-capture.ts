@@ -1,13 +1,6 @@
 // Captured TCP connections read as BGP sessions: each direction framed into messages, the
 // OPENs found, and every message decoded with the options the two OPENs negotiated.
-import {
-  MessageFramer,
-  decodeMessage,
-  negotiatedOptions,
-  type BgpMessage,
-  type CodecOptions,
-  type OpenMessage,
-} from '../../bgp/index.js';
+import { MessageFramer, decodeMessage, negotiatedOptions, type BgpMessage, type CodecOptions, type OpenMessage } from '../../bgp/index.js';
 import type { Endpoint, TcpConnection, TcpStream } from './pcap.js';
 
 export interface CapturedMessage {
@@ -64,7 +57,12 @@ export function decodeSession(connection: TcpConnection): CapturedSession {
   const clientOpen = firstOpen(c.raws);
   const serverOpen = firstOpen(s.raws);
   const negotiated = clientOpen && serverOpen ? negotiatedOptions(clientOpen, serverOpen) : undefined;
-  const direction = (stream: TcpStream, framed: ReturnType<typeof frame>, open: OpenMessage | undefined, options: CodecOptions): CapturedDirection => ({
+  const direction = (
+    stream: TcpStream,
+    framed: ReturnType<typeof frame>,
+    open: OpenMessage | undefined,
+    options: CodecOptions,
+  ): CapturedDirection => ({
     from: stream.from,
     to: stream.to,
     stream,

@@ -81,12 +81,15 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
     }
     if (peer.routeReflectorClient) p.push('  rr client;');
     for (const family of familiesOf(peer)) {
-      const exportFilter = networks.some((n) => familyOfPrefix(n.prefix) === family) ? `export filter pr_export${family === 'ipv4' ? 4 : 6}` : 'export all';
+      const exportFilter = networks.some((n) => familyOfPrefix(n.prefix) === family)
+        ? `export filter pr_export${family === 'ipv4' ? 4 : 6}`
+        : 'export all';
       const c: string[] = ['import all', exportFilter];
       if (peer.addPath) c.push(`add paths ${peer.addPath === 'both' ? 'on' : peer.addPath === 'send' ? 'tx' : 'rx'}`);
       if (family === 'ipv4' && peer.extendedNextHop) c.push('extended next hop on');
       if (family === 'ipv6' && !peer.address.includes(':')) {
-        if (!config.nextHopV6) throw new UnsupportedConfigError('bird', 'nextHopV6', `is needed for ipv6 on the IPv4 session with ${peer.address}`);
+        if (!config.nextHopV6)
+          throw new UnsupportedConfigError('bird', 'nextHopV6', `is needed for ipv6 on the IPv4 session with ${peer.address}`);
         c.push(`next hop address ${config.nextHopV6}`);
       }
       p.push(`  ${family} { ${c.join('; ')}; };`);
@@ -223,7 +226,14 @@ export function parseBirdProtocols(text: string): BirdProtocol[] {
     if (line.startsWith('Name ') || line.trim() === '') continue;
     if (!/^\s/.test(line)) {
       const fields = line.trim().split(/\s+/);
-      current = { name: fields[0]!, proto: fields[1] ?? '', table: fields[2] ?? '', state: fields[3] ?? '', info: fields.slice(5).join(' '), details: [] };
+      current = {
+        name: fields[0]!,
+        proto: fields[1] ?? '',
+        table: fields[2] ?? '',
+        state: fields[3] ?? '',
+        info: fields.slice(5).join(' '),
+        details: [],
+      };
       protocols.push(current);
       continue;
     }
@@ -298,7 +308,10 @@ export function parseBirdRoutes(text: string): BirdRoute[] {
         current.origin = value === 'IGP' ? 'igp' : value === 'EGP' ? 'egp' : 'incomplete';
         break;
       case 'as_path':
-        current.asPath = value.split(/[\s{}]+/).filter(Boolean).map(Number);
+        current.asPath = value
+          .split(/[\s{}]+/)
+          .filter(Boolean)
+          .map(Number);
         break;
       case 'med':
         current.med = Number(value);

@@ -63,7 +63,12 @@ export class PacketCapture {
    * dumpcap drops what is still in the kernel's capture ring when it is interrupted.
    */
   async waitFor(what: string, until: (connections: TcpConnection[]) => boolean, timeoutMs = 15_000): Promise<TcpConnection[]> {
-    return waitFor(() => readTcpConnections(this.file, { partial: true }), { what: `capture ${this.file}: ${what}`, until, timeoutMs, intervalMs: 200 });
+    return waitFor(() => readTcpConnections(this.file, { partial: true }), {
+      what: `capture ${this.file}: ${what}`,
+      until,
+      timeoutMs,
+      intervalMs: 200,
+    });
   }
 
   /** Stops the capture if needed, then reads and reassembles every TCP connection in it. */

@@ -11,7 +11,8 @@ export function renderExabgpConfig(config: RouterConfig): string {
   const lines: string[] = [];
   const networks = (config.networks ?? []).map(normalizeNetwork);
   for (const peer of config.peers) {
-    if (peer.passive) throw new UnsupportedConfigError('exabgp', 'passive', 'is not supported by this harness (ExaBGP would need to bind port 179)');
+    if (peer.passive)
+      throw new UnsupportedConfigError('exabgp', 'passive', 'is not supported by this harness (ExaBGP would need to bind port 179)');
     const local = peer.localAddress ?? config.routerId;
     const families = familiesOf(peer);
     lines.push(
@@ -35,7 +36,8 @@ export function renderExabgpConfig(config: RouterConfig): string {
     const mine = networks.filter((n) => families.includes(familyOfPrefix(n.prefix)));
     if (mine.length > 0) {
       lines.push('  static {');
-      for (const network of mine) lines.push(`    ${staticRoute(network, familyOfPrefix(network.prefix) === 'ipv6' ? config.nextHopV6 : undefined)}`);
+      for (const network of mine)
+        lines.push(`    ${staticRoute(network, familyOfPrefix(network.prefix) === 'ipv6' ? config.nextHopV6 : undefined)}`);
       lines.push('  }');
     }
     lines.push('}');

@@ -22,7 +22,12 @@ import { waitFor } from './wait.js';
 const FRR_BIN = '/usr/lib/frr';
 
 export function renderFrrConfig(config: RouterConfig): string {
-  const lines: string[] = ['frr defaults traditional', `hostname ${config.hostname ?? `frr-${config.routerId}`}`, 'log stdout informational', '!'];
+  const lines: string[] = [
+    'frr defaults traditional',
+    `hostname ${config.hostname ?? `frr-${config.routerId}`}`,
+    'log stdout informational',
+    '!',
+  ];
   const networks = (config.networks ?? []).map(normalizeNetwork);
   networks.forEach((network, index) => {
     const sets: string[] = [];
@@ -42,7 +47,8 @@ export function renderFrrConfig(config: RouterConfig): string {
   if (config.gracefulRestart) {
     lines.push(' bgp graceful-restart', ` bgp graceful-restart restart-time ${config.gracefulRestart.restartTime}`);
   }
-  if (config.longLivedGracefulRestart) lines.push(` bgp long-lived-graceful-restart stale-time ${config.longLivedGracefulRestart.staleTime}`);
+  if (config.longLivedGracefulRestart)
+    lines.push(` bgp long-lived-graceful-restart stale-time ${config.longLivedGracefulRestart.staleTime}`);
   for (const peer of config.peers) {
     const n = ` neighbor ${peer.address}`;
     lines.push(`${n} remote-as ${peer.remoteAs}`);
@@ -56,19 +62,24 @@ export function renderFrrConfig(config: RouterConfig): string {
     if (peer.fourOctetAs === false) {
       // FRR 8.4 has no switch for the 4-octet AS capability alone: this sends an OPEN with
       // no capabilities at all, which is what a 2-octet-only speaker sends.
-      if (familiesOf(peer).some((f) => f !== 'ipv4')) throw new UnsupportedConfigError('frr', 'fourOctetAs=false', 'leaves no multiprotocol capability, so families can only be [ipv4]');
+      if (familiesOf(peer).some((f) => f !== 'ipv4'))
+        throw new UnsupportedConfigError('frr', 'fourOctetAs=false', 'leaves no multiprotocol capability, so families can only be [ipv4]');
       if (peer.addPath) throw new UnsupportedConfigError('frr', 'fourOctetAs=false', 'sends no capabilities, so addPath is impossible');
       lines.push(`${n} dont-capability-negotiate`);
     }
-    if (peer.extendedMessage === false) throw new UnsupportedConfigError('frr', 'extendedMessage=false', 'is not configurable in FRR 8.4 (always advertised)');
+    if (peer.extendedMessage === false)
+      throw new UnsupportedConfigError('frr', 'extendedMessage=false', 'is not configurable in FRR 8.4 (always advertised)');
   }
   for (const family of ['ipv4', 'ipv6'] as const) {
     const peers = config.peers.filter((peer) => familiesOf(peer).includes(family));
-    const originated = networks.map((network, index) => ({ network, index })).filter(({ network }) => familyOfPrefix(network.prefix) === family);
+    const originated = networks
+      .map((network, index) => ({ network, index }))
+      .filter(({ network }) => familyOfPrefix(network.prefix) === family);
     if (peers.length === 0 && originated.length === 0) continue;
     lines.push(` address-family ${family} unicast`);
     for (const { network, index } of originated) {
-      const hasMap = network.med !== undefined || network.localPref !== undefined || network.communities?.length || network.largeCommunities?.length;
+      const hasMap =
+        network.med !== undefined || network.localPref !== undefined || network.communities?.length || network.largeCommunities?.length;
       lines.push(`  network ${network.prefix}${hasMap ? ` route-map PR-NET-${index}` : ''}`);
     }
     for (const peer of peers) {
@@ -118,8 +129,14 @@ export class Frr {
     const frr = new Frr(ns, config, dir, processes);
     const zebra = options.zebra ?? true;
     if (zebra) {
-      processes.push(ns.spawn([`${FRR_BIN}/zebra`, '-f', join(dir, 'zebra.conf'), '-i', join(dir, 'zebra.pid'), ...common], { name: 'zebra' }));
-      await waitFor(() => existsSync(zserv) || !processes[0]!.running, { what: `zebra's socket ${zserv}`, timeoutMs: 15_000, intervalMs: 50 });
+      processes.push(
+        ns.spawn([`${FRR_BIN}/zebra`, '-f', join(dir, 'zebra.conf'), '-i', join(dir, 'zebra.pid'), ...common], { name: 'zebra' }),
+      );
+      await waitFor(() => existsSync(zserv) || !processes[0]!.running, {
+        what: `zebra's socket ${zserv}`,
+        timeoutMs: 15_000,
+        intervalMs: 50,
+      });
       if (!processes[0]!.running) throw new Error(`frr ${ns.shortName}: zebra exited: ${processes[0]!.tail()}`);
     }
     const bgpdArgs = [`${FRR_BIN}/bgpd`, '-f', bgpdConf, '-i', join(dir, 'bgpd.pid'), ...common];

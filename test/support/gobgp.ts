@@ -40,7 +40,11 @@ export function renderGobgpConfig(config: RouterConfig): string {
       if (peer.localAddress) lines.push(`    local-address = ${q(peer.localAddress)}`);
     }
     if (peer.routeReflectorClient) {
-      lines.push('  [neighbors.route-reflector.config]', '    route-reflector-client = true', `    route-reflector-cluster-id = ${q(config.routerId)}`);
+      lines.push(
+        '  [neighbors.route-reflector.config]',
+        '    route-reflector-client = true',
+        `    route-reflector-cluster-id = ${q(config.routerId)}`,
+      );
     }
     if (config.gracefulRestart) {
       lines.push('  [neighbors.graceful-restart.config]', '    enabled = true', `    restart-time = ${config.gracefulRestart.restartTime}`);
@@ -52,7 +56,11 @@ export function renderGobgpConfig(config: RouterConfig): string {
       lines.push('  [[neighbors.afi-safis]]', '    [neighbors.afi-safis.config]', `      afi-safi-name = "${family}-unicast"`);
       if (config.gracefulRestart) lines.push('    [neighbors.afi-safis.mp-graceful-restart.config]', '      enabled = true');
       if (config.longLivedGracefulRestart) {
-        lines.push('    [neighbors.afi-safis.long-lived-graceful-restart.config]', '      enabled = true', `      restart-time = ${config.longLivedGracefulRestart.staleTime}`);
+        lines.push(
+          '    [neighbors.afi-safis.long-lived-graceful-restart.config]',
+          '      enabled = true',
+          `      restart-time = ${config.longLivedGracefulRestart.staleTime}`,
+        );
       }
       if (peer.addPath) {
         lines.push('    [neighbors.afi-safis.add-paths.config]');
@@ -151,7 +159,12 @@ export class Gobgp {
     return (await this.neighbors()).map((n) => {
       const state = String(n.state?.session_state ?? 'unknown');
       const established = state === '6' || state.toLowerCase() === 'established';
-      return { address: n.conf?.neighbor_address ?? '', remoteAs: n.conf?.peer_asn ?? 0, state: established ? 'Established' : state, established };
+      return {
+        address: n.conf?.neighbor_address ?? '',
+        remoteAs: n.conf?.peer_asn ?? 0,
+        state: established ? 'Established' : state,
+        established,
+      };
     });
   }
 
@@ -205,7 +218,15 @@ export function parseGobgpRib(rib: Record<string, GobgpPath[]>): RibRoute[] {
   const routes: RibRoute[] = [];
   for (const [prefix, paths] of Object.entries(rib)) {
     for (const path of paths) {
-      const route: RibRoute = { prefix, nextHops: [], asPath: [], origin: 'incomplete', communities: [], largeCommunities: [], best: Boolean(path.best) };
+      const route: RibRoute = {
+        prefix,
+        nextHops: [],
+        asPath: [],
+        origin: 'incomplete',
+        communities: [],
+        largeCommunities: [],
+        best: Boolean(path.best),
+      };
       for (const attr of path.attrs) {
         switch (attr.type) {
           case 1:

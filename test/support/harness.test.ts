@@ -75,10 +75,7 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
   it('brings every session to Established', async () => {
     for (const daemon of [frr, bird, gobgp] as BgpDaemon[]) {
       const peers = await waitEstablished(daemon);
-      assert.deepEqual(
-        peers.map((p) => p.address).sort(),
-        daemon.config.peers.map((p) => p.address).sort(),
-      );
+      assert.deepEqual(peers.map((p) => p.address).sort(), daemon.config.peers.map((p) => p.address).sort());
     }
     // The daemon-specific views agree with the common one.
     const summary = await frr.summary('ipv4');
@@ -94,9 +91,33 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
   // The path each daemon learns straight from the originator: AS path [origin AS], next hop
   // the originator's address, MED and communities as originated (eBGP keeps MED one hop).
   const originated = [
-    { asn: 65001, address: '10.99.0.1', v6: 'fd00:99::1', prefix: '10.201.0.0/24', prefix6: '2001:db8:201::/48', med: 11, communities: ['65001:1'] },
-    { asn: 65002, address: '10.99.0.2', v6: 'fd00:99::2', prefix: '10.202.0.0/24', prefix6: '2001:db8:202::/48', med: 22, communities: ['65002:1'] },
-    { asn: 65003, address: '10.99.0.3', v6: 'fd00:99::3', prefix: '10.203.0.0/24', prefix6: '2001:db8:203::/48', med: 33, communities: ['65003:1'] },
+    {
+      asn: 65001,
+      address: '10.99.0.1',
+      v6: 'fd00:99::1',
+      prefix: '10.201.0.0/24',
+      prefix6: '2001:db8:201::/48',
+      med: 11,
+      communities: ['65001:1'],
+    },
+    {
+      asn: 65002,
+      address: '10.99.0.2',
+      v6: 'fd00:99::2',
+      prefix: '10.202.0.0/24',
+      prefix6: '2001:db8:202::/48',
+      med: 22,
+      communities: ['65002:1'],
+    },
+    {
+      asn: 65003,
+      address: '10.99.0.3',
+      v6: 'fd00:99::3',
+      prefix: '10.203.0.0/24',
+      prefix6: '2001:db8:203::/48',
+      med: 33,
+      communities: ['65003:1'],
+    },
   ];
 
   for (const receiver of ['frr', 'bird', 'gobgp'] as const) {
@@ -104,8 +125,16 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
       const daemon: BgpDaemon = { frr, bird, gobgp }[receiver];
       const others = originated.filter((o) => o.asn !== daemon.config.asn);
       const direct = (o: (typeof originated)[number]) => (r: RibRoute) => r.asPath.length === 1 && r.asPath[0] === o.asn;
-      const v4 = await waitRoutes(daemon, 'ipv4', others.map((o) => o.prefix));
-      const v6 = await waitRoutes(daemon, 'ipv6', others.map((o) => o.prefix6));
+      const v4 = await waitRoutes(
+        daemon,
+        'ipv4',
+        others.map((o) => o.prefix),
+      );
+      const v6 = await waitRoutes(
+        daemon,
+        'ipv6',
+        others.map((o) => o.prefix6),
+      );
       for (const o of others) {
         const route = v4.find((r) => r.prefix === o.prefix && direct(o)(r));
         assert.ok(route, `${receiver}: no direct path to ${o.prefix} in ${JSON.stringify(v4)}`);
@@ -153,7 +182,11 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
     const processes = lab.processes;
     const pids = processes.map((p) => p.pid);
     assert.deepEqual(processes.map((p) => p.name).sort(), ['bird/bird', 'exa/exabgp', 'frr/bgpd', 'frr/zebra', 'gobgp/gobgpd']);
-    assert.deepEqual(processes.filter((p) => !pidAlive(p.pid)).map((p) => `${p.name}: ${p.tail()}`), [], 'all daemons alive before destroy()');
+    assert.deepEqual(
+      processes.filter((p) => !pidAlive(p.pid)).map((p) => `${p.name}: ${p.tail()}`),
+      [],
+      'all daemons alive before destroy()',
+    );
     await lab.destroy();
     await lab.destroy();
     assert.deepEqual(await listNamespaces(lab.prefix), []);

@@ -176,7 +176,8 @@ export class Lab {
 
   /** Creates a namespace with loopback up. */
   async namespace(shortName: string): Promise<Netns> {
-    if (!/^[a-z0-9][a-z0-9-]{0,30}$/i.test(shortName)) throw new Error(`namespace name ${JSON.stringify(shortName)}: use letters, digits and -`);
+    if (!/^[a-z0-9][a-z0-9-]{0,30}$/i.test(shortName))
+      throw new Error(`namespace name ${JSON.stringify(shortName)}: use letters, digits and -`);
     const ns = new Netns(this, `${this.prefix}${shortName}`, shortName);
     await run(['ip', 'netns', 'add', ns.name]);
     this.namespaces.push(ns);

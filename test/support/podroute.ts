@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import type { PeerStatus as SpeakerPeerStatus } from '../../bgp/index.js';
 import { callControl, type RouteView } from '../../lib/bgpd/control.js';
-import { defaultTimers, familiesOf, normalizeNetwork, type Family, type PeerStatus, type RibRoute, type RouterConfig } from './bgp-config.js';
+import {
+  defaultTimers,
+  familiesOf,
+  normalizeNetwork,
+  type Family,
+  type PeerStatus,
+  type RibRoute,
+  type RouterConfig,
+} from './bgp-config.js';
 import type { Netns } from './netns.js';
 import type { ManagedProcess } from './process.js';
 import { waitFor } from './wait.js';
@@ -51,7 +59,12 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
       gracefulRestart: config.gracefulRestart ? { restartTime: config.gracefulRestart.restartTime } : undefined,
       ...options.peerDefaults,
     })),
-    dynamicNeighbors: options.dynamicNeighbors?.map((d) => ({ ...d, holdTime: defaultTimers.holdTime, families: ['ipv4-unicast', 'ipv6-unicast'], ...options.peerDefaults })),
+    dynamicNeighbors: options.dynamicNeighbors?.map((d) => ({
+      ...d,
+      holdTime: defaultTimers.holdTime,
+      families: ['ipv4-unicast', 'ipv6-unicast'],
+      ...options.peerDefaults,
+    })),
     networks: (config.networks ?? []).map(normalizeNetwork),
   };
   return YAML.stringify(JSON.parse(JSON.stringify(doc)));
@@ -97,7 +110,10 @@ export class Podroute {
     await waitFor(
       async () => {
         if (!proc.running) throw new Error(`podroute bgpd exited: ${proc.tail()}`);
-        return speaker.status().then(() => true, () => false);
+        return speaker.status().then(
+          () => true,
+          () => false,
+        );
       },
       { what: `podroute ${ns.shortName}: control socket answering`, timeoutMs: 20_000, intervalMs: 100 },
     );

@@ -37,7 +37,13 @@ export interface RedisServer {
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const p of running) if (p.pid !== undefined) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const p of running)
+    if (p.pid !== undefined)
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
 });
 
 export async function freePort(): Promise<number> {
@@ -56,9 +62,18 @@ function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1');
     let buf = '';
-    s.setTimeout(500, () => { s.destroy(); resolve(false); });
+    s.setTimeout(500, () => {
+      s.destroy();
+      resolve(false);
+    });
     s.on('connect', () => s.write('PING\r\n'));
-    s.on('data', (d) => { buf += d.toString(); if (buf.includes('\r\n')) { s.destroy(); resolve(buf.startsWith('+PONG')); } });
+    s.on('data', (d) => {
+      buf += d.toString();
+      if (buf.includes('\r\n')) {
+        s.destroy();
+        resolve(buf.startsWith('+PONG'));
+      }
+    });
     s.on('error', () => resolve(false));
   });
 }
@@ -76,17 +91,36 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 
   const launch = async (): Promise<void> => {
     const args = [
-      '--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '',
-      '--appendonly', options.persist ? 'yes' : 'no', '--appendfsync', 'always',
-      '--daemonize', 'no', '--protected-mode', 'yes', '--logfile', '',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      options.persist ? 'yes' : 'no',
+      '--appendfsync',
+      'always',
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'yes',
+      '--logfile',
+      '',
       ...(options.args ?? []),
     ];
     const p = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     proc = p;
     running.add(p);
     p.once('exit', () => running.delete(p));
-    p.stdout!.on('data', (d: Buffer) => { log = (log + d.toString()).slice(-4000); });
-    p.stderr!.on('data', (d: Buffer) => { log = (log + d.toString()).slice(-4000); });
+    p.stdout!.on('data', (d: Buffer) => {
+      log = (log + d.toString()).slice(-4000);
+    });
+    p.stderr!.on('data', (d: Buffer) => {
+      log = (log + d.toString()).slice(-4000);
+    });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (p.exitCode !== null) throw new Error(`redis-server exited (${p.exitCode}) on port ${port}: ${log}`);
@@ -99,7 +133,10 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 
   // A free port can be taken between our probe and redis's bind: try a few.
   for (let attempt = 0; ; attempt++) {
-    try { await launch(); break; } catch (e) {
+    try {
+      await launch();
+      break;
+    } catch (e) {
       if (options.port !== undefined || attempt >= 4 || !/Address already in use/.test(String(e))) {
         rmSync(dir, { recursive: true, force: true });
         throw e;
@@ -118,16 +155,25 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 
   return {
     host: '127.0.0.1',
-    get port() { return port; },
-    get url() { return `redis://127.0.0.1:${port}`; },
+    get port() {
+      return port;
+    },
+    get url() {
+      return `redis://127.0.0.1:${port}`;
+    },
     dir,
-    get pid() { return proc?.pid; },
+    get pid() {
+      return proc?.pid;
+    },
     kill,
     async restart() {
       if (proc) await kill();
       // The old socket may linger for a moment after a kill; retry the bind briefly.
       for (let i = 0; ; i++) {
-        try { await launch(); return; } catch (e) {
+        try {
+          await launch();
+          return;
+        } catch (e) {
           if (i >= 20 || !/Address already in use/.test(String(e))) throw e;
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -138,7 +184,9 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       proc = undefined;
       if (p && p.exitCode === null && p.pid !== undefined) {
         process.kill(p.pid, 'SIGTERM');
-        const t = setTimeout(() => { if (p.exitCode === null && p.pid !== undefined) process.kill(p.pid, 'SIGKILL'); }, 3000);
+        const t = setTimeout(() => {
+          if (p.exitCode === null && p.pid !== undefined) process.kill(p.pid, 'SIGKILL');
+        }, 3000);
         await exited(p);
         clearTimeout(t);
       }

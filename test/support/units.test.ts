@@ -17,8 +17,14 @@ describe('harness units', () => {
 
     it('fails naming what it waited for and the last value seen', async () => {
       await assert.rejects(
-        waitFor(() => ({ state: 'Active' }), { what: 'session Established', until: (v) => v.state === 'Established', timeoutMs: 50, intervalMs: 10 }),
-        (error: unknown) => error instanceof WaitTimeoutError && /waiting for session Established; last value: \{"state":"Active"\}/.test(error.message),
+        waitFor(() => ({ state: 'Active' }), {
+          what: 'session Established',
+          until: (v) => v.state === 'Established',
+          timeoutMs: 50,
+          intervalMs: 10,
+        }),
+        (error: unknown) =>
+          error instanceof WaitTimeoutError && /waiting for session Established; last value: \{"state":"Active"\}/.test(error.message),
       );
     });
 
@@ -94,7 +100,8 @@ describe('harness units', () => {
       const text = renderFrrConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, fourOctetAs: false }] });
       assert.match(text, /neighbor 10\.0\.0\.2 dont-capability-negotiate/);
       assert.throws(
-        () => renderFrrConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, fourOctetAs: false, families: ['ipv4', 'ipv6'] }] }),
+        () =>
+          renderFrrConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, fourOctetAs: false, families: ['ipv4', 'ipv6'] }] }),
         /frr: fourOctetAs=false .*families/,
       );
     });
@@ -103,18 +110,31 @@ describe('harness units', () => {
       const text = renderFrrConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, families: ['ipv6'], addPath: 'send' }] });
       assert.match(text, /neighbor 10\.0\.0\.2 timers 3 9\n/);
       assert.match(text, /neighbor 10\.0\.0\.2 timers connect 2\n/);
-      assert.match(text, /address-family ipv6 unicast\n {2}neighbor 10\.0\.0\.2 activate\n {2}neighbor 10\.0\.0\.2 addpath-tx-all-paths\n {2}neighbor 10\.0\.0\.2 disable-addpath-rx/);
+      assert.match(
+        text,
+        /address-family ipv6 unicast\n {2}neighbor 10\.0\.0\.2 activate\n {2}neighbor 10\.0\.0\.2 addpath-tx-all-paths\n {2}neighbor 10\.0\.0\.2 disable-addpath-rx/,
+      );
     });
 
     it('BIRD: ipv6 on an IPv4 session needs nextHopV6, and says so', () => {
-      assert.throws(() => renderBirdConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, families: ['ipv6'] }] }), /bird: nextHopV6/);
-      const text = renderBirdConfig({ ...base, nextHopV6: 'fd00::1', peers: [{ address: '10.0.0.2', remoteAs: 65002, families: ['ipv6'] }] });
+      assert.throws(
+        () => renderBirdConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, families: ['ipv6'] }] }),
+        /bird: nextHopV6/,
+      );
+      const text = renderBirdConfig({
+        ...base,
+        nextHopV6: 'fd00::1',
+        peers: [{ address: '10.0.0.2', remoteAs: 65002, families: ['ipv6'] }],
+      });
       assert.match(text, /error wait time 1,2;/);
       assert.match(text, /ipv6 \{ import all; export all; next hop address fd00::1; \};/);
     });
 
     it('GoBGP: refuses extended messages, which 3.10 does not have', () => {
-      assert.throws(() => renderGobgpConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, extendedMessage: true }] }), /gobgp: extendedMessage/);
+      assert.throws(
+        () => renderGobgpConfig({ ...base, peers: [{ address: '10.0.0.2', remoteAs: 65002, extendedMessage: true }] }),
+        /gobgp: extendedMessage/,
+      );
     });
   });
 
