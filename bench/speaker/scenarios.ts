@@ -9,7 +9,7 @@ import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Key, wit
 export const DUT_ADDRESS = '10.90.0.1';
 export const MONITOR_ADDRESS = '10.90.0.100';
 export const LINK_PREFIX = 16;
-export const MRT_FILE = fileURLToPath(new URL('../../../shared/data/updates.20190101.0000.gz', import.meta.url));
+export const MRT_FILE = fileURLToPath(new URL('../../test/data/updates.20190101.0000.gz', import.meta.url));
 
 export interface Tester {
   address: string;
@@ -173,7 +173,7 @@ const mrt: Scenario = {
   ibgp: false,
   timeoutSec: 120,
   describe:
-    'MRT replay of ../shared/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
+    'MRT replay of test/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
   build(topo) {
     const loopAses = new Set([topo.dutAs, ...topo.testers.map((t) => t.asn)]);
     const sessionTester = new Map<string, number>();
