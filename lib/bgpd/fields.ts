@@ -4,7 +4,7 @@
 // refused in the same words wherever it comes from.
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../../bgp/index.js';
-import { AddressError, parseAddress, parseCidr, parseIpv4Into } from '../../ip/index.js';
+import { AddressError, parseCidr, parseIpv4Into } from '../../ip/index.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -36,10 +36,9 @@ export function ip(v: unknown, path: string): string {
   return v;
 }
 
-/** An address that names something rather than a socket's end (a cluster ID): ip/ reads it, no zone. */
+/** A cluster ID (RFC 4456): four octets, written as a dotted quad like the router ID. */
 export function identifier(v: unknown, path: string): string {
-  if (typeof v !== 'string' || !reads(() => parseAddress(v, path)))
-    throw new ConfigError(`${path}: ${JSON.stringify(v)} is not an IP address`);
+  if (!isDottedQuad(v)) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a dotted-quad identifier (four octets, like 10.0.0.9)`);
   return v;
 }
 
