@@ -45,7 +45,7 @@ describe('reflector config', () => {
       ['clientRanges:\n  - { range: 10.0.0.0/8, colour: red }\n', /^clientRanges\[0\]\.colour: unknown field/],
       ['clients:\n  - { address: 10.0.0.1, routeReflectorClient: false }\n', /^clients\[0\]\.routeReflectorClient: unknown field/],
       ['peers: []\n', /^peers: unknown field/],
-      ['clusterId: rack1\n', /^clusterId: "rack1" is not an IP address/],
+      ['clusterId: rack1\n', /^clusterId: "rack1" is not a dotted-quad identifier/],
       ['clients: 10.0.0.1\n', /^clients: a list/],
     ];
     for (const [text, re] of bad) assert.throws(() => parseReflectorConfig(base + text), { message: re }, text);
