@@ -1,5 +1,17 @@
 // The resources of a podroute cluster, in the shape Calico users already write:
-// apiVersion / kind / metadata / spec, with Calico's field names.
+// apiVersion / kind / metadata / spec, with Calico's field names (Kubernetes' for the
+// Kubernetes kinds: NetworkPolicy, Namespace).
+import {
+  API_VERSION_K8S_CORE,
+  API_VERSION_K8S_NETWORKING,
+  type CalicoNetworkPolicySpec,
+  type GlobalNetworkPolicySpec,
+  type KubernetesNetworkPolicySpec,
+  type NamespaceSpec,
+  type WorkloadEndpointPort,
+} from './policy-types.js';
+
+export * from './policy-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
 /** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
@@ -7,7 +19,7 @@ export const API_VERSION_OWN = 'podroute.io/v1';
 
 export interface ObjectMeta {
   name: string;
-  /** Only WorkloadEndpoint is namespaced. */
+  /** Set on the NAMESPACED_KINDS only. */
   namespace?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
@@ -116,6 +128,8 @@ export interface WorkloadEndpointSpec {
   mac?: string;
   ipNetworks: string[];
   profiles?: string[];
+  /** The pod's named container ports, which policies may name instead of a number. */
+  ports?: WorkloadEndpointPort[];
 }
 
 export interface SpecOf {
@@ -127,6 +141,12 @@ export interface SpecOf {
   BGPConfiguration: BGPConfigurationSpec;
   BGPPeer: BGPPeerSpec;
   WorkloadEndpoint: WorkloadEndpointSpec;
+  Namespace: NamespaceSpec;
+  /** Calico's projectcalico.org/v3 NetworkPolicy. */
+  NetworkPolicy: CalicoNetworkPolicySpec;
+  GlobalNetworkPolicy: GlobalNetworkPolicySpec;
+  /** Kubernetes' networking.k8s.io/v1 NetworkPolicy, under a kind name of its own. */
+  KubernetesNetworkPolicy: KubernetesNetworkPolicySpec;
 }
 
 export type Kind = keyof SpecOf;
@@ -139,11 +159,30 @@ export const KINDS: readonly Kind[] = [
   'BGPConfiguration',
   'BGPPeer',
   'WorkloadEndpoint',
+  'Namespace',
+  'NetworkPolicy',
+  'GlobalNetworkPolicy',
+  'KubernetesNetworkPolicy',
 ];
+/** Kinds whose objects live in a namespace (key "namespace/name"). */
+export const NAMESPACED_KINDS: readonly Kind[] = ['WorkloadEndpoint', 'NetworkPolicy', 'KubernetesNetworkPolicy'];
 /** Kinds written only by IPAM's atomic operations, never by a plain create/update. */
 export const IPAM_OWNED_KINDS: readonly Kind[] = ['IPAMBlock', 'IPAMHandle'];
 
+/** The apiVersion a kind is stored and printed with. */
+export function apiVersionOf(kind: Kind): string {
+  if (kind === 'KubernetesNetworkPolicy') return API_VERSION_K8S_NETWORKING;
+  if (kind === 'Namespace') return API_VERSION_K8S_CORE;
+  return API_VERSION;
+}
+
+/** The kind as its users write it: Kubernetes' NetworkPolicy is stored as KubernetesNetworkPolicy. */
+export function manifestKind(kind: Kind): string {
+  return kind === 'KubernetesNetworkPolicy' ? 'NetworkPolicy' : kind;
+}
+
 export interface ResourceOf<K extends Kind> {
+  /** apiVersionOf(kind). */
   apiVersion: string;
   kind: K;
   metadata: ObjectMeta;
@@ -160,6 +199,10 @@ export type IPAMConfiguration = ResourceOf<'IPAMConfiguration'>;
 export type BGPConfiguration = ResourceOf<'BGPConfiguration'>;
 export type BGPPeer = ResourceOf<'BGPPeer'>;
 export type WorkloadEndpoint = ResourceOf<'WorkloadEndpoint'>;
+export type Namespace = ResourceOf<'Namespace'>;
+export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;
+export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
+export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;
 
 /** The datastore key of a resource inside its kind: "name", or "namespace/name" when namespaced. */
 export function resourceKey(r: { metadata: ObjectMeta }): string {
