@@ -1,5 +1,19 @@
 export * from './types.js';
 export { ValidationError, validateResource } from './validate.js';
-export { parseResources, formatResources } from './yaml.js';
-export { parseSelector, SelectorError, type Selector, type Labels } from './selector.js';
+export { parseResources, formatResources, toManifest } from './yaml.js';
+export {
+  parseSelector,
+  parseSelectorAst,
+  compileSelector,
+  formatSelector,
+  canonicalSelector,
+  selectorUsesGlobal,
+  SelectorError,
+  type Selector,
+  type SelectorNode,
+  type SelectorOptions,
+  type ValueOperator,
+  type Labels,
+} from './selector.js';
+export { labelSelectorToNode, labelSelectorToCalico, matchLabelSelector } from './label-selector.js';
 export { cidrName } from './names.js';

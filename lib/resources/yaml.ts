@@ -1,8 +1,9 @@
 // YAML in and out, as calicoctl reads and writes it: one resource per document, or a
-// `kind: List` (or `<Kind>List`) with items. We emit apiVersion projectcalico.org/v3.
+// `kind: List` (or `<Kind>List`) with items. We emit apiVersion projectcalico.org/v3, but
+// networking.k8s.io/v1 NetworkPolicy and v1 Namespace for the Kubernetes kinds.
 import { parseAllDocuments, stringify } from 'yaml';
 import { ValidationError, validateResource } from './validate.js';
-import type { Resource } from './types.js';
+import { apiVersionOf, manifestKind, type Resource } from './types.js';
 
 /** Parses every document; the first bad one throws a ValidationError naming the document and field. */
 export function parseResources(text: string): Resource[] {
@@ -37,7 +38,17 @@ function isList(v: unknown): v is { items: unknown[] } {
 
 /** One resource as a YAML document, or several as a `kind: List`, like `calicoctl get -o yaml`. */
 export function formatResources(resources: readonly Resource[], asList = resources.length !== 1): string {
-  const clean = resources.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, metadata: r.metadata, spec: r.spec }));
+  const clean = resources.map(toManifest);
   if (!asList) return stringify(clean[0]);
   return stringify({ apiVersion: 'projectcalico.org/v3', kind: 'List', items: clean });
+}
+
+/**
+ * A resource as its users write it: Kubernetes' NetworkPolicy under its own apiVersion and kind
+ * (stored as KubernetesNetworkPolicy), a Namespace without the empty spec.
+ */
+export function toManifest(r: Resource): Record<string, unknown> {
+  const out: Record<string, unknown> = { apiVersion: apiVersionOf(r.kind), kind: manifestKind(r.kind), metadata: r.metadata };
+  if (r.kind !== 'Namespace' || Object.keys(r.spec).length > 0) out.spec = r.spec;
+  return out;
 }
