@@ -11,7 +11,9 @@
 //   a namespaceSelector is given; a GlobalNetworkPolicy's selectors range over every namespace
 //   (its spec.namespaceSelector narrows the endpoints it applies to);
 // - `types`, when absent: Ingress, unless there are egress rules and no ingress rules (Egress),
-//   or both (Ingress and Egress).
+//   or both (Ingress and Egress);
+// - selectors see a pod's labels plus projectcalico.org/namespace and
+//   projectcalico.org/orchestrator, which Calico sets on every workload endpoint.
 import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 import { parseCalicoSelector } from './calico-selector.js';
 import type { L4Protocol, Labels, Model, ModelPod, NetworkPolicy, PolicyType, Probe } from './model.js';
@@ -73,6 +75,11 @@ function sel(text: string): (l: Labels) => boolean {
   return f;
 }
 
+/** A pod's labels as Calico's selectors see them. */
+function endpointLabels(pod: ModelPod): Labels {
+  return { ...pod.labels, 'projectcalico.org/namespace': pod.namespace, 'projectcalico.org/orchestrator': 'k8s' };
+}
+
 function nsLabels(model: Model, name: string): Labels {
   const ns = model.namespaces.find((n) => n.name === name);
   if (!ns) throw new Error(`reference: namespace ${name} is not in the model`);
@@ -108,9 +115,9 @@ function entityMatches(
     e.namespaceSelector !== undefined
       ? sel(e.namespaceSelector)(nsLabels(model, pod.namespace))
       : policy.kind === 'GlobalNetworkPolicy' || pod.namespace === policy.metadata.namespace;
-  if ((e.selector !== undefined || e.namespaceSelector !== undefined) && !(scoped() && sel(e.selector ?? 'all()')(pod.labels)))
+  if ((e.selector !== undefined || e.namespaceSelector !== undefined) && !(scoped() && sel(e.selector ?? 'all()')(endpointLabels(pod))))
     return false;
-  if (e.notSelector !== undefined && scoped() && sel(e.notSelector)(pod.labels)) return false;
+  if (e.notSelector !== undefined && scoped() && sel(e.notSelector)(endpointLabels(pod))) return false;
   if (e.ports || e.notPorts) {
     if (!isDestination) throw new Error('reference: source ports are not modelled (probes use ephemeral source ports)');
     if (e.ports && !e.ports.some((p) => portMatches(p, pod, probe))) return false;
@@ -137,7 +144,7 @@ function appliesTo(model: Model, p: CalicoPolicy, pod: ModelPod, type: PolicyTyp
     !sel(p.spec.namespaceSelector)(nsLabels(model, pod.namespace))
   )
     return false;
-  return sel(p.spec.selector?.trim() ? p.spec.selector : 'all()')(pod.labels);
+  return sel(p.spec.selector?.trim() ? p.spec.selector : 'all()')(endpointLabels(pod));
 }
 
 /** Calico's order: by `order` (none = after every ordered one), then by name. */

@@ -292,6 +292,11 @@ describe('policy reference: Calico tiers', () => {
     assert.deepEqual(calico([gInY]), ['xa>xb', 'xb>xa', 'ya>xa', 'ya>xb']);
   });
 
+  it('selectors see projectcalico.org/namespace, as Calico sets it on every workload endpoint', () => {
+    const g = gnp('deny-y', 10, "projectcalico.org/namespace == 'y'", { types: ['Ingress'], ingress: [{ action: 'Deny' }] });
+    assert.deepEqual(calico([g]), ['xa>xb', 'xb>xa', 'ya>xa', 'ya>xb']);
+  });
+
   it('egress: Deny to a port, Allow the rest; nets and notNets', () => {
     const p = cnp('x', 'e', 10, "pod == 'a'", {
       types: ['Egress'],
