@@ -1,16 +1,17 @@
 // The CLI face of the datastore and IPAM, as a function so main.ts can dispatch to it:
 //   podroute apply -f <file.yaml|->     create or replace every resource in the file
 //   podroute create -f <file>           create only (fails on existing)
-//   podroute delete <kind> <name>
-//   podroute get <kind> [name] [-o yaml|json]
+//   podroute delete <kind> <name> [-n namespace]
+//   podroute get <kind> [name] [-n namespace] [-o yaml|json]
 //   podroute ipam show [--show-blocks]
 // The datastore comes from the environment (PODROUTE_REDIS_URL ...); see lib/datastore/open.ts.
 // It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
 import { DatastoreError, datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { Ipam, IpamError, formatIpamShow } from '../ipam/index.js';
-import { KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
-import { formatResources, parseResources } from '../resources/yaml.js';
+import { labelSelectorToCalico } from '../resources/label-selector.js';
+import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
+import { formatResources, parseResources, toManifest } from '../resources/yaml.js';
 import { ValidationError } from '../resources/validate.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
@@ -24,19 +25,45 @@ export interface CommandIo {
 const USAGE = `usage:
   podroute apply -f <file|->            create or replace the resources in a YAML file
   podroute create -f <file|->           create them (fails if one exists)
-  podroute delete <kind> <name>
-  podroute get <kind> [name] [-o yaml|json]
+  podroute delete <kind> <name> [-n namespace]
+  podroute get <kind> [name] [-n namespace] [-o yaml|json]
   podroute ipam show [--show-blocks]
+kinds: ippool, node, bgppeer, bgpconfiguration, ipamconfiguration, ipamblock, ipamhandle, workloadendpoint (wep),
+  namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
+  networkpolicies.networking.k8s.io (knp, netpol: Kubernetes')
+namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"
 datastore: PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + PODROUTE_REDIS_SENTINEL_NAME)
 `;
 
-/** Kind from what a user types: ippool, ippools, IPPool, bgppeers ... */
+/** Short names, and the group-qualified names kubectl prints; plain "networkpolicy" is Calico's, as in calicoctl. */
+const ALIASES: Readonly<Record<string, Kind>> = {
+  ns: 'Namespace',
+  np: 'NetworkPolicy',
+  gnp: 'GlobalNetworkPolicy',
+  knp: 'KubernetesNetworkPolicy',
+  netpol: 'KubernetesNetworkPolicy',
+  'networkpolicy.networking.k8s.io': 'KubernetesNetworkPolicy',
+  'networkpolicies.networking.k8s.io': 'KubernetesNetworkPolicy',
+  'networkpolicy.projectcalico.org': 'NetworkPolicy',
+  'networkpolicies.projectcalico.org': 'NetworkPolicy',
+  wep: 'WorkloadEndpoint',
+  weps: 'WorkloadEndpoint',
+};
+
+/** Kind from what a user types: ippool, ippools, IPPool, bgppeers, knp ... */
 export function kindFromArg(arg: string): Kind | undefined {
   const a = arg.toLowerCase();
+  if (Object.hasOwn(ALIASES, a)) return ALIASES[a];
   return KINDS.find((k) => {
     const l = k.toLowerCase();
     return a === l || a === `${l}s` || (l.endsWith('y') && a === `${l.slice(0, -1)}ies`);
   });
+}
+
+/** A namespaced kind's key: "ns/name" as given, else the -n namespace or "default". */
+function keyFor(kind: Kind, name: string, namespace: string | undefined): string {
+  if (!NAMESPACED_KINDS.includes(kind) || name.includes('/')) return name;
+  return `${namespace ?? 'default'}/${name}`;
 }
 
 /** Runs one command; returns the exit code. `ds` overrides the datastore from the environment. */
@@ -49,6 +76,7 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
   const positional = rest.filter(
     (a, i) => !a.startsWith('-') && !(i > 0 && rest[i - 1]!.startsWith('-') && rest[i - 1] !== '--show-blocks'),
   );
+  const namespace = flag('-n') ?? flag('--namespace');
   let store = ds;
   try {
     if (!cmd || !(DATASTORE_COMMANDS as readonly string[]).includes(cmd)) {
@@ -79,18 +107,18 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
         for (const r of resources) {
           const out = cmd === 'apply' ? await store.apply(r) : await store.create(r);
           io.stdout(
-            `${cmd === 'apply' ? 'applied' : 'created'} ${out.kind} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`,
+            `${cmd === 'apply' ? 'applied' : 'created'} ${kindName(out.kind)} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`,
           );
         }
         return 0;
       case 'delete': {
         const kind = kindFromArg(positional[0] ?? '');
         if (!kind || !positional[1]) {
-          io.stderr(`podroute delete: usage: delete <kind> <name> (kinds: ${KINDS.join(', ')})\n`);
+          io.stderr(`podroute delete: usage: delete <kind> <name> [-n namespace] (kinds: ${KINDS.join(', ')})\n`);
           return 2;
         }
-        const gone = await store.delete(kind, positional[1]);
-        io.stdout(`deleted ${gone.kind} ${resourceKey(gone)}\n`);
+        const gone = await store.delete(kind, keyFor(kind, positional[1], namespace));
+        io.stdout(`deleted ${kindName(gone.kind)} ${resourceKey(gone)}\n`);
         return 0;
       }
       case 'get': {
@@ -100,15 +128,20 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
           return 2;
         }
         let items = (await store.list(kind)).items as Resource[];
-        if (positional[1]) items = items.filter((r) => resourceKey(r) === positional[1] || r.metadata.name === positional[1]);
-        if (positional[1] && items.length === 0) {
-          io.stderr(`podroute get: ${kind} ${JSON.stringify(positional[1])} not found\n`);
+        if (namespace !== undefined) items = items.filter((r) => r.metadata.namespace === namespace);
+        const wanted = positional[1];
+        if (wanted) items = items.filter((r) => resourceKey(r) === wanted || r.metadata.name === wanted);
+        if (wanted && items.length === 0) {
+          io.stderr(`podroute get: ${kindName(kind)} ${JSON.stringify(wanted)} not found\n`);
           return 1;
         }
         const o = flag('-o') ?? flag('--output');
-        if (o === 'yaml') io.stdout(formatResources(items, !positional[1]));
+        const one = wanted !== undefined && items.length === 1;
+        if (o === 'yaml') io.stdout(formatResources(items, !one));
         else if (o === 'json')
-          io.stdout(`${JSON.stringify(positional[1] ? items[0] : { apiVersion: 'projectcalico.org/v3', kind: 'List', items }, null, 2)}\n`);
+          io.stdout(
+            `${JSON.stringify(one ? toManifest(items[0]!) : { apiVersion: 'projectcalico.org/v3', kind: 'List', items: items.map(toManifest) }, null, 2)}\n`,
+          );
         else io.stdout(table(kind, items));
         return 0;
       }
@@ -146,7 +179,12 @@ function table(kind: Kind, items: readonly Resource[]): string {
     else if (r.kind === 'Node') row.push(r.spec.bgp?.ipv4Address ?? '', r.spec.bgp?.ipv6Address ?? '', String(r.spec.bgp?.asNumber ?? ''));
     else if (r.kind === 'BGPPeer') row.push(r.spec.peerIP, String(r.spec.asNumber), r.spec.node ?? r.spec.nodeSelector ?? '(global)');
     else if (r.kind === 'IPAMBlock') row.push(r.spec.cidr, r.spec.affinity ?? '');
-    else if (r.kind === 'WorkloadEndpoint') row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','));
+    else if (r.kind === 'WorkloadEndpoint')
+      row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','), labelText(r.metadata.labels));
+    else if (r.kind === 'Namespace') row.push(labelText(r.metadata.labels));
+    else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy')
+      row.push(r.spec.order === undefined ? '' : String(r.spec.order), r.spec.selector || 'all()', r.spec.types.join(','));
+    else if (r.kind === 'KubernetesNetworkPolicy') row.push(labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
     rows.push(row);
   }
   const head: Record<string, string[]> = {
@@ -154,7 +192,11 @@ function table(kind: Kind, items: readonly Resource[]): string {
     Node: ['NAME', 'IPV4', 'IPV6', 'ASN'],
     BGPPeer: ['NAME', 'PEERIP', 'ASN', 'NODE'],
     IPAMBlock: ['NAME', 'CIDR', 'AFFINITY'],
-    WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS'],
+    WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS', 'LABELS'],
+    Namespace: ['NAME', 'LABELS'],
+    NetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
+    GlobalNetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
+    KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
   };
   const all = [head[kind] ?? ['NAME'], ...rows];
   const w = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
@@ -168,4 +210,14 @@ function table(kind: Kind, items: readonly Resource[]): string {
       )
       .join('\n') + '\n'
   );
+}
+
+const labelText = (labels: Readonly<Record<string, string>> | undefined): string =>
+  Object.entries(labels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** How messages name a kind: Kubernetes' NetworkPolicy by its group, so it is not taken for Calico's. */
+function kindName(kind: Kind): string {
+  return kind === 'KubernetesNetworkPolicy' ? 'NetworkPolicy.networking.k8s.io' : manifestKind(kind);
 }

@@ -1,12 +1,18 @@
 // Field-by-field validation. Every error names the field (spec.cidr, metadata.name, ...)
 // so a user can find the line in their YAML.
-import { AddressError, cidrNetwork, formatCidr, parseAddress, parseCidr, type Cidr, type IpFamily } from '../../ip/index.js';
-import { parseSelector, SelectorError } from './selector.js';
+import { Checker, isObj, type Obj, ValidationError } from './checker.js';
+import { checkCalicoPolicy } from './validate-calico-policy.js';
+import { checkKubernetesNetworkPolicy, KUBERNETES_PROTOCOLS, portNameProblem } from './validate-kubernetes.js';
 import {
   API_VERSION,
+  API_VERSION_K8S_NETWORKING,
   API_VERSION_OWN,
+  apiVersionOf,
   DEFAULT_BLOCK_SIZE,
   KINDS,
+  manifestKind,
+  NAMESPACE_NAME_LABEL,
+  NAMESPACED_KINDS,
   type Kind,
   type Resource,
   type ObjectMeta,
@@ -14,112 +20,18 @@ import {
   type IPAMBlockSpec as IPAMBlockSpecShape,
 } from './types.js';
 
-export class ValidationError extends Error {
-  constructor(
-    readonly field: string,
-    readonly reason: string,
-    readonly resource?: string,
-  ) {
-    super(`${resource ? `${resource}: ` : ''}${field}: ${reason}`);
-    this.name = 'ValidationError';
-  }
-}
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-class Checker {
-  constructor(readonly where: string | undefined) {}
-  fail(field: string, reason: string): never {
-    throw new ValidationError(field, reason, this.where);
-  }
-  obj(v: unknown, field: string): Obj {
-    if (!isObj(v)) this.fail(field, 'must be a mapping');
-    return v;
-  }
-  str(o: Obj, k: string, path: string, required = false): string | undefined {
-    const v = o[k];
-    if (v === undefined || v === null) {
-      if (required) this.fail(`${path}.${k}`, 'is required');
-      return undefined;
-    }
-    if (typeof v !== 'string') this.fail(`${path}.${k}`, `must be a string, not ${JSON.stringify(v)}`);
-    if (required && v === '') this.fail(`${path}.${k}`, 'must not be empty');
-    return v;
-  }
-  bool(o: Obj, k: string, path: string): boolean | undefined {
-    const v = o[k];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') this.fail(`${path}.${k}`, `must be true or false, not ${JSON.stringify(v)}`);
-    return v;
-  }
-  int(o: Obj, k: string, path: string, min: number, max: number, required = false): number | undefined {
-    let v = o[k];
-    if (v === undefined || v === null) {
-      if (required) this.fail(`${path}.${k}`, 'is required');
-      return undefined;
-    }
-    // Calico accepts AS numbers written as strings too ("64512" or "1.10" asdot).
-    if (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v)) {
-      const [hi, lo] = v.split('.');
-      v = lo === undefined ? Number(hi) : Number(hi) * 65536 + Number(lo);
-    }
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      this.fail(`${path}.${k}`, `must be an integer from ${min} to ${max}, not ${JSON.stringify(o[k])}`);
-    }
-    return v;
-  }
-  cidr(v: unknown, field: string, strict = true): Cidr {
-    const c = this.address(() => parseCidr(v as string, field, false), field, `${JSON.stringify(v)} is not a CIDR (address/prefix-length)`);
-    // Host bits get their own message, with the network the user probably meant.
-    const net = cidrNetwork(c);
-    if (strict && net.bytes.some((b, i) => b !== c.bytes[i]))
-      this.fail(field, `${String(v)} has host bits set; did you mean ${formatCidr(net)}?`);
-    return c;
-  }
-  ip(v: unknown, field: string): IpFamily {
-    return this.address(() => parseAddress(v as string, field), field, `${JSON.stringify(v)} is not an IP address`).family;
-  }
-  /** What `read` returns, or a failure with `reason` when ip/ refuses the value (a non-string too). */
-  address<T>(read: () => T, field: string, reason: string): T {
-    try {
-      return read();
-    } catch (e) {
-      if (e instanceof AddressError) this.fail(field, reason);
-      throw e;
-    }
-  }
-  selector(o: Obj, k: string, path: string): string | undefined {
-    const s = this.str(o, k, path);
-    if (s === undefined) return undefined;
-    try {
-      parseSelector(s);
-    } catch (e) {
-      if (e instanceof SelectorError) this.fail(`${path}.${k}`, `invalid selector: ${e.message}`);
-      throw e;
-    }
-    return s;
-  }
-  oneOf<T extends string>(o: Obj, k: string, path: string, allowed: readonly T[], dflt: T): T {
-    const v = o[k];
-    if (v === undefined || v === null) return dflt;
-    if (!allowed.includes(v as T)) this.fail(`${path}.${k}`, `must be one of ${allowed.join(', ')}, not ${JSON.stringify(v)}`);
-    return v as T;
-  }
-  labels(o: Obj, k: string, path: string): Record<string, string> | undefined {
-    const v = o[k];
-    if (v === undefined || v === null) return undefined;
-    const m = this.obj(v, `${path}.${k}`);
-    for (const [lk, lv] of Object.entries(m)) {
-      if (!/^([A-Za-z0-9.-]+\/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/.test(lk))
-        this.fail(`${path}.${k}`, `invalid label name ${JSON.stringify(lk)}`);
-      if (typeof lv !== 'string') this.fail(`${path}.${k}.${lk}`, 'label values must be strings');
-    }
-    return m as Record<string, string>;
-  }
-}
+export { ValidationError };
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Kinds whose labels policies select on, held to Kubernetes' label rules. */
+const STRICT_LABEL_KINDS: readonly Kind[] = [
+  'Namespace',
+  'WorkloadEndpoint',
+  'NetworkPolicy',
+  'GlobalNetworkPolicy',
+  'KubernetesNetworkPolicy',
+];
 const MODES: readonly EncapMode[] = ['Never', 'Always', 'CrossSubnet'];
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
@@ -130,17 +42,23 @@ const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 export function validateResource(input: unknown): Resource {
   const pre: Checker = new Checker(undefined);
   const o = pre.obj(input, '(document)');
-  const kind = o.kind;
-  if (typeof kind !== 'string' || kind === '') pre.fail('kind', 'is required');
-  if (!(KINDS as readonly string[]).includes(kind)) pre.fail('kind', `unknown kind ${JSON.stringify(kind)} (known: ${KINDS.join(', ')})`);
-  const apiVersion = o.apiVersion ?? API_VERSION;
-  if (apiVersion !== API_VERSION && apiVersion !== API_VERSION_OWN && apiVersion !== 'crd.projectcalico.org/v1') {
-    pre.fail('apiVersion', `must be ${API_VERSION} or ${API_VERSION_OWN}, not ${JSON.stringify(apiVersion)}`);
-  }
+  const given = o.kind;
+  if (typeof given !== 'string' || given === '') pre.fail('kind', 'is required');
+  // Kubernetes' NetworkPolicy and Calico's share a kind name; the apiVersion tells them apart.
+  const kind = given === 'NetworkPolicy' && o.apiVersion === API_VERSION_K8S_NETWORKING ? 'KubernetesNetworkPolicy' : given;
+  if (!(KINDS as readonly string[]).includes(kind))
+    pre.fail('kind', `unknown kind ${JSON.stringify(kind)} (known: ${KINDS.map(manifestKind).join(', ')})`);
+  checkApiVersion(pre, kind as Kind, o.apiVersion);
   const md = pre.obj(o.metadata, 'metadata');
   const name = pre.str(md, 'name', 'metadata', true)!;
-  const c: Checker = new Checker(`${kind}/${name}`);
-  if (name.length > 253 || !(kind === 'IPAMHandle' ? /^[A-Za-z0-9._-]+$/ : NAME_RE).test(name)) {
+  const c: Checker = new Checker(`${manifestKind(kind as Kind)}/${name}`);
+  if (kind === 'Namespace') {
+    if (name.length > 63 || !DNS_LABEL.test(name))
+      c.fail(
+        'metadata.name',
+        `${JSON.stringify(name)} must be at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit`,
+      );
+  } else if (name.length > 253 || !(kind === 'IPAMHandle' ? /^[A-Za-z0-9._-]+$/ : NAME_RE).test(name)) {
     c.fail(
       'metadata.name',
       `${JSON.stringify(name)} must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
@@ -151,9 +69,16 @@ export function validateResource(input: unknown): Resource {
   if (kind === 'WorkloadEndpoint') {
     if (!ns) c.fail('metadata.namespace', 'is required for a WorkloadEndpoint');
     metadata.namespace = ns;
+  } else if ((NAMESPACED_KINDS as readonly string[]).includes(kind)) {
+    // As kubectl and calicoctl do, a policy without a namespace goes to "default".
+    metadata.namespace = ns || 'default';
+    if (metadata.namespace.length > 63 || !DNS_LABEL.test(metadata.namespace))
+      c.fail('metadata.namespace', `${JSON.stringify(ns)} is not a namespace name (at most 63 lower-case letters, digits and '-')`);
   } else if (ns) c.fail('metadata.namespace', `${kind} is not namespaced`);
-  const labels = c.labels(md, 'labels', 'metadata');
+  const labels = STRICT_LABEL_KINDS.includes(kind as Kind) ? c.strictLabels(md, 'labels', 'metadata') : c.labels(md, 'labels', 'metadata');
   if (labels) metadata.labels = labels;
+  // The API server labels every namespace with its own name, so a namespaceSelector can pick one by name.
+  if (kind === 'Namespace') metadata.labels = { ...labels, [NAMESPACE_NAME_LABEL]: name };
   const annotations = md.annotations;
   if (annotations !== undefined && annotations !== null)
     metadata.annotations = c.obj(annotations, 'metadata.annotations') as Record<string, string>;
@@ -166,8 +91,21 @@ export function validateResource(input: unknown): Resource {
   const ct = c.str(md, 'creationTimestamp', 'metadata');
   if (ct) metadata.creationTimestamp = ct;
   const spec = o.spec === undefined || o.spec === null ? {} : c.obj(o.spec, 'spec');
-  const out = { apiVersion: API_VERSION, kind, metadata, spec: checkSpec(c, kind as Kind, spec, name) };
+  const out = { apiVersion: apiVersionOf(kind as Kind), kind, metadata, spec: checkSpec(c, kind as Kind, spec, name) };
   return out as Resource;
+}
+
+const CALICO_API_VERSIONS: readonly unknown[] = [API_VERSION, API_VERSION_OWN, 'crd.projectcalico.org/v1'];
+
+function checkApiVersion(c: Checker, kind: Kind, apiVersion: unknown): void {
+  if (apiVersion === undefined || apiVersion === null) return;
+  if (kind === 'KubernetesNetworkPolicy' || kind === 'Namespace') {
+    if (apiVersion !== apiVersionOf(kind))
+      c.fail('apiVersion', `must be ${apiVersionOf(kind)} for a ${manifestKind(kind)}, not ${JSON.stringify(apiVersion)}`);
+  } else if (!CALICO_API_VERSIONS.includes(apiVersion)) {
+    const k8s = kind === 'NetworkPolicy' ? ` (or ${API_VERSION_K8S_NETWORKING} for a Kubernetes NetworkPolicy)` : '';
+    c.fail('apiVersion', `must be ${API_VERSION} or ${API_VERSION_OWN}${k8s}, not ${JSON.stringify(apiVersion)}`);
+  }
 }
 
 function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
@@ -346,8 +284,37 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         if (!Array.isArray(s.profiles) || s.profiles.some((x) => typeof x !== 'string')) c.fail('spec.profiles', 'must be a list of names');
         out.profiles = s.profiles;
       }
+      const ports = c.list(s, 'ports', 'spec', 'a list of {name, protocol, port}');
+      if (ports) {
+        const seen = new Set<string>();
+        out.ports = ports.map((x, i) => {
+          const p = `spec.ports[${i}]`;
+          const m = c.obj(x, p);
+          c.only(m, ['name', 'protocol', 'port'], p);
+          const portName = c.str(m, 'name', p, true)!;
+          const why = portNameProblem(portName);
+          if (why) c.fail(`${p}.name`, `${JSON.stringify(portName)} is not a port name: it ${why}`);
+          if (seen.has(portName)) c.fail(`${p}.name`, `${portName} is named twice`);
+          seen.add(portName);
+          if (m.port === undefined || m.port === null) c.fail(`${p}.port`, 'is required');
+          return {
+            name: portName,
+            protocol: c.oneOf(m, 'protocol', p, KUBERNETES_PROTOCOLS, 'TCP'),
+            port: c.num(m.port, `${p}.port`, 1, 65535),
+          };
+        });
+      }
       return out;
     }
+    case 'Namespace':
+      c.only(s, [], 'spec', { finalizers: 'is not supported by podroute: nothing finalizes a namespace here' });
+      return {};
+    case 'NetworkPolicy':
+      return checkCalicoPolicy(c, s, false);
+    case 'GlobalNetworkPolicy':
+      return checkCalicoPolicy(c, s, true);
+    case 'KubernetesNetworkPolicy':
+      return checkKubernetesNetworkPolicy(c, s);
     case 'IPAMBlock': {
       const cidr = c.str(s, 'cidr', 'spec', true)!;
       c.cidr(cidr, 'spec.cidr');
