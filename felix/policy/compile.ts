@@ -1,0 +1,312 @@
+// The policy compiler: PolicyInput (resolved sets, policies, this node's endpoints, the pools)
+// → the one nftables table felix owns. Pure and deterministic: the same input, in any order,
+// gives the same table.
+//
+// Shape (inet podroute):
+//   forward (filter, hook forward): established and related accept; then `iifname vmap` jumps
+//     to the source endpoint's egress chain `from-<iface>`, then `to-wl-dispatch`.
+//   to-wl-dispatch: `oifname vmap` jumps to the destination endpoint's ingress chain
+//     `to-<iface>`, then accepts. An egress Allow goes here (`goto`), so pod to pod on one
+//     node passes the source's egress policy and then the destination's ingress policy.
+//   to-<iface> / from-<iface>: invalid conntrack state drops (and for egress, a source address
+//     that does not route back to the pod: Calico's RPF check); then the endpoint's tiers.
+//   pi-<policy> / po-<policy>: one policy's rules for one direction, shared by every endpoint it
+//     selects; its matches name sets, so a pod add or removal changes set elements only.
+//   postrouting (nat, hook postrouting): masquerade from natOutgoing pools to outside every pool.
+// Traffic between a pod and its own node (hooks input and output) is not filtered: Kubernetes
+// always lets a node reach its pods (kubelet probes) and Calico's default lets pods reach it.
+//
+// Tiers, and Pass: a tier is inlined in the endpoint chain as jumps to its policies. A policy
+// decides with accept (ingress Allow), `goto to-wl-dispatch` (egress Allow) or drop (Deny);
+// Pass sets a bit of the packet mark and returns, and every later jump of the tier, and the
+// tier's closing drop, runs only while that bit is clear. The bit is cleared before each tier
+// (so a mark set elsewhere cannot skip a tier) and after the last.
+import { PolicyCompileError } from './compile-error.js';
+import { intervalElements, namedPortElements, readMember } from './elements.js';
+import type { Policy, PolicyEndpoint, PolicyInput, PolicyRule } from './input.js';
+import { matchExpressions, type SetNames } from './match.js';
+import {
+  addressSetName,
+  type Direction,
+  endpointChainName,
+  FORWARD_CHAIN,
+  namedPortSetName,
+  natOutgoingId,
+  natPoolsSetName,
+  POSTROUTING_CHAIN,
+  policyChainName,
+  poolsSetName,
+  rpfId,
+  ruleId,
+  TO_ENDPOINT_DISPATCH,
+  tierEndId,
+} from './names.js';
+import { type NftChain, type NftRule, type NftSet, type NftTable, POLICY_TABLE } from './nft-model.js';
+
+export interface CompileOptions {
+  /** The packet mark bit that carries Pass out of a policy chain (one bit; default 0x00100000). */
+  readonly passMark?: number;
+  /** Priority of the forward filter chain (default 0, nft's `filter`). */
+  readonly filterPriority?: number;
+  /** Priority of the postrouting nat chain (default 100, nft's `srcnat`). */
+  readonly natPriority?: number;
+  /** Starts every Log rule's prefix (default "podroute"). */
+  readonly logPrefix?: string;
+  /** Drop packets from a pod whose source address does not route back to it (default true). */
+  readonly rpfCheck?: boolean;
+}
+
+export const DEFAULT_PASS_MARK = 0x00100000;
+
+const FAMILIES = [4, 6] as const;
+const IFNAME = /^[A-Za-z0-9_.:-]{1,15}$/;
+/** The kernel keeps 128 bytes of log prefix, NUL included. */
+const MAX_LOG_PREFIX = 127;
+
+const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function uniqueIds<T>(items: readonly T[], key: (t: T) => string, field: string): Map<string, T> {
+  const out = new Map<string, T>();
+  items.forEach((item, i) => {
+    const k = key(item);
+    if (out.has(k)) throw new PolicyCompileError(`${field}[${i}]`, `${JSON.stringify(k)} appears twice`);
+    out.set(k, item);
+  });
+  return out;
+}
+
+/** Names must stay distinct after shortening: two owners meeting in one name is refused, not merged. */
+function assertDistinct(kind: string, named: readonly { readonly name: string }[], owner: (i: number) => string): void {
+  const seen = new Map<string, number>();
+  named.forEach((item, i) => {
+    const other = seen.get(item.name);
+    if (other !== undefined) throw new PolicyCompileError(kind, `${owner(other)} and ${owner(i)} both become nft name ${item.name}`);
+    seen.set(item.name, i);
+  });
+}
+
+export function compilePolicy(input: PolicyInput, options: CompileOptions = {}): NftTable {
+  const passMark = options.passMark ?? DEFAULT_PASS_MARK;
+  if (!Number.isInteger(passMark) || passMark <= 0 || passMark > 0xffffffff || (passMark & (passMark - 1)) !== 0) {
+    throw new PolicyCompileError('options.passMark', `${passMark} is not a single mark bit`);
+  }
+  const logPrefix = options.logPrefix ?? 'podroute';
+  const setsById = uniqueIds(input.sets, (s) => s.id, 'sets');
+  const namedPortsById = uniqueIds(input.namedPortSets, (s) => s.id, 'namedPortSets');
+  const policiesById = uniqueIds(input.policies, (p) => p.id, 'policies');
+  uniqueIds(input.endpoints, (e) => e.iface, 'endpoints');
+  input.endpoints.forEach((e, i) => {
+    if (!IFNAME.test(e.iface)) throw new PolicyCompileError(`endpoints[${i}].iface`, `${JSON.stringify(e.iface)} is not an interface name`);
+  });
+
+  const setNames: SetNames = {
+    address(id, family, field) {
+      if (!setsById.has(id)) throw new PolicyCompileError(field, `no set ${JSON.stringify(id)}`);
+      return addressSetName(id, family);
+    },
+    namedPort(id, family, field) {
+      if (!namedPortsById.has(id)) throw new PolicyCompileError(field, `no named port set ${JSON.stringify(id)}`);
+      return namedPortSetName(id, family);
+    },
+  };
+
+  const setOwners: string[] = [];
+  const sets: NftSet[] = [...addressSets(input, setOwners), ...namedPortSets(input, setOwners), ...poolSets(input, setOwners)];
+  assertDistinct('sets', sets, (i) => setOwners[i]!);
+
+  const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
+  const policies = [...input.policies].sort((a, b) => byText(a.id, b.id));
+  const mark = {
+    set: `meta mark set meta mark | ${hex32(passMark)}`,
+    clear: `meta mark set meta mark & ${hex32(~passMark)}`,
+    clearTest: `meta mark & ${hex32(passMark)} == 0x00000000`,
+  };
+
+  const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
+  const chains: NftChain[] = [
+    forwardChain(endpoints, options.filterPriority ?? 0),
+    natChain(input, options.natPriority ?? 100),
+    dispatchChain(endpoints),
+  ];
+  for (const e of endpoints) {
+    for (const dir of ['egress', 'ingress'] as const) {
+      chains.push(endpointChain(e, dir, policiesById, mark, options.rpfCheck ?? true));
+      chainOwners.push(`endpoint ${JSON.stringify(e.iface)} ${dir}`);
+    }
+  }
+  for (const p of policies) {
+    for (const dir of ['ingress', 'egress'] as const) {
+      const rules = p[dir];
+      if (rules === undefined) continue;
+      chains.push(policyChain(p, dir, rules, setNames, mark.set, logPrefix));
+      chainOwners.push(`policy ${JSON.stringify(p.id)} ${dir}`);
+    }
+  }
+  assertDistinct('chains', chains, (i) => chainOwners[i]!);
+
+  return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), chains };
+}
+
+function addressSets(input: PolicyInput, owners: string[]): NftSet[] {
+  return input.sets.flatMap((s, i) => {
+    const members = s.members.map((m, j) => readMember(m, `sets[${i}].members[${j}]`));
+    owners.push(`set ${JSON.stringify(s.id)}`, `set ${JSON.stringify(s.id)}`);
+    return FAMILIES.map((family) => ({
+      name: addressSetName(s.id, family),
+      type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
+      interval: true,
+      elements: intervalElements(members, family),
+    }));
+  });
+}
+
+function namedPortSets(input: PolicyInput, owners: string[]): NftSet[] {
+  return input.namedPortSets.flatMap((s, i) => {
+    owners.push(`named port set ${JSON.stringify(s.id)}`, `named port set ${JSON.stringify(s.id)}`);
+    return FAMILIES.map((family) => ({
+      name: namedPortSetName(s.id, family),
+      type: `${family === 4 ? 'ipv4_addr' : 'ipv6_addr'} . inet_proto . inet_service`,
+      interval: false,
+      elements: namedPortElements(s.members, family, `namedPortSets[${i}].members`),
+    }));
+  });
+}
+
+/** Pool sets exist for a family only when one of its pools has natOutgoing: nothing else reads them. */
+function poolSets(input: PolicyInput, owners: string[]): NftSet[] {
+  const pools = input.pools.map((p, i) => ({ cidr: readMember(p.cidr, `pools[${i}].cidr`), natOutgoing: p.natOutgoing }));
+  return FAMILIES.flatMap((family) => {
+    const mine = pools.filter((p) => p.cidr.family === family);
+    if (!mine.some((p) => p.natOutgoing)) return [];
+    const type = family === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    owners.push(`the IPv${family} pools`, `the IPv${family} natOutgoing pools`);
+    return [
+      {
+        name: poolsSetName(family),
+        type,
+        interval: true,
+        elements: intervalElements(
+          mine.map((p) => p.cidr),
+          family,
+        ),
+      },
+      {
+        name: natPoolsSetName(family),
+        type,
+        interval: true,
+        elements: intervalElements(
+          mine.filter((p) => p.natOutgoing).map((p) => p.cidr),
+          family,
+        ),
+      },
+    ];
+  });
+}
+
+function vmap(key: 'iifname' | 'oifname', endpoints: readonly PolicyEndpoint[], dir: Direction): NftRule[] {
+  if (endpoints.length === 0) return [];
+  const entries = endpoints.map((e) => `"${e.iface}" : jump ${endpointChainName(e.iface, dir)}`);
+  return [{ expr: `${key} vmap { ${entries.join(', ')} }` }];
+}
+
+function forwardChain(endpoints: readonly PolicyEndpoint[], priority: number): NftChain {
+  return {
+    name: FORWARD_CHAIN,
+    base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
+    rules: [
+      { expr: 'ct state established,related accept' },
+      ...vmap('iifname', endpoints, 'egress'),
+      { expr: `jump ${TO_ENDPOINT_DISPATCH}` },
+    ],
+  };
+}
+
+function dispatchChain(endpoints: readonly PolicyEndpoint[]): NftChain {
+  return { name: TO_ENDPOINT_DISPATCH, rules: [...vmap('oifname', endpoints, 'ingress'), { expr: 'accept' }] };
+}
+
+function natChain(input: PolicyInput, priority: number): NftChain {
+  const rules: NftRule[] = [];
+  for (const family of FAMILIES) {
+    const has = input.pools.some((p) => p.natOutgoing && readMember(p.cidr, 'pools').family === family);
+    if (!has) continue;
+    const ip = family === 4 ? 'ip' : 'ip6';
+    rules.push({
+      expr: `${ip} saddr @${natPoolsSetName(family)} ${ip} daddr != @${poolsSetName(family)} counter masquerade`,
+      id: natOutgoingId(family),
+    });
+  }
+  return { name: POSTROUTING_CHAIN, base: { type: 'nat', hook: 'postrouting', priority, policy: 'accept' }, rules };
+}
+
+interface MarkText {
+  readonly set: string;
+  readonly clear: string;
+  readonly clearTest: string;
+}
+
+function endpointChain(
+  e: PolicyEndpoint,
+  dir: Direction,
+  policies: ReadonlyMap<string, Policy>,
+  mark: MarkText,
+  rpfCheck: boolean,
+): NftChain {
+  const rules: NftRule[] = [{ expr: 'ct state invalid drop' }];
+  if (dir === 'egress' && rpfCheck) rules.push({ expr: 'fib saddr . iif oif missing counter drop', id: rpfId(e.iface) });
+  let tiers = 0;
+  e[dir].forEach((tier, t) => {
+    const applying = tier.filter((id, i) => {
+      const p = policies.get(id);
+      if (!p) throw new PolicyCompileError(`endpoints[${e.iface}].${dir}[${t}][${i}]`, `no policy ${JSON.stringify(id)}`);
+      // A policy without rules for this direction does not apply to it.
+      return p[dir] !== undefined;
+    });
+    if (applying.length === 0) return;
+    rules.push({ expr: mark.clear });
+    applying.forEach((id, i) => {
+      const jump = `jump ${policyChainName(id, dir)}`;
+      rules.push({ expr: i === 0 ? jump : `${mark.clearTest} ${jump}` });
+    });
+    rules.push({ expr: `${mark.clearTest} counter drop`, id: tierEndId(e.iface, dir, t) });
+    tiers++;
+  });
+  if (tiers > 0) rules.push({ expr: mark.clear });
+  return { name: endpointChainName(e.iface, dir), rules };
+}
+
+function policyChain(
+  p: Policy,
+  dir: Direction,
+  rules: readonly PolicyRule[],
+  sets: SetNames,
+  passMarkSet: string,
+  logPrefix: string,
+): NftChain {
+  const out: NftRule[] = [];
+  rules.forEach((rule, i) => {
+    const field = `policies[${p.id}].${dir}[${i}]`;
+    const id = ruleId(p.id, dir, i);
+    const action = actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
+    for (const m of matchExpressions(rule.match, sets, `${field}.match`)) {
+      out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
+    }
+  });
+  return { name: policyChainName(p.id, dir), rules: out };
+}
+
+function actionText(rule: PolicyRule, dir: Direction, passMarkSet: string, logPrefix: string, field: string): string {
+  switch (rule.action) {
+    case 'Allow':
+      return dir === 'ingress' ? 'accept' : `goto ${TO_ENDPOINT_DISPATCH}`;
+    case 'Deny':
+      return 'drop';
+    case 'Pass':
+      return `${passMarkSet} return`;
+    case 'Log':
+      return `log prefix "${logPrefix.replace(/["\\\n\r]/g, '_').slice(0, MAX_LOG_PREFIX)}"`;
+    default:
+      throw new PolicyCompileError(`${field}.action`, `${JSON.stringify(rule.action)} is not Allow, Deny, Pass or Log`);
+  }
+}

@@ -1,0 +1,92 @@
+// Set elements in the form nft takes: one family per set, sorted, and for interval sets no two
+// elements overlapping. nft refuses overlapping elements in a set without auto-merge, and with
+// it folds them into one range, so a later removal of one member could not be said alone.
+// Prefixes either nest or are disjoint, so dropping every prefix inside another leaves a set
+// without overlaps; adjacent prefixes stay as they are, which nft accepts.
+import { PolicyCompileError } from './compile-error.js';
+import {
+  type Cidr,
+  addressValue,
+  cidrNetwork,
+  familyBits,
+  formatAddress,
+  hostPrefix,
+  type IpFamily,
+  parseInterfaceAddress,
+} from '../../ip/index.js';
+
+/** A member as a prefix (a bare address is its host prefix); host bits of a network are cleared. */
+export function readMember(text: string, field: string): Cidr {
+  try {
+    return cidrNetwork(parseInterfaceAddress(text, field));
+  } catch (error) {
+    throw new PolicyCompileError(field, error instanceof Error ? error.message : String(error));
+  }
+}
+
+interface Span {
+  readonly cidr: Cidr;
+  readonly first: bigint;
+  readonly last: bigint;
+}
+
+function span(c: Cidr): Span {
+  const first = addressValue(c.bytes);
+  return { cidr: c, first, last: first + (1n << BigInt(familyBits(c.family) - c.prefixLength)) - 1n };
+}
+
+/** A prefix as nft prints it: a host prefix as the bare address. */
+export function prefixText(c: Cidr): string {
+  const address = formatAddress(c.bytes);
+  return c.prefixLength === familyBits(c.family) ? address : `${address}/${c.prefixLength}`;
+}
+
+/** The members of one family as interval elements: sorted by address, none inside another. */
+export function intervalElements(members: readonly Cidr[], family: IpFamily): string[] {
+  const spans = members
+    .filter((m) => m.family === family)
+    .map(span)
+    .sort((a, b) => (a.first !== b.first ? (a.first < b.first ? -1 : 1) : a.last > b.last ? -1 : a.last < b.last ? 1 : 0));
+  const out: string[] = [];
+  let end = -1n;
+  for (const s of spans) {
+    if (s.first <= end) continue; // inside the previous prefix (prefixes never straddle)
+    out.push(prefixText(s.cidr));
+    end = s.last;
+  }
+  return out;
+}
+
+export interface NamedPortElement {
+  readonly address: string;
+  readonly protocol: 'tcp' | 'udp' | 'sctp';
+  readonly port: number;
+}
+
+/** Named port members of one family as `address . protocol . port`, sorted, each once. */
+export function namedPortElements(members: readonly NamedPortElement[], family: IpFamily, field: string): string[] {
+  const rows: { value: bigint; protocol: string; port: number; text: string }[] = [];
+  const seen = new Set<string>();
+  members.forEach((m, i) => {
+    const where = `${field}[${i}]`;
+    let host: Cidr;
+    try {
+      host = parseInterfaceAddress(hostPrefix(m.address, `${where}.address`), `${where}.address`);
+    } catch (error) {
+      throw new PolicyCompileError(`${where}.address`, error instanceof Error ? error.message : String(error));
+    }
+    if (m.protocol !== 'tcp' && m.protocol !== 'udp' && m.protocol !== 'sctp')
+      throw new PolicyCompileError(`${where}.protocol`, `${JSON.stringify(m.protocol)} is not tcp, udp or sctp`);
+    if (!Number.isInteger(m.port) || m.port < 1 || m.port > 65535)
+      throw new PolicyCompileError(`${where}.port`, `${m.port} is not a port (1..65535)`);
+    if (host.family !== family) return;
+    const text = `${formatAddress(host.bytes)} . ${m.protocol} . ${m.port}`;
+    if (seen.has(text)) return;
+    seen.add(text);
+    rows.push({ value: addressValue(host.bytes), protocol: m.protocol, port: m.port, text });
+  });
+  rows.sort((a, b) =>
+    a.value !== b.value ? (a.value < b.value ? -1 : 1) : a.protocol !== b.protocol ? (a.protocol < b.protocol ? -1 : 1) : a.port - b.port,
+  );
+  return rows.map((r) => r.text);
+}

@@ -1,0 +1,576 @@
+// The policy compiler on small inputs: the exact chains, rules and sets it writes for the
+// shapes Calico and Kubernetes policies lower to, and the properties the dataplane relies on
+// (deterministic output, a pod add changes set elements only, bad input is named).
+import assert from 'node:assert/strict';
+import { compilePolicy } from '../../felix/policy/compile.js';
+import { PolicyCompileError } from '../../felix/policy/compile-error.js';
+import type { Policy, PolicyEndpoint, PolicyInput } from '../../felix/policy/input.js';
+import { MAX_NAME, MAX_RULE_ID, nftName, ruleId } from '../../felix/policy/names.js';
+import type { NftChain, NftTable } from '../../felix/policy/nft-model.js';
+
+const input = (over: Partial<PolicyInput>): PolicyInput => ({
+  sets: [],
+  namedPortSets: [],
+  policies: [],
+  endpoints: [],
+  pools: [],
+  ...over,
+});
+const ep = (iface: string, address: string, ingress: string[][] = [], egress: string[][] = []): PolicyEndpoint => ({
+  iface,
+  addresses: [address],
+  ingress,
+  egress,
+});
+const chain = (t: NftTable, name: string): NftChain => {
+  const c = t.chains.find((x) => x.name === name);
+  assert.ok(c, `chain ${name} in ${t.chains.map((x) => x.name).join(', ')}`);
+  return c;
+};
+/** A chain's rules as `expr  # id` lines: one string to compare, readable when it differs. */
+const lines = (t: NftTable, name: string): string[] => chain(t, name).rules.map((r) => (r.id ? `${r.expr}  # ${r.id}` : r.expr));
+const elements = (t: NftTable, name: string): readonly string[] => {
+  const s = t.sets.find((x) => x.name === name);
+  assert.ok(s, `set ${name} in ${t.sets.map((x) => x.name).join(', ')}`);
+  return s.elements;
+};
+
+const CLEAR = 'meta mark set meta mark & 0xffefffff';
+const PASSED = 'meta mark & 0x00100000 == 0x00000000';
+
+describe('felix policy compiler: nftables for policies, endpoints and pools', () => {
+  it('with nothing to enforce: the base chains, conntrack first, and no sets', () => {
+    const t = compilePolicy(input({}));
+    assert.equal(t.family, 'inet');
+    assert.equal(t.name, 'podroute');
+    assert.deepEqual(t.sets, []);
+    assert.deepEqual(
+      t.chains.map((c) => [c.name, c.base]),
+      [
+        ['forward', { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }],
+        ['postrouting', { type: 'nat', hook: 'postrouting', priority: 100, policy: 'accept' }],
+        ['to-wl-dispatch', undefined],
+      ],
+    );
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'jump to-wl-dispatch']);
+    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['accept']);
+    assert.deepEqual(lines(t, 'postrouting'), []);
+  });
+
+  it('deny-all ingress: the endpoint is dispatched by interface and its one tier drops what no rule allowed', () => {
+    const t = compilePolicy(
+      input({
+        policies: [{ id: 'knp.default.deny', ingress: [] }],
+        endpoints: [ep('calib', '10.65.0.3', [['knp.default.deny']]), ep('calia', '10.65.0.2')],
+      }),
+    );
+    assert.deepEqual(lines(t, 'forward'), [
+      'ct state established,related accept',
+      'iifname vmap { "calia" : jump from-calia, "calib" : jump from-calib }',
+      'jump to-wl-dispatch',
+    ]);
+    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap { "calia" : jump to-calia, "calib" : jump to-calib }', 'accept']);
+    assert.deepEqual(lines(t, 'to-calib'), [
+      'ct state invalid drop',
+      CLEAR,
+      'jump pi-knp.default.deny',
+      `${PASSED} counter drop  # calib/in/tier0`,
+      CLEAR,
+    ]);
+    assert.deepEqual(lines(t, 'pi-knp.default.deny'), []);
+    // No policy selects calia: nothing but the conntrack and source checks.
+    assert.deepEqual(lines(t, 'to-calia'), ['ct state invalid drop']);
+    assert.deepEqual(lines(t, 'from-calia'), ['ct state invalid drop', 'fib saddr . iif oif missing counter drop  # calia/out/rpf']);
+    // A policy without egress rules has no egress chain.
+    assert.equal(
+      t.chains.find((c) => c.name === 'po-knp.default.deny'),
+      undefined,
+    );
+    assert.deepEqual(
+      t.chains.map((c) => c.name),
+      ['forward', 'postrouting', 'to-wl-dispatch', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
+    );
+  });
+
+  it('allow from a set: one rule per family on per-family interval sets, nested members merged', () => {
+    const t = compilePolicy(
+      input({
+        sets: [{ id: 'sel-a', members: ['10.65.0.2', '10.65.0.0/26', 'fd00:65::2', '10.65.1.7/24', '10.65.0.64/26', '10.65.0.70'] }],
+        policies: [{ id: 'knp.x.allow-a', ingress: [{ action: 'Allow', match: { srcSets: ['sel-a'] } }] }],
+        endpoints: [ep('calib', '10.65.0.3', [['knp.x.allow-a']])],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-knp.x.allow-a'), [
+      'ip saddr @s4-sel-a counter accept  # knp.x.allow-a/in/0',
+      'ip6 saddr @s6-sel-a counter accept  # knp.x.allow-a/in/0',
+    ]);
+    // 10.65.0.2 lies in 10.65.0.0/26 and 10.65.0.70 in 10.65.0.64/26: nft refuses overlaps. Host bits of a network are cleared.
+    assert.deepEqual(elements(t, 's4-sel-a'), ['10.65.0.0/26', '10.65.0.64/26', '10.65.1.0/24']);
+    assert.deepEqual(elements(t, 's6-sel-a'), ['fd00:65::2']);
+    assert.deepEqual(
+      t.sets.map((s) => [s.name, s.type, s.interval]),
+      [
+        ['s4-sel-a', 'ipv4_addr', true],
+        ['s6-sel-a', 'ipv6_addr', true],
+      ],
+    );
+  });
+
+  it('sets in AND, not-sets, and a family of its own: every list becomes one term per set', () => {
+    const t = compilePolicy(
+      input({
+        sets: ['a', 'b', 'c', 'd'].map((id) => ({ id, members: [] })),
+        policies: [
+          {
+            id: 'p',
+            ingress: [
+              { action: 'Deny', match: { srcSets: ['a', 'b'], notSrcSets: ['c'], dstSets: ['d'], notDstSets: ['a'] } },
+              { action: 'Allow', match: { ipVersion: 6, protocol: 'udp' } },
+              { action: 'Allow', match: { protocol: 'tcp', notProtocol: 'tcp' } },
+              { action: 'Allow', match: { notProtocol: 17 } },
+            ],
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-p'), [
+      'ip saddr @s4-a ip saddr @s4-b ip saddr != @s4-c ip daddr @s4-d ip daddr != @s4-a counter drop  # p/in/0',
+      'ip6 saddr @s6-a ip6 saddr @s6-b ip6 saddr != @s6-c ip6 daddr @s6-d ip6 daddr != @s6-a counter drop  # p/in/0',
+      'meta nfproto ipv6 meta l4proto udp counter accept  # p/in/1',
+      // p/in/2 can match no packet: no rule.
+      'meta l4proto != udp counter accept  # p/in/3',
+    ]);
+  });
+
+  it('Pass leaves the tier through a mark bit; later policies of the tier and its drop run only without it', () => {
+    const t = compilePolicy(
+      input({
+        sets: [{ id: 'sel-a', members: ['10.65.0.2'] }],
+        policies: [
+          { id: 'gnp.pass-a', ingress: [{ action: 'Pass', match: { srcSets: ['sel-a'] } }] },
+          { id: 'gnp.log', ingress: [{ action: 'Log', match: {} }] },
+          { id: 'knp.y.allow-80', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstPorts: [{ first: 80, last: 80 }] } }] },
+          { id: 'gnp.egress-only', egress: [{ action: 'Allow', match: {} }] },
+        ],
+        endpoints: [ep('calib', '10.65.0.3', [['gnp.pass-a', 'gnp.log', 'gnp.egress-only'], ['gnp.egress-only'], ['knp.y.allow-80']])],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-gnp.pass-a'), [
+      'ip saddr @s4-sel-a counter meta mark set meta mark | 0x00100000 return  # gnp.pass-a/in/0',
+      'ip6 saddr @s6-sel-a counter meta mark set meta mark | 0x00100000 return  # gnp.pass-a/in/0',
+    ]);
+    assert.deepEqual(lines(t, 'pi-gnp.log'), ['counter log prefix "podroute gnp.log/in/0: "  # gnp.log/in/0']);
+    // A policy with egress rules only does not apply to ingress: the second tier is empty, and skipped.
+    assert.deepEqual(lines(t, 'to-calib'), [
+      'ct state invalid drop',
+      CLEAR,
+      'jump pi-gnp.pass-a',
+      `${PASSED} jump pi-gnp.log`,
+      `${PASSED} counter drop  # calib/in/tier0`,
+      CLEAR,
+      'jump pi-knp.y.allow-80',
+      `${PASSED} counter drop  # calib/in/tier2`,
+      CLEAR,
+    ]);
+    assert.deepEqual(lines(t, 'pi-knp.y.allow-80'), ['tcp dport 80 counter accept  # knp.y.allow-80/in/0']);
+  });
+
+  it("an egress Allow goes on to the destination endpoint's ingress policy; Deny drops", () => {
+    const t = compilePolicy(
+      input({
+        sets: [{ id: 'net-dns', members: ['10.96.0.10'] }],
+        policies: [
+          {
+            id: 'np.x.egress',
+            egress: [
+              { action: 'Deny', match: { protocol: 'tcp', dstPorts: [{ first: 25, last: 25 }] } },
+              { action: 'Allow', match: { protocol: 'udp', dstSets: ['net-dns'], dstPorts: [{ first: 53, last: 53 }] } },
+            ],
+          },
+        ],
+        endpoints: [ep('calia', '10.65.0.2', [], [['np.x.egress']])],
+      }),
+    );
+    assert.deepEqual(lines(t, 'po-np.x.egress'), [
+      'tcp dport 25 counter drop  # np.x.egress/out/0',
+      'ip daddr @s4-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
+      'ip6 daddr @s6-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
+    ]);
+    assert.deepEqual(lines(t, 'from-calia'), [
+      'ct state invalid drop',
+      'fib saddr . iif oif missing counter drop  # calia/out/rpf',
+      CLEAR,
+      'jump po-np.x.egress',
+      `${PASSED} counter drop  # calia/out/tier0`,
+      CLEAR,
+    ]);
+  });
+
+  it('ports: one port bare, several as an anonymous set with overlapping ranges joined, negations, th for other protocols', () => {
+    const r = (first: number, last = first) => ({ first, last });
+    const t = compilePolicy(
+      input({
+        policies: [
+          {
+            id: 'p',
+            ingress: [
+              { action: 'Allow', match: { protocol: 'tcp', dstPorts: [r(8080), r(1000, 2000), r(1500, 2500), r(2501, 2600), r(80)] } },
+              { action: 'Allow', match: { protocol: 'udp', srcPorts: [r(53)], notDstPorts: [r(1, 1023)] } },
+              { action: 'Allow', match: { protocol: 'sctp', dstPorts: [r(9000, 9000)], notSrcPorts: [r(5), r(7)] } },
+              { action: 'Allow', match: { protocol: 136, dstPorts: [r(4000, 4010)] } },
+              { action: 'Allow', match: { protocol: 6 } },
+            ],
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-p'), [
+      'tcp dport { 80, 1000-2600, 8080 } counter accept  # p/in/0',
+      'udp sport 53 udp dport != 1-1023 counter accept  # p/in/1',
+      'sctp sport != { 5, 7 } sctp dport 9000 counter accept  # p/in/2',
+      'meta l4proto 136 th dport 4000-4010 counter accept  # p/in/3',
+      'meta l4proto tcp counter accept  # p/in/4',
+    ]);
+  });
+
+  it('named ports: a concatenated set (address . protocol . port) per family', () => {
+    const t = compilePolicy(
+      input({
+        namedPortSets: [
+          {
+            id: 'port-http',
+            members: [
+              { address: '10.65.0.3', protocol: 'tcp', port: 8080 },
+              { address: 'fd00:65::3', protocol: 'tcp', port: 8080 },
+              { address: '10.65.0.2', protocol: 'udp', port: 8080 },
+              { address: '10.65.0.2', protocol: 'tcp', port: 80 },
+              { address: '10.65.0.3', protocol: 'tcp', port: 8080 },
+            ],
+          },
+        ],
+        policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'port-http' } }] }],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-p'), [
+      'meta l4proto tcp ip daddr . meta l4proto . th dport @np4-port-http counter accept  # p/in/0',
+      'meta l4proto tcp ip6 daddr . meta l4proto . th dport @np6-port-http counter accept  # p/in/0',
+    ]);
+    assert.deepEqual(elements(t, 'np4-port-http'), ['10.65.0.2 . tcp . 80', '10.65.0.2 . udp . 8080', '10.65.0.3 . tcp . 8080']);
+    assert.deepEqual(elements(t, 'np6-port-http'), ['fd00:65::3 . tcp . 8080']);
+    const set = t.sets.find((s) => s.name === 'np4-port-http');
+    assert.deepEqual([set?.type, set?.interval], ['ipv4_addr . inet_proto . inet_service', false]);
+  });
+
+  it('ICMP: the family follows the protocol, and a match no family can carry gives no rule', () => {
+    const t = compilePolicy(
+      input({
+        policies: [
+          {
+            id: 'p',
+            ingress: [
+              { action: 'Allow', match: { protocol: 'icmp', icmp: { type: 8 } } },
+              { action: 'Allow', match: { protocol: 'icmpv6', icmp: { type: 128, code: 0 } } },
+              { action: 'Deny', match: { protocol: 'icmp', notIcmp: { type: 3, code: 4 } } },
+              { action: 'Allow', match: { protocol: 'icmp' } },
+              { action: 'Allow', match: { protocol: 'icmp', ipVersion: 6 } },
+              { action: 'Allow', match: { protocol: 'tcp', icmp: { type: 8 } } },
+              { action: 'Allow', match: { icmp: { type: 3 } } },
+            ],
+          },
+        ],
+      }),
+    );
+    assert.deepEqual(lines(t, 'pi-p'), [
+      'icmp type 8 counter accept  # p/in/0',
+      'icmpv6 type 128 icmpv6 code 0 counter accept  # p/in/1',
+      'icmp type . icmp code != { 3 . 4 } counter drop  # p/in/2',
+      'meta nfproto ipv4 meta l4proto icmp counter accept  # p/in/3',
+      'icmp type 3 counter accept  # p/in/6',
+      'icmpv6 type 3 counter accept  # p/in/6',
+    ]);
+  });
+
+  it('natOutgoing: masquerade from the natOutgoing pools to outside every pool, per family', () => {
+    const t = compilePolicy(
+      input({
+        pools: [
+          { cidr: '10.65.0.0/16', natOutgoing: true },
+          { cidr: '10.66.0.0/16', natOutgoing: false },
+          { cidr: '10.65.128.0/17', natOutgoing: true },
+          { cidr: 'fd00:65::/64', natOutgoing: false },
+        ],
+      }),
+    );
+    assert.deepEqual(lines(t, 'postrouting'), ['ip saddr @nat-pools-v4 ip daddr != @pools-v4 counter masquerade  # natOutgoing/v4']);
+    assert.deepEqual(elements(t, 'pools-v4'), ['10.65.0.0/16', '10.66.0.0/16']);
+    assert.deepEqual(elements(t, 'nat-pools-v4'), ['10.65.0.0/16']);
+    assert.deepEqual(
+      t.sets.map((s) => s.name),
+      ['nat-pools-v4', 'pools-v4'],
+      'no IPv6 pool has natOutgoing: no IPv6 sets',
+    );
+    const both = compilePolicy(
+      input({
+        pools: [
+          { cidr: 'fd00:65::/64', natOutgoing: true },
+          { cidr: '10.65.0.0/16', natOutgoing: true },
+        ],
+      }),
+    );
+    assert.deepEqual(lines(both, 'postrouting'), [
+      'ip saddr @nat-pools-v4 ip daddr != @pools-v4 counter masquerade  # natOutgoing/v4',
+      'ip6 saddr @nat-pools-v6 ip6 daddr != @pools-v6 counter masquerade  # natOutgoing/v6',
+    ]);
+  });
+
+  it('options: the pass mark bit, chain priorities, the log prefix and the RPF check', () => {
+    const t = compilePolicy(
+      input({
+        policies: [
+          {
+            id: 'p',
+            ingress: [
+              { action: 'Log', match: {} },
+              { action: 'Pass', match: {} },
+            ],
+          },
+        ],
+        endpoints: [ep('calia', '10.65.0.2', [['p']])],
+      }),
+      { passMark: 0x4, filterPriority: -10, natPriority: 110, logPrefix: 'cali', rpfCheck: false },
+    );
+    assert.deepEqual(lines(t, 'pi-p'), [
+      'counter log prefix "cali p/in/0: "  # p/in/0',
+      'counter meta mark set meta mark | 0x00000004 return  # p/in/1',
+    ]);
+    assert.deepEqual(lines(t, 'from-calia'), ['ct state invalid drop']);
+    assert.equal(chain(t, 'forward').base?.priority, -10);
+    assert.equal(chain(t, 'postrouting').base?.priority, 110);
+    assert.match(lines(t, 'to-calia')[1]!, /& 0xfffffffb$/);
+    assert.throws(() => compilePolicy(input({}), { passMark: 3 }), /options\.passMark: 3 is not a single mark bit/);
+  });
+
+  it('is deterministic: the same input in any order gives the same table', () => {
+    const policies: Policy[] = [
+      { id: 'b', ingress: [{ action: 'Allow', match: { srcSets: ['s2'] } }] },
+      { id: 'a', egress: [{ action: 'Deny', match: { dstSets: ['s1'] } }] },
+    ];
+    const one = input({
+      sets: [
+        { id: 's1', members: ['10.0.0.1', '10.0.0.0/8', 'fd00::1'] },
+        { id: 's2', members: ['192.168.0.0/24', '192.168.1.0/24'] },
+      ],
+      policies,
+      endpoints: [ep('calix', '10.65.0.9', [['b']], [['a']]), ep('caliw', '10.65.0.8', [['b']])],
+      pools: [{ cidr: '10.65.0.0/16', natOutgoing: true }],
+    });
+    const two: PolicyInput = {
+      ...one,
+      sets: [
+        { id: 's2', members: ['192.168.1.0/24', '192.168.0.0/24'] },
+        { id: 's1', members: ['fd00::1', '10.0.0.0/8', '10.0.0.1'] },
+      ],
+      policies: [...policies].reverse(),
+      endpoints: [...one.endpoints].reverse(),
+    };
+    assert.deepEqual(compilePolicy(two), compilePolicy(one));
+    assert.equal(JSON.stringify(compilePolicy(one)), JSON.stringify(compilePolicy(one)));
+  });
+
+  describe('a pod coming or going', () => {
+    const base = input({
+      sets: [
+        { id: 'sel-web', members: ['10.65.0.2'] },
+        { id: 'sel-db', members: ['10.65.1.5'] },
+      ],
+      namedPortSets: [{ id: 'port-http', members: [{ address: '10.65.0.2', protocol: 'tcp', port: 8080 }] }],
+      policies: [
+        { id: 'knp.x.web', ingress: [{ action: 'Allow', match: { srcSets: ['sel-web'], protocol: 'tcp', dstNamedPorts: 'port-http' } }] },
+        { id: 'knp.x.db', egress: [{ action: 'Allow', match: { dstSets: ['sel-db'] } }] },
+      ],
+      endpoints: [ep('calia', '10.65.0.2', [['knp.x.web']], [['knp.x.db']])],
+      pools: [{ cidr: '10.65.0.0/16', natOutgoing: true }],
+    });
+    const chainsExcept = (t: NftTable, skip: (name: string) => boolean) => t.chains.filter((c) => !skip(c.name));
+
+    it('on another node: only set elements change', () => {
+      const after = compilePolicy({
+        ...base,
+        sets: [
+          { id: 'sel-web', members: ['10.65.0.2', '10.65.3.9'] },
+          { id: 'sel-db', members: ['10.65.1.5'] },
+        ],
+        namedPortSets: [
+          {
+            id: 'port-http',
+            members: [
+              { address: '10.65.0.2', protocol: 'tcp', port: 8080 },
+              { address: '10.65.3.9', protocol: 'tcp', port: 8080 },
+            ],
+          },
+        ],
+      });
+      const before = compilePolicy(base);
+      assert.deepEqual(after.chains, before.chains);
+      assert.deepEqual(
+        after.sets.map((s) => s.name),
+        before.sets.map((s) => s.name),
+      );
+      assert.deepEqual(elements(after, 's4-sel-web'), ['10.65.0.2', '10.65.3.9']);
+      assert.deepEqual(elements(after, 'np4-port-http'), ['10.65.0.2 . tcp . 8080', '10.65.3.9 . tcp . 8080']);
+    });
+
+    it('on this node: set elements, the dispatch maps and its own chains; no policy chain', () => {
+      const before = compilePolicy(base);
+      const after = compilePolicy({
+        ...base,
+        sets: [
+          { id: 'sel-web', members: ['10.65.0.2', '10.65.0.3'] },
+          { id: 'sel-db', members: ['10.65.1.5'] },
+        ],
+        endpoints: [...base.endpoints, ep('calib', '10.65.0.3', [['knp.x.web']])],
+      });
+      const policyChain = (n: string) => n.startsWith('pi-') || n.startsWith('po-');
+      assert.deepEqual(
+        after.chains.filter((c) => policyChain(c.name)),
+        before.chains.filter((c) => policyChain(c.name)),
+      );
+      const own = (n: string) => n === 'to-calib' || n === 'from-calib' || n === 'forward' || n === 'to-wl-dispatch';
+      assert.deepEqual(chainsExcept(after, own), chainsExcept(before, own));
+      assert.deepEqual(
+        chain(after, 'to-calib').rules.map((r) => r.expr),
+        ['ct state invalid drop', CLEAR, 'jump pi-knp.x.web', `${PASSED} counter drop`, CLEAR],
+      );
+      assert.deepEqual(elements(after, 's4-sel-web'), ['10.65.0.2', '10.65.0.3']);
+    });
+  });
+
+  describe('names and ids', () => {
+    it('an id nft can read and that fits stays as it is; others are cut and hashed, stay distinct and fit', () => {
+      assert.equal(nftName('pi-', 'knp.default.allow-web'), 'pi-knp.default.allow-web');
+      const long = `knp.${'n'.repeat(63)}.${'p'.repeat(200)}`;
+      const a = nftName('pi-', long);
+      const b = nftName('pi-', `${long}x`);
+      assert.ok(a.length <= MAX_NAME && b.length <= MAX_NAME, `${a} ${b}`);
+      assert.notEqual(a, b);
+      assert.match(a, /^pi-knp\.n+-[0-9a-f]{12}$/);
+      const odd = nftName('s4-', 'a b/c');
+      assert.match(odd, /^s4-a_b_c-[0-9a-f]{12}$/);
+      assert.notEqual(nftName('s4-', 'a_b_c'), odd);
+      const id = ruleId(long, 'egress', 12);
+      assert.ok(id.length <= MAX_RULE_ID, id);
+      assert.match(id, /^knp\.n+\.p+#[0-9a-f]{12}\/out\/12$/);
+      assert.equal(ruleId('knp.a.b', 'ingress', 0), 'knp.a.b/in/0');
+      assert.match(ruleId('say "hi"', 'ingress', 1), /^say _hi_#[0-9a-f]{12}\/in\/1$/);
+    });
+
+    it('chains of long policy ids are named within the limit', () => {
+      const id = `knp.${'x'.repeat(100)}`;
+      const t = compilePolicy(input({ policies: [{ id, ingress: [] }], endpoints: [ep('calia', '10.65.0.2', [[id]])] }));
+      const names = t.chains.map((c) => c.name);
+      assert.ok(
+        names.every((n) => n.length <= MAX_NAME),
+        names.join(' '),
+      );
+      assert.ok(lines(t, 'to-calia').includes(`jump ${nftName('pi-', id)}`));
+    });
+  });
+
+  describe('bad input is named, and nothing is compiled', () => {
+    const cases: [string, PolicyInput, RegExp][] = [
+      [
+        'a set no rule can find',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { srcSets: ['nope'] } }] }] }),
+        /policies\[p\]\.ingress\[0\]\.match\.srcSets\[0\]: no set "nope"/,
+      ],
+      [
+        'a named port set no rule can find',
+        input({ policies: [{ id: 'p', egress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'nope' } }] }] }),
+        /policies\[p\]\.egress\[0\]\.match\.dstNamedPorts: no named port set "nope"/,
+      ],
+      [
+        'a policy an endpoint names but the input lacks',
+        input({ endpoints: [ep('calia', '10.0.0.1', [['ghost']])] }),
+        /endpoints\[calia\]\.ingress\[0\]\[0\]: no policy "ghost"/,
+      ],
+      [
+        'a set id twice',
+        input({
+          sets: [
+            { id: 's', members: [] },
+            { id: 's', members: [] },
+          ],
+        }),
+        /sets\[1\]: "s" appears twice/,
+      ],
+      ['a policy id twice', input({ policies: [{ id: 'p' }, { id: 'p' }] }), /policies\[1\]: "p" appears twice/],
+      [
+        'an interface twice',
+        input({ endpoints: [ep('calia', '10.0.0.1'), ep('calia', '10.0.0.2')] }),
+        /endpoints\[1\]: "calia" appears twice/,
+      ],
+      [
+        'an interface name too long',
+        input({ endpoints: [ep('cali0123456789abc', '10.0.0.1')] }),
+        /endpoints\[0\]\.iface: "cali0123456789abc" is not an interface name/,
+      ],
+      ['a member that is no address', input({ sets: [{ id: 's', members: ['10.0.0.300'] }] }), /sets\[0\]\.members\[0\]/],
+      ['a pool that is no CIDR', input({ pools: [{ cidr: 'nope', natOutgoing: true }] }), /pools\[0\]\.cidr/],
+      [
+        'ports without a protocol that has them',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { dstPorts: [{ first: 80, last: 80 }] } }] }] }),
+        /policies\[p\]\.ingress\[0\]\.match: ports need protocol tcp, udp or sctp \(got none\)/,
+      ],
+      [
+        'ports on ICMP',
+        input({
+          policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'icmp', dstPorts: [{ first: 80, last: 80 }] } }] }],
+        }),
+        /ports need protocol tcp, udp or sctp \(got icmp\)/,
+      ],
+      [
+        'a port range backwards',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstPorts: [{ first: 90, last: 80 }] } }] }] }),
+        /match\.dstPorts\[0\]: 90-80 is not a port range/,
+      ],
+      [
+        'an unknown protocol name',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tpc' as 'tcp' } }] }] }),
+        /match\.protocol: "tpc" is not tcp, udp, sctp, icmp, icmpv6 or a number/,
+      ],
+      [
+        'an ICMP type out of range',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'icmp', icmp: { type: 256 } } }] }] }),
+        /match\.icmp\.type: 256 is not an ICMP type/,
+      ],
+      [
+        'a named port member with a bad port',
+        input({ namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.1', protocol: 'tcp', port: 0 }] }] }),
+        /namedPortSets\[0\]\.members\[0\]\.port: 0 is not a port/,
+      ],
+      [
+        'a named port member that is a network',
+        input({ namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.0/24', protocol: 'tcp', port: 80 }] }] }),
+        /namedPortSets\[0\]\.members\[0\]\.address/,
+      ],
+      [
+        'an unknown action',
+        input({ policies: [{ id: 'p', ingress: [{ action: 'Reject' as 'Deny', match: {} }] }] }),
+        /policies\[p\]\.ingress\[0\]\.action: "Reject" is not Allow, Deny, Pass or Log/,
+      ],
+      [
+        'an endpoint whose interface makes the dispatch chain name',
+        input({ endpoints: [ep('wl-dispatch', '10.0.0.1')] }),
+        /chains: the ingress dispatch and endpoint "wl-dispatch" ingress both become nft name to-wl-dispatch/,
+      ],
+    ];
+    for (const [what, bad, message] of cases) {
+      it(what, () => {
+        assert.throws(
+          () => compilePolicy(bad),
+          (e: unknown) => e instanceof PolicyCompileError && message.test(e.message),
+        );
+      });
+    }
+  });
+});
