@@ -16,8 +16,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   'lib/resources': ['ip'],
   'lib/datastore': ['lib/resources', 'ip'],
   'lib/ipam': ['lib/datastore', 'lib/resources', 'ip'],
+  'lib/policy': ['lib/resources', 'felix', 'ip'],
   'lib/bgpd': ['bgp', 'reflector', 'ip'],
-  'lib/agent': ['lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
+  'lib/agent': ['lib/ipam', 'lib/policy', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
   'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
   'lib/cli': [
@@ -26,6 +27,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     'lib/cni',
     'lib/bgpd',
     'lib/ipam',
+    'lib/policy',
     'lib/datastore',
     'lib/resources',
     'bgp',

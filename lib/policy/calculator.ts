@@ -1,0 +1,283 @@
+// The calculation graph as a holder: it keeps the cluster's policy-related resources and
+// answers with felix's PolicyInput, doing per change only the work that change needs. A policy
+// change converts that one policy and fills the sets it newly names; an endpoint change places
+// that one endpoint in or out of each set (members change, rules do not) and, when it is this
+// node's, re-reads which policies select it; a namespace relabel re-places its endpoints.
+import type { PolicyEndpoint, PolicyInput, TierPolicies } from '../../felix/policy/input.js';
+import type { Labels } from '../resources/selector.js';
+import type { IPPool, Resource } from '../resources/types.js';
+import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
+import { type LoweredPolicy, lowerPolicy } from './lower.js';
+import { comparePolicies, type ParsedPolicy, TIER_ORDER } from './model.js';
+import { natPools } from './pools.js';
+import { SelectionMatcher } from './selection.js';
+import { SetTable } from './set-table.js';
+import { namespaceLabels, type Workload, workloadOf } from './workload.js';
+
+interface PolicyEntry {
+  readonly parsed: ParsedPolicy;
+  readonly lowered: LoweredPolicy;
+}
+
+interface LocalEndpoint {
+  workload: Workload;
+  /** Ids of the policies whose selection holds this endpoint. */
+  readonly selectedBy: Set<string>;
+  built?: PolicyEndpoint;
+}
+
+/** The kinds the calculation graph follows. */
+export const CALCULATION_KINDS: readonly string[] = [...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
+
+export class PolicyCalculator {
+  private readonly namespaces = new Map<string, Labels>();
+  private readonly workloadMap = new Map<string, Workload>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  /** By `<kind> <datastore key>`. */
+  private readonly policyMap = new Map<string, PolicyEntry>();
+  private readonly policyIds = new Map<string, PolicyEntry>();
+  private readonly local = new Map<string, LocalEndpoint>();
+  private readonly poolMap = new Map<string, IPPool>();
+  private readonly matcher = new SelectionMatcher((ns) => this.namespaceLabelsOf(ns));
+  private readonly sets = new SetTable(this.matcher);
+  private ordered?: PolicyEntry[];
+  private endpointCache?: PolicyEndpoint[];
+  private poolCache?: PolicyInput['pools'];
+  private last?: PolicyInput;
+
+  /** `nodeName`: whose workloads get a PolicyEndpoint; undefined: every node's (for explain). */
+  constructor(readonly nodeName?: string) {}
+
+  /**
+   * Takes a created or updated resource. False when the kind is not one policy reads. A
+   * resource that cannot be converted throws before anything changes.
+   */
+  put(r: Resource): boolean {
+    const kind = r.kind as string;
+    if ((POLICY_KINDS as readonly string[]).includes(kind)) {
+      const parsed = parsePolicyResource(r)!;
+      this.putPolicy(`${kind} ${keyOf(r.metadata)}`, parsed);
+      return true;
+    }
+    if (kind === 'Namespace') {
+      this.putNamespace(r.metadata.name, r.metadata.labels);
+      return true;
+    }
+    if (r.kind === 'WorkloadEndpoint') {
+      this.putWorkload(workloadOf(r));
+      return true;
+    }
+    if (r.kind === 'IPPool') {
+      this.poolMap.set(r.metadata.name, r);
+      this.poolCache = undefined;
+      return true;
+    }
+    return false;
+  }
+
+  /** Takes a deletion by kind and datastore key (`name`, or `namespace/name`). */
+  delete(kind: string, key: string): boolean {
+    if ((POLICY_KINDS as readonly string[]).includes(kind)) {
+      this.deletePolicy(`${kind} ${key}`);
+      return true;
+    }
+    if (kind === 'Namespace') {
+      this.putNamespace(key, undefined, true);
+      return true;
+    }
+    if (kind === 'WorkloadEndpoint') {
+      this.deleteWorkload(key);
+      return true;
+    }
+    if (kind === 'IPPool') {
+      this.poolMap.delete(key);
+      this.poolCache = undefined;
+      return true;
+    }
+    return false;
+  }
+
+  /** Felix's policy input now; the same object while nothing changed. */
+  input(): PolicyInput {
+    const sets = this.sets.addressSets();
+    const namedPortSets = this.sets.namedPortSets();
+    const policies = this.policyList();
+    const endpoints = this.endpointList();
+    this.poolCache ??= natPools(this.poolMap.values());
+    const pools = this.poolCache;
+    const l = this.last;
+    if (
+      l &&
+      l.sets === sets &&
+      l.namedPortSets === namedPortSets &&
+      l.policies === policies &&
+      l.endpoints === endpoints &&
+      l.pools === pools
+    ) {
+      return l;
+    }
+    this.last = { sets, namedPortSets, policies, endpoints, pools };
+    return this.last;
+  }
+
+  /** The parsed policies in evaluation order (tier, then order). */
+  parsedPolicies(): readonly ParsedPolicy[] {
+    return this.orderedPolicies().map((e) => e.parsed);
+  }
+
+  workloads(): ReadonlyMap<string, Workload> {
+    return this.workloadMap;
+  }
+
+  namespaceLabelsOf(name: string): Labels {
+    return this.namespaces.get(name) ?? namespaceLabels(name);
+  }
+
+  /** A policy's parsed and lowered forms, by policy id. */
+  policy(id: string): { readonly parsed: ParsedPolicy; readonly lowered: LoweredPolicy } | undefined {
+    return this.policyIds.get(id);
+  }
+
+  /** The PolicyEndpoint of one of this node's workloads, by WorkloadEndpoint key. */
+  endpoint(key: string): PolicyEndpoint | undefined {
+    const l = this.local.get(key);
+    if (!l) return undefined;
+    l.built ??= endpointOf(l, this.orderedPolicies());
+    return l.built;
+  }
+
+  /** Whether a workload is in a selection, as the sets see it. */
+  get selections(): SelectionMatcher {
+    return this.matcher;
+  }
+
+  private putPolicy(mapKey: string, parsed: ParsedPolicy): void {
+    const lowered = lowerPolicy(parsed);
+    // Every selector compiles before anything changes, so a bad one leaves the old state whole.
+    this.matcher.selector(parsed.selection.selector);
+    if (parsed.selection.namespaces.kind === 'selector') this.matcher.selector(parsed.selection.namespaces.selector);
+    for (const spec of lowered.sets.values()) {
+      const selections = spec.kind === 'selection' ? [spec.selection] : spec.kind === 'namedPorts' ? spec.within : [];
+      for (const s of selections) {
+        this.matcher.selector(s.selector);
+        if (s.namespaces.kind === 'selector') this.matcher.selector(s.namespaces.selector);
+      }
+    }
+    const other = this.policyIds.get(parsed.id);
+    if (other && other !== this.policyMap.get(mapKey)) throw new Error(`policy id ${parsed.id} is already taken`);
+    const entry: PolicyEntry = { parsed, lowered };
+    for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadMap.values());
+    const old = this.policyMap.get(mapKey);
+    if (old) this.dropPolicy(old);
+    this.policyMap.set(mapKey, entry);
+    this.policyIds.set(parsed.id, entry);
+    for (const l of this.local.values()) {
+      if (this.matcher.matches(parsed.selection, l.workload)) l.selectedBy.add(parsed.id);
+    }
+    this.policiesChanged();
+  }
+
+  private deletePolicy(mapKey: string): void {
+    const old = this.policyMap.get(mapKey);
+    if (!old) return;
+    this.dropPolicy(old);
+    this.policyMap.delete(mapKey);
+    this.policiesChanged();
+  }
+
+  private dropPolicy(old: PolicyEntry): void {
+    for (const id of old.lowered.sets.keys()) this.sets.unref(id);
+    this.policyIds.delete(old.parsed.id);
+    for (const l of this.local.values()) l.selectedBy.delete(old.parsed.id);
+  }
+
+  private policiesChanged(): void {
+    this.ordered = undefined;
+    this.endpointCache = undefined;
+    for (const l of this.local.values()) l.built = undefined;
+  }
+
+  private putNamespace(name: string, labels: Readonly<Record<string, string>> | undefined, deleted = false): void {
+    if (deleted) this.namespaces.delete(name);
+    else this.namespaces.set(name, namespaceLabels(name, labels));
+    for (const key of this.byNamespace.get(name) ?? []) this.placeWorkload(this.workloadMap.get(key)!);
+  }
+
+  private putWorkload(w: Workload): void {
+    const old = this.workloadMap.get(w.key);
+    if (old && old.namespace !== w.namespace) this.byNamespace.get(old.namespace)?.delete(w.key);
+    this.workloadMap.set(w.key, w);
+    let inNs = this.byNamespace.get(w.namespace);
+    if (!inNs) this.byNamespace.set(w.namespace, (inNs = new Set()));
+    inNs.add(w.key);
+    this.placeWorkload(w);
+  }
+
+  private deleteWorkload(key: string): void {
+    const old = this.workloadMap.get(key);
+    if (!old) return;
+    this.workloadMap.delete(key);
+    this.byNamespace.get(old.namespace)?.delete(key);
+    this.sets.deleteWorkload(key);
+    if (this.local.delete(key)) this.endpointCache = undefined;
+  }
+
+  /** Re-places one endpoint: in the sets, and (when it is this node's) under the policies. */
+  private placeWorkload(w: Workload): void {
+    this.sets.putWorkload(w);
+    const isLocal = this.nodeName === undefined || w.node === this.nodeName;
+    if (!isLocal) {
+      if (this.local.delete(w.key)) this.endpointCache = undefined;
+      return;
+    }
+    const selectedBy = new Set<string>();
+    for (const e of this.policyMap.values()) if (this.matcher.matches(e.parsed.selection, w)) selectedBy.add(e.parsed.id);
+    this.local.set(w.key, { workload: w, selectedBy });
+    this.endpointCache = undefined;
+  }
+
+  private orderedPolicies(): PolicyEntry[] {
+    this.ordered ??= [...this.policyMap.values()].sort((a, b) => comparePolicies(a.parsed, b.parsed));
+    return this.ordered;
+  }
+
+  private policyListCache?: { from: PolicyEntry[]; list: PolicyInput['policies'] };
+
+  private policyList(): PolicyInput['policies'] {
+    const ordered = this.orderedPolicies();
+    if (this.policyListCache?.from !== ordered) this.policyListCache = { from: ordered, list: ordered.map((e) => e.lowered.policy) };
+    return this.policyListCache.list;
+  }
+
+  private endpointList(): PolicyEndpoint[] {
+    if (this.endpointCache) return this.endpointCache;
+    const ordered = this.orderedPolicies();
+    const list = [...this.local.values()].map((l) => {
+      l.built ??= endpointOf(l, ordered);
+      return l.built;
+    });
+    this.endpointCache = list.sort((a, b) => (a.iface < b.iface ? -1 : a.iface > b.iface ? 1 : 0));
+    return this.endpointCache;
+  }
+}
+
+/** An endpoint's tiers per direction: only tiers in which some selecting policy has that direction. */
+function endpointOf(l: LocalEndpoint, ordered: readonly PolicyEntry[]): PolicyEndpoint {
+  const tiers = (direction: 'ingress' | 'egress'): TierPolicies[] => {
+    const out: TierPolicies[] = [];
+    for (const tier of TIER_ORDER) {
+      const ids = ordered
+        .filter((e) => e.parsed.tier === tier && e.parsed[direction] !== undefined && l.selectedBy.has(e.parsed.id))
+        .map((e) => e.parsed.id);
+      if (ids.length) out.push(ids);
+    }
+    return out;
+  };
+  return { iface: l.workload.iface, addresses: l.workload.addresses, ingress: tiers('ingress'), egress: tiers('egress') };
+}
+
+function keyOf(m: { name: string; namespace?: string }): string {
+  return m.namespace ? `${m.namespace}/${m.name}` : m.name;
+}
+
+export type { PolicyResourceKind };

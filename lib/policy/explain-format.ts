@@ -1,0 +1,74 @@
+// Explanations as the text `podroute policy explain` prints: one block per direction, tiers in
+// order, each policy with its rules in words and the pods they match today; and a verdict as
+// one line per step (the source's egress, the destination's ingress) naming what decided.
+import { protocolText } from './describe.js';
+import type { ConnectionVerdict, DirectionExplanation, PodExplanation, PodRef, PolicyExplanation, StepVerdict } from './explain.js';
+
+const KIND_TEXT: Readonly<Record<PolicyExplanation['kind'], string>> = {
+  KubernetesNetworkPolicy: 'Kubernetes NetworkPolicy',
+  NetworkPolicy: 'Calico NetworkPolicy',
+  GlobalNetworkPolicy: 'Calico GlobalNetworkPolicy',
+};
+
+const podText = (p: PodRef): string => `${p.namespace}/${p.pod} ${p.addresses.join(' ')}`.trim();
+
+function policyLines(p: PolicyExplanation): string[] {
+  const where = p.namespace !== undefined ? `${p.namespace}/${p.name}` : p.name;
+  const order = p.order !== undefined ? `, order ${p.order}` : '';
+  const out = [`    ${p.id} (${KIND_TEXT[p.kind]} ${where}${order})`];
+  if (p.rules.length === 0) out.push('      no rules: selects the pod and allows nothing');
+  for (const r of p.rules) {
+    out.push(`      ${r.origin}: ${r.text}`);
+    if (r.peers) out.push(`        today: ${r.peers.length ? r.peers.map(podText).join(', ') : 'no pod'}`);
+  }
+  return out;
+}
+
+function directionLines(name: 'ingress' | 'egress', d: DirectionExplanation): string[] {
+  if (!d.isolated) return [`${name}: not isolated (no policy selects the pod for ${name}): everything is allowed`];
+  const out = [`${name}: isolated: what no rule allows is dropped (replies to allowed connections pass)`];
+  for (const t of d.tiers) {
+    out.push(`  tier ${t.tier}`);
+    for (const p of t.policies) out.push(...policyLines(p));
+  }
+  return out;
+}
+
+export function formatPodExplanation(e: PodExplanation): string {
+  const labels = Object.entries(e.pod.labels)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  return [
+    `pod ${e.pod.namespace}/${e.pod.pod} on node ${e.pod.node}, addresses ${e.pod.addresses.join(' ') || 'none'}, labels ${labels || 'none'}`,
+    ...directionLines('ingress', e.ingress),
+    ...directionLines('egress', e.egress),
+  ].join('\n');
+}
+
+function stepText(s: StepVerdict): string {
+  const verdict = s.allowed ? 'allowed' : 'denied';
+  const head = `  ${s.direction} of ${s.pod}: ${verdict}`;
+  switch (s.reason) {
+    case 'no-policy':
+      return `${head}, no policy selects it for ${s.direction}`;
+    case 'passed':
+      return `${head}, every tier passed it on`;
+    case 'end-of-tier':
+      return `${head}, no rule of tier ${s.tierName} allowed it`;
+    case 'rule':
+      return `${head} by ${s.rule!.policy} ${s.origin ?? `rule ${s.rule!.index}`} (${s.rule!.action}, tier ${s.tierName})`;
+  }
+}
+
+export function formatVerdict(v: ConnectionVerdict): string {
+  const p = v.packet;
+  const port = p.dstPort !== undefined ? ` ${p.dstPort}` : '';
+  const lines = [`${p.src} -> ${p.dst} ${protocolText(p.protocol)}${port}: ${v.allowed ? 'allowed' : 'denied'}`];
+  if (v.egress) lines.push(stepText(v.egress));
+  else lines.push('  egress: the source is no pod of the cluster, no egress policy applies');
+  if (v.ingress) lines.push(stepText(v.ingress));
+  else lines.push('  ingress: the destination is no pod of the cluster, no ingress policy applies');
+  for (const s of [v.egress, v.ingress]) for (const l of s?.logged ?? []) lines.push(`  logged by ${l.policy} rule ${l.index}`);
+  return lines.join('\n');
+}
