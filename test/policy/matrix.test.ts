@@ -43,6 +43,8 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
   const prober = new Prober(dir);
   let enforcing = false;
   let skipReason = '';
+  /** The policy kinds and Namespace are known to `podroute apply` (validation can be checked). */
+  let kindsKnown = false;
 
   const model = (): Model => ({ namespaces: [...cluster.namespaces.values()], pods: cluster.modelPods() });
   const expect = (p: CasePolicies): TruthTable => calicoTruthTable(model(), p, PROBES);
@@ -56,7 +58,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     const deadline = Date.now() + deadlineMs;
     let agreed = 0;
     while (Date.now() < deadline) {
-      const m = await prober.matrix(model().pods, PROBES, { attempts: 1, timeoutMs: 800 });
+      const m = await prober.matrix(model().pods, PROBES, { attempts: 1, timeoutMs: 500 });
       agreed = expected.differences(m.table).length === 0 ? agreed + 1 : 0;
       if (agreed === 2) return m;
       if (agreed === 0) await sleep(200);
@@ -133,6 +135,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       skipReason = 'podroute lab pod add takes no --namespace/--labels yet, so pods carry no labels to select on';
     else if (namespaceError) skipReason = `the namespaces could not be written: ${namespaceError}`;
     enforcing = skipReason === '';
+    kindsKnown = namespaceError === '';
     if (!enforcing) console.log(`      enforcing cases skipped: ${skipReason}`);
   });
 
@@ -252,33 +255,48 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       metadata: { name: 'bad', namespace: 'x' },
       spec: { selector: 'all()', types: ['Ingress'], ingress: [rule] },
     });
-    const BAD: readonly [string, ResourceDoc, RegExp][] = [
-      ['endPort below port', withSpec({ ingress: [{ ports: [{ port: 81, endPort: 80 }] }] }), /endPort/],
-      ['endPort with a named port', withSpec({ ingress: [{ ports: [{ port: 'serve-80-tcp', endPort: 90 }] }] }), /endPort/],
-      ['protocol ICMP', withSpec({ ingress: [{ ports: [{ protocol: 'ICMP', port: 80 }] }] }), /protocol/],
+    // The field's full path must be in the message: "spec.ingress[0].ports[0].endPort: …".
+    const BAD: readonly [string, ResourceDoc, string][] = [
+      ['endPort below port', withSpec({ ingress: [{ ports: [{ port: 81, endPort: 80 }] }] }), 'spec.ingress[0].ports[0].endPort'],
+      [
+        'endPort with a named port',
+        withSpec({ ingress: [{ ports: [{ port: 'serve-80-tcp', endPort: 90 }] }] }),
+        'spec.ingress[0].ports[0].endPort',
+      ],
+      ['protocol ICMP', withSpec({ egress: [{ ports: [{ protocol: 'ICMP', port: 80 }] }] }), 'spec.egress[0].ports[0].protocol'],
       [
         'except outside cidr',
         withSpec({ ingress: [{ from: [{ ipBlock: { cidr: '10.244.0.0/16', except: ['10.0.0.0/8'] } }] }] }),
-        /except/,
+        'spec.ingress[0].from[0].ipBlock.except[0]',
       ],
       [
         'ipBlock with a podSelector',
         withSpec({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8' }, podSelector: {} }] }] }),
-        /ipBlock|podSelector/,
+        'spec.ingress[0].from[0].ipBlock',
       ],
-      ['operator Has', withSpec({ podSelector: { matchExpressions: [{ key: 'pod', operator: 'Has' }] } }), /operator/],
-      ['policyTypes Sideways', withSpec({ policyTypes: ['Sideways'] }), /policyTypes/],
-      ['unknown field ingres', withSpec({ ingres: [{}] }), /ingres/],
-      ['Calico action Accept', calico({ action: 'Accept' }), /action/],
-      ['Calico ports without protocol', calico({ action: 'Allow', destination: { ports: [80] } }), /protocol|ports/],
+      [
+        'operator Has',
+        withSpec({ podSelector: { matchExpressions: [{ key: 'pod', operator: 'Has' }] } }),
+        'spec.podSelector.matchExpressions[0].operator',
+      ],
+      ['policyTypes Sideways', withSpec({ policyTypes: ['Sideways'] }), 'spec.policyTypes[0]'],
+      ['unknown field ingres', withSpec({ ingres: [{}] }), 'spec.ingres'],
+      ['Calico action Accept', calico({ action: 'Accept' }), 'spec.ingress[0].action'],
+      ['Calico ports without protocol', calico({ action: 'Allow', destination: { ports: [80] } }), 'spec.ingress[0].destination.ports'],
+      [
+        'Calico selector that does not parse',
+        calico({ action: 'Allow', source: { selector: "pod = 'a'" } }),
+        'spec.ingress[0].source.selector',
+      ],
     ];
 
     it('every invalid policy is refused naming the field; a file with one bad document writes nothing', async function () {
-      requireEnforcement(this);
+      // Validation only: no enforcement needed, only the policy kinds.
+      if (!kindsKnown) this.skip();
       for (const [what, doc, field] of BAD) {
         const r = await cluster.applyRaw([doc]);
         assert.notEqual(r.code, 0, `${what}: accepted\n${r.stdout}`);
-        assert.match(r.stderr, field, `${what}: the error must name the field`);
+        assert.ok(r.stderr.includes(`${field}:`), `${what}: the error must name ${field}, got: ${r.stderr.trim()}`);
       }
       const good: ResourceDoc = { ...base, metadata: { name: 'good', namespace: 'y' } };
       const r = await cluster.applyRaw([good, BAD[0]![1]]);
