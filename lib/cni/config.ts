@@ -1,5 +1,8 @@
 // What the runtime hands the plugin: the network configuration on stdin and CNI_* variables.
 import { datastoreConfigFromEnv, type DatastoreConfig } from '../datastore/index.js';
+import { Checker, ValidationError } from '../resources/checker.js';
+import type { KubernetesProtocol, WorkloadEndpointPort } from '../resources/policy-types.js';
+import { portNameProblem } from '../resources/validate-kubernetes.js';
 import { CNI_CODES, CniError } from './errors.js';
 
 export const SUPPORTED_VERSIONS = ['0.4.0', '1.0.0'] as const;
@@ -17,6 +20,11 @@ export interface NetConf {
   mtu?: number;
   ipam?: { type?: string; pools?: string[] };
   prevResult?: CniResult;
+  /**
+   * What the runtime adds for this container (the CNI conventions' `args`): `labels` are the
+   * pod's labels, which policies select on; `ports` its named ports (podroute's own key).
+   */
+  args?: { cni?: { labels?: { key: string; value: string }[]; ports?: WorkloadEndpointPort[] } };
 }
 
 export interface CniEnv {
@@ -115,7 +123,43 @@ export function parseNetConf(stdin: string): NetConf {
     conf.ipam = { type: typeof i.type === 'string' ? i.type : undefined, pools: i.pools as string[] | undefined };
   }
   if (c.prevResult !== undefined) conf.prevResult = c.prevResult as CniResult;
+  if (c.args !== undefined && c.args !== null) conf.args = parseArgs(c.args);
   return conf;
+}
+
+const PORT_PROTOCOLS: readonly KubernetesProtocol[] = ['TCP', 'UDP', 'SCTP'];
+
+/** args.cni.labels and args.cni.ports, checked by the rules the WorkloadEndpoint is held to; other args are left alone. */
+function parseArgs(raw: unknown): NetConf['args'] {
+  const c = new Checker(undefined);
+  try {
+    const args = c.obj(raw, 'args');
+    if (args.cni === undefined || args.cni === null) return {};
+    const cni = c.obj(args.cni, 'args.cni');
+    const out: NonNullable<NetConf['args']>['cni'] = {};
+    const labels = c.list(cni, 'labels', 'args.cni', 'a list of {key, value}');
+    if (labels) {
+      out.labels = labels.map((l, i) => {
+        const m = c.obj(l, `args.cni.labels[${i}]`);
+        return { key: c.labelKey(m.key, `args.cni.labels[${i}].key`), value: c.labelValue(m.value, `args.cni.labels[${i}].value`) };
+      });
+    }
+    const ports = c.list(cni, 'ports', 'args.cni', 'a list of {name, protocol, port}');
+    if (ports) {
+      out.ports = ports.map((x, i) => {
+        const f = `args.cni.ports[${i}]`;
+        const m = c.obj(x, f);
+        const name = c.str(m, 'name', f, true)!;
+        const why = portNameProblem(name);
+        if (why) c.fail(`${f}.name`, `${JSON.stringify(name)} is not a port name: it ${why}`);
+        return { name, protocol: c.oneOf(m, 'protocol', f, PORT_PROTOCOLS, 'TCP'), port: c.num(m.port, `${f}.port`, 1, 65535) };
+      });
+    }
+    return { cni: out };
+  } catch (e) {
+    if (e instanceof ValidationError) throw new CniError(CNI_CODES.invalidConfig, `network configuration: ${e.message}`);
+    throw e;
+  }
 }
 
 export function datastoreConfig(conf: NetConf, env: NodeJS.ProcessEnv): DatastoreConfig {

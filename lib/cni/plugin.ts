@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { openDatastore, DatastoreUnavailableError, NotFoundError, type BackendDatastore } from '../datastore/index.js';
 import { Ipam, IpamError } from '../ipam/index.js';
-import { API_VERSION, type WorkloadEndpoint } from '../resources/types.js';
+import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/types.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { createVeth, deleteLink, GATEWAY, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
@@ -40,6 +40,18 @@ export function workloadFor(env: CniEnv, node: string): Workload {
   const identity = k8sNs && k8sPod ? `${k8sNs}.${k8sPod}` : env.containerId;
   const name = `${dnsLabel(node)}-${k8sPod ? 'k8s' : 'cni'}-${pod}-${dnsLabel(env.ifname)}`.slice(0, 253);
   return { node, namespace, pod, name, hostIf: hostVethName(identity) };
+}
+
+/**
+ * The pod's labels from args.cni.labels, and the two Calico adds, which win over the pod's own
+ * as in Calico: policies find a pod's namespace and orchestrator there.
+ */
+export function workloadLabels(conf: NetConf, namespace: string, orchestrator: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const l of conf.args?.cni?.labels ?? []) labels[l.key] = l.value;
+  labels[LABEL_NAMESPACE] = namespace;
+  labels[LABEL_ORCHESTRATOR] = orchestrator;
+  return labels;
 }
 
 export function nodeName(conf: NetConf, env: NodeJS.ProcessEnv): string {
@@ -98,12 +110,18 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
       throw new CniError(CNI_CODES.ioFailure, `veth: ${(e as Error).message}`);
     }
     undo.push(() => deleteLink(w.hostIf));
+    const orchestrator = env.args.K8S_POD_NAME ? 'k8s' : 'cni';
     const wep: WorkloadEndpoint = {
       apiVersion: API_VERSION,
       kind: 'WorkloadEndpoint',
-      metadata: { name: w.name, namespace: w.namespace, annotations: { [CONTAINER_ID_ANNOTATION]: env.containerId } },
+      metadata: {
+        name: w.name,
+        namespace: w.namespace,
+        labels: workloadLabels(conf, w.namespace, orchestrator),
+        annotations: { [CONTAINER_ID_ANNOTATION]: env.containerId },
+      },
       spec: {
-        orchestrator: env.args.K8S_POD_NAME ? 'k8s' : 'cni',
+        orchestrator,
         workload: env.containerId,
         node,
         pod: w.pod,
@@ -111,6 +129,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
         interfaceName: w.hostIf,
         mac: macs.podMac || undefined,
         ipNetworks: [assigned.cidr],
+        ...(conf.args?.cni?.ports?.length ? { ports: conf.args.cni.ports } : {}),
       },
     };
     try {

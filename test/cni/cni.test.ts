@@ -105,6 +105,53 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
     assert.equal((await callCni(host, 'DEL', { ...env, CNI_NETNS: '' }, conf())).code, 0);
   });
 
+  it("puts the pod's labels (args.cni.labels) and named ports on its WorkloadEndpoint, with Calico's own labels", async () => {
+    const pod = await lab.namespace('pod-labels');
+    const env = {
+      CNI_CONTAINERID: 'label01',
+      CNI_NETNS: `/var/run/netns/${pod.name}`,
+      CNI_IFNAME: 'eth0',
+      CNI_ARGS: 'K8S_POD_NAMESPACE=x;K8S_POD_NAME=a',
+    };
+    const args = {
+      cni: {
+        labels: [
+          { key: 'pod', value: 'a' },
+          { key: 'app.kubernetes.io/name', value: 'web' },
+          // A pod cannot claim another namespace: Calico's label wins.
+          { key: 'projectcalico.org/namespace', value: 'y' },
+        ],
+        ports: [{ name: 'serve-80-tcp', protocol: 'TCP', port: 80 }],
+        // Keys the plugin does not know are left for others, as the conventions say.
+        ips: ['10.80.0.99'],
+      },
+    };
+    const add = await callCni(host, 'ADD', env, conf({ args }));
+    assert.equal(add.code, 0, add.stdout);
+    const [wep] = await weps();
+    assert.equal(wep!.metadata.namespace, 'x');
+    assert.equal(wep!.spec.pod, 'a');
+    assert.deepEqual(wep!.metadata.labels, {
+      pod: 'a',
+      'app.kubernetes.io/name': 'web',
+      'projectcalico.org/namespace': 'x',
+      'projectcalico.org/orchestrator': 'k8s',
+    });
+    assert.deepEqual(wep!.spec.ports, [{ name: 'serve-80-tcp', protocol: 'TCP', port: 80 }]);
+    assert.equal((await callCni(host, 'DEL', env, conf())).code, 0);
+    assert.deepEqual(await weps(), []);
+    // A label that is no Kubernetes label is refused before anything is made, naming the entry.
+    const bad = await callCni(host, 'ADD', env, conf({ args: { cni: { labels: [{ key: 'pod', value: 'not ok' }] } } }));
+    assert.equal(bad.code, 1);
+    assert.equal(bad.json?.code, 7, bad.stdout);
+    assert.match(String(bad.json?.msg), /args\.cni\.labels\[0\]\.value/);
+    const badPort = await callCni(host, 'ADD', env, conf({ args: { cni: { ports: [{ name: 'http', protocol: 'ICMP', port: 80 }] } } }));
+    assert.equal(badPort.json?.code, 7, badPort.stdout);
+    assert.match(String(badPort.json?.msg), /args\.cni\.ports\[0\]\.protocol/);
+    assert.deepEqual(await links(), []);
+    assert.equal(await used(), 0);
+  });
+
   it('bad input gets the spec error codes and leaves no address, veth or endpoint', async () => {
     const pod = await lab.namespace('pod2');
     const env = { CNI_CONTAINERID: 'bad01', CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' };
