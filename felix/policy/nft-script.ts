@@ -1,0 +1,55 @@
+// A transaction as the text `nft -f` reads: one command per line, every one naming the
+// dataplane's own table, so an error nft reports at a line is the operation at that index and
+// no line can reach another table. Names and texts are checked again here, so a script never
+// carries a second command hidden in a statement.
+
+import type { NftOp } from './dataplane.js';
+import { baseChainHeader, quote, tableRef } from './render.js';
+import { checkName, checkText } from './table-state.js';
+
+function elementList(elements: readonly string[]): string {
+  for (let i = 0; i < elements.length; i++) checkText(elements[i], `elements[${i}]`, ',{}');
+  return `{ ${elements.join(', ')} }`;
+}
+
+/** One line of nft for one operation on table `family name`. */
+export function opLine(table: { readonly family: 'inet'; readonly name: string }, op: NftOp): string {
+  const t = tableRef(table);
+  switch (op.kind) {
+    case 'add table':
+      return `add table ${t}`;
+    case 'add set': {
+      checkName(op.set, 'set');
+      if (!/^[a-z0-9_]+( \. [a-z0-9_]+)*$/.test(op.type))
+        throw new Error(`nft set ${op.set}: type ${JSON.stringify(op.type)} is not an nft type`);
+      const flags = op.interval ? ' flags interval;' : '';
+      const elements = op.elements.length ? ` elements = ${elementList(op.elements)};` : '';
+      return `add set ${t} ${op.set} { type ${op.type};${flags}${elements} }`;
+    }
+    case 'delete set':
+      checkName(op.set, 'set');
+      return `delete set ${t} ${op.set}`;
+    case 'add element':
+    case 'delete element':
+      checkName(op.set, 'set');
+      return `${op.kind} ${t} ${op.set} ${elementList(op.elements)}`;
+    case 'add chain':
+      checkName(op.chain, 'chain');
+      return op.base ? `add chain ${t} ${op.chain} { ${baseChainHeader(op.base)} }` : `add chain ${t} ${op.chain}`;
+    case 'flush chain':
+    case 'delete chain':
+      checkName(op.chain, 'chain');
+      return `${op.kind} ${t} ${op.chain}`;
+    case 'add rule':
+      checkName(op.chain, 'chain');
+      checkText(op.expr, `rule in ${op.chain}`);
+      return `add rule ${t} ${op.chain} ${op.expr} comment ${quote(op.comment, 'rule comment')}`;
+  }
+}
+
+/** The whole transaction, one line per operation. */
+export function renderTransaction(table: { readonly family: 'inet'; readonly name: string }, ops: readonly NftOp[]): string {
+  let out = '';
+  for (const op of ops) out += `${opLine(table, op)}\n`;
+  return out;
+}
