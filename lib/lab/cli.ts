@@ -1,7 +1,7 @@
 // `podroute lab ...`: containerlab topologies brought up with network namespaces.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { podAdd, podDel } from './pods.js';
+import { findPod, namespaceApply, parseLabelChanges, parseLabels, parsePortList, podAdd, podDel, podLabel, podRef } from './pods.js';
 import { labDown, labEnv, labUp, nsName } from './runner.js';
 import { listLabs, readState, stateRoot, type LabState } from './state.js';
 import { formatLabStatus, labStatus } from './status.js';
@@ -13,8 +13,11 @@ export const LAB_USAGE = `usage: podroute lab <command> [--state-dir dir]
   down <file.clab.yml|lab>          stop what up started (by PID) and delete its namespaces
   status <file.clab.yml|lab> [-o json]   nodes, processes and BGP sessions
   exec <file.clab.yml|lab> <node|pod> <command...>   run a command inside a node or pod
-  pod add <node> <name> [--lab l]   a pod on a node, through the podroute-cni plugin
-  pod del <name> [--lab l]          CNI DEL and delete the pod's namespace
+  pod add <node> <name> [--namespace ns] [--labels k=v,...] [--ports name=80/TCP,...] [--lab l]
+                                    a pod on a node, through the podroute-cni plugin
+  pod del <[ns/]name> [--lab l]     CNI DEL and delete the pod's network namespace
+  pod label <[ns/]name> k=v,k2-,... [--lab l]   relabel (k- removes k): rewrites its WorkloadEndpoint
+  namespace <name> [--labels k=v,...] [--lab l]   write the Namespace with exactly these labels
   list                              labs that are up
 `;
 
@@ -79,7 +82,7 @@ export async function labCommand(argv: string[]): Promise<number> {
       const state = mustState(root, labName(rest[0]));
       const [target, ...command] = rest.slice(1);
       if (!target || command.length === 0) throw new Error('usage: podroute lab exec <lab> <node|pod> <command...>');
-      const pod = state.pods.find((p) => p.name === target);
+      const pod = findPod(state, target);
       const ns = pod ? pod.namespace : state.namespaces.some((n) => n.node === target) ? nsName(state, target) : undefined;
       if (!ns) throw new Error(`${target} is neither a node nor a pod of lab ${state.name}`);
       const node = pod ? undefined : target;
@@ -100,18 +103,41 @@ export async function labCommand(argv: string[]): Promise<number> {
     case 'pod': {
       const [op, ...p] = rest;
       const lab = takeFlag(p, '--lab');
+      const namespace = takeFlag(p, '--namespace') ?? takeFlag(p, '-n');
+      const labels = takeFlag(p, '--labels');
+      const ports = takeFlag(p, '--ports');
       const state = onlyLab(root, lab);
       if (op === 'add' && p.length === 2) {
-        const pod = await podAdd(state, p[0]!, p[1]!);
-        out(`pod ${pod.name} on ${pod.node}: ${pod.ip} (namespace ${pod.namespace})\n`);
+        const pod = await podAdd(state, p[0]!, p[1]!, {
+          namespace,
+          labels: labels === undefined ? undefined : parseLabels(labels),
+          ports: ports === undefined ? undefined : parsePortList(ports),
+        });
+        out(`pod ${podRef(pod)} on ${pod.node}: ${pod.ip} (network namespace ${pod.namespace})\n`);
         return 0;
       }
       if (op === 'del' && p.length === 1) {
-        await podDel(state, p[0]!);
+        await podDel(state, p[0]!, namespace);
         out(`pod ${p[0]} deleted\n`);
         return 0;
       }
-      throw new Error('usage: podroute lab pod add <node> <name> | pod del <name> [--lab <lab>]');
+      if (op === 'label' && p.length === 2) {
+        const now = await podLabel(state, p[0]!, parseLabelChanges(p[1]!), namespace);
+        out(`pod ${p[0]} labels: ${formatLabels(now)}\n`);
+        return 0;
+      }
+      throw new Error(
+        'usage: podroute lab pod add <node> <name> [--namespace ns] [--labels k=v,...] [--ports name=80/TCP,...] | pod del <[ns/]name> | pod label <[ns/]name> k=v,k2-,... [--lab <lab>]',
+      );
+    }
+    case 'namespace': {
+      const p = [...rest];
+      const lab = takeFlag(p, '--lab');
+      const labels = takeFlag(p, '--labels');
+      if (p.length !== 1) throw new Error('usage: podroute lab namespace <name> [--labels k=v,...] [--lab <lab>]');
+      const now = await namespaceApply(onlyLab(root, lab), p[0]!, labels === undefined ? {} : parseLabels(labels));
+      out(`namespace ${p[0]} labels: ${formatLabels(now)}\n`);
+      return 0;
     }
     case 'list':
       for (const n of listLabs(root)) out(`${n}\n`);
@@ -121,3 +147,8 @@ export async function labCommand(argv: string[]): Promise<number> {
       return sub === undefined || sub === 'help' || sub === '--help' ? 0 : 2;
   }
 }
+
+const formatLabels = (labels: Readonly<Record<string, string>>): string =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',') || '(none)';

@@ -9,7 +9,20 @@ export {
   type NodeRole,
 } from './topology.js';
 export { labUp, labDown, type LabOptions } from './runner.js';
-export { podAdd, podDel } from './pods.js';
+export {
+  podAdd,
+  podDel,
+  podLabel,
+  namespaceApply,
+  findPod,
+  podRef,
+  podNamespace,
+  parseLabels,
+  parseLabelChanges,
+  parsePortList,
+  DEFAULT_NAMESPACE,
+  type PodOptions,
+} from './pods.js';
 export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type BgpSession } from './status.js';
 export { readState, listLabs, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
 export { labCommand } from './cli.js';

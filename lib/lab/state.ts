@@ -2,6 +2,7 @@
 // PID and start time, by namespace name) and nothing else, even after a crash half-way up.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { WorkloadEndpointPort } from '../resources/types.js';
 import type { Started } from './system.js';
 
 export const DEFAULT_STATE_ROOT = '/var/run/podroute/lab';
@@ -17,9 +18,15 @@ export interface LabProcess extends Started {
 export interface LabPod {
   name: string;
   node: string;
+  /** The pod's network namespace. */
   namespace: string;
   containerId: string;
   ip?: string;
+  /** The pod's Kubernetes namespace; absent: default. */
+  k8sNamespace?: string;
+  /** The pod's own labels (what podroute-cni got in args.cni.labels, or the last relabel). */
+  labels?: Record<string, string>;
+  ports?: WorkloadEndpointPort[];
 }
 
 export interface LabState {

@@ -2,6 +2,7 @@
 // (FRR through vtysh, podroute agents through their control sockets).
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { podRef } from './pods.js';
 import { controlSocket, nsName, vtysh } from './runner.js';
 import type { LabState } from './state.js';
 import { isOurs, listNetns } from './system.js';
@@ -68,7 +69,7 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
       return out;
     }),
   );
-  return { name: state.name, topology: state.topology, nodes, pods: state.pods.map((p) => ({ name: p.name, node: p.node, ip: p.ip })) };
+  return { name: state.name, topology: state.topology, nodes, pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip })) };
 }
 
 export function formatLabStatus(s: LabStatus): string {
