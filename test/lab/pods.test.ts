@@ -8,7 +8,7 @@ import { redisDatastore, type BackendDatastore } from '../../lib/datastore/publi
 import { findPod, parseLabelChanges, parseLabels, parsePortList, podNamespace, podRef } from '../../lib/lab/pods.js';
 import { readState } from '../../lib/lab/state.js';
 import { execCommand } from '../../lib/lab/system.js';
-import { LabUnderTest, LABS, ROOT } from './harness.js';
+import { LabUnderTest, ROOT } from './harness.js';
 
 describe('lab pods: namespaces, labels, named ports, relabel (mesh.clab.yml, CLI)', function () {
   this.timeout(180_000);
