@@ -32,9 +32,12 @@ export function selectionText(s: EndpointSelection): string {
 }
 
 function portsText(ports: readonly PortMatch[]): string {
-  const parts = ports.map((p) => ('name' in p ? `named port ${p.name}` : p.first === p.last ? `${p.first}` : `${p.first}-${p.last}`));
-  const plural = ports.length > 1 || ports.some((p) => !('name' in p) && p.first !== p.last);
-  return `${plural ? 'ports' : 'port'} ${parts.join(', ')}`;
+  const numbers = ports.flatMap((p) => ('name' in p ? [] : [p.first === p.last ? `${p.first}` : `${p.first}-${p.last}`]));
+  const names = ports.flatMap((p) => ('name' in p ? [p.name] : []));
+  const parts: string[] = [];
+  if (numbers.length) parts.push(`${numbers.length > 1 || numbers[0]!.includes('-') ? 'ports' : 'port'} ${numbers.join(', ')}`);
+  if (names.length) parts.push(`${names.length > 1 ? 'named ports' : 'named port'} ${names.join(', ')}`);
+  return parts.join(' or ');
 }
 
 /** The addresses a side picks, in words; "anywhere" when it picks no addresses at all. */

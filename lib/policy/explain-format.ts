@@ -65,6 +65,7 @@ export function formatVerdict(v: ConnectionVerdict): string {
   const p = v.packet;
   const port = p.dstPort !== undefined ? ` ${p.dstPort}` : '';
   const lines = [`${p.src} -> ${p.dst} ${protocolText(p.protocol)}${port}: ${v.allowed ? 'allowed' : 'denied'}`];
+  if (v.samePod) return `${lines[0]}\n  one pod: its traffic to itself never leaves it, no policy applies`;
   if (v.egress) lines.push(stepText(v.egress));
   else lines.push('  egress: the source is no pod of the cluster, no egress policy applies');
   if (v.ingress) lines.push(stepText(v.ingress));

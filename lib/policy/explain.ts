@@ -65,6 +65,8 @@ export interface StepVerdict extends DirectionVerdict {
 export interface ConnectionVerdict {
   readonly allowed: boolean;
   readonly packet: Packet;
+  /** Source and destination are one pod: its traffic to itself never leaves it, no policy applies. */
+  readonly samePod?: true;
   /** The source pod's egress; absent when the source is no pod. */
   readonly egress?: StepVerdict;
   /** The destination pod's ingress; absent when the destination is no pod. */
@@ -138,6 +140,7 @@ export class PolicyExplainer {
       ...(srcPort !== undefined && !icmpish ? { srcPort } : {}),
       ...(icmpish ? { icmp: { type: parseAddress(srcAddress).family === 4 ? 8 : 128, code: 0 } } : {}),
     };
+    if (from && to && from.key === to.key) return { allowed: true, packet, samePod: true };
     const egress = from ? this.step(from, 'egress', packet) : undefined;
     const ingress = to ? this.step(to, 'ingress', packet) : undefined;
     return {

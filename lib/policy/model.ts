@@ -82,7 +82,11 @@ export interface ParsedPolicy {
   readonly egress?: readonly ParsedRule[];
 }
 
-/** Calico's policy order: by `order` (missing last), then by name, then by id so it is total. */
+/**
+ * Calico's policy order: by `order` (missing last), then by name qualified by namespace
+ * (`namespace/name`, a global policy's as `/name`, as Calico keys namespaced policies by
+ * namespace), then by id so the order is total.
+ */
 export function comparePolicies(a: ParsedPolicy, b: ParsedPolicy): number {
   const ta = TIER_ORDER.indexOf(a.tier);
   const tb = TIER_ORDER.indexOf(b.tier);
@@ -90,7 +94,9 @@ export function comparePolicies(a: ParsedPolicy, b: ParsedPolicy): number {
   const oa = a.order ?? Number.POSITIVE_INFINITY;
   const ob = b.order ?? Number.POSITIVE_INFINITY;
   if (oa !== ob) return oa < ob ? -1 : 1;
-  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  const na = `${a.namespace ?? ''}/${a.name}`;
+  const nb = `${b.namespace ?? ''}/${b.name}`;
+  if (na !== nb) return na < nb ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
