@@ -360,7 +360,7 @@ describe('policy truth tables', () => {
       ['x/a>x/b'],
     );
     const text = formatComparison(a, b, 'case');
-    assert.match(text, /x\/a -> x\/b tcp\/80: expected allowed, measured blocked/);
+    assert.match(text, /x\/a -> x\/b tcp\/80: the reference says allowed, measured blocked/);
     assert.match(text, /x\/a +\. +\. +x\/a +\. +X +x\/a +\. +\*/);
     const missing = new TruthTable(['x/a', 'x/b'], [TCP80]);
     assert.equal(a.differences(missing).length, 4, 'a cell not measured is a difference');

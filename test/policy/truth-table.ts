@@ -73,15 +73,13 @@ export function formatComparison(expected: TruthTable, measured: TruthTable, tit
     const m = grid(expected.pods, (f, t) => mark(measured.get(f, t, probe)));
     const d = grid(expected.pods, (f, t) => (expected.get(f, t, probe) === measured.get(f, t, probe) ? '.' : '*'));
     const width = e[0]!.length;
-    out.push(
-      '',
-      `${probeKey(probe)}: ${'expected (reference)'.padEnd(width - probeKey(probe).length - 2)}   ${'measured'.padEnd(width)}   differs`,
-    );
+    // No "<text>: expected" in the text: mocha cuts an assertion message there.
+    out.push('', `${`${probeKey(probe)} reference`.padEnd(width)}   ${'measured'.padEnd(width)}   differs`);
     for (let i = 0; i < e.length; i++) out.push(`${e[i]!.padEnd(width)}   ${m[i]!.padEnd(width)}   ${d[i]}`);
   }
   out.push('', diffs.length === 0 ? 'no differences' : `${diffs.length} cell(s) differ:`);
   for (const x of diffs.slice(0, 40))
-    out.push(`  ${x.from} -> ${x.to} ${probeKey(x.probe)}: expected ${word(x.expected)}, measured ${word(x.measured)}`);
+    out.push(`  ${x.from} -> ${x.to} ${probeKey(x.probe)}: the reference says ${word(x.expected)}, measured ${word(x.measured)}`);
   if (diffs.length > 40) out.push(`  … and ${diffs.length - 40} more`);
   return out.join('\n');
 }
