@@ -41,6 +41,7 @@ export class PolicyCalculator {
   private readonly matcher = new SelectionMatcher((ns) => this.namespaceLabelsOf(ns));
   private readonly sets = new SetTable(this.matcher);
   private ordered?: PolicyEntry[];
+  private ranks?: Map<string, Ranked>;
   private endpointCache?: PolicyEndpoint[];
   private poolCache?: PolicyInput['pools'];
   private last?: PolicyInput;
@@ -142,7 +143,7 @@ export class PolicyCalculator {
   endpoint(key: string): PolicyEndpoint | undefined {
     const l = this.local.get(key);
     if (!l) return undefined;
-    l.built ??= endpointOf(l, this.orderedPolicies());
+    l.built ??= endpointOf(l, this.rank());
     return l.built;
   }
 
@@ -172,9 +173,12 @@ export class PolicyCalculator {
     this.policyMap.set(mapKey, entry);
     this.policyIds.set(parsed.id, entry);
     for (const l of this.local.values()) {
-      if (this.matcher.matches(parsed.selection, l.workload)) l.selectedBy.add(parsed.id);
+      if (this.matcher.matches(parsed.selection, l.workload)) {
+        l.selectedBy.add(parsed.id);
+        this.endpointChanged(l);
+      }
     }
-    this.policiesChanged();
+    this.ordered = undefined;
   }
 
   private deletePolicy(mapKey: string): void {
@@ -182,19 +186,23 @@ export class PolicyCalculator {
     if (!old) return;
     this.dropPolicy(old);
     this.policyMap.delete(mapKey);
-    this.policiesChanged();
+    this.ordered = undefined;
   }
 
+  /** Takes a policy out: its sets' references, and its place under the endpoints it selected. */
   private dropPolicy(old: PolicyEntry): void {
     for (const id of old.lowered.sets.keys()) this.sets.unref(id);
     this.policyIds.delete(old.parsed.id);
-    for (const l of this.local.values()) l.selectedBy.delete(old.parsed.id);
+    for (const l of this.local.values()) if (l.selectedBy.delete(old.parsed.id)) this.endpointChanged(l);
   }
 
-  private policiesChanged(): void {
-    this.ordered = undefined;
+  /**
+   * An endpoint's tiers depend only on the policies that select it and their order among
+   * themselves, so a policy change rebuilds the endpoints it selected or selects, no other.
+   */
+  private endpointChanged(l: LocalEndpoint): void {
+    l.built = undefined;
     this.endpointCache = undefined;
-    for (const l of this.local.values()) l.built = undefined;
   }
 
   private putNamespace(name: string, labels: Readonly<Record<string, string>> | undefined, deleted = false): void {
@@ -237,8 +245,17 @@ export class PolicyCalculator {
   }
 
   private orderedPolicies(): PolicyEntry[] {
-    this.ordered ??= [...this.policyMap.values()].sort((a, b) => comparePolicies(a.parsed, b.parsed));
+    if (!this.ordered) {
+      this.ordered = [...this.policyMap.values()].sort((a, b) => comparePolicies(a.parsed, b.parsed));
+      this.ranks = new Map(this.ordered.map((e, i) => [e.parsed.id, { rank: i, entry: e }]));
+    }
     return this.ordered;
+  }
+
+  /** Each policy's place in the evaluation order, by id. */
+  private rank(): ReadonlyMap<string, Ranked> {
+    this.orderedPolicies();
+    return this.ranks!;
   }
 
   private policyListCache?: { from: PolicyEntry[]; list: PolicyInput['policies'] };
@@ -251,9 +268,9 @@ export class PolicyCalculator {
 
   private endpointList(): PolicyEndpoint[] {
     if (this.endpointCache) return this.endpointCache;
-    const ordered = this.orderedPolicies();
+    const rank = this.rank();
     const list = [...this.local.values()].map((l) => {
-      l.built ??= endpointOf(l, ordered);
+      l.built ??= endpointOf(l, rank);
       return l.built;
     });
     this.endpointCache = list.sort((a, b) => (a.iface < b.iface ? -1 : a.iface > b.iface ? 1 : 0));
@@ -261,14 +278,20 @@ export class PolicyCalculator {
   }
 }
 
+interface Ranked {
+  readonly rank: number;
+  readonly entry: PolicyEntry;
+}
+
 /** An endpoint's tiers per direction: only tiers in which some selecting policy has that direction. */
-function endpointOf(l: LocalEndpoint, ordered: readonly PolicyEntry[]): PolicyEndpoint {
+function endpointOf(l: LocalEndpoint, rank: ReadonlyMap<string, Ranked>): PolicyEndpoint {
+  const selecting = [...l.selectedBy].map((id) => rank.get(id)!).sort((a, b) => a.rank - b.rank);
   const tiers = (direction: 'ingress' | 'egress'): TierPolicies[] => {
     const out: TierPolicies[] = [];
     for (const tier of TIER_ORDER) {
-      const ids = ordered
-        .filter((e) => e.parsed.tier === tier && e.parsed[direction] !== undefined && l.selectedBy.has(e.parsed.id))
-        .map((e) => e.parsed.id);
+      const ids = selecting
+        .filter((r) => r.entry.parsed.tier === tier && r.entry.parsed[direction] !== undefined)
+        .map((r) => r.entry.parsed.id);
       if (ids.length) out.push(ids);
     }
     return out;

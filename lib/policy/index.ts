@@ -2,7 +2,7 @@
 // endpoints and pools in; felix's resolved PolicyInput out (sets with members, rules naming
 // sets, tiers per local endpoint, NAT pools); and the explanation of one pod's policy.
 export { PolicyCalculator, CALCULATION_KINDS } from './calculator.js';
-export { policyInput } from './input.js';
+export { policyInput } from './calculate.js';
 export { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 export { parseKubernetesPolicy, kubernetesPolicyId, kubernetesPolicyTypes } from './kubernetes.js';
 export { parseCalicoPolicy, parseGlobalPolicy, calicoPolicyId, globalPolicyId, calicoPolicyTypes } from './calico.js';
