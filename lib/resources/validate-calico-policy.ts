@@ -174,7 +174,7 @@ function rule(c: Checker, v: unknown, path: string): CalicoRule {
         c.fail(f, `rules that give ports must set protocol to TCP, UDP or SCTP, not ${out.protocol}`);
       // Named ports are looked up on the destination endpoint; podroute matches them nowhere else.
       if ((side === 'source' || k === 'notPorts') && ports.some(isNamed))
-        c.fail(f, `named ports ${NOT_SUPPORTED} here, only in destination.ports`);
+        c.fail(f, 'named ports are not supported here by podroute, only in destination.ports');
     }
     out[side] = e;
   }
