@@ -12,7 +12,9 @@ import {
   PolicyConversionError,
   type PortMatch,
 } from './model.js';
-import { portProtocol } from './protocol.js';
+import { portProtocol, protocolNumber } from './protocol.js';
+
+const PORT_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
 import { type SetSpec, setId } from './set-spec.js';
 
 export interface LoweredPolicy {
@@ -86,6 +88,9 @@ function lowerRule(r: ParsedRule, where: string, selected: EndpointSelection | u
   const notDstPorts = numericPorts(r.destination.notPorts, where, 'destination.notPorts');
   const dstNumbers = (r.destination.ports ?? []).filter((x) => !isNamed(x)) as PortRange[];
   const dstNames = (r.destination.ports ?? []).filter(isNamed).map((x) => x.name);
+  if ([srcPorts, notSrcPorts, notDstPorts, dstNumbers].some((l) => l.length > 0) && !portProtocol(r.protocol)) {
+    throw new PolicyConversionError(where, 'port numbers need protocol TCP, UDP or SCTP');
+  }
   const base: RuleMatch = {
     ...(r.ipVersion !== undefined ? { ipVersion: r.ipVersion } : {}),
     ...(r.protocol !== undefined ? { protocol: r.protocol } : {}),
@@ -108,13 +113,20 @@ function lowerRule(r: ParsedRule, where: string, selected: EndpointSelection | u
       },
     ];
   }
+  const within = [selected, r.destination.selection].filter((s): s is EndpointSelection => s !== undefined);
+  const namedRule = (protocol: 'tcp' | 'udp' | 'sctp'): PolicyRule => ({
+    action: r.action,
+    match: { ...base, protocol, dstNamedPorts: use({ kind: 'namedPorts', within, protocol, names: dstNames }) },
+  });
+  if (r.protocol === undefined) {
+    // Calico: named ports alone need no protocol, each endpoint's port names its own. Felix
+    // matches (address, protocol, port) under one protocol per rule, so one rule per protocol.
+    const not = r.notProtocol === undefined ? undefined : protocolNumber(r.notProtocol);
+    return PORT_PROTOCOLS.filter((p) => protocolNumber(p) !== not).map(namedRule);
+  }
   const protocol = portProtocol(r.protocol);
   if (!protocol) throw new PolicyConversionError(where, `named ports (${dstNames.join(', ')}) need protocol TCP, UDP or SCTP`);
-  const within = [selected, r.destination.selection].filter((s): s is EndpointSelection => s !== undefined);
-  const named: PolicyRule = {
-    action: r.action,
-    match: { ...base, dstNamedPorts: use({ kind: 'namedPorts', within, protocol, names: dstNames }) },
-  };
+  const named = namedRule(protocol);
   if (dstNumbers.length === 0) return [named];
   return [{ action: r.action, match: { ...base, dstPorts: dstNumbers.map((x) => ({ first: x.first, last: x.last })) } }, named];
 }

@@ -189,10 +189,27 @@ describe('policy calculation: Calico policies', () => {
     );
   });
 
-  it('a named port without TCP, UDP or SCTP is refused', () => {
+  it('named ports without a protocol: one rule per protocol, each port looked up under its own', () => {
+    const input = calc(cnp('x', 'np', { ingress: [{ action: 'Allow', notProtocol: 'SCTP', destination: { ports: ['http'] } }] }));
+    const within = [{ selector: 'all()', namespaces: { kind: 'name', name: 'x' } }] as const;
+    const tcp = setId({ kind: 'namedPorts', within: [...within], protocol: 'tcp', names: ['http'] });
+    const udp = setId({ kind: 'namedPorts', within: [...within], protocol: 'udp', names: ['http'] });
+    assert.deepEqual(input.policies[0]!.ingress, [
+      { action: 'Allow', match: { protocol: 'tcp', notProtocol: 'sctp', dstNamedPorts: tcp } },
+      { action: 'Allow', match: { protocol: 'udp', notProtocol: 'sctp', dstNamedPorts: udp } },
+    ]);
+    assert.deepEqual(input.namedPortSets.find((s) => s.id === tcp)!.members, [{ address: '10.65.0.2', protocol: 'tcp', port: 8080 }]);
+    assert.deepEqual(input.namedPortSets.find((s) => s.id === udp)!.members, []);
+  });
+
+  it('ports under a protocol without ports, or port numbers without a protocol, are refused', () => {
     assert.throws(
-      () => calc(cnp('x', 'np', { ingress: [{ action: 'Allow', destination: { ports: ['http'] } }] })),
+      () => calc(cnp('x', 'np', { ingress: [{ action: 'Allow', protocol: 'ICMP', destination: { ports: ['http'] } }] })),
       (e: Error) => e instanceof PolicyConversionError && /need protocol TCP, UDP or SCTP/.test(e.message),
+    );
+    assert.throws(
+      () => calc(cnp('x', 'np', { ingress: [{ action: 'Allow', destination: { ports: [80] } }] })),
+      (e: Error) => e instanceof PolicyConversionError && /port numbers need protocol/.test(e.message),
     );
   });
 
