@@ -3,7 +3,7 @@
 // Kubernetes namespace in CNI_ARGS and its labels in args.cni.labels. A pod is known by
 // "name" in the default namespace and by "namespace/name" elsewhere, so x/a and y/a coexist.
 import { join } from 'node:path';
-import { redisDatastore, type BackendDatastore } from '../datastore/index.js';
+import { AlreadyExistsError, redisDatastore, type BackendDatastore } from '../datastore/index.js';
 import {
   API_VERSION_K8S_CORE,
   LABEL_NAMESPACE,
@@ -123,6 +123,13 @@ export async function podAdd(state: LabState, node: string, name: string, option
     ...(options.ports && options.ports.length > 0 ? { ports: options.ports } : {}),
   };
   if ((await listNetns()).has(pod.namespace)) throw new Error(`namespace ${pod.namespace} already exists and is not this lab's`);
+  // As in Kubernetes, a pod's namespace exists before the pod; one made here has only its name label.
+  await labDatastore(state, async (ds) => {
+    if (!(await ds.get('Namespace', k8sNamespace)))
+      await ds.create(namespaceResource(k8sNamespace, {})).catch((e: unknown) => {
+        if (!(e instanceof AlreadyExistsError)) throw e;
+      });
+  });
   // Recorded first: whatever happens next, `down` deletes the namespace.
   state.pods.push(pod);
   writeState(state);
@@ -203,9 +210,15 @@ export async function namespaceApply(
   name: string,
   labels: Readonly<Record<string, string>>,
 ): Promise<Record<string, string>> {
-  const ns: Namespace = { apiVersion: API_VERSION_K8S_CORE, kind: 'Namespace', metadata: { name, labels: { ...labels } }, spec: {} };
-  return labDatastore(state, async (ds) => (await ds.apply(ns)).metadata.labels ?? {});
+  return labDatastore(state, async (ds) => (await ds.apply(namespaceResource(name, labels))).metadata.labels ?? {});
 }
+
+const namespaceResource = (name: string, labels: Readonly<Record<string, string>>): Namespace => ({
+  apiVersion: API_VERSION_K8S_CORE,
+  kind: 'Namespace',
+  metadata: { name, labels: { ...labels } },
+  spec: {},
+});
 
 /** "k=v,k2=v2" as a label map (checked by Kubernetes' rules where it is written). */
 export function parseLabels(text: string): Record<string, string> {

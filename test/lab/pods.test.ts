@@ -1,7 +1,7 @@
 // Pods with Kubernetes namespaces and labels in a lab, through the CLI as an operator uses it:
 // `pod add --namespace --labels --ports` goes through podroute-cni's CNI_ARGS and
 // args.cni.labels to the WorkloadEndpoint; `pod label` rewrites it; `namespace` writes the
-// Namespace. x/a and y/a coexist. Checked in the lab's own datastore (a real Redis).
+// Namespace (pod add makes a missing one, as it exists first in Kubernetes). x/a and y/a coexist. Checked in the lab's own datastore (a real Redis).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
@@ -68,6 +68,9 @@ describe('lab pods: namespaces, labels, named ports, relabel (mesh.clab.yml, CLI
     const y = await wep('y', 'a');
     assert.deepEqual(y?.metadata.labels, { pod: 'a', 'projectcalico.org/namespace': 'y', 'projectcalico.org/orchestrator': 'k8s' });
     assert.equal((await wep('default', 'b'))?.spec.node, 'n3');
+    // Each pod's namespace exists, as in Kubernetes, labelled with its name only.
+    for (const n of ['x', 'y', 'default'])
+      assert.deepEqual((await ds.get('Namespace', n))?.metadata.labels, { 'kubernetes.io/metadata.name': n }, n);
 
     lab.state = readState(lab.stateRoot, 'mesh')!;
     assert.equal(findPod(lab.state, 'x/a')?.node, 'n1');
