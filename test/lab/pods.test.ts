@@ -1,7 +1,8 @@
 // Pods with Kubernetes namespaces and labels in a lab, through the CLI as an operator uses it:
 // `pod add --namespace --labels --ports` goes through podroute-cni's CNI_ARGS and
 // args.cni.labels to the WorkloadEndpoint; `pod label` rewrites it; `namespace` writes the
-// Namespace (pod add makes a missing one, as it exists first in Kubernetes). x/a and y/a coexist. Checked in the lab's own datastore (a real Redis).
+// Namespace (pod add makes a missing one, as it exists first in Kubernetes). x/a and y/a
+// coexist. Checked in the lab's own datastore (a real Redis).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
