@@ -5,7 +5,7 @@
 // node's, re-reads which policies select it; a namespace relabel re-places its endpoints.
 import type { PolicyEndpoint, PolicyInput, TierPolicies } from '../../felix/policy/input.js';
 import type { Labels } from '../resources/selector.js';
-import type { IPPool, Resource } from '../resources/types.js';
+import type { IPPool, Kind, Resource } from '../resources/types.js';
 import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 import { type LoweredPolicy, lowerPolicy } from './lower.js';
 import { comparePolicies, type ParsedPolicy, TIER_ORDER } from './model.js';
@@ -27,7 +27,7 @@ interface LocalEndpoint {
 }
 
 /** The kinds the calculation graph follows. */
-export const CALCULATION_KINDS: readonly string[] = [...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
+export const CALCULATION_KINDS: readonly Kind[] = [...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
 
 export class PolicyCalculator {
   private readonly namespaces = new Map<string, Labels>();

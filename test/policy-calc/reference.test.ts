@@ -4,7 +4,8 @@
 // PolicyInput (explain's evaluator over the resolved sets and rules) must equal the reference's.
 // A disagreement prints the policies and the first pairs that differ.
 import assert from 'node:assert/strict';
-import { PolicyExplainer } from '../../lib/policy/index.js';
+import { compilePolicy } from '../../felix/policy/compile.js';
+import { PolicyExplainer, policyInput } from '../../lib/policy/index.js';
 import type { Resource } from '../../lib/resources/types.js';
 import {
   type LabelSelector,
@@ -238,6 +239,21 @@ describe('policy calculation against the reference evaluators', () => {
       const diff = disagreements(resources, (f, t, p) => calicoAllows(MODEL, { calico, kubernetes }, f, t, p));
       assert.deepEqual(diff, [], `seed ${seed}\n${JSON.stringify({ calico, kubernetes }, null, 1)}\n${diff.slice(0, 10).join('\n')}`);
     }
+  });
+
+  it("felix compiles every generated node's input (the contract holds both ways)", () => {
+    let rules = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const g = generator(1000 + seed);
+      const calico = Array.from({ length: 1 + g.rand(3) }, (_, i) => randomCalicoPolicy(g, i));
+      const kubernetes = Array.from({ length: g.rand(3) }, (_, i) => randomK8sPolicy(g, i));
+      const resources = [...clusterResources(), ...calico.map(calicoResource), ...kubernetes.map(knpResource)];
+      for (const node of ['n0', 'n1']) {
+        const table = compilePolicy(policyInput(resources, node));
+        rules += table.chains.reduce((n, c) => n + c.rules.length, 0);
+      }
+    }
+    assert.ok(rules > 1000, `${rules} rules compiled`);
   });
 
   it('the generator covers what it should (so the comparison is not vacuous)', () => {
