@@ -82,50 +82,92 @@ export function ruleRefs(expr: string): { sets: string[]; chains: string[] } {
   return { sets: [...new Set(sets)], chains: [...new Set(chains)] };
 }
 
-// Desired tables are rebuilt on every change, but a compiler that keeps unchanged sets and
-// chains as the same objects lets each be keyed once: a pod add then costs one set's diff.
-const setCache = new WeakMap<NftSet, InstalledSet>();
-const chainCache = new WeakMap<NftChain, InstalledChain>();
-
-function setState(set: NftSet, field: string): InstalledSet {
-  const hit = setCache.get(set);
-  if (hit) return hit;
-  checkName(set.name, `${field}.name`);
-  const type = canonicalType(typeof set.type === 'string' ? set.type : '');
-  if (!/^[a-z0-9_]+( \. [a-z0-9_]+)*$/.test(type))
-    throw new NftTableError(`${field}.type`, `${JSON.stringify(set.type)} is not an nft type`);
-  for (let i = 0; i < set.elements.length; i++) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
-  const state: InstalledSet = {
-    name: set.name,
-    type,
-    flags: set.interval ? ['interval'] : [],
-    elements: new Set(canonicalElements(type, set.interval, set.elements)),
-  };
-  setCache.set(set, state);
-  return state;
+// A desired table is recompiled on every change, mostly equal to the last one: its sets,
+// chains and rules are keyed by content (and by object, for a compiler that keeps unchanged
+// parts as they were), so a pod add costs the diff of the one set that changed, and an
+// unchanged set or chain is the very object it was, which the plan skips at once. The content
+// caches are trimmed to the last table whenever they outgrow it twice over.
+interface Keyed<T> {
+  readonly key: string;
+  readonly state: T;
 }
-
-function ruleState(rule: NftRule, field: string): InstalledRule {
-  checkText(rule.expr, `${field}.expr`);
-  return { comment: ruleComment(rule), ...ruleRefs(rule.expr) };
+interface KeyedChain extends Keyed<InstalledChain> {
+  readonly ruleKeys: readonly string[];
 }
+const setsByObject = new WeakMap<NftSet, Keyed<InstalledSet>>();
+const chainsByObject = new WeakMap<NftChain, KeyedChain>();
+let setsByKey = new Map<string, InstalledSet>();
+let chainsByKey = new Map<string, InstalledChain>();
+let rulesByKey = new Map<string, InstalledRule>();
 
-function chainState(chain: NftChain, field: string): InstalledChain {
-  const hit = chainCache.get(chain);
+function setState(set: NftSet, field: string): Keyed<InstalledSet> {
+  const hit = setsByObject.get(set);
   if (hit) return hit;
-  checkName(chain.name, `${field}.name`);
-  if (chain.base) {
-    const b = chain.base;
-    if (!Number.isInteger(b.priority)) throw new NftTableError(`${field}.base.priority`, `${b.priority} is not an integer`);
-    for (const k of ['type', 'hook', 'policy'] as const) checkName(b[k], `${field}.base.${k}`);
+  const key = `${set.name}\0${set.type}\0${set.interval}\0${set.elements.join('\n')}`;
+  let state = setsByKey.get(key);
+  if (!state) {
+    checkName(set.name, `${field}.name`);
+    const type = canonicalType(typeof set.type === 'string' ? set.type : '');
+    if (!/^[a-z0-9_]+( \. [a-z0-9_]+)*$/.test(type))
+      throw new NftTableError(`${field}.type`, `${JSON.stringify(set.type)} is not an nft type`);
+    for (let i = 0; i < set.elements.length; i++) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
+    state = {
+      name: set.name,
+      type,
+      flags: set.interval ? ['interval'] : [],
+      elements: new Set(canonicalElements(type, set.interval, set.elements)),
+    };
+    setsByKey.set(key, state);
   }
-  const state: InstalledChain = {
-    name: chain.name,
-    base: chain.base && { type: chain.base.type, hook: chain.base.hook, priority: chain.base.priority, policy: chain.base.policy },
-    rules: chain.rules.map((r, i) => ruleState(r, `${field}.rules[${i}]`)),
-  };
-  chainCache.set(chain, state);
+  const keyed = { key, state };
+  setsByObject.set(set, keyed);
+  return keyed;
+}
+
+function ruleState(rule: NftRule, key: string, field: string): InstalledRule {
+  let state = rulesByKey.get(key);
+  if (!state) {
+    checkText(rule.expr, `${field}.expr`);
+    state = { comment: ruleComment(rule), ...ruleRefs(rule.expr) };
+    rulesByKey.set(key, state);
+  }
   return state;
+}
+
+function chainState(chain: NftChain, field: string): KeyedChain {
+  const hit = chainsByObject.get(chain);
+  if (hit) return hit;
+  const b = chain.base;
+  const ruleKeys = chain.rules.map((r) => `${r.id ?? ''}\0${r.expr}`);
+  const key = `${chain.name}\0${b ? `${b.type} ${b.hook} ${b.priority} ${b.policy}` : ''}\0${ruleKeys.join('\n')}`;
+  let state = chainsByKey.get(key);
+  if (!state) {
+    checkName(chain.name, `${field}.name`);
+    if (b) {
+      if (!Number.isInteger(b.priority)) throw new NftTableError(`${field}.base.priority`, `${b.priority} is not an integer`);
+      for (const k of ['type', 'hook', 'policy'] as const) checkName(b[k], `${field}.base.${k}`);
+    }
+    state = {
+      name: chain.name,
+      base: b && { type: b.type, hook: b.hook, priority: b.priority, policy: b.policy },
+      rules: chain.rules.map((r, i) => ruleState(r, ruleKeys[i], `${field}.rules[${i}]`)),
+    };
+    chainsByKey.set(key, state);
+  }
+  const keyed = { key, state, ruleKeys };
+  chainsByObject.set(chain, keyed);
+  return keyed;
+}
+
+function trim(sets: readonly Keyed<InstalledSet>[], chains: readonly KeyedChain[]): void {
+  let rules = 0;
+  for (const c of chains) rules += c.ruleKeys.length;
+  if (setsByKey.size > 2 * sets.length + 1000) setsByKey = new Map(sets.map((s) => [s.key, s.state]));
+  if (chainsByKey.size > 2 * chains.length + 1000) chainsByKey = new Map(chains.map((c) => [c.key, c.state]));
+  if (rulesByKey.size > 2 * rules + 1000) {
+    rulesByKey = new Map();
+    for (const c of chains) c.ruleKeys.forEach((k, i) => rulesByKey.set(k, c.state.rules[i]));
+  }
 }
 
 /** The keyed form of a desired table; throws NftTableError naming the field of anything nft could not be given. */
@@ -133,17 +175,20 @@ export function tableState(table: NftTable): InstalledTable {
   if (table.family !== 'inet') throw new NftTableError('family', `${JSON.stringify(table.family)}: only inet tables are managed`);
   checkName(table.name, 'name');
   const sets = new Map<string, InstalledSet>();
-  table.sets.forEach((s, i) => {
-    const state = setState(s, `sets[${i}]`);
+  const keyedSets = table.sets.map((s, i) => {
+    const keyed = setState(s, `sets[${i}]`);
     if (sets.has(s.name)) throw new NftTableError(`sets[${i}].name`, `${s.name} is declared twice`);
-    sets.set(s.name, state);
+    sets.set(s.name, keyed.state);
+    return keyed;
   });
   const chains = new Map<string, InstalledChain>();
-  table.chains.forEach((c, i) => {
-    const state = chainState(c, `chains[${i}]`);
+  const keyedChains = table.chains.map((c, i) => {
+    const keyed = chainState(c, `chains[${i}]`);
     if (chains.has(c.name)) throw new NftTableError(`chains[${i}].name`, `${c.name} is declared twice`);
-    chains.set(c.name, state);
+    chains.set(c.name, keyed.state);
+    return keyed;
   });
+  trim(keyedSets, keyedChains);
   return { sets, chains };
 }
 
@@ -151,7 +196,7 @@ export function tableState(table: NftTable): InstalledTable {
 export function commentIds(table: NftTable): Map<string, string> {
   const out = new Map<string, string>();
   table.chains.forEach((c, i) => {
-    const rules = chainState(c, `chains[${i}]`).rules;
+    const rules = chainState(c, `chains[${i}]`).state.rules;
     c.rules.forEach((r, j) => {
       if (r.id !== undefined) out.set(rules[j].comment, r.id);
     });
