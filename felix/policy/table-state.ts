@@ -166,7 +166,7 @@ function trim(sets: readonly Keyed<InstalledSet>[], chains: readonly KeyedChain[
   if (chainsByKey.size > 2 * chains.length + 1000) chainsByKey = new Map(chains.map((c) => [c.key, c.state]));
   if (rulesByKey.size > 2 * rules + 1000) {
     rulesByKey = new Map();
-    for (const c of chains) c.ruleKeys.forEach((k, i) => rulesByKey.set(k, c.state.rules[i]));
+    for (const c of chains) for (let i = 0; i < c.ruleKeys.length; i++) rulesByKey.set(c.ruleKeys[i], c.state.rules[i]);
   }
 }
 

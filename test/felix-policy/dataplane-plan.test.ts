@@ -55,6 +55,31 @@ describe('felix/policy plan', () => {
     assert.deepEqual(planTable(copy, tableState(base)), []);
   });
 
+  it('keys a recompiled table by content: equal parts are the same objects, also after the caches are trimmed', () => {
+    const many = (tag: string, n: number) =>
+      table(
+        Array.from({ length: n }, (_, i) => ({
+          name: `s4-${tag}${i}`,
+          type: 'ipv4_addr',
+          interval: true,
+          elements: [`10.0.${i >> 8}.${i & 255}`],
+        })),
+        Array.from({ length: n }, (_, i) => ({
+          name: `c-${tag}${i}`,
+          rules: [{ id: `${tag}${i}`, expr: `ip saddr @s4-${tag}${i} accept` }],
+        })),
+      );
+    const first = tableState(base);
+    assert.equal(tableState(structuredClone(base) as NftTable).sets.get('s4-web'), first.sets.get('s4-web'));
+    assert.equal(tableState(structuredClone(base) as NftTable).chains.get('to-cali1'), first.chains.get('to-cali1'));
+    // Tables of 3000 other sets and chains each outgrow the caches, which then keep only the last.
+    for (const tag of ['a', 'b', 'c']) tableState(many(tag, 3000));
+    const later = many('c', 3000);
+    assert.deepEqual(planTable(later, tableState(structuredClone(later) as NftTable)), []);
+    assert.deepEqual(planTable(base, first), []);
+    assert.equal(planTable(base, undefined).length, 8);
+  });
+
   it('a pod joining and one leaving a selector is element operations only', () => {
     const next = table([{ ...web, elements: ['10.65.0.3', '10.65.0.9'] }], [fwd, toCali1]);
     assert.deepEqual(planTable(next, tableState(base)), [
