@@ -102,7 +102,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     this.running = true;
     const every = this.opts.resyncIntervalMs ?? 90_000;
     if (every > 0 && !this.resyncTimer) {
-      this.resyncTimer = setInterval(() => void this.resync(), every);
+      this.resyncTimer = setInterval(() => this.background(this.resync()), every);
       this.resyncTimer.unref();
     }
     return this.resync();
@@ -185,13 +185,21 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     return report;
   }
 
+  /**
+   * A run the timers started has its outcome in its report; only a 'report' listener that
+   * throws can make it reject, and that must not take the process down.
+   */
+  private background(p: Promise<unknown>): void {
+    p.catch((e: unknown) => process.stderr.write(`policy programmer: ${e instanceof Error ? e.message : String(e)}\n`));
+  }
+
   private scheduleRetry(): void {
     const delay = this.retryDelay;
     if (!this.running || this.retryTimer || delay <= 0) return;
     this.retryDelay = Math.min(delay * 2, 30_000);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.resync();
+      this.background(this.resync());
     }, delay);
     this.retryTimer.unref();
   }

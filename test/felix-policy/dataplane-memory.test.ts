@@ -165,6 +165,30 @@ describe('felix/policy PolicyProgrammer (in-memory dataplane)', () => {
     );
   });
 
+  it('repairs on its own on the resync timer once started', async () => {
+    const dp = new MemoryNftDataplane();
+    prog = new PolicyProgrammer(dp, { resyncIntervalMs: 30 });
+    await prog.update(base);
+    assert.equal((await prog.start()).ops, 0);
+    dp.deleteElement('s4-web', '10.65.0.3');
+    const repaired = await new Promise<PolicyApplyReport>((resolve) => {
+      const seen = (r: PolicyApplyReport) => {
+        if (r.ops === 0) return;
+        prog!.off('report', seen);
+        resolve(r);
+      };
+      prog!.on('report', seen);
+    });
+    assert.equal(repaired.kind, 'resync');
+    assert.deepEqual(repaired.transaction, [{ kind: 'add element', set: 's4-web', elements: ['10.65.0.3'] }]);
+    prog.stop();
+    await prog.settled();
+    let reports = 0;
+    prog.on('report', () => reports++);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(reports, 0, 'stopped: no more resyncs');
+  });
+
   it('retries a failure on its own once started', async () => {
     const dp = new MemoryNftDataplane();
     prog = new PolicyProgrammer(dp, { resyncIntervalMs: 0, retryDelayMs: 20 });
