@@ -17,23 +17,30 @@ import { loadScript } from './compile-nft.js';
 
 export const NODE_ADDRESS = '192.168.50.1';
 export const INTERNET_ADDRESS = '192.168.50.2';
+export const NODE_ADDRESS6 = 'fd00:50::1';
+export const INTERNET_ADDRESS6 = 'fd00:50::2';
+/** The IPv6 gateway a pod routes through: one link-local on every cali host end, as Calico gives them one MAC. */
+const GATEWAY6 = 'fe80::1';
 export const TCP_PORTS = [80, 81, 8050, 8080, 8081, 8101];
 export const UDP_PORTS = [80, 8050];
 
 // Answers each TCP connection with the peer's address and a newline, then echoes; answers each
-// UDP datagram with the peer's address.
+// UDP datagram with the peer's address. IPv4 and IPv6 on separate sockets, so an IPv4 peer is
+// not printed as ::ffff:a.b.c.d.
 const SERVER = `
 const net = require('node:net'), dgram = require('node:dgram');
 const [tcp, udp] = process.argv.slice(1).map((s) => s.split(',').filter(Boolean).map(Number));
-let pending = tcp.length + udp.length;
+let pending = 2 * (tcp.length + udp.length);
 const up = () => { if (--pending === 0) console.log('ready'); };
-for (const port of tcp) {
-  net.createServer((s) => { s.on('error', () => {}); s.write(s.remoteAddress + '\\n'); s.pipe(s); }).listen(port, '0.0.0.0', up);
-}
-for (const port of udp) {
-  const u = dgram.createSocket('udp4');
-  u.on('message', (m, r) => u.send(r.address, r.port, r.address));
-  u.bind(port, '0.0.0.0', up);
+for (const [host, ipv6Only] of [['0.0.0.0', false], ['::', true]]) {
+  for (const port of tcp) {
+    net.createServer((s) => { s.on('error', () => {}); s.write(s.remoteAddress + '\\n'); s.pipe(s); }).listen({ port, host, ipv6Only }, up);
+  }
+  for (const port of udp) {
+    const u = dgram.createSocket({ type: ipv6Only ? 'udp6' : 'udp4', ipv6Only });
+    u.on('message', (m, r) => u.send(r.address, r.port, r.address));
+    u.bind(port, host, up);
+  }
 }`;
 
 // Runs every probe of argv[1] (JSON) at once; prints one JSON result list.
@@ -53,7 +60,7 @@ function once(p) {
       sock.on('data', (d) => { data += d; if (data.includes('\\n')) finish({ ok: true, seen: data.trim() }); });
       sock.on('error', (e) => finish({ ok: false, error: e.code || e.message }));
     } else {
-      sock = dgram.createSocket('udp4');
+      sock = dgram.createSocket(p.host.includes(':') ? 'udp6' : 'udp4');
       sock.on('message', (m) => finish({ ok: true, seen: m.toString() }));
       sock.on('error', (e) => finish({ ok: false, error: e.code || e.message }));
       sock.send('probe', p.port, p.host);
@@ -85,6 +92,7 @@ export interface PodSpec {
   /** Short name: the pod's namespace is `<name>` and its veth's host end `cali<name>`. */
   readonly name: string;
   readonly address: string;
+  readonly address6: string;
 }
 
 export interface Probe {
@@ -116,15 +124,25 @@ export class PolicyNode {
     await lab.link(node, { ifname: 'eth0', v4: `${NODE_ADDRESS}/24` }, internet, { ifname: 'eth0', v4: `${INTERNET_ADDRESS}/24` });
     // The node's way out. Proxy-ARP answers for 169.254.1.1 only because the node routes it (here, by default) elsewhere.
     await node.ip('route', 'add', 'default', 'via', INTERNET_ADDRESS);
+    await node.run(['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
+    await node.ip('-6', 'addr', 'add', `${NODE_ADDRESS6}/64`, 'dev', 'eth0', 'nodad');
+    await internet.ip('-6', 'addr', 'add', `${INTERNET_ADDRESS6}/64`, 'dev', 'eth0', 'nodad');
+    await node.ip('-6', 'route', 'add', 'default', 'via', INTERNET_ADDRESS6);
     const pods = new Map<string, { ns: Netns; spec: PodSpec; iface: string }>();
     for (const spec of specs) {
       const ns = await lab.namespace(spec.name);
       const iface = `cali${spec.name}`;
-      await lab.link(node, { ifname: iface }, ns, { ifname: 'eth0', v4: `${spec.address}/32` });
+      await lab.link(node, { ifname: iface, v6: `${GATEWAY6}/64` }, ns, {
+        ifname: 'eth0',
+        v4: `${spec.address}/32`,
+        v6: `${spec.address6}/128`,
+      });
       await node.ip('route', 'add', `${spec.address}/32`, 'dev', iface);
+      await node.ip('-6', 'route', 'add', `${spec.address6}/128`, 'dev', iface);
       await node.run(['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`, `net.ipv4.neigh.${iface}.proxy_delay=0`]);
       await ns.ip('route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link');
       await ns.ip('route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0');
+      await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY6, 'dev', 'eth0');
       pods.set(spec.name, { ns, spec, iface });
     }
     const servers: ManagedProcess[] = [];
@@ -145,6 +163,10 @@ export class PolicyNode {
 
   address(name: string): string {
     return this.pod(name).spec.address;
+  }
+
+  address6(name: string): string {
+    return this.pod(name).spec.address6;
   }
 
   /** Compiles, then loads the table into the node's kernel as one transaction replacing the last one. */

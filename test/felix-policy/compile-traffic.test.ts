@@ -6,21 +6,24 @@
 import assert from 'node:assert/strict';
 import type { Policy, PolicyEndpoint, PolicyInput } from '../../felix/policy/input.js';
 import { Lab } from '../support/netns.js';
-import { INTERNET_ADDRESS, NODE_ADDRESS, PolicyNode, type PodSpec } from './compile-lab.js';
+import { INTERNET_ADDRESS, INTERNET_ADDRESS6, NODE_ADDRESS, NODE_ADDRESS6, PolicyNode, type PodSpec } from './compile-lab.js';
 import { counterPackets } from './compile-nft.js';
 
 const PODS: PodSpec[] = [
-  { name: 'a', address: '10.65.0.2' },
-  { name: 'b', address: '10.65.0.3' },
-  { name: 'c', address: '10.65.0.4' },
+  { name: 'a', address: '10.65.0.2', address6: 'fd00:65::2' },
+  { name: 'b', address: '10.65.0.3', address6: 'fd00:65::3' },
+  { name: 'c', address: '10.65.0.4', address6: 'fd00:65::4' },
 ];
-const POOLS = [{ cidr: '10.65.0.0/16', natOutgoing: true }];
+const POOLS = [
+  { cidr: '10.65.0.0/16', natOutgoing: true },
+  { cidr: 'fd00:65::/64', natOutgoing: true },
+];
 
 type Tiers = Partial<Record<string, { ingress?: string[][]; egress?: string[][] }>>;
 const endpoints = (tiers: Tiers): PolicyEndpoint[] =>
   PODS.map((p) => ({
     iface: `cali${p.name}`,
-    addresses: [p.address],
+    addresses: [p.address, p.address6],
     ingress: tiers[p.name]?.ingress ?? [],
     egress: tiers[p.name]?.egress ?? [],
   }));
@@ -32,9 +35,16 @@ const input = (over: Partial<PolicyInput>, tiers: Tiers = {}): PolicyInput => ({
   ...over,
   endpoints: endpoints(tiers),
 });
-const podSet = (id: string, ...names: string[]) => ({ id, members: names.map((n) => PODS.find((p) => p.name === n)!.address) });
+/** A selector's set: the pods' addresses of both families. */
+const podSet = (id: string, ...names: string[]) => ({
+  id,
+  members: names.flatMap((n) => {
+    const p = PODS.find((x) => x.name === n)!;
+    return [p.address, p.address6];
+  }),
+});
 
-/** [from, to, protocol, port, expected to connect] */
+/** [from, to, protocol, port, expected to connect]; `to` is a pod or `inet`, with a 6 for its IPv6 address. */
 type Case = [string, string, 'tcp' | 'udp', number, boolean];
 
 describe('felix policy compiler: real packets through the compiled table (pods on one node)', function () {
@@ -47,7 +57,12 @@ describe('felix policy compiler: real packets through the compiled table (pods o
   });
   after(() => lab.destroy());
 
-  const host = (name: string) => (name === 'inet' ? INTERNET_ADDRESS : node.address(name));
+  const host = (to: string) => {
+    const v6 = to.endsWith('6');
+    const name = v6 ? to.slice(0, -1) : to;
+    if (name === 'inet') return v6 ? INTERNET_ADDRESS6 : INTERNET_ADDRESS;
+    return v6 ? node.address6(name) : node.address(name);
+  };
 
   /** Probes every case (per source pod, all at once) and compares the whole table. */
   async function expectReach(cases: readonly Case[]): Promise<void> {
@@ -73,12 +88,25 @@ describe('felix policy compiler: real packets through the compiled table (pods o
   it('with no policy, every pod reaches every pod (TCP, UDP, ping) and sees its real source address', async () => {
     await node.apply(input({}));
     const cases: Case[] = [];
-    for (const from of PODS)
-      for (const to of PODS) if (from !== to) cases.push([from.name, to.name, 'tcp', 80, true], [from.name, to.name, 'udp', 80, true]);
+    for (const from of PODS) {
+      for (const to of PODS) {
+        if (from === to) continue;
+        cases.push(
+          [from.name, to.name, 'tcp', 80, true],
+          [from.name, to.name, 'udp', 80, true],
+          [from.name, `${to.name}6`, 'tcp', 80, true],
+        );
+      }
+    }
     await expectReach(cases);
-    const [r] = await node.probe('a', [{ protocol: 'tcp', host: node.address('b'), port: 81 }]);
+    const [r, r6] = await node.probe('a', [
+      { protocol: 'tcp', host: node.address('b'), port: 81 },
+      { protocol: 'tcp', host: node.address6('b'), port: 81 },
+    ]);
     assert.equal(r?.seen, node.address('a'), 'pod to pod is not NATed');
+    assert.equal(r6?.seen, node.address6('a'), 'pod to pod is not NATed (IPv6)');
     assert.equal(await node.ping('a', node.address('c')), true);
+    assert.equal(await node.ping('a', node.address6('c')), true);
   });
 
   it('deny-all ingress: nothing new reaches the pod, while the replies of what it opens come back', async () => {
@@ -86,8 +114,10 @@ describe('felix policy compiler: real packets through the compiled table (pods o
     await expectReach([
       ['a', 'b', 'tcp', 80, false],
       ['a', 'b', 'udp', 80, false],
+      ['a', 'b6', 'tcp', 80, false],
       ['c', 'b', 'tcp', 81, false],
       ['b', 'a', 'tcp', 80, true],
+      ['b', 'a6', 'udp', 80, true],
       ['b', 'c', 'udp', 80, true],
       ['a', 'c', 'tcp', 80, true],
     ]);
@@ -135,16 +165,21 @@ describe('felix policy compiler: real packets through the compiled table (pods o
     await expectReach([
       ['a', 'b', 'tcp', 80, true],
       ['a', 'b', 'udp', 8050, true],
+      ['a', 'b6', 'tcp', 80, true],
+      ['a', 'b6', 'udp', 80, true],
       ['c', 'b', 'tcp', 80, false],
       ['c', 'b', 'udp', 80, false],
+      ['c', 'b6', 'tcp', 80, false],
     ]);
     assert.ok((await counterPackets(node.node, 'knp.default.from-set/in/0')) > 0, "the allow rule's counter, read by its id");
     const second = await node.apply(input({ sets: [podSet('sel-web', 'c')], policies }, { b: { ingress: [['knp.default.from-set']] } }));
     assert.deepEqual(second.chains, first.chains, 'only set elements differ');
     await expectReach([
       ['a', 'b', 'tcp', 80, false],
+      ['a', 'b6', 'tcp', 80, false],
       ['c', 'b', 'tcp', 80, true],
       ['c', 'b', 'udp', 80, true],
+      ['c', 'b6', 'tcp', 80, true],
     ]);
   });
 
@@ -296,10 +331,27 @@ describe('felix policy compiler: real packets through the compiled table (pods o
     const [inside] = await node.probe('a', [{ protocol: 'tcp', host: node.address('c'), port: 80 }]);
     assert.deepEqual(inside, { ok: true, seen: node.address('a') });
     assert.ok((await counterPackets(node.node, 'natOutgoing/v4')) > 0);
+    const [out6, inside6] = await node.probe('a', [
+      { protocol: 'tcp', host: INTERNET_ADDRESS6, port: 80 },
+      { protocol: 'udp', host: node.address6('b'), port: 80 },
+    ]);
+    assert.deepEqual(out6, { ok: true, seen: NODE_ADDRESS6 });
+    assert.deepEqual(inside6, { ok: true, seen: node.address6('a') });
+    assert.equal(await node.ping('b', INTERNET_ADDRESS6), true);
 
-    await node.apply({ ...input({}), pools: [{ cidr: '10.65.0.0/16', natOutgoing: false }] });
-    const [plain] = await node.probe('b', [{ protocol: 'tcp', host: INTERNET_ADDRESS, port: 81 }]);
+    await node.apply({
+      ...input({}),
+      pools: [
+        { cidr: '10.65.0.0/16', natOutgoing: false },
+        { cidr: 'fd00:65::/64', natOutgoing: false },
+      ],
+    });
+    const [plain, plain6] = await node.probe('b', [
+      { protocol: 'tcp', host: INTERNET_ADDRESS, port: 81 },
+      { protocol: 'tcp', host: INTERNET_ADDRESS6, port: 81 },
+    ]);
     assert.equal(plain?.ok, false, 'the internet has no route back to a pod address');
+    assert.equal(plain6?.ok, false, 'the internet has no route back to a pod address (IPv6)');
   });
 
   it("RPF: a pod's packet from an address not routed to its veth is dropped, even when a policy would admit it", async () => {
