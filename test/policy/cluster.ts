@@ -131,11 +131,12 @@ export class PolicyCluster {
     if (r.code !== 0) throw new Error(`namespace ${name} with labels ${labelArg(labels)}: ${(r.stderr + r.stdout).trim()}`);
   }
 
-  /** A pod through podroute-cni on `node`; returns it as the model sees it. */
+  /** A pod through podroute-cni on `node`, serving SERVED_PORTS under their names; returns it as the model sees it. */
   async pod(node: string, namespace: string, name: string, labels: Labels): Promise<ModelPod & { node: string; netns: string }> {
     const before = new Set((readState(this.stateRoot, this.topo.name)?.pods ?? []).map((p) => p.namespace));
+    const ports = SERVED_PORTS.map((p) => `${p.name}=${p.containerPort}/${p.protocol}`).join(',');
     const args = LAB_HAS_POD_NAMESPACES
-      ? ['pod', 'add', node, name, '--namespace', namespace, '--labels', labelArg(labels)]
+      ? ['pod', 'add', node, name, '--namespace', namespace, '--labels', labelArg(labels), '--ports', ports]
       : ['pod', 'add', node, `${namespace}-${name}`];
     const r = await this.lab(...args, '--lab', this.topo.name);
     if (r.code !== 0) throw new Error(`podroute lab ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
@@ -147,11 +148,17 @@ export class PolicyCluster {
     return pod;
   }
 
-  /** Replaces a pod's labels (`podroute lab pod label`). */
+  /** Gives a pod exactly these labels (`podroute lab pod label ns/name k=v,…,gone-`). */
   async labelPod(namespace: string, name: string, labels: Labels): Promise<void> {
-    const r = await this.lab('pod', 'label', name, '--namespace', namespace, '--labels', labelArg(labels), '--lab', this.topo.name);
-    if (r.code !== 0) throw new Error(`podroute lab pod label ${namespace}/${name} failed: ${r.stderr}${r.stdout}`);
     const p = this.pods.get(`${namespace}/${name}`)!;
+    const changes = [
+      ...Object.entries(labels).map(([k, v]) => `${k}=${v}`),
+      ...Object.keys(p.labels)
+        .filter((k) => !(k in labels))
+        .map((k) => `${k}-`),
+    ];
+    const r = await this.lab('pod', 'label', `${namespace}/${name}`, changes.join(','), '--lab', this.topo.name);
+    if (r.code !== 0) throw new Error(`podroute lab pod label ${namespace}/${name} failed: ${r.stderr}${r.stdout}`);
     this.pods.set(`${namespace}/${name}`, { ...p, labels: { ...labels } });
   }
 

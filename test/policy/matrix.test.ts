@@ -185,6 +185,37 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     await waitMatrix('nft drop removed', baseline(), 5_000);
   });
 
+  it('the datastore holds what the reference is told: pods with their namespace, labels and named ports; namespaces with labels', async function () {
+    if (!kindsKnown || !LAB_HAS_POD_NAMESPACES) this.skip();
+    const list = async (kind: string) => {
+      const r = await cluster.podroute(['get', kind, '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      return (
+        JSON.parse(r.stdout) as {
+          items: { metadata: { name: string; namespace?: string; labels?: Labels }; spec: { ports?: unknown[]; ipNetworks?: string[] } }[];
+        }
+      ).items;
+    };
+    const weps = await list('workloadendpoint');
+    for (const pod of model().pods) {
+      const w = weps.find((x) => x.metadata.namespace === pod.namespace && x.spec.ipNetworks?.some((n) => n.split('/')[0] === pod.ip));
+      assert.ok(w, `no WorkloadEndpoint in ${pod.namespace} with ${pod.ip}`);
+      assert.deepEqual(
+        w.metadata.labels,
+        { ...pod.labels, 'projectcalico.org/namespace': pod.namespace, 'projectcalico.org/orchestrator': 'k8s' },
+        podKey(pod),
+      );
+      assert.deepEqual(
+        w.spec.ports,
+        pod.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.containerPort })),
+        podKey(pod),
+      );
+    }
+    const namespaces = await list('namespace');
+    for (const ns of model().namespaces)
+      assert.deepEqual(namespaces.find((n) => n.metadata.name === ns.name)?.metadata.labels, ns.labels, `namespace ${ns.name}`);
+  });
+
   it('SCTP 80 (skipped: no SCTP in this kernel)', function () {
     // socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) fails with EPROTONOSUPPORT here, and Node has no
     // SCTP sockets, so an SCTP probe would need the kernel module and a tool such as socat.
