@@ -240,6 +240,15 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
   });
 
   describe('natOutgoing', () => {
+    it('the far side answers the nodes and has no route to the pool (only masquerading lets a pod reach it)', async () => {
+      for (const node of NODES) {
+        const ping = await execCommand(['ip', 'netns', 'exec', cluster.nodeNetns(node), 'ping', '-c', '1', '-W', '2', INTERNET]);
+        assert.equal(ping.code, 0, `${node} pings ${INTERNET}: ${ping.stdout}${ping.stderr}`);
+      }
+      const route = await execCommand(['ip', '-n', cluster.nodeNetns('inet'), 'route', 'get', model().pods[0]!.ip]);
+      assert.notEqual(route.code, 0, `inet must not route to the pods: ${route.stdout}`);
+    });
+
     it('a pod reaches an address outside every pool as its node (TCP, UDP, ping); pod to pod keeps its address', async function () {
       requireEnforcement(this);
       for (const pod of model().pods) {

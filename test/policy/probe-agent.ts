@@ -59,19 +59,40 @@ function tcpOnce(p: ProbeRequest, timeoutMs: number): Promise<{ reply?: string; 
   });
 }
 
-function udpOnce(p: ProbeRequest, timeoutMs: number): Promise<{ reply?: string; error?: string }> {
+// UDP source ports are handed out in turn from a range, not left to the kernel's random pick:
+// a port reused within conntrack's UDP timeout would ride an earlier flow's entry, and a probe
+// that an old allowed flow carries through proves nothing about the policy in force now.
+const UDP_PORTS = { first: 20_000, count: 40_000 };
+let nextUdpPort = UDP_PORTS.first + Math.floor(Math.random() * UDP_PORTS.count);
+function takeUdpPort(): number {
+  const port = nextUdpPort;
+  nextUdpPort = UDP_PORTS.first + ((nextUdpPort - UDP_PORTS.first + 1) % UDP_PORTS.count);
+  return port;
+}
+
+function udpOnce(p: ProbeRequest, timeoutMs: number, tries = 3): Promise<{ reply?: string; error?: string }> {
   return new Promise((resolve) => {
-    // A fresh socket, so a fresh source port: conntrack sees a new flow, not an old allowed one.
     const s = createSocket(p.host.includes(':') ? 'udp6' : 'udp4');
+    let settled = false;
     const done = (r: { reply?: string; error?: string }) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       s.close();
       resolve(r);
     };
     const timer = setTimeout(() => done({ error: 'timeout' }), timeoutMs);
     s.on('message', (m) => done({ reply: m.toString('utf8').trim() }));
-    s.on('error', (e: NodeJS.ErrnoException) => done({ error: e.code ?? e.message }));
-    s.send('probe\n', p.port, p.host);
+    s.on('error', (e: NodeJS.ErrnoException) => {
+      // Our port is in use (a listener, or a probe still open): take the next one.
+      if (e.code === 'EADDRINUSE' && tries > 1 && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        s.close();
+        resolve(udpOnce(p, timeoutMs, tries - 1));
+      } else done({ error: e.code ?? e.message });
+    });
+    s.bind(takeUdpPort(), () => s.send('probe\n', p.port, p.host));
   });
 }
 
