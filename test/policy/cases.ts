@@ -290,6 +290,18 @@ export const CALICO_CASES: readonly MatrixCase[] = [
     }),
   },
   {
+    name: 'Calico named ports without a protocol: z sends only to serve-81-tcp and serve-80-udp',
+    policies: () => ({
+      kubernetes: [],
+      calico: [
+        cnp('z', 'named-any', 10, 'all()', {
+          types: ['Egress'],
+          egress: [{ action: 'Allow', destination: { ports: ['serve-81-tcp', 'serve-80-udp'] } }],
+        }),
+      ],
+    }),
+  },
+  {
     name: 'Calico NetworkPolicy in y: Log, then Allow only UDP to the named port serve-80-udp',
     policies: () => ({
       kubernetes: [],

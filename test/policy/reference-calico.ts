@@ -128,8 +128,12 @@ function entityMatches(
 
 function ruleMatches(model: Model, policy: CalicoPolicy, r: CalicoRule, from: ModelPod, to: ModelPod, probe: Probe): boolean {
   const proto = PROTOCOL_NUMBERS[probe.protocol]!;
-  if ((r.source?.ports || r.destination?.ports || r.destination?.notPorts) && r.protocol === undefined)
-    throw new Error('reference: ports need a protocol (Calico refuses them without one)');
+  // A port number means nothing without a protocol (Calico refuses it); a named port carries its
+  // own protocol, so it may stand alone.
+  const numbered = [r.source?.ports, r.source?.notPorts, r.destination?.ports, r.destination?.notPorts].some((l) =>
+    l?.some((p) => typeof p === 'number' || /^\d+(:\d+)?$/.test(p)),
+  );
+  if (numbered && r.protocol === undefined) throw new Error('reference: port numbers need a protocol (Calico refuses them without one)');
   if (r.protocol !== undefined && protocolNumber(r.protocol) !== proto) return false;
   if (r.notProtocol !== undefined && protocolNumber(r.notProtocol) === proto) return false;
   return entityMatches(model, policy, r.source, from, false, probe) && entityMatches(model, policy, r.destination, to, true, probe);

@@ -313,6 +313,13 @@ describe('policy reference: Calico tiers', () => {
     });
     assert.deepEqual(calico([named], [], UDP80), ALL);
     assert.deepEqual(calico([named], [], TCP80), ['xb>xa', 'xb>ya', 'ya>xa', 'ya>xb']);
+    const anyProto = cnp('x', 'n', 10, "pod == 'a'", {
+      types: ['Egress'],
+      egress: [{ action: 'Allow', destination: { ports: ['serve-80-udp', 'serve-81-tcp'] } }],
+    });
+    assert.deepEqual(calico([anyProto], [], UDP80), ALL, 'a named port without protocol matches under its own protocol');
+    assert.deepEqual(calico([anyProto], [], TCP81), ALL);
+    assert.deepEqual(calico([anyProto], [], TCP80), ['xb>xa', 'xb>ya', 'ya>xa', 'ya>xb']);
     const range = cnp('x', 'r', 10, "pod == 'a'", {
       types: ['Egress'],
       egress: [{ action: 'Allow', protocol: 'TCP', destination: { ports: ['81:90'] } }],
