@@ -11,7 +11,17 @@ export interface RenderOptions {
    * established connections keep flowing through the replacement.
    */
   readonly replace?: boolean;
+  /**
+   * The comment written on a rule: by default its id (none when it has none). A dataplane that
+   * keys rules by a comment of its own passes its function, so a full load and its incremental
+   * transactions write the same comments.
+   */
+  readonly comment?: RuleComment;
 }
+
+export type RuleComment = (rule: NftRule) => string | undefined;
+
+const idComment: RuleComment = (rule) => rule.id;
 
 /** The kernel keeps a rule's comment in 128 bytes of user data, NUL included. */
 export const MAX_COMMENT_BYTES = 127;
@@ -27,12 +37,13 @@ export function quote(text: string, what: string): string {
   return `"${text}"`;
 }
 
-/** The rule as nft reads it: its statements, then its id as the comment. */
-export function ruleText(rule: NftRule): string {
-  if (rule.id === undefined) return rule.expr;
-  if (Buffer.byteLength(rule.id) > MAX_COMMENT_BYTES)
-    throw new Error(`nft rule id ${JSON.stringify(rule.id)}: longer than ${MAX_COMMENT_BYTES} bytes`);
-  return `${rule.expr} comment ${quote(rule.id, 'rule id')}`;
+/** The rule as nft reads it: its statements, then its comment (by default its id). */
+export function ruleText(rule: NftRule, comment: RuleComment = idComment): string {
+  const text = comment(rule);
+  if (text === undefined) return rule.expr;
+  if (Buffer.byteLength(text) > MAX_COMMENT_BYTES)
+    throw new Error(`nft rule comment ${JSON.stringify(text)}: longer than ${MAX_COMMENT_BYTES} bytes`);
+  return `${rule.expr} comment ${quote(text, 'rule comment')}`;
 }
 
 /** `type filter hook forward priority 0; policy accept;` */
@@ -64,10 +75,10 @@ function renderSet(set: NftSet): string {
     .join('')}\t}\n`;
 }
 
-function renderChain(chain: NftChain): string {
+function renderChain(chain: NftChain, comment: RuleComment): string {
   const lines: string[] = [];
   if (chain.base) lines.push(baseChainHeader(chain.base));
-  for (const rule of chain.rules) lines.push(ruleText(rule));
+  for (const rule of chain.rules) lines.push(ruleText(rule, comment));
   return `\tchain ${chain.name} {\n${lines.map((l) => `\t\t${l}\n`).join('')}\t}\n`;
 }
 
@@ -81,7 +92,7 @@ export function renderNftScript(table: NftTable, options: RenderOptions = {}): s
   if (options.replace) out += `table ${ref}\ndelete table ${ref}\n`;
   out += `table ${ref} {\n`;
   out += table.sets.map(renderSet).join('');
-  out += table.chains.map(renderChain).join('');
+  out += table.chains.map((c) => renderChain(c, options.comment ?? idComment)).join('');
   out += '}\n';
   return out;
 }
