@@ -42,3 +42,4 @@ export { planRoutes, planNeighbors, type RoutePlan, type RouteConflict } from '.
 export { loadNative, nativeLoadError } from './netlink/native.js';
 export { IpBatchDataplane, type IpBatchDataplaneOptions } from './ipbatch-dataplane.js';
 export { createLinuxDataplane } from './create-dataplane.js';
+export * from './policy/index.js';

@@ -6,7 +6,19 @@
 // This file only wires the parts together; each part is its own file (see README.md).
 import { EventEmitter } from 'eventemitter3';
 import type { BestPathChange, BgpSpeaker } from '../../bgp/index.js';
-import { Felix, PODROUTE_PROTOCOL, type ApplyReport, type Dataplane, type FelixOptions, type RemoteRoute } from '../../felix/index.js';
+import {
+  Felix,
+  PODROUTE_PROTOCOL,
+  PolicyProgrammer,
+  type ApplyReport,
+  type CompileOptions,
+  type Dataplane,
+  type FelixOptions,
+  type NftDataplane,
+  type PolicyProgrammerOptions,
+  type RemoteRoute,
+  type RuleCounter,
+} from '../../felix/index.js';
 import type { BackendDatastore, WatchEvent, Watcher } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
@@ -18,6 +30,7 @@ import { FelixFeed } from './felix-feed.js';
 import { detectRestart, GracefulRestart } from './graceful-restart.js';
 import { NodeSpeaker, speakerSettings } from './node-speaker.js';
 import { desiredPeers } from './peers.js';
+import { PolicyFeed } from './policy-feed.js';
 import { ensureDefaultPool, registerNode, type DefaultPool } from './registration.js';
 import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
@@ -50,6 +63,12 @@ export interface NodeAgentOptions {
   /** After a restart, longest wait for every peer's End-of-RIB before felix's first resync. Default 30 s. */
   gracefulRestartWaitMs?: number;
   felix?: FelixOptions;
+  /**
+   * Where network policy and NAT-outgoing are enforced: the nftables table podroute owns
+   * (NftablesDataplane on a host, MemoryNftDataplane in tests). Absent: not enforced.
+   */
+  policyDataplane?: NftDataplane;
+  policy?: PolicyProgrammerOptions & { compile?: CompileOptions };
   /** Created when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). false: none. */
   defaultIpv4Pool?: DefaultPool | false;
   log?: (event: string, fields: Record<string, unknown>) => void;
@@ -73,6 +92,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private readonly cache: ClusterCache;
   private readonly feed: FelixFeed;
   private readonly vtep: VtepAllocator;
+  private readonly policy: PolicyFeed | undefined;
   // Made in start(), once the address and the restart are known.
   private bgp: NodeSpeaker | undefined;
   private gracefulRestart: GracefulRestart | undefined;
@@ -106,6 +126,14 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       this.emit('programmed', r);
     });
     this.felix.on('error', (e) => this.log('felix-error', { error: e.message }));
+    if (options.policyDataplane) {
+      this.policy = new PolicyFeed({
+        nodeName: options.nodeName,
+        programmer: new PolicyProgrammer(options.policyDataplane, options.policy),
+        compile: options.policy?.compile,
+        log: (e, f) => this.log(e, f),
+      });
+    }
   }
 
   get nodeName(): string {
@@ -171,7 +199,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.bgp.on('error', (e) => this.emit('error', e));
 
     const synced = new Promise<void>((resolve) => (this.firstSync = resolve));
-    this.watcher = this.ds.watch({ kinds: CLUSTER_KINDS });
+    this.watcher = this.ds.watch({ kinds: [...new Set([...CLUSTER_KINDS, ...(this.policy ? PolicyFeed.kinds : [])])] });
     this.watcher.on('event', (e) => this.onEvent(e));
     this.watcher.on('error', (e) => {
       this.metrics.datastoreErrors.inc();
@@ -187,10 +215,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await this.watcher?.close();
     await this.bgp?.stop(message);
     this.felix.stop();
+    this.policy?.stop();
   }
 
   private onEvent(e: WatchEvent): void {
     if (e.type === 'synced') {
+      // Policy does not wait for BGP: a pod's rules hold from the first sync on.
+      this.policy?.start();
       this.scheduleReconcile();
       const first = this.firstSync;
       this.firstSync = undefined;
@@ -201,6 +232,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         });
       return;
     }
+    this.policy?.apply(e);
     if (this.cache.apply(e) && !this.firstSync) this.scheduleReconcile();
   }
 
@@ -289,6 +321,16 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       desiredRoutes: this.felix.desired.routes.length,
       failures: this.felix.failures.size,
     });
+  }
+
+  /** Packets and bytes per policy rule id, read from the kernel; empty when policy is not enforced. */
+  policyCounters(): Promise<Map<string, RuleCounter>> {
+    return this.policy?.counters() ?? Promise.resolve(new Map());
+  }
+
+  /** Resources the policy calculation refused, with why. */
+  policyRefused(): ReadonlyMap<string, string> {
+    return this.policy?.refused ?? new Map();
   }
 
   /** Learned routes as felix is given them (prefix → next hops). */

@@ -41,6 +41,12 @@ export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: 
           );
         case 'GET /metrics':
           return reply(res, 200, agent.metrics.render(), 'text/plain; version=0.0.4');
+        case 'GET /policy/counters':
+          agent.policyCounters().then(
+            (c) => reply(res, 200, { counters: Object.fromEntries(c), refused: Object.fromEntries(agent.policyRefused()) }),
+            (e: Error) => reply(res, 500, { error: e.message }),
+          );
+          return;
         case 'POST /stop':
           reply(res, 200, { stopping: true });
           return onStop();

@@ -2,6 +2,7 @@
 import { DATASTORE_COMMANDS, runDatastoreCommand } from './datastore.js';
 import { bgpdCommand, reflectorCommand } from './bgpd.js';
 import { mrtCommand } from './mrt.js';
+import { runPolicyCommand } from './policy.js';
 import { bgpCommand, nodeCommand } from './node.js';
 import { labCommand } from '../lab/cli.js';
 
@@ -17,6 +18,7 @@ commands:
   node run [--config file]   run the node agent (flags: podroute node run --help)
   node status                BGP peers of the running agent, as calicoctl node status
   bgp summary|routes         the agent's sessions, learned routes and programmed routes
+  policy explain <ns>/<pod>  what may reach a pod and what it may reach (verdict, counters: podroute policy --help)
   lab up|down|status|exec <file.clab.yml>, lab pod add <node> <name>   containerlab labs in network namespaces
 `;
 
@@ -45,6 +47,8 @@ async function run(): Promise<number> {
       return reflectorCommand(args);
     case 'lab':
       return labCommand(args);
+    case 'policy':
+      return runPolicyCommand(args, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
     case undefined:
     case 'help':
     case '--help':

@@ -3,7 +3,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { createLinuxDataplane, IpBatchDataplane, MemoryDataplane, type Dataplane } from '../../felix/index.js';
+import { spawnSync } from 'node:child_process';
+import {
+  createLinuxDataplane,
+  IpBatchDataplane,
+  MemoryDataplane,
+  MemoryNftDataplane,
+  NftablesDataplane,
+  type Dataplane,
+  type NftDataplane,
+} from '../../felix/index.js';
 import { NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
@@ -25,6 +34,8 @@ export interface NodeRunConfig {
   restartTime?: number;
   gracefulRestartWaitMs?: number;
   dataplane?: 'linux' | 'memory';
+  /** Network policy and NAT-outgoing in nftables: on (default) or off. */
+  policy?: 'on' | 'off';
   datastore?: DatastoreConfig;
   control?: string;
   /** Port for /metrics, /liveness, /readiness; 0 turns it off. Default 9099. */
@@ -47,6 +58,7 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--connect-retry': { key: 'connectRetryTime', type: 'number' },
   '--restart-time': { key: 'restartTime', type: 'number' },
   '--dataplane': { key: 'dataplane', type: 'string' },
+  '--policy': { key: 'policy', type: 'string' },
   '--datastore': { key: 'datastore', type: 'datastore' },
   '--control': { key: 'control', type: 'string' },
   '--health-port': { key: 'healthPort', type: 'number' },
@@ -150,10 +162,23 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     dataplane = createLinuxDataplane();
     if (dataplane instanceof IpBatchDataplane) log('dataplane-fallback', { dataplane: dataplane.description });
   } else throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
+  if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
+    throw new Error(`policy: ${JSON.stringify(c.policy)} must be on or off`);
+  let policyDataplane: NftDataplane | undefined;
+  if (c.policy !== 'off') {
+    if (c.dataplane === 'memory') policyDataplane = new MemoryNftDataplane();
+    else if (spawnSync('nft', ['--version'], { stdio: 'ignore' }).status === 0) policyDataplane = new NftablesDataplane();
+    // Said loudly: without nft every pod reaches every pod whatever the policies say.
+    else
+      log('policy-disabled', {
+        reason: 'the nft command was not found (Debian package nftables); network policy and natOutgoing are NOT enforced',
+      });
+  }
   const agent = new NodeAgent({
     nodeName: c.nodeName ?? hostname().toLowerCase(),
     datastore: ds,
     dataplane,
+    policyDataplane,
     ipv4Address: c.ipv4Address,
     ipAutodetectionMethod: c.ipAutodetectionMethod,
     uplink: c.uplink,
