@@ -60,7 +60,7 @@ export async function runPolicyCommand(argv: readonly string[], io: CommandIo, d
     if (!e) return 2;
     try {
       const slash = ref.indexOf('/');
-      io.stdout(formatPodExplanation(e.explainer.explainPod(ref.slice(0, slash), ref.slice(slash + 1))));
+      io.stdout(`${formatPodExplanation(e.explainer.explainPod(ref.slice(0, slash), ref.slice(slash + 1)))}\n`);
       return 0;
     } finally {
       await e.close();
@@ -81,7 +81,7 @@ export async function runPolicyCommand(argv: readonly string[], io: CommandIo, d
     if (!e) return 2;
     try {
       const v = e.explainer.verdict(from, to, protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' | 'icmp', port);
-      io.stdout(formatVerdict(v));
+      io.stdout(`${formatVerdict(v)}\n`);
       return 0;
     } finally {
       await e.close();
