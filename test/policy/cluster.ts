@@ -3,7 +3,7 @@
 // makes them), policies written with `podroute apply -f` against the lab's Redis, and the
 // cluster's state mirrored as a Model for the reference evaluators.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,6 +165,23 @@ export class PolicyCluster {
   /** The pods, in the matrix's order (as created). */
   modelPods(): ModelPod[] {
     return [...this.pods.values()];
+  }
+
+  /** The last lines of every agent's log that mention `word`: why a node does not enforce. */
+  agentLog(word: string, lines = 6): string {
+    return this.state.processes
+      .filter((p) => p.what === 'agent')
+      .map((p) => {
+        let text = '';
+        try {
+          text = readFileSync(p.log, 'utf8');
+        } catch {
+          text = '(no log)';
+        }
+        const hits = text.split('\n').filter((l) => l.toLowerCase().includes(word.toLowerCase()));
+        return `${p.node}:\n${hits.slice(-lines).join('\n') || '(nothing)'}`;
+      })
+      .join('\n');
   }
 
   /** Whether felix enforces policy on this node: its table exists in the node's namespace. */

@@ -4,10 +4,11 @@
 // and the measured truth table must equal what the reference evaluators compute from the
 // Kubernetes and Calico semantics; when it does not, both tables are printed.
 //
-// The enforcing cases run when felix enforces policy: when node n1's kernel holds
-// `table inet podroute` once the pods are up, or always with PODROUTE_POLICY_E2E=1
-// (PODROUTE_POLICY_E2E=0 skips them). The no-policy matrix and the prober's own check always
-// run: they prove the probes on real packets.
+// The enforcing cases run wherever the agent enforces policy, which `podroute node run` does
+// by default when the nft command is there; PODROUTE_POLICY_E2E=0 skips them. A node whose
+// kernel never gets `table inet podroute` fails them (with the agent's own words), it does not
+// skip them. The no-policy matrix and the prober's own check always run: they prove the probes
+// on real packets.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -127,10 +128,9 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       ...cluster.modelPods().map((p) => ({ key: podKey(p), netns: cluster.pods.get(podKey(p))!.netns })),
       { key: 'internet', netns: cluster.nodeNetns('inet') },
     ]);
-    const env = process.env.PODROUTE_POLICY_E2E;
-    if (env === '0') skipReason = 'PODROUTE_POLICY_E2E=0';
-    else if (env !== '1' && !(await cluster.enforces('n1')))
-      skipReason = 'node n1 holds no `table inet podroute` (felix does not enforce policy yet); PODROUTE_POLICY_E2E=1 runs them anyway';
+    if (process.env.PODROUTE_POLICY_E2E === '0') skipReason = 'PODROUTE_POLICY_E2E=0';
+    else if ((await execCommand(['nft', '--version'])).code !== 0)
+      skipReason = 'no nft command here, so the agent enforces no policy (apt-get install nftables)';
     else if (!LAB_HAS_POD_NAMESPACES)
       skipReason = 'podroute lab pod add takes no --namespace/--labels yet, so pods carry no labels to select on';
     else if (namespaceError) skipReason = `the namespaces could not be written: ${namespaceError}`;
@@ -214,6 +214,15 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     const namespaces = await list('namespace');
     for (const ns of model().namespaces)
       assert.deepEqual(namespaces.find((n) => n.metadata.name === ns.name)?.metadata.labels, ns.labels, `namespace ${ns.name}`);
+  });
+
+  it('felix programs table inet podroute on both nodes', async function () {
+    requireEnforcement(this);
+    const both = async () => (await Promise.all(NODES.map((n) => cluster.enforces(n)))).every(Boolean);
+    const deadline = Date.now() + ENFORCE_DEADLINE_MS;
+    while (!(await both()) && Date.now() < deadline) await sleep(250);
+    if (!(await both()))
+      assert.fail(`no table inet podroute on ${NODES.join(' and ')}; what the agents said:\n${cluster.agentLog('policy')}`);
   });
 
   it('SCTP 80 (skipped: no SCTP in this kernel)', function () {

@@ -8,6 +8,7 @@ import { createSocket } from 'node:dgram';
 import { rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 export interface ProbeRequest {
   readonly id: string;
@@ -120,11 +121,19 @@ async function main(): Promise<void> {
     });
     listening.push(new Promise((ok, fail) => server.once('error', fail).listen(port, '0.0.0.0', () => ok())));
   }
-  for (const port of udp) {
-    const sock = createSocket('udp4');
-    sock.on('message', (_m, rinfo) => sock.send(`${name} ${rinfo.address}\n`, rinfo.port, rinfo.address));
-    listening.push(new Promise((ok, fail) => sock.once('error', fail).bind(port, '0.0.0.0', () => ok())));
-  }
+  // One UDP socket per local address, not one on 0.0.0.0: a reply must leave from the address
+  // the request was sent to, or a namespace with several (the "internet" one) answers from
+  // another, which the client's conntrack (and NAT) cannot match to its request.
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a?.family === 'IPv4')
+    .map((a) => a!.address);
+  for (const port of udp)
+    for (const address of addresses) {
+      const sock = createSocket('udp4');
+      sock.on('message', (_m, rinfo) => sock.send(`${name} ${rinfo.address}\n`, rinfo.port, rinfo.address));
+      listening.push(new Promise((ok, fail) => sock.once('error', fail).bind(port, address, () => ok())));
+    }
   await Promise.all(listening);
   rmSync(control, { force: true });
   const api = createHttpServer((req, res) => {
