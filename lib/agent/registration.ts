@@ -19,6 +19,8 @@ export interface DefaultPool {
   blockSize?: number;
   vxlanMode?: IPPool['spec']['vxlanMode'];
   ipipMode?: IPPool['spec']['ipipMode'];
+  /** Masquerade traffic leaving every pool. Default true, as calico/node's default pool (CALICO_IPV4POOL_NAT_OUTGOING). */
+  natOutgoing?: boolean;
 }
 
 /** Writes the Node, keeping what others set on it (annotations, other labels, spec fields). */
@@ -53,7 +55,13 @@ export async function ensureDefaultPool(ds: BackendDatastore, d: DefaultPool | f
       apiVersion: API_VERSION,
       kind: 'IPPool',
       metadata: { name: 'default-ipv4-ippool' },
-      spec: { cidr: d.cidr, blockSize: d.blockSize ?? 26, ipipMode: d.ipipMode ?? 'Never', vxlanMode: d.vxlanMode ?? 'Never' },
+      spec: {
+        cidr: d.cidr,
+        blockSize: d.blockSize ?? 26,
+        ipipMode: d.ipipMode ?? 'Never',
+        vxlanMode: d.vxlanMode ?? 'Never',
+        natOutgoing: d.natOutgoing ?? true,
+      },
     });
   } catch (e) {
     // Another node created it first.

@@ -75,16 +75,20 @@ function parseLabels(s: string, field: string): Record<string, string> {
   return out;
 }
 
-/** "10.65.0.0/16" or "10.65.0.0/16,vxlan=CrossSubnet,blockSize=26". */
+/** "10.65.0.0/16" or "10.65.0.0/16,vxlan=CrossSubnet,blockSize=26,natOutgoing=false". */
 function parsePool(s: string, field: string): NodeAgentOptions['defaultIpv4Pool'] {
   if (s === 'none' || s === 'false') return false;
   const [cidr, ...opts] = s.split(',');
-  const pool: { cidr: string; blockSize?: number; vxlanMode?: 'Never' | 'Always' | 'CrossSubnet' } = { cidr: cidr! };
+  const pool: NonNullable<Exclude<NodeAgentOptions['defaultIpv4Pool'], false>> = { cidr: cidr! };
   for (const o of opts) {
     const [k, v] = o.split('=');
     if (k === 'vxlan' && (v === 'Never' || v === 'Always' || v === 'CrossSubnet')) pool.vxlanMode = v;
     else if (k === 'blockSize' && Number.isInteger(Number(v))) pool.blockSize = Number(v);
-    else throw new Error(`${field}: unknown option ${JSON.stringify(o)} (vxlan=Never|Always|CrossSubnet, blockSize=N)`);
+    else if (k === 'natOutgoing' && (v === 'true' || v === 'false')) pool.natOutgoing = v === 'true';
+    else
+      throw new Error(
+        `${field}: unknown option ${JSON.stringify(o)} (vxlan=Never|Always|CrossSubnet, blockSize=N, natOutgoing=true|false)`,
+      );
   }
   return pool;
 }

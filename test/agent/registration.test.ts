@@ -54,9 +54,14 @@ describe('agent registration', () => {
     const pools = (await ds.list('IPPool')).items;
     assert.deepEqual(
       pools.map((p) => [p.metadata.name, p.spec]),
-      [['default-ipv4-ippool', { cidr: '10.65.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' }]],
+      [['default-ipv4-ippool', { cidr: '10.65.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet', natOutgoing: true }]],
     );
     await ensureDefaultPool(ds, { cidr: '10.66.0.0/16' });
     assert.equal((await ds.list('IPPool')).items.length, 1, 'a pool exists: no second one');
+  });
+
+  it('the default pool masquerades traffic leaving the pools unless told not to', async () => {
+    await ensureDefaultPool(ds, { cidr: '10.65.0.0/16', natOutgoing: false });
+    assert.equal((await ds.get('IPPool', 'default-ipv4-ippool'))?.spec.natOutgoing, false);
   });
 });
