@@ -1,0 +1,167 @@
+// podroute's side of the policy benchmark, as the agent chains it (lib/agent/policy-feed.ts):
+// resources into the calculation graph, its PolicyInput compiled to the nftables table, the
+// table handed to the PolicyProgrammer, which applies the difference with one `nft -f`
+// transaction in a network namespace. A change is timed from the resource to the programmer's
+// report (the transaction has returned from the kernel), split at each step; the dataplane is
+// wrapped so the time spent in nft itself is known.
+import {
+  compileNftables,
+  type InstalledTable,
+  type NftApplyResult,
+  type NftDataplane,
+  type NftOp,
+  type NftTable,
+  NftablesDataplane,
+  type PolicyApplyReport,
+  type PolicyInput,
+  PolicyProgrammer,
+  type RuleCounterRow,
+} from '../felix/index.js';
+import { PolicyCalculator } from '../lib/policy/index.js';
+
+/** The nft dataplane, with the wall time of every kernel call it made since the last reset. */
+class TimedDataplane implements NftDataplane {
+  readonly family = 'inet' as const;
+  readonly table: string;
+  readonly description: string;
+  kernelMs = 0;
+
+  constructor(readonly inner: NftablesDataplane) {
+    this.table = inner.table;
+    this.description = `${inner.description}, timed`;
+  }
+
+  private async timed<T>(f: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.kernelMs += performance.now() - t0;
+    }
+  }
+
+  read(): Promise<InstalledTable | undefined> {
+    return this.timed(() => this.inner.read());
+  }
+
+  readCounters(): Promise<RuleCounterRow[]> {
+    return this.timed(() => this.inner.readCounters());
+  }
+
+  apply(ops: readonly NftOp[]): Promise<NftApplyResult> {
+    return this.timed(() => this.inner.apply(ops));
+  }
+
+  close(): void {
+    this.inner.close();
+  }
+}
+
+/** One change, resource to kernel, in milliseconds per step. */
+export interface PodrouteSample {
+  /** The calculation graph: the resource put or deleted, and its PolicyInput read. */
+  readonly calcMs: number;
+  /** compileNftables: the whole table from the input. */
+  readonly compileMs: number;
+  /** The programmer's own work: the table's canonical form, and its difference from the kernel's. */
+  readonly planMs: number;
+  /** nft: the transaction written and applied (and, on a first load, the table read). */
+  readonly nftMs: number;
+  readonly totalMs: number;
+  readonly report: PolicyApplyReport;
+  readonly input: PolicyInput;
+}
+
+export interface Calculated {
+  readonly input: PolicyInput;
+  readonly calcMs: number;
+}
+
+export interface TableCounts {
+  readonly sets: number;
+  readonly elements: number;
+  readonly chains: number;
+  readonly rules: number;
+}
+
+export function tableCounts(t: NftTable): TableCounts {
+  return {
+    sets: t.sets.length,
+    elements: t.sets.reduce((n, s) => n + s.elements.length, 0),
+    chains: t.chains.length,
+    rules: t.chains.reduce((n, c) => n + c.rules.length, 0),
+  };
+}
+
+export function installedCounts(t: InstalledTable | undefined): TableCounts {
+  if (!t) return { sets: 0, elements: 0, chains: 0, rules: 0 };
+  let elements = 0;
+  let rules = 0;
+  for (const s of t.sets.values()) elements += s.elements.size;
+  for (const c of t.chains.values()) rules += c.rules.length;
+  return { sets: t.sets.size, elements, chains: t.chains.size, rules };
+}
+
+export class PodrouteSide {
+  readonly calculator: PolicyCalculator;
+  readonly programmer: PolicyProgrammer;
+  private readonly dataplane: TimedDataplane;
+  table?: NftTable;
+
+  constructor(
+    readonly netns: string,
+    nodeName: string,
+  ) {
+    this.calculator = new PolicyCalculator(nodeName);
+    this.dataplane = new TimedDataplane(new NftablesDataplane({ netns }));
+    // No timers: every apply in the benchmark is one the benchmark asked for.
+    this.programmer = new PolicyProgrammer(this.dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
+  }
+
+  /** The calculation graph's step of a change: the resources changed, the PolicyInput read. */
+  calculate(mutate: (c: PolicyCalculator) => void): Calculated {
+    const t0 = performance.now();
+    mutate(this.calculator);
+    const input = this.calculator.input();
+    return { input, calcMs: performance.now() - t0 };
+  }
+
+  /** The rest of a change, through to the kernel: compile, plan, one nft transaction. */
+  async apply(calculated: Calculated): Promise<PodrouteSample> {
+    this.dataplane.kernelMs = 0;
+    const t1 = performance.now();
+    const table = compileNftables(calculated.input);
+    const t2 = performance.now();
+    const report = await this.programmer.update(table);
+    const t3 = performance.now();
+    if (!report.ok) throw new Error(`nft refused the transaction: ${report.error}`);
+    this.table = table;
+    const nftMs = this.dataplane.kernelMs;
+    return {
+      calcMs: calculated.calcMs,
+      compileMs: t2 - t1,
+      planMs: t3 - t2 - nftMs,
+      nftMs,
+      totalMs: calculated.calcMs + (t3 - t1),
+      report,
+      input: calculated.input,
+    };
+  }
+
+  /** The table as the kernel lists it now. */
+  read(): Promise<InstalledTable | undefined> {
+    return this.dataplane.inner.read();
+  }
+
+  /** A resync: the kernel's table read back and compared; ops 0 means it holds exactly the desired table. */
+  async resync(): Promise<{ report: PolicyApplyReport; ms: number }> {
+    const t0 = performance.now();
+    const report = await this.programmer.resync();
+    return { report, ms: performance.now() - t0 };
+  }
+
+  close(): void {
+    this.programmer.stop();
+    this.dataplane.close();
+  }
+}

@@ -1,0 +1,360 @@
+// Network policy, resource to kernel: podroute (calculation graph → nftables compiler →
+// PolicyProgrammer → one `nft -f` transaction) against the Calico/kube-router shape (ipset +
+// iptables-restore, nft backend) in the same run, on the same cluster: Kubernetes
+// NetworkPolicies over pods in namespaces (bench/policy-workload.ts says the shapes), seen from
+// one node that holds a share of the pods (the rest are remote: set members only).
+//
+//   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
+//                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
+//
+// Each side programs its own network namespace, made here and deleted on the way out. First the
+// initial load (median of --rounds, each in fresh namespaces), then --reps repetitions of each
+// change, timed to "enforced in the kernel" (nft, ipset and iptables-restore have exited): a
+// pod added and deleted (remote, then local), one policy's rule edited, a pod relabelled
+// (remote, then local). Both sides start a change from the same PolicyInput, so the calculation
+// graph's time is podroute's only (Calico has one of its own); the reference's render time is
+// the difference and the restore text. The sides take turns going first. At the end the
+// kernels are read back: nft's table must equal the desired one, ipset's elements the expected.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
+import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
+import { Namespaces, versionOf } from './policy-exec.js';
+import { IptablesReference, type ReferenceChange } from './policy-iptables.js';
+import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
+import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
+import { LOCAL_NODE, POLICY_SHAPES, PolicyWorkload } from './policy-workload.js';
+
+const arg = (name: string, d: number): number => {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return d;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} takes a number, not ${JSON.stringify(process.argv[i + 1])}`);
+  return v;
+};
+const POLICIES = arg('--policies', 1000);
+const ENDPOINTS = arg('--endpoints', 10_000);
+const LOCAL = arg('--local', 150);
+const NAMESPACES = arg('--namespaces', 100);
+const REPS = Math.max(1, arg('--reps', 100));
+const ROUNDS = Math.max(1, arg('--rounds', 3));
+const SEED = arg('--seed', 1);
+const DEADLINE = performance.now() + arg('--deadline', 1200) * 1000;
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+function checkDeadline(): void {
+  if (performance.now() > DEADLINE) throw new Error('--deadline passed; stopping (namespaces are deleted)');
+}
+
+interface Pair {
+  readonly ours: PodrouteSample;
+  readonly ref: ReferenceChange;
+}
+
+const refMs = (r: ReferenceChange): number => r.renderMs + r.ipsetMs + r.iptablesMs;
+const refKernelMs = (r: ReferenceChange): number => r.ipsetMs + r.iptablesMs;
+/** podroute's time from the same starting point as the reference's: compile, plan, nft. */
+const fromInput = (s: PodrouteSample): number => s.totalMs - s.calcMs;
+
+/** One change on both sides, from one PolicyInput; `first` says which side goes first. */
+async function both(ours: PodrouteSide, ref: IptablesReference, mutate: (c: PolicyCalculator) => void, refFirst: boolean): Promise<Pair> {
+  checkDeadline();
+  const calc = ours.calculate(mutate);
+  let r: ReferenceChange;
+  let o: PodrouteSample;
+  if (refFirst) {
+    r = await ref.apply(calc.input);
+    o = await ours.apply(calc);
+  } else {
+    o = await ours.apply(calc);
+    r = await ref.apply(calc.input);
+  }
+  return { ours: o, ref: r };
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('bench/policy.ts needs root (network namespaces, nft, iptables)');
+  for (const tool of ['nft', 'ipset', 'iptables-restore', 'iptables-save']) {
+    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables ipset`);
+  }
+  const started = new Date();
+  const loadStart = loadavg();
+  const shape = { policies: POLICIES, endpoints: ENDPOINTS, local: LOCAL, namespaces: NAMESPACES, seed: SEED };
+  const workload = new PolicyWorkload(shape);
+  const namespaces = new Namespaces('pbpol');
+  const onSignal = () => {
+    namespaces.deleteAll();
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const loads: Pair[] = [];
+  let ours!: PodrouteSide;
+  let ref!: IptablesReference;
+  const results = new Map<string, Pair[]>();
+  let desiredAfterLoad!: ReturnType<typeof tableCounts>;
+  let kernelAfterLoad!: ReturnType<typeof installedCounts>;
+  let refAfterLoad!: Awaited<ReturnType<IptablesReference['kernelCounts']>>;
+  let resync!: Awaited<ReturnType<PodrouteSide['resync']>>;
+  let refEnd!: Awaited<ReturnType<IptablesReference['kernelCounts']>>;
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      checkDeadline();
+      if (ours) {
+        ours.close();
+        namespaces.delete(ours.netns);
+        namespaces.delete(ref.netns);
+      }
+      ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE);
+      ref = new IptablesReference(namespaces.add(`i${round}`));
+      loads.push(
+        await both(
+          ours,
+          ref,
+          (c) => {
+            for (const r of workload.resources()) c.put(r);
+          },
+          round % 2 === 1,
+        ),
+      );
+      process.stderr.write(
+        `load round ${round + 1}/${ROUNDS}: podroute ${ms(loads[round]!.ours.totalMs)} ms, reference ${ms(refMs(loads[round]!.ref))} ms\n`,
+      );
+    }
+    desiredAfterLoad = tableCounts(ours.table!);
+    kernelAfterLoad = installedCounts(await ours.read());
+    refAfterLoad = await ref.kernelCounts();
+
+    // Policies to edit: the TCP 8080 shape, selecting at least one of this node's pods.
+    const input = ours.calculator.input();
+    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress.flat(), ...e.egress.flat()]));
+    const editable = workload.policies.filter(
+      (p) => p.metadata.name.startsWith('np-1-') && inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)),
+    );
+    if (!editable.length) throw new Error('no policy of shape 1 selects a local pod: raise --local or --policies');
+    const localPods = workload.pods.slice(0, LOCAL);
+    const remoteIndex = (i: number) => LOCAL + ((i * 7919) % (workload.pods.length - LOCAL));
+    const record = (name: string, p: Pair) => {
+      const list = results.get(name) ?? [];
+      list.push(p);
+      results.set(name, list);
+    };
+    const wepKey = (w: WorkloadEndpoint) => resourceKey(w);
+
+    for (let rep = 0; rep < REPS; rep++) {
+      const refFirst = rep % 2 === 1;
+      const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
+      record('pod add, remote', await both(ours, ref, (c) => c.put(remote), refFirst));
+      record('pod delete, remote', await both(ours, ref, (c) => c.delete('WorkloadEndpoint', wepKey(remote)), refFirst));
+      const local = workload.newPod(0);
+      record('pod add, local', await both(ours, ref, (c) => c.put(local), refFirst));
+      record('pod delete, local', await both(ours, ref, (c) => c.delete('WorkloadEndpoint', wepKey(local)), refFirst));
+      const i = rep % editable.length;
+      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      editable[i] = edited;
+      record('policy rule edited', await both(ours, ref, (c) => c.put(edited), refFirst));
+      const ri = remoteIndex(rep);
+      const relabelled = workload.relabel(workload.pods[ri]!);
+      workload.pods[ri] = relabelled;
+      record('pod relabel, remote', await both(ours, ref, (c) => c.put(relabelled), refFirst));
+      const li = rep % localPods.length;
+      const localRelabelled = workload.relabel(localPods[li]!);
+      localPods[li] = localRelabelled;
+      record('pod relabel, local', await both(ours, ref, (c) => c.put(localRelabelled), refFirst));
+      if ((rep + 1) % 10 === 0) process.stderr.write(`changes: ${rep + 1}/${REPS} repetitions\n`);
+    }
+    resync = await ours.resync();
+    if (!resync.report.ok || resync.report.ops !== 0)
+      throw new Error(`the kernel's table differs from the desired one after the changes: ${resync.report.ops} operations to repair it`);
+    refEnd = await ref.kernelCounts();
+    const expected = ref.expectedElements();
+    if (refEnd.elements !== expected) throw new Error(`ipset holds ${refEnd.elements} elements, the reference expected ${expected}`);
+  } finally {
+    ours?.close();
+    namespaces.deleteAll();
+  }
+
+  report(started, loadStart, workload, loads, results, {
+    desired: desiredAfterLoad,
+    kernel: kernelAfterLoad,
+    refKernel: refAfterLoad,
+    resyncMs: resync.ms,
+    refEnd,
+  });
+}
+
+interface Counts {
+  desired: ReturnType<typeof tableCounts>;
+  kernel: ReturnType<typeof installedCounts>;
+  refKernel: { rules: number; sets: number; elements: number };
+  resyncMs: number;
+  refEnd: { rules: number; sets: number; elements: number };
+}
+
+function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair[], results: Map<string, Pair[]>, c: Counts): void {
+  const input = loads[loads.length - 1]!.ours.input;
+  const out: string[] = [];
+  out.push(`bench/policy — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
+  out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}; ${versionOf('ipset')}`);
+  out.push(`command: npx tsx bench/policy.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
+  out.push('');
+  out.push(
+    `Cluster: ${w.shape.namespaces} namespaces, ${w.shape.endpoints} pods on ${w.nodes} nodes (${w.shape.local} on this node), ` +
+      `${w.shape.policies} Kubernetes NetworkPolicies in ${POLICY_SHAPES.length} shapes rotating per namespace:`,
+  );
+  for (const [i, s] of POLICY_SHAPES.entries()) out.push(`  ${i}. ${s}`);
+  out.push(
+    `PolicyInput: ${input.sets.length} address sets, ${input.namedPortSets.length} named-port sets, ${input.policies.length} policies, ${input.endpoints.length} local endpoints.`,
+  );
+  out.push('');
+  out.push(
+    table(
+      ['after the initial load', 'sets', 'set elements', 'chains', 'rules'],
+      [
+        [
+          'podroute, desired table (inet: IPv4 and IPv6)',
+          count(c.desired.sets),
+          count(c.desired.elements),
+          count(c.desired.chains),
+          count(c.desired.rules),
+        ],
+        [
+          'podroute, read back from the kernel',
+          count(c.kernel.sets),
+          count(c.kernel.elements),
+          count(c.kernel.chains),
+          count(c.kernel.rules),
+        ],
+        [
+          'reference, ipset save / iptables-save (IPv4)',
+          count(c.refKernel.sets),
+          count(c.refKernel.elements),
+          '',
+          count(c.refKernel.rules),
+        ],
+      ],
+    ),
+  );
+  out.push('');
+  const l = loads;
+  out.push(`Initial load, median of ${l.length} rounds (ms):`);
+  out.push(
+    table(
+      ['side', 'total', 'calculation', 'compile / render', 'plan', 'kernel', 'ratio', 'from the PolicyInput', 'kernel only'],
+      [
+        [
+          'podroute (calc + compile + plan + nft -f)',
+          ms(median(l.map((p) => p.ours.totalMs))),
+          ms(median(l.map((p) => p.ours.calcMs))),
+          ms(median(l.map((p) => p.ours.compileMs))),
+          ms(median(l.map((p) => p.ours.planMs))),
+          ms(median(l.map((p) => p.ours.nftMs))),
+          ratio(median(l.map((p) => p.ours.totalMs)), median(l.map((p) => refMs(p.ref)))),
+          ratio(median(l.map((p) => fromInput(p.ours))), median(l.map((p) => refMs(p.ref)))),
+          ratio(median(l.map((p) => p.ours.nftMs)), median(l.map((p) => refKernelMs(p.ref)))),
+        ],
+        [
+          'reference (render + ipset restore + iptables-restore)',
+          ms(median(l.map((p) => refMs(p.ref)))),
+          '',
+          ms(median(l.map((p) => p.ref.renderMs))),
+          '',
+          ms(median(l.map((p) => refKernelMs(p.ref)))),
+          '',
+          '',
+          '',
+        ],
+      ],
+    ),
+  );
+  out.push('');
+  const reps = results.values().next().value?.length ?? 0;
+  out.push(`Changes, ${reps} repetitions each: podroute, resource → transaction applied (ms; the steps are their own medians):`);
+  const rows: string[][] = [];
+  for (const [name, ps] of results) {
+    const o = ps.map((p) => p.ours);
+    const kinds = new Map<string, number>();
+    for (const s of o) for (const [k, n] of Object.entries(s.report.opCounts)) kinds.set(k, (kinds.get(k) ?? 0) + (n ?? 0));
+    const opsText = [...kinds].map(([k, n]) => `${k} ${+(n / o.length).toFixed(1)}`).join(', ');
+    rows.push([
+      name,
+      ms(median(o.map((s) => s.totalMs))),
+      ms(
+        percentile(
+          o.map((s) => s.totalMs),
+          99,
+        ),
+      ),
+      ms(median(o.map((s) => s.calcMs))),
+      ms(median(o.map((s) => s.compileMs))),
+      ms(median(o.map((s) => s.planMs))),
+      ms(median(o.map((s) => s.nftMs))),
+      count(median(o.map((s) => s.report.ops))),
+      count(median(o.map((s) => s.report.elementsAdded + s.report.elementsDeleted))),
+      opsText,
+    ]);
+  }
+  out.push(table(['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'nft', 'nft ops', 'elements', 'ops per change (mean)'], rows));
+  out.push('');
+  out.push(
+    'Reference (ipset + iptables-restore --noflush), the same changes from the same PolicyInput (ms), and podroute ÷ reference: ' +
+      "podroute's whole time; its time from the PolicyInput (compile + plan + nft), the reference's starting point; nft alone ÷ ipset + iptables-restore:",
+  );
+  const refRows: string[][] = [];
+  for (const [name, ps] of results) {
+    const o = ps.map((p) => p.ours);
+    const r = ps.map((p) => p.ref);
+    refRows.push([
+      name,
+      ms(median(r.map(refMs))),
+      ms(percentile(r.map(refMs), 99)),
+      ms(median(r.map((x) => x.renderMs))),
+      ms(median(r.map((x) => x.ipsetMs))),
+      ms(median(r.map((x) => x.iptablesMs))),
+      count(median(r.map((x) => x.elements))),
+      count(median(r.map((x) => x.chains))),
+      ratio(median(o.map((s) => s.totalMs)), median(r.map(refMs))),
+      ratio(
+        percentile(
+          o.map((s) => s.totalMs),
+          99,
+        ),
+        percentile(r.map(refMs), 99),
+      ),
+      ratio(median(o.map(fromInput)), median(r.map(refMs))),
+      ratio(median(o.map((s) => s.nftMs)), median(r.map(refKernelMs))),
+    ]);
+  }
+  out.push(
+    table(
+      [
+        'change',
+        'p50',
+        'p99',
+        'render',
+        'ipset',
+        'iptables-restore',
+        'ipset lines',
+        'chains rewritten',
+        'ratio p50',
+        'ratio p99',
+        'from the PolicyInput, p50',
+        'kernel only, p50',
+      ],
+      refRows,
+    ),
+  );
+  out.push('');
+  out.push(
+    `End: podroute resync (nft -j list table, diff) ${ms(c.resyncMs)} ms, 0 operations: the kernel holds the desired table. ` +
+      `Reference kernel: ${count(c.refEnd.sets)} ipsets, ${count(c.refEnd.elements)} elements (as expected), ${count(c.refEnd.rules)} rules.`,
+  );
+  console.log(out.join('\n'));
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack : e);
+  process.exit(1);
+});
