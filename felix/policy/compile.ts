@@ -3,11 +3,15 @@
 // gives the same table.
 //
 // Shape (inet podroute):
-//   forward (filter, hook forward): established and related accept; then `iifname vmap` jumps
-//     to the source endpoint's egress chain `from-<iface>`, then `to-wl-dispatch`.
-//   to-wl-dispatch: `oifname vmap` jumps to the destination endpoint's ingress chain
+//   forward (filter, hook forward): established and related accept; then `iifname vmap
+//     @from-wl` jumps to the source endpoint's egress chain `from-<iface>`, then `to-wl-dispatch`.
+//   to-wl-dispatch: `oifname vmap @to-wl` jumps to the destination endpoint's ingress chain
 //     `to-<iface>`, then accepts. An egress Allow goes here (`goto`), so pod to pod on one
 //     node passes the source's egress policy and then the destination's ingress policy.
+//   from-wl / to-wl: named verdict maps, one element per endpoint of this node. A pod that
+//     comes or goes here is its two endpoint chains and one element in each map: the dispatch
+//     rules never change, so no chain is flushed (as kube-proxy's nftables mode dispatches
+//     services through named maps).
 //   to-<iface> / from-<iface>: invalid conntrack state drops (and for egress, a source address
 //     that does not route back to the pod: Calico's RPF check); then the endpoint's tiers.
 //   pi-<policy> / po-<policy>: one policy's rules for one direction, shared by every endpoint it
@@ -30,6 +34,7 @@ import {
   type Direction,
   endpointChainName,
   FORWARD_CHAIN,
+  FROM_ENDPOINT_MAP,
   namedPortSetName,
   natOutgoingId,
   natPoolsSetName,
@@ -39,9 +44,10 @@ import {
   rpfId,
   ruleId,
   TO_ENDPOINT_DISPATCH,
+  TO_ENDPOINT_MAP,
   tierEndId,
 } from './names.js';
-import { type NftChain, type NftRule, type NftSet, type NftTable, POLICY_TABLE } from './nft-model.js';
+import { type NftChain, type NftMap, type NftRule, type NftSet, type NftTable, POLICY_TABLE } from './nft-model.js';
 
 export interface CompileOptions {
   /** The packet mark bit that carries Pass out of a policy chain (one bit; default 0x00100000). */
@@ -113,9 +119,11 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
 
   const setOwners: string[] = [];
   const sets: NftSet[] = [...addressSets(input, setOwners), ...namedPortSets(input, setOwners), ...poolSets(input, setOwners)];
-  assertDistinct('sets', sets, (i) => setOwners[i]!);
-
   const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
+  const maps: NftMap[] = [dispatchMap(FROM_ENDPOINT_MAP, endpoints, 'egress'), dispatchMap(TO_ENDPOINT_MAP, endpoints, 'ingress')];
+  // Sets and maps share the table's one namespace.
+  assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
+
   const policies = [...input.policies].sort((a, b) => byText(a.id, b.id));
   const mark = {
     set: `meta mark set meta mark | ${hex32(passMark)}`,
@@ -124,11 +132,7 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   };
 
   const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
-  const chains: NftChain[] = [
-    forwardChain(endpoints, options.filterPriority ?? 0),
-    natChain(input, options.natPriority ?? 100),
-    dispatchChain(endpoints),
-  ];
+  const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input, options.natPriority ?? 100), dispatchChain()];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
       chains.push(endpointChain(e, dir, policiesById, mark, options.rpfCheck ?? true));
@@ -145,7 +149,7 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   }
   assertDistinct('chains', chains, (i) => chainOwners[i]!);
 
-  return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), chains };
+  return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
 
 function addressSets(input: PolicyInput, owners: string[]): NftSet[] {
@@ -204,26 +208,29 @@ function poolSets(input: PolicyInput, owners: string[]): NftSet[] {
   });
 }
 
-function vmap(key: 'iifname' | 'oifname', endpoints: readonly PolicyEndpoint[], dir: Direction): NftRule[] {
-  if (endpoints.length === 0) return [];
-  const entries = endpoints.map((e) => `"${e.iface}" : jump ${endpointChainName(e.iface, dir)}`);
-  return [{ expr: `${key} vmap { ${entries.join(', ')} }` }];
+/** One element per endpoint of this node, sorted by interface: its chain for the direction. */
+function dispatchMap(name: string, endpoints: readonly PolicyEndpoint[], dir: Direction): NftMap {
+  return {
+    name,
+    type: 'ifname',
+    elements: endpoints.map((e) => ({ key: `"${e.iface}"`, verdict: `jump ${endpointChainName(e.iface, dir)}` })),
+  };
 }
 
-function forwardChain(endpoints: readonly PolicyEndpoint[], priority: number): NftChain {
+function forwardChain(priority: number): NftChain {
   return {
     name: FORWARD_CHAIN,
     base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
     rules: [
       { expr: 'ct state established,related accept' },
-      ...vmap('iifname', endpoints, 'egress'),
+      { expr: `iifname vmap @${FROM_ENDPOINT_MAP}` },
       { expr: `jump ${TO_ENDPOINT_DISPATCH}` },
     ],
   };
 }
 
-function dispatchChain(endpoints: readonly PolicyEndpoint[]): NftChain {
-  return { name: TO_ENDPOINT_DISPATCH, rules: [...vmap('oifname', endpoints, 'ingress'), { expr: 'accept' }] };
+function dispatchChain(): NftChain {
+  return { name: TO_ENDPOINT_DISPATCH, rules: [{ expr: `oifname vmap @${TO_ENDPOINT_MAP}` }, { expr: 'accept' }] };
 }
 
 function natChain(input: PolicyInput, priority: number): NftChain {

@@ -4,7 +4,7 @@
 // kernel's rules, for unit tests and the in-process demo. Neither can name another table: an
 // operation carries no table, the dataplane adds its own.
 
-import type { NftBaseChain } from './nft-model.js';
+import type { NftBaseChain, NftMapElement } from './nft-model.js';
 
 /** One step of a transaction, as `nft -f` would take it inside the dataplane's table. */
 export type NftOp =
@@ -20,6 +20,19 @@ export type NftOp =
   | { readonly kind: 'delete set'; readonly set: string }
   | { readonly kind: 'add element'; readonly set: string; readonly elements: readonly string[] }
   | { readonly kind: 'delete element'; readonly set: string; readonly elements: readonly string[] }
+  | {
+      readonly kind: 'add map';
+      readonly map: string;
+      /** The key's type; the data is a verdict. */
+      readonly type: string;
+      /** Canonical key and verdict text; may be empty. */
+      readonly elements: readonly NftMapElement[];
+    }
+  | { readonly kind: 'delete map'; readonly map: string }
+  /** `add element` on a map: a key must not be there with another verdict (nft refuses it). */
+  | { readonly kind: 'add map element'; readonly map: string; readonly elements: readonly NftMapElement[] }
+  /** `delete element` on a map, by key. */
+  | { readonly kind: 'delete map element'; readonly map: string; readonly keys: readonly string[] }
   | { readonly kind: 'add chain'; readonly chain: string; readonly base?: NftBaseChain }
   | { readonly kind: 'flush chain'; readonly chain: string }
   | { readonly kind: 'delete chain'; readonly chain: string }
@@ -40,7 +53,7 @@ export interface RuleCounter {
 export interface InstalledRule {
   /** '' for a rule without a comment (written by someone else). */
   readonly comment: string;
-  /** Named sets the rule uses (`@name`): they cannot be deleted while it exists. */
+  /** Named sets and maps the rule uses (`@name`): they cannot be deleted while it exists. */
   readonly sets: readonly string[];
   /** Chains it jumps or goes to: they cannot be deleted while it exists. */
   readonly chains: readonly string[];
@@ -72,9 +85,22 @@ export interface InstalledSet {
   readonly elements: ReadonlySet<string>;
 }
 
+export interface InstalledMap {
+  readonly name: string;
+  /** The key's type, components joined by ` . `. */
+  readonly type: string;
+  /** What the key maps to: `verdict` for the maps we write; another map kind is someone else's. */
+  readonly data: string;
+  /** Sorted, as for sets. */
+  readonly flags: readonly string[];
+  /** Canonical key → canonical verdict (`"cali1"` → `jump to-cali1`). */
+  readonly elements: ReadonlyMap<string, string>;
+}
+
 /** The table, keyed for comparison: what the kernel holds, or what a desired NftTable becomes. */
 export interface InstalledTable {
   readonly sets: ReadonlyMap<string, InstalledSet>;
+  readonly maps: ReadonlyMap<string, InstalledMap>;
   readonly chains: ReadonlyMap<string, InstalledChain>;
 }
 

@@ -3,7 +3,7 @@
 // network's host bits are cleared, a range that is a prefix comes back as the prefix, protocol
 // numbers come back as names. An interval set cannot hold overlapping elements (nft refuses
 // them without auto-merge), so overlapping ones are merged here first, as the kernel would
-// have to hold them.
+// have to hold them. Map keys and verdicts get the same treatment.
 
 import { addressFromValue, addressValue, familyBits, formatAddress, type IpFamily, parseAddress } from '../../ip/index.js';
 
@@ -156,4 +156,36 @@ export function elementFromJson(value: unknown): string {
     if (o.elem && typeof o.elem === 'object') return elementFromJson((o.elem as { val?: unknown }).val);
   }
   return JSON.stringify(value);
+}
+
+/** A map's key in canonical text: each component as canonicalElements writes it. */
+export function canonicalKey(type: string, key: string): string {
+  return canonicalElements(type, false, [key])[0] ?? key.trim();
+}
+
+/** A verdict with its words single-spaced (`jump  to-a` → `jump to-a`). */
+export function canonicalVerdict(verdict: string): string {
+  return verdict.trim().split(/\s+/).join(' ');
+}
+
+/** The chain a verdict jumps or goes to; undefined for accept, drop, return and continue. */
+export function verdictChain(verdict: string): string | undefined {
+  const m = /^(?:jump|goto)\s+(\S+)$/.exec(verdict.trim());
+  return m?.[1];
+}
+
+/** A verdict of `nft -j` output (`{"jump": {"target": "to-a"}}`, `{"accept": null}`) as nft syntax. */
+export function verdictFromJson(value: unknown): string {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 1) {
+      const [kind, arg] = entries[0]!;
+      if ((kind === 'jump' || kind === 'goto') && arg && typeof arg === 'object') {
+        const target = (arg as { target?: unknown }).target;
+        if (typeof target === 'string') return `${kind} ${target}`;
+      }
+      if (arg === null) return kind;
+    }
+  }
+  return elementFromJson(value);
 }

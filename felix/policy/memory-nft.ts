@@ -1,12 +1,23 @@
 // The policy dataplane in maps, following the kernel's rules that matter to the programmer: a
-// transaction applies whole or not at all; a set or chain in use cannot be deleted; a rule
-// cannot use a set or jump to a chain that does not exist; deleting an element that is not
-// there fails; an interval set refuses overlapping elements; `add` of what exists is no error.
-// Failures can be injected, and the table changed behind the programmer's back as another
-// program or an operator would.
+// transaction applies whole or not at all; a set, map or chain in use cannot be deleted (a
+// chain is in use while a rule or a verdict map element jumps to it); a rule cannot use a set
+// or map, nor a rule or map element jump to a chain, that does not exist, and neither may jump
+// to a base chain; sets and maps share one namespace; deleting an element that is not there
+// fails; a map key cannot be added again with another verdict; an interval set refuses
+// overlapping elements; `add` of what exists is no error. Failures can be injected, and the
+// table changed behind the programmer's back as another program or an operator would.
 
-import type { InstalledChain, InstalledSet, InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
-import { addressSpan, canonicalElements } from './element-text.js';
+import type {
+  InstalledChain,
+  InstalledMap,
+  InstalledSet,
+  InstalledTable,
+  NftApplyResult,
+  NftDataplane,
+  NftOp,
+  RuleCounterRow,
+} from './dataplane.js';
+import { addressSpan, canonicalElements, canonicalKey, canonicalVerdict, verdictChain } from './element-text.js';
 import type { NftBaseChain } from './nft-model.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
@@ -34,8 +45,16 @@ interface MemSet {
   elements: Set<string>;
 }
 
+interface MemMap {
+  readonly name: string;
+  readonly type: string;
+  /** Canonical key → canonical verdict. */
+  elements: Map<string, string>;
+}
+
 interface MemTable {
   sets: Map<string, MemSet>;
+  maps: Map<string, MemMap>;
   chains: Map<string, MemChain>;
 }
 
@@ -70,6 +89,9 @@ export class MemoryNftDataplane implements NftDataplane {
     const sets = new Map<string, InstalledSet>();
     for (const s of t.sets.values())
       sets.set(s.name, { name: s.name, type: s.type, flags: s.interval ? ['interval'] : [], elements: new Set(s.elements) });
+    const maps = new Map<string, InstalledMap>();
+    for (const m of t.maps.values())
+      maps.set(m.name, { name: m.name, type: m.type, data: 'verdict', flags: [], elements: new Map(m.elements) });
     const chains = new Map<string, InstalledChain>();
     for (const c of t.chains.values())
       chains.set(c.name, {
@@ -82,7 +104,7 @@ export class MemoryNftDataplane implements NftDataplane {
           ...(hasCounter(r) ? { counter: { packets: r.packets, bytes: r.bytes } } : {}),
         })),
       });
-    return { sets, chains };
+    return { sets, maps, chains };
   }
 
   async readCounters(): Promise<RuleCounterRow[]> {
@@ -108,8 +130,12 @@ export class MemoryNftDataplane implements NftDataplane {
     }
     // Copy on write: the transaction works on a copy of the maps and of what it touches, and
     // replaces the state only when every operation went through.
-    const work: MemTable | undefined = this.state && { sets: new Map(this.state.sets), chains: new Map(this.state.chains) };
-    const draft = { table: work, touchedSets: new Set<string>(), touchedChains: new Set<string>() };
+    const work: MemTable | undefined = this.state && {
+      sets: new Map(this.state.sets),
+      maps: new Map(this.state.maps),
+      chains: new Map(this.state.chains),
+    };
+    const draft = { table: work, touchedSets: new Set<string>(), touchedMaps: new Set<string>(), touchedChains: new Set<string>() };
     for (let i = 0; i < ops.length; i++) {
       try {
         const injected = this.reject?.(ops[i]);
@@ -125,9 +151,9 @@ export class MemoryNftDataplane implements NftDataplane {
     return { ok: true, script };
   }
 
-  private step(d: { table?: MemTable; touchedSets: Set<string>; touchedChains: Set<string> }, op: NftOp): void {
+  private step(d: { table?: MemTable; touchedSets: Set<string>; touchedMaps: Set<string>; touchedChains: Set<string> }, op: NftOp): void {
     if (op.kind === 'add table') {
-      d.table ??= { sets: new Map(), chains: new Map() };
+      d.table ??= { sets: new Map(), maps: new Map(), chains: new Map() };
       return;
     }
     const t = d.table;
@@ -142,6 +168,17 @@ export class MemoryNftDataplane implements NftDataplane {
         return copy;
       }
       return s;
+    };
+    const map = (name: string): MemMap => {
+      const m = t.maps.get(name);
+      if (!m) throw new Refused(`No such file or directory (map ${name})`);
+      if (!d.touchedMaps.has(name)) {
+        const copy = { ...m, elements: new Map(m.elements) };
+        t.maps.set(name, copy);
+        d.touchedMaps.add(name);
+        return copy;
+      }
+      return m;
     };
     const chain = (name: string): MemChain => {
       const c = t.chains.get(name);
@@ -158,8 +195,29 @@ export class MemoryNftDataplane implements NftDataplane {
       for (const c of t.chains.values()) for (const r of c.rules) if (pick(r).includes(name)) return true;
       return false;
     };
+    const jumpedToByMap = (name: string): boolean => {
+      for (const m of t.maps.values()) for (const v of m.elements.values()) if (verdictChain(v) === name) return true;
+      return false;
+    };
+    const jumpTarget = (name: string): void => {
+      const target = t.chains.get(name);
+      if (!target) throw new Refused(`No such file or directory (chain ${name})`);
+      if (target.base) throw new Refused(`Operation not supported (jump to base chain ${name})`);
+    };
+    const addMapElements = (m: MemMap, elements: readonly { key: string; verdict: string }[]): void => {
+      for (const e of elements) {
+        const key = canonicalKey(m.type, e.key);
+        const verdict = canonicalVerdict(e.verdict);
+        const target = verdictChain(verdict);
+        if (target !== undefined) jumpTarget(target);
+        const had = m.elements.get(key);
+        if (had !== undefined && had !== verdict) throw new Refused(`File exists (${key} in ${m.name} maps to ${had})`);
+        m.elements.set(key, verdict);
+      }
+    };
     switch (op.kind) {
       case 'add set': {
+        if (t.maps.has(op.set)) throw new Refused(`File exists (map ${op.set})`);
         const had = t.sets.get(op.set);
         if (had && (had.type !== op.type || had.interval !== op.interval)) throw new Refused(`File exists (set ${op.set} of another kind)`);
         if (!had) {
@@ -184,6 +242,33 @@ export class MemoryNftDataplane implements NftDataplane {
         }
         return;
       }
+      case 'add map': {
+        if (t.sets.has(op.map)) throw new Refused(`File exists (set ${op.map})`);
+        const had = t.maps.get(op.map);
+        if (had && had.type !== op.type) throw new Refused(`File exists (map ${op.map} of another kind)`);
+        if (!had) {
+          t.maps.set(op.map, { name: op.map, type: op.type, elements: new Map() });
+          d.touchedMaps.add(op.map);
+        }
+        addMapElements(map(op.map), op.elements);
+        return;
+      }
+      case 'delete map':
+        map(op.map);
+        if (inUse((r) => r.sets, op.map)) throw new Refused(`Device or resource busy (map ${op.map} is in use)`);
+        t.maps.delete(op.map);
+        return;
+      case 'add map element':
+        addMapElements(map(op.map), op.elements);
+        return;
+      case 'delete map element': {
+        const m = map(op.map);
+        for (const k of op.keys) {
+          const key = canonicalKey(m.type, k);
+          if (!m.elements.delete(key)) throw new Refused(`element does not exist (${key} in ${op.map})`);
+        }
+        return;
+      }
       case 'add chain': {
         const had = t.chains.get(op.chain);
         if (had) {
@@ -200,18 +285,15 @@ export class MemoryNftDataplane implements NftDataplane {
       case 'delete chain':
         chain(op.chain);
         if (inUse((r) => r.chains, op.chain)) throw new Refused(`Device or resource busy (chain ${op.chain} is jumped to)`);
+        if (jumpedToByMap(op.chain)) throw new Refused(`Device or resource busy (chain ${op.chain} is jumped to by a map element)`);
         t.chains.delete(op.chain);
         return;
       case 'add rule': {
         const c = chain(op.chain);
         if (Buffer.byteLength(op.comment) > 127) throw new Refused('comment too long, 128 characters maximum allowed');
         const refs = ruleRefs(op.expr);
-        for (const s of refs.sets) if (!t.sets.has(s)) throw new Refused(`No such file or directory (set ${s})`);
-        for (const j of refs.chains) {
-          const target = t.chains.get(j);
-          if (!target) throw new Refused(`No such file or directory (chain ${j})`);
-          if (target.base) throw new Refused(`Operation not supported (jump to base chain ${j})`);
-        }
+        for (const s of refs.sets) if (!t.sets.has(s) && !t.maps.has(s)) throw new Refused(`No such file or directory (set ${s})`);
+        for (const j of refs.chains) jumpTarget(j);
         c.rules.push({ expr: op.expr, comment: op.comment, sets: refs.sets, chains: refs.chains, packets: 0, bytes: 0 });
         return;
       }
@@ -233,6 +315,13 @@ export class MemoryNftDataplane implements NftDataplane {
     if (!s) throw new Error(`no set ${set}`);
     const [e] = canonicalElements(s.type, s.interval, [element]);
     if (!s.elements.delete(e)) throw new Error(`no element ${element} in set ${set}`);
+  }
+
+  /** `nft delete element` on a map, by key. */
+  deleteMapElement(map: string, key: string): void {
+    const m = this.state?.maps.get(map);
+    if (!m) throw new Error(`no map ${map}`);
+    if (!m.elements.delete(canonicalKey(m.type, key))) throw new Error(`no element ${key} in map ${map}`);
   }
 
   /** Counts packets on every rule whose comment starts with `prefix` (as traffic would). */

@@ -1,4 +1,4 @@
-// The names the policy compiler gives the kernel: sets and chains derived from the ids of the
+// The names the policy compiler gives the kernel: sets, maps and chains derived from the ids of the
 // input (so a name survives restarts and re-orderings, and a person can find the policy behind
 // a chain), and the ids kept in rule comments, by which counters are read back.
 import { createHash } from 'node:crypto';
@@ -46,6 +46,14 @@ export const FORWARD_CHAIN = 'forward';
 export const POSTROUTING_CHAIN = 'postrouting';
 /** Runs the destination endpoint's ingress policy, then accepts: where an egress Allow goes. */
 export const TO_ENDPOINT_DISPATCH = 'to-wl-dispatch';
+
+/**
+ * The verdict maps that dispatch a packet by interface to its endpoint's chain: `from-wl`
+ * (iifname → `jump from-<iface>`) and `to-wl` (oifname → `jump to-<iface>`). A pod on this
+ * node is one element in each; the rules that consult them never change.
+ */
+export const FROM_ENDPOINT_MAP = 'from-wl';
+export const TO_ENDPOINT_MAP = 'to-wl';
 
 /** An endpoint's policy for one direction: `to-<iface>` (its ingress), `from-<iface>` (its egress). */
 export const endpointChainName = (iface: string, direction: Direction): string => nftName(direction === 'ingress' ? 'to-' : 'from-', iface);

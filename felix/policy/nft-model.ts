@@ -1,7 +1,7 @@
 // The nftables state felix wants in the one table it owns, as plain data: what the policy
-// compiler produces and what an nftables dataplane makes the kernel hold. Rules are nft
-// statements as text (the syntax `nft -f` reads), so the compiler's output can be read by a
-// person and fed to nft as it is.
+// compiler produces and what an nftables dataplane makes the kernel hold. Rules, set elements,
+// map keys and verdicts are nft text (the syntax `nft -f` reads), so the compiler's output can
+// be read by a person and fed to nft as it is.
 
 export const POLICY_TABLE = 'podroute';
 
@@ -38,9 +38,32 @@ export interface NftSet {
   readonly elements: readonly string[];
 }
 
+/** One entry of a verdict map: the packets whose key matches get the verdict. */
+export interface NftMapElement {
+  /** In nft syntax for the map's type: an interface name is quoted (`"cali1a2b3c4d5e6"`). */
+  readonly key: string;
+  /** `jump <chain>`, `goto <chain>`, `accept`, `drop`, `return` or `continue`. */
+  readonly verdict: string;
+}
+
+/**
+ * A named verdict map (`map NAME { type ifname : verdict; }`), which a rule consults with
+ * `iifname vmap @NAME`. Its elements are added and deleted one by one while the rule that
+ * uses it stays as it is, so dispatching one more interface is one element, not a new rule.
+ * Maps and sets share one namespace in a table: no map may have a set's name.
+ */
+export interface NftMap {
+  readonly name: string;
+  /** nft type of the key: `ifname`, `ipv4_addr`, ... (the data is always a verdict). */
+  readonly type: string;
+  readonly elements: readonly NftMapElement[];
+}
+
 export interface NftTable {
   readonly family: 'inet';
   readonly name: string;
   readonly sets: readonly NftSet[];
+  /** Verdict maps; a table without any may leave this out. */
+  readonly maps?: readonly NftMap[];
   readonly chains: readonly NftChain[];
 }

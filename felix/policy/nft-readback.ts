@@ -1,10 +1,19 @@
 // `nft -j list table` read into the keyed form the plan compares: sets with canonical elements,
-// chains with their rules in order, each rule known by its comment, with the sets and chains
-// it refers to and its counter. Objects the model does not write (maps, flowtables, named
-// counters) are not read.
+// maps with canonical key → verdict (a map of another kind is read too, so the plan deletes
+// it), chains with their rules in order, each rule known by its comment, with the sets, maps
+// and chains it refers to and its counter. Objects the model does not write (flowtables,
+// named counters) are not read.
 
-import type { InstalledBase, InstalledChain, InstalledRule, InstalledSet, InstalledTable, RuleCounterRow } from './dataplane.js';
-import { canonicalElements, elementFromJson } from './element-text.js';
+import type {
+  InstalledBase,
+  InstalledChain,
+  InstalledMap,
+  InstalledRule,
+  InstalledSet,
+  InstalledTable,
+  RuleCounterRow,
+} from './dataplane.js';
+import { canonicalElements, canonicalKey, canonicalVerdict, elementFromJson, verdictFromJson } from './element-text.js';
 
 interface JsonSet {
   name: string;
@@ -12,6 +21,18 @@ interface JsonSet {
   family: string;
   type: string | string[];
   flags?: string[];
+  elem?: unknown[];
+}
+
+interface JsonMap {
+  name: string;
+  table: string;
+  family: string;
+  type: string | string[];
+  /** The data type: `verdict` for a verdict map. */
+  map: string | string[];
+  flags?: string[];
+  /** `[key, data]` pairs. */
   elem?: unknown[];
 }
 
@@ -33,7 +54,7 @@ interface JsonRule {
   expr?: unknown[];
 }
 
-type Entry = { set?: JsonSet; chain?: JsonChain; rule?: JsonRule };
+type Entry = { set?: JsonSet; map?: JsonMap; chain?: JsonChain; rule?: JsonRule };
 
 function entries(json: string): Entry[] {
   let parsed: unknown;
@@ -47,7 +68,7 @@ function entries(json: string): Entry[] {
   return list as Entry[];
 }
 
-/** Walks a rule's statements for `@set` references, jump/goto targets and the first counter. */
+/** Walks a rule's statements for `@set` and `@map` references, jump/goto targets and the first counter. */
 function readExpr(expr: unknown, rule: { sets: Set<string>; chains: Set<string>; counter?: { packets: number; bytes: number } }): void {
   if (typeof expr === 'string') {
     if (expr.startsWith('@')) rule.sets.add(expr.slice(1));
@@ -82,18 +103,35 @@ function readBase(c: JsonChain): InstalledBase | undefined {
   return { type: c.type ?? '', hook: c.hook, priority: c.prio ?? 0, policy: c.policy ?? 'accept' };
 }
 
+const joined = (type: string | string[]): string => (Array.isArray(type) ? type.join(' . ') : type);
+
+function readMap(m: JsonMap): InstalledMap {
+  const type = joined(m.type);
+  const data = joined(m.map);
+  const elements = new Map<string, string>();
+  for (const e of m.elem ?? []) {
+    if (!Array.isArray(e) || e.length !== 2) continue;
+    const value = data === 'verdict' ? canonicalVerdict(verdictFromJson(e[1])) : elementFromJson(e[1]);
+    elements.set(canonicalKey(type, elementFromJson(e[0])), value);
+  }
+  return { name: m.name, type, data, flags: [...(m.flags ?? [])].sort(), elements };
+}
+
 /** The table `family name` out of `nft -j list table` output. */
 export function readTableJson(json: string, family: string, name: string): InstalledTable {
   const sets = new Map<string, InstalledSet>();
+  const maps = new Map<string, InstalledMap>();
   const chains = new Map<string, { name: string; base?: InstalledBase; rules: InstalledRule[] }>();
   const ours = (o: { table: string; family: string }) => o.table === name && o.family === family;
   for (const e of entries(json)) {
     if (e.set && ours(e.set)) {
       const s = e.set;
-      const type = Array.isArray(s.type) ? s.type.join(' . ') : s.type;
+      const type = joined(s.type);
       const flags = [...(s.flags ?? [])].sort();
       const elements = canonicalElements(type, flags.includes('interval'), (s.elem ?? []).map(elementFromJson));
       sets.set(s.name, { name: s.name, type, flags, elements: new Set(elements) });
+    } else if (e.map && ours(e.map)) {
+      maps.set(e.map.name, readMap(e.map));
     } else if (e.chain && ours(e.chain)) {
       const base = readBase(e.chain);
       chains.set(e.chain.name, { name: e.chain.name, ...(base ? { base } : {}), rules: [] });
@@ -101,7 +139,7 @@ export function readTableJson(json: string, family: string, name: string): Insta
       chains.get(e.rule.chain)?.rules.push(readRule(e.rule));
     }
   }
-  return { sets, chains: chains as Map<string, InstalledChain> };
+  return { sets, maps, chains: chains as Map<string, InstalledChain> };
 }
 
 /** Every rule's counter out of `nft -j list table` output (terse or not). */

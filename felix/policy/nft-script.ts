@@ -4,12 +4,31 @@
 // carries a second command hidden in a statement.
 
 import type { NftOp } from './dataplane.js';
+import type { NftMapElement } from './nft-model.js';
 import { baseChainHeader, quote, tableRef } from './render.js';
-import { checkName, checkText } from './table-state.js';
+import { checkName, checkText, checkType, checkVerdict } from './table-state.js';
 
 function elementList(elements: readonly string[]): string {
   for (let i = 0; i < elements.length; i++) checkText(elements[i], `elements[${i}]`, ',{}');
   return `{ ${elements.join(', ')} }`;
+}
+
+function checkKey(key: string, field: string): string {
+  checkText(key, field, ',{}');
+  return key;
+}
+
+function keyList(keys: readonly string[]): string {
+  return `{ ${keys.map((k, i) => checkKey(k, `keys[${i}]`)).join(', ')} }`;
+}
+
+/** `{ "cali1" : jump to-cali1, … }` */
+function mapElementList(elements: readonly NftMapElement[]): string {
+  const text = elements.map((e, i) => {
+    checkVerdict(e.verdict, `elements[${i}].verdict`);
+    return `${checkKey(e.key, `elements[${i}].key`)} : ${e.verdict}`;
+  });
+  return `{ ${text.join(', ')} }`;
 }
 
 /** One line of nft for one operation on table `family name`. */
@@ -33,6 +52,21 @@ export function opLine(table: { readonly family: 'inet'; readonly name: string }
     case 'delete element':
       checkName(op.set, 'set');
       return `${op.kind} ${t} ${op.set} ${elementList(op.elements)}`;
+    case 'add map': {
+      checkName(op.map, 'map');
+      const type = checkType(op.type, `map ${op.map} type`);
+      const elements = op.elements.length ? ` elements = ${mapElementList(op.elements)};` : '';
+      return `add map ${t} ${op.map} { type ${type} : verdict;${elements} }`;
+    }
+    case 'delete map':
+      checkName(op.map, 'map');
+      return `delete map ${t} ${op.map}`;
+    case 'add map element':
+      checkName(op.map, 'map');
+      return `add element ${t} ${op.map} ${mapElementList(op.elements)}`;
+    case 'delete map element':
+      checkName(op.map, 'map');
+      return `delete element ${t} ${op.map} ${keyList(op.keys)}`;
     case 'add chain':
       checkName(op.chain, 'chain');
       return op.base ? `add chain ${t} ${op.chain} { ${baseChainHeader(op.base)} }` : `add chain ${t} ${op.chain}`;

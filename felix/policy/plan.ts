@@ -1,18 +1,23 @@
 // The transaction that makes a table equal the desired one, and nothing more: a pod that comes
-// or goes changes set elements only; a changed rule flushes and refills its one chain. Pure:
-// desired NftTable and current table (as read back, or as we believe it) in, operations out.
+// or goes changes set elements, map elements and its own chains; a changed rule flushes and
+// refills its one chain. Pure: desired NftTable and current table (as read back, or as we
+// believe it) in, operations out.
 //
 // Order inside the transaction, which nft applies top to bottom:
-//   1. the table, new sets (with their elements) and new chains, so rules can use them;
-//   2. flush the chains whose rules change or go, and those whose rules use a set or chain
-//      that must go (a set or chain in use cannot be deleted);
-//   3. delete chains and sets no longer wanted, and those whose kind changed (set type or
-//      flags, base chain hook, priority or policy), then declare the latter anew;
-//   4. set element deletions, then additions (so a wider prefix may replace narrower ones);
+//   1. the table, new sets and new chains, so rules and map elements can use them;
+//   2. map elements that go, that change verdict, or that jump to a chain that goes (a chain a
+//      map element jumps to cannot be deleted); then flush the chains whose rules change or go,
+//      and those whose rules use a set, map or chain that must go (one in use cannot be deleted);
+//   3. delete maps, chains and sets no longer wanted, and those whose kind changed (set or map
+//      type or flags, base chain hook, priority or policy), then declare the latter anew, and
+//      the new maps with their elements (their chains exist by now);
+//   4. set element deletions, then additions (so a wider prefix may replace narrower ones), then
+//      map element additions;
 //   5. the rules of every flushed or new chain, in order.
 
-import type { InstalledChain, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
-import type { NftChain, NftTable } from './nft-model.js';
+import type { InstalledChain, InstalledMap, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
+import { verdictChain } from './element-text.js';
+import type { NftChain, NftMapElement, NftTable } from './nft-model.js';
 import { tableState } from './table-state.js';
 
 function sameBase(a: InstalledChain['base'], b: InstalledChain['base']): boolean {
@@ -26,11 +31,19 @@ function sameRules(a: InstalledChain, b: InstalledChain): boolean {
   return true;
 }
 
-function sameKind(a: InstalledSet, b: InstalledSet): boolean {
-  return a.type === b.type && a.flags.length === b.flags.length && a.flags.every((f, i) => f === b.flags[i]);
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((f, i) => f === b[i]);
 }
 
-const EMPTY: InstalledTable = { sets: new Map(), chains: new Map() };
+function sameKind(a: InstalledSet, b: InstalledSet): boolean {
+  return a.type === b.type && sameFlags(a.flags, b.flags);
+}
+
+function sameMapKind(a: InstalledMap, b: InstalledMap): boolean {
+  return a.type === b.type && a.data === b.data && sameFlags(a.flags, b.flags);
+}
+
+const EMPTY: InstalledTable = { sets: new Map(), maps: new Map(), chains: new Map() };
 
 /**
  * The operations, in order, that turn `current` into `desired`; `current` undefined means the
@@ -39,17 +52,31 @@ const EMPTY: InstalledTable = { sets: new Map(), chains: new Map() };
 export function planTable(desired: NftTable, current: InstalledTable | undefined): NftOp[] {
   const want = tableState(desired);
   const have = current ?? EMPTY;
+  const haveMaps = have.maps;
   const ops: NftOp[] = [];
   if (!current) ops.push({ kind: 'add table' });
 
+  // Sets and maps share one namespace: a new one whose name the other kind holds waits for its delete.
   const recreateSets = new Set<string>();
   const dropSets = new Set<string>();
   for (const [name, w] of want.sets) {
     const h = have.sets.get(name);
-    if (!h) ops.push(addSet(w));
-    else if (h !== w && !sameKind(h, w)) recreateSets.add(name);
+    if (!h) {
+      if (haveMaps.has(name)) recreateSets.add(name);
+      else ops.push(addSet(w));
+    } else if (h !== w && !sameKind(h, w)) recreateSets.add(name);
   }
   for (const name of have.sets.keys()) if (!want.sets.has(name)) dropSets.add(name);
+
+  const newMaps = new Set<string>();
+  const recreateMaps = new Set<string>();
+  const dropMaps = new Set<string>();
+  for (const [name, w] of want.maps) {
+    const h = haveMaps.get(name);
+    if (!h) newMaps.add(name);
+    else if (h !== w && !sameMapKind(h, w)) recreateMaps.add(name);
+  }
+  for (const name of haveMaps.keys()) if (!want.maps.has(name)) dropMaps.add(name);
 
   const recreateChains = new Set<string>();
   const dropChains = new Set<string>();
@@ -65,17 +92,36 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
     else if (!sameRules(h, w)) refill.add(name);
   }
   for (const name of have.chains.keys()) if (!want.chains.has(name)) dropChains.add(name);
+  const chainGoes = (name: string | undefined) => name !== undefined && (dropChains.has(name) || recreateChains.has(name));
 
-  // A chain kept as it is but using a set or chain that goes must be emptied first, and refilled.
+  // Elements of the maps that stay: those that go, change verdict or jump to a chain that goes
+  // are deleted before any chain is; the wanted ones the map lacks then are added at the end.
+  const mapAdds: NftOp[] = [];
+  for (const [name, w] of want.maps) {
+    const h = haveMaps.get(name);
+    if (!h || recreateMaps.has(name)) continue;
+    const gone: string[] = [];
+    const added: NftMapElement[] = [];
+    if (h !== w || dropChains.size || recreateChains.size) {
+      for (const [key, verdict] of h.elements) {
+        if (w.elements.get(key) !== verdict || chainGoes(verdictChain(verdict))) gone.push(key);
+      }
+    }
+    if (h !== w || gone.length) {
+      const deleted = new Set(gone);
+      for (const [key, verdict] of w.elements) if (deleted.has(key) || h.elements.get(key) !== verdict) added.push({ key, verdict });
+    }
+    if (gone.length) ops.push({ kind: 'delete map element', map: name, keys: gone });
+    if (added.length) mapAdds.push({ kind: 'add map element', map: name, elements: added });
+  }
+
+  // A chain kept as it is but using a set, map or chain that goes must be emptied first, and refilled.
   const flush = new Set<string>();
-  if (recreateSets.size || dropSets.size || dropChains.size || recreateChains.size) {
+  const setGoes = (name: string) => recreateSets.has(name) || dropSets.has(name) || recreateMaps.has(name) || dropMaps.has(name);
+  if (recreateSets.size || dropSets.size || recreateMaps.size || dropMaps.size || dropChains.size || recreateChains.size) {
     for (const [name, h] of have.chains) {
-      if (dropChains.has(name) || recreateChains.has(name)) continue;
-      const uses = h.rules.some(
-        (r) =>
-          r.sets.some((s) => recreateSets.has(s) || dropSets.has(s)) || r.chains.some((c) => dropChains.has(c) || recreateChains.has(c)),
-      );
-      if (uses) refill.add(name);
+      if (chainGoes(name)) continue;
+      if (h.rules.some((r) => r.sets.some(setGoes) || r.chains.some(chainGoes))) refill.add(name);
     }
   }
   for (const name of refill) if (have.chains.has(name)) flush.add(name);
@@ -84,15 +130,19 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
   for (const name of recreateChains) flush.add(name);
   for (const name of flush) ops.push({ kind: 'flush chain', chain: name });
 
+  // Maps go first: their elements may jump to chains that go.
+  for (const name of dropMaps) ops.push({ kind: 'delete map', map: name });
+  for (const name of recreateMaps) ops.push({ kind: 'delete map', map: name });
   for (const name of dropChains) ops.push({ kind: 'delete chain', chain: name });
   for (const name of recreateChains) ops.push({ kind: 'delete chain', chain: name });
   for (const name of dropSets) ops.push({ kind: 'delete set', set: name });
-  for (const name of recreateSets) ops.push({ kind: 'delete set', set: name });
+  for (const name of recreateSets) if (have.sets.has(name)) ops.push({ kind: 'delete set', set: name });
   for (const name of recreateSets) ops.push(addSet(want.sets.get(name)!));
   for (const name of recreateChains) {
     ops.push({ kind: 'add chain', chain: name, base: byName.get(name)!.base });
     refill.add(name);
   }
+  for (const name of [...recreateMaps, ...newMaps]) ops.push(addMap(want.maps.get(name)!));
 
   const adds: NftOp[] = [];
   for (const [name, w] of want.sets) {
@@ -105,7 +155,7 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
     if (gone.length) ops.push({ kind: 'delete element', set: name, elements: gone });
     if (added.length) adds.push({ kind: 'add element', set: name, elements: added });
   }
-  ops.push(...adds);
+  ops.push(...adds, ...mapAdds);
 
   for (const chain of desired.chains) {
     if (!refill.has(chain.name)) continue;
@@ -119,4 +169,8 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
 
 function addSet(s: InstalledSet): NftOp {
   return { kind: 'add set', set: s.name, type: s.type, interval: s.flags.includes('interval'), elements: [...s.elements] };
+}
+
+function addMap(m: InstalledMap): NftOp {
+  return { kind: 'add map', map: m.name, type: m.type, elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })) };
 }

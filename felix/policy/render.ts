@@ -2,7 +2,7 @@
 // one transaction (all of it or none). The pieces (a rule with its comment, a set's body, a
 // base chain's header) are exported so that a dataplane writing incremental commands prints
 // them exactly as a full load does.
-import type { NftBaseChain, NftChain, NftRule, NftSet, NftTable } from './nft-model.js';
+import type { NftBaseChain, NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
 
 export interface RenderOptions {
   /**
@@ -75,6 +75,26 @@ function renderSet(set: NftSet): string {
     .join('')}\t}\n`;
 }
 
+/** The declarations inside `map NAME { … }`, one per line, without the braces. */
+export function mapBody(map: NftMap): string[] {
+  const lines = [`type ${map.type} : verdict`];
+  if (map.elements.length > 0) {
+    lines.push(
+      `elements = ${elementList(
+        map.elements.map((e) => `${e.key} : ${e.verdict}`),
+        '\t\t',
+      )}`,
+    );
+  }
+  return lines;
+}
+
+function renderMap(map: NftMap): string {
+  return `\tmap ${map.name} {\n${mapBody(map)
+    .map((l) => `\t\t${l}\n`)
+    .join('')}\t}\n`;
+}
+
 function renderChain(chain: NftChain, comment: RuleComment): string {
   const lines: string[] = [];
   if (chain.base) lines.push(baseChainHeader(chain.base));
@@ -83,8 +103,9 @@ function renderChain(chain: NftChain, comment: RuleComment): string {
 }
 
 /**
- * The whole table as one `nft -f` script. Sets come first and chains may jump to chains
- * declared after them: nft resolves the block as a whole.
+ * The whole table as one `nft -f` script. Sets and maps come first; chains may jump to chains
+ * declared after them, and map elements to chains declared below: nft resolves the block as
+ * a whole.
  */
 export function renderNftScript(table: NftTable, options: RenderOptions = {}): string {
   const ref = tableRef(table);
@@ -92,6 +113,7 @@ export function renderNftScript(table: NftTable, options: RenderOptions = {}): s
   if (options.replace) out += `table ${ref}\ndelete table ${ref}\n`;
   out += `table ${ref} {\n`;
   out += table.sets.map(renderSet).join('');
+  out += (table.maps ?? []).map(renderMap).join('');
   out += table.chains.map((c) => renderChain(c, options.comment ?? idComment)).join('');
   out += '}\n';
   return out;

@@ -1,13 +1,14 @@
 // A desired NftTable in the keyed form the kernel's table is read back into, so the two compare:
 // rules by the comment we write on them (the rule's id and a hash of its statements, since nft
-// prints a rule back in its own words), sets by type, flags and canonical elements. Also the
+// prints a rule back in its own words), sets by type, flags and canonical elements, maps by
+// type and canonical key → verdict. Also the
 // checks that keep a desired table from saying more than it means once written into an
 // `nft -f` script: no line breaks, no `;` or `#` outside quotes, names nft reads as names.
 
 import { createHash } from 'node:crypto';
-import type { InstalledChain, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
-import { canonicalElements, canonicalType } from './element-text.js';
-import type { NftChain, NftRule, NftSet, NftTable } from './nft-model.js';
+import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
+import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
+import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
 
 /** The kernel keeps 128 bytes of a rule comment, NUL included. */
 const MAX_COMMENT_BYTES = 127;
@@ -46,6 +47,23 @@ export function checkText(text: string, field: string, extra = ''): void {
       throw new NftTableError(field, `${JSON.stringify(text)} has ${JSON.stringify(c)} outside quotes`);
   }
   if (quoted) throw new NftTableError(field, `${JSON.stringify(text)} has an unclosed quote`);
+}
+
+const TYPE = /^[a-z0-9_]+( \. [a-z0-9_]+)*$/;
+
+/** An nft type as nft writes it (`ipv4_addr . inet_service`); throws naming the field otherwise. */
+export function checkType(type: string, field: string): string {
+  const canonical = canonicalType(typeof type === 'string' ? type : '');
+  if (!TYPE.test(canonical)) throw new NftTableError(field, `${JSON.stringify(type)} is not an nft type`);
+  return canonical;
+}
+
+const VERDICT = /^(accept|drop|continue|return|(jump|goto) [A-Za-z_][A-Za-z0-9_.-]*)$/;
+
+/** A map element's verdict: accept, drop, continue, return, or jump/goto a chain. */
+export function checkVerdict(verdict: string, field: string): void {
+  if (typeof verdict !== 'string' || !VERDICT.test(canonicalVerdict(verdict)))
+    throw new NftTableError(field, `${JSON.stringify(verdict)} is not a verdict (accept, drop, continue, return, jump or goto a chain)`);
 }
 
 function commentSafe(text: string): string {
@@ -95,8 +113,10 @@ interface KeyedChain extends Keyed<InstalledChain> {
   readonly ruleKeys: readonly string[];
 }
 const setsByObject = new WeakMap<NftSet, Keyed<InstalledSet>>();
+const mapsByObject = new WeakMap<NftMap, Keyed<InstalledMap>>();
 const chainsByObject = new WeakMap<NftChain, KeyedChain>();
 let setsByKey = new Map<string, InstalledSet>();
+let mapsByKey = new Map<string, InstalledMap>();
 let chainsByKey = new Map<string, InstalledChain>();
 let rulesByKey = new Map<string, InstalledRule>();
 
@@ -107,9 +127,7 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   let state = setsByKey.get(key);
   if (!state) {
     checkName(set.name, `${field}.name`);
-    const type = canonicalType(typeof set.type === 'string' ? set.type : '');
-    if (!/^[a-z0-9_]+( \. [a-z0-9_]+)*$/.test(type))
-      throw new NftTableError(`${field}.type`, `${JSON.stringify(set.type)} is not an nft type`);
+    const type = checkType(set.type, `${field}.type`);
     for (let i = 0; i < set.elements.length; i++) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
     state = {
       name: set.name,
@@ -121,6 +139,33 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   }
   const keyed = { key, state };
   setsByObject.set(set, keyed);
+  return keyed;
+}
+
+function mapState(map: NftMap, field: string): Keyed<InstalledMap> {
+  const hit = mapsByObject.get(map);
+  if (hit) return hit;
+  const key = `${map.name}\0${map.type}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
+  let state = mapsByKey.get(key);
+  if (!state) {
+    checkName(map.name, `${field}.name`);
+    const type = checkType(map.type, `${field}.type`);
+    const elements = new Map<string, string>();
+    map.elements.forEach((e, i) => {
+      checkText(e.key, `${field}.elements[${i}].key`, ',{}');
+      checkVerdict(e.verdict, `${field}.elements[${i}].verdict`);
+      const k = canonicalKey(type, e.key);
+      const verdict = canonicalVerdict(e.verdict);
+      const had = elements.get(k);
+      if (had !== undefined && had !== verdict)
+        throw new NftTableError(`${field}.elements[${i}].key`, `${e.key} is mapped to both ${had} and ${verdict}`);
+      elements.set(k, verdict);
+    });
+    state = { name: map.name, type, data: 'verdict', flags: [], elements };
+    mapsByKey.set(key, state);
+  }
+  const keyed = { key, state };
+  mapsByObject.set(map, keyed);
   return keyed;
 }
 
@@ -159,10 +204,11 @@ function chainState(chain: NftChain, field: string): KeyedChain {
   return keyed;
 }
 
-function trim(sets: readonly Keyed<InstalledSet>[], chains: readonly KeyedChain[]): void {
+function trim(sets: readonly Keyed<InstalledSet>[], maps: readonly Keyed<InstalledMap>[], chains: readonly KeyedChain[]): void {
   let rules = 0;
   for (const c of chains) rules += c.ruleKeys.length;
   if (setsByKey.size > 2 * sets.length + 1000) setsByKey = new Map(sets.map((s) => [s.key, s.state]));
+  if (mapsByKey.size > 2 * maps.length + 1000) mapsByKey = new Map(maps.map((m) => [m.key, m.state]));
   if (chainsByKey.size > 2 * chains.length + 1000) chainsByKey = new Map(chains.map((c) => [c.key, c.state]));
   if (rulesByKey.size > 2 * rules + 1000) {
     rulesByKey = new Map();
@@ -181,6 +227,14 @@ export function tableState(table: NftTable): InstalledTable {
     sets.set(s.name, keyed.state);
     return keyed;
   });
+  const maps = new Map<string, InstalledMap>();
+  const keyedMaps = (table.maps ?? []).map((m, i) => {
+    const keyed = mapState(m, `maps[${i}]`);
+    if (maps.has(m.name)) throw new NftTableError(`maps[${i}].name`, `${m.name} is declared twice`);
+    if (sets.has(m.name)) throw new NftTableError(`maps[${i}].name`, `${m.name} is a set's name too (sets and maps share one namespace)`);
+    maps.set(m.name, keyed.state);
+    return keyed;
+  });
   const chains = new Map<string, InstalledChain>();
   const keyedChains = table.chains.map((c, i) => {
     const keyed = chainState(c, `chains[${i}]`);
@@ -188,8 +242,8 @@ export function tableState(table: NftTable): InstalledTable {
     chains.set(c.name, keyed.state);
     return keyed;
   });
-  trim(keyedSets, keyedChains);
-  return { sets, chains };
+  trim(keyedSets, keyedMaps, keyedChains);
+  return { sets, maps, chains };
 }
 
 /** comment → rule id, for every rule of the table that has an id. */

@@ -1,6 +1,7 @@
 // The kernel takes what the compiler writes: for a matrix of generated inputs, the rendered
 // script loads with `nft -f` in a fresh network namespace, and what nft lists back has the
-// compiler's chains, rules (with their ids as comments) and set elements. Root only.
+// compiler's chains, rules (with their ids as comments), set elements and dispatch map
+// elements. Root only.
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../felix/policy/compile.js';
 import type { PolicyInput } from '../../felix/policy/input.js';
@@ -25,6 +26,13 @@ function assertListedAsCompiled(listed: Listed, t: NftTable, what: string): void
     [...listed.sets.entries()].sort(),
     t.sets.map((s) => [s.name, { type: s.type, elements: s.elements.length, interval: s.interval }]).sort(),
     `${what}: sets`,
+  );
+  assert.deepEqual(
+    [...listed.maps.entries()].sort(),
+    (t.maps ?? [])
+      .map((m) => [m.name, { type: `${m.type} : verdict`, elements: m.elements.map((e) => `${e.key.slice(1, -1)} : ${e.verdict}`).sort() }])
+      .sort(),
+    `${what}: maps`,
   );
 }
 
@@ -67,7 +75,8 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
       /sctp/,
       /masquerade$/,
       /ip6 saddr @nat-pools-v6/,
-      /iifname vmap/,
+      /^iifname vmap @from-wl$/,
+      /^oifname vmap @to-wl$/,
     ]) {
       assert.ok(
         exprs.some((e) => needle.test(e)),
@@ -75,6 +84,7 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
       );
     }
     assert.ok(all.some((t) => t.sets.some((s) => s.elements.length >= 6)));
+    assert.ok(all.some((t) => (t.maps ?? []).every((m) => m.elements.length >= 2)));
   });
 
   it('a node-sized table: 250 endpoints, 300 policies, sets of 5,000 members, loads in one transaction', async () => {
@@ -104,6 +114,12 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
     assertListedAsCompiled(await listTable(ns), t, 'node-sized');
     const rules = t.chains.reduce((n, c) => n + c.rules.length, 0);
     const elements = t.sets.reduce((n, s) => n + s.elements.length, 0);
-    console.log(`      ${t.chains.length} chains, ${rules} rules, ${t.sets.length} sets, ${elements} elements: nft -f took ${ms} ms`);
+    assert.deepEqual(
+      (t.maps ?? []).map((m) => m.elements.length),
+      [250, 250],
+    );
+    console.log(
+      `      ${t.chains.length} chains, ${rules} rules, ${t.sets.length} sets, ${elements} elements, 2 maps of 250: nft -f took ${ms} ms`,
+    );
   });
 });

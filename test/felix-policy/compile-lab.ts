@@ -88,6 +88,14 @@ s.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\\n')) >= 0) { c
 s.on('error', (e) => { console.log('error ' + e.code); process.exit(1); });
 s.on('close', () => { console.log('closed'); process.exit(0); });`;
 
+function serve(ns: Netns, name: string): ManagedProcess {
+  return ns.spawn(['node', '-e', SERVER, TCP_PORTS.join(','), UDP_PORTS.join(',')], { name });
+}
+
+function ready(server: ManagedProcess): Promise<unknown> {
+  return waitFor(() => server.tail().includes('ready'), { what: `${server.name} listening`, timeoutMs: 15_000, intervalMs: 50 });
+}
+
 export interface PodSpec {
   /** Short name: the pod's namespace is `<name>` and its veth's host end `cali<name>`. */
   readonly name: string;
@@ -110,11 +118,22 @@ export interface ProbeResult {
   readonly error?: string;
 }
 
+interface Pod {
+  readonly ns: Netns;
+  readonly spec: PodSpec;
+  readonly iface: string;
+  readonly server: ManagedProcess;
+}
+
 export class PolicyNode {
+  private readonly pods = new Map<string, Pod>();
+  /** Namespaces of removed pods (the lab deletes namespaces only at its end): a pod made again by that name reuses its own. */
+  private readonly emptied = new Map<string, Netns>();
+
   private constructor(
+    private readonly lab: Lab,
     readonly node: Netns,
     readonly internet: Netns,
-    readonly pods: ReadonlyMap<string, { ns: Netns; spec: PodSpec; iface: string }>,
   ) {}
 
   static async create(lab: Lab, specs: readonly PodSpec[]): Promise<PolicyNode> {
@@ -128,34 +147,52 @@ export class PolicyNode {
     await node.ip('-6', 'addr', 'add', `${NODE_ADDRESS6}/64`, 'dev', 'eth0', 'nodad');
     await internet.ip('-6', 'addr', 'add', `${INTERNET_ADDRESS6}/64`, 'dev', 'eth0', 'nodad');
     await node.ip('-6', 'route', 'add', 'default', 'via', INTERNET_ADDRESS6);
-    const pods = new Map<string, { ns: Netns; spec: PodSpec; iface: string }>();
-    for (const spec of specs) {
-      const ns = await lab.namespace(spec.name);
-      const iface = `cali${spec.name}`;
-      await lab.link(node, { ifname: iface, v6: `${GATEWAY6}/64` }, ns, {
-        ifname: 'eth0',
-        v4: `${spec.address}/32`,
-        v6: `${spec.address6}/128`,
-      });
-      await node.ip('route', 'add', `${spec.address}/32`, 'dev', iface);
-      await node.ip('-6', 'route', 'add', `${spec.address6}/128`, 'dev', iface);
-      await node.run(['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`, `net.ipv4.neigh.${iface}.proxy_delay=0`]);
-      await ns.ip('route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link');
-      await ns.ip('route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0');
-      await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY6, 'dev', 'eth0');
-      pods.set(spec.name, { ns, spec, iface });
-    }
-    const servers: ManagedProcess[] = [];
-    for (const ns of [internet, ...[...pods.values()].map((p) => p.ns)]) {
-      servers.push(ns.spawn(['node', '-e', SERVER, TCP_PORTS.join(','), UDP_PORTS.join(',')], { name: 'server' }));
-    }
-    await Promise.all(
-      servers.map((s) => waitFor(() => s.tail().includes('ready'), { what: `${s.name} listening`, timeoutMs: 15_000, intervalMs: 50 })),
-    );
-    return new PolicyNode(node, internet, pods);
+    const self = new PolicyNode(lab, node, internet);
+    const wired = [];
+    for (const spec of specs) wired.push(await self.wire(spec));
+    const servers = [serve(internet, 'server'), ...wired.map((w) => w.server)];
+    await Promise.all(servers.map(ready));
+    for (const w of wired) self.pods.set(w.spec.name, w);
+    return self;
   }
 
-  pod(name: string): { ns: Netns; spec: PodSpec; iface: string } {
+  /** A pod made now, as a CNI ADD makes one: its namespace, veth, routes and a server answering. */
+  async addPod(spec: PodSpec): Promise<void> {
+    assert.ok(!this.pods.has(spec.name), `pod ${spec.name} exists`);
+    const pod = await this.wire(spec);
+    await ready(pod.server);
+    this.pods.set(spec.name, pod);
+  }
+
+  /** A pod gone, as a CNI DEL leaves it: its server stopped and its veth deleted (the namespace goes with the lab). */
+  async removePod(name: string): Promise<void> {
+    const pod = this.pod(name);
+    await pod.server.stop(1000);
+    await this.node.ip('link', 'del', pod.iface);
+    this.pods.delete(name);
+    this.emptied.set(name, pod.ns);
+  }
+
+  private async wire(spec: PodSpec): Promise<Pod> {
+    const ns = this.emptied.get(spec.name) ?? (await this.lab.namespace(spec.name));
+    this.emptied.delete(spec.name);
+    const iface = `cali${spec.name}`;
+    const node = this.node;
+    await this.lab.link(node, { ifname: iface, v6: `${GATEWAY6}/64` }, ns, {
+      ifname: 'eth0',
+      v4: `${spec.address}/32`,
+      v6: `${spec.address6}/128`,
+    });
+    await node.ip('route', 'add', `${spec.address}/32`, 'dev', iface);
+    await node.ip('-6', 'route', 'add', `${spec.address6}/128`, 'dev', iface);
+    await node.run(['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`, `net.ipv4.neigh.${iface}.proxy_delay=0`]);
+    await ns.ip('route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link');
+    await ns.ip('route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0');
+    await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY6, 'dev', 'eth0');
+    return { ns, spec, iface, server: serve(ns, 'server') };
+  }
+
+  pod(name: string): Pod {
     const p = this.pods.get(name);
     assert.ok(p, `no pod ${name}`);
     return p;

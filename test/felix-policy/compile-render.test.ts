@@ -11,6 +11,17 @@ const table: NftTable = {
     { name: 's4-a', type: 'ipv4_addr', interval: true, elements: ['10.0.0.0/24', '10.0.1.5'] },
     { name: 'np4-b', type: 'ipv4_addr . inet_proto . inet_service', interval: false, elements: [] },
   ],
+  maps: [
+    {
+      name: 'to-wl',
+      type: 'ifname',
+      elements: [
+        { key: '"calia"', verdict: 'jump empty' },
+        { key: '"calib"', verdict: 'drop' },
+      ],
+    },
+    { name: 'from-wl', type: 'ifname', elements: [] },
+  ],
   chains: [
     {
       name: 'forward',
@@ -22,7 +33,7 @@ const table: NftTable = {
 };
 
 describe('felix policy render: an NftTable as one nft -f script', () => {
-  it('writes sets, then chains, base chains with their hook line, and ids as comments', () => {
+  it('writes sets, then verdict maps, then chains, base chains with their hook line, and ids as comments', () => {
     assert.equal(
       renderNftScript(table),
       [
@@ -34,6 +45,13 @@ describe('felix policy render: an NftTable as one nft -f script', () => {
         '\t}',
         '\tset np4-b {',
         '\t\ttype ipv4_addr . inet_proto . inet_service',
+        '\t}',
+        '\tmap to-wl {',
+        '\t\ttype ifname : verdict',
+        '\t\telements = { "calia" : jump empty, "calib" : drop }',
+        '\t}',
+        '\tmap from-wl {',
+        '\t\ttype ifname : verdict',
         '\t}',
         '\tchain forward {',
         '\t\ttype filter hook forward priority 0; policy accept;',

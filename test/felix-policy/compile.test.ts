@@ -1,12 +1,14 @@
 // The policy compiler on small inputs: the exact chains, rules and sets it writes for the
 // shapes Calico and Kubernetes policies lower to, and the properties the dataplane relies on
-// (deterministic output, a pod add changes set elements only, bad input is named).
+// (deterministic output, a pod add changes set and map elements only, bad input is named).
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../felix/policy/compile.js';
 import { PolicyCompileError } from '../../felix/policy/compile-error.js';
 import type { Policy, PolicyEndpoint, PolicyInput } from '../../felix/policy/input.js';
 import { MAX_NAME, MAX_RULE_ID, nftName, ruleId } from '../../felix/policy/names.js';
 import type { NftChain, NftTable } from '../../felix/policy/nft-model.js';
+import { planTable } from '../../felix/policy/plan.js';
+import { tableState } from '../../felix/policy/table-state.js';
 
 const input = (over: Partial<PolicyInput>): PolicyInput => ({
   sets: [],
@@ -39,11 +41,15 @@ const CLEAR = 'meta mark set meta mark & 0xffefffff';
 const PASSED = 'meta mark & 0x00100000 == 0x00000000';
 
 describe('felix policy compiler: nftables for policies, endpoints and pools', () => {
-  it('with nothing to enforce: the base chains, conntrack first, and no sets', () => {
+  it('with nothing to enforce: the base chains, conntrack first, empty dispatch maps and no sets', () => {
     const t = compilePolicy(input({}));
     assert.equal(t.family, 'inet');
     assert.equal(t.name, 'podroute');
     assert.deepEqual(t.sets, []);
+    assert.deepEqual(t.maps, [
+      { name: 'from-wl', type: 'ifname', elements: [] },
+      { name: 'to-wl', type: 'ifname', elements: [] },
+    ]);
     assert.deepEqual(
       t.chains.map((c) => [c.name, c.base]),
       [
@@ -52,8 +58,9 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         ['to-wl-dispatch', undefined],
       ],
     );
-    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'jump to-wl-dispatch']);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['accept']);
+    // The dispatch rules are there with no endpoint: a pod that comes adds map elements, not rules.
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
+    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
     assert.deepEqual(lines(t, 'postrouting'), []);
   });
 
@@ -64,12 +71,26 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         endpoints: [ep('calib', '10.65.0.3', [['knp.default.deny']]), ep('calia', '10.65.0.2')],
       }),
     );
-    assert.deepEqual(lines(t, 'forward'), [
-      'ct state established,related accept',
-      'iifname vmap { "calia" : jump from-calia, "calib" : jump from-calib }',
-      'jump to-wl-dispatch',
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
+    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
+    assert.deepEqual(t.maps, [
+      {
+        name: 'from-wl',
+        type: 'ifname',
+        elements: [
+          { key: '"calia"', verdict: 'jump from-calia' },
+          { key: '"calib"', verdict: 'jump from-calib' },
+        ],
+      },
+      {
+        name: 'to-wl',
+        type: 'ifname',
+        elements: [
+          { key: '"calia"', verdict: 'jump to-calia' },
+          { key: '"calib"', verdict: 'jump to-calib' },
+        ],
+      },
     ]);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap { "calia" : jump to-calia, "calib" : jump to-calib }', 'accept']);
     assert.deepEqual(lines(t, 'to-calib'), [
       'ct state invalid drop',
       CLEAR,
@@ -420,7 +441,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
       assert.deepEqual(elements(after, 'np4-port-http'), ['10.65.0.2 . tcp . 8080', '10.65.3.9 . tcp . 8080']);
     });
 
-    it('on this node: set elements, the dispatch maps and its own chains; no policy chain', () => {
+    it('on this node: set elements, one element in each dispatch map and its own chains; no rule of another chain', () => {
       const before = compilePolicy(base);
       const after = compilePolicy({
         ...base,
@@ -430,18 +451,73 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         ],
         endpoints: [...base.endpoints, ep('calib', '10.65.0.3', [['knp.x.web']])],
       });
-      const policyChain = (n: string) => n.startsWith('pi-') || n.startsWith('po-');
-      assert.deepEqual(
-        after.chains.filter((c) => policyChain(c.name)),
-        before.chains.filter((c) => policyChain(c.name)),
-      );
-      const own = (n: string) => n === 'to-calib' || n === 'from-calib' || n === 'forward' || n === 'to-wl-dispatch';
-      assert.deepEqual(chainsExcept(after, own), chainsExcept(before, own));
+      // Every chain of before is in after as it was, the dispatch chains too: only calib's own are new.
+      const own = (n: string) => n === 'to-calib' || n === 'from-calib';
+      assert.deepEqual(chainsExcept(after, own), before.chains);
       assert.deepEqual(
         chain(after, 'to-calib').rules.map((r) => r.expr),
         ['ct state invalid drop', CLEAR, 'jump pi-knp.x.web', `${PASSED} counter drop`, CLEAR],
       );
+      assert.deepEqual(
+        after.maps!.map((m) => [m.name, m.elements.length - before.maps!.find((b) => b.name === m.name)!.elements.length]),
+        [
+          ['from-wl', 1],
+          ['to-wl', 1],
+        ],
+      );
       assert.deepEqual(elements(after, 's4-sel-web'), ['10.65.0.2', '10.65.0.3']);
+
+      // What the kernel is given: calib's chains, one set element, one element per dispatch map.
+      const add = planTable(after, tableState(before));
+      assert.deepEqual(
+        add.filter((o) => o.kind !== 'add rule'),
+        [
+          { kind: 'add chain', chain: 'from-calib', base: undefined },
+          { kind: 'add chain', chain: 'to-calib', base: undefined },
+          { kind: 'add element', set: 's4-sel-web', elements: ['10.65.0.3'] },
+          { kind: 'add map element', map: 'from-wl', elements: [{ key: '"calib"', verdict: 'jump from-calib' }] },
+          { kind: 'add map element', map: 'to-wl', elements: [{ key: '"calib"', verdict: 'jump to-calib' }] },
+        ],
+      );
+      const filled = add.flatMap((o) => (o.kind === 'add rule' ? [o.chain] : []));
+      assert.deepEqual(new Set(filled), new Set(['from-calib', 'to-calib']), 'rules go into the new chains only');
+      assert.equal(filled.length, chain(after, 'from-calib').rules.length + chain(after, 'to-calib').rules.length);
+      // And back: the map elements go before the chains they jump to; nothing else is flushed.
+      const remove = planTable(before, tableState(after));
+      assert.deepEqual(remove, [
+        { kind: 'delete map element', map: 'from-wl', keys: ['"calib"'] },
+        { kind: 'delete map element', map: 'to-wl', keys: ['"calib"'] },
+        { kind: 'flush chain', chain: 'from-calib' },
+        { kind: 'flush chain', chain: 'to-calib' },
+        { kind: 'delete chain', chain: 'from-calib' },
+        { kind: 'delete chain', chain: 'to-calib' },
+        { kind: 'delete element', set: 's4-sel-web', elements: ['10.65.0.3'] },
+      ]);
+    });
+
+    it('on this node: the transaction does not grow with the number of policies or of local pods', () => {
+      const many = (pods: number, policies: number): PolicyInput =>
+        input({
+          sets: [{ id: 'sel', members: Array.from({ length: pods }, (_, i) => `10.65.${i >> 8}.${i & 255}`) }],
+          policies: Array.from({ length: policies }, (_, i) => ({
+            id: `knp.x.p${i}`,
+            ingress: [{ action: 'Allow', match: { srcSets: ['sel'] } }],
+          })),
+          endpoints: Array.from({ length: pods }, (_, i) =>
+            ep(`cali${i}`, `10.65.${i >> 8}.${i & 255}`, [[`knp.x.p${i % policies}`, `knp.x.p${(i + 1) % policies}`]]),
+          ),
+        });
+      const opsOfAdd = (pods: number, policies: number) => {
+        const before = many(pods, policies);
+        const after = many(pods + 1, policies);
+        const ops = planTable(compilePolicy(after), tableState(compilePolicy(before)));
+        const counts: Record<string, number> = {};
+        for (const o of ops) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+        return counts;
+      };
+      const small = opsOfAdd(3, 2);
+      assert.deepEqual(small, { 'add chain': 2, 'add element': 1, 'add map element': 2, 'add rule': 8 });
+      assert.deepEqual(opsOfAdd(200, 300), small);
     });
   });
 

@@ -1,5 +1,5 @@
 // The in-memory nftables dataplane keeps the kernel's rules (all or nothing, no deleting what
-// is in use, no element deleted twice), and the PolicyProgrammer on top of it: incremental
+// is in use, a chain a map element jumps to included, no element deleted twice), and the PolicyProgrammer on top of it: incremental
 // applies, repair on resync, failures reported and retried, applies serialised, counters.
 import assert from 'node:assert/strict';
 import type { NftOp } from '../../felix/policy/dataplane.js';
@@ -80,6 +80,44 @@ describe('felix/policy in-memory nftables dataplane', () => {
     ]);
     assert.equal(r.ok, true, r.error);
     assert.deepEqual([...((await dp.read())?.chains.keys() ?? [])], ['top']);
+  });
+
+  it('keeps the kernel rules for verdict maps: no deleting a chain an element jumps to, nor a map in use; one verdict per key', async () => {
+    const dp = new MemoryNftDataplane();
+    const setup = await dp.apply([
+      { kind: 'add table' },
+      { kind: 'add chain', chain: 'to-a' },
+      { kind: 'add chain', chain: 'top', base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' } },
+      { kind: 'add map', map: 'to-wl', type: 'ifname', elements: [{ key: '"a"', verdict: 'jump to-a' }] },
+      { kind: 'add rule', chain: 'top', expr: 'oifname vmap @to-wl', comment: 'd|1' },
+    ]);
+    assert.equal(setup.ok, true, setup.error);
+    const refused = async (ops: NftOp[], why: RegExp) => {
+      const r = await dp.apply(ops);
+      assert.equal(r.ok, false, JSON.stringify(ops));
+      assert.match(r.error!, why);
+    };
+    await refused([{ kind: 'delete chain', chain: 'to-a' }], /busy.*map element/);
+    await refused([{ kind: 'delete map', map: 'to-wl' }], /busy/);
+    await refused([{ kind: 'add map element', map: 'to-wl', elements: [{ key: 'a', verdict: 'drop' }] }], /File exists/);
+    await refused(
+      [{ kind: 'add map element', map: 'to-wl', elements: [{ key: '"b"', verdict: 'jump to-b' }] }],
+      /No such file.*chain to-b/,
+    );
+    await refused([{ kind: 'add map element', map: 'to-wl', elements: [{ key: '"b"', verdict: 'jump top' }] }], /base chain/);
+    await refused([{ kind: 'delete map element', map: 'to-wl', keys: ['"b"'] }], /element does not exist/);
+    await refused([{ kind: 'add set', set: 'to-wl', type: 'ipv4_addr', interval: false, elements: [] }], /File exists \(map to-wl\)/);
+    await refused([{ kind: 'add rule', chain: 'top', expr: 'iifname vmap @from-wl', comment: 'x|1' }], /No such file.*from-wl/);
+    // The same element again is no error; its key deleted first, the chain can go in the same transaction.
+    const r = await dp.apply([
+      { kind: 'add map element', map: 'to-wl', elements: [{ key: '"a"', verdict: 'jump to-a' }] },
+      { kind: 'delete map element', map: 'to-wl', keys: ['"a"'] },
+      { kind: 'delete chain', chain: 'to-a' },
+    ]);
+    assert.equal(r.ok, true, r.error);
+    const t = await dp.read();
+    assert.deepEqual(t?.maps.get('to-wl'), { name: 'to-wl', type: 'ifname', data: 'verdict', flags: [], elements: new Map() });
+    assert.deepEqual([...(t?.chains.keys() ?? [])], ['top']);
   });
 
   it('an injected failure refuses exactly one transaction', async () => {

@@ -1,10 +1,12 @@
 // The plan from desired to current nftables table, as exact operation lists: a member change
-// is element operations only, a rule change flushes its one chain, deletions are ordered so
-// nothing in use is deleted, and bad desired tables are refused naming the field.
+// is element operations only, a rule change flushes its one chain, an interface dispatched
+// through a named verdict map is map element operations and its own chains, deletions are
+// ordered so nothing in use is deleted, and bad desired tables are refused naming the field.
 import assert from 'node:assert/strict';
 import type { NftOp } from '../../felix/policy/dataplane.js';
 import { canonicalElements } from '../../felix/policy/element-text.js';
-import type { NftChain, NftSet, NftTable } from '../../felix/policy/nft-model.js';
+import { MemoryNftDataplane } from '../../felix/policy/memory-nft.js';
+import type { NftChain, NftMap, NftSet, NftTable } from '../../felix/policy/nft-model.js';
 import { renderTransaction } from '../../felix/policy/nft-script.js';
 import { planTable } from '../../felix/policy/plan.js';
 import { NftTableError, ruleComment, ruleIdOfComment, tableState } from '../../felix/policy/table-state.js';
@@ -122,6 +124,7 @@ describe('felix/policy plan', () => {
     const state = tableState(base);
     const kernel = {
       sets: state.sets,
+      maps: state.maps,
       chains: new Map([...state.chains].map(([n, ch]) => [n, n === 'to-cali1' ? { ...ch, rules: ch.rules.slice(1) } : ch])),
     };
     const ops = planTable(base, kernel);
@@ -246,5 +249,215 @@ describe('felix/policy plan', () => {
     assert.equal(lines[1], 'add set inet podroute s4-web { type ipv4_addr; flags interval; elements = { 10.65.0.2, 10.65.0.3 }; }');
     assert.equal(lines[2], 'add chain inet podroute forward { type filter hook forward priority 0; policy accept; }');
     assert.equal(lines[6], `add rule inet podroute to-cali1 ip saddr @s4-web tcp dport 80 counter accept comment "${c(toCali1, 0)}"`);
+  });
+});
+
+describe('felix/policy plan: named verdict maps', () => {
+  const forward: NftChain = {
+    name: 'forward',
+    base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' },
+    rules: [{ expr: 'ct state established,related accept' }, { expr: 'oifname vmap @to-wl' }],
+  };
+  const to = (iface: string): NftChain => ({ name: `to-${iface}`, rules: [{ id: `${iface}/in/tier0`, expr: 'counter drop' }] });
+  const toWl = (...ifaces: string[]): NftMap => ({
+    name: 'to-wl',
+    type: 'ifname',
+    elements: ifaces.map((i) => ({ key: `"${i}"`, verdict: `jump to-${i}` })),
+  });
+  const node = (...ifaces: string[]): NftTable => ({
+    family: 'inet',
+    name: 'podroute',
+    sets: [],
+    maps: [toWl(...ifaces)],
+    chains: [forward, ...ifaces.map(to)],
+  });
+  const brief = (ops: NftOp[]) =>
+    ops.map((o) =>
+      [o.kind, 'chain' in o ? o.chain : 'set' in o ? o.set : 'map' in o ? o.map : '', 'keys' in o ? o.keys.join(',') : ''].join(' ').trim(),
+    );
+
+  it('from nothing: the map with its elements comes after the chains they jump to, and before the rule that uses it', () => {
+    assert.deepEqual(brief(planTable(node('cali1', 'cali2'), undefined)), [
+      'add table',
+      'add chain forward',
+      'add chain to-cali1',
+      'add chain to-cali2',
+      'add map to-wl',
+      'add rule forward',
+      'add rule forward',
+      'add rule to-cali1',
+      'add rule to-cali2',
+    ]);
+    const add = planTable(node('cali1'), undefined).find((o) => o.kind === 'add map');
+    assert.deepEqual(add, { kind: 'add map', map: 'to-wl', type: 'ifname', elements: [{ key: '"cali1"', verdict: 'jump to-cali1' }] });
+    assert.ok(
+      planTable(node(), undefined).some((o) => o.kind === 'add rule' && o.chain === 'forward' && o.expr === 'oifname vmap @to-wl'),
+      'the rule that consults the map is there before any interface is',
+    );
+  });
+
+  it('an interface more is its chain and one map element; the rule that consults the map stays', () => {
+    const ops = planTable(node('cali1', 'cali2', 'cali3'), tableState(node('cali1', 'cali2')));
+    assert.deepEqual(ops, [
+      { kind: 'add chain', chain: 'to-cali3', base: undefined },
+      { kind: 'add map element', map: 'to-wl', elements: [{ key: '"cali3"', verdict: 'jump to-cali3' }] },
+      { kind: 'add rule', chain: 'to-cali3', expr: 'counter drop', comment: ruleComment(to('cali3').rules[0]) },
+    ]);
+  });
+
+  it('an interface less: its map element goes before its chain, and no other chain is flushed', () => {
+    assert.deepEqual(planTable(node('cali1'), tableState(node('cali1', 'cali2'))), [
+      { kind: 'delete map element', map: 'to-wl', keys: ['"cali2"'] },
+      { kind: 'flush chain', chain: 'to-cali2' },
+      { kind: 'delete chain', chain: 'to-cali2' },
+    ]);
+  });
+
+  it('a verdict that changes is the key deleted, then added with the new verdict', () => {
+    const goto: NftTable = { ...node('cali1'), maps: [{ ...toWl('cali1'), elements: [{ key: '"cali1"', verdict: 'goto to-cali1' }] }] };
+    assert.deepEqual(planTable(goto, tableState(node('cali1'))), [
+      { kind: 'delete map element', map: 'to-wl', keys: ['"cali1"'] },
+      { kind: 'add map element', map: 'to-wl', elements: [{ key: '"cali1"', verdict: 'goto to-cali1' }] },
+    ]);
+  });
+
+  it('a map element whose chain is recreated is deleted before, and added after', () => {
+    // The kernel as read holds to-cali2 as a base chain (as another program might have made it):
+    // it is recreated as a regular chain, and the element that jumps to it goes before and comes back after.
+    const kernel = tableState(node('cali1', 'cali2'));
+    const other = { ...node('cali1', 'cali2'), chains: [forward, to('cali1'), { ...to('cali2'), rules: [{ expr: 'accept' }] }] };
+    const state = tableState(other);
+    const recreated = {
+      ...state,
+      chains: new Map(
+        [...state.chains].map(([n, c]) => [
+          n,
+          n === 'to-cali2' ? { ...c, base: { type: 'filter', hook: 'input', priority: 0, policy: 'accept' } } : c,
+        ]),
+      ),
+    };
+    assert.deepEqual(brief(planTable(node('cali1', 'cali2'), recreated)), [
+      'delete map element to-wl "cali2"',
+      'flush chain to-cali2',
+      'delete chain to-cali2',
+      'add chain to-cali2',
+      'add map element to-wl',
+      'add rule to-cali2',
+    ]);
+    assert.deepEqual(planTable(node('cali1', 'cali2'), kernel), []);
+  });
+
+  it('a map no longer wanted: the rules using it are flushed, then it goes, then the chains it jumped to', () => {
+    const none: NftTable = { family: 'inet', name: 'podroute', sets: [], maps: [], chains: [{ ...forward, rules: [forward.rules[0]] }] };
+    assert.deepEqual(brief(planTable(none, tableState(node('cali1')))), [
+      'flush chain forward',
+      'flush chain to-cali1',
+      'delete map to-wl',
+      'delete chain to-cali1',
+      'add rule forward',
+    ]);
+  });
+
+  it('a set and a map trade a name: the old one goes before the new one is declared', () => {
+    const asSet: NftTable = {
+      family: 'inet',
+      name: 'podroute',
+      sets: [{ name: 'to-wl', type: 'ipv4_addr', interval: false, elements: [] }],
+      maps: [],
+      chains: [],
+    };
+    assert.deepEqual(brief(planTable(asSet, tableState(node('cali1')))), [
+      'flush chain forward',
+      'flush chain to-cali1',
+      'delete map to-wl',
+      'delete chain forward',
+      'delete chain to-cali1',
+      'add set to-wl',
+    ]);
+    assert.deepEqual(brief(planTable(node(), tableState(asSet))), [
+      'add chain forward',
+      'delete set to-wl',
+      'add map to-wl',
+      'add rule forward',
+      'add rule forward',
+    ]);
+  });
+
+  it('every plan above applies in the in-memory kernel, which holds map elements to the kernel rules', async () => {
+    const steps = [node('cali1'), node('cali1', 'cali2', 'cali3'), node('cali3'), node(), node('cali2')];
+    const dp = new MemoryNftDataplane();
+    for (const step of steps) {
+      const r = await dp.apply(planTable(step, await dp.read()));
+      assert.equal(r.ok, true, r.error);
+      assert.deepEqual(planTable(step, await dp.read()), [], 'reads back equal');
+    }
+  });
+
+  it('refuses, naming the field, a map nft could not be given', () => {
+    const bad = (maps: NftMap[], field: RegExp, sets: NftSet[] = []) =>
+      assert.throws(
+        () => planTable({ family: 'inet', name: 'podroute', sets, maps, chains: [] }, undefined),
+        (e: unknown) => e instanceof NftTableError && field.test(e.field),
+      );
+    bad([{ ...toWl(), elements: [{ key: '"a"', verdict: 'jump to-a; flush ruleset' }] }], /^maps\[0\]\.elements\[0\]\.verdict$/);
+    bad([{ ...toWl(), elements: [{ key: '"a"', verdict: 'masquerade' }] }], /^maps\[0\]\.elements\[0\]\.verdict$/);
+    bad([{ ...toWl(), elements: [{ key: '"a" : accept, "b"', verdict: 'accept' }] }], /^maps\[0\]\.elements\[0\]\.key$/);
+    bad(
+      [
+        {
+          ...toWl(),
+          elements: [
+            { key: '"a"', verdict: 'accept' },
+            { key: 'a', verdict: 'drop' },
+          ],
+        },
+      ],
+      /^maps\[0\]\.elements\[1\]\.key$/,
+    );
+    bad([{ ...toWl(), type: 'ifname : verdict' }], /^maps\[0\]\.type$/);
+    bad([toWl(), toWl()], /^maps\[1\]\.name$/);
+    bad([toWl()], /^maps\[0\]\.name$/, [{ name: 'to-wl', type: 'ipv4_addr', interval: false, elements: [] }]);
+  });
+
+  it('renders map operations as nft element commands on the table', () => {
+    const text = renderTransaction({ family: 'inet', name: 'podroute' }, [
+      { kind: 'add map', map: 'to-wl', type: 'ifname', elements: [{ key: '"cali1"', verdict: 'jump to-cali1' }] },
+      { kind: 'add map', map: 'from-wl', type: 'ifname', elements: [] },
+      {
+        kind: 'add map element',
+        map: 'to-wl',
+        elements: [
+          { key: '"cali2"', verdict: 'jump to-cali2' },
+          { key: '"cali3"', verdict: 'drop' },
+        ],
+      },
+      { kind: 'delete map element', map: 'to-wl', keys: ['"cali2"', '"cali3"'] },
+      { kind: 'delete map', map: 'from-wl' },
+    ]);
+    assert.equal(
+      text,
+      [
+        'add map inet podroute to-wl { type ifname : verdict; elements = { "cali1" : jump to-cali1 }; }',
+        'add map inet podroute from-wl { type ifname : verdict; }',
+        'add element inet podroute to-wl { "cali2" : jump to-cali2, "cali3" : drop }',
+        'delete element inet podroute to-wl { "cali2", "cali3" }',
+        'delete map inet podroute from-wl',
+        '',
+      ].join('\n'),
+    );
+    assert.throws(
+      () =>
+        renderTransaction({ family: 'inet', name: 'podroute' }, [
+          { kind: 'add map element', map: 'to-wl', elements: [{ key: '"a"', verdict: 'accept; flush ruleset' }] },
+        ]),
+      NftTableError,
+    );
+    assert.throws(
+      () =>
+        renderTransaction({ family: 'inet', name: 'podroute' }, [
+          { kind: 'delete map element', map: 'to-wl', keys: ['"a" }; flush ruleset'] },
+        ]),
+      NftTableError,
+    );
   });
 });
