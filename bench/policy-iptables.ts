@@ -175,8 +175,8 @@ export class IptablesReference {
   private policies = new Map<string, FelixPolicy>();
   private endpoints = new Map<string, PolicyEndpoint>();
   private input?: PolicyInput;
-  /** Chains the kernel holds, so a chain that goes is deleted only when it was made. */
-  private readonly knownChains = new Set<string>();
+  /** Each chain's rules as last written: a chain is rewritten only when they differ, and deleted only when it was made. */
+  private readonly written = new Map<string, readonly string[]>();
 
   constructor(readonly netns: string) {}
 
@@ -224,19 +224,25 @@ export class IptablesReference {
 
     const first = this.input === undefined;
     const chains = new Map<string, string[]>();
-    for (const p of next.policies) if (this.policies.get(p.id) !== p) for (const [c, l] of policyChains(p)) chains.set(c, l);
+    // Only objects the calculation graph rebuilt can differ; of those, only chains whose rules changed are written.
+    const put = (built: Map<string, string[]>) => {
+      for (const [c, lines] of built) {
+        const had = this.written.get(c);
+        if (!had || had.length !== lines.length || had.some((l, i) => l !== lines[i])) chains.set(c, lines);
+      }
+    };
+    for (const p of next.policies) if (this.policies.get(p.id) !== p) put(policyChains(p));
     const nextEndpoints = new Map(next.endpoints.map((e) => [e.iface, e]));
-    for (const e of next.endpoints)
-      if (this.endpoints.get(e.iface) !== e) for (const [c, l] of endpointChains(e, policies)) chains.set(c, l);
+    for (const e of next.endpoints) if (this.endpoints.get(e.iface) !== e) put(endpointChains(e, policies));
     const endpointsMoved =
       first || next.endpoints.length !== this.endpoints.size || next.endpoints.some((e) => !this.endpoints.has(e.iface));
-    if (endpointsMoved) for (const [c, l] of dispatchChains(next.endpoints)) chains.set(c, l);
+    if (endpointsMoved) put(dispatchChains(next.endpoints));
     // Chains of policies and endpoints that went: flushed and deleted once nothing jumps to them.
     const gone: string[] = [];
     for (const id of this.policies.keys()) if (!policies.has(id)) gone.push(policyChain(id, 'ingress'), policyChain(id, 'egress'));
     for (const iface of this.endpoints.keys())
       if (!nextEndpoints.has(iface)) gone.push(endpointChain(iface, 'ingress'), endpointChain(iface, 'egress'));
-    const existing = gone.filter((c) => this.knownChains.has(c));
+    const existing = gone.filter((c) => this.written.has(c));
     let iptables = '';
     if (first) {
       chains.set(FORWARD, []);
@@ -255,8 +261,8 @@ export class IptablesReference {
     if (iptables) iptablesMs = (await runIn(this.netns, 'iptables-restore', first ? [] : ['--noflush'], iptables)).ms;
     if (destroy.length) ipsetMs += (await runIn(this.netns, 'ipset', ['-exist', 'restore'], `${destroy.join('\n')}\n`)).ms;
 
-    for (const c of chains.keys()) this.knownChains.add(c);
-    for (const c of existing) this.knownChains.delete(c);
+    for (const [c, lines] of chains) this.written.set(c, lines);
+    for (const c of existing) this.written.delete(c);
     this.sets = nextSets;
     this.policies = policies;
     this.endpoints = nextEndpoints;

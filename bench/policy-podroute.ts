@@ -78,16 +78,34 @@ export interface Calculated {
 }
 
 export interface TableCounts {
+  /** Named sets and verdict maps. */
   readonly sets: number;
+  /** Their elements. */
   readonly elements: number;
   readonly chains: number;
   readonly rules: number;
 }
 
+/**
+ * Verdict maps, where the table has them (a table may leave them out): an array of maps with
+ * element arrays (NftTable) or a Map of maps with element Maps (InstalledTable).
+ */
+function mapTotals(maps: unknown): { maps: number; elements: number } {
+  if (!maps) return { maps: 0, elements: 0 };
+  const list = maps instanceof Map ? [...maps.values()] : (maps as readonly unknown[]);
+  let elements = 0;
+  for (const m of list) {
+    const e = (m as { readonly elements: { readonly length?: number; readonly size?: number } }).elements;
+    elements += e.length ?? e.size ?? 0;
+  }
+  return { maps: list.length, elements };
+}
+
 export function tableCounts(t: NftTable): TableCounts {
+  const m = mapTotals((t as { readonly maps?: unknown }).maps);
   return {
-    sets: t.sets.length,
-    elements: t.sets.reduce((n, s) => n + s.elements.length, 0),
+    sets: t.sets.length + m.maps,
+    elements: t.sets.reduce((n, s) => n + s.elements.length, 0) + m.elements,
     chains: t.chains.length,
     rules: t.chains.reduce((n, c) => n + c.rules.length, 0),
   };
@@ -95,11 +113,12 @@ export function tableCounts(t: NftTable): TableCounts {
 
 export function installedCounts(t: InstalledTable | undefined): TableCounts {
   if (!t) return { sets: 0, elements: 0, chains: 0, rules: 0 };
-  let elements = 0;
+  const m = mapTotals((t as { readonly maps?: unknown }).maps);
+  let elements = m.elements;
   let rules = 0;
   for (const s of t.sets.values()) elements += s.elements.size;
   for (const c of t.chains.values()) rules += c.rules.length;
-  return { sets: t.sets.size, elements, chains: t.chains.size, rules };
+  return { sets: t.sets.size + m.maps, elements, chains: t.chains.size, rules };
 }
 
 export class PodrouteSide {

@@ -4,7 +4,14 @@
 // ranges, matchExpressions, egress). Seeded, so two runs build the same cluster. One node is
 // "ours": its pods get endpoint chains; everyone else's only appear as set members.
 import { createHash } from 'node:crypto';
-import type { KubernetesNetworkPolicy, LabelSelector, Namespace, Resource, WorkloadEndpoint } from '../lib/resources/index.js';
+import type {
+  KubernetesNetworkPolicy,
+  LabelSelector,
+  Namespace,
+  NetworkPolicyPort,
+  Resource,
+  WorkloadEndpoint,
+} from '../lib/resources/index.js';
 import { validateResource } from '../lib/resources/index.js';
 
 export const LOCAL_NODE = 'node-000';
@@ -66,6 +73,10 @@ export interface PodLabels {
 
 function podLabels(app: number, version: number): PodLabels {
   return { app: `app-${app}`, tier: TIERS[app % 3]!, version: `v${version}` };
+}
+
+function firstPort(spec: KubernetesNetworkPolicy['spec']): NetworkPolicyPort | undefined {
+  return spec.ingress?.[0]?.ports?.[0] ?? spec.egress?.[0]?.ports?.[0];
 }
 
 export class PolicyWorkload {
@@ -145,10 +156,15 @@ export class PolicyWorkload {
     return { ...w, metadata: { ...w.metadata, labels: { ...labels } } };
   }
 
+  /** Whether editPort can edit the policy: its first rule with ports starts with a port number. */
+  hasNumericPort(p: KubernetesNetworkPolicy): boolean {
+    return typeof firstPort(p.spec)?.port === 'number';
+  }
+
   /** The same policy with its first rule's first port moved (a rule edited, its peers unchanged). */
   editPort(p: KubernetesNetworkPolicy, step: number): KubernetesNetworkPolicy {
     const spec = structuredClone(p.spec);
-    const port = spec.ingress?.[0]?.ports?.[0] ?? spec.egress?.[0]?.ports?.[0];
+    const port = firstPort(spec);
     if (!port || typeof port.port !== 'number') throw new Error(`policy ${p.metadata.name} has no numeric port to edit`);
     port.port = 8080 + (step % 2 === 0 ? 1 : 0);
     return { ...p, spec };

@@ -127,13 +127,15 @@ async function main(): Promise<void> {
     kernelAfterLoad = installedCounts(await ours.read());
     refAfterLoad = await ref.kernelCounts();
 
-    // Policies to edit: the TCP 8080 shape, selecting at least one of this node's pods.
+    // Policies to edit: those selecting at least one of this node's pods (so their chains are
+    // in use) with a numeric port, the TCP 8080 shape first.
     const input = ours.calculator.input();
     const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress.flat(), ...e.egress.flat()]));
-    const editable = workload.policies.filter(
-      (p) => p.metadata.name.startsWith('np-1-') && inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)),
-    );
-    if (!editable.length) throw new Error('no policy of shape 1 selects a local pod: raise --local or --policies');
+    const selecting = workload.policies.filter((p) => inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)));
+    const numeric = selecting.filter((p) => workload.hasNumericPort(p));
+    const first = numeric.filter((p) => p.metadata.name.startsWith('np-1-'));
+    const editable = first.length ? first : numeric;
+    if (!editable.length) throw new Error('no policy with a numeric port selects a local pod: raise --local or --policies');
     const localPods = workload.pods.slice(0, LOCAL);
     const remoteIndex = (i: number) => LOCAL + ((i * 7919) % (workload.pods.length - LOCAL));
     const record = (name: string, p: Pair) => {
@@ -211,7 +213,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   out.push('');
   out.push(
     table(
-      ['after the initial load', 'sets', 'set elements', 'chains', 'rules'],
+      ['after the initial load', 'sets (and maps)', 'elements', 'chains', 'rules'],
       [
         [
           'podroute, desired table (inet: IPv4 and IPv6)',
