@@ -13,6 +13,7 @@ import type {
   WorkloadEndpoint,
 } from '../lib/resources/index.js';
 import { validateResource } from '../lib/resources/index.js';
+import { prng } from '../test/support/prng.js';
 
 export const LOCAL_NODE = 'node-000';
 export const POOL_CIDR = '10.64.0.0/10';
@@ -43,18 +44,6 @@ export const POLICY_SHAPES = [
 
 const TIERS = ['web', 'api', 'db'] as const;
 const ENVS = ['prod', 'staging', 'dev'] as const;
-
-/** mulberry32: small, fast, good enough to spread labels. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ipText = (n: number): string => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 const nsName = (i: number): string => `ns-${String(i).padStart(3, '0')}`;
@@ -90,7 +79,7 @@ export class PolicyWorkload {
   private serial = 0;
 
   constructor(readonly shape: WorkloadShape) {
-    this.random = rng(shape.seed);
+    this.random = prng(shape.seed);
     this.nodes = Math.max(1, Math.ceil(shape.endpoints / Math.max(1, shape.local)));
     // Each node's block holds its pods and room for the ones the benchmark adds.
     this.blockSize = 2 ** Math.ceil(Math.log2(Math.max(shape.local, Math.ceil(shape.endpoints / this.nodes)) + 512));

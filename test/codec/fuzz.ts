@@ -2,18 +2,7 @@
 // (and then re-encode to something that decodes the same) or throw BgpError. Nothing else
 // may escape: no RangeError from reading past a buffer, no TypeError, no hang.
 import { BgpError, decodeMessage, encodeMessage, readMrtFile, type CodecOptions } from '../../index.js';
-
-/** A small seeded PRNG (mulberry32), so a failure can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../support/prng.js';
 
 export function sampleMessages(path: string, every: number, extra: Buffer[] = []): Buffer[] {
   const out: Buffer[] = [...extra];

@@ -6,7 +6,7 @@ import { decodeMessage, encodeMessage, parsePrefix, type UpdateMessage } from '.
 import { writeIpv4, writeIpv6 } from '../../bgp/codec/address.js';
 import { formatKey, prefixKey } from '../../bgp/rib/prefix.js';
 import { cidrNetwork, formatAddress, formatCidr, parseAddress, parseCidr, type Cidr } from '../../ip/index.js';
-import { prng } from '../codec/fuzz.js';
+import { prng } from '../support/prng.js';
 import { EDGE_IPV4, EDGE_IPV6, otherWritings, randomIpv4, randomIpv6 } from './samples.js';
 
 const rnd = prng(4271);

@@ -19,7 +19,7 @@ import {
   subBlockCount,
   type Cidr,
 } from '../../ip/index.js';
-import { prng } from '../codec/fuzz.js';
+import { prng } from '../support/prng.js';
 
 describe('ip/ prefixes', () => {
   it('reads "address/length"; strict refuses host bits, otherwise they are kept', () => {
