@@ -23,6 +23,8 @@ import { calicoTruthTable } from './reference-calico.js';
 import { k8sTruthTable } from './reference.js';
 import { formatComparison, type TruthTable } from './truth-table.js';
 
+const ROOT = new URL('../..', import.meta.url).pathname;
+
 const PROBES: readonly Probe[] = [
   { protocol: 'TCP', port: 80 },
   { protocol: 'TCP', port: 81 },
@@ -238,6 +240,41 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
         requireEnforcement(this);
         await runCase(c);
       });
+  });
+
+  it('podroute policy counters on a node: the tier drop of a deny-all counts the probes it blocked', async function () {
+    requireEnforcement(this);
+    const deny: ResourceDoc = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'counted-deny', namespace: 'x' },
+      spec: { podSelector: {}, policyTypes: ['Ingress'] },
+    };
+    const policies: CasePolicies = { kubernetes: [deny as NetworkPolicy], calico: [] };
+    await cluster.apply([deny]);
+    try {
+      await waitMatrix('deny-all ingress in x, for the counters', expect(policies));
+      const dropped: Record<string, number> = {};
+      for (const node of NODES) {
+        const r = await execCommand(
+          [process.execPath, join(ROOT, 'bin/podroute.js'), 'policy', 'counters', '--control', join(cluster.state.dir, `${node}.sock`)],
+          { timeoutMs: 20_000 },
+        );
+        assert.equal(r.code, 0, r.stderr);
+        // A row per rule id: the tier ends of x's pods (`<iface>/in/tier…`) are where a deny-all drops.
+        for (const line of r.stdout.split('\n').slice(1)) {
+          const [id, packets] = line.trim().split(/\s+/);
+          if (id && /\/in\/tier/.test(id)) dropped[node] = (dropped[node] ?? 0) + Number(packets);
+        }
+      }
+      assert.ok(
+        Object.values(dropped).reduce((a, b) => a + b, 0) > 0,
+        `the probes the policy blocked are counted: ${JSON.stringify(dropped)}`,
+      );
+    } finally {
+      await cluster.delete([deny]);
+    }
+    await waitMatrix('counted deny-all undone', baseline());
   });
 
   describe('Calico NetworkPolicy and GlobalNetworkPolicy', () => {
