@@ -25,6 +25,7 @@
 // Pass sets a bit of the packet mark and returns, and every later jump of the tier, and the
 // tier's closing drop, runs only while that bit is clear. The bit is cleared before each tier
 // (so a mark set elsewhere cannot skip a tier) and after the last.
+import { familyBits } from '../../ip/index.js';
 import { PolicyCompileError } from './compile-error.js';
 import { intervalElements, namedPortElements, readMember } from './elements.js';
 import type { Policy, PolicyEndpoint, PolicyInput, PolicyRule } from './input.js';
@@ -152,14 +153,27 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
 
+/**
+ * A set of hosts is a plain hash set of bare addresses; any other may hold networks and is an
+ * interval set. nft 1.0.6 reads back every interval set of the table before it changes an
+ * element of any set, so only the sets that need intervals have them.
+ */
 function addressSets(input: PolicyInput, owners: string[]): NftSet[] {
   return input.sets.flatMap((s, i) => {
-    const members = s.members.map((m, j) => readMember(m, `sets[${i}].members[${j}]`));
+    const hosts = s.hosts === true;
+    const members = s.members.map((m, j) => {
+      const field = `sets[${i}].members[${j}]`;
+      const cidr = readMember(m, field);
+      if (hosts && cidr.prefixLength !== familyBits(cidr.family))
+        throw new PolicyCompileError(field, `${m} is a network, and set ${JSON.stringify(s.id)} holds single addresses only`);
+      return cidr;
+    });
     owners.push(`set ${JSON.stringify(s.id)}`, `set ${JSON.stringify(s.id)}`);
     return FAMILIES.map((family) => ({
       name: addressSetName(s.id, family),
       type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
-      interval: true,
+      interval: !hosts,
+      // Host prefixes never nest: as interval elements they are each address once, bare and sorted.
       elements: intervalElements(members, family),
     }));
   });

@@ -31,6 +31,11 @@ export interface PortRange {
 export interface AddressSet {
   readonly id: string;
   readonly members: readonly string[];
+  /**
+   * Every member is a single address (a selector's endpoints): the set needs no interval flag,
+   * which keeps nft from reading it back before every element change. A network is refused.
+   */
+  readonly hosts?: boolean;
 }
 
 /** (address, protocol, port) of every endpoint that names a port: how named ports are matched. */

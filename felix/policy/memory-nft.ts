@@ -4,8 +4,9 @@
 // or map, nor a rule or map element jump to a chain, that does not exist, and neither may jump
 // to a base chain; sets and maps share one namespace; deleting an element that is not there
 // fails; a map key cannot be added again with another verdict; an interval set refuses
-// overlapping elements; `add` of what exists is no error. Failures can be injected, and the
-// table changed behind the programmer's back as another program or an operator would.
+// overlapping elements, and a set without intervals any prefix or range; `add` of what exists
+// is no error. Failures can be injected, and the table changed behind the programmer's back as
+// another program or an operator would.
 
 import type {
   InstalledChain,
@@ -347,6 +348,18 @@ export class MemoryNftDataplane implements NftDataplane {
   close(): void {}
 }
 
+/** A set without `flags interval` takes single addresses only: nft refuses a prefix (even a /32) or a range. */
+function refuseSpan(s: MemSet, element: string): void {
+  const types = s.type.split(' . ');
+  const parts = types.length === 1 ? [element] : element.split(' . ');
+  parts.forEach((part, i) => {
+    if ((types[i] === 'ipv4_addr' || types[i] === 'ipv6_addr') && /[/-]/.test(part))
+      throw new Refused(
+        `You must add 'flags interval' to your set declaration if you want to add prefix elements (${element.trim()} in ${s.name})`,
+      );
+  });
+}
+
 function hasCounter(r: MemRule): boolean {
   return /(^|\s)counter(\s|$)/.test(r.expr);
 }
@@ -357,6 +370,7 @@ function sameBase(a: NftBaseChain | undefined, b: NftBaseChain | undefined): boo
 }
 
 function addElements(s: MemSet, elements: readonly string[]): void {
+  if (!s.interval) for (const e of elements) refuseSpan(s, e);
   // canonicalElements has merged the new ones among themselves; only the set's own can clash.
   const single = s.interval && (s.type === 'ipv4_addr' || s.type === 'ipv6_addr') && s.elements.size > 0;
   for (const e of canonicalElements(s.type, s.interval, elements)) {

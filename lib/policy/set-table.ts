@@ -93,7 +93,8 @@ export class SetTable {
     } else if (spec.kind === 'selection') {
       const members = new Set<string>();
       for (const addresses of e.byWorkload.values()) for (const a of addresses as readonly string[]) members.add(a);
-      e.built = { id, members: [...members].sort(byText) };
+      // Endpoint addresses are bare addresses: felix keeps such a set without intervals.
+      e.built = { id, members: [...members].sort(byText), hosts: true };
     } else {
       const members = new Map<string, NamedPortMember>();
       for (const list of e.byWorkload.values()) {

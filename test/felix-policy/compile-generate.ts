@@ -1,6 +1,6 @@
 // Random PolicyInputs for the compiler's kernel tests, from a seed so a failure replays: sets
-// of both families with nested and adjacent members, named ports, every action and every
-// kind of match, tiers, local endpoints and pools. Only inputs the contract allows (ports with
+// of both families with nested and adjacent members, sets of single addresses, named ports,
+// every action and every kind of match, tiers, local endpoints and pools. Only inputs the contract allows (ports with
 // a protocol that has them); the point is what the kernel accepts, not error paths.
 import type {
   AddressSet,
@@ -50,7 +50,11 @@ export function generateInput(seed: number): PolicyInput {
         return pick(['0.0.0.0/0', '::/0', '192.168.1.0/24', '192.168.0.0/23']);
     }
   };
-  const sets: AddressSet[] = some(6, (i) => ({ id: `sel-${seed}-${i}`, members: some(8, member) }));
+  const host = (): string => (maybe(0.7) ? `10.65.${int(4)}.${int(256)}` : `fd00:65::${int(0xffff).toString(16)}`);
+  // A selector's set holds endpoint addresses only (a plain set); a rule's nets may be networks.
+  const sets: AddressSet[] = some(6, (i) =>
+    maybe(0.5) ? { id: `sel-${seed}-${i}`, members: some(8, host), hosts: true } : { id: `net-${seed}-${i}`, members: some(8, member) },
+  );
   const namedPortSets: NamedPortSet[] = some(2, (i) => ({
     id: `port-${seed}-${i}`,
     members: some(4, () => ({

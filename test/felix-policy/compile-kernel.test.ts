@@ -84,6 +84,13 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
       );
     }
     assert.ok(all.some((t) => t.sets.some((s) => s.elements.length >= 6)));
+    // Address sets both plain (a selector's hosts) and with intervals (nets), each of both families.
+    for (const interval of [false, true])
+      for (const prefix of ['s4-', 's6-'])
+        assert.ok(
+          all.some((t) => t.sets.some((s) => s.name.startsWith(prefix) && s.interval === interval && s.elements.length >= 2)),
+          `no ${prefix} set ${interval ? 'with' : 'without'} intervals and two elements`,
+        );
     assert.ok(all.some((t) => (t.maps ?? []).every((m) => m.elements.length >= 2)));
   });
 

@@ -137,6 +137,36 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     );
   });
 
+  it("a selector's set of single addresses is a plain set: bare addresses, sorted, each once; a network in it is refused", () => {
+    const t = compilePolicy(
+      input({
+        sets: [{ id: 'sel-a', hosts: true, members: ['10.65.0.9', 'fd00:65::2', '10.65.0.2', '10.65.0.9/32', 'fd00:65::1/128'] }],
+        policies: [{ id: 'knp.x.allow-a', ingress: [{ action: 'Allow', match: { srcSets: ['sel-a'] } }] }],
+        endpoints: [ep('calib', '10.65.0.3', [['knp.x.allow-a']])],
+      }),
+    );
+    assert.deepEqual(
+      t.sets.map((s) => [s.name, s.type, s.interval, s.elements]),
+      [
+        ['s4-sel-a', 'ipv4_addr', false, ['10.65.0.2', '10.65.0.9']],
+        ['s6-sel-a', 'ipv6_addr', false, ['fd00:65::1', 'fd00:65::2']],
+      ],
+    );
+    assert.deepEqual(lines(t, 'pi-knp.x.allow-a'), [
+      'ip saddr @s4-sel-a counter accept  # knp.x.allow-a/in/0',
+      'ip6 saddr @s6-sel-a counter accept  # knp.x.allow-a/in/0',
+    ]);
+    const network = input({
+      sets: [{ id: 'sel-a', hosts: true, members: ['10.65.0.2', '10.65.1.0/24'] }],
+      policies: [{ id: 'knp.x.allow-a', ingress: [{ action: 'Allow', match: { srcSets: ['sel-a'] } }] }],
+      endpoints: [ep('calib', '10.65.0.3', [['knp.x.allow-a']])],
+    });
+    assert.throws(
+      () => compilePolicy(network),
+      /^PolicyCompileError: sets\[0\]\.members\[1\]: 10\.65\.1\.0\/24 is a network, and set "sel-a" holds single addresses only$/,
+    );
+  });
+
   it('sets in AND, not-sets, and a family of its own: every list becomes one term per set', () => {
     const t = compilePolicy(
       input({

@@ -70,6 +70,11 @@ describe('felix/policy in-memory nftables dataplane', () => {
     await refused({ kind: 'delete chain', chain: 'c' }, /busy/);
     await refused({ kind: 'delete element', set: 's', elements: ['10.0.1.0/24'] }, /element does not exist/);
     await refused({ kind: 'add element', set: 's', elements: ['10.0.0.5'] }, /conflicting intervals/);
+    // A set without intervals takes bare addresses only: nft refuses a prefix there, even a /32.
+    assert.equal((await dp.apply([{ kind: 'add set', set: 'h', type: 'ipv4_addr', interval: false, elements: ['10.0.0.1'] }])).ok, true);
+    for (const e of ['10.0.1.0/24', '10.0.0.5/32', '10.0.0.5-10.0.0.6'])
+      await refused({ kind: 'add element', set: 'h', elements: [e] }, /You must add 'flags interval'/);
+    await refused({ kind: 'add set', set: 'h6', type: 'ipv6_addr', interval: false, elements: ['fd00::/64'] }, /flags interval/);
     await refused({ kind: 'add rule', chain: 'c', expr: 'jump top', comment: 'x|1' }, /base chain/);
     // Emptied first, in the same transaction, both go.
     const r = await dp.apply([

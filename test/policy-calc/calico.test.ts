@@ -121,7 +121,7 @@ describe('policy calculation: Calico policies', () => {
 
     it('namespaceSelector global() picks no pod', () => {
       const input = calc(gnp('g', { ingress: [{ action: 'Allow', source: { namespaceSelector: 'global()' } }] }));
-      assert.deepEqual(input.sets, [{ id: sel('all()', { kind: 'global' }), members: [] }]);
+      assert.deepEqual(input.sets, [{ id: sel('all()', { kind: 'global' }), members: [], hosts: true }]);
     });
   });
 

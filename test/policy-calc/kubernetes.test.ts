@@ -78,21 +78,21 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
   it('from podSelector alone: pods of the policy namespace, resolved cluster-wide', () => {
     const input = calc(knp('y', 'p', { ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } } }] }] }));
     const id = sel('app == "web"', inNs('y'));
-    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'] }]);
+    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'], hosts: true }]);
     assert.deepEqual(input.policies, [{ id: 'knp.default.y.p', ingress: [{ action: 'Allow', match: { srcSets: [id] } }] }]);
   });
 
   it('from namespaceSelector alone: every pod of the matching namespaces', () => {
     const input = calc(knp('x', 'p', { ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'red' } } }] }] }));
     const id = sel('all()', { kind: 'selector', selector: 'team == "red"' });
-    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'] }]);
+    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'], hosts: true }]);
     assert.deepEqual(input.policies[0]!.ingress, [{ action: 'Allow', match: { srcSets: [id] } }]);
   });
 
   it('from namespaceSelector {}: every pod of every namespace', () => {
     const input = calc(knp('x', 'p', { ingress: [{ from: [{ namespaceSelector: {} }] }] }));
     const id = sel('all()', { kind: 'all' });
-    assert.deepEqual(input.sets, [{ id, members: ['10.65.0.2', '10.65.0.3', '10.65.1.2'] }]);
+    assert.deepEqual(input.sets, [{ id, members: ['10.65.0.2', '10.65.0.3', '10.65.1.2'], hosts: true }]);
   });
 
   it('podSelector and namespaceSelector in one peer: both must hold (AND), one set', () => {
@@ -102,7 +102,7 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
       }),
     );
     const id = sel('app == "web"', { kind: 'selector', selector: 'team == "red"' });
-    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'] }]);
+    assert.deepEqual(input.sets, [{ id, members: ['10.65.1.2'], hosts: true }]);
     assert.deepEqual(input.policies[0]!.ingress, [{ action: 'Allow', match: { srcSets: [id] } }]);
   });
 
@@ -137,7 +137,9 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
         ],
       }),
     );
-    assert.deepEqual(input.sets, [{ id: sel('app in {"db", "web"} && !has(tier)', inNs('x')), members: ['10.65.0.2', '10.65.0.3'] }]);
+    assert.deepEqual(input.sets, [
+      { id: sel('app in {"db", "web"} && !has(tier)', inNs('x')), members: ['10.65.0.2', '10.65.0.3'], hosts: true },
+    ]);
   });
 
   it('ipBlock with except: the cidr as a set to be in, the exceptions as a set to be out of; host bits cleared', () => {
