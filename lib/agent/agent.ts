@@ -20,7 +20,7 @@ import {
   type RuleCounter,
 } from '../../felix/index.js';
 import type { BackendDatastore, WatchEvent, Watcher } from '../datastore/index.js';
-import { Ipam } from '../ipam/index.js';
+import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
@@ -110,7 +110,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       throw new Error(`nodeName: ${JSON.stringify(options.nodeName)} must be lower-case letters, digits, '-' and '.'`);
     }
     this.felix = new Felix(options.dataplane, options.felix);
-    this.ipam = new Ipam(options.datastore);
+    // The store identity seen at this agent's first allocation: it refuses a store replaced since.
+    this.ipam = new Ipam(options.datastore, { identity: memoryIdentityRecord() });
     this.metrics = new AgentMetrics(this);
     this.cache = new ClusterCache(options.nodeName);
     this.feed = new FelixFeed(this.felix, (e, f) => this.log(e, f));

@@ -8,7 +8,7 @@
 // It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
 import { DatastoreError, datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
-import { Ipam, IpamError, formatIpamShow } from '../ipam/index.js';
+import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { labelSelectorToCalico } from '../resources/label-selector.js';
 import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
 import { formatResources, parseResources, toManifest } from '../resources/yaml.js';
@@ -146,8 +146,20 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
         return 0;
       }
       case 'ipam': {
+        const o = flag('-o') ?? flag('--output');
+        if (positional[0] === 'check') {
+          const [blocks, weps, nodes] = await Promise.all([store.list('IPAMBlock'), store.list('WorkloadEndpoint'), store.list('Node')]);
+          const report = checkIpam(blocks.items, weps.items, nodes.items);
+          io.stdout(o === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamCheck(report));
+          return report.ok ? 0 : 1;
+        }
+        if (positional[0] === 'repair') {
+          const report = await repairIpam(store);
+          io.stdout(o === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamRepair(report));
+          return 0;
+        }
         if (positional[0] !== 'show') {
-          io.stderr('podroute ipam: usage: ipam show [--show-blocks]\n');
+          io.stderr('podroute ipam: usage: ipam show [--show-blocks] | ipam check [-o json] | ipam repair [-o json]\n');
           return 2;
         }
         io.stdout(formatIpamShow(await new Ipam(store).usage(), rest.includes('--show-blocks')));

@@ -14,6 +14,8 @@ export const CNI_CODES = {
   noAddresses: 100,
   /** CHECK found the container's networking different from what ADD made. */
   checkFailed: 101,
+  /** The datastore is not the one this node allocated from (emptied, replaced, rolled back): repair first. */
+  storeReplaced: 103,
   /** Anything else that failed inside the plugin. */
   internal: 102,
 } as const;

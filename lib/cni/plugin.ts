@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { openDatastore, DatastoreUnavailableError, NotFoundError, type BackendDatastore } from '../datastore/index.js';
-import { Ipam, IpamError } from '../ipam/index.js';
+import { fileIdentityRecord, Ipam, IpamError } from '../ipam/index.js';
+import { identityRecordPath } from './store-record.js';
 import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/types.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
@@ -70,6 +71,7 @@ async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatas
 function storeError(e: unknown, what: string): CniError {
   if (e instanceof CniError) return e;
   if (e instanceof IpamError) {
+    if (e.code === 'StoreReplaced') return new CniError(CNI_CODES.storeReplaced, `${what}: ${e.message}`);
     return e.code === 'Exhausted' || e.code === 'NoPool'
       ? new CniError(CNI_CODES.noAddresses, `${what}: ${e.message}`)
       : new CniError(CNI_CODES.invalidConfig, `${what}: ${e.message}`);
@@ -85,7 +87,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
   const ds = await open(conf, procEnv);
   const undo: (() => Promise<unknown>)[] = [];
   try {
-    const ipam = new Ipam(ds);
+    const ipam = new Ipam(ds, { identity: fileIdentityRecord(identityRecordPath(datastoreConfig(conf, procEnv), node, procEnv)) });
     // A repeated ADD for the same container starts over rather than holding two addresses.
     if (await linkExists(w.hostIf)) await deleteLink(w.hostIf);
     await ipam.releaseByHandle(env.containerId).catch(() => undefined);

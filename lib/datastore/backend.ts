@@ -46,6 +46,19 @@ export interface LogReader {
   close(): Promise<void>;
 }
 
+/**
+ * Who the store is. `storeId` is set once when the store is first written (null: nothing was
+ * ever written, e.g. Redis just came back empty); it changes when the store is emptied and
+ * written again. `epoch` is 0 until `podroute ipam repair` marks the store repaired (then the
+ * time of the repair in ms), so a record of an earlier store can tell "repaired since" from
+ * "replaced since". `revision` goes backwards only when the store was rolled back.
+ */
+export interface StoreIdentity {
+  storeId: string | null;
+  epoch: number;
+  revision: number;
+}
+
 export interface RawBackend {
   readonly name: 'memory' | 'redis';
   get(kind: Kind, key: string): Promise<{ revision: number; json: string } | undefined>;
@@ -56,6 +69,9 @@ export interface RawBackend {
   snapshot(kinds: readonly Kind[]): Promise<RawSnapshot>;
   revision(): Promise<number>;
   openReader(): LogReader;
+  identity(): Promise<StoreIdentity>;
+  /** Sets a new epoch (the repair's time, later than any before) and returns the identity. */
+  markRepaired(): Promise<StoreIdentity>;
   /** The backend's atomic IPAM operations, over the same store (one per backend). */
   ipamStore(): IpamStore;
   close(): Promise<void>;

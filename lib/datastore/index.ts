@@ -5,3 +5,5 @@ export { MemoryBackend, type MemoryBackendOptions } from './memory.js';
 export { RedisBackend } from './redis.js';
 export { redisClientOptions, type RedisDatastoreOptions } from './redis-client.js';
 export { memoryDatastore, redisDatastore, openDatastore, datastoreConfigFromEnv, type DatastoreConfig } from './open.js';
+export type { StoreIdentity } from './backend.js';
+export { persistenceRisk, type RedisPersistence } from './redis-persistence.js';

@@ -36,6 +36,14 @@ export type ClaimResult =
 
 export type BorrowResult = { result: 'ok'; assigned: Assigned } | { result: 'none' } | { result: 'strict' };
 
+/** One block as `podroute ipam repair` rebuilt it, with the pool it belongs to. */
+export interface RestoredBlock {
+  name: string;
+  pool: string;
+  /** The IPAMBlock's JSON. */
+  json: string;
+}
+
 export interface IpamStore {
   /** Assign from a block affine to the node, belonging to one of these pools. */
   assignFromAffine(req: AssignRequest, pools: readonly string[]): Promise<Assigned | null>;
@@ -45,6 +53,8 @@ export interface IpamStore {
   borrow(req: AssignRequest, blockNames: readonly string[]): Promise<BorrowResult>;
   /** Free every address of the handle; returns [blockCidr, ordinal] of each. */
   releaseHandle(handle: string): Promise<[string, number][]>;
+  /** Replaces every IPAMBlock and IPAMHandle (and the indexes) with these, in one step. */
+  restore(blocks: readonly RestoredBlock[], handles: readonly { name: string; json: string }[]): Promise<void>;
   /** Names of every existing block. */
   blockNames(): Promise<string[]>;
 }

@@ -3,7 +3,7 @@
 import { cidrName as blockName } from '../resources/names.js';
 import { normalizeBlockSpec } from '../resources/validate.js';
 import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
-import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './ipam-store.js';
+import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';
 import type { MemoryTxn } from './memory.js';
 
 /** Indexes derived from the blocks; the backend keeps one store, so they stay exact. */
@@ -159,6 +159,29 @@ export class MemoryIpamStore implements IpamStore {
       }
       tx.del('IPAMHandle', handle);
       return out;
+    });
+  }
+
+  async restore(blocks: readonly RestoredBlock[], handles: readonly { name: string; json: string }[]): Promise<void> {
+    this.transact((tx) => {
+      for (const name of [...tx.keys('IPAMBlock')]) tx.del('IPAMBlock', name);
+      for (const name of [...tx.keys('IPAMHandle')]) tx.del('IPAMHandle', name);
+      this.index.affine.clear();
+      this.index.pool.clear();
+      this.index.free.clear();
+      for (const rb of blocks) {
+        const b = JSON.parse(rb.json) as IPAMBlock;
+        tx.put('IPAMBlock', rb.name, rb.json);
+        this.index.pool.set(rb.name, rb.pool);
+        this.index.free.set(rb.name, b.spec.unallocated.length);
+        if (b.spec.affinity?.startsWith('host:')) {
+          const node = b.spec.affinity.slice(5);
+          const mine = this.index.affine.get(node) ?? new Set<string>();
+          mine.add(rb.name);
+          this.index.affine.set(node, mine);
+        }
+      }
+      for (const h of handles) tx.put('IPAMHandle', h.name, h.json);
     });
   }
 

@@ -3,7 +3,15 @@
 // (memory-ipam.ts) relies on that through `transact`.
 import { randomUUID } from 'node:crypto';
 import type { Kind } from '../resources/types.js';
-import { KindChangedError, type LogEntry, type LogReader, type RawBackend, type RawSnapshot, type RawWrite } from './backend.js';
+import {
+  KindChangedError,
+  type LogEntry,
+  type LogReader,
+  type RawBackend,
+  type RawSnapshot,
+  type RawWrite,
+  type StoreIdentity,
+} from './backend.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
 import { MemoryIpamStore } from './memory-ipam.js';
@@ -31,6 +39,7 @@ export class MemoryBackend implements RawBackend {
   readonly name = 'memory' as const;
   readonly storeId = randomUUID();
   private rev = 0;
+  private epoch = 0;
   private readonly data = new Map<Kind, Map<string, Stored>>();
   private readonly kindRev = new Map<Kind, number>();
   private log: LogEntry[] = [];
@@ -125,6 +134,15 @@ export class MemoryBackend implements RawBackend {
 
   async revision(): Promise<number> {
     return this.rev;
+  }
+
+  async identity(): Promise<StoreIdentity> {
+    return { storeId: this.storeId, epoch: this.epoch, revision: this.rev };
+  }
+
+  async markRepaired(): Promise<StoreIdentity> {
+    this.epoch = Math.max(this.epoch + 1, Date.now());
+    return this.identity();
   }
 
   /** Entries after `after`; if the log was trimmed past it, the first entry shows the gap. */

@@ -159,3 +159,34 @@ end
 ds_del(HANDLE, handle)
 return out
 `;
+
+// ARGV 4 : number of blocks, then (name, pool, json) per block, then (name, json) per handle.
+// Used by podroute ipam repair: everything IPAM owns is replaced at once.
+export const RESTORE = `
+for _, name in ipairs(redis.call('HKEYS', P .. ':kv:' .. BLOCK)) do
+  local _, j = ds_get(BLOCK, name)
+  local aff = cjson.decode(j).spec.affinity
+  if type(aff) == 'string' and string.sub(aff, 1, 5) == 'host:' then redis.call('DEL', P .. ':ipam:aff:' .. string.sub(aff, 6)) end
+  ds_del(BLOCK, name)
+end
+for _, name in ipairs(redis.call('HKEYS', P .. ':kv:' .. HANDLE)) do ds_del(HANDLE, name) end
+redis.call('DEL', P .. ':ipam:bp', P .. ':ipam:free')
+local n = tonumber(ARGV[4])
+local i = 5
+for _ = 1, n do
+  local name, pool, json = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  i = i + 3
+  local s = cjson.decode(json).spec
+  ds_put(BLOCK, name, json)
+  redis.call('HSET', P .. ':ipam:bp', name, pool)
+  redis.call('HSET', P .. ':ipam:free', name, #s.unallocated)
+  if type(s.affinity) == 'string' and string.sub(s.affinity, 1, 5) == 'host:' then
+    redis.call('SADD', P .. ':ipam:aff:' .. string.sub(s.affinity, 6), name)
+  end
+end
+while i <= #ARGV do
+  ds_put(HANDLE, ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+return 'ok'
+`;

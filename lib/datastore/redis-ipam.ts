@@ -1,9 +1,9 @@
 // IPAM over the Redis backend: each operation is one of the scripts in redis-ipam-lua.ts,
 // run through the backend's script runner so it shares the datastore's prelude and keys.
 import type { Redis } from 'ioredis';
-import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore } from './ipam-store.js';
+import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';
 import { guard, type ScriptRunner } from './redis-client.js';
-import { ASSIGN_AFFINE, BORROW, CLAIM, IPAM_PRELUDE, RELEASE } from './redis-ipam-lua.js';
+import { ASSIGN_AFFINE, BORROW, CLAIM, IPAM_PRELUDE, RELEASE, RESTORE } from './redis-ipam-lua.js';
 
 type Reply = (string | number)[];
 
@@ -50,6 +50,13 @@ export class RedisIpamStore implements IpamStore {
     const out: [string, number][] = [];
     for (let i = 0; i < r.length; i += 2) out.push([String(r[i]), Number(r[i + 1])]);
     return out;
+  }
+
+  async restore(blocks: readonly RestoredBlock[], handles: readonly { name: string; json: string }[]): Promise<void> {
+    const args: (string | number)[] = [blocks.length];
+    for (const b of blocks) args.push(b.name, b.pool, b.json);
+    for (const h of handles) args.push(h.name, h.json);
+    await this.run('podrouteIpamRestore', RESTORE, args);
   }
 
   async blockNames(): Promise<string[]> {

@@ -5,6 +5,7 @@
 //   podroute:{N}:rev          INCR counter: the store revision, one per write
 //   podroute:{N}:id           random id set by the first client; changes if Redis comes back empty
 //   podroute:{N}:kv:<Kind>    HASH key -> "<revision>:<json>" (value and its revision read in one HGET)
+//   podroute:{N}:epoch        0 or absent until `podroute ipam repair` sets it (ms since 1970)
 //   podroute:{N}:kr           HASH kind -> last revision that changed that kind (set-wide guards)
 //   podroute:{N}:log          STREAM, entry id "<revision>-0", fields t (put|del) k n v
 //
@@ -77,4 +78,10 @@ return out
 
 export const HEAD = `
 return { redis.call('GET', P .. ':rev') or '0', redis.call('GET', P .. ':id') }
+`;
+
+export const MARK_REPAIRED = `
+local epoch = math.max(tonumber(redis.call('GET', P .. ':epoch') or '0') + 1, tonumber(ARGV[4]))
+redis.call('SET', P .. ':epoch', string.format('%d', epoch))
+return { redis.call('GET', P .. ':id'), redis.call('GET', P .. ':epoch'), redis.call('GET', P .. ':rev') or '0' }
 `;

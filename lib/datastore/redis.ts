@@ -2,12 +2,21 @@
 // are exact, redis-client.ts for the connection settings.
 import type { Redis } from 'ioredis';
 import type { Kind } from '../resources/types.js';
-import { KindChangedError, type LogEntry, type LogReader, type RawBackend, type RawSnapshot, type RawWrite } from './backend.js';
+import {
+  KindChangedError,
+  type LogEntry,
+  type LogReader,
+  type RawBackend,
+  type RawSnapshot,
+  type RawWrite,
+  type StoreIdentity,
+} from './backend.js';
 import { AlreadyExistsError, ConflictError, DatastoreError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
 import { guard, newClient, ScriptRunner, whenReady, type RedisDatastoreOptions } from './redis-client.js';
 import { RedisIpamStore } from './redis-ipam.js';
-import { DELETE, HEAD, SNAPSHOT, WRITE } from './redis-lua.js';
+import { DELETE, HEAD, MARK_REPAIRED, SNAPSHOT, WRITE } from './redis-lua.js';
+import { persistenceRisk, type RedisPersistence } from './redis-persistence.js';
 
 export class RedisBackend implements RawBackend {
   readonly name = 'redis' as const;
@@ -79,6 +88,29 @@ export class RedisBackend implements RawBackend {
 
   async revision(): Promise<number> {
     return Number((await guard(this.client, () => this.client.get(`${this.prefix}:rev`))) ?? 0);
+  }
+
+  async identity(): Promise<StoreIdentity> {
+    // Plain reads, not a script: every script would set a fresh id on an empty store.
+    const p = this.prefix;
+    const [id, epoch, rev] = await guard(this.client, () => this.client.mget(`${p}:id`, `${p}:epoch`, `${p}:rev`));
+    return { storeId: id ?? null, epoch: Number(epoch ?? 0), revision: Number(rev ?? 0) };
+  }
+
+  async markRepaired(): Promise<StoreIdentity> {
+    const r = (await this.scripts.run('podrouteMarkRepaired', MARK_REPAIRED, [Date.now()])) as [string, string, string];
+    return { storeId: r[0], epoch: Number(r[1]), revision: Number(r[2]) };
+  }
+
+  /** How Redis persists acknowledged writes, and the risk if it may lose some (see README). */
+  async persistence(): Promise<RedisPersistence> {
+    const c = this.client;
+    const get = async (name: string): Promise<string> => {
+      const r = (await guard(c, () => c.config('GET', name))) as string[];
+      return r[1] ?? '';
+    };
+    const p = { appendonly: await get('appendonly'), appendfsync: await get('appendfsync'), save: await get('save') };
+    return { ...p, risk: persistenceRisk(p) };
   }
 
   openReader(): LogReader {

@@ -1,4 +1,13 @@
-export { Ipam, IpamError, freeBlocks, type AutoAssignRequest, type AssignedAddress, type BlockInfo, type PoolUsage } from './ipam.js';
+export {
+  Ipam,
+  IpamError,
+  freeBlocks,
+  type IpamOptions,
+  type AutoAssignRequest,
+  type AssignedAddress,
+  type BlockInfo,
+  type PoolUsage,
+} from './ipam.js';
 export {
   blockAllocations,
   blockAddress,
@@ -11,3 +20,6 @@ export {
   type BorrowedAddress,
 } from './block.js';
 export { formatIpamShow } from './show.js';
+export { memoryIdentityRecord, fileIdentityRecord, storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
+export { checkIpam, formatIpamCheck, TUNNEL_ADDRESS_ANNOTATION, type IpamCheckReport } from './check.js';
+export { repairIpam, formatIpamRepair, type IpamRepairReport } from './repair.js';

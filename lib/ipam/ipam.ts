@@ -8,12 +8,14 @@ import { cidrContains, cidrSize, familyBits, formatCidr, parseCidr, subBlock, su
 import { cidrName } from '../resources/names.js';
 import { parseSelector } from '../resources/selector.js';
 import type { IPAMBlock, IPPool } from '../resources/types.js';
+import { storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
 
 export class IpamError extends Error {
   constructor(
     message: string,
-    readonly code: 'NoPool' | 'Exhausted' | 'BadRequest',
+    /** StoreReplaced: the store is not the one allocated from before; see guard.ts. */
+    readonly code: 'NoPool' | 'Exhausted' | 'BadRequest' | 'StoreReplaced',
   ) {
     super(message);
     this.name = 'IpamError';
@@ -69,15 +71,38 @@ export interface PoolUsage {
 const CLAIM_BATCH = 16;
 const CLAIM_ATTEMPTS = 20;
 
+export interface IpamOptions {
+  /** The identity of the store this caller allocated from before: allocation is refused from any other. */
+  identity?: StoreIdentityRecord;
+}
+
 export class Ipam {
   private readonly store: IpamStore;
 
-  constructor(readonly ds: BackendDatastore) {
+  constructor(
+    readonly ds: BackendDatastore,
+    private readonly options: IpamOptions = {},
+  ) {
     // The backend's own atomic operations (a Lua script in Redis, a synchronous step in memory).
     this.store = ds.raw.ipamStore();
   }
 
+  /**
+   * Throws IpamError StoreReplaced when the store is not the one recorded; else records it.
+   * Checked before each allocation: a store emptied between the check and the write is
+   * caught by the next call (the window is one call, not the rest of the store's life).
+   */
+  async checkStore(): Promise<void> {
+    const record = this.options.identity;
+    if (!record) return;
+    const now = await this.ds.raw.identity();
+    const problem = storeIdentityProblem(await record.load(), now);
+    if (problem) throw new IpamError(problem, 'StoreReplaced');
+    if (now.storeId !== null) await record.save(now);
+  }
+
   async autoAssign(req: AutoAssignRequest): Promise<AssignedAddress> {
+    await this.checkStore();
     const family = req.family ?? 4;
     if (family !== 4 && family !== 6) throw new IpamError(`family: must be 4 or 6, not ${String(family)}`, 'BadRequest');
     if (!req.handle) throw new IpamError('handle: is required', 'BadRequest');
