@@ -19,7 +19,7 @@ import {
   type RemoteRoute,
   type RuleCounter,
 } from '../../felix/index.js';
-import type { BackendDatastore, WatchEvent, Watcher } from '../datastore/index.js';
+import { RedisBackend, type BackendDatastore, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
@@ -153,6 +153,20 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     return this.advertiser?.advertised ?? NOTHING_ADVERTISED;
   }
 
+  /** A Redis that can lose acknowledged writes comes back and hands out addresses twice: say so loudly. */
+  private async warnIfStoreMayForget(): Promise<void> {
+    const raw = this.options.datastore.raw;
+    if (!(raw instanceof RedisBackend)) return;
+    try {
+      const p = await raw.persistence();
+      if (p.risk)
+        this.log('datastore-persistence-risk', { risk: p.risk, appendonly: p.appendonly, appendfsync: p.appendfsync, save: p.save });
+    } catch (e) {
+      // CONFIG may be renamed or forbidden (managed Redis): say that we could not tell.
+      this.log('datastore-persistence-unknown', { error: (e as Error).message });
+    }
+  }
+
   private log(event: string, fields: Record<string, unknown> = {}): void {
     this.options.log?.(event, { node: this.nodeName, ...fields });
   }
@@ -176,6 +190,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await ensureDefaultPool(this.ds, o.defaultIpv4Pool);
     this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
     this.log('starting', { address: this.address, uplink: this.uplink, restarting: this.restarting });
+    await this.warnIfStoreMayForget();
 
     const log = (e: string, f: Record<string, unknown>) => this.log(e, f);
     this.gracefulRestart = new GracefulRestart({

@@ -156,10 +156,11 @@ async function ensureRedis(state: LabState, node: TopologyNode): Promise<void> {
     sock,
     '--unixsocketperm',
     '770',
-    '--save',
-    '',
+    // AOF, fsync once a second: a crash loses at most about a second of writes (see lib/datastore/README.md).
     '--appendonly',
-    'no',
+    'yes',
+    '--appendfsync',
+    'everysec',
     '--dir',
     data,
   ]);
