@@ -69,9 +69,11 @@ export async function repairIpam(ds: BackendDatastore): Promise<IpamRepairReport
       counts[cidr] = (counts[cidr] ?? 0) + 1;
       handles.set(h.handle, counts);
     }
-    // The affinity it had if that node still exists, else the node holding most of its addresses.
+    // The affinity it had if that node still exists, else the existing node holding most of its addresses, else none.
     const before = oldAffinity.get(cidr);
-    const affinity = before?.startsWith('host:') && nodeNames.has(before.slice(5)) ? before : hostAffinity(mostCommonNode(hs));
+    const live = hs.filter((h) => nodeNames.has(h.node));
+    const affinity =
+      before?.startsWith('host:') && nodeNames.has(before.slice(5)) ? before : live.length > 0 ? hostAffinity(mostCommonNode(live)) : null;
     const b: IPAMBlock = {
       apiVersion: API_VERSION,
       kind: 'IPAMBlock',
