@@ -2,6 +2,12 @@
 // → the one nftables table felix owns. Pure and deterministic: the same input, in any order,
 // gives the same table.
 //
+// Only what this node's endpoints use is compiled, as Calico's felix programs only the policies
+// that select a local endpoint: a policy's chain for a direction when an endpoint's tiers in
+// that direction name it, and the sets those chains' rules name (plus the pools, for NAT). The
+// rest of the input is neither written nor checked beyond its ids; a local pod that comes to use
+// a policy brings its chain and sets in, and the last one leaving takes them out.
+//
 // Shape (inet podroute):
 //   forward (filter, hook forward): established and related accept; then `iifname vmap
 //     @from-wl` jumps to the source endpoint's egress chain `from-<iface>`, then `to-wl-dispatch`.
@@ -107,48 +113,58 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
     if (!IFNAME.test(e.iface)) throw new PolicyCompileError(`endpoints[${i}].iface`, `${JSON.stringify(e.iface)} is not an interface name`);
   });
 
+  // What the compiled chains use: only these sets are written.
+  const usedSets = new Set<string>();
+  const usedNamedPorts = new Set<string>();
   const setNames: SetNames = {
     address(id, family, field) {
       if (!setsById.has(id)) throw new PolicyCompileError(field, `no set ${JSON.stringify(id)}`);
+      usedSets.add(id);
       return addressSetName(id, family);
     },
     namedPort(id, family, field) {
       if (!namedPortsById.has(id)) throw new PolicyCompileError(field, `no named port set ${JSON.stringify(id)}`);
+      usedNamedPorts.add(id);
       return namedPortSetName(id, family);
     },
   };
 
-  const setOwners: string[] = [];
-  const sets: NftSet[] = [...addressSets(input, setOwners), ...namedPortSets(input, setOwners), ...poolSets(input, setOwners)];
   const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
-  const maps: NftMap[] = [dispatchMap(FROM_ENDPOINT_MAP, endpoints, 'egress'), dispatchMap(TO_ENDPOINT_MAP, endpoints, 'ingress')];
-  // Sets and maps share the table's one namespace.
-  assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
-
-  const policies = [...input.policies].sort((a, b) => byText(a.id, b.id));
   const mark = {
     set: `meta mark set meta mark | ${hex32(passMark)}`,
     clear: `meta mark set meta mark & ${hex32(~passMark)}`,
     clearTest: `meta mark & ${hex32(passMark)} == 0x00000000`,
   };
 
+  // The pools are read first: the NAT rules use their sets.
+  const setOwners: string[] = [];
+  const pools = poolSets(input, setOwners);
+
+  // Policies in use, per direction: those an endpoint jumps to.
+  const used: Record<Direction, Set<string>> = { ingress: new Set(), egress: new Set() };
   const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
   const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input, options.natPriority ?? 100), dispatchChain()];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
-      chains.push(endpointChain(e, dir, policiesById, mark, options.rpfCheck ?? true));
+      chains.push(endpointChain(e, dir, policiesById, mark, options.rpfCheck ?? true, used[dir]));
       chainOwners.push(`endpoint ${JSON.stringify(e.iface)} ${dir}`);
     }
   }
-  for (const p of policies) {
+  const policies = [...policiesById.values()].filter((p) => used.ingress.has(p.id) || used.egress.has(p.id));
+  for (const p of policies.sort((a, b) => byText(a.id, b.id))) {
     for (const dir of ['ingress', 'egress'] as const) {
       const rules = p[dir];
-      if (rules === undefined) continue;
+      if (rules === undefined || !used[dir].has(p.id)) continue;
       chains.push(policyChain(p, dir, rules, setNames, mark.set, logPrefix));
       chainOwners.push(`policy ${JSON.stringify(p.id)} ${dir}`);
     }
   }
   assertDistinct('chains', chains, (i) => chainOwners[i]!);
+
+  const sets: NftSet[] = [...pools, ...addressSets(input, usedSets, setOwners), ...namedPortSets(input, usedNamedPorts, setOwners)];
+  const maps: NftMap[] = [dispatchMap(FROM_ENDPOINT_MAP, endpoints, 'egress'), dispatchMap(TO_ENDPOINT_MAP, endpoints, 'ingress')];
+  // Sets and maps share the table's one namespace.
+  assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
 
   return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
@@ -158,8 +174,9 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
  * interval set. nft 1.0.6 reads back every interval set of the table before it changes an
  * element of any set, so only the sets that need intervals have them.
  */
-function addressSets(input: PolicyInput, owners: string[]): NftSet[] {
+function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
   return input.sets.flatMap((s, i) => {
+    if (!used.has(s.id)) return [];
     const hosts = s.hosts === true;
     const members = s.members.map((m, j) => {
       const field = `sets[${i}].members[${j}]`;
@@ -179,8 +196,9 @@ function addressSets(input: PolicyInput, owners: string[]): NftSet[] {
   });
 }
 
-function namedPortSets(input: PolicyInput, owners: string[]): NftSet[] {
+function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
   return input.namedPortSets.flatMap((s, i) => {
+    if (!used.has(s.id)) return [];
     owners.push(`named port set ${JSON.stringify(s.id)}`, `named port set ${JSON.stringify(s.id)}`);
     return FAMILIES.map((family) => ({
       name: namedPortSetName(s.id, family),
@@ -273,6 +291,7 @@ function endpointChain(
   policies: ReadonlyMap<string, Policy>,
   mark: MarkText,
   rpfCheck: boolean,
+  used: Set<string>,
 ): NftChain {
   const rules: NftRule[] = [{ expr: 'ct state invalid drop' }];
   if (dir === 'egress' && rpfCheck) rules.push({ expr: 'fib saddr . iif oif missing counter drop', id: rpfId(e.iface) });
@@ -285,6 +304,7 @@ function endpointChain(
       return p[dir] !== undefined;
     });
     if (applying.length === 0) return;
+    for (const id of applying) used.add(id);
     rules.push({ expr: mark.clear });
     applying.forEach((id, i) => {
       const jump = `jump ${policyChainName(id, dir)}`;

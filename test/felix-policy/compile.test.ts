@@ -24,6 +24,12 @@ const ep = (iface: string, address: string, ingress: string[][] = [], egress: st
   ingress,
   egress,
 });
+/** The input with one more endpoint, whose one tier in each direction is every policy: all of them are compiled. */
+const used = (over: Partial<PolicyInput>): PolicyInput => {
+  const i = input(over);
+  const all = [i.policies.map((p) => p.id)];
+  return { ...i, endpoints: [...i.endpoints, ep('caliz', '10.65.9.9', all, all)] };
+};
 const chain = (t: NftTable, name: string): NftChain => {
   const c = t.chains.find((x) => x.name === name);
   assert.ok(c, `chain ${name} in ${t.chains.map((x) => x.name).join(', ')}`);
@@ -169,7 +175,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
 
   it('sets in AND, not-sets, and a family of its own: every list becomes one term per set', () => {
     const t = compilePolicy(
-      input({
+      used({
         sets: ['a', 'b', 'c', 'd'].map((id) => ({ id, members: [] })),
         policies: [
           {
@@ -260,7 +266,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
   it('ports: one port bare, several as an anonymous set with overlapping ranges joined, negations, th for other protocols', () => {
     const r = (first: number, last = first) => ({ first, last });
     const t = compilePolicy(
-      input({
+      used({
         policies: [
           {
             id: 'p',
@@ -286,7 +292,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
 
   it('named ports: a concatenated set (address . protocol . port) per family', () => {
     const t = compilePolicy(
-      input({
+      used({
         namedPortSets: [
           {
             id: 'port-http',
@@ -314,7 +320,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
 
   it('ICMP: the family follows the protocol, and a match no family can carry gives no rule', () => {
     const t = compilePolicy(
-      input({
+      used({
         policies: [
           {
             id: 'p',
@@ -426,6 +432,87 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     };
     assert.deepEqual(compilePolicy(two), compilePolicy(one));
     assert.equal(JSON.stringify(compilePolicy(one)), JSON.stringify(compilePolicy(one)));
+  });
+
+  describe("only what this node's endpoints use", () => {
+    const sets = [
+      { id: 'sel-web', members: ['10.65.0.2'], hosts: true },
+      { id: 'sel-db', members: ['10.65.1.5'], hosts: true },
+      { id: 'net-out', members: ['10.0.0.0/8'] },
+    ];
+    const namedPortSets = [{ id: 'port-http', members: [{ address: '10.65.0.2', protocol: 'tcp' as const, port: 8080 }] }];
+    const policies: Policy[] = [
+      { id: 'knp.x.web', ingress: [{ action: 'Allow', match: { srcSets: ['sel-web'], protocol: 'tcp', dstNamedPorts: 'port-http' } }] },
+      {
+        id: 'knp.x.db',
+        ingress: [{ action: 'Allow', match: { srcSets: ['sel-db'] } }],
+        egress: [{ action: 'Allow', match: { dstSets: ['net-out'] } }],
+      },
+      // Unused, and wrong: nothing of it is compiled, so nothing of it is refused.
+      { id: 'knp.x.bad', ingress: [{ action: 'Allow', match: { srcSets: ['no-such-set'] } }] },
+    ];
+    const names = (t: NftTable) => [t.sets.map((s) => s.name), t.chains.map((c) => c.name).filter((n) => /^p[io]-/.test(n))];
+
+    it('the chains of the policies an endpoint jumps to, per direction, and the sets their rules name', () => {
+      const none = compilePolicy(input({ sets, namedPortSets, policies, pools: [{ cidr: '10.65.0.0/16', natOutgoing: true }] }));
+      assert.deepEqual(names(none), [['nat-pools-v4', 'pools-v4'], []], 'no endpoint: the NAT sets only');
+      const web = compilePolicy(input({ sets, namedPortSets, policies, endpoints: [ep('calia', '10.65.0.2', [['knp.x.web']])] }));
+      assert.deepEqual(names(web), [['np4-port-http', 'np6-port-http', 's4-sel-web', 's6-sel-web'], ['pi-knp.x.web']]);
+      // knp.x.db in the ingress tiers only: its egress chain, and net-out, stay out.
+      const db = compilePolicy(input({ sets, namedPortSets, policies, endpoints: [ep('calia', '10.65.0.2', [['knp.x.db']])] }));
+      assert.deepEqual(names(db), [['s4-sel-db', 's6-sel-db'], ['pi-knp.x.db']]);
+      const both = compilePolicy(
+        input({ sets, namedPortSets, policies, endpoints: [ep('calia', '10.65.0.2', [['knp.x.db']], [['knp.x.db']])] }),
+      );
+      assert.deepEqual(names(both), [
+        ['s4-net-out', 's4-sel-db', 's6-net-out', 's6-sel-db'],
+        ['pi-knp.x.db', 'po-knp.x.db'],
+      ]);
+    });
+
+    it('a local pod that comes to use a policy brings its chain and sets in; the last user leaving takes them out', () => {
+      const one = input({ sets, namedPortSets, policies, endpoints: [ep('calia', '10.65.0.2', [['knp.x.web']])] });
+      const two: PolicyInput = { ...one, endpoints: [...one.endpoints, ep('calib', '10.65.0.3', [['knp.x.db']])] };
+      const add = planTable(compilePolicy(two), tableState(compilePolicy(one)));
+      assert.deepEqual(
+        add.filter((o) => o.kind !== 'add rule'),
+        [
+          { kind: 'add set', set: 's4-sel-db', type: 'ipv4_addr', interval: false, elements: ['10.65.1.5'] },
+          { kind: 'add set', set: 's6-sel-db', type: 'ipv6_addr', interval: false, elements: [] },
+          { kind: 'add chain', chain: 'from-calib', base: undefined },
+          { kind: 'add chain', chain: 'to-calib', base: undefined },
+          { kind: 'add chain', chain: 'pi-knp.x.db', base: undefined },
+          { kind: 'add map element', map: 'from-wl', elements: [{ key: '"calib"', verdict: 'jump from-calib' }] },
+          { kind: 'add map element', map: 'to-wl', elements: [{ key: '"calib"', verdict: 'jump to-calib' }] },
+        ],
+      );
+      assert.deepEqual(
+        [...new Set(add.flatMap((o) => (o.kind === 'add rule' ? [o.chain] : [])))],
+        ['from-calib', 'to-calib', 'pi-knp.x.db'],
+      );
+      // Back: the map elements, then the chains (emptied first), then the sets they used.
+      const remove = planTable(compilePolicy(one), tableState(compilePolicy(two)));
+      assert.deepEqual(remove, [
+        { kind: 'delete map element', map: 'from-wl', keys: ['"calib"'] },
+        { kind: 'delete map element', map: 'to-wl', keys: ['"calib"'] },
+        { kind: 'flush chain', chain: 'from-calib' },
+        { kind: 'flush chain', chain: 'to-calib' },
+        { kind: 'flush chain', chain: 'pi-knp.x.db' },
+        { kind: 'delete chain', chain: 'from-calib' },
+        { kind: 'delete chain', chain: 'to-calib' },
+        { kind: 'delete chain', chain: 'pi-knp.x.db' },
+        { kind: 'delete set', set: 's4-sel-db' },
+        { kind: 'delete set', set: 's6-sel-db' },
+      ]);
+    });
+
+    it('a policy no endpoint uses is not checked: it is refused once one does', () => {
+      const endpoints = [ep('calia', '10.65.0.2', [['knp.x.bad']])];
+      assert.throws(
+        () => compilePolicy(input({ sets, namedPortSets, policies, endpoints })),
+        /policies\[knp\.x\.bad\]\.ingress\[0\]\.match\.srcSets\[0\]: no set "no-such-set"/,
+      );
+    });
   });
 
   describe('a pod coming or going', () => {
@@ -545,9 +632,10 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         for (const o of ops) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
         return counts;
       };
+      // Every policy is in use already (more pods than policies): the new pod brings no policy chain.
       const small = opsOfAdd(3, 2);
       assert.deepEqual(small, { 'add chain': 2, 'add element': 1, 'add map element': 2, 'add rule': 8 });
-      assert.deepEqual(opsOfAdd(200, 300), small);
+      assert.deepEqual(opsOfAdd(400, 300), small);
     });
   });
 
@@ -582,26 +670,26 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     });
   });
 
-  describe('bad input is named, and nothing is compiled', () => {
+  describe('bad input is named, and nothing is compiled (the input an endpoint uses; the rest is not compiled)', () => {
     const cases: [string, PolicyInput, RegExp][] = [
       [
         'a set no rule can find',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { srcSets: ['nope'] } }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { srcSets: ['nope'] } }] }] }),
         /policies\[p\]\.ingress\[0\]\.match\.srcSets\[0\]: no set "nope"/,
       ],
       [
         'a named port set no rule can find',
-        input({ policies: [{ id: 'p', egress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'nope' } }] }] }),
+        used({ policies: [{ id: 'p', egress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'nope' } }] }] }),
         /policies\[p\]\.egress\[0\]\.match\.dstNamedPorts: no named port set "nope"/,
       ],
       [
         'a policy an endpoint names but the input lacks',
-        input({ endpoints: [ep('calia', '10.0.0.1', [['ghost']])] }),
+        used({ endpoints: [ep('calia', '10.0.0.1', [['ghost']])] }),
         /endpoints\[calia\]\.ingress\[0\]\[0\]: no policy "ghost"/,
       ],
       [
         'a set id twice',
-        input({
+        used({
           sets: [
             { id: 's', members: [] },
             { id: 's', members: [] },
@@ -609,64 +697,77 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         }),
         /sets\[1\]: "s" appears twice/,
       ],
-      ['a policy id twice', input({ policies: [{ id: 'p' }, { id: 'p' }] }), /policies\[1\]: "p" appears twice/],
+      ['a policy id twice', used({ policies: [{ id: 'p' }, { id: 'p' }] }), /policies\[1\]: "p" appears twice/],
       [
         'an interface twice',
-        input({ endpoints: [ep('calia', '10.0.0.1'), ep('calia', '10.0.0.2')] }),
+        used({ endpoints: [ep('calia', '10.0.0.1'), ep('calia', '10.0.0.2')] }),
         /endpoints\[1\]: "calia" appears twice/,
       ],
       [
         'an interface name too long',
-        input({ endpoints: [ep('cali0123456789abc', '10.0.0.1')] }),
+        used({ endpoints: [ep('cali0123456789abc', '10.0.0.1')] }),
         /endpoints\[0\]\.iface: "cali0123456789abc" is not an interface name/,
       ],
-      ['a member that is no address', input({ sets: [{ id: 's', members: ['10.0.0.300'] }] }), /sets\[0\]\.members\[0\]/],
-      ['a pool that is no CIDR', input({ pools: [{ cidr: 'nope', natOutgoing: true }] }), /pools\[0\]\.cidr/],
+      [
+        'a member that is no address',
+        used({
+          sets: [{ id: 's', members: ['10.0.0.300'] }],
+          policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { srcSets: ['s'] } }] }],
+        }),
+        /sets\[0\]\.members\[0\]/,
+      ],
+      ['a pool that is no CIDR', used({ pools: [{ cidr: 'nope', natOutgoing: true }] }), /pools\[0\]\.cidr/],
       [
         'ports without a protocol that has them',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { dstPorts: [{ first: 80, last: 80 }] } }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { dstPorts: [{ first: 80, last: 80 }] } }] }] }),
         /policies\[p\]\.ingress\[0\]\.match: ports need protocol tcp, udp or sctp \(got none\)/,
       ],
       [
         'ports on ICMP',
-        input({
+        used({
           policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'icmp', dstPorts: [{ first: 80, last: 80 }] } }] }],
         }),
         /ports need protocol tcp, udp or sctp \(got icmp\)/,
       ],
       [
         'a port range backwards',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstPorts: [{ first: 90, last: 80 }] } }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstPorts: [{ first: 90, last: 80 }] } }] }] }),
         /match\.dstPorts\[0\]: 90-80 is not a port range/,
       ],
       [
         'an unknown protocol name',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tpc' as 'tcp' } }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tpc' as 'tcp' } }] }] }),
         /match\.protocol: "tpc" is not tcp, udp, sctp, icmp, icmpv6 or a number/,
       ],
       [
         'an ICMP type out of range',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'icmp', icmp: { type: 256 } } }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'icmp', icmp: { type: 256 } } }] }] }),
         /match\.icmp\.type: 256 is not an ICMP type/,
       ],
       [
         'a named port member with a bad port',
-        input({ namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.1', protocol: 'tcp', port: 0 }] }] }),
+        used({
+          namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.1', protocol: 'tcp', port: 0 }] }],
+          policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'n' } }] }],
+        }),
         /namedPortSets\[0\]\.members\[0\]\.port: 0 is not a port/,
       ],
       [
         'a named port member that is a network',
-        input({ namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.0/24', protocol: 'tcp', port: 80 }] }] }),
+        used({
+          namedPortSets: [{ id: 'n', members: [{ address: '10.0.0.0/24', protocol: 'tcp', port: 80 }] }],
+          policies: [{ id: 'p', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstNamedPorts: 'n' } }] }],
+        }),
         /namedPortSets\[0\]\.members\[0\]\.address/,
       ],
       [
         'an unknown action',
-        input({ policies: [{ id: 'p', ingress: [{ action: 'Reject' as 'Deny', match: {} }] }] }),
+        used({ policies: [{ id: 'p', ingress: [{ action: 'Reject' as 'Deny', match: {} }] }] }),
         /policies\[p\]\.ingress\[0\]\.action: "Reject" is not Allow, Deny, Pass or Log/,
       ],
       [
         'an endpoint whose interface makes the dispatch chain name',
-        input({ endpoints: [ep('wl-dispatch', '10.0.0.1')] }),
+        used({ endpoints: [ep('wl-dispatch', '10.0.0.1')] }),
         /chains: the ingress dispatch and endpoint "wl-dispatch" ingress both become nft name to-wl-dispatch/,
       ],
     ];

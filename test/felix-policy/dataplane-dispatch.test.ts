@@ -3,7 +3,8 @@
 // element in each dispatch map (the forward and to-wl-dispatch rules are never rewritten, and
 // a connection through them keeps flowing), the pod's policy holds from the first packet, and
 // its removal takes the map elements out before the chains they jump to; an element deleted
-// behind the programmer's back comes back on resync. Root only.
+// behind the programmer's back comes back on resync. A pod that is the first to use a policy
+// brings that policy's chain and sets in the same transaction. Root only.
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../felix/policy/compile.js';
 import type { PolicyEndpoint, PolicyInput } from '../../felix/policy/input.js';
@@ -24,16 +25,24 @@ const endpoint = (p: PodSpec, ingress: string[][]): PolicyEndpoint => ({
   egress: [],
 });
 
-/** b admits nobody; c, once it exists, admits a only. The set of a is there from the start. */
-function input(withC: boolean): PolicyInput {
+/**
+ * b admits nobody; c, once it exists, admits a only (or, with from-b, b only). Only what a local
+ * endpoint uses is compiled, so b's second tier names from-a, never reached (its first drops
+ * everything): from-a's chain and set are there before c comes. from-b is used by c alone.
+ */
+function input(withC: boolean, cPolicy = 'knp.x.from-a'): PolicyInput {
   return {
-    sets: [{ id: 'sel-a', members: [A.address, A.address6] }],
+    sets: [
+      { id: 'sel-a', members: [A.address, A.address6], hosts: true },
+      { id: 'sel-b', members: [B.address, B.address6], hosts: true },
+    ],
     namedPortSets: [],
     policies: [
       { id: 'knp.x.deny', ingress: [] },
       { id: 'knp.x.from-a', ingress: [{ action: 'Allow', match: { srcSets: ['sel-a'] } }] },
+      { id: 'knp.x.from-b', ingress: [{ action: 'Allow', match: { srcSets: ['sel-b'] } }] },
     ],
-    endpoints: [endpoint(A, []), endpoint(B, [['knp.x.deny']]), ...(withC ? [endpoint(C, [['knp.x.from-a']])] : [])],
+    endpoints: [endpoint(A, []), endpoint(B, [['knp.x.deny'], ['knp.x.from-a']]), ...(withC ? [endpoint(C, [[cPolicy]])] : [])],
     pools: [{ cidr: '10.65.0.0/16', natOutgoing: false }],
   };
 }
@@ -140,5 +149,27 @@ describe('felix/policy: a local pod added and removed through the dispatch maps,
     assert.deepEqual(counts(r), { 'add chain': 2, 'add map element': 2, 'add rule': 7 });
     assert.equal(await tcp('b', C), false);
     assert.equal(await tcp('a', C), true);
+  });
+
+  it("a pod that is the first to use a policy brings the policy's chain and sets in with its own; its removal takes them out", async () => {
+    const gone = await prog.update(compilePolicy(input(false)));
+    assert.equal(gone.ok, true, gone.error);
+    const r = await prog.update(compilePolicy(input(true, 'knp.x.from-b')));
+    assert.equal(r.ok, true, r.error);
+    dispatchUntouched(r);
+    assert.deepEqual(counts(r), { 'add set': 2, 'add chain': 3, 'add map element': 2, 'add rule': 9 });
+    assert.match(r.script, /^add set inet podroute s4-sel-b \{ type ipv4_addr; elements = \{ 10\.65\.0\.3 \}; \}$/m);
+    assert.equal(await tcp('b', C), true, 'c admits b');
+    assert.equal(await tcp('a', C), false, 'and nobody else');
+    assert.equal((await prog.resync()).ops, 0);
+    const out = await prog.update(compilePolicy(input(false)));
+    assert.equal(out.ok, true, out.error);
+    dispatchUntouched(out);
+    assert.deepEqual(
+      out.transaction.flatMap((o) => (o.kind === 'delete chain' ? [o.chain] : o.kind === 'delete set' ? [o.set] : [])),
+      ['from-calic', 'to-calic', 'pi-knp.x.from-b', 's4-sel-b', 's6-sel-b'],
+    );
+    assert.equal((await prog.resync()).ops, 0, 'the kernel holds neither the chain nor the sets');
+    assert.equal(await tcp('a', B), false, 'b still admits nobody');
   });
 });
