@@ -92,6 +92,8 @@ async function callCni(state: LabState, pod: LabPod, command: 'ADD' | 'DEL'): Pr
       'CNI_IFNAME=eth0',
       `CNI_ARGS=K8S_POD_NAMESPACE=${podK8sNamespace(pod)};K8S_POD_NAME=${pod.name}`,
       'CNI_PATH=/opt/cni/bin',
+      // A lab's nodes share one file system: the plugin's per-node store record stays in the lab's folder.
+      `PODROUTE_CNI_STATE_DIR=${join(state.dir, 'cni')}`,
       process.execPath,
       join(packageRoot(), 'bin/podroute-cni.js'),
     ],

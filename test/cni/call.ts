@@ -15,7 +15,9 @@ export interface CniCall {
 /** Runs the plugin in `host` (the node's namespace) with CNI_COMMAND, `env` and `stdin`. */
 export async function callCni(host: Netns, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> {
   const t0 = performance.now();
-  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', CNI], {
+  // The plugin's record of the store it saw goes into the test lab's folder, removed with it.
+  const all = { PODROUTE_CNI_STATE_DIR: join(host.lab.dir, 'cni'), ...env };
+  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(all).map(([k, v]) => `${k}=${v}`), 'node', CNI], {
     input: stdin,
     timeoutMs: 30_000,
   });
