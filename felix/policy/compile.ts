@@ -31,10 +31,11 @@
 // Pass sets a bit of the packet mark and returns, and every later jump of the tier, and the
 // tier's closing drop, runs only while that bit is clear. The bit is cleared before each tier
 // (so a mark set elsewhere cannot skip a tier) and after the last.
-import { familyBits } from '../../ip/index.js';
+import type { IpFamily } from '../../ip/index.js';
 import { PolicyCompileError } from './compile-error.js';
-import { intervalElements, namedPortElements, readMember } from './elements.js';
-import type { Policy, PolicyEndpoint, PolicyInput, PolicyRule } from './input.js';
+import { hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
+import { PartMemo } from './compile-memo.js';
+import type { AddressSet, NamedPortSet, NatPool, Policy, PolicyEndpoint, PolicyInput, PolicyRule } from './input.js';
 import { matchExpressions, type SetNames } from './match.js';
 import {
   addressSetName,
@@ -113,61 +114,67 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
     if (!IFNAME.test(e.iface)) throw new PolicyCompileError(`endpoints[${i}].iface`, `${JSON.stringify(e.iface)} is not an interface name`);
   });
 
-  // What the compiled chains use: only these sets are written.
-  const usedSets = new Set<string>();
-  const usedNamedPorts = new Set<string>();
-  const setNames: SetNames = {
-    address(id, family, field) {
-      if (!setsById.has(id)) throw new PolicyCompileError(field, `no set ${JSON.stringify(id)}`);
-      usedSets.add(id);
-      return addressSetName(id, family);
-    },
-    namedPort(id, family, field) {
-      if (!namedPortsById.has(id)) throw new PolicyCompileError(field, `no named port set ${JSON.stringify(id)}`);
-      usedNamedPorts.add(id);
-      return namedPortSetName(id, family);
-    },
-  };
-
-  const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
   const mark = {
     set: `meta mark set meta mark | ${hex32(passMark)}`,
     clear: `meta mark set meta mark & ${hex32(~passMark)}`,
     clearTest: `meta mark & ${hex32(passMark)} == 0x00000000`,
   };
+  const rpfCheck = options.rpfCheck ?? true;
+  // What a policy's or an endpoint's chain text depends on besides its own input object.
+  const variant = `${passMark} ${rpfCheck} ${logPrefix}`;
 
   // The pools are read first: the NAT rules use their sets.
   const setOwners: string[] = [];
-  const pools = poolSets(input, setOwners);
+  const pools = poolSets(input.pools, setOwners);
 
   // Policies in use, per direction: those an endpoint jumps to.
   const used: Record<Direction, Set<string>> = { ingress: new Set(), egress: new Set() };
+  const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
   const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
-  const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input, options.natPriority ?? 100), dispatchChain()];
+  const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input.pools, options.natPriority ?? 100), DISPATCH_CHAIN];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
-      chains.push(endpointChain(e, dir, policiesById, mark, options.rpfCheck ?? true, used[dir]));
+      const compiled = endpointChain(e, dir, policiesById, mark, rpfCheck, variant);
+      for (const id of compiled.jumps) used[dir].add(id);
+      chains.push(compiled.chain);
       chainOwners.push(`endpoint ${JSON.stringify(e.iface)} ${dir}`);
     }
   }
+
+  // What the compiled policy chains use: only these sets are written.
+  const usedSets = new Set<string>();
+  const usedNamedPorts = new Set<string>();
   const policies = [...policiesById.values()].filter((p) => used.ingress.has(p.id) || used.egress.has(p.id));
   for (const p of policies.sort((a, b) => byText(a.id, b.id))) {
     for (const dir of ['ingress', 'egress'] as const) {
       const rules = p[dir];
       if (rules === undefined || !used[dir].has(p.id)) continue;
-      chains.push(policyChain(p, dir, rules, setNames, mark.set, logPrefix));
+      const compiled = policyChain(p, dir, rules, setsById, namedPortsById, mark.set, logPrefix, variant);
+      for (const id of compiled.sets) usedSets.add(id);
+      for (const id of compiled.namedPorts) usedNamedPorts.add(id);
+      chains.push(compiled.chain);
       chainOwners.push(`policy ${JSON.stringify(p.id)} ${dir}`);
     }
   }
   assertDistinct('chains', chains, (i) => chainOwners[i]!);
 
   const sets: NftSet[] = [...pools, ...addressSets(input, usedSets, setOwners), ...namedPortSets(input, usedNamedPorts, setOwners)];
-  const maps: NftMap[] = [dispatchMap(FROM_ENDPOINT_MAP, endpoints, 'egress'), dispatchMap(TO_ENDPOINT_MAP, endpoints, 'ingress')];
+  const maps = dispatchMaps(input.endpoints, endpoints);
   // Sets and maps share the table's one namespace.
   assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
 
   return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
+
+// Compiled parts by input object (compile-memo.ts): only what changed is compiled again.
+const addressSetParts = new PartMemo<AddressSet, readonly NftSet[]>();
+const namedPortSetParts = new PartMemo<NamedPortSet, readonly NftSet[]>();
+const poolParts = new PartMemo<readonly NatPool[], { readonly sets: readonly NftSet[]; readonly owners: readonly string[] }>();
+const natChains = new PartMemo<readonly NatPool[], NftChain>();
+const mapParts = new PartMemo<readonly PolicyEndpoint[], NftMap[]>();
+const endpointChains = new PartMemo<PolicyEndpoint, EndpointChain>();
+const policyChains = new PartMemo<Policy, PolicyChain>();
+const forwardChains = new Map<number, NftChain>();
 
 /**
  * A set of hosts is a plain hash set of bare addresses; any other may hold networks and is an
@@ -177,22 +184,32 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
 function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
   return input.sets.flatMap((s, i) => {
     if (!used.has(s.id)) return [];
-    const hosts = s.hosts === true;
-    const members = s.members.map((m, j) => {
-      const field = `sets[${i}].members[${j}]`;
-      const cidr = readMember(m, field);
-      if (hosts && cidr.prefixLength !== familyBits(cidr.family))
-        throw new PolicyCompileError(field, `${m} is a network, and set ${JSON.stringify(s.id)} holds single addresses only`);
-      return cidr;
-    });
     owners.push(`set ${JSON.stringify(s.id)}`, `set ${JSON.stringify(s.id)}`);
-    return FAMILIES.map((family) => ({
-      name: addressSetName(s.id, family),
-      type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
-      interval: !hosts,
-      // Host prefixes never nest: as interval elements they are each address once, bare and sorted.
-      elements: intervalElements(members, family),
-    }));
+    const kept = addressSetParts.get(s, '');
+    if (kept) return kept;
+    const field = (j: number) => `sets[${i}].members[${j}]`;
+    let elements: (family: IpFamily) => string[];
+    if (s.hosts === true) {
+      const byFamily = hostElements(
+        s.members,
+        field,
+        (m) => `${m} is a network, and set ${JSON.stringify(s.id)} holds single addresses only`,
+      );
+      elements = (family) => byFamily[family];
+    } else {
+      const members = s.members.map((m, j) => readMember(m, field(j)));
+      elements = (family) => intervalElements(members, family);
+    }
+    return addressSetParts.set(
+      s,
+      '',
+      FAMILIES.map((family) => ({
+        name: addressSetName(s.id, family),
+        type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
+        interval: s.hosts !== true,
+        elements: elements(family),
+      })),
+    );
   });
 }
 
@@ -200,30 +217,43 @@ function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: st
   return input.namedPortSets.flatMap((s, i) => {
     if (!used.has(s.id)) return [];
     owners.push(`named port set ${JSON.stringify(s.id)}`, `named port set ${JSON.stringify(s.id)}`);
-    return FAMILIES.map((family) => ({
-      name: namedPortSetName(s.id, family),
-      type: `${family === 4 ? 'ipv4_addr' : 'ipv6_addr'} . inet_proto . inet_service`,
-      interval: false,
-      elements: namedPortElements(s.members, family, `namedPortSets[${i}].members`),
-    }));
+    return (
+      namedPortSetParts.get(s, '') ??
+      namedPortSetParts.set(
+        s,
+        '',
+        FAMILIES.map((family) => ({
+          name: namedPortSetName(s.id, family),
+          type: `${family === 4 ? 'ipv4_addr' : 'ipv6_addr'} . inet_proto . inet_service`,
+          interval: false,
+          elements: namedPortElements(s.members, family, `namedPortSets[${i}].members`),
+        })),
+      )
+    );
   });
 }
 
 /** Pool sets exist for a family only when one of its pools has natOutgoing: nothing else reads them. */
-function poolSets(input: PolicyInput, owners: string[]): NftSet[] {
-  const pools = input.pools.map((p, i) => ({ cidr: readMember(p.cidr, `pools[${i}].cidr`), natOutgoing: p.natOutgoing }));
-  return FAMILIES.flatMap((family) => {
-    const mine = pools.filter((p) => p.cidr.family === family);
-    if (!mine.some((p) => p.natOutgoing)) return [];
+function poolSets(input: readonly NatPool[], owners: string[]): readonly NftSet[] {
+  const kept = poolParts.get(input, '');
+  if (kept) {
+    owners.push(...kept.owners);
+    return kept.sets;
+  }
+  const mine: string[] = [];
+  const pools = input.map((p, i) => ({ cidr: readMember(p.cidr, `pools[${i}].cidr`), natOutgoing: p.natOutgoing }));
+  const sets = FAMILIES.flatMap((family) => {
+    const ofFamily = pools.filter((p) => p.cidr.family === family);
+    if (!ofFamily.some((p) => p.natOutgoing)) return [];
     const type = family === 4 ? 'ipv4_addr' : 'ipv6_addr';
-    owners.push(`the IPv${family} pools`, `the IPv${family} natOutgoing pools`);
+    mine.push(`the IPv${family} pools`, `the IPv${family} natOutgoing pools`);
     return [
       {
         name: poolsSetName(family),
         type,
         interval: true,
         elements: intervalElements(
-          mine.map((p) => p.cidr),
+          ofFamily.map((p) => p.cidr),
           family,
         ),
       },
@@ -232,43 +262,55 @@ function poolSets(input: PolicyInput, owners: string[]): NftSet[] {
         type,
         interval: true,
         elements: intervalElements(
-          mine.filter((p) => p.natOutgoing).map((p) => p.cidr),
+          ofFamily.filter((p) => p.natOutgoing).map((p) => p.cidr),
           family,
         ),
       },
     ];
   });
+  owners.push(...mine);
+  return poolParts.set(input, '', { sets, owners: mine }).sets;
 }
 
 /** One element per endpoint of this node, sorted by interface: its chain for the direction. */
-function dispatchMap(name: string, endpoints: readonly PolicyEndpoint[], dir: Direction): NftMap {
-  return {
+function dispatchMaps(input: readonly PolicyEndpoint[], sorted: readonly PolicyEndpoint[]): NftMap[] {
+  const map = (name: string, dir: Direction): NftMap => ({
     name,
     type: 'ifname',
-    elements: endpoints.map((e) => ({ key: `"${e.iface}"`, verdict: `jump ${endpointChainName(e.iface, dir)}` })),
-  };
+    elements: sorted.map((e) => ({ key: `"${e.iface}"`, verdict: `jump ${endpointChainName(e.iface, dir)}` })),
+  });
+  return mapParts.get(input, '') ?? mapParts.set(input, '', [map(FROM_ENDPOINT_MAP, 'egress'), map(TO_ENDPOINT_MAP, 'ingress')]);
 }
 
 function forwardChain(priority: number): NftChain {
-  return {
-    name: FORWARD_CHAIN,
-    base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
-    rules: [
-      { expr: 'ct state established,related accept' },
-      { expr: `iifname vmap @${FROM_ENDPOINT_MAP}` },
-      { expr: `jump ${TO_ENDPOINT_DISPATCH}` },
-    ],
-  };
+  let chain = forwardChains.get(priority);
+  if (!chain) {
+    chain = {
+      name: FORWARD_CHAIN,
+      base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
+      rules: [
+        { expr: 'ct state established,related accept' },
+        { expr: `iifname vmap @${FROM_ENDPOINT_MAP}` },
+        { expr: `jump ${TO_ENDPOINT_DISPATCH}` },
+      ],
+    };
+    forwardChains.set(priority, chain);
+  }
+  return chain;
 }
 
-function dispatchChain(): NftChain {
-  return { name: TO_ENDPOINT_DISPATCH, rules: [{ expr: `oifname vmap @${TO_ENDPOINT_MAP}` }, { expr: 'accept' }] };
-}
+const DISPATCH_CHAIN: NftChain = {
+  name: TO_ENDPOINT_DISPATCH,
+  rules: [{ expr: `oifname vmap @${TO_ENDPOINT_MAP}` }, { expr: 'accept' }],
+};
 
-function natChain(input: PolicyInput, priority: number): NftChain {
+/** Pools are read (and refused) by poolSets first. */
+function natChain(pools: readonly NatPool[], priority: number): NftChain {
+  const kept = natChains.get(pools, String(priority));
+  if (kept) return kept;
   const rules: NftRule[] = [];
   for (const family of FAMILIES) {
-    const has = input.pools.some((p) => p.natOutgoing && readMember(p.cidr, 'pools').family === family);
+    const has = pools.some((p) => p.natOutgoing && readMember(p.cidr, 'pools').family === family);
     if (!has) continue;
     const ip = family === 4 ? 'ip' : 'ip6';
     rules.push({
@@ -276,7 +318,11 @@ function natChain(input: PolicyInput, priority: number): NftChain {
       id: natOutgoingId(family),
     });
   }
-  return { name: POSTROUTING_CHAIN, base: { type: 'nat', hook: 'postrouting', priority, policy: 'accept' }, rules };
+  return natChains.set(pools, String(priority), {
+    name: POSTROUTING_CHAIN,
+    base: { type: 'nat', hook: 'postrouting', priority, policy: 'accept' },
+    rules,
+  });
 }
 
 interface MarkText {
@@ -285,26 +331,51 @@ interface MarkText {
   readonly clearTest: string;
 }
 
+interface EndpointChain {
+  readonly chain: NftChain;
+  /** The policies it jumps to. */
+  readonly jumps: readonly string[];
+  /** For each policy its tiers name, in order: whether it has rules for the direction (then it applies). */
+  readonly applies: readonly boolean[];
+}
+
+/** Whether a kept endpoint chain still holds: every policy it names is there and applies as it did. */
+function stillApplies(e: PolicyEndpoint, dir: Direction, policies: ReadonlyMap<string, Policy>, kept: EndpointChain): boolean {
+  let i = 0;
+  for (const tier of e[dir]) {
+    for (const id of tier) {
+      const p = policies.get(id);
+      if (!p || (p[dir] !== undefined) !== kept.applies[i++]) return false;
+    }
+  }
+  return true;
+}
+
 function endpointChain(
   e: PolicyEndpoint,
   dir: Direction,
   policies: ReadonlyMap<string, Policy>,
   mark: MarkText,
   rpfCheck: boolean,
-  used: Set<string>,
-): NftChain {
+  variant: string,
+): EndpointChain {
+  const kept = endpointChains.get(e, `${dir} ${variant}`);
+  if (kept && stillApplies(e, dir, policies, kept)) return kept;
   const rules: NftRule[] = [{ expr: 'ct state invalid drop' }];
   if (dir === 'egress' && rpfCheck) rules.push({ expr: 'fib saddr . iif oif missing counter drop', id: rpfId(e.iface) });
+  const jumps: string[] = [];
+  const applies: boolean[] = [];
   let tiers = 0;
   e[dir].forEach((tier, t) => {
     const applying = tier.filter((id, i) => {
       const p = policies.get(id);
       if (!p) throw new PolicyCompileError(`endpoints[${e.iface}].${dir}[${t}][${i}]`, `no policy ${JSON.stringify(id)}`);
       // A policy without rules for this direction does not apply to it.
+      applies.push(p[dir] !== undefined);
       return p[dir] !== undefined;
     });
     if (applying.length === 0) return;
-    for (const id of applying) used.add(id);
+    jumps.push(...applying);
     rules.push({ expr: mark.clear });
     applying.forEach((id, i) => {
       const jump = `jump ${policyChainName(id, dir)}`;
@@ -314,27 +385,57 @@ function endpointChain(
     tiers++;
   });
   if (tiers > 0) rules.push({ expr: mark.clear });
-  return { name: endpointChainName(e.iface, dir), rules };
+  return endpointChains.set(e, `${dir} ${variant}`, { chain: { name: endpointChainName(e.iface, dir), rules }, jumps, applies });
+}
+
+interface PolicyChain {
+  readonly chain: NftChain;
+  /** The address and named port sets its rules name, by id. */
+  readonly sets: readonly string[];
+  readonly namedPorts: readonly string[];
 }
 
 function policyChain(
   p: Policy,
   dir: Direction,
   rules: readonly PolicyRule[],
-  sets: SetNames,
+  setsById: ReadonlyMap<string, AddressSet>,
+  namedPortsById: ReadonlyMap<string, NamedPortSet>,
   passMarkSet: string,
   logPrefix: string,
-): NftChain {
+  variant: string,
+): PolicyChain {
+  const kept = policyChains.get(p, `${dir} ${variant}`);
+  // A kept chain holds while the sets it names are there; else it is compiled again, which says what is missing.
+  if (kept?.sets.every((id) => setsById.has(id)) && kept.namedPorts.every((id) => namedPortsById.has(id))) return kept;
+  const sets = new Set<string>();
+  const namedPorts = new Set<string>();
+  const names: SetNames = {
+    address(id, family, field) {
+      if (!setsById.has(id)) throw new PolicyCompileError(field, `no set ${JSON.stringify(id)}`);
+      sets.add(id);
+      return addressSetName(id, family);
+    },
+    namedPort(id, family, field) {
+      if (!namedPortsById.has(id)) throw new PolicyCompileError(field, `no named port set ${JSON.stringify(id)}`);
+      namedPorts.add(id);
+      return namedPortSetName(id, family);
+    },
+  };
   const out: NftRule[] = [];
   rules.forEach((rule, i) => {
     const field = `policies[${p.id}].${dir}[${i}]`;
     const id = ruleId(p.id, dir, i);
     const action = actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
-    for (const m of matchExpressions(rule.match, sets, `${field}.match`)) {
+    for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
       out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
     }
   });
-  return { name: policyChainName(p.id, dir), rules: out };
+  return policyChains.set(p, `${dir} ${variant}`, {
+    chain: { name: policyChainName(p.id, dir), rules: out },
+    sets: [...sets],
+    namedPorts: [...namedPorts],
+  });
 }
 
 function actionText(rule: PolicyRule, dir: Direction, passMarkSet: string, logPrefix: string, field: string): string {

@@ -80,14 +80,28 @@ function serviceText(text: string): string {
   return first === last ? String(first) : `${first}-${last}`;
 }
 
+// A set that changes is mostly the addresses it held: each address text is made canonical once,
+// not once per change. Cleared when it outgrows any cluster's addresses.
+const addressTexts = new Map<string, string>();
+const MAX_ADDRESS_TEXTS = 200_000;
+
+function addressText(text: string): string {
+  let canonical = addressTexts.get(text);
+  if (canonical === undefined) {
+    const s = addressSpan(text);
+    canonical = s ? spanText(s) : text;
+    if (addressTexts.size >= MAX_ADDRESS_TEXTS) addressTexts.clear();
+    addressTexts.set(text, canonical);
+  }
+  return canonical;
+}
+
 function componentText(type: string, raw: string): string {
   const text = raw.trim();
   switch (type) {
     case 'ipv4_addr':
-    case 'ipv6_addr': {
-      const s = addressSpan(text);
-      return s ? spanText(s) : text;
-    }
+    case 'ipv6_addr':
+      return addressText(text);
     case 'inet_proto':
       return PROTO_NAMES[text.toLowerCase()] ?? text.toLowerCase();
     case 'inet_service':

@@ -57,6 +57,55 @@ export function intervalElements(members: readonly Cidr[], family: IpFamily): st
   return out;
 }
 
+interface Host {
+  readonly family: IpFamily;
+  /** The bare address as nft prints it. */
+  readonly text: string;
+  /** Sorts as the address: the bytes in hex, fixed width. */
+  readonly order: string;
+}
+
+// Pod addresses recur in every set their pod is in, and a set that changes is mostly the
+// addresses it held: each is read once, not once per set per change. Cleared when it outgrows
+// any cluster's addresses (the next reads fill it again).
+const hostsRead = new Map<string, Host>();
+const MAX_HOSTS_READ = 200_000;
+
+/** A member that must be a single address; `field` names it, and `network` words the refusal of a prefix. */
+function readHost(text: string, index: number, field: (index: number) => string, network: (member: string) => string): Host {
+  const kept = hostsRead.get(text);
+  if (kept) return kept;
+  const c = readMember(text, field(index));
+  if (c.prefixLength !== familyBits(c.family)) throw new PolicyCompileError(field(index), network(text));
+  const host = { family: c.family, text: formatAddress(c.bytes), order: Buffer.from(c.bytes).toString('hex') };
+  if (hostsRead.size >= MAX_HOSTS_READ) hostsRead.clear();
+  hostsRead.set(text, host);
+  return host;
+}
+
+/**
+ * Members that are single addresses as the elements of a plain set, per family: bare, sorted by
+ * address, each once. A prefix among them is refused (`network` says why).
+ */
+export function hostElements(
+  members: readonly string[],
+  field: (index: number) => string,
+  network: (member: string) => string,
+): Record<IpFamily, string[]> {
+  const byFamily: Record<IpFamily, Host[]> = { 4: [], 6: [] };
+  for (let i = 0; i < members.length; i++) {
+    const h = readHost(members[i], i, field, network);
+    byFamily[h.family].push(h);
+  }
+  const elements = (hosts: Host[]): string[] => {
+    hosts.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    const out: string[] = [];
+    for (let i = 0; i < hosts.length; i++) if (i === 0 || hosts[i].order !== hosts[i - 1].order) out.push(hosts[i].text);
+    return out;
+  };
+  return { 4: elements(byFamily[4]), 6: elements(byFamily[6]) };
+}
+
 export interface NamedPortElement {
   readonly address: string;
   readonly protocol: 'tcp' | 'udp' | 'sctp';

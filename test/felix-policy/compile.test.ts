@@ -515,6 +515,81 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     });
   });
 
+  describe('recompiling: the parts of unchanged input objects are the objects they were', () => {
+    const web = { id: 'sel-web', members: ['10.65.0.2'], hosts: true };
+    const db = { id: 'sel-db', members: ['10.65.1.5'], hosts: true };
+    const webPolicy: Policy = { id: 'knp.x.web', ingress: [{ action: 'Allow', match: { srcSets: ['sel-web'] } }] };
+    const dbPolicy: Policy = { id: 'knp.x.db', ingress: [{ action: 'Allow', match: { srcSets: ['sel-db'] } }] };
+    const calia = ep('calia', '10.65.0.2', [['knp.x.web', 'knp.x.db']]);
+    const base = input({
+      sets: [web, db],
+      policies: [webPolicy, dbPolicy],
+      endpoints: [calia],
+      pools: [{ cidr: '10.65.0.0/16', natOutgoing: true }],
+    });
+    const same = (a: NftTable, b: NftTable, what: string) => {
+      for (const [x, y] of [
+        [a.sets, b.sets],
+        [a.maps!, b.maps!],
+        [a.chains, b.chains],
+      ] as const) {
+        assert.equal(x.length, y.length, what);
+        for (let i = 0; i < x.length; i++) assert.equal(x[i], y[i], `${what}: ${x[i]!.name}`);
+      }
+    };
+
+    it('the same input twice: every set, map and chain is the same object', () => {
+      same(compilePolicy(base), compilePolicy({ ...base }), 'recompiled');
+    });
+
+    it('a pod add: only the set it changed is new (and equals a compile from scratch); a new endpoint is only its chains and the maps', () => {
+      const before = compilePolicy(base);
+      const web2 = { ...web, members: ['10.65.0.2', '10.65.3.9'] };
+      const after = compilePolicy({ ...base, sets: [web2, db] });
+      const changed = after.sets.filter((set, i) => set !== before.sets[i]).map((set) => set.name);
+      assert.deepEqual(changed, ['s4-sel-web', 's6-sel-web']);
+      assert.deepEqual(elements(after, 's4-sel-web'), ['10.65.0.2', '10.65.3.9']);
+      for (let i = 0; i < after.chains.length; i++) assert.equal(after.chains[i], before.chains[i], after.chains[i]!.name);
+      const calib = ep('calib', '10.65.0.3', [['knp.x.web']]);
+      const local = compilePolicy({ ...base, endpoints: [calia, calib] });
+      assert.deepEqual(
+        local.chains.filter((c) => !before.chains.includes(c)).map((c) => c.name),
+        ['from-calib', 'to-calib'],
+      );
+      assert.ok(local.sets.every((set, i) => set === before.sets[i]));
+      assert.notEqual(local.maps, before.maps);
+    });
+
+    it('a kept part is not trusted blindly: options, a policy that stops applying, a set that went away', () => {
+      const plain = compilePolicy(base);
+      const marked = compilePolicy(base, { passMark: 0x8, logPrefix: 'x', rpfCheck: false });
+      assert.match(lines(marked, 'to-calia')[1]!, /& 0xfffffff7$/);
+      assert.deepEqual(lines(marked, 'from-calia'), ['ct state invalid drop']);
+      same(compilePolicy(base), plain, 'the default options again');
+      // The same endpoint object, but knp.x.db now has no ingress rules: it no longer applies, nor is compiled.
+      const egressOnly = compilePolicy({ ...base, policies: [webPolicy, { id: 'knp.x.db', egress: [] }] });
+      assert.deepEqual(lines(egressOnly, 'to-calia'), [
+        'ct state invalid drop',
+        CLEAR,
+        'jump pi-knp.x.web',
+        `${PASSED} counter drop  # calia/in/tier0`,
+        CLEAR,
+      ]);
+      assert.deepEqual(
+        egressOnly.chains.map((c) => c.name).filter((n) => n.startsWith('p')),
+        ['postrouting', 'pi-knp.x.web'],
+      );
+      // The same policy object, but its set is gone from the input: refused as from scratch.
+      assert.throws(
+        () => compilePolicy({ ...base, sets: [db] }),
+        /policies\[knp\.x\.web\]\.ingress\[0\]\.match\.srcSets\[0\]: no set "sel-web"/,
+      );
+      // An address read before as a host does not let a network into a set of hosts.
+      compilePolicy({ ...base, sets: [{ ...web, members: ['10.65.0.2', '10.66.0.0/16'], hosts: false }, db] });
+      assert.throws(() => compilePolicy({ ...base, sets: [{ ...web, members: ['10.65.0.2', '10.66.0.0/16'] }, db] }), /is a network/);
+    });
+  });
+
   describe('a pod coming or going', () => {
     const base = input({
       sets: [
