@@ -14,10 +14,61 @@ interface Entry {
   refs: number;
   /** What each endpoint in the set contributes: addresses, or (address, protocol, port). */
   readonly byWorkload: Map<string, readonly string[] | readonly NamedPortMember[]>;
+  /** A selection's addresses, kept in order as endpoints come and go. */
+  readonly addresses?: AddressCounts;
   built?: AddressSet | NamedPortSet;
 }
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Where `a` is or would go in the sorted list. */
+function lowerBound(list: readonly string[], a: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The addresses of a selection's endpoints, each counted once per endpoint that has it, in
+ * order: an endpoint that comes or goes inserts or removes its own, so a set of thousands is
+ * not gathered and sorted again for one pod. Sorted on first use after a bulk fill.
+ */
+class AddressCounts {
+  private readonly counts = new Map<string, number>();
+  private order?: string[];
+
+  add(addresses: readonly string[]): void {
+    for (const a of addresses) {
+      const n = this.counts.get(a) ?? 0;
+      this.counts.set(a, n + 1);
+      if (n === 0 && this.order) this.order.splice(lowerBound(this.order, a), 0, a);
+    }
+  }
+
+  remove(addresses: readonly string[]): void {
+    for (const a of addresses) {
+      const n = this.counts.get(a);
+      if (n === undefined) continue;
+      if (n > 1) {
+        this.counts.set(a, n - 1);
+        continue;
+      }
+      this.counts.delete(a);
+      if (this.order) this.order.splice(lowerBound(this.order, a), 1);
+    }
+  }
+
+  /** A copy, sorted: what is handed out is never changed afterwards. */
+  sorted(): string[] {
+    this.order ??= [...this.counts.keys()].sort(byText);
+    return this.order.slice();
+  }
+}
 
 export class SetTable {
   private readonly entries = new Map<string, Entry>();
@@ -25,6 +76,8 @@ export class SetTable {
   private readonly setsOf = new Map<string, Set<string>>();
   private addressCache?: AddressSet[];
   private namedCache?: NamedPortSet[];
+  /** The ids in order, kept while no set comes or goes (members change far more often). */
+  private sortedIds?: string[];
 
   constructor(private readonly matcher: SelectionMatcher) {}
 
@@ -35,7 +88,13 @@ export class SetTable {
       e.refs++;
       return;
     }
-    this.entries.set(id, { spec, refs: 1, byWorkload: new Map() });
+    this.entries.set(id, {
+      spec,
+      refs: 1,
+      byWorkload: new Map(),
+      ...(spec.kind === 'selection' ? { addresses: new AddressCounts() } : {}),
+    });
+    this.sortedIds = undefined;
     this.changed(id);
     if (spec.kind !== 'nets') for (const w of workloads) this.place(id, w);
   }
@@ -46,6 +105,7 @@ export class SetTable {
     if (--e.refs > 0) return;
     for (const key of e.byWorkload.keys()) this.setsOf.get(key)?.delete(id);
     this.entries.delete(id);
+    this.sortedIds = undefined;
     this.changed(id);
   }
 
@@ -56,7 +116,10 @@ export class SetTable {
 
   deleteWorkload(key: string): void {
     for (const id of this.setsOf.get(key) ?? []) {
-      this.entries.get(id)?.byWorkload.delete(key);
+      const e = this.entries.get(id);
+      const before = e?.byWorkload.get(key);
+      if (before !== undefined) e!.addresses?.remove(before as readonly string[]);
+      e?.byWorkload.delete(key);
       this.changed(id);
     }
     this.setsOf.delete(key);
@@ -66,7 +129,7 @@ export class SetTable {
   addressSets(): readonly AddressSet[] {
     if (!this.addressCache) {
       this.addressCache = [];
-      for (const id of [...this.entries.keys()].sort(byText)) {
+      for (const id of this.ids()) {
         const e = this.entries.get(id)!;
         if (e.spec.kind !== 'namedPorts') this.addressCache.push(this.build(id, e) as AddressSet);
       }
@@ -77,12 +140,17 @@ export class SetTable {
   namedPortSets(): readonly NamedPortSet[] {
     if (!this.namedCache) {
       this.namedCache = [];
-      for (const id of [...this.entries.keys()].sort(byText)) {
+      for (const id of this.ids()) {
         const e = this.entries.get(id)!;
         if (e.spec.kind === 'namedPorts') this.namedCache.push(this.build(id, e) as NamedPortSet);
       }
     }
     return this.namedCache;
+  }
+
+  private ids(): readonly string[] {
+    this.sortedIds ??= [...this.entries.keys()].sort(byText);
+    return this.sortedIds;
   }
 
   private build(id: string, e: Entry): AddressSet | NamedPortSet {
@@ -91,10 +159,8 @@ export class SetTable {
     if (spec.kind === 'nets') {
       e.built = { id, members: [...new Set(spec.nets)].sort(byText) };
     } else if (spec.kind === 'selection') {
-      const members = new Set<string>();
-      for (const addresses of e.byWorkload.values()) for (const a of addresses as readonly string[]) members.add(a);
       // Endpoint addresses are bare addresses: felix keeps such a set without intervals.
-      e.built = { id, members: [...members].sort(byText), hosts: true };
+      e.built = { id, members: e.addresses!.sorted(), hosts: true };
     } else {
       const members = new Map<string, NamedPortMember>();
       for (const list of e.byWorkload.values()) {
@@ -123,10 +189,15 @@ export class SetTable {
     const before = e.byWorkload.get(w.key);
     if (now === undefined) {
       if (before === undefined) return;
+      e.addresses?.remove(before as readonly string[]);
       e.byWorkload.delete(w.key);
       this.setsOf.get(w.key)?.delete(id);
     } else {
       if (before !== undefined && sameMembers(before, now)) return;
+      if (e.addresses) {
+        if (before !== undefined) e.addresses.remove(before as readonly string[]);
+        e.addresses.add(now as readonly string[]);
+      }
       e.byWorkload.set(w.key, now);
       let ids = this.setsOf.get(w.key);
       if (!ids) this.setsOf.set(w.key, (ids = new Set()));

@@ -172,16 +172,20 @@ describe('policy calculation: sets', () => {
         const ns = pick(namespaces);
         const name = pick(['a', 'b', 'c', 'd']);
         const app = pick(apps);
+        const v4 = `10.65.${namespaces.indexOf(ns)}.${rand(6) + 2}`;
+        // Few addresses, so pods share them (a set holds an address while any of its pods does); some dual stack.
+        const addresses = rand(2) ? [`${v4}/32`, `fd00:65::${rand(6) + 2}/128`] : [`${v4}/32`];
         return [
           namespace(pick(namespaces), { team: pick(['red', 'blue']) }),
           pod(
             ns,
             name,
-            `10.65.${namespaces.indexOf(ns)}.${rand(6) + 2}`,
+            v4,
             { app },
             {
               node: pick(['n1', 'n2']),
               ports: [{ name: 'http', protocol: 'TCP', port: 8000 + rand(3) }],
+              addresses,
             },
           ),
           knp(ns, pick(['p', 'q']), {
