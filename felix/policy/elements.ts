@@ -61,8 +61,6 @@ interface Host {
   readonly family: IpFamily;
   /** The bare address as nft prints it. */
   readonly text: string;
-  /** Sorts as the address: the bytes in hex, fixed width. */
-  readonly order: string;
 }
 
 // Pod addresses recur in every set their pod is in, and a set that changes is mostly the
@@ -77,15 +75,16 @@ function readHost(text: string, index: number, field: (index: number) => string,
   if (kept) return kept;
   const c = readMember(text, field(index));
   if (c.prefixLength !== familyBits(c.family)) throw new PolicyCompileError(field(index), network(text));
-  const host = { family: c.family, text: formatAddress(c.bytes), order: Buffer.from(c.bytes).toString('hex') };
+  const host = { family: c.family, text: formatAddress(c.bytes) };
   if (hostsRead.size >= MAX_HOSTS_READ) hostsRead.clear();
   hostsRead.set(text, host);
   return host;
 }
 
 /**
- * Members that are single addresses as the elements of a plain set, per family: bare, sorted by
- * address, each once. A prefix among them is refused (`network` says why).
+ * Members that are single addresses as the elements of a plain set, per family: bare, each
+ * once, in text order (a hash set has no order of its own; members given in that order, as
+ * the calculation graph gives them, sort in one pass). A prefix is refused (`network` says why).
  */
 export function hostElements(
   members: readonly string[],
@@ -98,9 +97,9 @@ export function hostElements(
     byFamily[h.family].push(h);
   }
   const elements = (hosts: Host[]): string[] => {
-    hosts.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    const texts = hosts.map((h) => h.text).sort();
     const out: string[] = [];
-    for (let i = 0; i < hosts.length; i++) if (i === 0 || hosts[i].order !== hosts[i - 1].order) out.push(hosts[i].text);
+    for (let i = 0; i < texts.length; i++) if (i === 0 || texts[i] !== texts[i - 1]) out.push(texts[i]);
     return out;
   };
   return { 4: elements(byFamily[4]), 6: elements(byFamily[6]) };
