@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { memoryDatastore, redisDatastore } from '../../lib/datastore/index.js';
 import type { RedisBackend } from '../../lib/datastore/redis.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { sharedRedis, startRedis } from '../support/redis.js';
 import { ipamCheckSuite } from './check-suite.js';
 
 describe('ipam check and repair: memory backend', () => {
@@ -10,18 +10,11 @@ describe('ipam check and repair: memory backend', () => {
 
 describe('ipam check and repair: Redis backend (real redis-server)', function () {
   this.timeout(60_000);
-  let redis: RedisServer;
-  let n = 0;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis?.stop();
-  });
-  ipamCheckSuite(() => redisDatastore({ url: redis.url, name: `check${process.pid}-${n++}` }));
+  const redis = sharedRedis('check');
+  ipamCheckSuite(() => redisDatastore({ url: redis.url(), name: redis.freshName() }));
 
   it('names the risk when Redis can lose acknowledged writes, and none with AOF', async () => {
-    const ds = await redisDatastore({ url: redis.url });
+    const ds = await redisDatastore({ url: redis.url() });
     const aof = await startRedis({ persist: true });
     const ds2 = await redisDatastore({ url: aof.url });
     try {

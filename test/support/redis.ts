@@ -194,3 +194,25 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     },
   };
 }
+
+/**
+ * In a describe block: one redis-server for the block (started before, stopped after), and a
+ * name for each store opened on it, so every test starts from an empty store on the shared server.
+ */
+export function sharedRedis(tag: string): { url: () => string; freshName: () => string } {
+  let redis: RedisServer | undefined;
+  let n = 0;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+  return {
+    url: () => {
+      if (!redis) throw new Error('sharedRedis: the server is not up yet (use it inside tests or hooks)');
+      return redis.url;
+    },
+    freshName: () => `${tag}${process.pid}-${n++}`,
+  };
+}
