@@ -21,6 +21,7 @@ export async function redisDatastore(options: RedisDatastoreOptions = {}): Promi
  *   PODROUTE_DATASTORE=memory|redis (default: redis if PODROUTE_REDIS_URL or sentinels are set, else memory)
  *   PODROUTE_REDIS_URL=redis://host:port/db
  *   PODROUTE_REDIS_SENTINELS=host:port,host:port  PODROUTE_REDIS_SENTINEL_NAME=mymaster
+ *   PODROUTE_REDIS_MIN_REPLICAS=n (default 1 with sentinels, 0 without)  PODROUTE_REDIS_REPLICA_ACK_TIMEOUT_MS=1000
  *   PODROUTE_DATASTORE_NAME=default
  */
 export function datastoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatastoreConfig {
@@ -40,6 +41,16 @@ export function datastoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Da
     cfg.sentinels = sentinels;
     cfg.sentinelName = env.PODROUTE_REDIS_SENTINEL_NAME ?? 'mymaster';
   }
+  const whole = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v.trim() === '') return undefined;
+    if (!/^\d+$/.test(v.trim())) throw new Error(`${name}: must be a whole number, not ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const minReplicas = whole('PODROUTE_REDIS_MIN_REPLICAS');
+  if (minReplicas !== undefined) cfg.minReplicas = minReplicas;
+  const ackTimeout = whole('PODROUTE_REDIS_REPLICA_ACK_TIMEOUT_MS');
+  if (ackTimeout !== undefined) cfg.replicaAckTimeoutMs = ackTimeout;
   if (env.PODROUTE_DATASTORE_NAME) cfg.name = env.PODROUTE_DATASTORE_NAME;
   return cfg;
 }

@@ -21,6 +21,14 @@ export interface RedisDatastoreOptions {
   commandTimeoutMs?: number;
   /** How long open() waits for the first connection (default 10,000 ms). */
   connectWaitMs?: number;
+  /**
+   * Replicas that must hold every write before it is acknowledged (Redis WAIT after each write
+   * script). Default: 1 with sentinels (a failover then loses no acknowledged write), 0 for a
+   * single Redis (nothing to wait for). Env PODROUTE_REDIS_MIN_REPLICAS.
+   */
+  minReplicas?: number;
+  /** How long a write waits for those replicas before failing with DatastoreUnavailableError (default 1,000 ms; below commandTimeoutMs). Env PODROUTE_REDIS_REPLICA_ACK_TIMEOUT_MS. */
+  replicaAckTimeoutMs?: number;
   /** Anything else for ioredis (TLS, password, db ...); ours take precedence where they conflict. */
   redisOptions?: RedisOptions;
 }
@@ -92,22 +100,69 @@ export async function whenReady(client: Redis, waitMs: number): Promise<void> {
   });
 }
 
-/** Calls scripts (prelude + body) by name; ioredis sends EVALSHA and falls back to EVAL after a restart flushed them. */
+/** What a write waits for before it is acknowledged: `replicas` copies, for at most `timeoutMs`. */
+export interface ReplicaAck {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** The options' replica acknowledgement, with its defaults (see minReplicas). */
+export function replicaAck(o: RedisDatastoreOptions): ReplicaAck {
+  const replicas = o.minReplicas ?? (o.sentinels && o.sentinels.length > 0 ? 1 : 0);
+  const timeoutMs = o.replicaAckTimeoutMs ?? 1000;
+  const commandTimeoutMs = o.commandTimeoutMs ?? 5000;
+  if (!Number.isInteger(replicas) || replicas < 0) throw new Error(`minReplicas: must be a whole number >= 0, not ${replicas}`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs >= commandTimeoutMs) {
+    throw new Error(
+      `replicaAckTimeoutMs: must be a whole number of ms from 1 to below commandTimeoutMs (${commandTimeoutMs}), not ${timeoutMs}`,
+    );
+  }
+  return { replicas, timeoutMs };
+}
+
+/**
+ * Calls scripts (prelude + body) by name; ioredis sends EVALSHA and falls back to EVAL after a
+ * restart flushed them. A write script is followed by WAIT on the same connection (a script
+ * cannot call WAIT): Redis replicates asynchronously, and a write only the primary holds is
+ * lost if Sentinel promotes a replica, so it is acknowledged only once `ack.replicas` have it.
+ */
 export class ScriptRunner {
   private readonly defined = new Set<string>();
   constructor(
     private readonly client: Redis,
     readonly prefix: string,
     private readonly logLength: number,
+    private readonly ack: ReplicaAck = { replicas: 0, timeoutMs: 1000 },
   ) {}
 
-  async run(name: string, body: string, args: readonly (string | number)[]): Promise<unknown> {
+  /** `readOnly` scripts (snapshot, head) skip the WAIT: they change nothing worth keeping. */
+  async run(name: string, body: string, args: readonly (string | number)[], readOnly = false): Promise<unknown> {
     if (!this.defined.has(name)) {
       this.client.defineCommand(name, { numberOfKeys: 1, lua: PRELUDE + body });
       this.defined.add(name);
     }
     const fn = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name]!;
-    return guard(this.client, () => fn.call(this.client, `${this.prefix}:rev`, this.prefix, randomUUID(), this.logLength, ...args));
+    const r = await guard(this.client, () =>
+      fn.call(this.client, `${this.prefix}:rev`, this.prefix, randomUUID(), this.logLength, ...args),
+    );
+    if (!readOnly) await waitForReplicas(this.client, this.ack);
+    return r;
+  }
+}
+
+/**
+ * WAIT counts the replicas that have every write this connection made so far, so a WAIT sent
+ * after a script's reply covers that script whatever else shares the connection. Too few in
+ * time: the write is on the primary but could vanish in a failover, so the caller is told it
+ * may or may not have been applied (IPAM: release the handle, then retry), never success.
+ */
+export async function waitForReplicas(client: Redis, ack: ReplicaAck): Promise<void> {
+  if (ack.replicas === 0) return;
+  const got = Number(await guard(client, () => client.wait(ack.replicas, ack.timeoutMs)));
+  if (got < ack.replicas) {
+    throw new DatastoreUnavailableError(
+      `${describe(client)}: ${got} of ${ack.replicas} replica(s) acknowledged the write within ${ack.timeoutMs} ms; it may or may not have been applied and could be lost in a failover, retry`,
+    );
   }
 }
 

@@ -13,7 +13,7 @@ import {
 } from './backend.js';
 import { AlreadyExistsError, ConflictError, DatastoreError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
-import { guard, newClient, ScriptRunner, whenReady, type RedisDatastoreOptions } from './redis-client.js';
+import { guard, newClient, type RedisDatastoreOptions, replicaAck, ScriptRunner, whenReady } from './redis-client.js';
 import { RedisIpamStore } from './redis-ipam.js';
 import { DELETE, HEAD, MARK_REPAIRED, SNAPSHOT, WRITE } from './redis-lua.js';
 import { persistenceRisk, type RedisPersistence } from './redis-persistence.js';
@@ -29,10 +29,11 @@ export class RedisBackend implements RawBackend {
     private readonly options: RedisDatastoreOptions,
   ) {
     this.prefix = `podroute:{${options.name ?? 'default'}}`;
-    this.scripts = new ScriptRunner(client, this.prefix, options.logLength ?? 10_000);
+    this.scripts = new ScriptRunner(client, this.prefix, options.logLength ?? 10_000, replicaAck(options));
   }
 
   static async open(options: RedisDatastoreOptions = {}): Promise<RedisBackend> {
+    replicaAck(options); // bad settings fail before connecting
     const client = newClient(options, 'command');
     try {
       await whenReady(client, options.connectWaitMs ?? 10_000);
@@ -125,7 +126,7 @@ export class RedisBackend implements RawBackend {
     return {
       head: async () => {
         await ready();
-        const [rev, id] = (await scripts.run('podrouteHead', HEAD, [])) as [string, string];
+        const [rev, id] = (await scripts.run('podrouteHead', HEAD, [], true)) as [string, string];
         return { revision: Number(rev), storeId: id };
       },
       snapshot: async (kinds) => {
@@ -158,7 +159,7 @@ export class RedisBackend implements RawBackend {
 }
 
 async function snapshotWith(scripts: ScriptRunner, kinds: readonly Kind[]): Promise<RawSnapshot> {
-  const r = (await scripts.run('podrouteSnapshot', SNAPSHOT, kinds)) as (string | string[])[];
+  const r = (await scripts.run('podrouteSnapshot', SNAPSHOT, kinds, true)) as (string | string[])[];
   const snap: RawSnapshot = { revision: Number(r[0]), storeId: r[1] as string, items: [], kindRevisions: {} };
   for (let i = 2; i < r.length; i += 3) {
     const kind = r[i] as Kind;
