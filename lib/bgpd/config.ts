@@ -12,6 +12,9 @@ export interface BgpdConfig {
   peers: NeighborConfig[];
   dynamicNeighbors: DynamicNeighbors[];
   networks: NetworkConfig[];
+  /** Where each of `peers` and `dynamicNeighbors` was written (`peers[1]`), for errors found later. */
+  peerPaths: string[];
+  dynamicPaths: string[];
 }
 
 /** The text of a configuration file as a mapping; `fields` says what the mapping holds. */
@@ -96,12 +99,33 @@ export function dynamicNeighbors(p: unknown, path: string): DynamicNeighbors {
   return d as unknown as DynamicNeighbors;
 }
 
+/**
+ * Refuses a peer address given twice: the speaker would refuse the second at addPeer, after the
+ * daemon is already listening. Compared as node:net reads them, so 10.0.0.2 and ::ffff:... differ
+ * as they do on the wire, and fe80::1 and FE80::1 do not.
+ */
+export function distinctPeers(peers: NeighborConfig[], paths: string[]): void {
+  const seen = new Map<string, number>();
+  peers.forEach((p, i) => {
+    const key = p.address.toLowerCase();
+    const first = seen.get(key);
+    if (first !== undefined) throw new ConfigError(`${paths[i]}.address: ${p.address} is configured twice (${paths[first]})`);
+    seen.set(key, i);
+  });
+}
+
 export function parseBgpdConfig(text: string, source = 'config'): BgpdConfig {
   const doc = parseDocument(text, source, 'asn, routerId, peers, ...');
+  const peers = list(doc.peers, 'peers').map((p, i) => neighbor(p, `peers[${i}]`));
+  const peerPaths = peers.map((_, i) => `peers[${i}]`);
+  distinctPeers(peers, peerPaths);
+  const dynamic = list(doc.dynamicNeighbors, 'dynamicNeighbors').map((p, i) => dynamicNeighbors(p, `dynamicNeighbors[${i}]`));
   return {
     ...speakerFields(doc, ['peers', 'dynamicNeighbors']),
-    peers: list(doc.peers, 'peers').map((p, i) => neighbor(p, `peers[${i}]`)),
-    dynamicNeighbors: list(doc.dynamicNeighbors, 'dynamicNeighbors').map((p, i) => dynamicNeighbors(p, `dynamicNeighbors[${i}]`)),
+    peers,
+    dynamicNeighbors: dynamic,
+    peerPaths,
+    dynamicPaths: dynamic.map((_, i) => `dynamicNeighbors[${i}]`),
   };
 }
 

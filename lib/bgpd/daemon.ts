@@ -5,6 +5,7 @@ import { BgpSpeaker } from '../../bgp/index.js';
 import { reflectorStatus } from '../../reflector/index.js';
 import { readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
+import { ConfigError } from './fields.js';
 import { networkAttributes } from './network.js';
 import { readReflectorConfig } from './reflector-config.js';
 
@@ -28,12 +29,36 @@ export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> 
   });
 }
 
+/**
+ * The speaker's own checks of every peer and range, on a speaker that never listens and whose
+ * peers are passive, so that anything it would refuse is refused before the daemon binds its
+ * port, with the field's path in the file.
+ */
+async function dryRun(config: BgpdConfig): Promise<void> {
+  const dry = new BgpSpeaker({ ...config.speaker, listen: false });
+  try {
+    for (const [i, d] of config.dynamicNeighbors.entries()) refuseAt(config.dynamicPaths[i], () => dry.addDynamicNeighbors(d));
+    for (const [i, p] of config.peers.entries()) refuseAt(config.peerPaths[i], () => dry.addPeer({ ...p, passive: true }));
+  } finally {
+    await dry.stop();
+  }
+}
+
+function refuseAt(path: string | undefined, check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    throw new ConfigError(`${path ?? 'peer'}: ${(e as Error).message}`);
+  }
+}
+
 /** `status` adds fields to the answer of GET /status. */
 async function runSpeaker(
   config: BgpdConfig,
   options: DaemonOptions,
   status?: (speaker: BgpSpeaker) => Record<string, unknown>,
 ): Promise<BgpSpeaker> {
+  await dryRun(config);
   const speaker = new BgpSpeaker(config.speaker);
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
@@ -45,8 +70,14 @@ async function runSpeaker(
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
   const port = await speaker.start();
-  for (const d of config.dynamicNeighbors) speaker.addDynamicNeighbors(d);
-  for (const p of config.peers) speaker.addPeer(p);
+  try {
+    for (const d of config.dynamicNeighbors) speaker.addDynamicNeighbors(d);
+    for (const p of config.peers) speaker.addPeer(p);
+  } catch (e) {
+    // The dry run should have caught it; a daemon that cannot configure must not stay up.
+    await speaker.stop('configuration refused');
+    throw e;
+  }
   let stopping = false;
   const stop = (message?: string) => {
     if (stopping) return;

@@ -3,7 +3,7 @@
 // peers: `clients`, `clientRanges` and `nonClients`. A mistake is reported with its path in
 // this file (`clients[1].address: ...`).
 import { routeReflectorRibOptions } from '../../reflector/index.js';
-import { dynamicNeighbors, neighbor, parseDocument, readConfigFile, speakerFields, type BgpdConfig } from './config.js';
+import { distinctPeers, dynamicNeighbors, neighbor, parseDocument, readConfigFile, speakerFields, type BgpdConfig } from './config.js';
 import { ConfigError, isObj, list, type Obj } from './fields.js';
 
 export interface ReflectorConfig extends BgpdConfig {
@@ -40,7 +40,10 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
       ...n.map((p, i) => neighbor({ ...p, routeReflectorClient: false }, `nonClients[${i}]`)),
     ],
     dynamicNeighbors: r.map((p, i) => dynamicNeighbors({ asn, ...p, routeReflectorClient: true }, `clientRanges[${i}]`)),
+    peerPaths: [...c.map((_, i) => `clients[${i}]`), ...n.map((_, i) => `nonClients[${i}]`)],
+    dynamicPaths: r.map((_, i) => `clientRanges[${i}]`),
   };
+  distinctPeers(parsed.peers, parsed.peerPaths);
   parsed.peers.forEach((p, i) => {
     if (i < c.length && p.asn !== asn) throw new ConfigError(`clients[${i}].asn: ${p.asn} is not ours (${asn}); clients are iBGP peers`);
   });

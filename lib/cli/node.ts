@@ -15,6 +15,7 @@ import {
 } from '../../felix/index.js';
 import { NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { AddressError, parseCidr } from '../../ip/index.js';
 import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
 export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
@@ -156,8 +157,37 @@ function log(event: string, fields: Record<string, unknown>): void {
   process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
 }
 
+/**
+ * What the agent would refuse at start(), refused before anything listens: a daemon that cannot
+ * start must not leave its health port or control socket up for a supervisor to see.
+ */
+export function checkNodeRunConfig(c: NodeRunConfig): void {
+  if (c.ipv4Address !== undefined) {
+    try {
+      parseCidr(c.ipv4Address, 'ipv4Address', false);
+    } catch (e) {
+      if (!(e instanceof AddressError)) throw e;
+      throw new Error(`ipv4Address: ${JSON.stringify(c.ipv4Address)} is not an address with a prefix length (e.g. 10.0.0.1/24)`);
+    }
+    if (c.ipv4Address.includes(':')) throw new Error(`ipv4Address: ${JSON.stringify(c.ipv4Address)} is not an IPv4 address`);
+  }
+  const whole = (key: keyof NodeRunConfig, min: number, max: number) => {
+    const v = c[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max))
+      throw new Error(`${key}: ${JSON.stringify(v)} is not a whole number in ${min}..${max}`);
+  };
+  whole('asNumber', 1, 0xffffffff);
+  whole('bgpPort', 0, 65535);
+  whole('healthPort', 0, 65535);
+  if (c.dataplane !== undefined && c.dataplane !== 'linux' && c.dataplane !== 'memory')
+    throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
+  if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
+    throw new Error(`policy: ${JSON.stringify(c.policy)} must be on or off`);
+}
+
 export async function nodeRun(args: readonly string[]): Promise<number> {
   const c = nodeRunConfig(args);
+  checkNodeRunConfig(c);
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   let dataplane: Dataplane;
   if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
@@ -216,7 +246,20 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   const health = c.healthPort === 0 ? undefined : await serveHealth(agent, c.healthPort ?? 9099);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  await agent.start();
+  try {
+    await agent.start();
+  } catch (e) {
+    // Nothing may stay up for a supervisor to mistake for a running agent.
+    stopping = true;
+    process.stderr.write(`podroute: ${(e as Error).message}\n`);
+    control.close();
+    health?.close();
+    const bounded = (p: Promise<unknown>) =>
+      Promise.race([p.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    await bounded(agent.stop('start failed'));
+    await bounded(ds.close());
+    process.exit(1);
+  }
   log('started', {
     node: agent.nodeName,
     address: agent.address,

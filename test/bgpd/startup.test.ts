@@ -1,0 +1,105 @@
+// A bgpd or reflector whose configuration the speaker would refuse exits non-zero, naming the
+// field, before it listens: a supervisor must not see a live process with half its peers.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+interface Exit {
+  code: number | null;
+  stderr: string;
+}
+
+/** Runs `podroute ...args` to its end; kills it and fails if it is still up after `ms`. */
+function podroute(args: string[], ms = 10_000): Promise<Exit> {
+  const child = spawn(process.execPath, ['bin/podroute.js', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running after ${ms} ms; stderr: ${stderr}`));
+    }, ms);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Whether something accepts connections on 127.0.0.1:port (answered within a second). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+describe('bgpd: a configuration it cannot run is refused before it listens', function () {
+  this.timeout(30_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'podroute-startup-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function refused(command: string, body: string, message: RegExp): Promise<void> {
+    const port = await freePort();
+    const file = join(dir, `${command}-${port}.yaml`);
+    writeFileSync(file, `asn: 65001\nrouterId: 10.0.0.1\nlisten: { host: 127.0.0.1, port: ${port} }\n${body}`);
+    const started = Date.now();
+    const exit = await podroute([command, '--config', file]);
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, message);
+    assert.doesNotMatch(exit.stderr, /"event":"started"/);
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    assert.equal(await listening(port), false);
+  }
+
+  it('two peers at one address', async () => {
+    await refused(
+      'bgpd',
+      'peers:\n  - { address: 10.0.0.2, asn: 65002 }\n  - { address: 10.0.0.2, asn: 65003 }\n',
+      /peers\[1\]\.address: 10\.0\.0\.2 is configured twice \(peers\[0\]\)/,
+    );
+  });
+
+  it('a client and a non-client at one address (reflector)', async () => {
+    await refused(
+      'reflector',
+      'clients:\n  - { address: 10.0.0.2 }\nnonClients:\n  - { address: 10.0.0.2, asn: 65002 }\n',
+      /nonClients\[0\]\.address: 10\.0\.0\.2 is configured twice \(clients\[0\]\)/,
+    );
+  });
+
+  it('a dynamic-neighbour range that is not a prefix', async () => {
+    await refused('bgpd', 'dynamicNeighbors:\n  - { range: 10.0.0.0/33, asn: 65002 }\n', /dynamicNeighbors\[0\]\.range/);
+  });
+
+  it('an addPath value that is not receive, send or both', async () => {
+    await refused('bgpd', 'peers:\n  - { address: 10.0.0.2, asn: 65002, addPath: { ipv4: sideways } }\n', /peers\[0\]\.addPath\.ipv4/);
+  });
+
+  it('a hold time the speaker refuses though it is in range (3.5 s)', async () => {
+    await refused('bgpd', 'peers:\n  - { address: 10.0.0.2, asn: 65002, holdTime: 3.5 }\n', /peers\[0\]: peer 10\.0\.0\.2 holdTime/);
+  });
+});
