@@ -1,58 +1,11 @@
 // A bgpd or reflector whose configuration the speaker would refuse exits non-zero, naming the
 // field, before it listens: a supervisor must not see a live process with half its peers.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-interface Exit {
-  code: number | null;
-  stderr: string;
-}
-
-/** Runs `podroute ...args` to its end; kills it and fails if it is still up after `ms`. */
-function podroute(args: string[], ms = 10_000): Promise<Exit> {
-  const child = spawn(process.execPath, ['bin/podroute.js', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`still running after ${ms} ms; stderr: ${stderr}`));
-    }, ms);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
-
-/** A TCP port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Whether something accepts connections on 127.0.0.1:port (answered within a second). */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (up: boolean) => {
-      socket.destroy();
-      resolve(up);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
+import { listening, podroute } from '../support/daemon.js';
+import { freePort } from '../support/redis.js';
 
 describe('bgpd: a configuration it cannot run is refused before it listens', function () {
   this.timeout(30_000);
