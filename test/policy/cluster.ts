@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
 import { type BackendDatastore, redisDatastore } from '../../lib/datastore/public.js';
-import { LAB_USAGE } from '../../lib/lab/cli.js';
 import { labDown, labUp } from '../../lib/lab/runner.js';
 import { type LabPod, type LabState, readState } from '../../lib/lab/state.js';
 import { execCommand, isOurs, run } from '../../lib/lab/system.js';
@@ -26,8 +25,6 @@ const ROOT = join(HERE, '../..');
  * policy work (`lab pod add … --namespace NS --labels k=v`); without them a pod x/a is made as
  * pod "x-a" and carries no labels, which is enough to probe, not to select.
  */
-export const LAB_HAS_POD_NAMESPACES = LAB_USAGE.includes('--namespace');
-export const LAB_HAS_NAMESPACE_COMMAND = /^\s+namespace /m.test(LAB_USAGE);
 
 export interface ApplyResult {
   readonly code: number;
@@ -118,26 +115,20 @@ export class PolicyCluster {
   }
 
   /**
-   * A Kubernetes namespace with these labels (created or relabelled): `podroute lab namespace`
-   * where the lab has it, else a v1 Namespace through `podroute apply`. The model adds
-   * kubernetes.io/metadata.name, which Kubernetes sets on every namespace.
+   * A Kubernetes namespace with these labels (created or relabelled) through `podroute lab
+   * namespace`. The model adds kubernetes.io/metadata.name, which Kubernetes sets on every namespace.
    */
   async namespace(name: string, labels: Labels): Promise<void> {
-    const r = LAB_HAS_NAMESPACE_COMMAND
-      ? await this.lab('namespace', name, '--labels', labelArg(labels), '--lab', this.topo.name)
-      : await this.applyRaw([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }]);
-    // In the model even when the write failed: the matrix can still be probed without labels.
-    this.namespaces.set(name, { name, labels: { ...labels, 'kubernetes.io/metadata.name': name } });
+    const r = await this.lab('namespace', name, '--labels', labelArg(labels), '--lab', this.topo.name);
     if (r.code !== 0) throw new Error(`namespace ${name} with labels ${labelArg(labels)}: ${(r.stderr + r.stdout).trim()}`);
+    this.namespaces.set(name, { name, labels: { ...labels, 'kubernetes.io/metadata.name': name } });
   }
 
   /** A pod through podroute-cni on `node`, serving SERVED_PORTS under their names; returns it as the model sees it. */
   async pod(node: string, namespace: string, name: string, labels: Labels): Promise<ModelPod & { node: string; netns: string }> {
     const before = new Set((readState(this.stateRoot, this.topo.name)?.pods ?? []).map((p) => p.namespace));
     const ports = SERVED_PORTS.map((p) => `${p.name}=${p.containerPort}/${p.protocol}`).join(',');
-    const args = LAB_HAS_POD_NAMESPACES
-      ? ['pod', 'add', node, name, '--namespace', namespace, '--labels', labelArg(labels), '--ports', ports]
-      : ['pod', 'add', node, `${namespace}-${name}`];
+    const args = ['pod', 'add', node, name, '--namespace', namespace, '--labels', labelArg(labels), '--ports', ports];
     const r = await this.lab(...args, '--lab', this.topo.name);
     if (r.code !== 0) throw new Error(`podroute lab ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
     this.state = readState(this.stateRoot, this.topo.name)!;

@@ -4,11 +4,10 @@
 // and the measured truth table must equal what the reference evaluators compute from the
 // Kubernetes and Calico semantics; when it does not, both tables are printed.
 //
-// The enforcing cases run wherever the agent enforces policy, which `podroute node run` does
-// by default when the nft command is there; PODROUTE_POLICY_E2E=0 skips them. A node whose
-// kernel never gets `table inet podroute` fails them (with the agent's own words), it does not
-// skip them. The no-policy matrix and the prober's own check always run: they prove the probes
-// on real packets.
+// `podroute node run` enforces policy by default (test/ensure-deps.sh installs nft), so the
+// enforcing cases always run; PODROUTE_POLICY_E2E=0 skips them on purpose. A node whose kernel
+// never gets `table inet podroute` fails them, quoting what its agent said. The no-policy matrix
+// and the prober's own check prove the probes on real packets.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +15,7 @@ import { join } from 'node:path';
 import { execCommand, run } from '../../lib/lab/system.js';
 import { sleep } from '../support/wait.js';
 import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase } from './cases.js';
-import { LAB_HAS_POD_NAMESPACES, PolicyCluster, type ResourceDoc } from './cluster.js';
+import { PolicyCluster, type ResourceDoc } from './cluster.js';
 import { type Labels, type Model, type NetworkPolicy, type Probe, podKey } from './model.js';
 import { type Measured, Prober, resultKey } from './probe.js';
 import { calicoTruthTable } from './reference-calico.js';
@@ -44,10 +43,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
   const cluster = new PolicyCluster();
   const dir = mkdtempSync(join(tmpdir(), 'pmprobe-'));
   const prober = new Prober(dir);
-  let enforcing = false;
-  let skipReason = '';
-  /** The policy kinds and Namespace are known to `podroute apply` (validation can be checked). */
-  let kindsKnown = false;
+  const enforcing = process.env.PODROUTE_POLICY_E2E !== '0';
 
   const model = (): Model => ({ namespaces: [...cluster.namespaces.values()], pods: cluster.modelPods() });
   const expect = (p: CasePolicies): TruthTable => calicoTruthTable(model(), p, PROBES);
@@ -122,23 +118,14 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
   before(async function () {
     this.timeout(180_000);
     await cluster.up();
-    let namespaceError = '';
-    for (const ns of NAMESPACES) await cluster.namespace(ns, { ns }).catch((e: Error) => (namespaceError ||= e.message));
+    for (const ns of NAMESPACES) await cluster.namespace(ns, { ns });
     let i = 0;
     for (const ns of NAMESPACES) for (const name of PODS) await cluster.pod(NODES[i++ % NODES.length]!, ns, name, { pod: name });
     await prober.start([
       ...cluster.modelPods().map((p) => ({ key: podKey(p), netns: cluster.pods.get(podKey(p))!.netns })),
       { key: 'internet', netns: cluster.nodeNetns('inet') },
     ]);
-    if (process.env.PODROUTE_POLICY_E2E === '0') skipReason = 'PODROUTE_POLICY_E2E=0';
-    else if ((await execCommand(['nft', '--version'])).code !== 0)
-      skipReason = 'no nft command here, so the agent enforces no policy (apt-get install nftables)';
-    else if (!LAB_HAS_POD_NAMESPACES)
-      skipReason = 'podroute lab pod add takes no --namespace/--labels yet, so pods carry no labels to select on';
-    else if (namespaceError) skipReason = `the namespaces could not be written: ${namespaceError}`;
-    enforcing = skipReason === '';
-    kindsKnown = namespaceError === '';
-    if (!enforcing) console.log(`      enforcing cases skipped: ${skipReason}`);
+    if (!enforcing) console.log('      enforcing cases skipped: PODROUTE_POLICY_E2E=0');
   });
 
   after(async function () {
@@ -187,8 +174,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     await waitMatrix('nft drop removed', baseline(), 5_000);
   });
 
-  it('the datastore holds what the reference is told: pods with their namespace, labels and named ports; namespaces with labels', async function () {
-    if (!kindsKnown || !LAB_HAS_POD_NAMESPACES) this.skip();
+  it('the datastore holds what the reference is told: pods with their namespace, labels and named ports; namespaces with labels', async () => {
     const list = async (kind: string) => {
       const r = await cluster.podroute(['get', kind, '-o', 'json']);
       assert.equal(r.code, 0, r.stderr);
@@ -376,9 +362,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       ],
     ];
 
-    it('every invalid policy is refused naming the field; a file with one bad document writes nothing', async function () {
-      // Validation only: no enforcement needed, only the policy kinds.
-      if (!kindsKnown) this.skip();
+    it('every invalid policy is refused naming the field; a file with one bad document writes nothing', async () => {
       for (const [what, doc, field] of BAD) {
         const r = await cluster.applyRaw([doc]);
         assert.notEqual(r.code, 0, `${what}: accepted\n${r.stdout}`);
