@@ -14,18 +14,7 @@ import type {
   RuleMatch,
   RuleAction,
 } from '../../felix/policy/input.js';
-
-/** mulberry32: a small PRNG good enough to pick test inputs. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../support/prng.js';
 
 export function generateInput(seed: number): PolicyInput {
   const rnd = prng(seed);

@@ -7,32 +7,11 @@ import type { NftOp } from '../../felix/policy/dataplane.js';
 import { canonicalElements } from '../../felix/policy/element-text.js';
 import { MemoryNftDataplane } from '../../felix/policy/memory-nft.js';
 import type { NftChain, NftMap, NftSet, NftTable } from '../../felix/policy/nft-model.js';
+import { base, fwd, table, toCali1, web } from './dataplane-fixtures.js';
 import { renderTransaction } from '../../felix/policy/nft-script.js';
 import { planTable } from '../../felix/policy/plan.js';
 import { NftTableError, ruleComment, ruleIdOfComment, tableState } from '../../felix/policy/table-state.js';
 
-const web: NftSet = { name: 's4-web', type: 'ipv4_addr', interval: true, elements: ['10.65.0.2', '10.65.0.3'] };
-const fwd: NftChain = {
-  name: 'forward',
-  base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' },
-  rules: [
-    { id: 'conntrack', expr: 'ct state established,related accept' },
-    { id: 'to-cali1', expr: 'oifname "cali1" jump to-cali1' },
-  ],
-};
-const toCali1: NftChain = {
-  name: 'to-cali1',
-  rules: [
-    { id: 'knp.default.web/in/0', expr: 'ip saddr @s4-web tcp dport 80 counter accept' },
-    { id: 'cali1/in/tier0', expr: 'counter drop' },
-  ],
-};
-
-function table(sets: NftSet[], chains: NftChain[]): NftTable {
-  return { family: 'inet', name: 'podroute', sets, chains };
-}
-
-const base = table([web], [fwd, toCali1]);
 const c = (chain: NftChain, i: number) => ruleComment(chain.rules[i]);
 
 describe('felix/policy plan', () => {

@@ -21,6 +21,7 @@ import {
 import { k8sAllows } from '../policy/reference.js';
 import { type CalicoEntityRule, type CalicoPolicy, type CalicoRule, calicoAllows } from '../policy/reference-calico.js';
 import { namespace } from './fixtures.js';
+import { prng } from '../support/prng.js';
 
 const NAMESPACES = ['x', 'y', 'z'];
 const MODEL: Model = {
@@ -72,15 +73,10 @@ function calicoResource(p: CalicoPolicy): Resource {
     : { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: p.metadata.name }, spec };
 }
 
-/** mulberry32: a seeded generator, so a failure names a case that reruns. */
+/** A seeded generator, so a failure names a case that reruns. */
 function generator(seed: number) {
-  let s = seed;
-  const rand = (n: number): number => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
+  const next = prng(seed);
+  const rand = (n: number): number => Math.floor(next() * n);
   const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
   const some = <T>(max: number, make: () => T): T[] => Array.from({ length: rand(max + 1) }, make);
   return { rand, pick, some };

@@ -6,6 +6,7 @@ import type { PolicyInput } from '../../felix/policy/input.js';
 import { PolicyCalculator, policyInput, setId } from '../../lib/policy/index.js';
 import type { Resource } from '../../lib/resources/types.js';
 import { cnp, gnp, knp, namespace, pod, pool } from './fixtures.js';
+import { prng } from '../support/prng.js';
 
 const fromWeb = { from: [{ podSelector: { matchLabels: { app: 'web' } } }] };
 const base = (): Resource[] => [
@@ -157,14 +158,8 @@ describe('policy calculation: sets', () => {
 
   it('the holder after random changes equals the pure function on the resources it holds (300 steps, 3 seeds)', () => {
     for (const seed of [1, 2, 3]) {
-      // mulberry32: small and well mixed in every bit (an LCG's low bits repeat with short periods).
-      let s = seed;
-      const rand = (n: number): number => {
-        s = (s + 0x6d2b79f5) | 0;
-        let t = Math.imul(s ^ (s >>> 15), 1 | s);
-        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-        return ((t ^ (t >>> 14)) >>> 0) % n;
-      };
+      const next = prng(seed);
+      const rand = (n: number): number => Math.floor(next() * n);
       const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
       const apps = ['web', 'db', 'cache'];
       const namespaces = ['x', 'y'];
