@@ -7,7 +7,7 @@ import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteV
 import type { Node } from '../resources/types.js';
 import type { ClusterCache } from './cluster-cache.js';
 import { nodeIpv4 } from './peers.js';
-import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from './vtep.js';
+import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/annotations.js';
 
 export interface FelixNode {
   /** The node's IPv4 address with prefix length. */

@@ -1,7 +1,8 @@
 // The node agent (`podroute node run`). See README.md.
 export { NodeAgent, type NodeAgentOptions, type NodeAgentEvents } from './agent.js';
 export type { AgentStatus, AgentPeerStatus } from './status.js';
-export { vtepMac, VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from './vtep.js';
+export { vtepMac } from './vtep.js';
+export { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/annotations.js';
 export {
   desiredPeers,
   nodeIpv4,
@@ -14,6 +15,6 @@ export {
   type ClusterView,
 } from './peers.js';
 export { advertisements, type Advertisements } from './advertise.js';
-export { autodetectIpv4, interfaceOf, type DetectedAddress } from './autodetect.js';
+export { autodetectIpv4, checkNodeAddress, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';
 export { Registry as MetricsRegistry } from './metrics.js';

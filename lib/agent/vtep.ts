@@ -4,10 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { BackendDatastore } from '../datastore/index.js';
 import type { Ipam } from '../ipam/index.js';
+import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/annotations.js';
 import type { IPPool, Node } from '../resources/types.js';
-
-export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
-export const VXLAN_MAC_ANNOTATION = 'podroute.io/vxlan-tunnel-mac';
 
 /** A locally administered unicast MAC derived from the node name (stable across restarts). */
 export function vtepMac(node: string): string {

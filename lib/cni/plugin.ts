@@ -7,12 +7,11 @@ import { hostname } from 'node:os';
 import { openDatastore, DatastoreUnavailableError, NotFoundError, type BackendDatastore } from '../datastore/index.js';
 import { fileIdentityRecord, Ipam, IpamError } from '../ipam/index.js';
 import { identityRecordPath } from './store-record.js';
+import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
 import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/types.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { createVeth, deleteLink, GATEWAY, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
-
-export const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';
 
 export interface Workload {
   node: string;

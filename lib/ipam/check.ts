@@ -1,11 +1,9 @@
 // `podroute ipam check`, after `calicoctl ipam check`: the allocations compared with who
 // holds each address (WorkloadEndpoints, and Nodes for their VXLAN tunnel address).
 import { parseInterfaceAddress, formatAddress } from '../../ip/index.js';
+import { CONTAINER_ID_ANNOTATION, VXLAN_ADDRESS_ANNOTATION } from '../resources/annotations.js';
 import type { IPAMBlock, Node, WorkloadEndpoint } from '../resources/types.js';
 import { affinityNode, blockAllocations } from './block.js';
-
-/** The Node annotation the agent writes its VXLAN tunnel address to (lib/agent/vtep.ts). */
-export const TUNNEL_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
 
 export interface IpamCheckReport {
   /** Allocated in a block, held by no WorkloadEndpoint or Node. */
@@ -29,8 +27,6 @@ export interface Holder {
   attrs: Record<string, string>;
 }
 
-const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';
-
 /** Every address someone holds, by what holds it. */
 export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[]): Holder[] {
   const out: Holder[] = [];
@@ -46,7 +42,7 @@ export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[
     }
   }
   for (const n of nodes) {
-    const ip = n.metadata.annotations?.[TUNNEL_ADDRESS_ANNOTATION];
+    const ip = n.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION];
     if (!ip) continue;
     out.push({
       ip: formatAddress(parseInterfaceAddress(ip, 'annotation')),

@@ -1,7 +1,8 @@
 // This node's VXLAN tunnel endpoint, against IPAM in the in-memory datastore: taken only when
 // a pool uses VXLAN, once, from the node's own block, with a MAC of its own.
 import assert from 'node:assert/strict';
-import { vtepMac, VtepAllocator, VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../../lib/agent/vtep.js';
+import { vtepMac, VtepAllocator } from '../../lib/agent/vtep.js';
+import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../../lib/resources/annotations.js';
 import { API_VERSION, memoryDatastore, type BackendDatastore, type IPPool, type Node } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 

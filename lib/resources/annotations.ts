@@ -1,0 +1,9 @@
+// podroute's own annotations on resources: where our resources have no field for something
+// the agent, the CNI plugin and IPAM's check all read.
+
+/** On a Node: its VXLAN tunnel endpoint address, from one of its blocks (Calico's IPv4VXLANTunnelAddr). */
+export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
+/** On a Node: its VXLAN device MAC. */
+export const VXLAN_MAC_ANNOTATION = 'podroute.io/vxlan-tunnel-mac';
+/** On a WorkloadEndpoint: the container ID, which is also its IPAM handle. */
+export const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';
