@@ -24,7 +24,7 @@ import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
-import { autodetectIpv4, interfaceOf } from './autodetect.js';
+import { autodetectIpv4, checkNodeAddress, interfaceOf } from './autodetect.js';
 import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
 import { FelixFeed } from './felix-feed.js';
 import { detectRestart, GracefulRestart } from './graceful-restart.js';
@@ -177,7 +177,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     const detected = o.ipv4Address
       ? { cidr: o.ipv4Address, interface: o.uplink ?? interfaceOf(o.ipv4Address) }
       : autodetectIpv4(o.ipAutodetectionMethod);
-    if (!detected.cidr.includes('/')) throw new Error(`ipv4Address: ${detected.cidr} needs a prefix length (e.g. 10.0.0.1/24)`);
+    checkNodeAddress(detected.cidr);
     this.address = detected.cidr;
     this.uplink = o.uplink ?? detected.interface ?? 'eth0';
     await registerNode(this.ds, {

@@ -2,6 +2,7 @@
 // "first-found" (the first IPv4 address on a non-loopback interface) or
 // "interface=<regex>" (the first IPv4 address on an interface whose name matches).
 import { networkInterfaces } from 'node:os';
+import { AddressError, parseCidr } from '../../ip/index.js';
 
 export interface DetectedAddress {
   /** Address with prefix length, e.g. 10.0.1.5/24. */
@@ -43,4 +44,25 @@ export function interfaceOf(address: string, interfaces = networkInterfaces()): 
     if ((list ?? []).some((a) => a.address === ip)) return name;
   }
   return undefined;
+}
+
+/**
+ * The node's address as the agent needs it: IPv4 with its subnet's prefix length (10.0.1.5/24),
+ * which says which next hops are on the node's own subnet. Throws naming `field`.
+ */
+export function checkNodeAddress(text: string, field = 'ipv4Address'): void {
+  let family: number;
+  try {
+    family = parseCidr(text, field, false).family;
+  } catch (e) {
+    if (!(e instanceof AddressError)) throw e;
+    throw new Error(`${field}: ${JSON.stringify(text)} is not an address with a prefix length (e.g. 10.0.0.1/24)`);
+  }
+  if (family !== 4 || !text.includes('/')) {
+    throw new Error(
+      family !== 4
+        ? `${field}: ${JSON.stringify(text)} is not an IPv4 address`
+        : `${field}: ${JSON.stringify(text)} is not an address with a prefix length (e.g. 10.0.0.1/24)`,
+    );
+  }
 }

@@ -13,9 +13,8 @@ import {
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
-import { NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
+import { checkNodeAddress, NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
-import { AddressError, parseCidr } from '../../ip/index.js';
 import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
 export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
@@ -162,15 +161,7 @@ function log(event: string, fields: Record<string, unknown>): void {
  * start must not leave its health port or control socket up for a supervisor to see.
  */
 export function checkNodeRunConfig(c: NodeRunConfig): void {
-  if (c.ipv4Address !== undefined) {
-    try {
-      parseCidr(c.ipv4Address, 'ipv4Address', false);
-    } catch (e) {
-      if (!(e instanceof AddressError)) throw e;
-      throw new Error(`ipv4Address: ${JSON.stringify(c.ipv4Address)} is not an address with a prefix length (e.g. 10.0.0.1/24)`);
-    }
-    if (c.ipv4Address.includes(':')) throw new Error(`ipv4Address: ${JSON.stringify(c.ipv4Address)} is not an IPv4 address`);
-  }
+  if (c.ipv4Address !== undefined) checkNodeAddress(c.ipv4Address);
   const whole = (key: keyof NodeRunConfig, min: number, max: number) => {
     const v = c[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max))
@@ -191,13 +182,11 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   let dataplane: Dataplane;
   if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
-  else if (c.dataplane === undefined || c.dataplane === 'linux') {
+  else {
     // rtnetlink through the addon, or the ip -batch fallback when it did not build.
     dataplane = createLinuxDataplane();
     if (dataplane instanceof IpBatchDataplane) log('dataplane-fallback', { dataplane: dataplane.description });
-  } else throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
-  if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
-    throw new Error(`policy: ${JSON.stringify(c.policy)} must be on or off`);
+  }
   let policyDataplane: NftDataplane | undefined;
   if (c.policy !== 'off') {
     if (c.dataplane === 'memory') policyDataplane = new MemoryNftDataplane();
