@@ -2,7 +2,7 @@
 // waiting for readiness, turning connection failures into DatastoreUnavailableError, and
 // calling our Lua scripts by name.
 import { randomUUID } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { DatastoreUnavailableError } from './errors.js';
 import { PRELUDE } from './redis-lua.js';
 
@@ -70,9 +70,19 @@ export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | '
   };
 }
 
+// ioredis is loaded on first open, not on import: a program that imports podroute for the codec,
+// or a CNI call on another datastore, should not pay for a Redis client it never uses.
+let RedisClient: typeof Redis | undefined;
+
+/** Loads ioredis once; RedisBackend.open awaits it before the first newClient. */
+export async function loadRedis(): Promise<void> {
+  RedisClient ??= (await import('ioredis')).Redis;
+}
+
 export function newClient(o: RedisDatastoreOptions, role: 'command' | 'watch'): Redis {
+  if (RedisClient === undefined) throw new Error('newClient: ioredis is not loaded yet (await loadRedis() first)');
   const url = o.url ?? process.env.PODROUTE_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const client = new Redis(url, redisClientOptions(o, role));
+  const client = new RedisClient(url, redisClientOptions(o, role));
   // ioredis reports connection errors as events too; the calls that fail carry them to callers.
   client.on('error', () => {});
   return client;

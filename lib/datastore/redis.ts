@@ -13,7 +13,7 @@ import {
 } from './backend.js';
 import { AlreadyExistsError, ConflictError, DatastoreError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
-import { guard, newClient, type RedisDatastoreOptions, replicaAck, ScriptRunner, whenReady } from './redis-client.js';
+import { guard, loadRedis, newClient, type RedisDatastoreOptions, replicaAck, ScriptRunner, whenReady } from './redis-client.js';
 import { RedisIpamStore } from './redis-ipam.js';
 import { DELETE, HEAD, MARK_REPAIRED, SNAPSHOT, WRITE } from './redis-lua.js';
 import { persistenceRisk, type RedisPersistence } from './redis-persistence.js';
@@ -34,6 +34,7 @@ export class RedisBackend implements RawBackend {
 
   static async open(options: RedisDatastoreOptions = {}): Promise<RedisBackend> {
     replicaAck(options); // bad settings fail before connecting
+    await loadRedis();
     const client = newClient(options, 'command');
     try {
       await whenReady(client, options.connectWaitMs ?? 10_000);
