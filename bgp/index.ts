@@ -47,6 +47,14 @@ export { Peer, type PeerEvents, type SessionInfo, type SessionDown } from './ses
 export { BgpConnection, type UpdateSource } from './session/connection.js';
 export type { PeerConfig, LocalConfig, AddPathMode } from './session/config.js';
 export {
+  TCP_MD5_MAX_KEY_OCTETS,
+  TcpMd5UnavailableError,
+  loadTcpMd5,
+  tcpMd5LoadError,
+  setTcpMd5AddonPath,
+  type TcpMd5Native,
+} from './session/tcp-md5.js';
+export {
   BgpSpeaker,
   type SpeakerOptions,
   type SpeakerEvents,

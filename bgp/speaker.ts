@@ -9,6 +9,7 @@ import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibO
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
 import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
+import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
 
 export interface SpeakerOptions {
   asn: number;
@@ -91,6 +92,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private readonly neighbors = new Map<string, Neighbor>();
   private readonly dynamic: { range: Cidr; config: DynamicNeighbors }[] = [];
   private server: net.Server | undefined;
+  /** TCP-MD5 keys of the listener: one per peer with a password, one per dynamic range with one. */
+  private readonly md5Keys = new ListenerKeys();
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
 
@@ -137,12 +140,20 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         resolve();
       });
     });
+    try {
+      this.md5Keys.attach(server);
+    } catch (e) {
+      // A listener that cannot hold a peer's key would take that peer's connections unsigned.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw e;
+    }
     return (server.address() as net.AddressInfo).port;
   }
 
   /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
   async stop(message = 'shutting down'): Promise<void> {
     const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message }));
+    this.md5Keys.detach();
     await Promise.all([new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())), ...closing]);
     for (const n of this.neighbors.values()) this.forget(n);
     this.neighbors.clear();
@@ -152,6 +163,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     checkPeerConfig(config);
     const key = normalizeAddress(config.address);
     if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
+    if (config.password !== undefined) this.md5Keys.set(config.address, key, config.password);
     const n = this.createNeighbor(config, false);
     n.peer.start();
   }
@@ -161,6 +173,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const n = this.neighbors.get(normalizeAddress(address));
     if (!n) throw new TypeError(`peer ${address}: not configured`);
     this.neighbors.delete(normalizeAddress(address));
+    if (!n.dynamic) this.md5Keys.delete(normalizeAddress(address));
     void n.peer.stop({ subcode: 3 }).then(() => this.forget(n));
   }
 
@@ -174,6 +187,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       throw new TypeError(`dynamic neighbors range: ${(e as Error).message}`);
     }
     for (const asn of Array.isArray(d.asn) ? d.asn : [d.asn]) checkAsn('dynamic neighbors asn', asn);
+    if (d.password !== undefined) {
+      checkPassword('dynamic neighbors password', d.password);
+      const [network, length] = d.range.split('/');
+      this.md5Keys.set(`in ${d.range}`, network!, d.password, Number(length));
+    }
     this.dynamic.push({ range, config: d });
   }
 

@@ -2,7 +2,7 @@
 // connection collisions (§6.8), capability negotiation and the events a speaker needs.
 // One FSM runs per TCP connection; a peer has its own (outgoing, unless passive) and, while
 // a collision is being resolved, one for the connection the peer opened.
-import net from 'node:net';
+import type net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import {
   type BgpError,
@@ -38,6 +38,7 @@ import {
 import { checkPeerConfig, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
 import { BgpConnection, normalizeAddress, type UpdateSource } from './connection.js';
 import { buildOpen } from './open.js';
+import { connectSession, requireTcpMd5 } from './tcp-md5.js';
 
 export interface SessionInfo {
   remoteOpen: OpenMessage;
@@ -152,6 +153,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   ) {
     super();
     this.config = checkPeerConfig(config);
+    // A peer with a password runs signed or not at all (RFC 2385).
+    if (config.password !== undefined) requireTcpMd5(config.address);
     this.primary = this.newAttempt(config.passive ? 'incoming' : 'outgoing');
   }
 
@@ -286,7 +289,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   private connect(a: Attempt): void {
-    const socket = net.connect({ host: this.config.address, port: this.config.port ?? 179, localAddress: this.config.localAddress });
+    const c = this.config;
+    const socket = connectSession({ host: c.address, port: c.port ?? 179, localAddress: c.localAddress, password: c.password });
     a.connecting = socket;
     const fail = (e: Error) => {
       if (a.connecting !== socket) return;

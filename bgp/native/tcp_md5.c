@@ -1,0 +1,200 @@
+// TCP-MD5 (RFC 2385) for BGP sessions: Node cannot set TCP_MD5SIG, so this sets it on a
+// socket Node already owns (a listener, per peer address) and makes the socket an outgoing
+// session starts from, with its key set before the SYN. Node's net.Socket then takes that
+// descriptor over and connects it; nothing else of a session lives here.
+#define _GNU_SOURCE
+#include <node_api.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+#include <errno.h>
+#include <string.h>
+#include <stdio.h>
+
+static napi_value throw_errno(napi_env env, const char *what, int e) {
+  char msg[320];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
+  napi_value err, code, text;
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
+  napi_create_error(env, NULL, text, &err);
+  napi_create_int32(env, e, &code);
+  napi_set_named_property(env, err, "errno", code);
+  napi_throw(env, err);
+  return NULL;
+}
+
+static napi_value throw_text(napi_env env, const char *msg) {
+  napi_throw_type_error(env, NULL, msg);
+  return NULL;
+}
+
+// An address without its zone (fe80::1%eth0): the key then holds on every interface.
+static int read_string(napi_env env, napi_value v, char *out, size_t size, size_t *len) {
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_string) return -1;
+  if (napi_get_value_string_utf8(env, v, out, size, len) != napi_ok) return -1;
+  return 0;
+}
+
+// Fills `ss` with `text` as the socket of family `domain` sees it: on an IPv6 socket an IPv4
+// peer is its v4-mapped address (the kernel files that key as IPv4).
+static int sockaddr_for(int domain, const char *text, struct sockaddr_storage *ss, socklen_t *sslen) {
+  char host[64];
+  snprintf(host, sizeof host, "%s", text);
+  char *zone = strchr(host, '%');
+  if (zone) *zone = 0;
+  struct in_addr a4;
+  struct in6_addr a6;
+  memset(ss, 0, sizeof *ss);
+  if (inet_pton(AF_INET, host, &a4) == 1) {
+    if (domain == AF_INET6) {
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+      s6->sin6_family = AF_INET6;
+      s6->sin6_addr.s6_addr[10] = 0xff;
+      s6->sin6_addr.s6_addr[11] = 0xff;
+      memcpy(&s6->sin6_addr.s6_addr[12], &a4, 4);
+      *sslen = sizeof *s6;
+    } else {
+      struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+      s4->sin_family = AF_INET;
+      s4->sin_addr = a4;
+      *sslen = sizeof *s4;
+    }
+    return 0;
+  }
+  if (inet_pton(AF_INET6, host, &a6) == 1) {
+    if (domain == AF_INET) return -1;
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = a6;
+    *sslen = sizeof *s6;
+    return 0;
+  }
+  return -1;
+}
+
+// Sets the key for `address` on `fd` (an empty key removes it). prefixLength < 0: that one
+// address (TCP_MD5SIG); otherwise every address of the prefix (TCP_MD5SIG_EXT).
+static int set_key(int fd, const char *address, const char *key, size_t keylen, int prefix_length, const char **why) {
+  int domain = 0;
+  socklen_t dlen = sizeof domain;
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0) {
+    *why = "getsockopt(SO_DOMAIN)";
+    return -1;
+  }
+  struct tcp_md5sig sig;
+  memset(&sig, 0, sizeof sig);
+  socklen_t sslen;
+  if (sockaddr_for(domain, address, &sig.tcpm_addr, &sslen) < 0) {
+    *why = "address";
+    errno = EAFNOSUPPORT;
+    return -1;
+  }
+  sig.tcpm_keylen = (uint16_t)keylen;
+  memcpy(sig.tcpm_key, key, keylen);
+  int opt = TCP_MD5SIG;
+  if (prefix_length >= 0) {
+    opt = TCP_MD5SIG_EXT;
+    sig.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
+    // A v4-mapped range on an IPv6 socket: the mapped prefix is 96 bits longer.
+    int mapped = domain == AF_INET6 && sig.tcpm_addr.ss_family == AF_INET6 && strchr(address, ':') == NULL;
+    sig.tcpm_prefixlen = (uint8_t)(prefix_length + (mapped ? 96 : 0));
+  }
+  if (setsockopt(fd, IPPROTO_TCP, opt, &sig, sizeof sig) < 0) {
+    *why = "setsockopt(TCP_MD5SIG)";
+    return -1;
+  }
+  return 0;
+}
+
+// setKey(fd, address, key, prefixLength) — key "" removes; prefixLength -1 for one address.
+static napi_value md5_set_key(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 4) return throw_text(env, "setKey(fd, address, key, prefixLength)");
+  int32_t fd = -1, prefix_length = -1;
+  char address[64], key[TCP_MD5SIG_MAXKEYLEN + 2];
+  size_t alen, klen;
+  napi_get_value_int32(env, argv[0], &fd);
+  napi_get_value_int32(env, argv[3], &prefix_length);
+  if (read_string(env, argv[1], address, sizeof address, &alen) < 0) return throw_text(env, "setKey: address must be a string");
+  if (read_string(env, argv[2], key, sizeof key, &klen) < 0) return throw_text(env, "setKey: key must be a string");
+  if (klen > TCP_MD5SIG_MAXKEYLEN) return throw_text(env, "setKey: the key is longer than 80 octets");
+  const char *why = "";
+  if (set_key(fd, address, key, klen, prefix_length, &why) < 0) {
+    // Removing a key that is not there is not an error: the peer was never keyed.
+    if (klen == 0 && errno == ENOENT) return NULL;
+    return throw_errno(env, why, errno);
+  }
+  return NULL;
+}
+
+// socket(peerAddress, key, localAddress|null) -> fd: a non-blocking TCP socket of the peer's
+// family with the key for the peer set and, when given, bound to the local address. The
+// caller connects it (net.Socket({ fd }).connect), so the SYN already carries the option.
+static napi_value md5_socket(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 3) return throw_text(env, "socket(peerAddress, key, localAddress)");
+  char address[64], local[64], key[TCP_MD5SIG_MAXKEYLEN + 2];
+  size_t alen, klen, llen = 0;
+  if (read_string(env, argv[0], address, sizeof address, &alen) < 0) return throw_text(env, "socket: peerAddress must be a string");
+  if (read_string(env, argv[1], key, sizeof key, &klen) < 0) return throw_text(env, "socket: key must be a string");
+  if (klen == 0 || klen > TCP_MD5SIG_MAXKEYLEN) return throw_text(env, "socket: the key must be 1..80 octets");
+  napi_valuetype t;
+  napi_typeof(env, argv[2], &t);
+  int has_local = t == napi_string;
+  if (has_local && read_string(env, argv[2], local, sizeof local, &llen) < 0) return throw_text(env, "socket: localAddress");
+  int domain = strchr(address, ':') ? AF_INET6 : AF_INET;
+  int fd = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  const char *why = "";
+  if (set_key(fd, address, key, klen, -1, &why) < 0) {
+    int e = errno;
+    close(fd);
+    return throw_errno(env, why, e);
+  }
+  if (has_local) {
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (sockaddr_for(domain, local, &ss, &sslen) < 0) {
+      close(fd);
+      return throw_text(env, "socket: localAddress is not of the peer's family");
+    }
+    if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
+      int e = errno;
+      close(fd);
+      return throw_errno(env, "bind(localAddress)", e);
+    }
+  }
+  napi_value r;
+  napi_create_int32(env, fd, &r);
+  return r;
+}
+
+// close(fd): for a socket that never reached net.Socket.
+static napi_value md5_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd = -1;
+  napi_get_value_int32(env, argv[0], &fd);
+  if (fd >= 0) close(fd);
+  return NULL;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor d[] = {
+    {"setKey", NULL, md5_set_key, NULL, NULL, NULL, napi_default, NULL},
+    {"socket", NULL, md5_socket, NULL, NULL, NULL, napi_default, NULL},
+    {"close", NULL, md5_close, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof d / sizeof d[0], d);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,159 @@
+// TCP-MD5 (RFC 2385) for BGP sessions, through the N-API addon in bgp/native: Node cannot set
+// TCP_MD5SIG itself. A peer with a password gets its key on the speaker's listening socket and
+// on every socket it connects from, before the SYN. Without the addon such a peer is refused
+// with TcpMd5UnavailableError: a session that should be signed never runs unsigned.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface TcpMd5Native {
+  /** Sets the key for `address` (every address of the prefix when prefixLength >= 0); "" removes it. */
+  setKey(fd: number, address: string, key: string, prefixLength: number): void;
+  /** A non-blocking TCP socket of the peer's family, keyed for the peer, bound to `localAddress` if given. */
+  socket(peerAddress: string, key: string, localAddress: string | null): number;
+  close(fd: number): void;
+}
+
+/** The longest key the kernel takes (TCP_MD5SIG_MAXKEYLEN). */
+export const TCP_MD5_MAX_KEY_OCTETS = 80;
+
+export class TcpMd5UnavailableError extends Error {
+  override readonly name = 'TcpMd5UnavailableError';
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+// From the sources (bgp/session) and from the compiled package (dist/bgp/session): the addon is
+// always built in <package>/bgp/native by the install script.
+const CANDIDATES = [
+  join(here, '..', 'native', 'build', 'Release', 'tcp_md5.node'),
+  join(here, '..', '..', '..', 'bgp', 'native', 'build', 'Release', 'tcp_md5.node'),
+];
+
+let addonPath: string | undefined = process.env.PODROUTE_TCP_MD5_ADDON || undefined;
+let cached: TcpMd5Native | null | undefined;
+let loadError = '';
+
+/**
+ * Where to load the addon from (undefined: the built-in places, or PODROUTE_TCP_MD5_ADDON).
+ * For an addon built elsewhere, and for tests of the path where it is missing.
+ */
+export function setTcpMd5AddonPath(path: string | undefined): void {
+  addonPath = path;
+  cached = undefined;
+  loadError = '';
+}
+
+/** The addon, or null when it cannot be loaded (see tcpMd5LoadError()). */
+export function loadTcpMd5(): TcpMd5Native | null {
+  if (cached !== undefined) return cached;
+  const path = addonPath ?? CANDIDATES.find((p) => existsSync(p)) ?? CANDIDATES[0]!;
+  try {
+    cached = createRequire(import.meta.url)(path) as TcpMd5Native;
+  } catch (e) {
+    cached = null;
+    loadError = `the TCP-MD5 addon is not available at ${path} (${(e as Error).message.split('\n')[0]}); build it with \`npm run build:native\``;
+  }
+  return cached;
+}
+
+export function tcpMd5LoadError(): string {
+  loadTcpMd5();
+  return loadError;
+}
+
+/** The addon, or an error that says which peer needed it and why it is missing. */
+export function requireTcpMd5(peer: string): TcpMd5Native {
+  const n = loadTcpMd5();
+  if (!n) throw new TcpMd5UnavailableError(`peer ${peer} password: ${tcpMd5LoadError()}; the peer is not started without TCP-MD5`);
+  return n;
+}
+
+/** A password as the kernel takes it: 1..80 octets. */
+export function checkPassword(field: string, password: unknown): string {
+  if (typeof password !== 'string' || password.length === 0) throw new TypeError(`${field}: a non-empty string`);
+  const octets = Buffer.byteLength(password);
+  if (octets > TCP_MD5_MAX_KEY_OCTETS)
+    throw new TypeError(`${field}: ${octets} octets (TCP-MD5 keys are at most ${TCP_MD5_MAX_KEY_OCTETS})`);
+  return password;
+}
+
+export interface ConnectOptions {
+  host: string;
+  port: number;
+  localAddress?: string;
+  password?: string;
+}
+
+/**
+ * A connecting socket, as net.connect returns one: with a password, the addon makes the socket
+ * and sets the key, and node:net connects it. Failures arrive as 'error' events either way.
+ */
+export function connectSession(o: ConnectOptions): net.Socket {
+  if (o.password === undefined) return net.connect({ host: o.host, port: o.port, localAddress: o.localAddress });
+  const n = requireTcpMd5(o.host);
+  let fd: number;
+  try {
+    fd = n.socket(o.host, o.password, o.localAddress ?? null);
+  } catch (e) {
+    const failed = new net.Socket();
+    process.nextTick(() => failed.destroy(e as Error));
+    return failed;
+  }
+  let socket: net.Socket;
+  try {
+    // manualStart: no read before the connection exists; node:net starts reading once connected.
+    socket = new net.Socket({ fd, manualStart: true } as net.SocketConstructorOpts);
+  } catch (e) {
+    n.close(fd);
+    throw e;
+  }
+  return socket.connect({ host: o.host, port: o.port });
+}
+
+/**
+ * The keys of a listening socket, one per peer address or range. Keys set before the server
+ * listens are applied when it does; accepted connections inherit them from the listener.
+ */
+export class ListenerKeys {
+  private readonly keys = new Map<string, { address: string; prefixLength: number; password: string }>();
+  private fd: number | undefined;
+
+  /** Applies every key to the listening server's socket. */
+  attach(server: net.Server): void {
+    const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (fd === undefined || fd < 0) throw new Error('TCP-MD5: the listening socket has no descriptor');
+    this.fd = fd;
+    for (const k of this.keys.values()) this.apply(k.address, k.password, k.prefixLength);
+  }
+
+  detach(): void {
+    this.fd = undefined;
+  }
+
+  /** Keys `address` (or the range `address`/`prefixLength`) with `password`. */
+  set(peer: string, address: string, password: string, prefixLength = -1): void {
+    requireTcpMd5(peer);
+    if (this.fd !== undefined) this.apply(address, password, prefixLength);
+    this.keys.set(`${address}/${prefixLength}`, { address, prefixLength, password });
+  }
+
+  delete(address: string, prefixLength = -1): void {
+    const id = `${address}/${prefixLength}`;
+    if (!this.keys.delete(id)) return;
+    if (this.fd !== undefined) this.apply(address, '', prefixLength);
+  }
+
+  private apply(address: string, password: string, prefixLength: number): void {
+    try {
+      loadTcpMd5()!.setKey(this.fd!, address, password, prefixLength);
+    } catch (e) {
+      // An IPv6 peer on an IPv4-only listener can never connect to it: nothing to key.
+      if ((e as { errno?: number }).errno === EAFNOSUPPORT) return;
+      throw new Error(`TCP-MD5 key for ${address} on the listening socket: ${(e as Error).message}`);
+    }
+  }
+}
+
+const EAFNOSUPPORT = 97;
