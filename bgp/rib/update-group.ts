@@ -6,6 +6,7 @@ import { encodeMessage, writeIpv6Bytes } from './wire.js';
 import type { AddressFamily, CodecOptions, PathAttributes } from '../codec/index.js';
 import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
 import { toTwoOctetAs } from './as4.js';
+import { passOnUnrecognised } from './pass-on.js';
 import { applyActions, prependAs, type CompiledPolicy } from './policy.js';
 import type { RibPeer } from './peer.js';
 import { formatKey, type PrefixKey } from './prefix.js';
@@ -158,6 +159,12 @@ export class UpdateGroup {
     if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
 
     let a: PathAttributes = { ...set.attributes };
+    if (a.unknown !== undefined && src.type !== 'local') {
+      // Ours (originated with attributes of the caller's choosing) go as given; a peer's are passed on.
+      const kept = passOnUnrecognised(a.unknown);
+      if (kept) a.unknown = kept;
+      else delete a.unknown;
+    }
     let nh: string | undefined = path.nextHop.address;
     let ll: string | undefined;
     const v6 = family === 'ipv6-unicast';
