@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../../bgp/index.js';
 import { AddressError, parseCidr, parseIpv4Into } from '../../ip/index.js';
+import { password } from './password.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -110,6 +111,7 @@ const PEER_KEYS = new Set([
   'description',
   'nextHopSelf',
   'routeReflectorClient',
+  'password',
 ]);
 const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
 const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
@@ -139,6 +141,7 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
     throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
   if (p.addPath !== undefined) out.addPath = addPath(p.addPath, at(path, 'addPath'));
   gracefulRestart(p.gracefulRestart, at(path, 'gracefulRestart'));
+  if (p.password !== undefined) out.password = password(p.password, at(path, 'password'));
   return out;
 }
 

@@ -34,6 +34,8 @@ export interface PeerConfig {
   multihop?: boolean;
   /** Send a route reflector's clients their routes (iBGP only). */
   routeReflectorClient?: boolean;
+  /** TCP-MD5 (RFC 2385) password of the session. */
+  password?: string;
 }
 
 export interface Network {

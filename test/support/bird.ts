@@ -71,6 +71,7 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
     if (ibgp) p.push(peer.multihop ? '  multihop;' : '  direct;');
     else if (peer.multihop) p.push('  multihop;');
     if (peer.localAddress) p.push(`  source address ${peer.localAddress};`);
+    if (peer.password) p.push(`  password "${peer.password}";`);
     if (peer.passive) p.push('  passive on;');
     if (peer.fourOctetAs === false) p.push('  enable as4 off;');
     if (peer.extendedMessage !== undefined) p.push(`  enable extended messages ${peer.extendedMessage ? 'on' : 'off'};`);

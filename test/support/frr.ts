@@ -58,6 +58,7 @@ export function renderFrrConfig(config: RouterConfig): string {
     lines.push(`${n} advertisement-interval 0`);
     if (peer.passive) lines.push(`${n} passive`);
     if (peer.localAddress) lines.push(`${n} update-source ${peer.localAddress}`);
+    if (peer.password) lines.push(`${n} password ${peer.password}`);
     if (peer.extendedNextHop) lines.push(`${n} capability extended-nexthop`);
     if (peer.fourOctetAs === false) {
       // FRR 8.4 has no switch for the 4-octet AS capability alone: this sends an OPEN with

@@ -56,6 +56,7 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
       localAddressV6: config.nextHopV6,
       extendedMessage: p.extendedMessage,
       routeReflectorClient: p.routeReflectorClient,
+      password: p.password,
       gracefulRestart: config.gracefulRestart ? { restartTime: config.gracefulRestart.restartTime } : undefined,
       ...options.peerDefaults,
     })),
