@@ -1,0 +1,161 @@
+// The datastore backends the cross-backend tests and the IPAM benchmark run on, as one table:
+// how to start the store, open a Datastore on it, reach it from another process, cut a
+// watcher's connection, and kill and bring back the store (or its primary, or its leader).
+// A new backend is one more row.
+import { Redis } from 'ioredis';
+import { memoryDatastore, redisDatastore, type BackendDatastore, type DatastoreConfig } from '../../lib/datastore/index.js';
+import { startRedis, startSentinelGroup, type RedisServer } from '../support/redis.js';
+
+export interface OpenOptions {
+  /** How much change log to keep (small to force a watcher's resync). */
+  logLength?: number;
+}
+
+/** A running store of one backend. Optional parts are absent where the backend has no such thing. */
+export interface StoreUnderTest {
+  /** Opens a datastore. On a shared store the same name is the same data; a new name is an empty store. */
+  open(name: string, options?: OpenOptions): Promise<BackendDatastore>;
+  /** What another process passes to openDatastore to reach the same data (absent: in-process only). */
+  config?(name: string): DatastoreConfig;
+  /** The environment the `podroute` CLI reads to reach the same data. */
+  env?(name: string): Record<string, string>;
+  /** SIGKILLs the store, or its primary or leader, as a crash; returns the PID it killed. */
+  kill?(): Promise<number>;
+  /**
+   * Brings back what kill() took (same port and directory), waiting (bounded) until writes are
+   * acknowledged again: a single Redis restarts; under Sentinel the old primary rejoins as the
+   * promoted one's replica (WAIT needs one); an etcd member restarts and rejoins.
+   */
+  recover?(): Promise<void>;
+  /** Cuts every watcher's connection to the store (the client reconnects by itself); returns how many. */
+  cutWatches?(): Promise<number>;
+  /** One bare round trip to the store, the floor under every datastore call (the benchmark's reference). */
+  roundTrip?(): Promise<unknown>;
+  /** Stops every process of the store by PID and removes its files. */
+  stop(): Promise<void>;
+}
+
+export interface Backend {
+  name: string;
+  /** The store runs as processes of its own: it can be killed, its watchers cut, other processes reach it. */
+  outOfProcess: boolean;
+  /** Whether an acknowledged write survives kill() (false: a single Redis without persistence). */
+  durable: boolean;
+  /**
+   * The row runs the same datastore code as this one, over a store set up differently (Redis
+   * with AOF): the contract and watch tests run once, on that row.
+   */
+  sameCodeAs?: string;
+  start(): Promise<StoreUnderTest>;
+}
+
+/** Kills the clients of `server` whose connection name is the watch connection's; returns how many. */
+async function killWatchClients(port: number): Promise<number> {
+  const admin = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  try {
+    await admin.connect();
+    const list = (await admin.client('LIST')) as string;
+    const ids = list
+      .split('\n')
+      .filter((l) => / name=podroute-watch /.test(l))
+      .map((l) => /^id=(\d+) /.exec(l)?.[1])
+      .filter((id): id is string => id !== undefined);
+    for (const id of ids) await admin.client('KILL', 'ID', id);
+    return ids.length;
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** A lazily connected plain client for the round-trip reference, closed with the store. */
+function pinger(connect: () => Redis): { roundTrip: () => Promise<unknown>; close: () => void } {
+  let c: Redis | undefined;
+  return {
+    roundTrip: () => {
+      c ??= connect();
+      return c.ping();
+    },
+    close: () => c?.disconnect(),
+  };
+}
+
+function singleRedis(persist: boolean): () => Promise<StoreUnderTest> {
+  return async () => {
+    const redis: RedisServer = await startRedis({ persist });
+    const ping = pinger(() => new Redis(redis.url, { protocol: 2 }));
+    return {
+      open: (name, o = {}) => redisDatastore({ url: redis.url, name, ...o }),
+      config: (name) => ({ type: 'redis', url: redis.url, name }),
+      env: (name) => ({ PODROUTE_REDIS_URL: redis.url, PODROUTE_DATASTORE_NAME: name }),
+      kill: async () => {
+        const pid = redis.pid;
+        if (pid === undefined) throw new Error('redis-server is not running');
+        await redis.kill();
+        return pid;
+      },
+      recover: () => redis.restart(),
+      cutWatches: () => killWatchClients(redis.port),
+      roundTrip: ping.roundTrip,
+      stop: async () => {
+        ping.close();
+        await redis.stop();
+      },
+    };
+  };
+}
+
+async function sentinelGroup(): Promise<StoreUnderTest> {
+  const group = await startSentinelGroup();
+  const where = { sentinels: [...group.sentinels], sentinelName: group.name };
+  let killed: RedisServer | undefined;
+  const ping = pinger(() => new Redis({ ...where, protocol: 2 }));
+  return {
+    open: (name, o = {}) => redisDatastore({ ...where, name, ...o }),
+    config: (name) => ({ type: 'redis', ...where, name }),
+    env: (name) => ({
+      PODROUTE_REDIS_SENTINELS: group.sentinels.map((s) => `${s.host}:${s.port}`).join(','),
+      PODROUTE_REDIS_SENTINEL_NAME: group.name,
+      PODROUTE_DATASTORE_NAME: name,
+    }),
+    kill: async () => {
+      const primary = await group.primary();
+      const pid = primary.pid;
+      if (pid === undefined) throw new Error('the primary is not running');
+      await primary.kill();
+      killed = primary;
+      return pid;
+    },
+    recover: async () => {
+      const old = killed;
+      if (!old) throw new Error('recover: nothing was killed');
+      killed = undefined;
+      await group.waitForFailover(old.port, 20_000);
+      await group.rejoin(old);
+    },
+    cutWatches: async () => killWatchClients(await group.primaryPort()),
+    roundTrip: ping.roundTrip,
+    stop: async () => {
+      ping.close();
+      await group.stop();
+    },
+  };
+}
+
+export const BACKENDS: readonly Backend[] = [
+  {
+    name: 'memory',
+    outOfProcess: false,
+    durable: false,
+    // One process, no connection: nothing to kill, cut or reach from elsewhere.
+    start: async () => ({ open: async (_name, o = {}) => memoryDatastore(o), stop: async () => {} }),
+  },
+  { name: 'redis', outOfProcess: true, durable: false, start: singleRedis(false) },
+  { name: 'redis-aof', outOfProcess: true, durable: true, sameCodeAs: 'redis', start: singleRedis(true) },
+  { name: 'sentinel', outOfProcess: true, durable: true, start: sentinelGroup },
+];
+
+export function backendNamed(name: string): Backend {
+  const b = BACKENDS.find((x) => x.name === name);
+  if (!b) throw new Error(`no backend named ${name} (${BACKENDS.map((x) => x.name).join(', ')})`);
+  return b;
+}
