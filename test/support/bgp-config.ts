@@ -49,6 +49,8 @@ export interface Network {
   /** RFC 4456 attributes on an injected route (ExaBGP only: reflector loop tests). */
   originatorId?: string;
   clusterList?: string[];
+  /** Attributes as raw bytes, any type code and flags (ExaBGP only: unrecognised-attribute tests). */
+  rawAttributes?: { type: number; flags: number; value: Buffer }[];
 }
 
 export interface RouterConfig {

@@ -53,6 +53,8 @@ function staticRoute(network: Network, nextHop: string | undefined): string {
   if (network.largeCommunities?.length) parts.push(`large-community [ ${network.largeCommunities.join(' ')} ]`);
   if (network.originatorId) parts.push(`originator-id ${network.originatorId}`);
   if (network.clusterList?.length) parts.push(`cluster-list [ ${network.clusterList.join(' ')} ]`);
+  for (const a of network.rawAttributes ?? [])
+    parts.push(`attribute [ 0x${a.type.toString(16)} 0x${a.flags.toString(16)} 0x${a.value.toString('hex')} ]`);
   return `${parts.join(' ')};`;
 }
 
