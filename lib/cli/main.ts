@@ -5,10 +5,12 @@ import { mrtCommand } from './mrt.js';
 import { runPolicyCommand } from './policy.js';
 import { bgpCommand, nodeCommand } from './node.js';
 import { labCommand } from '../lab/cli.js';
+import { runDemo } from '../demo/run.js';
 
 const usage = `usage: podroute <command> [arguments]
 
 commands:
+  demo [--nodes N] [--once]  a whole cluster in this process, no root: mesh, reflector, top-of-rack, live view
   mrt <file>                 print the BGP messages of an MRT dump (gzip or plain) as JSON lines
   bgpd --config <file>       run a BGP speaker daemon (status, routes: ask a running one)
   reflector --config <file>  run a route reflector daemon (status, routes: ask a running one)
@@ -45,6 +47,8 @@ async function run(): Promise<number> {
       return bgpCommand(args);
     case 'reflector':
       return reflectorCommand(args);
+    case 'demo':
+      return runDemo(args);
     case 'lab':
       return labCommand(args);
     case 'policy':

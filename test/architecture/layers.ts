@@ -21,7 +21,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   'lib/agent': ['lib/ipam', 'lib/policy', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
   'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
+  'lib/demo': ['lib/agent', 'lib/cni', 'lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'felix', 'ip'],
   'lib/cli': [
+    'lib/demo',
     'lib/lab',
     'lib/agent',
     'lib/cni',
