@@ -5,12 +5,11 @@ import { mrtCommand } from './mrt.js';
 import { runPolicyCommand } from './policy.js';
 import { bgpCommand, nodeCommand } from './node.js';
 import { labCommand } from '../lab/cli.js';
-import { runDemo } from '../demo/run.js';
+import { packageVersion } from '../cni/version.js';
 
-const usage = `usage: podroute <command> [arguments]
+const usage = `usage: podroute <command> [arguments]   (podroute -h, --help | -v, --version)
 
 commands:
-  demo [--nodes N] [--once]  a whole cluster in this process, no root: mesh, reflector, top-of-rack, live view
   mrt <file>                 print the BGP messages of an MRT dump (gzip or plain) as JSON lines
   bgpd --config <file>       run a BGP speaker daemon (status, routes: ask a running one)
   reflector --config <file>  run a route reflector daemon (status, routes: ask a running one)
@@ -47,16 +46,19 @@ async function run(): Promise<number> {
       return bgpCommand(args);
     case 'reflector':
       return reflectorCommand(args);
-    case 'demo':
-      return runDemo(args);
     case 'lab':
       return labCommand(args);
     case 'policy':
       return runPolicyCommand(args, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
     case undefined:
     case 'help':
+    case '-h':
     case '--help':
       process.stdout.write(usage);
+      return 0;
+    case '-v':
+    case '--version':
+      process.stdout.write(`podroute ${packageVersion()}\n`);
       return 0;
     default:
       process.stderr.write(`podroute: unknown command "${command}"\n\n${usage}`);

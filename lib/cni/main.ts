@@ -1,8 +1,9 @@
 // The `podroute-cni` entry point: reads stdin and CNI_* from the environment, prints the
 // result (or the error object) on stdout, and exits 0 or 1, as the CNI spec asks.
-import { parseEnv, parseNetConf } from './config.js';
+import { parseEnv, parseNetConf, SUPPORTED_VERSIONS } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { cmdAdd, cmdCheck, cmdDel, cmdVersion } from './plugin.js';
+import { packageVersion } from './version.js';
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return '';
@@ -50,7 +51,37 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ c
   return { code: 0, output: '' };
 }
 
-export async function main(): Promise<void> {
+const usage = `usage: podroute-cni   (run by a container runtime, with no arguments)
+
+The podroute CNI plugin. The runtime sets CNI_COMMAND (ADD, DEL, CHECK or VERSION),
+CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME and CNI_ARGS, and writes the network configuration
+(JSON) on stdin; the result or the error object comes back on stdout.
+
+  podroute-cni -h, --help      this text
+  podroute-cni -v, --version   the plugin's version and the CNI versions it speaks
+
+  CNI_COMMAND=VERSION podroute-cni </dev/null
+`;
+
+/** The plugin's own flags for a person at a terminal; a runtime passes none. */
+function answerFlags(args: readonly string[]): number | undefined {
+  if (args.length === 0) return undefined;
+  const [flag] = args;
+  if (args.length === 1 && (flag === '-h' || flag === '--help')) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  if (args.length === 1 && (flag === '-v' || flag === '--version')) {
+    process.stdout.write(`podroute-cni ${packageVersion()}\nCNI spec versions: ${SUPPORTED_VERSIONS.join(', ')}\n`);
+    return 0;
+  }
+  process.stderr.write(`podroute-cni: unknown argument ${JSON.stringify(args.join(' '))}: a runtime runs it with none\n\n${usage}`);
+  return 2;
+}
+
+export async function main(args: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const answered = answerFlags(args);
+  if (answered !== undefined) process.exit(answered);
   const { code, output } = await runCni(process.env, await readStdin());
   if (output) process.stdout.write(output + '\n');
   process.exit(code);
