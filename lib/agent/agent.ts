@@ -331,7 +331,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       routerId: this.speaker?.routerId ?? '',
       ready: this.ready,
       restarting: this.restarting,
-      peers: peerStatusRows(this.sessions?.peers.values() ?? [], this.speaker?.peerStatus() ?? []),
+      peers: peerStatusRows(this.sessions?.peers.values() ?? [], this.speaker?.peerStatus() ?? [], this.sessions?.refused),
       advertised: this.advertised,
       learned: this.feed.learnedCount,
       desiredRoutes: this.felix.desired.routes.length,

@@ -3,6 +3,7 @@
 // clients, and BGPPeers selected by node name or label selector.
 import { parseSelector, type Labels } from '../resources/selector.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type Node } from '../resources/types.js';
+import type { PasswordSource } from './peer-password.js';
 
 /** How `podroute node status` names a session (after `calicoctl node status`). */
 export type PeerType = 'mesh' | 'rr' | 'rr-client' | 'global' | 'node';
@@ -18,6 +19,8 @@ export interface DesiredPeer {
   /** From BGPPeer.maxRestartTime, in seconds. */
   restartTime?: number;
   keepOriginalNextHop?: boolean;
+  /** From BGPPeer.password: the text or where to read it (peer-password.ts); read when the session is added. */
+  password?: PasswordSource;
 }
 
 export interface ClusterView {
@@ -103,6 +106,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     const extra = {
       restartTime: s.maxRestartTime ? durationSeconds(s.maxRestartTime) : undefined,
       keepOriginalNextHop: s.keepOriginalNextHop,
+      password: s.password,
     };
     if (s.peerSelector) {
       // Peer with the nodes the selector picks, at their own addresses and AS.
@@ -125,5 +129,11 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
 
 /** True when a session must be rebuilt to match `b` (address equal). */
 export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
-  return a.asn !== b.asn || a.routeReflectorClient !== b.routeReflectorClient || a.restartTime !== b.restartTime || a.type !== b.type;
+  return (
+    a.asn !== b.asn ||
+    a.routeReflectorClient !== b.routeReflectorClient ||
+    a.restartTime !== b.restartTime ||
+    a.type !== b.type ||
+    JSON.stringify(a.password) !== JSON.stringify(b.password)
+  );
 }

@@ -1,7 +1,9 @@
 // Keeps one speaker's sessions equal to the desired peers, as a difference: a peer that is
 // gone or changed (AS, type, reflector client, restart time) is removed, a new one added, and
-// every other session is left running.
+// every other session is left running. A peer whose password cannot be read (or that the
+// speaker refuses) is not started; `refused` says why, for the status and the log.
 import type { BgpSpeaker, NeighborConfig } from '../../bgp/index.js';
+import { resolvePassword, secretSources, type SecretSources } from './peer-password.js';
 import { peerChanged, type DesiredPeer } from './peers.js';
 
 /** What every session of the node shares. */
@@ -16,9 +18,12 @@ export interface SessionSettings {
   connectRetryTime?: number;
   /** Graceful restart time when the peer does not set one (s). Default 120. */
   restartTime?: number;
+  /** Where BGPPeer secretKeyRefs are read. Default: PODROUTE_SECRETS_DIR and the environment. */
+  secrets?: SecretSources;
 }
 
-export function neighborConfig(p: DesiredPeer, s: SessionSettings): NeighborConfig {
+/** `password`: the peer's, already read (resolvePassword). */
+export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: string): NeighborConfig {
   return {
     address: p.address,
     asn: p.asn,
@@ -30,11 +35,15 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings): NeighborConf
     routeReflectorClient: p.routeReflectorClient,
     gracefulRestart: { restartTime: p.restartTime ?? s.restartTime ?? 120 },
     description: `${p.type} ${p.source}`,
+    ...(password !== undefined ? { password } : {}),
   };
 }
 
 export class SessionReconciler {
   private readonly configured = new Map<string, DesiredPeer>();
+  /** The password each configured session was started with, to notice a rotated secret. */
+  private readonly passwords = new Map<string, string | undefined>();
+  private readonly notStarted = new Map<string, { peer: DesiredPeer; error: string }>();
 
   constructor(
     readonly speaker: BgpSpeaker,
@@ -46,23 +55,50 @@ export class SessionReconciler {
     return this.configured;
   }
 
+  /** Desired peers that have no session, and why (a secret not found, a config the speaker refused). */
+  get refused(): ReadonlyMap<string, { peer: DesiredPeer; error: string }> {
+    return this.notStarted;
+  }
+
   reconcile(desired: readonly DesiredPeer[], settings: SessionSettings): void {
     const want = new Map(desired.map((p) => [p.address, p]));
+    const secrets = settings.secrets ?? secretSources();
+    const passwords = new Map<string, { password?: string; error?: string }>();
+    for (const p of want.values()) {
+      try {
+        passwords.set(p.address, { password: p.password === undefined ? undefined : resolvePassword(p.password, secrets) });
+      } catch (e) {
+        passwords.set(p.address, { error: (e as Error).message });
+      }
+    }
+    this.notStarted.clear();
     for (const [address, have] of this.configured) {
       const next = want.get(address);
-      if (next && !peerChanged(have, next)) continue;
+      const pw = passwords.get(address);
+      // A secret that cannot be read now leaves a running session on the password it started with.
+      const rotated = pw !== undefined && pw.error === undefined && pw.password !== this.passwords.get(address);
+      if (next && !peerChanged(have, next) && !rotated) continue;
       this.speaker.removePeer(address);
       this.configured.delete(address);
+      this.passwords.delete(address);
       this.log('peer-removed', { peer: address, type: have.type });
     }
     for (const [address, p] of want) {
       if (this.configured.has(address)) continue;
+      const pw = passwords.get(address)!;
+      if (pw.error !== undefined) {
+        this.notStarted.set(address, { peer: p, error: pw.error });
+        this.log('peer-error', { peer: address, source: p.source, error: pw.error });
+        continue;
+      }
       try {
-        this.speaker.addPeer(neighborConfig(p, settings));
+        this.speaker.addPeer(neighborConfig(p, settings, pw.password));
         this.configured.set(address, p);
+        this.passwords.set(address, pw.password);
         this.log('peer-added', { peer: address, type: p.type, asn: p.asn, source: p.source });
       } catch (e) {
         // A bad BGPPeer (say, an AS out of range) costs its own session, nothing else.
+        this.notStarted.set(address, { peer: p, error: (e as Error).message });
         this.log('peer-error', { peer: address, source: p.source, error: (e as Error).message });
       }
     }

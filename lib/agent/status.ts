@@ -31,24 +31,44 @@ export interface AgentStatus {
   routes: { learned: number; programmed: number; failures: number };
 }
 
-/** One row per desired peer; a peer the speaker does not know (yet) shows as Idle. */
-export function peerStatusRows(peers: Iterable<DesiredPeer>, sessions: readonly PeerStatus[]): AgentPeerStatus[] {
+/**
+ * One row per desired peer; a peer the speaker does not know (yet) shows as Idle, and one that
+ * was not started (`refused`: its secret not found, say) as Idle with the reason.
+ */
+export function peerStatusRows(
+  peers: Iterable<DesiredPeer>,
+  sessions: readonly PeerStatus[],
+  refused: ReadonlyMap<string, { peer: DesiredPeer; error: string }> = new Map(),
+): AgentPeerStatus[] {
   const byAddress = new Map(sessions.map((s) => [s.address, s]));
-  return [...peers].map((p) => {
-    const s = byAddress.get(p.address);
-    const state = s?.state ?? 'Idle';
-    return {
-      address: p.address,
-      asn: p.asn,
-      type: p.type,
-      source: p.source,
-      state,
-      since: s?.since ?? 0,
-      info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
-      prefixesReceived: s?.prefixesReceived ?? 0,
-      prefixesSent: s?.prefixesSent ?? 0,
-    };
-  });
+  const notStarted = [...refused.values()].map(({ peer, error }) => ({
+    address: peer.address,
+    asn: peer.asn,
+    type: peer.type,
+    source: peer.source,
+    state: 'Idle',
+    since: 0,
+    info: `Idle not started: ${error}`,
+    prefixesReceived: 0,
+    prefixesSent: 0,
+  }));
+  return [...peers]
+    .map((p) => {
+      const s = byAddress.get(p.address);
+      const state = s?.state ?? 'Idle';
+      return {
+        address: p.address,
+        asn: p.asn,
+        type: p.type,
+        source: p.source,
+        state,
+        since: s?.since ?? 0,
+        info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
+        prefixesReceived: s?.prefixesReceived ?? 0,
+        prefixesSent: s?.prefixesSent ?? 0,
+      };
+    })
+    .concat(notStarted);
 }
 
 export interface StatusFacts {
