@@ -108,7 +108,7 @@ async function sentinelGroup(): Promise<StoreUnderTest> {
   const group = await startSentinelGroup();
   const where = { sentinels: [...group.sentinels], sentinelName: group.name };
   let killed: RedisServer | undefined;
-  const ping = pinger(() => new Redis({ ...where, protocol: 2 }));
+  const ping = pinger(() => new Redis({ sentinels: where.sentinels, name: group.name, protocol: 2 }));
   return {
     open: (name, o = {}) => redisDatastore({ ...where, name, ...o }),
     config: (name) => ({ type: 'redis', ...where, name }),
