@@ -98,9 +98,8 @@ static int set_key(int fd, const char *address, const char *key, size_t keylen, 
   if (prefix_length >= 0) {
     opt = TCP_MD5SIG_EXT;
     sig.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
-    // A v4-mapped range on an IPv6 socket: the mapped prefix is 96 bits longer.
-    int mapped = domain == AF_INET6 && sig.tcpm_addr.ss_family == AF_INET6 && strchr(address, ':') == NULL;
-    sig.tcpm_prefixlen = (uint8_t)(prefix_length + (mapped ? 96 : 0));
+    // A v4-mapped range on an IPv6 socket keeps its IPv4 length: the kernel files it as IPv4.
+    sig.tcpm_prefixlen = (uint8_t)prefix_length;
   }
   if (setsockopt(fd, IPPROTO_TCP, opt, &sig, sizeof sig) < 0) {
     *why = "setsockopt(TCP_MD5SIG)";

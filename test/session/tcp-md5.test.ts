@@ -111,6 +111,30 @@ describe('TCP-MD5 between speakers over loopback', function () {
     await staysDown(a, b, 4000);
   });
 
+  it('a dynamic-neighbour range keys the listener for the whole prefix (v4-mapped on a dual-stack listener)', async () => {
+    const p = port();
+    // No host: node listens on :: for IPv4 and IPv6, so the range's key is the mapped prefix.
+    const rr = new BgpSpeaker({ asn: 65001, routerId: '127.0.27.1', listen: p });
+    speakers.push(rr);
+    await rr.start();
+    rr.addDynamicNeighbors({ range: '127.0.27.0/24', asn: 65002, password: 'range-key', ...common });
+    const dial = (ip: string, password: string) => {
+      const s = new BgpSpeaker({ asn: 65002, routerId: ip, listen: false });
+      speakers.push(s);
+      s.addPeer({ address: '127.0.27.1', asn: 65001, port: p, localAddress: ip, password, ...common });
+      return s;
+    };
+    const good = dial('127.0.27.2', 'range-key');
+    const bad = dial('127.0.27.3', 'wrong-key');
+    await established(good);
+    await staysDown(bad, bad, 2500);
+    assert.deepEqual(
+      rr.peerStatus().map((x) => [x.address, x.state]),
+      [['127.0.27.2', 'Established']],
+      'only the keyed member of the range got in',
+    );
+  });
+
   it('a removed peer takes its key off the listener: a plain connection from its address is accepted again', async () => {
     const p = port();
     const s = new BgpSpeaker({ asn: 65001, routerId: '127.0.24.1', listen: { host: '127.0.24.1', port: p } });
