@@ -42,6 +42,23 @@ interface PhaseResult {
   ms: number;
 }
 
+/** Each node listens on its own loopback address: Linux answers for all of 127.0.0.0/8, others may not. */
+function checkLoopback(address: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          e.code === 'EADDRNOTAVAIL'
+            ? `${address} is not a local address here: each node listens on its own 127.0.0.x, which Linux provides for all of 127.0.0.0/8 (elsewhere, add them to the loopback interface)`
+            : `cannot listen on ${address}: ${e.message}`,
+        ),
+      ),
+    );
+    s.listen(0, address, () => s.close(() => resolve()));
+  });
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -65,7 +82,14 @@ export async function runDemo(args: string[], io: DemoIo = { stdout: process.std
     io.stdout.write(DEMO_USAGE);
     return 0;
   }
-  const port = o.port || (await freePort());
+  let port: number;
+  try {
+    await checkLoopback('127.0.0.2');
+    port = o.port || (await freePort());
+  } catch (e) {
+    io.stderr.write(`podroute demo: ${(e as Error).message}\n`);
+    return 1;
+  }
   const events: DemoEvent[] = [];
   const cluster = new DemoCluster({
     port,

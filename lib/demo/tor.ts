@@ -32,11 +32,15 @@ export class TopOfRack {
     await this.speaker.start();
   }
 
-  /** A session towards one node; what the ToR exports is nothing. */
+  /**
+   * A session with one node, which the node opens (a ToR usually waits for its servers, as
+   * FRR's `bgp listen range` does); what the ToR exports is nothing.
+   */
   peer(address: string, asn: number): void {
     this.speaker.addPeer({
       address,
       asn,
+      passive: true,
       port: this.options.port,
       localAddress: this.options.address,
       holdTime: 9,
