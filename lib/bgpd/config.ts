@@ -6,12 +6,15 @@ import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
 import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
+import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
 
 export interface BgpdConfig {
   speaker: SpeakerOptions;
   peers: NeighborConfig[];
   dynamicNeighbors: DynamicNeighbors[];
   networks: NetworkConfig[];
+  /** The control socket: its path (the --control flag wins), mode and group. */
+  control?: ControlSocketConfig;
   /** Where each of `peers` and `dynamicNeighbors` was written (`peers[1]`), for errors found later. */
   peerPaths: string[];
   dynamicPaths: string[];
@@ -50,13 +53,17 @@ const SPEAKER_KEYS = [
   'stalePathTime',
   'defaultLocalPref',
   'alwaysCompareMed',
+  'control',
 ];
 
 /**
  * The fields of the speaker itself (asn, routerId, listen, ...) and the networks it
  * originates: the part both files share. `peerKeys` names the file's own fields for its peers.
  */
-export function speakerFields(doc: Obj, peerKeys: string[]): { speaker: SpeakerOptions; networks: NetworkConfig[] } {
+export function speakerFields(
+  doc: Obj,
+  peerKeys: string[],
+): { speaker: SpeakerOptions; networks: NetworkConfig[]; control?: ControlSocketConfig } {
   onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
   const asn = num(doc.asn, 'asn', 1, 0xffffffff);
   const routerId = doc.routerId;
@@ -86,6 +93,7 @@ export function speakerFields(doc: Obj, peerKeys: string[]): { speaker: SpeakerO
       },
     },
     networks,
+    ...(doc.control === undefined ? {} : { control: controlSocketField(doc.control, 'control') }),
   };
 }
 

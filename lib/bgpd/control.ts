@@ -1,11 +1,20 @@
 // The control API of a running bgpd: HTTP with JSON bodies over a Unix socket, which works
 // from any network namespace (it lives in the file system) and needs no open port. A call's
 // body goes through the checks of the configuration files: a bad one gets 400 with the field
-// named, and the speaker is left as it was.
-import { existsSync, unlinkSync } from 'node:fs';
+// named, and the speaker is left as it was. Who may connect, and how much a call may send, is
+// control-socket.ts's.
 import http from 'node:http';
 import type { AddressFamily, BgpSpeaker, RibRoute } from '../../bgp/index.js';
 import { neighbor } from './config.js';
+import {
+  BodyTooLarge,
+  DEFAULT_CONTROL_MODE,
+  LIMITED_SERVER_OPTIONS,
+  limitRequests,
+  listenControlSocket,
+  readBody,
+  type ControlSocket,
+} from './control-socket.js';
 import { ConfigError, family, ip, isObj, onlyKeys, prefix, type Obj } from './fields.js';
 import { networkAttributes, networks } from './network.js';
 
@@ -63,12 +72,16 @@ function originate(speaker: BgpSpeaker, body: Obj): { originated: number } {
   return { originated: prefixes.length };
 }
 
-export function serveControl(
+/**
+ * Answers the control API on a Unix socket (a path is created with the default mode, 0660, and
+ * the daemon's group). Resolves once it listens.
+ */
+export async function serveControl(
   speaker: BgpSpeaker,
-  socketPath: string,
+  socket: string | ControlSocket,
   onStop: (message?: string) => void,
   extraStatus?: (speaker: BgpSpeaker) => Record<string, unknown>,
-): http.Server {
+): Promise<http.Server> {
   const routes: Record<string, Handler> = {
     'GET /status': () => ({
       asn: speaker.asn,
@@ -93,28 +106,33 @@ export function serveControl(
       onStop(message);
     },
   };
-  if (existsSync(socketPath)) unlinkSync(socketPath);
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(LIMITED_SERVER_OPTIONS, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://bgpd');
     const handler = routes[`${req.method} ${url.pathname}`];
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
-    req.on('end', () => {
-      const reply = (status: number, value: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(value ?? null));
-      };
-      if (!handler) return reply(404, { error: `no such call: ${req.method} ${url.pathname}` });
-      try {
-        const body: unknown = text ? JSON.parse(text) : {};
-        if (!isObj(body)) throw new ConfigError(`the body is a JSON object, not ${JSON.stringify(body)}`);
-        reply(200, handler(body, url.searchParams));
-      } catch (e) {
-        reply(400, { error: (e as Error).message });
-      }
-    });
+    const reply = (status: number, value: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(value ?? null));
+    };
+    readBody(req).then(
+      (text) => {
+        if (!handler) return reply(404, { error: `no such call: ${req.method} ${url.pathname}` });
+        try {
+          const body: unknown = text ? JSON.parse(text) : {};
+          if (!isObj(body)) throw new ConfigError(`the body is a JSON object, not ${JSON.stringify(body)}`);
+          reply(200, handler(body, url.searchParams));
+        } catch (e) {
+          reply(400, { error: (e as Error).message });
+        }
+      },
+      (e: Error) => {
+        // The rest of an oversize body is not read: the connection closes after the answer.
+        if (e instanceof BodyTooLarge) res.setHeader('connection', 'close');
+        reply(e instanceof BodyTooLarge ? 413 : 400, { error: e.message });
+      },
+    );
   });
-  server.listen(socketPath);
+  limitRequests(server);
+  await listenControlSocket(server, typeof socket === 'string' ? { path: socket, mode: DEFAULT_CONTROL_MODE } : socket);
   return server;
 }
 

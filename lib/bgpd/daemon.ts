@@ -5,6 +5,7 @@ import { BgpSpeaker } from '../../bgp/index.js';
 import { reflectorStatus } from '../../reflector/index.js';
 import { readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
+import { DEFAULT_CONTROL_MODE, resolveControlSocket, type ControlSocket } from './control-socket.js';
 import { ConfigError } from './fields.js';
 import { networkAttributes } from './network.js';
 import { readReflectorConfig } from './reflector-config.js';
@@ -59,6 +60,11 @@ async function runSpeaker(
   status?: (speaker: BgpSpeaker) => Record<string, unknown>,
 ): Promise<BgpSpeaker> {
   await dryRun(config);
+  // The flag names the socket; the file may name it too, and says its mode and group.
+  const controlPath = options.control ?? config.control?.path;
+  let socket: ControlSocket | undefined;
+  if (controlPath !== undefined)
+    socket = await resolveControlSocket({ mode: DEFAULT_CONTROL_MODE, ...config.control, path: controlPath }, controlPath);
   const speaker = new BgpSpeaker(config.speaker);
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
@@ -69,15 +75,6 @@ async function runSpeaker(
   speaker.on('peerDown', (peer, d) => log('peer-down', { peer, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
-  const port = await speaker.start();
-  try {
-    for (const d of config.dynamicNeighbors) speaker.addDynamicNeighbors(d);
-    for (const p of config.peers) speaker.addPeer(p);
-  } catch (e) {
-    // The dry run should have caught it; a daemon that cannot configure must not stay up.
-    await speaker.stop('configuration refused');
-    throw e;
-  }
   let stopping = false;
   const stop = (message?: string) => {
     if (stopping) return;
@@ -86,7 +83,19 @@ async function runSpeaker(
     control?.close();
     void speaker.stop(message).then(() => process.exit(0));
   };
-  const control = options.control ? serveControl(speaker, options.control, stop, status) : undefined;
+  // The socket first: a path it cannot be created at is refused before the BGP port is bound.
+  const control = socket && (await serveControl(speaker, socket, stop, status));
+  let port: Awaited<ReturnType<BgpSpeaker['start']>>;
+  try {
+    port = await speaker.start();
+    for (const d of config.dynamicNeighbors) speaker.addDynamicNeighbors(d);
+    for (const p of config.peers) speaker.addPeer(p);
+  } catch (e) {
+    // The dry run should have caught it; a daemon that cannot configure must not stay up.
+    control?.close();
+    await speaker.stop('configuration refused');
+    throw e;
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   log('started', { asn: config.speaker.asn, routerId: config.speaker.routerId, port, peers: config.peers.length });

@@ -52,8 +52,7 @@ describe('bgpd control socket: every call checked like the config file', () => {
     speaker.addPeer({ address: '10.0.0.2', asn: 64512, passive: true });
     speaker.originate('10.9.0.0/24', { attributes: { med: 5 } });
     stops.length = 0;
-    server = serveControl(speaker, socket, (message) => stops.push(message));
-    await new Promise((resolve) => server.once('listening', resolve));
+    server = await serveControl(speaker, socket, (message) => stops.push(message));
   });
 
   afterEach(async () => {
