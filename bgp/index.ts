@@ -55,6 +55,13 @@ export {
   type TcpMd5Native,
 } from './session/tcp-md5.js';
 export {
+  maxPrefixData,
+  type MaxPrefixLimit,
+  type MaxPrefixes,
+  type MaxPrefixEvent,
+  type MaxPrefixStatus,
+} from './session/max-prefix.js';
+export {
   BgpSpeaker,
   type SpeakerOptions,
   type SpeakerEvents,

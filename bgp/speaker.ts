@@ -4,11 +4,13 @@
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, parseAddress, type Cidr } from '../ip/index.js';
-import { parsePrefix, type AddressFamily, type BgpError, type UpdateMessage } from './codec/index.js';
+import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type UpdateMessage } from './codec/index.js';
 import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
+import { MaxPrefixGuard, maxPrefixData, type MaxPrefixEvent, type MaxPrefixStatus } from './session/max-prefix.js';
 import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
+import { SelectionDeferral } from './selection-deferral.js';
 import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
 
 export interface SpeakerOptions {
@@ -25,6 +27,8 @@ export interface SpeakerOptions {
   restarting?: boolean;
   forwardingPreserved?: boolean;
   restartTime?: number;
+  /** After a restart, longest wait (s) for the peers' End-of-RIBs before we send (RFC 4724 §4.1). Default 360 (FRR's select-defer-time). */
+  selectDeferTime?: number;
 }
 
 /** A peer's configuration: the session's, plus what the RIB applies to its routes. */
@@ -63,6 +67,8 @@ export interface PeerStatus {
   lastError: string;
   dynamic: boolean;
   description?: string;
+  /** The peer's maxPrefixes limits, and the hold-down it is in after exceeding one. */
+  maxPrefixes?: MaxPrefixStatus;
 }
 
 export interface SpeakerEvents {
@@ -74,6 +80,8 @@ export interface SpeakerEvents {
   endOfRib: [string, AddressFamily];
   /** A malformed UPDATE handled by RFC 7606 (the session stayed up). */
   updateError: [string, BgpError];
+  /** A maxPrefixes threshold crossed or limit exceeded (then the session is stopped unless warningOnly). */
+  maxPrefix: [string, MaxPrefixEvent];
 }
 
 interface Neighbor {
@@ -84,6 +92,7 @@ interface Neighbor {
   /** Families whose routes are stale, waiting for End-of-RIB or the timer. */
   stale: Set<AddressFamily>;
   staleTimer: NodeJS.Timeout | undefined;
+  maxPrefix: MaxPrefixGuard | undefined;
 }
 
 export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
@@ -96,6 +105,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private readonly md5Keys = new ListenerKeys();
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
+  private readonly deferral: SelectionDeferral;
 
   constructor(private readonly options: SpeakerOptions) {
     super();
@@ -110,6 +120,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     };
     // Best-path change objects (a text prefix and a view per change) only when someone listens:
     // `podroute bgpd` does not, the node agent does.
+    this.deferral = new SelectionDeferral(options.restarting === true, (options.selectDeferTime ?? 360) * 1000, () => {
+      this.local.restarting = false;
+      for (const n of this.neighbors.values()) this.scheduleKick(n.peer);
+    });
     this.rib = new Rib({
       collectChanges: () => this.listenerCount('bestPaths') > 0,
       ...options.rib,
@@ -152,6 +166,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
 
   /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
   async stop(message = 'shutting down'): Promise<void> {
+    this.deferral.stop();
     const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message }));
     this.md5Keys.detach();
     await Promise.all([new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())), ...closing]);
@@ -246,13 +261,15 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         lastError: n.peer.lastError,
         dynamic: n.dynamic,
         description: n.config.description,
+        maxPrefixes: n.maxPrefix?.status(),
       };
     });
   }
 
   private createNeighbor(config: NeighborConfig, dynamic: boolean): Neighbor {
     const peer = new Peer(config, this.local);
-    const n: Neighbor = { config, peer, rib: undefined, dynamic, stale: new Set(), staleTimer: undefined };
+    const maxPrefix = config.maxPrefixes ? new MaxPrefixGuard(config.maxPrefixes) : undefined;
+    const n: Neighbor = { config, peer, rib: undefined, dynamic, stale: new Set(), staleTimer: undefined, maxPrefix };
     this.neighbors.set(normalizeAddress(config.address), n);
     peer.on('state', (s) => this.emit('peerState', config.address, s));
     peer.on('established', (info) => this.onEstablished(n, info));
@@ -309,6 +326,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     out.onReady = () => this.scheduleKick(n.peer);
     let queue: Buffer[] = [];
     n.peer.setUpdateSource(() => {
+      if (this.deferral.deferring) return undefined;
       if (queue.length === 0) queue = out.pull(64 * 1024);
       return queue.shift();
     });
@@ -318,10 +336,17 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       n.staleTimer = setTimeout(() => this.sweep(n, [...n.stale]), (this.options.stalePathTime ?? 360) * 1000).unref();
     }
     this.emit('peerUp', n.config.address, info);
+    this.deferral.established(n.config.address, info);
   }
 
   private onDown(n: Neighbor, d: SessionDown): void {
     n.peer.setUpdateSource(undefined);
+    const held = n.maxPrefix?.tripped;
+    n.maxPrefix?.sessionDown();
+    if (held) {
+      n.peer.lastError = held.message;
+      d = { ...d, message: held.message };
+    }
     if (n.rib) {
       const keepStale = d.gracefulRestart?.families.filter((f) => n.rib!.families.includes(f)) ?? [];
       this.publish(this.rib.peerDown(n.rib, { keepStale }));
@@ -332,7 +357,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       }
     }
     this.emit('peerDown', n.config.address, d);
-    if (n.dynamic && n.stale.size === 0) {
+    this.deferral.down(n.config.address);
+    // A dynamic neighbour held down for its limit stays, refusing its connections, until released.
+    if (n.dynamic && n.stale.size === 0 && !held) {
       // A dynamic neighbour lives as long as its session (as FRR's listen range).
       void n.peer.stop();
       this.neighbors.delete(normalizeAddress(n.config.address));
@@ -344,10 +371,47 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (!n.rib) return;
     if (error) this.emit('updateError', n.config.address, error);
     this.publish(error?.action === 'treat-as-withdraw' ? this.rib.treatAsWithdraw(n.rib, m) : this.rib.update(n.rib, m));
+    if (n.maxPrefix) this.checkMaxPrefix(n, n.maxPrefix);
+  }
+
+  /** After an UPDATE: warn, or stop the session with Cease 6/1 and hold the peer down (FRR's maximum-prefix). */
+  private checkMaxPrefix(n: Neighbor, guard: MaxPrefixGuard): void {
+    if (guard.tripped || !n.rib) return;
+    const stats = n.rib.stats;
+    for (const e of guard.check((f) => stats.routes[f])) {
+      this.emit('maxPrefix', n.config.address, e);
+      if (e.action !== 'shutdown' || guard.tripped) continue;
+      guard.holdDown(e, () => this.release(n));
+      void n.peer.stop({ subcode: CeaseSubcode.MAX_PREFIXES_REACHED, data: maxPrefixData(e.family, e.limit) });
+    }
+  }
+
+  /**
+   * Ends a peer's hold-down after it exceeded its maxPrefixes (FRR's `clear bgp` for a limit
+   * with no restart time): the session starts again now. Returns false when the peer was not held.
+   */
+  clearMaxPrefix(address: string): boolean {
+    const n = this.neighbors.get(normalizeAddress(address));
+    if (!n) throw new TypeError(`peer ${address}: not configured`);
+    if (!n.maxPrefix?.clear()) return false;
+    this.release(n);
+    return true;
+  }
+
+  /** A held-down peer starts again; a dynamic one is forgotten, to be made anew when it connects. */
+  private release(n: Neighbor): void {
+    if (this.neighbors.get(normalizeAddress(n.config.address)) !== n) return;
+    if (n.dynamic) {
+      this.neighbors.delete(normalizeAddress(n.config.address));
+      this.forget(n);
+      return;
+    }
+    n.peer.start();
   }
 
   private onEndOfRib(n: Neighbor, family: AddressFamily): void {
     if (n.stale.has(family)) this.sweep(n, [family]);
+    this.deferral.endOfRib(n.config.address, family);
     this.emit('endOfRib', n.config.address, family);
   }
 
@@ -361,6 +425,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
 
   private forget(n: Neighbor): void {
     clearTimeout(n.staleTimer);
+    n.maxPrefix?.clear();
     n.peer.dispose();
     if (n.rib) this.publish(this.rib.removePeer(n.rib));
     n.rib = undefined;

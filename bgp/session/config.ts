@@ -3,6 +3,7 @@
 // (fe80::1%eth0), which ip/ (prefixes, identifiers) refuses.
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../codec/index.js';
+import { checkMaxPrefixes, type MaxPrefixes } from './max-prefix.js';
 import { checkPassword } from './tcp-md5.js';
 
 export type AddPathMode = 'receive' | 'send' | 'both';
@@ -33,6 +34,8 @@ export interface PeerConfig {
   extendedMessage?: boolean;
   /** Advertise graceful restart (RFC 4724), and keep a restarting peer's routes as stale. Default true. */
   gracefulRestart?: boolean | { restartTime?: number };
+  /** Per family, how many accepted paths the peer may have before a Cease 6/1 (see max-prefix.ts). */
+  maxPrefixes?: MaxPrefixes;
   /** TCP-MD5 (RFC 2385) key for the session, 1..80 octets; needs the bgp/native addon (tcp-md5.ts). */
   password?: string;
   description?: string;
@@ -82,6 +85,7 @@ export function checkPeerConfig(c: PeerConfig): PeerConfig {
     if (mode !== 'receive' && mode !== 'send' && mode !== 'both')
       throw new TypeError(`peer ${c.address} addPath.${f}: "${String(mode)}" (receive, send or both)`);
   }
+  if (c.maxPrefixes !== undefined) checkMaxPrefixes(`peer ${c.address} maxPrefixes`, c.maxPrefixes);
   if (c.password !== undefined) checkPassword(`peer ${c.address} password`, c.password);
   return c;
 }

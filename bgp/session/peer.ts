@@ -201,12 +201,13 @@ export class Peer extends EventEmitter<PeerEvents> {
   /**
    * Stops the session with a Cease (default 6/2 Administrative Shutdown, with an RFC 8203
    * communication when `message` is given) and does not reconnect. Resolves when the
-   * NOTIFICATION has left and the connection is closed.
+   * NOTIFICATION has left and the connection is closed. `data` is the Cease's data field as
+   * given (RFC 4486's for 6/1), in place of a communication.
    */
-  stop(options: { subcode?: number; message?: string } = {}): Promise<void> {
+  stop(options: { subcode?: number; message?: string; data?: Uint8Array } = {}): Promise<void> {
     this.stopping = true;
     const subcode = options.subcode ?? CeaseSubcode.ADMINISTRATIVE_SHUTDOWN;
-    const data = options.message !== undefined ? shutdownCommunicationData(options.message) : undefined;
+    const data = options.data ?? (options.message !== undefined ? shutdownCommunicationData(options.message) : undefined);
     // The connections that will carry the Cease; each closes once it has left (at most 2 s).
     const closing = [this.secondary, this.primary].flatMap((a) => (a?.conn ? [a.conn.done] : []));
     for (const a of [this.secondary, this.primary]) a?.dispatch({ type: 'ManualStop', subcode, data });
