@@ -195,12 +195,18 @@ export async function runDemo(args: string[], io: DemoIo = { stdout: process.std
   ];
 
   let code = 0;
+  // A phase interrupted by Ctrl-C may be starting an agent: it finishes (or fails) before the stop.
+  let inflight: Promise<void> = Promise.resolve();
   try {
     for (const [i, p] of phases.entries()) {
       phaseName = `phase ${i + 1}/${phases.length}: ${p.name}`;
       phaseStart = Date.now();
       if (!screen.live) screen.line(phaseName);
-      const run = await Promise.race([p.run().then(() => 'done' as const), stopSignal]);
+      inflight = p.run();
+      const done = inflight.then(() => 'done' as const);
+      // Handled here too: after a Ctrl-C nobody awaits it, and its failure must not crash the stop.
+      done.catch(() => undefined);
+      const run = await Promise.race([done, stopSignal]);
       if (run === 'stop') break;
       const ok = await converge();
       if (ok === 'stop') break;
@@ -246,6 +252,7 @@ export async function runDemo(args: string[], io: DemoIo = { stdout: process.std
     }
   }
   screen.end();
+  await Promise.race([inflight.catch(() => undefined), new Promise((r) => setTimeout(r, 5000).unref())]);
   await cluster.stop();
   if (stopping) io.stderr.write(`podroute demo: stopped ${cluster.nodes.size} agents${cluster.tor ? ' and the top-of-rack' : ''}\n`);
   return code;
