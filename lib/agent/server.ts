@@ -1,7 +1,9 @@
 // The agent's two endpoints: a Unix-socket control API (`podroute node status` reads it; a
 // file path works from any network namespace) and an HTTP port for Prometheus and health
-// probes (/metrics, /liveness, /readiness, as calico/node's 9099).
-import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
+// probes (/metrics, /liveness, /readiness, as calico/node's 9099). Both are local: the socket
+// is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
+// Felix's healthHost), and neither holds a request that is large or slow.
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { describeRoute } from '../../felix/index.js';
@@ -12,10 +14,44 @@ function reply(res: http.ServerResponse, status: number, body: unknown, type = '
   res.end(type === 'application/json' ? JSON.stringify(body) : String(body));
 }
 
+/** Where the health port listens unless told: this host only. */
+export const DEFAULT_HEALTH_HOST = '127.0.0.1';
+/** Owner and group: whoever can connect can stop the agent. */
+export const CONTROL_SOCKET_MODE = 0o660;
+/** No call takes a body; one over this is refused rather than read. */
+export const MAX_REQUEST_BODY = 1024 * 1024;
+
+/**
+ * A server that cuts off a client slow to send its headers (5 s) or its request (10 s), checked
+ * every second, and answers 413 to a body over the limit without reading it.
+ */
+function limitedServer(handler: http.RequestListener): http.Server {
+  const server = http.createServer({ connectionsCheckingInterval: 1_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
+    let size = Number(req.headers['content-length'] ?? 0);
+    const tooLarge = () => {
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: `the request body is over the limit of ${MAX_REQUEST_BODY} bytes (1 MiB)` }));
+    };
+    if (size > MAX_REQUEST_BODY) return tooLarge();
+    // A chunked body declares no length: count it as it comes, and cut it off past the limit.
+    size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_REQUEST_BODY) req.socket.destroy();
+    });
+    handler(req, res);
+  });
+  server.headersTimeout = 5_000;
+  server.requestTimeout = 10_000;
+  server.keepAliveTimeout = 5_000;
+  server.maxConnections = 64;
+  return server;
+}
+
 export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): http.Server {
   mkdirSync(dirname(socketPath), { recursive: true });
   if (existsSync(socketPath)) unlinkSync(socketPath);
-  const server = http.createServer((req, res) => {
+  const server = limitedServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://agent');
     try {
       switch (`${req.method} ${url.pathname}`) {
@@ -57,12 +93,20 @@ export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: 
       reply(res, 500, { error: (e as Error).message });
     }
   });
-  server.listen(socketPath);
+  // bind() makes the file under an owner-only umask (it runs synchronously inside listen()), and
+  // the mode is set before the event loop can accept anyone: never open to others, even briefly.
+  const umask = process.umask(0o177);
+  try {
+    server.listen(socketPath);
+  } finally {
+    process.umask(umask);
+  }
+  if (server.listening) chmodSync(socketPath, CONTROL_SOCKET_MODE);
   return server;
 }
 
-export function serveHealth(agent: NodeAgent, port: number, host?: string): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+export function serveHealth(agent: NodeAgent, port: number, host = DEFAULT_HEALTH_HOST): Promise<http.Server> {
+  const server = limitedServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://agent').pathname;
     if (path === '/metrics') return reply(res, 200, agent.metrics.render(), 'text/plain; version=0.0.4');
     if (path === '/liveness') return reply(res, 200, { live: true });

@@ -1,6 +1,7 @@
 // `podroute node run|status` and `podroute bgp summary|routes`: the node agent as a daemon,
 // and the commands that ask a running one through its control socket.
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { spawnSync } from 'node:child_process';
@@ -40,6 +41,8 @@ export interface NodeRunConfig {
   control?: string;
   /** Port for /metrics, /liveness, /readiness; 0 turns it off. Default 9099. */
   healthPort?: number;
+  /** The address that port listens on (Felix's healthHost). Default 127.0.0.1: this host only. */
+  healthHost?: string;
   defaultIpv4Pool?: NodeAgentOptions['defaultIpv4Pool'];
   /** Seconds between felix's full resyncs. Default 90. */
   resyncInterval?: number;
@@ -62,6 +65,7 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--datastore': { key: 'datastore', type: 'datastore' },
   '--control': { key: 'control', type: 'string' },
   '--health-port': { key: 'healthPort', type: 'number' },
+  '--health-host': { key: 'healthHost', type: 'string' },
   '--default-pool': { key: 'defaultIpv4Pool', type: 'pool' },
 };
 
@@ -148,6 +152,7 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('routeReflectorClusterId', 'string', 'PODROUTE_CLUSTER_ID');
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
   set('control', 'string', 'PODROUTE_CONTROL');
+  set('healthHost', 'string', 'PODROUTE_HEALTH_HOST', 'FELIX_HEALTHHOST');
   if (e('PODROUTE_REDIS_URL') || e('PODROUTE_DATASTORE') || e('PODROUTE_REDIS_SENTINELS')) fromEnv.datastore = datastoreConfigFromEnv(env);
   return { ...file, ...fromEnv, ...flags };
 }
@@ -170,6 +175,9 @@ export function checkNodeRunConfig(c: NodeRunConfig): void {
   whole('asNumber', 1, 0xffffffff);
   whole('bgpPort', 0, 65535);
   whole('healthPort', 0, 65535);
+  // An address, not a name: "localhost" may be ::1 or 127.0.0.1 depending on the resolver.
+  if (c.healthHost !== undefined && (typeof c.healthHost !== 'string' || isIP(c.healthHost) === 0))
+    throw new Error(`healthHost: ${JSON.stringify(c.healthHost)} is not an IP address (0.0.0.0 or :: for every interface)`);
   if (c.dataplane !== undefined && c.dataplane !== 'linux' && c.dataplane !== 'memory')
     throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
   if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
@@ -232,7 +240,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     void agent.stop(why).finally(() => ds.close().finally(() => process.exit(0)));
   };
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
-  const health = c.healthPort === 0 ? undefined : await serveHealth(agent, c.healthPort ?? 9099);
+  const health = c.healthPort === 0 ? undefined : await serveHealth(agent, c.healthPort ?? 9099, c.healthHost);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
