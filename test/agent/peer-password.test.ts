@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BgpSpeaker, loadTcpMd5 } from '../../bgp/index.js';
+import { BgpSpeaker, loadTcpMd5, setTcpMd5AddonPath } from '../../bgp/index.js';
 import { resolvePassword, secretEnvName } from '../../lib/agent/peer-password.js';
 import { desiredPeers, type ClusterView, type DesiredPeer } from '../../lib/agent/peers.js';
 import { SessionReconciler, type SessionSettings } from '../../lib/agent/sessions.js';
@@ -128,6 +128,18 @@ describe('agent: BGPPeer password', function () {
       sessions.reconcile([tor], settings());
       assert.equal(sessions.refused.size, 0);
       await waitFor(state, { what: 'the keyed session Established', until: (s) => s === 'Established', timeoutMs: 15_000 });
+    });
+
+    it('without the TCP-MD5 addon: the peer is not started, and the status says so', () => {
+      setTcpMd5AddonPath(join(dir, 'no-such-addon.node'));
+      try {
+        sessions.reconcile([{ ...tor, password: 'plain' }], settings());
+      } finally {
+        setTcpMd5AddonPath(undefined);
+      }
+      assert.deepEqual(a.peerStatus(), []);
+      const row = peerStatusRows(sessions.peers.values(), a.peerStatus(), sessions.refused)[0]!;
+      assert.match(row.info, /^Idle not started: peer 127\.0\.31\.2 password: the TCP-MD5 addon is not available at .*no-such-addon\.node/);
     });
 
     it('a wrong secret keeps the session down; the rotated one rebuilds it and it comes up', async () => {
