@@ -1,7 +1,10 @@
 // CNI ADD on one node → the pod's route in the kernel of every other node.
 //
-//   npx tsx bench/agent-latency.ts [--pods 100] [--nodes 3]      (root: network namespaces)
+//   npx tsx bench/agent-latency.ts [--pods 100] [--nodes 3] [--run dist|source]   (root: network namespaces)
 //
+// --run dist (the default) builds dist/ first and runs the bins as an installed package does:
+// podroute-cni is then dist/cni.js, one bundled file. --run source runs the TypeScript through
+// tsx, as a checkout does, for comparison (every CNI call then starts tsx).
 // Three `podroute node run` agents in namespaces on one L2 segment, a real Redis, pods made
 // one after another by running podroute-cni on node 1 as a container runtime does. The pool
 // has /32 blocks, so every pod is a new block and a new BGP route (with /26 blocks only the
@@ -11,7 +14,8 @@
 // the total into the CNI process's own time and agent → BGP → felix propagation.
 // Reference, measured in the same run: `ip route add` straight into a node's kernel, seen by
 // the same monitor (the floor of what the observation itself costs).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../lib/agent/index.js';
@@ -29,6 +33,8 @@ const arg = (name: string, d: number) => {
 };
 const PODS = arg('--pods', 100);
 const NODES = Math.max(2, arg('--nodes', 3));
+const RUN = process.argv.includes('--run') ? process.argv[process.argv.indexOf('--run') + 1] : 'dist';
+if (RUN !== 'dist' && RUN !== 'source') throw new Error(`--run: dist or source, not ${JSON.stringify(RUN)}`);
 
 class RouteMonitor {
   readonly seen = new Map<string, number>();
@@ -74,6 +80,10 @@ function pct(xs: number[], p: number): number {
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms  p99 ${pct(xs, 99).toFixed(1)} ms  max ${Math.max(...xs).toFixed(1)} ms`;
 
 async function main(): Promise<void> {
+  if (RUN === 'dist') {
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    process.env.PODROUTE_RUN = 'dist'; // inherited by the agents and every podroute-cni call
+  }
   const lab = new Lab({ tag: 'bag' });
   const redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
   const sock = join(lab.dir, 'redis.sock');
@@ -150,6 +160,21 @@ async function main(): Promise<void> {
       reference.push((await monitors[0]!.wait(dst)) - t0);
     }
 
+    // The floor of any CNI call: starting Node itself, run the way the CNI calls are.
+    const nodeStart: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      await nodes[0]!.ns.exec(['node', '-e', '0']);
+      nodeStart.push(performance.now() - t0);
+    }
+    // The plugin's own start-up: podroute-cni VERSION loads the plugin and answers, no store, no kernel.
+    const cniStart: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await callCni(nodes[0]!.ns, 'VERSION', {}, '{"cniVersion":"1.0.0"}');
+      if (r.code !== 0) throw new Error(`CNI VERSION: ${r.stdout}`);
+      cniStart.push(r.ms);
+    }
+
     // When each block claim reaches the store (seen through a watch, as the agents see it).
     const claimed = new Map<string, number>();
     const watch = ds.watch({ kinds: ['IPAMBlock'], fromRevision: await ds.revision() });
@@ -190,11 +215,18 @@ async function main(): Promise<void> {
     await watch.close();
     await ds.close();
     const node = process.versions.node;
-    console.log(`agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, ${new Date().toISOString()}`);
+    console.log(`agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, bins run ${RUN}, ${new Date().toISOString()}`);
     console.log(`  CNI ADD start → route in every other kernel: ${fmt(total)}`);
     console.log(`  CNI ADD (process start to exit):              ${fmt(cni)}`);
     console.log(`  block claim seen in store → route in every other kernel: ${fmt(after)}`);
     console.log(`  reference, ip route add → seen by monitor:    ${fmt(reference)}`);
+    console.log(`  reference, node -e 0 (process start to exit): ${fmt(nodeStart)}`);
+    console.log(`  podroute-cni VERSION (start, load, answer):   ${fmt(cniStart)}`);
+    console.log(
+      `  load average at the end: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
     console.log(`  ratio (store → every kernel p50 / reference p50): ${(pct(after, 50) / pct(reference, 50)).toFixed(1)}x`);
   } finally {
     for (const m of monitors) m.stop();
