@@ -39,9 +39,17 @@ export interface RawWrite {
 
 /** A watch's own view of the store (in Redis, its own connection: XREAD BLOCK ties one up). */
 export interface LogReader {
+  /** Revisions may skip numbers (etcd): a trim is then only ever told by LogTrimmedError. */
+  readonly revisionsSkip?: boolean;
   head(): Promise<{ revision: number; storeId: string }>;
   snapshot(kinds: readonly Kind[]): Promise<RawSnapshot>;
-  /** The entries after `after` in revision order, waiting up to waitMs for one; [] on timeout. */
+  /**
+   * The entries after `after` in revision order, waiting up to waitMs for one; [] on timeout.
+   * Entries of one transaction share a revision and come in one read. A log whose revisions
+   * have no holes (memory, Redis) shows a trim by a first entry that is not after + 1; one
+   * whose revisions skip (etcd: one per transaction, shared with keys of other stores) throws
+   * LogTrimmedError instead.
+   */
   read(after: number, waitMs: number): Promise<LogEntry[]>;
   close(): Promise<void>;
 }
@@ -60,7 +68,7 @@ export interface StoreIdentity {
 }
 
 export interface RawBackend {
-  readonly name: 'memory' | 'redis';
+  readonly name: 'memory' | 'redis' | 'etcd';
   get(kind: Kind, key: string): Promise<{ revision: number; json: string } | undefined>;
   /** Returns the new revision. Throws AlreadyExists/NotFound/Conflict or KindChangedError. */
   write(w: RawWrite): Promise<number>;
@@ -83,5 +91,12 @@ export class KindChangedError extends Error {
     readonly revision: number,
   ) {
     super(`${kind} objects changed at revision ${revision}`);
+  }
+}
+
+/** The log no longer holds the entries after `after` (etcd: compacted past it); list and diff. */
+export class LogTrimmedError extends Error {
+  constructor(readonly after: number) {
+    super(`the change log was trimmed past revision ${after}`);
   }
 }

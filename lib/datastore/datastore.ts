@@ -14,7 +14,7 @@ const GUARD_RETRIES = 10;
 export class BackendDatastore implements Datastore {
   constructor(readonly raw: RawBackend) {}
 
-  get backend(): 'memory' | 'redis' {
+  get backend(): 'memory' | 'redis' | 'etcd' {
     return this.raw.name;
   }
 

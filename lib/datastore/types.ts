@@ -58,7 +58,7 @@ export interface DeleteOptions {
 }
 
 export interface Datastore {
-  readonly backend: 'memory' | 'redis';
+  readonly backend: 'memory' | 'redis' | 'etcd';
   get<K extends Kind>(kind: K, key: string): Promise<ResourceOf<K> | undefined>;
   /** Fails with AlreadyExistsError if the object exists. */
   create<R extends Resource>(resource: R): Promise<R>;

@@ -4,11 +4,13 @@
 // exactly when the first entry it gets is not N+1 (the log was trimmed past it) or the store
 // is not the one it was reading (a different store id, or a revision that went backwards
 // because Redis came back empty). In those cases, and only then, it lists the store and
-// delivers the difference against what it has delivered so far.
+// delivers the difference against what it has delivered so far. etcd's revisions skip numbers
+// (one per transaction, shared with other stores' keys): its reader reports a trim by
+// LogTrimmedError (its watch start revision was compacted) instead.
 import { EventEmitter } from 'eventemitter3';
 import { KINDS, resourceKey, type Kind } from '../resources/types.js';
 import { decodeResource } from './codec.js';
-import type { LogEntry, LogReader, RawSnapshot } from './backend.js';
+import { LogTrimmedError, type LogEntry, type LogReader, type RawSnapshot } from './backend.js';
 import type { WatchEvent, WatchEvents, WatchOptions, Watcher } from './types.js';
 
 const READ_WAIT_MS = 1000;
@@ -73,9 +75,16 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
         backoff = BACKOFF_MIN_MS;
         for (;;) {
           if (this.closed) return;
-          const entries = await this.reader.read(this.after, READ_WAIT_MS);
+          let entries: LogEntry[];
+          try {
+            entries = await this.reader.read(this.after, READ_WAIT_MS);
+          } catch (e) {
+            if (!(e instanceof LogTrimmedError)) throw e;
+            await this.resync(await this.reader.snapshot([...this.kinds]), false);
+            continue;
+          }
           if (this.closed) return;
-          if (entries.length > 0 && entries[0]!.revision !== this.after + 1) {
+          if (!this.reader.revisionsSkip && entries.length > 0 && entries[0]!.revision !== this.after + 1) {
             // The log no longer holds revision after+1: it was trimmed while we were away.
             await this.resync(await this.reader.snapshot([...this.kinds]), false);
             continue;
