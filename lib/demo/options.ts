@@ -71,8 +71,13 @@ export function parseDemoOptions(args: string[]): DemoOptions {
   const cidr = parseCidr(pool, '--pool');
   if (cidr.family !== 4 || cidr.prefixLength > 26) throw new Error(`--pool: ${pool} must be an IPv4 CIDR of /26 or wider`);
   if (values.json === '') throw new Error('--json: a file name, or - for stdout');
+  const nodes = integer('nodes', values.nodes as string | undefined, 4, 2, 50);
+  // One /26 per node, and one more node joins live: a node without a block of its own would
+  // borrow /32s, which this demo does not show.
+  const blocks = 2 ** (26 - cidr.prefixLength);
+  if (blocks < nodes + 1) throw new Error(`--pool: ${pool} holds ${blocks} blocks of /26, fewer than the ${nodes + 1} nodes the demo runs`);
   return {
-    nodes: integer('nodes', values.nodes as string | undefined, 4, 2, 50),
+    nodes,
     podsPerNode: integer('pods', values.pods as string | undefined, 2, 1, 60),
     once: values.once === true,
     json: values.json as string | undefined,
