@@ -95,6 +95,8 @@ export async function serveControl(
     'POST /withdraw': (b) => speaker.withdraw(prefix(fields(b, 'prefix').prefix, 'prefix')),
     'POST /peers': (b) => speaker.addPeer(neighbor(b, '')),
     'POST /peers/remove': (b) => speaker.removePeer(ip(fields(b, 'address').address, 'address')),
+    // A peer held down for exceeding its maxPrefixes starts again now (FRR's `clear bgp`).
+    'POST /peers/clear-max-prefix': (b) => ({ cleared: speaker.clearMaxPrefix(ip(fields(b, 'address').address, 'address')) }),
     'POST /refresh': (b) => {
       const { address, family: f } = fields(b, 'address', 'family');
       speaker.refresh(ip(address, 'address'), family(f ?? 'ipv4-unicast', 'family'));

@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../../bgp/index.js';
 import { AddressError, parseCidr, parseIpv4Into } from '../../ip/index.js';
+import { maxPrefixes } from './max-prefixes.js';
 import { password } from './password.js';
 
 export class ConfigError extends Error {
@@ -112,6 +113,7 @@ const PEER_KEYS = new Set([
   'nextHopSelf',
   'routeReflectorClient',
   'password',
+  'maxPrefixes',
 ]);
 const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
 const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
@@ -141,6 +143,7 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
     throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
   if (p.addPath !== undefined) out.addPath = addPath(p.addPath, at(path, 'addPath'));
   gracefulRestart(p.gracefulRestart, at(path, 'gracefulRestart'));
+  if (p.maxPrefixes !== undefined) out.maxPrefixes = maxPrefixes(p.maxPrefixes, at(path, 'maxPrefixes'));
   if (p.password !== undefined) out.password = password(p.password, at(path, 'password'));
   return out;
 }

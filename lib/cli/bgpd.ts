@@ -63,11 +63,26 @@ function age(ms: number): string {
   return s < 3600 ? `${Math.floor(s / 60)}m${s % 60}s` : `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
 }
 
-/** The peers as "show bgp summary" lists them; INFO is each peer's last error. */
+/** A peer's maxPrefixes and its hold-down, as INFO shows them. */
+function maxPrefixInfo(p: PeerStatus): string {
+  const m = p.maxPrefixes;
+  if (!m) return '';
+  const limits = m.limits.map((l) => `${l.family.replace('-unicast', '')} ${l.limit}${l.warningOnly ? ' warn' : ''}`).join(', ');
+  const h = m.heldDown;
+  const held = !h
+    ? ''
+    : h.restartAt !== undefined
+      ? `, held down ${Math.max(0, Math.ceil((h.restartAt - Date.now()) / 1000))} s more`
+      : ', held down until cleared';
+  return `max prefixes ${limits}${held}`;
+}
+
+/** The peers as "show bgp summary" lists them; INFO is each peer's last error and its prefix limits. */
 export function formatPeers(peers: PeerStatus[]): string {
   const rows = [['PEER ADDRESS', 'AS', 'TYPE', 'STATE', 'SINCE', 'RECEIVED', 'SENT', 'INFO']];
   for (const p of peers) {
-    rows.push([p.address, String(p.asn), p.type, p.state, age(p.since), String(p.prefixesReceived), String(p.prefixesSent), p.lastError]);
+    const info = [p.lastError, maxPrefixInfo(p)].filter(Boolean).join('; ');
+    rows.push([p.address, String(p.asn), p.type, p.state, age(p.since), String(p.prefixesReceived), String(p.prefixesSent), info]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return (
