@@ -4,10 +4,10 @@
 //   podroute delete <kind> <name> [-n namespace]
 //   podroute get <kind> [name] [-n namespace] [-o yaml|json]
 //   podroute ipam show [--show-blocks]
-// The datastore comes from the environment (PODROUTE_REDIS_URL ...); see lib/datastore/open.ts.
+// The datastore comes from --datastore or the environment (PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS ...); see lib/datastore/open.ts.
 // It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
-import { DatastoreError, datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
+import { DatastoreError, datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { labelSelectorToCalico } from '../resources/label-selector.js';
 import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
@@ -32,7 +32,9 @@ kinds: ippool, node, bgppeer, bgpconfiguration, ipamconfiguration, ipamblock, ip
   namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes')
 namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"
-datastore: PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + PODROUTE_REDIS_SENTINEL_NAME)
+datastore: --datastore etcd://host:2379[,host:2379...] | redis://host:port, or the environment:
+  PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + PODROUTE_REDIS_SENTINEL_NAME),
+  PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 (PODROUTE_DATASTORE=etcd)
 `;
 
 /** Short names, and the group-qualified names kubectl prints; plain "networkpolicy" is Calico's, as in calicoctl. */
@@ -94,9 +96,12 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
       resources = parseResources(text); // validate everything before writing anything
     }
     if (!store) {
-      const cfg = datastoreConfigFromEnv();
+      const given = flag('--datastore');
+      const cfg = given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv();
       if (cfg.type === 'memory') {
-        io.stderr('podroute: no datastore configured; set PODROUTE_REDIS_URL (the in-memory store lives only inside one process)\n');
+        io.stderr(
+          'podroute: no datastore configured; pass --datastore or set PODROUTE_REDIS_URL or PODROUTE_ETCD_ENDPOINTS (the in-memory store lives only inside one process)\n',
+        );
         return 2;
       }
       store = await openDatastore(cfg);

@@ -16,7 +16,7 @@ import {
 } from '../../felix/index.js';
 import { checkNodeAddress, NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
-import { datastoreConfigFromEnv, openDatastore, type DatastoreConfig } from '../datastore/index.js';
+import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
 export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
 
@@ -109,7 +109,7 @@ function convert(type: string, value: string, field: string): unknown {
     case 'pool':
       return parsePool(value, field);
     case 'datastore':
-      return value === 'memory' ? { type: 'memory' } : { type: 'redis', url: value };
+      return datastoreFromFlag(value, field);
     default:
       return value;
   }
@@ -153,7 +153,8 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
   set('control', 'string', 'PODROUTE_CONTROL');
   set('healthHost', 'string', 'PODROUTE_HEALTH_HOST', 'FELIX_HEALTHHOST');
-  if (e('PODROUTE_REDIS_URL') || e('PODROUTE_DATASTORE') || e('PODROUTE_REDIS_SENTINELS')) fromEnv.datastore = datastoreConfigFromEnv(env);
+  if (e('PODROUTE_REDIS_URL') || e('PODROUTE_DATASTORE') || e('PODROUTE_REDIS_SENTINELS') || e('PODROUTE_ETCD_ENDPOINTS'))
+    fromEnv.datastore = datastoreConfigFromEnv(env);
   return { ...file, ...fromEnv, ...flags };
 }
 
@@ -335,7 +336,9 @@ export async function nodeCommand(args: string[]): Promise<number> {
     process.stdout.write(
       `usage: podroute node run [--config file.yaml] [flags]\nflags (each also a key of the config file): ${Object.entries(FLAGS)
         .map(([f, d]) => `${f} (${d.key})`)
-        .join(', ')}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_CONTROL\n`,
+        .join(
+          ', ',
+        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL\n`,
     );
     return 0;
   }

@@ -14,7 +14,7 @@ export const POLICY_USAGE = `usage:
   podroute policy explain <namespace>/<pod>              what may reach the pod, what it may reach, and which rule decides
   podroute policy verdict <from> <to> <protocol> [port]  one connection: allowed or not, and why (pods as ns/pod or by address)
   podroute policy counters [--control <socket>]          packets and bytes per policy rule on this node (the running agent)
-datastore: PODROUTE_REDIS_URL=redis://host:port
+datastore: PODROUTE_REDIS_URL=redis://host:port, or PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379
 `;
 
 const PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'icmp']);
@@ -34,7 +34,7 @@ async function explainer(
   if (!store) {
     const cfg = datastoreConfigFromEnv();
     if (cfg.type === 'memory') {
-      io.stderr('podroute policy: no datastore configured; set PODROUTE_REDIS_URL\n');
+      io.stderr('podroute policy: no datastore configured; set PODROUTE_REDIS_URL or PODROUTE_ETCD_ENDPOINTS\n');
       return undefined;
     }
     store = await openDatastore(cfg);

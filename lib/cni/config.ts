@@ -1,5 +1,5 @@
 // What the runtime hands the plugin: the network configuration on stdin and CNI_* variables.
-import { datastoreConfigFromEnv, type DatastoreConfig } from '../datastore/index.js';
+import { datastoreConfigFromEnv, etcdEndpoints, type DatastoreConfig } from '../datastore/index.js';
 import { Checker, ValidationError } from '../resources/checker.js';
 import type { KubernetesProtocol, WorkloadEndpointPort } from '../resources/policy-types.js';
 import { portNameProblem } from '../resources/validate-kubernetes.js';
@@ -104,16 +104,25 @@ export function parseNetConf(stdin: string): NetConf {
   }
   if (c.datastore !== undefined) {
     const d = c.datastore as Record<string, unknown>;
-    if (typeof d !== 'object' || d === null || (d.type !== 'redis' && d.type !== 'memory'))
-      throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.type must be redis (memory lives in one process only)');
+    if (typeof d !== 'object' || d === null || (d.type !== 'redis' && d.type !== 'memory' && d.type !== 'etcd'))
+      throw new CniError(
+        CNI_CODES.invalidConfig,
+        'network configuration: datastore.type must be redis or etcd (memory lives in one process only)',
+      );
     if (d.type === 'memory')
       throw new CniError(
         CNI_CODES.invalidConfig,
         'network configuration: datastore.type memory cannot be shared with the node agent; use redis',
       );
-    if (d.url !== undefined && typeof d.url !== 'string')
+    if (d.type === 'etcd') conf.datastore = etcdNetconf(d);
+    else if (d.url !== undefined && typeof d.url !== 'string')
       throw new CniError(CNI_CODES.invalidConfig, 'network configuration: datastore.url must be a string');
-    conf.datastore = { type: 'redis', ...(d.url ? { url: d.url as string } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
+    else
+      conf.datastore = {
+        type: 'redis',
+        ...(d.url ? { url: d.url as string } : {}),
+        ...(typeof d.name === 'string' ? { name: d.name } : {}),
+      };
   }
   if (c.ipam !== undefined) {
     const i = c.ipam as Record<string, unknown>;
@@ -162,12 +171,37 @@ function parseArgs(raw: unknown): NetConf['args'] {
   }
 }
 
+/** `"datastore": {"type": "etcd", "endpoints": ["http://10.0.0.1:2379", ...], "prefix"?, "name"?}`; errors name the field. */
+function etcdNetconf(d: Record<string, unknown>): DatastoreConfig {
+  const bad = (msg: string): CniError => new CniError(CNI_CODES.invalidConfig, `network configuration: ${msg}`);
+  for (const k of Object.keys(d))
+    if (!['type', 'endpoints', 'prefix', 'name'].includes(k)) throw bad(`datastore.${k}: unknown field for an etcd datastore`);
+  const list = typeof d.endpoints === 'string' ? d.endpoints : Array.isArray(d.endpoints) ? d.endpoints.join(',') : undefined;
+  if (!list || (Array.isArray(d.endpoints) && d.endpoints.some((e) => typeof e !== 'string')))
+    throw bad('datastore.endpoints: the etcd members, as ["http://host:2379", ...]');
+  let endpoints: string[];
+  try {
+    endpoints = etcdEndpoints(list, 'datastore.endpoints');
+  } catch (e) {
+    throw bad((e as Error).message);
+  }
+  if (d.prefix !== undefined && (typeof d.prefix !== 'string' || !d.prefix.startsWith('/')))
+    throw bad('datastore.prefix: must be a key path such as /podroute/prod');
+  if (d.name !== undefined && typeof d.name !== 'string') throw bad('datastore.name: must be a string');
+  return {
+    type: 'etcd',
+    endpoints,
+    ...(typeof d.prefix === 'string' ? { prefix: d.prefix } : {}),
+    ...(typeof d.name === 'string' ? { name: d.name } : {}),
+  };
+}
+
 export function datastoreConfig(conf: NetConf, env: NodeJS.ProcessEnv): DatastoreConfig {
   const d = conf.datastore ?? datastoreConfigFromEnv(env);
   if (d.type === 'memory')
     throw new CniError(
       CNI_CODES.invalidConfig,
-      'no datastore configured: set datastore.url in the network configuration or PODROUTE_REDIS_URL',
+      'no datastore configured: set datastore in the network configuration, or PODROUTE_REDIS_URL or PODROUTE_ETCD_ENDPOINTS',
     );
   return { ...d, connectWaitMs: d.connectWaitMs ?? 5000 };
 }

@@ -12,7 +12,9 @@ export function identityRecordPath(ds: DatastoreConfig, node: string, env: NodeJ
   const where =
     ds.type === 'redis'
       ? `${ds.url ?? ''}|${(ds.sentinels ?? []).map((s) => `${s.host}:${s.port}`).join(',')}|${ds.name ?? 'default'}`
-      : 'memory';
+      : ds.type === 'etcd'
+        ? `etcd|${[...ds.endpoints].sort().join(',')}|${ds.prefix ?? ds.name ?? 'default'}`
+        : 'memory';
   const key = createHash('sha256').update(`${where}|${node}`).digest('hex').slice(0, 16);
   return join(env.PODROUTE_CNI_STATE_DIR ?? CNI_STATE_DIR, `store-identity-${key}.json`);
 }

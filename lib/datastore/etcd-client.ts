@@ -62,7 +62,7 @@ export function checkEtcdOptions(o: EtcdDatastoreOptions): void {
   if (!Array.isArray(o.endpoints) || o.endpoints.length === 0)
     throw new Error('datastore.endpoints: at least one etcd client URL is needed');
   for (const [i, e] of o.endpoints.entries()) {
-    if (typeof e !== 'string' || !/^(https?:\/\/)?[^\s/:]+(:\d+)?\/?$/.test(e))
+    if (typeof e !== 'string' || !/^(https?:\/\/)?(\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+)(:\d+)?\/?$/.test(e))
       throw new Error(`datastore.endpoints[${i}]: ${JSON.stringify(e)} is not an etcd client URL (http://host:2379)`);
   }
   if (o.prefix !== undefined && (typeof o.prefix !== 'string' || !o.prefix.startsWith('/') || o.prefix.length < 2))
