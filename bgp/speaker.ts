@@ -180,6 +180,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
     if (config.password !== undefined) this.md5Keys.set(config.address, key, config.password);
     const n = this.createNeighbor(config, false);
+    this.deferral.expect(config.address);
     n.peer.start();
   }
 
@@ -188,6 +189,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const n = this.neighbors.get(normalizeAddress(address));
     if (!n) throw new TypeError(`peer ${address}: not configured`);
     this.neighbors.delete(normalizeAddress(address));
+    this.deferral.forget(n.config.address);
     if (!n.dynamic) this.md5Keys.delete(normalizeAddress(address));
     void n.peer.stop({ subcode: 3 }).then(() => this.forget(n));
   }

@@ -14,7 +14,11 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
     caps.push({
       kind: 'graceful-restart',
       restartFlags: local.restarting ? 0x8 : 0,
-      restartTime: Math.min(local.restartTime ?? 120, 4095),
+      // A peer's own restart time (Calico's maxRestartTime) wins over the speaker's.
+      restartTime: Math.min(
+        (typeof peer.gracefulRestart === 'object' ? peer.gracefulRestart.restartTime : undefined) ?? local.restartTime ?? 120,
+        4095,
+      ),
       families: families.map((f) => ({ afi: AFI[f], safi: Safi.UNICAST, flags: local.forwardingPreserved ? 0x80 : 0 })),
     });
   }

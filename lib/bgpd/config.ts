@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
 import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
+import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
 
 export interface BgpdConfig {
@@ -13,6 +14,8 @@ export interface BgpdConfig {
   peers: NeighborConfig[];
   dynamicNeighbors: DynamicNeighbors[];
   networks: NetworkConfig[];
+  /** Graceful restart, our side: the speaker's R and F bits come from it and the run marker. */
+  gracefulRestart?: GracefulRestartConfig;
   /** The control socket: its path (the --control flag wins), mode and group. */
   control?: ControlSocketConfig;
   /** Where each of `peers` and `dynamicNeighbors` was written (`peers[1]`), for errors found later. */
@@ -53,6 +56,7 @@ const SPEAKER_KEYS = [
   'stalePathTime',
   'defaultLocalPref',
   'alwaysCompareMed',
+  'gracefulRestart',
   'control',
 ];
 
@@ -63,7 +67,7 @@ const SPEAKER_KEYS = [
 export function speakerFields(
   doc: Obj,
   peerKeys: string[],
-): { speaker: SpeakerOptions; networks: NetworkConfig[]; control?: ControlSocketConfig } {
+): { speaker: SpeakerOptions; networks: NetworkConfig[]; control?: ControlSocketConfig; gracefulRestart: GracefulRestartConfig } {
   onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
   const asn = num(doc.asn, 'asn', 1, 0xffffffff);
   const routerId = doc.routerId;
@@ -78,6 +82,7 @@ export function speakerFields(
   else if (doc.listen !== undefined) throw new ConfigError('listen: false, a port, or { host, port }');
   const networks = list(doc.networks, 'networks').map((n, i) => network(typeof n === 'string' ? { prefix: n } : n, `networks[${i}]`));
   const multipath = doc.multipath === undefined ? undefined : { maxPaths: num(doc.multipath, 'multipath', 1, 63) };
+  const gracefulRestart = gracefulRestartField(doc.gracefulRestart, 'gracefulRestart');
   return {
     speaker: {
       asn,
@@ -85,6 +90,9 @@ export function speakerFields(
       listen,
       hostname: typeof doc.hostname === 'string' ? doc.hostname : undefined,
       stalePathTime: doc.stalePathTime === undefined ? undefined : num(doc.stalePathTime, 'stalePathTime', 1, 65535),
+      forwardingPreserved: gracefulRestart.forwardingPreserved,
+      ...(gracefulRestart.restartTime === undefined ? {} : { restartTime: gracefulRestart.restartTime }),
+      ...(gracefulRestart.selectDeferTime === undefined ? {} : { selectDeferTime: gracefulRestart.selectDeferTime }),
       rib: {
         multipath,
         clusterId: doc.clusterId === undefined ? undefined : identifier(doc.clusterId, 'clusterId'),
@@ -93,6 +101,7 @@ export function speakerFields(
       },
     },
     networks,
+    gracefulRestart,
     ...(doc.control === undefined ? {} : { control: controlSocketField(doc.control, 'control') }),
   };
 }

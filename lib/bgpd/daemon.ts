@@ -7,6 +7,7 @@ import { readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
 import { DEFAULT_CONTROL_MODE, resolveControlSocket, type ControlSocket } from './control-socket.js';
 import { ConfigError } from './fields.js';
+import { openRunMarker } from './graceful-restart.js';
 import { networkAttributes } from './network.js';
 import { readReflectorConfig } from './reflector-config.js';
 
@@ -65,7 +66,12 @@ async function runSpeaker(
   let socket: ControlSocket | undefined;
   if (controlPath !== undefined)
     socket = await resolveControlSocket({ mode: DEFAULT_CONTROL_MODE, ...config.control, path: controlPath }, controlPath);
-  const speaker = new BgpSpeaker(config.speaker);
+  // Before anything listens: an unwritable stateDir is refused, and the last run's end is known.
+  const marker = openRunMarker(config.gracefulRestart?.stateDir, `bgp-${config.speaker.routerId}`, (warning) => {
+    if (options.log !== false)
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'graceful-restart', warning })}\n`);
+  });
+  const speaker = new BgpSpeaker({ ...config.speaker, restarting: marker.restarted });
   const log = (event: string, fields: Record<string, unknown>) => {
     if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
   };
@@ -74,6 +80,7 @@ async function runSpeaker(
   );
   speaker.on('peerDown', (peer, d) => log('peer-down', { peer, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
+  speaker.on('endOfRib', (peer, family) => log('end-of-rib', { peer, family }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
   let stopping = false;
   const stop = (message?: string) => {
@@ -81,7 +88,11 @@ async function runSpeaker(
     stopping = true;
     log('stopping', { message });
     control?.close();
-    void speaker.stop(message).then(() => process.exit(0));
+    void speaker.stop(message).then(() => {
+      // Our peers got a Cease: the next start is not a graceful restart.
+      marker.clear();
+      process.exit(0);
+    });
   };
   // The socket first: a path it cannot be created at is refused before the BGP port is bound.
   const control = socket && (await serveControl(speaker, socket, stop, status));
@@ -93,11 +104,19 @@ async function runSpeaker(
   } catch (e) {
     // The dry run should have caught it; a daemon that cannot configure must not stay up.
     control?.close();
+    marker.clear();
     await speaker.stop('configuration refused');
     throw e;
   }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  log('started', { asn: config.speaker.asn, routerId: config.speaker.routerId, port, peers: config.peers.length });
+  log('started', {
+    asn: config.speaker.asn,
+    routerId: config.speaker.routerId,
+    port,
+    peers: config.peers.length,
+    restarting: marker.restarted,
+    previousRun: marker.previous,
+  });
   return speaker;
 }

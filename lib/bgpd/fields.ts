@@ -23,6 +23,13 @@ export function at(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
+/** A whole number in min..max: what an attribute's 32-bit field (MED, LOCAL_PREF) holds. */
+export function int(v: unknown, path: string, min: number, max: number): number {
+  num(v, path, min, max);
+  if (!Number.isInteger(v)) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a whole number`);
+  return v as number;
+}
+
 export function num(v: unknown, path: string, min: number, max: number): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
     throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a number in ${min}..${max}`);
@@ -137,6 +144,7 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
     if (h === 1 || h === 2) throw new ConfigError(`${at(path, 'holdTime')}: ${h} (0, or 3..65535 seconds)`);
   }
   for (const k of ['keepaliveTime', 'connectRetryTime', 'idleHoldTime']) if (p[k] !== undefined) num(p[k], at(path, k), 0.1, 65535);
+  keepaliveWithinHold(p, path);
   out.families = families(p.families, at(path, 'families'));
   for (const k of ['passive', 'extendedMessage', 'nextHopSelf', 'routeReflectorClient']) bool(p[k], at(path, k));
   if (p.description !== undefined && typeof p.description !== 'string')
@@ -146,6 +154,23 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   if (p.maxPrefixes !== undefined) out.maxPrefixes = maxPrefixes(p.maxPrefixes, at(path, 'maxPrefixes'));
   if (p.password !== undefined) out.password = password(p.password, at(path, 'password'));
   return out;
+}
+
+/** The hold time a peer offers when its configuration names none (bgp/session's default). */
+const DEFAULT_HOLD_TIME = 90;
+
+/**
+ * A keepalive interval longer than the hold time would let the session expire between two
+ * keepalives if it were used as written; BIRD refuses it the same way. The speaker then sends
+ * keepalives every min(keepaliveTime, a third of the negotiated hold time), as FRR does. A hold
+ * time of 0 sends none, so any interval goes with it.
+ */
+function keepaliveWithinHold(p: Obj, path: string): void {
+  const hold = p.holdTime === undefined ? DEFAULT_HOLD_TIME : (p.holdTime as number);
+  if (p.keepaliveTime !== undefined && hold !== 0 && (p.keepaliveTime as number) > hold)
+    throw new ConfigError(
+      `${at(path, 'keepaliveTime')}: ${p.keepaliveTime} is more than the hold time (${hold}${p.holdTime === undefined ? ', the default' : ''}); at most the hold time`,
+    );
 }
 
 /** ADD-PATH per family: the family's names as in `families`, spelled out. */

@@ -2,7 +2,7 @@
 // it: a prefix and the attributes it carries, checked field by field, then turned into the
 // attributes the RIB takes.
 import type { PathAttributes } from '../../bgp/index.js';
-import { at, ConfigError, isObj, list, num, onlyKeys, prefix, type Obj } from './fields.js';
+import { at, ConfigError, int, isObj, list, onlyKeys, prefix, type Obj } from './fields.js';
 
 export interface NetworkConfig {
   prefix: string;
@@ -44,8 +44,8 @@ type NetworkAttributes = Omit<NetworkConfig, 'prefix'>;
 
 function attributes(n: Obj, path: string): NetworkAttributes {
   const out: NetworkAttributes = {};
-  if (n.med !== undefined) out.med = num(n.med, at(path, 'med'), 0, 0xffffffff);
-  if (n.localPref !== undefined) out.localPref = num(n.localPref, at(path, 'localPref'), 0, 0xffffffff);
+  if (n.med !== undefined) out.med = int(n.med, at(path, 'med'), 0, 0xffffffff);
+  if (n.localPref !== undefined) out.localPref = int(n.localPref, at(path, 'localPref'), 0, 0xffffffff);
   if (n.communities !== undefined) {
     const where = at(path, 'communities');
     for (const [i, c] of list(n.communities, where).entries()) community(c, `${where}[${i}]`);

@@ -29,12 +29,13 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
   const c = peers(clients, 'clients');
   const n = peers(nonClients, 'nonClients');
   const r = peers(clientRanges, 'clientRanges');
-  const { speaker, networks, control } = speakerFields(rest, []);
+  const { speaker, networks, control, gracefulRestart } = speakerFields(rest, []);
   // A client is iBGP by definition: its AS may be left out.
   const asn = speaker.asn;
   const parsed: BgpdConfig = {
     speaker,
     networks,
+    gracefulRestart,
     ...(control && { control }),
     peers: [
       ...c.map((p, i) => neighbor({ asn, ...p, routeReflectorClient: true }, `clients[${i}]`)),

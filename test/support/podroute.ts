@@ -32,6 +32,10 @@ export interface PodrouteOptions {
   peerDefaults?: Record<string, unknown>;
   stalePathTime?: number;
   multipath?: number;
+  /** The file's top-level `gracefulRestart` (restartTime, forwardingPreserved, selectDeferTime). */
+  gracefulRestart?: Record<string, unknown>;
+  /** Where the daemon keeps its run marker; start() gives it one in the lab, never the host's /run/podroute. */
+  stateDir?: string;
 }
 
 export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOptions = {}): string {
@@ -42,6 +46,7 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
     listen: 179,
     stalePathTime: options.stalePathTime,
     multipath: options.multipath,
+    gracefulRestart: options.stateDir || options.gracefulRestart ? { stateDir: options.stateDir, ...options.gracefulRestart } : undefined,
     peers: config.peers.map((p) => ({
       address: p.address,
       asn: p.remoteAs,
@@ -105,7 +110,8 @@ export class Podroute {
     const name = options.name ?? 'podroute';
     const file = join(ns.lab.dir, `${ns.shortName}-${name}.yaml`);
     const control = join(ns.lab.dir, `${ns.shortName}-${name}.sock`);
-    writeFileSync(file, renderPodrouteConfig(config, options));
+    const stateDir = options.stateDir ?? join(ns.lab.dir, `${ns.shortName}-${name}-state`);
+    writeFileSync(file, renderPodrouteConfig(config, { ...options, stateDir }));
     const proc = ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'bgpd', '--config', file, '--control', control], { name, cwd: ROOT });
     const speaker = new Podroute(ns, config, control, proc);
     await waitFor(
