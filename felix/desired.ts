@@ -14,7 +14,15 @@ import {
   type Cidr,
   type IpFamily,
 } from '../ip/index.js';
-import { DEFAULT_DEVICE_NAMES, type DeviceNames, type EncapMode, type FelixInput, type PoolConfig } from './input.js';
+import {
+  DEFAULT_DEVICE_NAMES,
+  type DeviceNames,
+  type EncapMode,
+  type FelixInput,
+  type LocalWorkload,
+  type PoolConfig,
+  type RemoteRoute,
+} from './input.js';
 import { sortNextHops, type Neighbor, type NextHop, type Route } from './model.js';
 
 export interface DesiredState {
@@ -39,7 +47,7 @@ export class FelixInputError extends Error {
 
 const MODES: readonly EncapMode[] = ['Never', 'Always', 'CrossSubnet'];
 
-interface ParsedPool {
+export interface ParsedPool {
   readonly cidr: Cidr;
   readonly text: string;
   readonly encap: 'ipip' | 'vxlan' | 'none';
@@ -81,7 +89,24 @@ function macOk(mac: unknown): mac is string {
   return typeof mac === 'string' && /^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(mac);
 }
 
-export function computeDesiredState(input: FelixInput): DesiredState {
+/**
+ * What every route depends on besides its own input: the node, the pools, the remote VTEPs
+ * and the device names. Validated once; a route computed against it needs nothing else.
+ */
+export interface DesiredContext {
+  readonly names: DeviceNames;
+  readonly uplink: string;
+  readonly subnets: ReadonlyMap<IpFamily, Cidr>;
+  /** This node's own addresses as host prefixes: next hops to skip. */
+  readonly selfAddrs: ReadonlySet<string>;
+  readonly pools: readonly ParsedPool[];
+  readonly vteps: ReadonlyMap<string, { vtepIp: string; vtepMac: string; family: IpFamily; nodeIp: string }>;
+  readonly devices: DesiredState['devices'];
+  readonly neighbors: readonly Neighbor[];
+}
+
+/** Validates the node, pools, VTEPs and device names of an input (FelixInputError naming the field). */
+export function desiredContext(input: Pick<FelixInput, 'node' | 'pools' | 'remoteVteps' | 'deviceNames'>): DesiredContext {
   if (!input || typeof input !== 'object') throw new FelixInputError('input', 'must be an object');
   const names: DeviceNames = { ...DEFAULT_DEVICE_NAMES, ...(input.deviceNames ?? {}) };
   const node = input.node;
@@ -116,33 +141,6 @@ export function computeDesiredState(input: FelixInput): DesiredState {
       throw new FelixInputError(field, `${JSON.stringify(mac)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
   }
   const pools = list(input.pools, 'pools').map(parsePool);
-  const problems: string[] = [];
-  const routes = new Map<string, Route>();
-
-  // Local workloads first: a pod on this host always wins over anything learned.
-  list(input.workloads, 'workloads').forEach((w, i) => {
-    const dev = checkIface(w?.iface, `workloads[${i}].iface`);
-    const nextHops: readonly NextHop[] = Object.freeze([Object.freeze({ dev })]); // shared by the workload's routes
-    list(w.addresses, `workloads[${i}].addresses`).forEach((a, j) => {
-      let dst: string;
-      try {
-        dst = hostPrefix(a);
-      } catch {
-        dst = wrap(() => hostPrefix(a, `workloads[${i}].addresses[${j}]`)); // throws, naming the field
-      }
-      const had = routes.get(dst);
-      if (had) {
-        problems.push(`workload address ${dst} is on both ${had.nextHops[0].dev} and ${dev}; keeping ${had.nextHops[0].dev}`);
-        return;
-      }
-      routes.set(dst, { dst, type: 'unicast', nextHops, reason: 'workload' });
-    });
-  });
-
-  const ownBlocks = list(input.ownBlocks, 'ownBlocks').map((b, i) => wrap(() => formatCidr(parseCidr(b, `ownBlocks[${i}]`))));
-  for (const dst of ownBlocks) {
-    if (!routes.has(dst)) routes.set(dst, { dst, type: 'blackhole', nextHops: [], reason: 'blackhole' });
-  }
 
   const vteps = new Map<string, { vtepIp: string; vtepMac: string; family: IpFamily; nodeIp: string }>();
   list(input.remoteVteps, 'remoteVteps').forEach((v, i) => {
@@ -162,48 +160,6 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     if (p.encap === 'vxlan') devices[p.cidr.family === 4 ? 'vxlanV4' : 'vxlanV6'] = true;
   }
 
-  list(input.remoteRoutes, 'remoteRoutes').forEach((r, i) => {
-    const f = `remoteRoutes[${i}]`;
-    const prefix = wrap(() => parseCidr(r?.prefix, `${f}.prefix`));
-    const dst = formatCidr(prefix);
-    const existing = routes.get(dst);
-    if (existing) {
-      if (existing.reason !== 'workload' && existing.reason !== 'blackhole') problems.push(`${f}: ${dst} given twice; keeping the first`);
-      return; // a local pod or our own block: we are the destination
-    }
-    const pool = longestPool(pools, prefix);
-    const hops: NextHop[] = [];
-    for (const [j, h] of list(r.nextHops, `${f}.nextHops`).entries()) {
-      const a = wrap(() => parseAddress(h, `${f}.nextHops[${j}]`));
-      const gw = formatAddress(a.bytes);
-      if (a.family !== prefix.family) throw new FelixInputError(`${f}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
-      if (selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) continue; // our own announcement echoed back
-      const subnet = subnets.get(a.family);
-      const local = subnet !== undefined && cidrContains(subnet, a);
-      const encap = pool && pool.encap !== 'none' && (pool.mode === 'Always' || !local) ? pool.encap : 'none';
-      if (encap === 'vxlan') {
-        const v = vteps.get(gw);
-        if (!v) {
-          problems.push(`${dst}: no VXLAN VTEP known for next hop ${gw}; next hop skipped`);
-          continue;
-        }
-        hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
-      } else if (encap === 'ipip') {
-        hops.push({ dev: names.ipip, gateway: gw, onlink: true });
-      } else {
-        if (!local) {
-          problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
-          continue;
-        }
-        hops.push({ dev: uplink, gateway: gw });
-      }
-    }
-    const unique = dedupe(hops);
-    if (unique.length === 0) return;
-    const reason = unique.every((h) => h.dev === uplink) ? 'direct' : unique[0].dev === names.ipip ? 'ipip' : 'vxlan';
-    routes.set(dst, { dst, type: 'unicast', nextHops: sortNextHops(unique), reason });
-  });
-
   const neighbors: Neighbor[] = [];
   for (const v of [...vteps.values()].sort((a, b) => (a.nodeIp < b.nodeIp ? -1 : 1))) {
     if (selfAddrs.has(hostPrefix(v.nodeIp))) continue;
@@ -212,9 +168,119 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     neighbors.push({ kind: 'arp', dev, address: v.vtepIp, mac: v.vtepMac });
     neighbors.push({ kind: 'fdb', dev, address: v.nodeIp, mac: v.vtepMac });
   }
+  return { names, uplink, subnets, selfAddrs, pools, vteps, devices, neighbors };
+}
+
+/** A local workload's host routes: its canonical destinations and the one next hop they share. */
+export function workloadRoutes(w: LocalWorkload, field: string): { dev: string; dsts: string[]; nextHops: readonly NextHop[] } {
+  const dev = checkIface(w?.iface, `${field}.iface`);
+  const nextHops: readonly NextHop[] = Object.freeze([Object.freeze({ dev })]); // shared by the workload's routes
+  const dsts = list(w.addresses, `${field}.addresses`).map((a, j) => {
+    try {
+      return hostPrefix(a);
+    } catch {
+      return wrap(() => hostPrefix(a, `${field}.addresses[${j}]`)); // throws, naming the field
+    }
+  });
+  return { dev, dsts, nextHops };
+}
+
+/** The canonical destination of a learned route (FelixInputError naming the field). */
+export function remoteDestination(r: RemoteRoute, field: string): { prefix: Cidr; dst: string } {
+  const prefix = wrap(() => parseCidr(r?.prefix, `${field}.prefix`));
+  return { prefix, dst: formatCidr(prefix) };
+}
+
+/**
+ * The route for a learned prefix, given the context: direct, over tunl0 or over the VXLAN
+ * device per the pool's mode and the next hop's subnet. None when no next hop is usable.
+ */
+export function remoteRoute(
+  ctx: DesiredContext,
+  r: RemoteRoute,
+  field: string,
+  problems: string[],
+  at: { prefix: Cidr; dst: string } = remoteDestination(r, field),
+): Route | undefined {
+  const { prefix, dst } = at;
+  const { names, uplink } = ctx;
+  const pool = longestPool(ctx.pools, prefix);
+  const hops: NextHop[] = [];
+  for (const [j, h] of list(r.nextHops, `${field}.nextHops`).entries()) {
+    const a = wrap(() => parseAddress(h, `${field}.nextHops[${j}]`));
+    const gw = formatAddress(a.bytes);
+    if (a.family !== prefix.family) throw new FelixInputError(`${field}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
+    if (ctx.selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) continue; // our own announcement echoed back
+    const subnet = ctx.subnets.get(a.family);
+    const local = subnet !== undefined && cidrContains(subnet, a);
+    const encap = pool && pool.encap !== 'none' && (pool.mode === 'Always' || !local) ? pool.encap : 'none';
+    if (encap === 'vxlan') {
+      const v = ctx.vteps.get(gw);
+      if (!v) {
+        problems.push(`${dst}: no VXLAN VTEP known for next hop ${gw}; next hop skipped`);
+        continue;
+      }
+      hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
+    } else if (encap === 'ipip') {
+      hops.push({ dev: names.ipip, gateway: gw, onlink: true });
+    } else {
+      if (!local) {
+        problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
+        continue;
+      }
+      hops.push({ dev: uplink, gateway: gw });
+    }
+  }
+  const unique = dedupe(hops);
+  if (unique.length === 0) return undefined;
+  const reason = unique.every((h) => h.dev === uplink) ? 'direct' : unique[0].dev === names.ipip ? 'ipip' : 'vxlan';
+  return { dst, type: 'unicast', nextHops: sortNextHops(unique), reason };
+}
+
+/** The canonical form of an own block (FelixInputError naming the field). */
+export function ownBlock(b: string, field: string): string {
+  return wrap(() => formatCidr(parseCidr(b, field)));
+}
+
+/** Every route and neighbour from scratch: the reference the incremental table is held to. */
+export function computeDesiredState(input: FelixInput): DesiredState {
+  const ctx = desiredContext(input);
+  const problems: string[] = [];
+  const routes = new Map<string, Route>();
+
+  // Local workloads first: a pod on this host always wins over anything learned.
+  list(input.workloads, 'workloads').forEach((w, i) => {
+    const { dev, dsts, nextHops } = workloadRoutes(w, `workloads[${i}]`);
+    for (const dst of dsts) {
+      const had = routes.get(dst);
+      if (had) {
+        problems.push(`workload address ${dst} is on both ${had.nextHops[0].dev} and ${dev}; keeping ${had.nextHops[0].dev}`);
+        continue;
+      }
+      routes.set(dst, { dst, type: 'unicast', nextHops, reason: 'workload' });
+    }
+  });
+
+  const ownBlocks = list(input.ownBlocks, 'ownBlocks').map((b, i) => ownBlock(b, `ownBlocks[${i}]`));
+  for (const dst of ownBlocks) {
+    if (!routes.has(dst)) routes.set(dst, { dst, type: 'blackhole', nextHops: [], reason: 'blackhole' });
+  }
+
+  list(input.remoteRoutes, 'remoteRoutes').forEach((r, i) => {
+    const f = `remoteRoutes[${i}]`;
+    const at = remoteDestination(r, f);
+    const existing = routes.get(at.dst);
+    if (existing) {
+      if (existing.reason !== 'workload' && existing.reason !== 'blackhole')
+        problems.push(`${f}: ${at.dst} given twice; keeping the first`);
+      return; // a local pod or our own block: we are the destination
+    }
+    const route = remoteRoute(ctx, r, f, problems, at);
+    if (route) routes.set(at.dst, route);
+  });
 
   const sorted = [...routes.values()].sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
-  return { routes: sorted, neighbors, devices, problems };
+  return { routes: sorted, neighbors: ctx.neighbors, devices: ctx.devices, problems };
 }
 
 /** The routes alone, for callers that only want the table. */

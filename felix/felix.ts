@@ -4,10 +4,10 @@
 
 import { EventEmitter } from 'node:events';
 import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
-import { computeDesiredState, type DesiredState } from './desired.js';
+import type { DesiredState } from './desired.js';
+import { DesiredTable, type RemoteRouteChange } from './desired-table.js';
 import {
   DEFAULT_DEVICE_NAMES,
-  EMPTY_INPUT,
   type FelixInput,
   type LocalWorkload,
   type NodeInfo,
@@ -16,7 +16,7 @@ import {
   type RemoteVtep,
 } from './input.js';
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
-import { indexInstalled, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
+import { indexInstalled, planChanged, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
 
 export interface FelixOptions {
   /** rtm_protocol of the routes felix owns. Default PODROUTE_PROTOCOL (81). */
@@ -77,8 +77,7 @@ class Programmed implements InstalledRoute {
 
 export class Felix extends EventEmitter<FelixEvents> {
   readonly protocol: number;
-  private state: FelixInput = EMPTY_INPUT;
-  private desiredState: DesiredState = computeDesiredState(EMPTY_INPUT);
+  private readonly table = new DesiredTable();
   /** Routes as last dumped, updated with every successful write since. */
   private installed: InstalledIndex = { ours: new Map(), extras: [], foreign: new Map() };
   private neighborsInstalled: Neighbor[] = [];
@@ -105,11 +104,12 @@ export class Felix extends EventEmitter<FelixEvents> {
   }
 
   get input(): FelixInput {
-    return this.state;
+    return this.table.input;
   }
 
+  /** The desired state as one value (sorted on demand: for status and tests, not the hot path). */
   get desired(): DesiredState {
-    return this.desiredState;
+    return this.table.state;
   }
 
   /** Failed writes still waiting for a retry, by destination. */
@@ -123,10 +123,18 @@ export class Felix extends EventEmitter<FelixEvents> {
    * `settled()` to wait for it.
    */
   update(partial: Partial<FelixInput>): void {
-    const next: FelixInput = { ...this.state, ...partial };
-    const desired = computeDesiredState(next);
-    this.state = next;
-    this.desiredState = desired;
+    this.table.update(partial);
+    this.kick();
+  }
+
+  /**
+   * Learned routes that changed (no next hops: withdrawn). Only their destinations are
+   * recomputed and written, so a stream of BGP changes costs what it changes, not the table.
+   * Validated as a batch: on a FelixInputError nothing changes.
+   */
+  changeRemoteRoutes(changes: readonly RemoteRouteChange[]): void {
+    if (changes.length === 0) return;
+    this.table.changeRemoteRoutes(changes);
     this.kick();
   }
 
@@ -229,12 +237,18 @@ export class Felix extends EventEmitter<FelixEvents> {
     const resync = this.needResync;
     this.needResync = false;
     this.dirty = false;
-    const desired = this.desiredState;
-    const devices = await this.ensureDevices(desired, resync);
+    const table = this.table;
+    const changed = table.takeChanged();
+    const devices = await this.ensureDevices(table.devices, resync);
     const sysctlFailures = this.opts.sysctls === false ? [] : await this.ensureSysctls(resync);
 
     if (resync) this.installed = indexInstalled(await this.dataplane.listRoutes(), this.protocol);
-    const plan = planRoutes(desired.routes, this.installed, this.protocol);
+    // Changes that arrived during the awaits above are in the table already, and marked for
+    // the next run too: writing them now as well is harmless.
+    const plan =
+      resync || changed.all
+        ? planRoutes([...table.routes.values()], this.installed, this.protocol)
+        : planChanged(new Set([...changed.dsts, ...this.failed.keys()]), table.routes, this.installed);
     const outcomes = await this.dataplane.writeRoutes(plan.writes, this.protocol);
     let created = 0,
       replaced = 0,
@@ -270,11 +284,10 @@ export class Felix extends EventEmitter<FelixEvents> {
     }
     // Forget failures of routes no longer wanted (a failed delete stays until it succeeds).
     if (this.failed.size) {
-      const wanted = new Set(desired.routes.map((r) => r.dst));
-      for (const [dst, f] of this.failed) if (f.op !== 'delete' && !wanted.has(dst)) this.failed.delete(dst);
+      for (const [dst, f] of this.failed) if (f.op !== 'delete' && !table.routes.has(dst)) this.failed.delete(dst);
     }
 
-    const neighborsWritten = await this.syncNeighbors(desired, resync, failures);
+    const neighborsWritten = await this.syncNeighbors(table.neighbors, resync, failures);
 
     if (failures.length || this.needResync) this.scheduleRetry();
     else this.retryDelay = this.opts.retryDelayMs ?? 1000;
@@ -288,7 +301,7 @@ export class Felix extends EventEmitter<FelixEvents> {
       neighborsWritten,
       failures,
       conflicts: plan.conflicts,
-      problems: desired.problems,
+      problems: table.problems(),
       devices,
       sysctlFailures,
       durationMs: performance.now() - t0,
@@ -309,10 +322,11 @@ export class Felix extends EventEmitter<FelixEvents> {
   }
 
   private names() {
-    return { ...DEFAULT_DEVICE_NAMES, ...(this.state.deviceNames ?? {}) };
+    return { ...DEFAULT_DEVICE_NAMES, ...(this.table.deviceNames ?? {}) };
   }
 
-  private async ensureDevices(d: DesiredState, resync: boolean): Promise<DeviceStatus[]> {
+  private async ensureDevices(devices: DesiredState['devices'], resync: boolean): Promise<DeviceStatus[]> {
+    const d = { devices };
     const failedBefore = this.lastDevices.some((s) => !s.ok);
     if (
       !resync &&
@@ -321,7 +335,7 @@ export class Felix extends EventEmitter<FelixEvents> {
     )
       return this.lastDevices;
     const n = this.names();
-    const node = this.state.node;
+    const node = this.table.node;
     const out: DeviceStatus[] = [];
     const vx = this.opts.vxlan ?? {};
     if (d.devices.vxlanV4) {
@@ -366,11 +380,16 @@ export class Felix extends EventEmitter<FelixEvents> {
 
   private async ensureSysctls(resync: boolean): Promise<SysctlOutcome[]> {
     const want: [string, string][] = [];
-    const v4 = this.desiredState.routes.some((r) => !r.dst.includes(':'));
-    const v6 = this.desiredState.routes.some((r) => r.dst.includes(':'));
+    let v4 = false,
+      v6 = false;
+    for (const dst of this.table.routes.keys()) {
+      if (dst.includes(':')) v6 = true;
+      else v4 = true;
+      if (v4 && v6) break;
+    }
     if (v4) want.push(['net/ipv4/ip_forward', '1']);
     if (v6) want.push(['net/ipv6/conf/all/forwarding', '1']);
-    for (const w of this.state.workloads) {
+    for (const w of this.table.workloads) {
       // The pod's default route points at 169.254.1.1, which nothing owns: the host end
       // answers ARP for it (proxy-ARP), at once rather than after the default random delay.
       want.push([`net/ipv4/conf/${w.iface}/proxy_arp`, '1'], [`net/ipv4/neigh/${w.iface}/proxy_delay`, '0']);
@@ -389,11 +408,11 @@ export class Felix extends EventEmitter<FelixEvents> {
     return failures;
   }
 
-  private async syncNeighbors(d: DesiredState, resync: boolean, failures: RouteFailure[]): Promise<number> {
+  private async syncNeighbors(neighbors: DesiredState['neighbors'], resync: boolean, failures: RouteFailure[]): Promise<number> {
     const n = this.names();
     const devs = [n.vxlanV4, n.vxlanV6];
     if (resync) this.neighborsInstalled = await this.dataplane.listNeighbors(devs);
-    const writes = planNeighbors(d.neighbors, this.neighborsInstalled);
+    const writes = planNeighbors(neighbors, this.neighborsInstalled);
     if (!writes.length) return 0;
     const outcomes = await this.dataplane.writeNeighbors(writes);
     let ok = 0;

@@ -75,6 +75,29 @@ export function planRoutes(desired: readonly Route[], installed: InstalledIndex 
   return { writes, conflicts, unchanged };
 }
 
+/**
+ * Plans writes for the given destinations only: what an incremental apply needs when the
+ * desired table says which destinations changed. Stale extras wait for the next resync.
+ */
+export function planChanged(dsts: Iterable<string>, desired: ReadonlyMap<string, Route>, index: InstalledIndex): RoutePlan {
+  const writes: RouteWrite[] = [];
+  const conflicts: RouteConflict[] = [];
+  let unchanged = 0;
+  for (const dst of dsts) {
+    const want = desired.get(dst);
+    const keep = index.ours.get(dst);
+    if (want && keep) {
+      if (sameForwarding(keep, want)) unchanged++;
+      else writes.push({ op: 'replace', route: want, metric: keep.metric });
+    } else if (want) {
+      const holder = index.foreign.get(dst);
+      if (holder) conflicts.push({ dst, holder });
+      else writes.push({ op: 'create', route: want });
+    } else if (keep) writes.push({ op: 'delete', route: keep, metric: keep.metric });
+  }
+  return { writes, conflicts, unchanged };
+}
+
 function isIndex(x: InstalledIndex | Iterable<InstalledRoute>): x is InstalledIndex {
   return (x as InstalledIndex).ours instanceof Map;
 }

@@ -1,7 +1,8 @@
 // Felix's input from the agent's two sources: the cluster cache (local workloads, pools, the
 // other nodes' VTEPs, this node's own VTEP) and the speaker's best paths (learned routes with
-// their ECMP next hops). The learned routes are kept by prefix, so what changed is known; for
-// now every push hands felix the whole input.
+// their ECMP next hops). Learned routes go to felix as deltas, one per changed prefix; the
+// cache's parts go only when they differ from what felix was last given, so a cluster event
+// that changes nothing here costs felix nothing, and a route change costs what it changes.
 import type { BestPathChange } from '../../bgp/index.js';
 import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
 import type { Node } from '../resources/types.js';
@@ -69,18 +70,33 @@ export function felixInput(
 export class FelixFeed {
   /** prefix → sorted next hops. */
   private readonly remote = new Map<string, string[]>();
+  /** What felix was last given of each cache-derived part, as text to compare. */
+  private readonly given = new Map<keyof FelixInput, string>();
 
   constructor(
     private readonly felix: Felix,
     private readonly log: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
-  /** Takes best-path changes into the learned routes (felix hears of them on the next push). */
+  /** Takes best-path changes into the learned routes and hands felix those that changed. */
   learn(changes: readonly BestPathChange[], selfAddress: string): void {
+    const changed = new Map<string, string[]>();
     for (const c of changes) {
-      const hops = learnedNextHops(c, selfAddress);
+      const hops = learnedNextHops(c, selfAddress).sort();
+      const had = this.remote.get(c.prefix);
+      if (had ? sameHops(had, hops) : hops.length === 0) {
+        changed.delete(c.prefix); // back where it was within this batch
+        continue;
+      }
       if (hops.length === 0) this.remote.delete(c.prefix);
-      else this.remote.set(c.prefix, hops.sort());
+      else this.remote.set(c.prefix, hops);
+      changed.set(c.prefix, hops);
+    }
+    if (changed.size === 0) return;
+    try {
+      this.felix.changeRemoteRoutes([...changed].map(([prefix, nextHops]) => ({ prefix, nextHops })));
+    } catch (e) {
+      this.log('felix-input-error', { error: (e as Error).message });
     }
   }
 
@@ -93,12 +109,29 @@ export class FelixFeed {
     return [...this.remote].map(([prefix, nextHops]) => ({ prefix, nextHops }));
   }
 
-  /** Hands felix the whole input. Input felix refuses is logged and leaves felix as it was. */
+  /**
+   * Hands felix the parts of its input from the cache that changed since the last push.
+   * Input felix refuses is logged and leaves felix as it was.
+   */
   push(cache: ClusterCache, self: Node, node: FelixNode, ownBlocks: readonly string[]): void {
+    const { remoteRoutes: _learned, ...parts } = felixInput(cache, self, node, ownBlocks, []);
+    const partial: Partial<FelixInput> = {};
+    const texts = new Map<keyof FelixInput, string>();
+    for (const [key, value] of Object.entries(parts) as [keyof FelixInput, unknown][]) {
+      const text = JSON.stringify(value);
+      texts.set(key, text);
+      if (this.given.get(key) !== text) Object.assign(partial, { [key]: value });
+    }
+    if (Object.keys(partial).length === 0) return;
     try {
-      this.felix.update(felixInput(cache, self, node, ownBlocks, this.learnedRoutes()));
+      this.felix.update(partial);
+      for (const [key, text] of texts) this.given.set(key, text);
     } catch (e) {
       this.log('felix-input-error', { error: (e as Error).message });
     }
   }
+}
+
+function sameHops(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((h, i) => h === b[i]);
 }
