@@ -81,7 +81,7 @@ const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms  p99 ${pct(xs, 9
 
 async function main(): Promise<void> {
   if (RUN === 'dist') {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] }); // a failed build says why on stderr
     process.env.PODROUTE_RUN = 'dist'; // inherited by the agents and every podroute-cni call
   }
   const lab = new Lab({ tag: 'bag' });
