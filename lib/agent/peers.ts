@@ -1,6 +1,8 @@
 // Which BGP sessions a node should have, computed from cluster state alone (pure), the way
 // Calico's confd renders BIRD's peers: the node-to-node mesh, route reflectors and their
 // clients, and BGPPeers selected by node name or label selector.
+import type { MaxPrefixes } from '../../bgp/index.js';
+import type { BGPPeerMaxPrefixes } from '../resources/max-prefixes.js';
 import { parseSelector, type Labels } from '../resources/selector.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type Node } from '../resources/types.js';
 import type { PasswordSource } from './peer-password.js';
@@ -21,6 +23,8 @@ export interface DesiredPeer {
   keepOriginalNextHop?: boolean;
   /** From BGPPeer.password: the text or where to read it (peer-password.ts); read when the session is added. */
   password?: PasswordSource;
+  /** From BGPPeer.maxPrefixes, in the speaker's words. */
+  maxPrefixes?: MaxPrefixes;
 }
 
 export interface ClusterView {
@@ -107,6 +111,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
       restartTime: s.maxRestartTime ? durationSeconds(s.maxRestartTime) : undefined,
       keepOriginalNextHop: s.keepOriginalNextHop,
       password: s.password,
+      ...(s.maxPrefixes ? { maxPrefixes: speakerMaxPrefixes(s.maxPrefixes) } : {}),
     };
     if (s.peerSelector) {
       // Peer with the nodes the selector picks, at their own addresses and AS.
@@ -127,6 +132,25 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
   return [...out.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
 }
 
+/** BGPPeer.maxPrefixes (families ipv4/ipv6, restartAfter a duration) as the speaker takes it. */
+export function speakerMaxPrefixes(m: BGPPeerMaxPrefixes): MaxPrefixes {
+  const out: MaxPrefixes = {};
+  for (const [f, family] of [
+    ['ipv4', 'ipv4-unicast'],
+    ['ipv6', 'ipv6-unicast'],
+  ] as const) {
+    const l = m[f];
+    if (!l) continue;
+    out[family] = {
+      limit: l.limit,
+      warningThreshold: l.warningThreshold,
+      restartAfter: l.restartAfter === undefined ? undefined : durationSeconds(l.restartAfter),
+      warningOnly: l.warningOnly,
+    };
+  }
+  return out;
+}
+
 /** True when a session must be rebuilt to match `b` (address equal). */
 export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
   return (
@@ -134,6 +158,7 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.routeReflectorClient !== b.routeReflectorClient ||
     a.restartTime !== b.restartTime ||
     a.type !== b.type ||
-    JSON.stringify(a.password) !== JSON.stringify(b.password)
+    JSON.stringify(a.password) !== JSON.stringify(b.password) ||
+    JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );
 }

@@ -1,5 +1,5 @@
 // Keeps one speaker's sessions equal to the desired peers, as a difference: a peer that is
-// gone or changed (AS, type, reflector client, restart time) is removed, a new one added, and
+// gone or changed (AS, type, reflector client, restart time, prefix limits) is removed, a new one added, and
 // every other session is left running. A peer whose password cannot be read (or that the
 // speaker refuses) is not started; `refused` says why, for the status and the log.
 import type { BgpSpeaker, NeighborConfig } from '../../bgp/index.js';
@@ -35,6 +35,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     routeReflectorClient: p.routeReflectorClient,
     gracefulRestart: { restartTime: p.restartTime ?? s.restartTime ?? 120 },
     description: `${p.type} ${p.source}`,
+    ...(p.maxPrefixes ? { maxPrefixes: p.maxPrefixes } : {}),
     ...(password !== undefined ? { password } : {}),
   };
 }

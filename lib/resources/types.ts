@@ -10,6 +10,7 @@ import {
   type NamespaceSpec,
   type WorkloadEndpointPort,
 } from './policy-types.js';
+import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
 
 export * from './policy-types.js';
 
@@ -116,6 +117,8 @@ export interface BGPPeerSpec {
   keepOriginalNextHop?: boolean;
   /** Go-style duration, e.g. "120s". */
   maxRestartTime?: string;
+  /** podroute's own: per family, how many prefixes the peer may send (see max-prefixes.ts). */
+  maxPrefixes?: BGPPeerMaxPrefixes;
 }
 
 export interface WorkloadEndpointSpec {

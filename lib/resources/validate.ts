@@ -1,6 +1,7 @@
 // Field-by-field validation. Every error names the field (spec.cidr, metadata.name, ...)
 // so a user can find the line in their YAML.
 import { Checker, isObj, type Obj, ValidationError } from './checker.js';
+import { checkBgpPeerMaxPrefixes } from './max-prefixes.js';
 import { checkCalicoPolicy } from './validate-calico-policy.js';
 import { checkKubernetesNetworkPolicy, KUBERNETES_PROTOCOLS, portNameProblem } from './validate-kubernetes.js';
 import {
@@ -256,6 +257,8 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         if (!DURATION_RE.test(mrt)) c.fail('spec.maxRestartTime', `${JSON.stringify(mrt)} is not a duration like 120s or 2m`);
         out.maxRestartTime = mrt;
       }
+      if (s.maxPrefixes !== undefined && s.maxPrefixes !== null)
+        out.maxPrefixes = checkBgpPeerMaxPrefixes(c, s.maxPrefixes, 'spec.maxPrefixes');
       return out;
     }
     case 'WorkloadEndpoint': {
