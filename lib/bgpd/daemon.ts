@@ -80,6 +80,7 @@ async function runSpeaker(
   );
   speaker.on('peerDown', (peer, d) => log('peer-down', { peer, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }));
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
+  speaker.on('maxPrefix', (peer, e) => log('max-prefix', { peer, ...e }));
   speaker.on('endOfRib', (peer, family) => log('end-of-rib', { peer, family }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
   let stopping = false;
