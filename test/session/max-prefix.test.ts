@@ -222,4 +222,48 @@ describe('maxPrefixes between two speakers over loopback', function () {
         : [['exceeded', 'warning']],
     );
   });
+  it('a dynamic neighbour that exceeds its limit is held (its connections refused) until restartAfter, then made anew', async () => {
+    const [ipA, ipB] = ['127.0.34.1', '127.0.34.2'];
+    const [pa, pb] = [port(), port()];
+    const a = new BgpSpeaker({ asn: 65001, routerId: ipA, listen: { host: ipA, port: pa } });
+    const b = new BgpSpeaker({ asn: 65002, routerId: ipB, listen: { host: ipB, port: pb } });
+    speakers.push(a, b);
+    await a.start();
+    await b.start();
+    a.addPeer({
+      address: ipB,
+      asn: 65002,
+      port: pb,
+      localAddress: ipA,
+      holdTime: 9,
+      connectRetryTime: 1,
+      idleHoldTime: 0.2,
+      gracefulRestart: false,
+    });
+    b.addDynamicNeighbors({
+      range: '127.0.34.0/24',
+      asn: 65001,
+      holdTime: 9,
+      maxPrefixes: { 'ipv4-unicast': { limit: 2, restartAfter: 2 } },
+    });
+    await established(b, 'dynamic session');
+    originate(a, 0, 3);
+    const held = await waitFor(() => b.peerStatus()[0], {
+      what: 'the dynamic neighbour held down',
+      until: (p) => p?.maxPrefixes?.heldDown !== undefined,
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    assert.equal(held!.dynamic, true);
+    assert.equal(held!.state, 'Idle');
+    assert.equal(b.routes('ipv4-unicast').length, 0);
+    const restartAt = held!.maxPrefixes!.heldDown!.restartAt!;
+    a.withdraw('10.77.2.0/24');
+    let upAgain = 0;
+    b.on('peerUp', () => (upAgain = Date.now()));
+    await waitFor(() => upAgain, { what: 'the neighbour back', until: (t) => t > 0, timeoutMs: 10_000, intervalMs: 20 });
+    assert.ok(upAgain >= restartAt, `back ${restartAt - upAgain} ms before its restart time`);
+    assert.equal(b.peerStatus().length, 1);
+    await waitFor(() => b.adjRibIn(ipA).length, { what: '2 routes', until: (n) => n === 2, timeoutMs: 10_000 });
+  });
 });
