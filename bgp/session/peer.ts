@@ -114,6 +114,7 @@ class Attempt {
     this.draining = true;
     try {
       for (let e = this.queue.shift(); e; e = this.queue.shift()) {
+        if (this.disposed) break; // an action of the last event dropped this connection
         const before = this.fsm.state;
         const r = step(this.fsm, e, performance.now());
         this.fsm = r.state;
@@ -365,7 +366,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   private onMessage(a: Attempt, conn: BgpConnection, m: BgpMessage): void {
-    if (a.conn !== conn) return;
+    // A dropped connection may still hand over messages already read from its socket.
+    if (a.disposed || a.conn !== conn) return;
     switch (m.type) {
       case 'open':
         return this.onOpen(a, conn, m);
@@ -391,7 +393,7 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   private onDecodeError(a: Attempt, conn: BgpConnection, e: BgpError): void {
-    if (a.conn !== conn) return;
+    if (a.disposed || a.conn !== conn) return;
     this.lastError = e.message;
     const notification: Notification = { code: e.code, subcode: e.subcode, data: e.data };
     if (e.code === ErrorCode.MESSAGE_HEADER) return a.dispatch({ type: 'BGPHeaderErr', notification });
@@ -446,19 +448,17 @@ export class Peer extends EventEmitter<PeerEvents> {
   /** Drops the losing connection of a collision with Cease 6/7. */
   private dump(loser: Attempt): void {
     loser.dispatch({ type: 'OpenCollisionDump' });
-    if (loser === this.secondary) {
-      loser.dispose();
-      this.secondary = undefined;
-    } else {
+    loser.dispose();
+    if (loser === this.secondary) this.secondary = undefined;
+    else if (loser === this.primary && this.secondary) {
       // Our own connection lost: the peer's connection takes its place as the primary.
-      const winner = this.secondary!;
+      this.primary = this.secondary;
       this.secondary = undefined;
-      loser.dispose();
-      this.primary = winner;
     }
   }
 
   private onEstablished(a: Attempt, holdTime: number, keepaliveTime: number): void {
+    if (a.disposed) return;
     if (a !== this.primary) {
       // An incoming connection that reached Established wins over our still-pending one.
       this.primary.dispose();

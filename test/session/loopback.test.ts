@@ -45,6 +45,33 @@ describe('speaker sessions over loopback', function () {
     await Promise.all(speakers.splice(0).map((s) => s.stop()));
   });
 
+  it('a mesh of 16 speakers started at once: every collision resolves, no exception, every session Established', async () => {
+    // Many simultaneous collisions once dropped a connection whose buffered OPEN still ran,
+    // and the peer lost its primary connection (a TypeError that took the process down).
+    const n = 16;
+    const p = port();
+    nextPort += 1;
+    const ip = (i: number) => `127.0.3.${i + 1}`;
+    const mesh = Array.from({ length: n }, (_, i) => new BgpSpeaker({ asn: 64512, routerId: ip(i), listen: { host: ip(i), port: p } }));
+    speakers.push(...mesh);
+    await Promise.all(mesh.map((s) => s.start()));
+    const errors: unknown[] = [];
+    const onError = (e: unknown) => errors.push(e);
+    process.on('uncaughtException', onError);
+    try {
+      mesh.forEach((s, i) => {
+        for (let j = 0; j < n; j++)
+          if (j !== i)
+            s.addPeer({ address: ip(j), asn: 64512, port: p, localAddress: ip(i), holdTime: 9, connectRetryTime: 1, idleHoldTime: 0.2 });
+      });
+      await Promise.all(mesh.map((s) => established(s)));
+      for (const s of mesh) assert.equal(s.peerStatus().filter((x) => x.state === 'Established').length, n - 1);
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+    assert.deepEqual(errors, []);
+  });
+
   it('both sides connect at once: the collision leaves one session, Established on both', async () => {
     const [a, b] = await pair({ ip: '127.0.1.1', asn: 65001 }, { ip: '127.0.1.2', asn: 65002 });
     speakers.push(a, b);
