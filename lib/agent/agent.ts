@@ -205,6 +205,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       listenAddress: o.listenAddress,
       restarting: this.restarting,
       restartTime: o.restartTime,
+      // One wait for the peers' End-of-RIBs after a restart: felix's first resync and our own
+      // advertisements (the kernel kept our routes, so the peers keep theirs to us meanwhile).
+      selectDeferTime: (o.gracefulRestartWaitMs ?? 30_000) / 1000,
       log,
     });
     this.bgp.on('bestPaths', (changes) => this.onBestPaths(changes));

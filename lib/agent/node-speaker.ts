@@ -37,6 +37,8 @@ export interface NodeSpeakerOptions {
   restarting: boolean;
   /** Graceful restart time we advertise (s). Default 120. */
   restartTime?: number;
+  /** After a restart, longest wait (s) for the peers' End-of-RIBs before we advertise (RFC 4724 §4.1). */
+  selectDeferTime?: number;
   log: (event: string, fields: Record<string, unknown>) => void;
 }
 
@@ -77,6 +79,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
       restarting: this.options.restarting,
       forwardingPreserved: true,
       restartTime: this.options.restartTime ?? 120,
+      selectDeferTime: this.options.selectDeferTime,
     });
     this.current = speaker;
     speaker.on('bestPaths', (changes) => this.emit('bestPaths', changes));
