@@ -60,6 +60,7 @@ export {
   type MaxPrefixes,
   type MaxPrefixEvent,
   type MaxPrefixStatus,
+  type MaxRoutes,
 } from './session/max-prefix.js';
 export {
   BgpSpeaker,

@@ -8,7 +8,15 @@ import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type Upda
 import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
-import { MaxPrefixGuard, maxPrefixData, type MaxPrefixEvent, type MaxPrefixStatus } from './session/max-prefix.js';
+import {
+  checkMaxRoutes,
+  MaxPrefixGuard,
+  maxPrefixData,
+  maxRoutesExceeded,
+  type MaxPrefixEvent,
+  type MaxPrefixStatus,
+  type MaxRoutes,
+} from './session/max-prefix.js';
 import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
 import { SelectionDeferral } from './selection-deferral.js';
 import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
@@ -23,6 +31,8 @@ export interface SpeakerOptions {
   rib?: Omit<RibOptions, 'localAs' | 'routerId'>;
   /** Seconds a re-established peer's stale routes wait for its End-of-RIB. Default 360 (as FRR). */
   stalePathTime?: number;
+  /** A guard on memory: the most paths all peers together may have in the Adj-RIB-In (see max-prefix.ts). */
+  maxRoutes?: MaxRoutes;
   /** The R and F bits of our graceful restart capability (a node agent that kept its routes). */
   restarting?: boolean;
   forwardingPreserved?: boolean;
@@ -110,6 +120,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   constructor(private readonly options: SpeakerOptions) {
     super();
     checkAsn('asn', options.asn);
+    if (options.maxRoutes !== undefined) checkMaxRoutes('maxRoutes', options.maxRoutes);
     this.local = {
       asn: options.asn,
       routerId: options.routerId,
@@ -374,6 +385,20 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (error) this.emit('updateError', n.config.address, error);
     this.publish(error?.action === 'treat-as-withdraw' ? this.rib.treatAsWithdraw(n.rib, m) : this.rib.update(n.rib, m));
     if (n.maxPrefix) this.checkMaxPrefix(n, n.maxPrefix);
+    if (this.options.maxRoutes) this.checkMaxRoutes(n, this.options.maxRoutes);
+  }
+
+  /** After an UPDATE: past the speaker's maxRoutes, the peer that sent it is stopped with Cease 6/8 and held down. */
+  private checkMaxRoutes(n: Neighbor, m: MaxRoutes): void {
+    if (!n.rib || n.maxPrefix?.tripped) return;
+    let total = 0;
+    for (const x of this.neighbors.values()) if (x.rib) total += x.rib.stats.routes['ipv4-unicast'] + x.rib.stats.routes['ipv6-unicast'];
+    const e = maxRoutesExceeded(m, total, n.rib.stats.routes);
+    if (!e) return;
+    n.maxPrefix ??= new MaxPrefixGuard({});
+    this.emit('maxPrefix', n.config.address, e);
+    n.maxPrefix.holdDown(e, () => this.release(n));
+    void n.peer.stop({ subcode: CeaseSubcode.OUT_OF_RESOURCES });
   }
 
   /** After an UPDATE: warn, or stop the session with Cease 6/1 and hold the peer down (FRR's maximum-prefix). */

@@ -25,10 +25,21 @@ export interface MaxPrefixLimit {
 
 export type MaxPrefixes = Partial<Record<AddressFamily, MaxPrefixLimit>>;
 
-/** What a limit saw: the threshold crossed (a warning), or the limit exceeded. */
+/**
+ * The speaker-wide guard on memory: the most paths all peers together may have in the
+ * Adj-RIB-In. The peer whose UPDATE takes the total past it gets Cease 6/8 (Out of Resources,
+ * RFC 4486), loses its routes and is held down like a peer over its own limit.
+ */
+export interface MaxRoutes {
+  limit: number;
+  /** Seconds the peer stays down; 0: until `clearMaxPrefix`. Default 60. */
+  restartAfter?: number;
+}
+
+/** What a limit saw: the threshold crossed (a warning), the peer's limit exceeded, or the speaker's (`maxRoutes`). */
 export interface MaxPrefixEvent {
   family: AddressFamily;
-  kind: 'threshold' | 'exceeded';
+  kind: 'threshold' | 'exceeded' | 'maxRoutes';
   count: number;
   limit: number;
   /** For `exceeded`: 'warning' under warningOnly, else the session was stopped with Cease 6/1. */
@@ -76,6 +87,34 @@ export function checkMaxPrefixes(field: string, v: unknown): MaxPrefixes {
       throw new TypeError(`${at}.restartAfter: a warningOnly limit never stops the session`);
   }
   return v as MaxPrefixes;
+}
+
+export function checkMaxRoutes(field: string, v: unknown): MaxRoutes {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new TypeError(`${field}: { limit, restartAfter? }`);
+  const m = v as Record<string, unknown>;
+  for (const k of Object.keys(m)) if (k !== 'limit' && k !== 'restartAfter') throw new TypeError(`${field}.${k}: unknown field`);
+  integer(`${field}.limit`, m.limit, 1, 0xffffffff);
+  if (m.restartAfter !== undefined) integer(`${field}.restartAfter`, m.restartAfter, 0, 0x7fffffff / 1000);
+  return v as MaxRoutes;
+}
+
+/**
+ * The speaker's maxRoutes, after an UPDATE from a peer holding `own` paths per family: the
+ * event to act on when `total` (every peer's paths) is past the limit.
+ */
+export function maxRoutesExceeded(m: MaxRoutes, total: number, own: Record<AddressFamily, number>): MaxPrefixEvent | undefined {
+  if (total <= m.limit) return undefined;
+  const family: AddressFamily = own['ipv6-unicast'] > own['ipv4-unicast'] ? 'ipv6-unicast' : 'ipv4-unicast';
+  const restartAfter = m.restartAfter ?? 60;
+  return {
+    family,
+    kind: 'maxRoutes',
+    count: total,
+    limit: m.limit,
+    action: 'shutdown',
+    restartAfter,
+    message: `Adj-RIB-In full: ${total} paths from all peers, maxRoutes ${m.limit}; session down ${restartAfter ? `for ${restartAfter} s` : 'until cleared'}`,
+  };
 }
 
 function integer(field: string, v: unknown, min: number, max: number): void {

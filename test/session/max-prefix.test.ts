@@ -266,4 +266,46 @@ describe('maxPrefixes between two speakers over loopback', function () {
     assert.equal(b.peerStatus().length, 1);
     await waitFor(() => b.adjRibIn(ipA).length, { what: '2 routes', until: (n) => n === 2, timeoutMs: 10_000 });
   });
+  it("past the speaker's maxRoutes (every peer's paths together) the peer that tipped it gets Cease 6/8 and is held down; the others keep theirs", async () => {
+    const ip = (i: number) => `127.0.35.${i}`;
+    const ports = [port(), port(), port()];
+    const b = new BgpSpeaker({
+      asn: 65002,
+      routerId: ip(2),
+      listen: { host: ip(2), port: ports[0]! },
+      maxRoutes: { limit: 5, restartAfter: 30 },
+    });
+    const a1 = new BgpSpeaker({ asn: 65001, routerId: ip(1), listen: { host: ip(1), port: ports[1]! } });
+    const a3 = new BgpSpeaker({ asn: 65003, routerId: ip(3), listen: { host: ip(3), port: ports[2]! } });
+    speakers.push(b, a1, a3);
+    await Promise.all([b.start(), a1.start(), a3.start()]);
+    const common = { holdTime: 9, connectRetryTime: 1, idleHoldTime: 0.2, gracefulRestart: false };
+    for (const [a, i, p] of [
+      [a1, 1, ports[1]!],
+      [a3, 3, ports[2]!],
+    ] as const) {
+      a.addPeer({ address: ip(2), asn: 65002, port: ports[0]!, localAddress: ip(i), ...common });
+      b.addPeer({ address: ip(i), asn: a.asn, port: p, localAddress: ip(2), ...common });
+    }
+    await waitFor(() => b.peerStatus(), {
+      what: 'both sessions',
+      until: (ps) => ps.every((p) => p.state === 'Established'),
+      timeoutMs: 15_000,
+    });
+    const downs: SessionDown[] = [];
+    a3.on('peerDown', (_, d) => downs.push(d));
+    for (let i = 0; i < 3; i++) a1.originate(`10.78.${i}.0/24`);
+    await waitFor(() => b.adjRibIn(ip(1)).length, { what: "a1's 3 routes", until: (n) => n === 3, timeoutMs: 10_000 });
+    for (let i = 0; i < 3; i++) a3.originate(`10.79.${i}.0/24`);
+    await waitFor(() => downs.length, { what: 'a3 stopped', until: (n) => n > 0, timeoutMs: 10_000 });
+    assert.equal(downs[0]!.reason.received?.code, 6);
+    assert.equal(downs[0]!.reason.received?.subcode, 8);
+    assert.deepEqual(b.adjRibIn(ip(3)), []);
+    assert.equal(b.adjRibIn(ip(1)).length, 3);
+    const held = b.peerStatus().find((p) => p.address === ip(3))!;
+    assert.equal(held.state, 'Idle');
+    assert.match(held.lastError, /Adj-RIB-In full: 6 paths from all peers, maxRoutes 5; session down for 30 s/);
+    assert.equal(b.peerStatus().find((p) => p.address === ip(1))!.state, 'Established');
+    assert.throws(() => new BgpSpeaker({ asn: 1, routerId: '1.1.1.1', maxRoutes: { limit: 0 } }), /maxRoutes\.limit: 0/);
+  });
 });
