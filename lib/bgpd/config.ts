@@ -8,6 +8,7 @@ import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, 
 import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
+import { maxRoutes } from './max-prefixes.js';
 
 export interface BgpdConfig {
   speaker: SpeakerOptions;
@@ -58,6 +59,7 @@ const SPEAKER_KEYS = [
   'alwaysCompareMed',
   'gracefulRestart',
   'control',
+  'maxRoutes',
 ];
 
 /**
@@ -90,6 +92,7 @@ export function speakerFields(
       listen,
       hostname: typeof doc.hostname === 'string' ? doc.hostname : undefined,
       stalePathTime: doc.stalePathTime === undefined ? undefined : num(doc.stalePathTime, 'stalePathTime', 1, 65535),
+      ...(doc.maxRoutes === undefined ? {} : { maxRoutes: maxRoutes(doc.maxRoutes, 'maxRoutes') }),
       forwardingPreserved: gracefulRestart.forwardingPreserved,
       ...(gracefulRestart.restartTime === undefined ? {} : { restartTime: gracefulRestart.restartTime }),
       ...(gracefulRestart.selectDeferTime === undefined ? {} : { selectDeferTime: gracefulRestart.selectDeferTime }),

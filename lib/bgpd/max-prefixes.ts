@@ -1,7 +1,8 @@
 // A peer's `maxPrefixes` as the daemons' files and the control socket give it: per family (its
 // name, or FRR's short one), a limit and what to do near and beyond it. Checked here so that a
-// mistake names its path (`peers[0].maxPrefixes.ipv4.limit: ...`).
-import type { MaxPrefixes } from '../../bgp/index.js';
+// mistake names its path (`peers[0].maxPrefixes.ipv4.limit: ...`). The speaker-wide `maxRoutes`
+// too.
+import type { MaxPrefixes, MaxRoutes } from '../../bgp/index.js';
 import { ConfigError, family, isObj, num, onlyKeys } from './fields.js';
 
 const LIMIT_KEYS = new Set(['limit', 'warningThreshold', 'restartAfter', 'warningOnly']);
@@ -25,6 +26,14 @@ export function maxPrefixes(v: unknown, path: string): MaxPrefixes {
     out[name] = { limit, warningThreshold, restartAfter, warningOnly: l.warningOnly as boolean | undefined };
   }
   return out;
+}
+
+/** The top-level `maxRoutes`: every peer's paths together, `{ limit, restartAfter }`. */
+export function maxRoutes(v: unknown, path: string): MaxRoutes {
+  if (!isObj(v)) throw new ConfigError(`${path}: a mapping { limit, restartAfter }`);
+  onlyKeys(v, new Set(['limit', 'restartAfter']), path);
+  const limit = whole(v.limit, `${path}.limit`, 1, 0xffffffff);
+  return v.restartAfter === undefined ? { limit } : { limit, restartAfter: whole(v.restartAfter, `${path}.restartAfter`, 0, 2_000_000) };
 }
 
 function whole(v: unknown, path: string, min: number, max: number): number {

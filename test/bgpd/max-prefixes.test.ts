@@ -63,6 +63,20 @@ describe('bgpd maxPrefixes', () => {
     assert.equal(r.dynamicNeighbors[0]!.maxPrefixes?.['ipv4-unicast']?.limit, 50);
   });
 
+  it('maxRoutes, the speaker-wide guard: read in both files, refused with its path', () => {
+    const doc = (maxRoutes: unknown) => JSON.stringify({ asn: 65001, routerId: '10.0.0.1', maxRoutes });
+    assert.deepEqual(parseBgpdConfig(doc({ limit: 500000, restartAfter: 120 })).speaker.maxRoutes, { limit: 500000, restartAfter: 120 });
+    assert.deepEqual(parseReflectorConfig(doc({ limit: 10 })).speaker.maxRoutes, { limit: 10 });
+    assert.equal(parseBgpdConfig(doc(undefined)).speaker.maxRoutes, undefined);
+    assert.throws(() => parseBgpdConfig(doc(1000)), /^ConfigError: maxRoutes: a mapping \{ limit, restartAfter \}/);
+    assert.throws(() => parseBgpdConfig(doc({ limit: 0 })), /^ConfigError: maxRoutes\.limit: 0 is not a number in 1\.\.4294967295/);
+    assert.throws(
+      () => parseBgpdConfig(doc({ limit: 10, restartAfter: 1.5 })),
+      /^ConfigError: maxRoutes\.restartAfter: 1\.5 is not a whole number/,
+    );
+    assert.throws(() => parseBgpdConfig(doc({ limit: 10, max: 1 })), /^ConfigError: maxRoutes\.max: unknown field/);
+  });
+
   describe('over the control socket', () => {
     let dir: string;
     let socket: string;
