@@ -142,7 +142,7 @@ describe('podroute bgpd graceful restart: SIGKILL and start again, BIRD and FRR 
       until: (s) => s !== undefined && !/Established/i.test(String(s)),
       timeoutMs: 20_000,
     });
-    // Route ages in BIRD are shown to the second: let one pass so a relearnt route would show.
+    // Down for a while, as a real restart is; BIRD still holds our routes as they were.
     await sleep(1500);
     assert.deepEqual(await birdSince(watched), birdBefore, 'BIRD kept our routes while we were down');
 
