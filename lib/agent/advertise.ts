@@ -1,6 +1,6 @@
 // What a node announces, computed from IPAM blocks (pure): one route per affine block (never
 // the addresses inside it), a host route for every address it borrowed from another node's
-// block, and the service cluster IPs when BGPConfiguration asks for them.
+// block, and the service cluster, external and load-balancer CIDRs when BGPConfiguration lists them.
 import { borrowedAddresses, hostAffinity } from '../ipam/block.js';
 import type { BGPConfiguration, IPAMBlock } from '../resources/types.js';
 
@@ -9,7 +9,11 @@ export interface Advertisements {
   blocks: string[];
   /** ip/32 or ip/128 of addresses borrowed from blocks of other nodes. */
   borrowed: string[];
-  /** BGPConfiguration.serviceClusterIPs, announced by every node (ECMP at the receivers). */
+  /**
+   * BGPConfiguration.serviceClusterIPs, serviceExternalIPs and serviceLoadBalancerIPs: the CIDRs
+   * as written, announced by every node (ECMP at the receivers), as Calico does for a service
+   * range; announcing single service addresses from the nodes with endpoints is not done here.
+   */
   services: string[];
 }
 
@@ -22,7 +26,12 @@ export function advertisements(node: string, blocks: readonly IPAMBlock[], confi
   const borrowed = borrowedAddresses(blocks, node)
     .map((a) => `${a.ip}/${a.ip.includes(':') ? 128 : 32}`)
     .sort();
-  const services = (config?.spec.serviceClusterIPs ?? []).map((s) => s.cidr);
+  const spec = config?.spec;
+  const services = [
+    ...new Set(
+      [...(spec?.serviceClusterIPs ?? []), ...(spec?.serviceExternalIPs ?? []), ...(spec?.serviceLoadBalancerIPs ?? [])].map((s) => s.cidr),
+    ),
+  ];
   return { blocks: own, borrowed, services };
 }
 

@@ -3,11 +3,13 @@
 import type { BgpSpeaker } from '../../bgp/index.js';
 import type { BGPConfiguration, IPAMBlock } from '../resources/types.js';
 import { advertisements, allPrefixes, type Advertisements } from './advertise.js';
+import { communitiesFor } from './communities.js';
 
 export const NOTHING_ADVERTISED: Advertisements = { blocks: [], borrowed: [], services: [] };
 
 export class Advertiser {
-  private originated = new Set<string>();
+  /** What each originated prefix carries (its communities), to re-originate when that changes. */
+  private originated = new Map<string, string>();
   private current: Advertisements = NOTHING_ADVERTISED;
 
   constructor(readonly speaker: BgpSpeaker) {}
@@ -19,9 +21,14 @@ export class Advertiser {
 
   reconcile(nodeName: string, blocks: readonly IPAMBlock[], config: BGPConfiguration | undefined): Advertisements {
     this.current = advertisements(nodeName, blocks, config);
-    const want = new Set(allPrefixes(this.current));
-    for (const p of this.originated) if (!want.has(p)) this.speaker.withdraw(p);
-    for (const p of want) if (!this.originated.has(p)) this.speaker.originate(p);
+    const want = new Map<string, string>();
+    for (const p of allPrefixes(this.current)) {
+      const attributes = communitiesFor(p, config);
+      const key = JSON.stringify(attributes ?? {});
+      want.set(p, key);
+      if (this.originated.get(p) !== key) this.speaker.originate(p, attributes ? { attributes } : undefined);
+    }
+    for (const p of this.originated.keys()) if (!want.has(p)) this.speaker.withdraw(p);
     this.originated = want;
     return this.current;
   }

@@ -3,6 +3,7 @@
 // clients, and BGPPeers selected by node name or label selector.
 import type { MaxPrefixes } from '../../bgp/index.js';
 import type { BGPPeerMaxPrefixes } from '../resources/max-prefixes.js';
+import { parsePeerIP } from '../resources/peer-ip.js';
 import { parseSelector, type Labels } from '../resources/selector.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type Node } from '../resources/types.js';
 import type { PasswordSource } from './peer-password.js';
@@ -23,6 +24,12 @@ export interface DesiredPeer {
   keepOriginalNextHop?: boolean;
   /** From BGPPeer.password: the text or where to read it (peer-password.ts); read when the session is added. */
   password?: PasswordSource;
+  /** From BGPPeer.peerIP "ip:port"; absent: the cluster's listenPort. */
+  port?: number;
+  /** BGPPeer.sourceAddress None: no source address is set, the kernel picks one. */
+  sourceAddress?: 'None';
+  /** Why this session is not started (a setting the speaker cannot honour for it); shown by node status. */
+  refused?: string;
   /** From BGPPeer.maxPrefixes, in the speaker's words. */
   maxPrefixes?: MaxPrefixes;
 }
@@ -79,6 +86,11 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     if (!out.has(p.address)) out.set(p.address, p);
   };
   const others = view.nodes.filter((n) => n.metadata.name !== me && nodeIpv4(n) !== undefined);
+  // BGPConfiguration's mesh settings (Calico applies them to the node-to-node mesh only).
+  const meshExtra = {
+    ...(config?.spec.nodeMeshMaxRestartTime ? { restartTime: durationSeconds(config.spec.nodeMeshMaxRestartTime) } : {}),
+    ...(config?.spec.nodeMeshPassword !== undefined ? { password: config.spec.nodeMeshPassword } : {}),
+  };
 
   for (const n of others) {
     const theirId = clusterIdOf(n);
@@ -97,37 +109,62 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     } else if (theirId !== undefined) {
       add({ address, asn, type: 'rr', source: `Node/${n.metadata.name}`, routeReflectorClient: false });
     } else if (meshEnabled(config)) {
-      add({ address, asn, type: 'mesh', source: `Node/${n.metadata.name}`, routeReflectorClient: false });
+      add({ address, asn, type: 'mesh', source: `Node/${n.metadata.name}`, routeReflectorClient: false, ...meshExtra });
     }
   }
 
   const myLabels = self.metadata.labels ?? {};
+  // Whether a BGPPeer's node / nodeSelector picks node `n` (neither: every node).
+  const onNode = (s: BGPPeer['spec'], n: Node): boolean =>
+    s.node !== undefined && s.node !== '' ? s.node === n.metadata.name : selects(s.nodeSelector, n.metadata.labels ?? {});
   for (const p of view.bgpPeers) {
     const s = p.spec;
-    if (s.node !== undefined && s.node !== '' && s.node !== me) continue;
-    if (!selects(s.nodeSelector, myLabels)) continue;
     const type: PeerType = s.node || s.nodeSelector ? 'node' : 'global';
     const extra = {
       restartTime: s.maxRestartTime ? durationSeconds(s.maxRestartTime) : undefined,
       keepOriginalNextHop: s.keepOriginalNextHop,
       password: s.password,
+      ...(s.sourceAddress === 'None' ? { sourceAddress: 'None' as const } : {}),
       ...(s.maxPrefixes ? { maxPrefixes: speakerMaxPrefixes(s.maxPrefixes) } : {}),
     };
+    const nodePeer = (n: Node) => {
+      const asn = nodeAsn(n, config);
+      const rrClient = myId !== undefined && clusterIdOf(n) === undefined && asn === myAsn;
+      add(
+        checked(
+          { address: nodeIpv4(n)!, asn, type, source: `BGPPeer/${p.metadata.name}`, routeReflectorClient: rrClient, ...extra },
+          myAsn,
+        ),
+      );
+    };
     if (s.peerSelector) {
-      // Peer with the nodes the selector picks, at their own addresses and AS.
+      // Calico's route-reflector form: every node nodeSelector picks peers with every node
+      // peerSelector picks, at their own addresses and AS; a picked node peers back with them.
       const pick = parseSelector(s.peerSelector);
+      const iAmPicked = pick(myLabels);
+      const iAmSelected = onNode(s, self);
       for (const n of others) {
-        if (!pick(n.metadata.labels ?? {})) continue;
-        const asn = nodeAsn(n, config);
-        const rrClient = myId !== undefined && clusterIdOf(n) === undefined && asn === myAsn;
-        add({ address: nodeIpv4(n)!, asn, type, source: `BGPPeer/${p.metadata.name}`, routeReflectorClient: rrClient, ...extra });
+        if ((iAmSelected && pick(n.metadata.labels ?? {})) || (iAmPicked && onNode(s, n))) nodePeer(n);
       }
       continue;
     }
-    if (!s.peerIP) continue;
-    const address = s.peerIP.split(':').length === 2 ? s.peerIP.split(':')[0]! : s.peerIP;
-    if (address === nodeIpv4(self)) continue;
-    add({ address, asn: s.asNumber, type, source: `BGPPeer/${p.metadata.name}`, routeReflectorClient: false, ...extra });
+    if (!onNode(s, self) || !s.peerIP) continue;
+    const target = parsePeerIP(s.peerIP);
+    if (target === undefined || target.address === nodeIpv4(self)) continue;
+    add(
+      checked(
+        {
+          address: target.address,
+          asn: s.asNumber ?? myAsn,
+          type,
+          source: `BGPPeer/${p.metadata.name}`,
+          routeReflectorClient: false,
+          ...(target.port !== undefined ? { port: target.port } : {}),
+          ...extra,
+        },
+        myAsn,
+      ),
+    );
   }
   return [...out.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
 }
@@ -151,6 +188,19 @@ export function speakerMaxPrefixes(m: BGPPeerMaxPrefixes): MaxPrefixes {
   return out;
 }
 
+/**
+ * The peer, refused when it asks for what the speaker cannot do for it: towards an eBGP peer
+ * the speaker always puts its own address as next hop, so keepOriginalNextHop holds on iBGP only.
+ */
+function checked(p: DesiredPeer, myAsn: number): DesiredPeer {
+  if (p.keepOriginalNextHop && p.asn !== myAsn)
+    return {
+      ...p,
+      refused: `keepOriginalNextHop is not supported by podroute towards an eBGP peer (AS ${p.asn}): its speaker always sets itself as next hop there`,
+    };
+  return p;
+}
+
 /** True when a session must be rebuilt to match `b` (address equal). */
 export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
   return (
@@ -158,6 +208,9 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.routeReflectorClient !== b.routeReflectorClient ||
     a.restartTime !== b.restartTime ||
     a.type !== b.type ||
+    a.port !== b.port ||
+    a.sourceAddress !== b.sourceAddress ||
+    a.refused !== b.refused ||
     JSON.stringify(a.password) !== JSON.stringify(b.password) ||
     JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );

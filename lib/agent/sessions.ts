@@ -27,8 +27,8 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
   return {
     address: p.address,
     asn: p.asn,
-    port: s.port,
-    localAddress: s.localAddress,
+    port: p.port ?? s.port,
+    ...(p.sourceAddress === 'None' ? {} : { localAddress: s.localAddress }),
     holdTime: s.holdTime ?? 90,
     connectRetryTime: s.connectRetryTime ?? 3,
     idleHoldTime: 1,
@@ -87,6 +87,11 @@ export class SessionReconciler {
     for (const [address, p] of want) {
       if (this.configured.has(address)) continue;
       const pw = passwords.get(address)!;
+      if (p.refused !== undefined) {
+        this.notStarted.set(address, { peer: p, error: p.refused });
+        this.log('peer-error', { peer: address, source: p.source, error: p.refused });
+        continue;
+      }
       if (pw.error !== undefined) {
         this.notStarted.set(address, { peer: p, error: pw.error });
         this.log('peer-error', { peer: address, source: p.source, error: pw.error });

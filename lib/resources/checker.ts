@@ -2,6 +2,7 @@
 // (spec.cidr, spec.ingress[0].from[1].ipBlock.except[0], ...) so a user finds the line in the YAML.
 import { AddressError, cidrNetwork, formatCidr, parseAddress, parseCidr, type Cidr, type IpFamily } from '../../ip/index.js';
 import { parseSelector, SelectorError, type SelectorOptions } from './selector.js';
+import { closestName } from './suggest.js';
 
 export class ValidationError extends Error {
   constructor(
@@ -112,7 +113,11 @@ export class Checker {
     for (const k of Object.keys(o)) {
       if (o[k] === undefined) continue;
       if (Object.hasOwn(unsupported, k)) this.fail(`${path}.${k}`, unsupported[k]!);
-      if (!allowed.includes(k)) this.fail(`${path}.${k}`, `unknown field (known: ${allowed.join(', ')})`);
+      if (!allowed.includes(k)) {
+        const near = closestName(k, [...allowed, ...Object.keys(unsupported)]);
+        const hint = near === undefined ? '' : `; did you mean ${near}?`;
+        this.fail(`${path}.${k}`, `unknown field${hint} (known: ${allowed.join(', ')})`);
+      }
     }
   }
   /** A list, or undefined when absent. */

@@ -17,3 +17,5 @@ export {
 } from './selector.js';
 export { labelSelectorToNode, labelSelectorToCalico, matchLabelSelector } from './label-selector.js';
 export { cidrName } from './names.js';
+export { parsePeerIP, type PeerAddress } from './peer-ip.js';
+export { closestName } from './suggest.js';

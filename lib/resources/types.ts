@@ -101,13 +101,24 @@ export interface BGPConfigurationSpec {
   logSeverityScreen?: string;
   serviceClusterIPs?: { cidr: string }[];
   serviceExternalIPs?: { cidr: string }[];
+  serviceLoadBalancerIPs?: { cidr: string }[];
   communities?: Community[];
   prefixAdvertisements?: { cidr: string; communities: string[] }[];
+  /** Graceful restart time of the mesh sessions, a Go-style duration ("120s"). */
+  nodeMeshMaxRestartTime?: string;
+  /** TCP-MD5 key of the mesh sessions, as BGPPeer.password. */
+  nodeMeshPassword?: BGPPeerSpec['password'];
+  /** Interfaces whose routes BIRD would not export; podroute exports none, so this holds already. */
+  ignoredInterfaces?: string[];
+  /** NodeIP: the speaker listens on the node's address, which is what the node agent does. */
+  bindMode?: 'NodeIP';
 }
 
 export interface BGPPeerSpec {
-  peerIP: string;
-  asNumber: number;
+  /** "ip", "ip:port" or "[ipv6]:port"; absent when peerSelector picks the peers. */
+  peerIP?: string;
+  /** Required with peerIP; with peerSelector each picked node's own AS is used. */
+  asNumber?: number;
   /** Only this node peers; empty means every node selected by nodeSelector (or all). */
   node?: string;
   nodeSelector?: string;
@@ -119,6 +130,23 @@ export interface BGPPeerSpec {
   maxRestartTime?: string;
   /** podroute's own: per family, how many prefixes the peer may send (see max-prefixes.ts). */
   maxPrefixes?: BGPPeerMaxPrefixes;
+  /** UseNodeIP (default): sessions leave from the node's address; None: the kernel picks. */
+  sourceAddress?: 'UseNodeIP' | 'None';
+}
+
+/** The FelixConfiguration fields podroute's felix has a knob for (the others are refused by name). */
+export interface FelixConfigurationSpec {
+  /** Go-style duration between full route resyncs ("90s"); "0" turns them off. */
+  routeRefreshInterval?: string;
+  vxlanVNI?: number;
+  vxlanPort?: number;
+  vxlanMTU?: number;
+  vxlanMTUV6?: number;
+  ipipMTU?: number;
+  healthHost?: string;
+  healthPort?: number;
+  healthEnabled?: boolean;
+  logSeverityScreen?: string;
 }
 
 export interface WorkloadEndpointSpec {
@@ -143,6 +171,7 @@ export interface SpecOf {
   IPAMConfiguration: IPAMConfigurationSpec;
   BGPConfiguration: BGPConfigurationSpec;
   BGPPeer: BGPPeerSpec;
+  FelixConfiguration: FelixConfigurationSpec;
   WorkloadEndpoint: WorkloadEndpointSpec;
   Namespace: NamespaceSpec;
   /** Calico's projectcalico.org/v3 NetworkPolicy. */
@@ -161,6 +190,7 @@ export const KINDS: readonly Kind[] = [
   'IPAMConfiguration',
   'BGPConfiguration',
   'BGPPeer',
+  'FelixConfiguration',
   'WorkloadEndpoint',
   'Namespace',
   'NetworkPolicy',
@@ -201,6 +231,7 @@ export type IPAMHandle = ResourceOf<'IPAMHandle'>;
 export type IPAMConfiguration = ResourceOf<'IPAMConfiguration'>;
 export type BGPConfiguration = ResourceOf<'BGPConfiguration'>;
 export type BGPPeer = ResourceOf<'BGPPeer'>;
+export type FelixConfiguration = ResourceOf<'FelixConfiguration'>;
 export type WorkloadEndpoint = ResourceOf<'WorkloadEndpoint'>;
 export type Namespace = ResourceOf<'Namespace'>;
 export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;

@@ -2,7 +2,24 @@
 // so a user can find the line in their YAML.
 import { Checker, isObj, type Obj, ValidationError } from './checker.js';
 import { checkBgpPeerMaxPrefixes } from './max-prefixes.js';
+import {
+  BGP_CONFIGURATION_FIELDS,
+  BGP_CONFIGURATION_REFUSED,
+  BGP_PEER_FIELDS,
+  BGP_PEER_REFUSED,
+  IPAM_CONFIGURATION_FIELDS,
+  IPAM_CONFIGURATION_REFUSED,
+  IPPOOL_FIELDS,
+  IPPOOL_REFUSED,
+  NODE_BGP_FIELDS,
+  NODE_BGP_REFUSED,
+  NODE_FIELDS,
+  NODE_REFUSED,
+} from './calico-fields.js';
 import { checkCalicoPolicy } from './validate-calico-policy.js';
+import { checkFelixConfiguration } from './validate-felix.js';
+import { checkPassword, checkPeerIP, checkPeerSessionOptions } from './validate-bgp-peer.js';
+import { closestName } from './suggest.js';
 import { checkKubernetesNetworkPolicy, KUBERNETES_PROTOCOLS, portNameProblem } from './validate-kubernetes.js';
 import {
   API_VERSION,
@@ -35,6 +52,15 @@ const STRICT_LABEL_KINDS: readonly Kind[] = [
 ];
 const MODES: readonly EncapMode[] = ['Never', 'Always', 'CrossSubnet'];
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+const COMMUNITY_RE = /^(\d+:\d+|\d+:\d+:\d+)$/;
+
+/** A community value's parts in range: 16 bits each for aa:nn, 32 bits each for aa:nn:mm. */
+function communityProblem(c: Checker, value: string, field: string): void {
+  if (!COMMUNITY_RE.test(value)) return;
+  const parts = value.split(':').map(Number);
+  if (parts.length === 2 && parts.some((x) => x > 65535)) c.fail(field, `${value}: standard community parts go up to 65535`);
+  if (parts.some((x) => x > 4294967295)) c.fail(field, `${value} has a part out of range`);
+}
 
 /**
  * Checks a resource read from YAML/JSON or passed by a caller, fills Calico's defaults
@@ -112,9 +138,11 @@ function checkApiVersion(c: Checker, kind: Kind, apiVersion: unknown): void {
 function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
   switch (kind) {
     case 'Node': {
+      c.only(s, NODE_FIELDS, 'spec', NODE_REFUSED);
       const out: Obj = {};
       if (s.bgp !== undefined && s.bgp !== null) {
         const b = c.obj(s.bgp, 'spec.bgp');
+        c.only(b, NODE_BGP_FIELDS, 'spec.bgp', NODE_BGP_REFUSED);
         const bgp: Obj = {};
         const v4 = c.str(b, 'ipv4Address', 'spec.bgp');
         if (v4 !== undefined) {
@@ -141,6 +169,7 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       return out;
     }
     case 'IPPool': {
+      c.only(s, IPPOOL_FIELDS, 'spec', IPPOOL_REFUSED);
       const cidr = c.str(s, 'cidr', 'spec', true)!;
       const net = c.cidr(cidr, 'spec.cidr');
       const [min, max] = net.family === 4 ? [20, 32] : [116, 128];
@@ -164,10 +193,26 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       if (dis !== undefined) out.disabled = dis;
       const sel = c.selector(s, 'nodeSelector', 'spec');
       if (sel !== undefined) out.nodeSelector = sel;
+      // Workload and Tunnel are what every podroute pool serves; LoadBalancer IPs are not allocated here.
+      const uses = c.list(s, 'allowedUses', 'spec', 'a list of Workload, Tunnel');
+      uses?.forEach((u, i) => {
+        if (u === 'LoadBalancer')
+          c.fail(`spec.allowedUses[${i}]`, 'LoadBalancer is not supported by podroute: it allocates no service addresses');
+        if (u !== 'Workload' && u !== 'Tunnel') c.fail(`spec.allowedUses[${i}]`, `must be Workload or Tunnel, not ${JSON.stringify(u)}`);
+      });
+      if (uses !== undefined && !uses.includes('Workload'))
+        c.fail('spec.allowedUses', 'a pool without Workload is not supported by podroute: every pool hands out pod addresses');
+      const assignment = c.oneOf(s, 'assignmentMode', 'spec', ['Automatic', 'Manual'] as const, 'Automatic');
+      if (assignment === 'Manual')
+        c.fail(
+          'spec.assignmentMode',
+          'Manual is not supported by podroute: pods cannot ask for a pool by annotation, so every pool is Automatic',
+        );
       return out;
     }
     case 'IPAMConfiguration': {
       if (name !== 'default') c.fail('metadata.name', 'the IPAMConfiguration must be named "default"');
+      c.only(s, IPAM_CONFIGURATION_FIELDS, 'spec', IPAM_CONFIGURATION_REFUSED);
       const out: Obj = {};
       for (const k of ['strictAffinity', 'autoAllocateBlocks', 'releaseEmptyAffineBlocks']) {
         const v = c.bool(s, k, 'spec');
@@ -178,6 +223,7 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       return out;
     }
     case 'BGPConfiguration': {
+      c.only(s, BGP_CONFIGURATION_FIELDS, 'spec', BGP_CONFIGURATION_REFUSED);
       const out: Obj = {};
       const as = c.int(s, 'asNumber', 'spec', 1, 4294967295);
       if (as !== undefined) out.asNumber = as;
@@ -187,7 +233,31 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       if (port !== undefined) out.listenPort = port;
       const sev = c.str(s, 'logSeverityScreen', 'spec');
       if (sev !== undefined) out.logSeverityScreen = sev;
-      for (const k of ['serviceClusterIPs', 'serviceExternalIPs'] as const) {
+      const meshRestart = c.str(s, 'nodeMeshMaxRestartTime', 'spec');
+      if (meshRestart !== undefined) {
+        if (!DURATION_RE.test(meshRestart))
+          c.fail('spec.nodeMeshMaxRestartTime', `${JSON.stringify(meshRestart)} is not a duration like 120s or 2m`);
+        out.nodeMeshMaxRestartTime = meshRestart;
+      }
+      if (s.nodeMeshPassword !== undefined && s.nodeMeshPassword !== null) {
+        if (name !== 'default') c.fail('spec.nodeMeshPassword', 'can only be set on the BGPConfiguration named "default"');
+        out.nodeMeshPassword = checkPassword(c, s.nodeMeshPassword, 'spec.nodeMeshPassword');
+      }
+      const ignored = c.list(s, 'ignoredInterfaces', 'spec', 'a list of interface names');
+      if (ignored !== undefined) {
+        // podroute exports no interface routes at all, so every interface is already ignored.
+        if (ignored.some((x) => typeof x !== 'string')) c.fail('spec.ignoredInterfaces', 'must be a list of interface names');
+        out.ignoredInterfaces = ignored;
+      }
+      // The node agent listens on the node's address: NodeIP is what it does already.
+      const bind = c.oneOf(s, 'bindMode', 'spec', ['None', 'NodeIP'] as const, 'NodeIP');
+      if (bind === 'None')
+        c.fail(
+          'spec.bindMode',
+          "None is not supported by podroute: the node agent listens on the node's address (NodeIP), not on every address",
+        );
+      if (s.bindMode !== undefined && s.bindMode !== null) out.bindMode = bind;
+      for (const k of ['serviceClusterIPs', 'serviceExternalIPs', 'serviceLoadBalancerIPs'] as const) {
         if (s[k] === undefined || s[k] === null) continue;
         if (!Array.isArray(s[k])) c.fail(`spec.${k}`, 'must be a list of {cidr}');
         out[k] = (s[k] as unknown[]).map((e, i) => {
@@ -201,12 +271,10 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         out.communities = s.communities.map((e, i) => {
           const p = `spec.communities[${i}]`;
           const m = c.obj(e, p);
+          c.only(m, ['name', 'value'], p);
           const value = c.str(m, 'value', p, true)!;
-          if (!/^(\d+:\d+|\d+:\d+:\d+)$/.test(value))
-            c.fail(`${p}.value`, `${JSON.stringify(value)} is not a community (aa:nn or aa:nn:mm)`);
-          for (const part of value.split(':')) if (Number(part) > 4294967295) c.fail(`${p}.value`, `${value} has a part out of range`);
-          if (value.split(':').length === 2 && value.split(':').some((x) => Number(x) > 65535))
-            c.fail(`${p}.value`, `${value}: standard community parts go up to 65535`);
+          if (!COMMUNITY_RE.test(value)) c.fail(`${p}.value`, `${JSON.stringify(value)} is not a community (aa:nn or aa:nn:mm)`);
+          communityProblem(c, value, `${p}.value`);
           return { name: c.str(m, 'name', p, true)!, value };
         });
       }
@@ -215,52 +283,58 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
         out.prefixAdvertisements = s.prefixAdvertisements.map((e, i) => {
           const p = `spec.prefixAdvertisements[${i}]`;
           const m = c.obj(e, p);
+          c.only(m, ['cidr', 'communities'], p);
           const cidr = c.str(m, 'cidr', p, true)!;
           c.cidr(cidr, `${p}.cidr`);
           const comms = m.communities ?? [];
           if (!Array.isArray(comms) || comms.some((x) => typeof x !== 'string'))
             c.fail(`${p}.communities`, 'must be a list of names or values');
+          const named = new Set(((out.communities as { name: string }[] | undefined) ?? []).map((x) => x.name));
+          (comms as string[]).forEach((x, j) => {
+            if (named.has(x)) return;
+            if (!COMMUNITY_RE.test(x)) {
+              const near = closestName(x, named);
+              c.fail(
+                `${p}.communities[${j}]`,
+                `${JSON.stringify(x)} is neither a name in spec.communities nor a value (aa:nn or aa:nn:mm)${near ? `; did you mean ${near}?` : ''}`,
+              );
+            }
+            communityProblem(c, x, `${p}.communities[${j}]`);
+          });
           return { cidr, communities: comms as string[] };
         });
       }
       return out;
     }
     case 'BGPPeer': {
-      const peerIP = c.str(s, 'peerIP', 'spec', true)!;
-      // Calico allows "ip:port"; the address part must be an IP.
-      const m = /^\[(.+)\]:(\d+)$/.exec(peerIP) ?? /^([\d.]+):(\d+)$/.exec(peerIP);
-      c.ip(m ? m[1] : peerIP, 'spec.peerIP');
-      const out: Obj = { peerIP, asNumber: c.int(s, 'asNumber', 'spec', 1, 4294967295, true) };
+      c.only(s, BGP_PEER_FIELDS, 'spec', BGP_PEER_REFUSED);
+      const out: Obj = {};
+      const peerIP = c.str(s, 'peerIP', 'spec');
+      const ps = c.selector(s, 'peerSelector', 'spec');
+      // Either one address (and its AS) or the nodes a selector picks (each with its own AS), as Calico.
+      if (ps !== undefined && ps.trim() !== '') {
+        if (peerIP) c.fail('spec.peerIP', 'set either peerIP or peerSelector, not both');
+        if (s.asNumber !== undefined && s.asNumber !== null)
+          c.fail('spec.asNumber', "must be empty with peerSelector: each picked node's own AS is used");
+        out.peerSelector = ps;
+      } else {
+        if (!peerIP) c.fail('spec.peerIP', 'is required (or peerSelector, to peer with the nodes it picks)');
+        checkPeerIP(c, peerIP, 'spec.peerIP');
+        out.peerIP = peerIP;
+        out.asNumber = c.int(s, 'asNumber', 'spec', 1, 4294967295, true);
+      }
       const node = c.str(s, 'node', 'spec');
       if (node) out.node = node;
       const ns = c.selector(s, 'nodeSelector', 'spec');
       if (ns !== undefined) out.nodeSelector = ns;
       if (node && ns) c.fail('spec.nodeSelector', 'set either node or nodeSelector, not both');
-      const ps = c.selector(s, 'peerSelector', 'spec');
-      if (ps !== undefined) out.peerSelector = ps;
-      if (s.password !== undefined && s.password !== null) {
-        if (typeof s.password === 'string') out.password = s.password;
-        else {
-          const ref = c.obj(c.obj(s.password, 'spec.password').secretKeyRef, 'spec.password.secretKeyRef');
-          out.password = {
-            secretKeyRef: {
-              name: c.str(ref, 'name', 'spec.password.secretKeyRef', true)!,
-              key: c.str(ref, 'key', 'spec.password.secretKeyRef', true)!,
-            },
-          };
-        }
-      }
-      const knh = c.bool(s, 'keepOriginalNextHop', 'spec');
-      if (knh !== undefined) out.keepOriginalNextHop = knh;
-      const mrt = c.str(s, 'maxRestartTime', 'spec');
-      if (mrt !== undefined) {
-        if (!DURATION_RE.test(mrt)) c.fail('spec.maxRestartTime', `${JSON.stringify(mrt)} is not a duration like 120s or 2m`);
-        out.maxRestartTime = mrt;
-      }
+      checkPeerSessionOptions(c, s, out);
       if (s.maxPrefixes !== undefined && s.maxPrefixes !== null)
         out.maxPrefixes = checkBgpPeerMaxPrefixes(c, s.maxPrefixes, 'spec.maxPrefixes');
       return out;
     }
+    case 'FelixConfiguration':
+      return checkFelixConfiguration(c, s, name);
     case 'WorkloadEndpoint': {
       const out: Obj = {
         node: c.str(s, 'node', 'spec', true),

@@ -1,0 +1,66 @@
+// BGPPeer's fields, taken as Calico writes them: peers by address (peerIP with an optional port)
+// or by selector (peerSelector, each picked node at its own address and AS), and the session
+// options the speaker can honour; the ones it cannot are refused with the reason.
+import type { Checker, Obj } from './checker.js';
+import { parsePeerIP } from './peer-ip.js';
+import type { BGPPeerSpec } from './types.js';
+
+const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+
+export function checkPeerIP(c: Checker, peerIP: string, field: string): void {
+  if (parsePeerIP(peerIP) !== undefined) return;
+  if (/^(\[.*\]|[\d.]+):\d+$/.test(peerIP))
+    c.fail(field, `${JSON.stringify(peerIP)} is not an address with a port (ipv4:port or [ipv6]:port, port 1..65535)`);
+  c.fail(field, `${JSON.stringify(peerIP)} is not an IP address`);
+}
+
+/** BGPPeer.password and BGPConfiguration.nodeMeshPassword: a plain secret or a secretKeyRef. */
+export function checkPassword(c: Checker, v: unknown, field: string): NonNullable<BGPPeerSpec['password']> {
+  if (typeof v === 'string') return v;
+  const p = c.obj(v, field);
+  c.only(p, ['secretKeyRef'], field);
+  const ref = c.obj(p.secretKeyRef, `${field}.secretKeyRef`);
+  c.only(ref, ['name', 'key', 'optional'], `${field}.secretKeyRef`);
+  if (ref.optional !== undefined && ref.optional !== false)
+    c.fail(`${field}.secretKeyRef.optional`, 'an optional secret is not supported by podroute: a session with a password needs it');
+  return {
+    secretKeyRef: {
+      name: c.str(ref, 'name', `${field}.secretKeyRef`, true)!,
+      key: c.str(ref, 'key', `${field}.secretKeyRef`, true)!,
+    },
+  };
+}
+
+/** The session options of a BGPPeer (everything but who peers with whom). */
+export function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
+  if (s.password !== undefined && s.password !== null) out.password = checkPassword(c, s.password, 'spec.password');
+  const knh = c.bool(s, 'keepOriginalNextHop', 'spec');
+  if (knh !== undefined) out.keepOriginalNextHop = knh;
+  const mrt = c.str(s, 'maxRestartTime', 'spec');
+  if (mrt !== undefined) {
+    if (!DURATION_RE.test(mrt)) c.fail('spec.maxRestartTime', `${JSON.stringify(mrt)} is not a duration like 120s or 2m`);
+    out.maxRestartTime = mrt;
+  }
+  const source = c.oneOf(s, 'sourceAddress', 'spec', ['UseNodeIP', 'None'] as const, 'UseNodeIP');
+  if (s.sourceAddress !== undefined && s.sourceAddress !== null) out.sourceAddress = source;
+  const allowed = c.int(s, 'numAllowedLocalASNumbers', 'spec', 0, 255);
+  if (allowed !== undefined && allowed > 0)
+    c.fail(
+      'spec.numAllowedLocalASNumbers',
+      "is not supported by podroute: its speaker always drops a route whose AS_PATH holds the node's own AS (no allowas-in); only 0 is taken",
+    );
+  const ttl = c.int(s, 'ttlSecurity', 'spec', 0, 255);
+  if (ttl !== undefined && ttl > 0)
+    c.fail(
+      'spec.ttlSecurity',
+      'is not supported by podroute: GTSM (RFC 5082) needs IP_MINTTL on the session socket, which Node.js cannot set and the native addon does not; only 0 is taken',
+    );
+  const bfd = c.oneOf(s, 'failureDetectionMode', 'spec', ['None', 'BFDIfDirectlyConnected'] as const, 'None');
+  if (bfd !== 'None') c.fail('spec.failureDetectionMode', `${bfd} is not supported by podroute: there is no BFD; only None is taken`);
+  const restart = c.oneOf(s, 'restartMode', 'spec', ['GracefulRestart', 'LongLivedGracefulRestart'] as const, 'GracefulRestart');
+  if (restart !== 'GracefulRestart')
+    c.fail('spec.restartMode', 'LongLivedGracefulRestart is not supported by podroute: its speaker does RFC 4724 graceful restart only');
+  const nh = c.oneOf(s, 'nextHopMode', 'spec', ['Auto', 'Self', 'Keep'] as const, 'Auto');
+  if (nh === 'Keep') c.fail('spec.nextHopMode', 'Keep: write keepOriginalNextHop: true, which podroute honours on iBGP sessions');
+  if (nh === 'Self') c.fail('spec.nextHopMode', 'Self is not supported by podroute on BGPPeers; only Auto is taken');
+}
