@@ -274,7 +274,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         lastError: n.peer.lastError,
         dynamic: n.dynamic,
         description: n.config.description,
-        maxPrefixes: n.maxPrefix?.status(),
+        ...(n.maxPrefix ? { maxPrefixes: n.maxPrefix.status() } : {}),
       };
     });
   }
