@@ -7,6 +7,7 @@
 // exactly the routes the datastore implies, computed here from the IPAM blocks, the nodes'
 // addresses and the workload endpoints, without the agent's code.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../../lib/agent/index.js';
@@ -169,6 +170,20 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
     return out;
   }
 
+  /** For a failure's message: each agent's sessions and the last events of its log. */
+  async function diagnose(): Promise<string> {
+    const out: string[] = [];
+    for (const a of agents.values()) {
+      const peers = await sessions(a.name).catch((e: Error) => [e.message]);
+      const events = readFileSync(a.proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.includes('"event":"programmed"'))
+        .slice(-8);
+      out.push(`${a.name}: ${peers.join(', ')}\n  ${events.join('\n  ')}`);
+    }
+    return out.join('\n');
+  }
+
   /** podroute's routes (protocol 81) in a node's kernel, one `ip route` line each. */
   async function kernelRoutes(a: Agent): Promise<string[]> {
     return (await a.ns.ip('-4', 'route', 'show', 'proto', '81'))
@@ -186,8 +201,8 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
       until: (all) => all.every(({ n, got }) => JSON.stringify(got) === JSON.stringify(expected.get(n))),
       timeoutMs,
       intervalMs: 300,
-    }).catch((e: Error) => {
-      throw new Error(`${e.message.slice(0, 300)}\nexpected: ${JSON.stringify(Object.fromEntries(expected), null, 1)}`);
+    }).catch(async (e: Error) => {
+      throw new Error(`${e.message.slice(0, 2000)}\nexpected: ${JSON.stringify(Object.fromEntries(expected))}\n${await diagnose()}`);
     });
   }
 
@@ -203,6 +218,8 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
         until: (s) => s.join() === want.join(),
         timeoutMs: 40_000,
         intervalMs: 250,
+      }).catch(async (e: Error) => {
+        throw new Error(`${e.message}\n${await diagnose()}`);
       });
     }
   }
@@ -264,7 +281,11 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
         until: (s) => !s.includes(`${TOR_IP} Established`),
         timeoutMs: 15_000,
       });
-    for (const n of NODES) assert.deepEqual(await kernelRoutes(agents.get(n)!), before.get(n), `${n} while the top-of-rack is down`);
+    for (const n of NODES) {
+      const got = await kernelRoutes(agents.get(n)!);
+      if (JSON.stringify(got) !== JSON.stringify(before.get(n)))
+        assert.fail(`${n} while the top-of-rack is down: ${got.length} routes, not ${before.get(n)?.length}\n${await diagnose()}`);
+    }
     tor = await Frr.start(torNs, torConfig, { zebra: false });
     await waitSessions();
     await torHasEveryBlock();
@@ -309,7 +330,9 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
     await new Promise((r) => setTimeout(r, 3000));
     for (const n of NODES) {
       assert.ok(agents.get(n)!.proc.running, `${n} exited without its datastore: ${agents.get(n)!.proc.tail()}`);
-      assert.deepEqual(await kernelRoutes(agents.get(n)!), before.get(n), `${n} while the datastore is down`);
+      const got = await kernelRoutes(agents.get(n)!);
+      if (JSON.stringify(got) !== JSON.stringify(before.get(n)))
+        assert.fail(`${n} while the datastore is down: ${got.length} routes, not ${before.get(n)?.length}\n${await diagnose()}`);
     }
     await redis.restart();
     // Nothing acknowledged was lost: the expectation read back is the one from before the kill.
