@@ -28,7 +28,7 @@ const USAGE = `usage:
   podroute delete <kind> <name> [-n namespace]
   podroute get <kind> [name] [-n namespace] [-o yaml|json]
   podroute ipam show [--show-blocks]
-kinds: ippool, node, bgppeer, bgpconfiguration, ipamconfiguration, ipamblock, ipamhandle, workloadendpoint (wep),
+kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle, workloadendpoint (wep),
   namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes')
 namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"

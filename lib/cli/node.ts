@@ -15,6 +15,7 @@ import {
   type NftDataplane,
 } from '../../felix/index.js';
 import { checkNodeAddress, NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
+import { felixSettings } from '../agent/felix-configuration.js';
 import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
@@ -189,6 +190,9 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   const c = nodeRunConfig(args);
   checkNodeRunConfig(c);
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
+  const nodeName = c.nodeName ?? hostname().toLowerCase();
+  // FelixConfiguration (default, then node.<name>) under the flags and the environment, as Felix.
+  const fromStore = felixSettings((await ds.list('FelixConfiguration')).items, nodeName);
   let dataplane: Dataplane;
   if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
   else {
@@ -207,7 +211,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
       });
   }
   const agent = new NodeAgent({
-    nodeName: c.nodeName ?? hostname().toLowerCase(),
+    nodeName,
     datastore: ds,
     dataplane,
     policyDataplane,
@@ -223,7 +227,10 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     restartTime: c.restartTime,
     gracefulRestartWaitMs: c.gracefulRestartWaitMs,
     defaultIpv4Pool: c.defaultIpv4Pool,
-    felix: { resyncIntervalMs: (c.resyncInterval ?? 90) * 1000 },
+    felix: {
+      ...fromStore.felix,
+      resyncIntervalMs: c.resyncInterval !== undefined ? c.resyncInterval * 1000 : (fromStore.felix.resyncIntervalMs ?? 90_000),
+    },
     log,
   });
   agent.on('error', (e) => log('error', { error: e.message }));
@@ -241,7 +248,8 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     void agent.stop(why).finally(() => ds.close().finally(() => process.exit(0)));
   };
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
-  const health = c.healthPort === 0 ? undefined : await serveHealth(agent, c.healthPort ?? 9099, c.healthHost);
+  const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
+  const health = healthPort === 0 ? undefined : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {

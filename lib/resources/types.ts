@@ -146,7 +146,8 @@ export interface FelixConfigurationSpec {
   healthHost?: string;
   healthPort?: number;
   healthEnabled?: boolean;
-  logSeverityScreen?: string;
+  /** Info only: what podroute logs. */
+  logSeverityScreen?: 'Info';
 }
 
 export interface WorkloadEndpointSpec {

@@ -37,7 +37,16 @@ export function checkFelixConfiguration(c: Checker, s: Obj, name: string): Obj {
   }
   const enabled = c.bool(s, 'healthEnabled', 'spec');
   if (enabled !== undefined) out.healthEnabled = enabled;
-  if (s.logSeverityScreen !== undefined && s.logSeverityScreen !== null)
-    out.logSeverityScreen = c.oneOf(s, 'logSeverityScreen', 'spec', LOG_LEVELS, 'Info');
+  const sev = checkLogSeverity(c, s);
+  if (sev !== undefined) out.logSeverityScreen = sev;
   return out;
+}
+
+/** logSeverityScreen (BGPConfiguration and FelixConfiguration): Info is what podroute logs; the other levels it cannot give. */
+export function checkLogSeverity(c: Checker, s: Obj): 'Info' | undefined {
+  if (s.logSeverityScreen === undefined || s.logSeverityScreen === null) return undefined;
+  const level = c.oneOf(s, 'logSeverityScreen', 'spec', LOG_LEVELS, 'Info');
+  if (level !== 'Info')
+    c.fail('spec.logSeverityScreen', `${level} is not supported by podroute: its logs have no levels, every event is logged as Info would`);
+  return level;
 }

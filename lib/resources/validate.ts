@@ -17,7 +17,7 @@ import {
   NODE_REFUSED,
 } from './calico-fields.js';
 import { checkCalicoPolicy } from './validate-calico-policy.js';
-import { checkFelixConfiguration } from './validate-felix.js';
+import { checkFelixConfiguration, checkLogSeverity } from './validate-felix.js';
 import { checkPassword, checkPeerIP, checkPeerSessionOptions } from './validate-bgp-peer.js';
 import { closestName } from './suggest.js';
 import { checkKubernetesNetworkPolicy, KUBERNETES_PROTOCOLS, portNameProblem } from './validate-kubernetes.js';
@@ -231,7 +231,7 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       if (mesh !== undefined) out.nodeToNodeMeshEnabled = mesh;
       const port = c.int(s, 'listenPort', 'spec', 1, 65535);
       if (port !== undefined) out.listenPort = port;
-      const sev = c.str(s, 'logSeverityScreen', 'spec');
+      const sev = checkLogSeverity(c, s);
       if (sev !== undefined) out.logSeverityScreen = sev;
       const meshRestart = c.str(s, 'nodeMeshMaxRestartTime', 'spec');
       if (meshRestart !== undefined) {

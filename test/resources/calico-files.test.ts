@@ -135,6 +135,8 @@ describe('Calico files as written', () => {
         /neither a name/,
       ],
       ['FelixConfiguration', { bpfEnabled: true }, 'spec.bpfEnabled', /not supported by podroute/],
+      ['FelixConfiguration', { logSeverityScreen: 'Debug' }, 'spec.logSeverityScreen', /no levels/],
+      ['BGPConfiguration', { logSeverityScreen: 'Warning' }, 'spec.logSeverityScreen', /no levels/],
       ['FelixConfiguration', { vxlanEnabled: true }, 'spec.vxlanEnabled', /vxlanMode/],
       ['IPPool', { cidr: '10.0.0.0/16', assignmentMode: 'Manual' }, 'spec.assignmentMode', /Automatic/],
       ['Node', { wireguard: {} }, 'spec.wireguard', /WireGuard/],

@@ -1,0 +1,36 @@
+// FelixConfiguration as the node agent honours it: the "default" resource, then the node's own
+// "node.<name>" over it, as Calico's Felix merges them; only the fields podroute's felix has a
+// knob for exist (validation refused the rest by name). Flags and the environment still win.
+import type { FelixOptions } from '../../felix/index.js';
+import type { FelixConfiguration, FelixConfigurationSpec } from '../resources/types.js';
+import { durationSeconds } from './peers.js';
+
+export interface FelixSettings {
+  felix: FelixOptions;
+  healthHost?: string;
+  /** 0: no health port (healthEnabled: false). */
+  healthPort?: number;
+}
+
+export function felixSettings(configs: readonly FelixConfiguration[], nodeName: string): FelixSettings {
+  const spec: FelixConfigurationSpec = {
+    ...configs.find((c) => c.metadata.name === 'default')?.spec,
+    ...configs.find((c) => c.metadata.name === `node.${nodeName}`)?.spec,
+  };
+  const felix: { -readonly [K in keyof FelixOptions]: FelixOptions[K] } = {};
+  if (spec.routeRefreshInterval !== undefined)
+    felix.resyncIntervalMs = spec.routeRefreshInterval === '0' ? 0 : durationSeconds(spec.routeRefreshInterval) * 1000;
+  const vxlan = {
+    ...(spec.vxlanVNI !== undefined ? { vni: spec.vxlanVNI } : {}),
+    ...(spec.vxlanPort !== undefined ? { port: spec.vxlanPort } : {}),
+    ...(spec.vxlanMTU !== undefined ? { mtu: spec.vxlanMTU } : {}),
+    ...(spec.vxlanMTUV6 !== undefined ? { mtuV6: spec.vxlanMTUV6 } : {}),
+  };
+  if (Object.keys(vxlan).length > 0) felix.vxlan = vxlan;
+  if (spec.ipipMTU !== undefined) felix.ipip = { mtu: spec.ipipMTU };
+  const out: FelixSettings = { felix };
+  if (spec.healthHost !== undefined) out.healthHost = spec.healthHost === 'localhost' ? '127.0.0.1' : spec.healthHost;
+  if (spec.healthEnabled === false) out.healthPort = 0;
+  else if (spec.healthPort !== undefined) out.healthPort = spec.healthPort;
+  return out;
+}
