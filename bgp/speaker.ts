@@ -247,6 +247,35 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     return n?.rib ? this.rib.adjRibIn(n.rib, family) : [];
   }
 
+  /** What we sent a peer and it still has: one entry per prefix (per path id with ADD-PATH), as sent. */
+  adjRibOut(
+    address: string,
+    family: AddressFamily = 'ipv4-unicast',
+  ): { prefix: string; nextHop: string; attributes: RibRoute['attributes'] }[] {
+    const out = this.neighbors.get(normalizeAddress(address))?.rib?.out;
+    if (!out) return [];
+    return [...this.rib.routes(family)].flatMap((r) =>
+      out.sentFor(family, r.prefix).map((s) => ({ prefix: r.prefix, nextHop: s.nextHop, attributes: s.attributes })),
+    );
+  }
+
+  /**
+   * Ends a peer's session with Cease 6/4 (Administrative Reset, RFC 4486) and starts it again:
+   * FRR's `clear bgp ADDR`, GoBGP's `neighbor ADDR reset`. False if there is no such peer.
+   */
+  async resetPeer(address: string, message?: string): Promise<boolean> {
+    const n = this.neighbors.get(normalizeAddress(address));
+    if (!n) return false;
+    await n.peer.stop({ subcode: CeaseSubcode.ADMINISTRATIVE_RESET, message });
+    n.peer.start();
+    return true;
+  }
+
+  /** Sends a peer our whole Adj-RIB-Out of a family again (soft reset out), as if it had asked. */
+  resend(address: string, family: AddressFamily = 'ipv4-unicast'): void {
+    this.neighbors.get(normalizeAddress(address))?.rib?.out?.refresh(family);
+  }
+
   /** Asks a peer to send its routes again (ROUTE-REFRESH). */
   refresh(address: string, family: AddressFamily = 'ipv4-unicast'): void {
     this.neighbors.get(normalizeAddress(address))?.peer.sendRouteRefresh(family);

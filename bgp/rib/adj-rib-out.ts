@@ -8,7 +8,7 @@
 // being exported is withdrawn only if the peer had it.
 import { Afi, RouteRefreshSubtype, Safi, type AddressFamily } from '../codec/index.js';
 import type { RibPeer } from './peer.js';
-import { v4WireLength, writeV4Key, writeV6Key, type PrefixKey, type V4Key, type V6Key } from './prefix.js';
+import { prefixKey, v4WireLength, writeV4Key, writeV6Key, type PrefixKey, type V4Key, type V6Key } from './prefix.js';
 import { localPathId, type Path, type PrefixTable } from './table.js';
 import type { OutAttrSet, UpdateGroup } from './update-group.js';
 import { encodeMessage, endOfRib, maxMessageLength, writeUpdateHeader } from './wire.js';
@@ -200,6 +200,12 @@ export class AdjRibOut {
   /** Prefixes this peer currently has from us. */
   sentCount(family: AddressFamily): number {
     return this.byFamily[family]?.sent.size ?? 0;
+  }
+
+  /** What this peer has from us for a prefix: the set sent, or one per ADD-PATH id; none if nothing. */
+  sentFor(family: AddressFamily, prefix: string): readonly OutAttrSet[] {
+    const s = this.byFamily[family]?.sent.get(prefixKey(family, prefix));
+    return s === undefined ? [] : s instanceof SentPaths ? s.sets : [s];
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   type ControlSocket,
 } from './control-socket.js';
 import { ConfigError, family, ip, isObj, onlyKeys, prefix, type Obj } from './fields.js';
+import { ribRoutes } from './control-rib.js';
 import { networkAttributes, networks } from './network.js';
 
 /** A path as the control API shows it: plain data, the peer named by its address. */
@@ -101,6 +102,7 @@ export async function serveControl(
       const { address, family: f } = fields(b, 'address', 'family');
       speaker.refresh(ip(address, 'address'), family(f ?? 'ipv4-unicast', 'family'));
     },
+    ...ribRoutes(speaker),
     'POST /stop': (b) => {
       const { message } = fields(b, 'message');
       if (message !== undefined && typeof message !== 'string')

@@ -10,13 +10,36 @@ import { ConfigError } from './fields.js';
 import { openRunMarker } from './graceful-restart.js';
 import { networkAttributes } from './network.js';
 import { readReflectorConfig } from './reflector-config.js';
+import { serveMetrics, speakerMetrics } from './metrics.js';
+import { createLogger, type LogFormat, type LogLevel } from '../log/index.js';
 
 export interface DaemonOptions {
   config: string;
   control?: string;
-  /** Log peer events as JSON lines on stderr. Default true. */
+  /** Log peer events on stderr. Default true. */
   log?: boolean;
+  /** Default info: sessions up and down, errors; debug adds End-of-RIB. */
+  logLevel?: LogLevel;
+  /** Default json, one object a line. */
+  logFormat?: LogFormat;
+  /** Serve Prometheus /metrics on this port (0: any free one); none when undefined. */
+  metricsPort?: number;
+  /** Default 127.0.0.1. */
+  metricsHost?: string;
 }
+
+/** Each event's level: what a person on call wants to see at info, and what only debugging needs. */
+const LEVELS: Record<string, 'debug' | 'info' | 'warning' | 'error'> = {
+  'peer-up': 'info',
+  'peer-down': 'warning',
+  'update-error': 'warning',
+  'max-prefix': 'warning',
+  'end-of-rib': 'debug',
+  'graceful-restart': 'warning',
+  started: 'info',
+  stopping: 'info',
+  metrics: 'info',
+};
 
 export async function runBgpd(options: DaemonOptions): Promise<BgpSpeaker> {
   return runSpeaker(readBgpdConfig(options.config), options);
@@ -67,14 +90,12 @@ async function runSpeaker(
   if (controlPath !== undefined)
     socket = await resolveControlSocket({ mode: DEFAULT_CONTROL_MODE, ...config.control, path: controlPath }, controlPath);
   // Before anything listens: an unwritable stateDir is refused, and the last run's end is known.
-  const marker = openRunMarker(config.gracefulRestart?.stateDir, `bgp-${config.speaker.routerId}`, (warning) => {
-    if (options.log !== false)
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), event: 'graceful-restart', warning })}\n`);
-  });
+  const logger = createLogger({ level: options.log === false ? 'none' : options.logLevel, format: options.logFormat });
+  const log = (event: string, fields: Record<string, unknown>) => logger.log(LEVELS[event] ?? 'info', event, fields);
+  const marker = openRunMarker(config.gracefulRestart?.stateDir, `bgp-${config.speaker.routerId}`, (warning) =>
+    log('graceful-restart', { warning }),
+  );
   const speaker = new BgpSpeaker({ ...config.speaker, restarting: marker.restarted });
-  const log = (event: string, fields: Record<string, unknown>) => {
-    if (options.log !== false) process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
-  };
   speaker.on('peerUp', (peer, s) =>
     log('peer-up', { peer, routerId: s.remoteRouterId, families: s.negotiated.families, holdTime: s.holdTime }),
   );
@@ -89,6 +110,7 @@ async function runSpeaker(
     stopping = true;
     log('stopping', { message });
     control?.close();
+    metrics?.close();
     void speaker.stop(message).then(() => {
       // Our peers got a Cease: the next start is not a graceful restart.
       marker.clear();
@@ -97,6 +119,14 @@ async function runSpeaker(
   };
   // The socket first: a path it cannot be created at is refused before the BGP port is bound.
   const control = socket && (await serveControl(speaker, socket, stop, status));
+  let metrics: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  try {
+    if (options.metricsPort !== undefined) metrics = await serveMetrics(speakerMetrics(speaker), options.metricsPort, options.metricsHost);
+  } catch (e) {
+    control?.close();
+    marker.clear();
+    throw e;
+  }
   let port: Awaited<ReturnType<BgpSpeaker['start']>>;
   try {
     port = await speaker.start();
@@ -105,6 +135,7 @@ async function runSpeaker(
   } catch (e) {
     // The dry run should have caught it; a daemon that cannot configure must not stay up.
     control?.close();
+    metrics?.close();
     marker.clear();
     await speaker.stop('configuration refused');
     throw e;
@@ -118,6 +149,7 @@ async function runSpeaker(
     peers: config.peers.length,
     restarting: marker.restarted,
     previousRun: marker.previous,
+    metrics: metrics && `http://${options.metricsHost ?? '127.0.0.1'}:${(metrics.address() as { port: number }).port}/metrics`,
   });
   return speaker;
 }

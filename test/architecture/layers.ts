@@ -17,12 +17,15 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   'lib/datastore': ['lib/resources', 'ip'],
   'lib/ipam': ['lib/datastore', 'lib/resources', 'ip'],
   'lib/policy': ['lib/resources', 'felix', 'ip'],
-  'lib/bgpd': ['bgp', 'reflector', 'ip'],
-  'lib/agent': ['lib/ipam', 'lib/policy', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
+  // Levelled logs, a leaf every daemon shares.
+  'lib/log': [],
+  'lib/bgpd': ['lib/log', 'bgp', 'reflector', 'ip'],
+  'lib/agent': ['lib/log', 'lib/ipam', 'lib/policy', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
   'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
   'lib/demo': ['lib/agent', 'lib/cni', 'lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'felix', 'ip'],
   'lib/cli': [
+    'lib/log',
     'lib/demo',
     'lib/lab',
     'lib/agent',
