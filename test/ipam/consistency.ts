@@ -1,8 +1,8 @@
 // Checks that the IPAM state in a store is whole: every address once, blocks and handles agree,
-// and (in Redis) the indexes the scripts keep match the blocks.
+// and (in Redis and etcd) the indexes IPAM keeps match the blocks.
 import assert from 'node:assert/strict';
 import type { BackendDatastore } from '../../lib/datastore/index.js';
-import { RedisBackend } from '../../lib/datastore/index.js';
+import { EtcdBackend, RedisBackend } from '../../lib/datastore/index.js';
 import { blockAllocations } from '../../lib/ipam/index.js';
 import { cidrsOverlap, parseCidr } from '../../ip/index.js';
 
@@ -52,6 +52,18 @@ export async function assertIpamConsistent(ds: BackendDatastore): Promise<{ addr
       if (node)
         assert.equal(await c.sismember(`${P}:ipam:aff:${node}`, b.metadata.name), 1, `${b.metadata.name} in ${node}'s affinity set`);
     }
+  }
+  if (ds.raw instanceof EtcdBackend) {
+    // The affinity index (node -> its blocks and their pools) names exactly the affine blocks.
+    const want = new Map<string, string[]>();
+    for (const b of blocks) {
+      const node = b.spec.affinity?.slice(5);
+      if (node) want.set(node, [...(want.get(node) ?? []), b.metadata.name].sort());
+    }
+    const p = ds.raw.keys.aff('');
+    const kvs = await ds.raw.client.getAll().prefix(p).strings();
+    const have = new Map(Object.entries(kvs).map(([k, v]) => [k.slice(p.length), Object.keys(JSON.parse(v) as object).sort()]));
+    assert.deepEqual(have, want, 'affinity index covers exactly the affine blocks');
   }
   return { addresses, blocks: blocks.length };
 }
