@@ -292,6 +292,19 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
     await converged('after the top-of-rack came back', 5_000);
   });
 
+  it("one agent's session cut under it (ss -K on its TCP socket): it comes back, and the kernels end as before", async () => {
+    const [n1, n3] = [agents.get('n1')!, agents.get('n3')!];
+    const downs = () =>
+      readFileSync(n1.proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"peer-down"') && l.includes(`"${n3.ip}"`)).length;
+    const before = downs();
+    await n1.ns.run(['ss', '-K', '-tn', 'dst', n3.ip]);
+    await waitFor(downs, { what: `n1 saw its session with n3 cut`, until: (d) => d > before, timeoutMs: 15_000 });
+    await waitSessions();
+    await converged('after the session was cut');
+  });
+
   it(`an agent SIGKILLed, the cluster changed, and restarted with ${LOSS}% of its link's packets dropped`, async () => {
     const n2 = agents.get('n2')!;
     n2.proc.signal('SIGKILL');
