@@ -420,9 +420,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   /** After an UPDATE: past the speaker's maxRoutes, the peer that sent it is stopped with Cease 6/8 and held down. */
   private checkMaxRoutes(n: Neighbor, m: MaxRoutes): void {
     if (!n.rib || n.maxPrefix?.tripped) return;
-    let total = 0;
-    for (const x of this.neighbors.values()) if (x.rib) total += x.rib.stats.routes['ipv4-unicast'] + x.rib.stats.routes['ipv6-unicast'];
-    const e = maxRoutesExceeded(m, total, n.rib.stats.routes);
+    const e = maxRoutesExceeded(m, this.rib.receivedPaths, n.rib.stats.routes);
     if (!e) return;
     n.maxPrefix ??= new MaxPrefixGuard({});
     this.emit('maxPrefix', n.config.address, e);

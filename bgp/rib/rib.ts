@@ -65,6 +65,7 @@ export class Rib {
   private readonly peerSet = new Set<RibPeer>();
   private readonly groups = new Map<string, UpdateGroup>();
   private changes: BestPathChange[] = [];
+  private pathCount = 0;
 
   constructor(private readonly options: RibOptions) {
     if (!Number.isInteger(options.localAs) || options.localAs <= 0 || options.localAs > 0xffffffff) {
@@ -276,6 +277,11 @@ export class Rib {
     return out;
   }
 
+  /** Paths learned from peers, every family (originated ones not counted): what the Adj-RIB-Ins hold. */
+  get receivedPaths(): number {
+    return this.pathCount - this.localPeer.stats.routes['ipv4-unicast'] - this.localPeer.stats.routes['ipv6-unicast'];
+  }
+
   /** Counts for status pages and benchmarks. */
   stats(): { prefixes: Record<AddressFamily, number>; attributeSets: number; nextHops: number; updateGroups: number } {
     return {
@@ -441,6 +447,7 @@ export class Rib {
       this.attrs.acquire(set);
       this.nextHops.acquire(nh);
       peer.stats.routes[fr.family]++;
+      this.pathCount++;
       selectBest(p, this.decision);
       table.set(key, p);
       this.changed(fr, key, undefined, null, p);
@@ -468,6 +475,7 @@ export class Rib {
       const p = new Path(peer, pathId, nh, set, null, metaWithId(freeLocalPathId(head)));
       prev!.next = p;
       peer.stats.routes[fr.family]++;
+      this.pathCount++;
     }
     this.attrs.acquire(set);
     this.nextHops.acquire(nh);
@@ -496,6 +504,7 @@ export class Rib {
     if (prev === null) first = cur.next;
     else prev.next = cur.next;
     cur.peer.stats.routes[fr.family]--;
+    this.pathCount--;
     this.releasePath(cur);
     if (first === null) {
       fr.table.delete(key);

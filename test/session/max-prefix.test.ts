@@ -292,6 +292,8 @@ describe('maxPrefixes between two speakers over loopback', function () {
       until: (ps) => ps.every((p) => p.state === 'Established'),
       timeoutMs: 15_000,
     });
+    // Originated routes are not received ones: they do not count.
+    for (let i = 0; i < 4; i++) b.originate(`10.80.${i}.0/24`);
     const downs: SessionDown[] = [];
     a3.on('peerDown', (_, d) => downs.push(d));
     for (let i = 0; i < 3; i++) a1.originate(`10.78.${i}.0/24`);
@@ -302,6 +304,7 @@ describe('maxPrefixes between two speakers over loopback', function () {
     assert.equal(downs[0]!.reason.received?.subcode, 8);
     assert.deepEqual(b.adjRibIn(ip(3)), []);
     assert.equal(b.adjRibIn(ip(1)).length, 3);
+    assert.equal(b.rib.receivedPaths, 3);
     const held = b.peerStatus().find((p) => p.address === ip(3))!;
     assert.equal(held.state, 'Idle');
     assert.match(held.lastError, /Adj-RIB-In full: 6 paths from all peers, maxRoutes 5; session down for 30 s/);
