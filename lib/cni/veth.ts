@@ -51,7 +51,10 @@ export interface VethResult {
 export async function createVeth(opts: { host: string; podIf: string; netns: string; address: string; mtu?: number }): Promise<VethResult> {
   const { host, podIf, netns, address } = opts;
   const mtu = opts.mtu ? ['mtu', String(opts.mtu)] : [];
-  await must(['ip', 'link', 'add', host, ...mtu, 'address', HOST_MAC, 'type', 'veth', 'peer', 'name', podIf, ...mtu, 'netns', netns]);
+  // Every process costs a CNI ADD its start-up, so the host end is created already up, and the
+  // pod end is configured and read back in one batch. The pod end has no address until that
+  // batch, so the host end answers no ARP before proxy_arp is on.
+  await must(['ip', 'link', 'add', host, 'up', ...mtu, 'address', HOST_MAC, 'type', 'veth', 'peer', 'name', podIf, ...mtu, 'netns', netns]);
   try {
     const conf = `/proc/sys/net/ipv4/conf/${host}`;
     if (existsSync(conf)) {
@@ -59,16 +62,16 @@ export async function createVeth(opts: { host: string; podIf: string; netns: str
       sysctl(`/proc/sys/net/ipv4/neigh/${host}/proxy_delay`, '0');
       sysctl(`${conf}/forwarding`, '1');
     }
-    await must(['ip', 'link', 'set', host, 'up']);
     const batch =
       [
         `addr add ${address} dev ${podIf}`,
         `link set ${podIf} up`,
         `route add ${GATEWAY} dev ${podIf} scope link`,
         `route add default via ${GATEWAY} dev ${podIf}`,
+        `link show dev ${podIf}`,
       ].join('\n') + '\n';
-    await must(['nsenter', `--net=${netns}`, 'ip', '-batch', '-'], batch);
-    const podMac = await linkMac(podIf, netns);
+    const shown = await must(['nsenter', `--net=${netns}`, 'ip', '-o', '-batch', '-'], batch);
+    const podMac = /link\/ether ([0-9a-f:]{17})/.exec(shown)?.[1] ?? '';
     return { hostMac: HOST_MAC, podMac };
   } catch (e) {
     await deleteLink(host);

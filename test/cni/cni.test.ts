@@ -67,7 +67,7 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
     assert.equal(add.code, 0, add.stdout);
     const result = add.json as {
       ips: { address: string; gateway: string }[];
-      interfaces: { name: string; sandbox?: string }[];
+      interfaces: { name: string; mac: string; sandbox?: string }[];
       routes: { dst: string; gw: string }[];
     };
     const address = result.ips[0]!.address;
@@ -82,6 +82,12 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
     assert.match(await pod.ip('route', 'show', 'default'), /default via 169\.254\.1\.1 dev eth0/);
     // Host side: proxy-ARP answers for 169.254.1.1.
     assert.equal((await host.run(['cat', `/proc/sys/net/ipv4/conf/${hostIf}/proxy_arp`])).trim(), '1');
+    // Both ends up, and the result names each end's MAC as the kernel has it.
+    assert.match(await host.ip('-o', 'link', 'show', 'dev', hostIf), /[<,]UP[,>].*link\/ether ee:ee:ee:ee:ee:ee /);
+    const podLink = await pod.ip('-o', 'link', 'show', 'dev', 'eth0');
+    assert.match(podLink, /[<,]UP[,>]/);
+    assert.equal(result.interfaces[0]!.mac, 'ee:ee:ee:ee:ee:ee');
+    assert.equal(result.interfaces[1]!.mac, /link\/ether ([0-9a-f:]{17})/.exec(podLink)?.[1]);
     const [wep] = await weps();
     assert.equal(wep!.metadata.namespace, 'web');
     assert.equal(wep!.spec.interfaceName, hostIf);
