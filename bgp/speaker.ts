@@ -266,6 +266,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   async resetPeer(address: string, message?: string): Promise<boolean> {
     const n = this.neighbors.get(normalizeAddress(address));
     if (!n) return false;
+    // A peer held down for its prefix limit has no session to reset: as FRR's clear, it starts again.
+    if (n.maxPrefix?.tripped) return this.clearMaxPrefix(address);
     await n.peer.stop({ subcode: CeaseSubcode.ADMINISTRATIVE_RESET, message });
     n.peer.start();
     return true;
@@ -372,6 +374,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       if (queue.length === 0) queue = out.pull(64 * 1024);
       return queue.shift();
     });
+    if (n.stale.size > 0) {
+      // RFC 4724 §4.2: where the peer did not keep its forwarding state (F=0, or no capability
+      // now), its stale routes lead nowhere: they go at once, not at its End-of-RIB.
+      const kept = new Set(info.gracefulRestart?.families.filter((f) => f.forwardingPreserved).map((f) => f.family));
+      const lost = [...n.stale].filter((f) => !kept.has(f));
+      if (lost.length > 0) this.sweep(n, lost);
+    }
     if (n.stale.size > 0) {
       // RFC 4724 §4.2: stale routes wait for End-of-RIB, at most the stale path time.
       clearTimeout(n.staleTimer);

@@ -204,6 +204,19 @@ describe('maxPrefixes between two speakers over loopback', function () {
     assert.equal(b.clearMaxPrefix(ipA), false);
     await established(b, 'back after the clear');
     await waitFor(() => b.adjRibIn(ipA).length, { what: '3 routes', until: (n) => n === 3, timeoutMs: 10_000 });
+    // A reset (FRR's clear bgp) of a held peer starts it too, and its limit holds again afterwards.
+    a.originate('10.77.3.0/24');
+    await waitFor(() => b.peerStatus()[0]!.maxPrefixes?.heldDown, { what: 'held again', until: (h) => h !== undefined, timeoutMs: 10_000 });
+    a.withdraw('10.77.3.0/24');
+    assert.equal(await b.resetPeer(ipA), true);
+    assert.equal(b.peerStatus()[0]!.maxPrefixes?.heldDown, undefined);
+    await established(b, 'back after the reset');
+    a.originate('10.77.3.0/24');
+    await waitFor(() => b.peerStatus()[0]!.maxPrefixes?.heldDown, {
+      what: 'held a third time',
+      until: (h) => h !== undefined,
+      timeoutMs: 10_000,
+    });
 
     const w = await pair('127.0.33', { 'ipv4-unicast': { limit: 3, warningOnly: true } });
     const events: MaxPrefixEvent[] = [];
