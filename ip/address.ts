@@ -107,13 +107,16 @@ function readIpv6(text: string, start: number, end: number, out: Uint8Array, pos
 }
 
 /** Reads a dotted quad into out[pos, pos + 4); false (out undefined) when the text is not one. */
-export function parseIpv4Into(text: string, out: Uint8Array, pos = 0): boolean {
-  return readIpv4(text, 0, text.length, out, pos);
+export function parseIpv4Into(text: string, out: Uint8Array, pos = 0, end = text.length): boolean {
+  return readIpv4(text, 0, end, out, pos);
 }
 
-/** Reads an IPv6 address into out[pos, pos + 16); false (out undefined) when the text is not one. */
-export function parseIpv6Into(text: string, out: Uint8Array, pos = 0): boolean {
-  return readIpv6(text, 0, text.length, out, pos);
+/**
+ * Reads an IPv6 address into out[pos, pos + 16); false (out undefined) when the text is not one.
+ * `end` reads only a leading part of the text (the address of "addr/len", without slicing it).
+ */
+export function parseIpv6Into(text: string, out: Uint8Array, pos = 0, end = text.length): boolean {
+  return readIpv6(text, 0, end, out, pos);
 }
 
 /** Parses an IPv4 or IPv6 address (no prefix length). Throws AddressError naming `field`. */

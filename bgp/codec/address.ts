@@ -38,27 +38,23 @@ export function parsePrefix(prefix: string): { ipv6: boolean; bytes: Buffer; len
 
 const scratch = Buffer.alloc(16);
 
-/** Octets the prefix takes in an NLRI field: one for the length, then the significant octets. */
-export function prefixWireLength(prefix: string): number {
-  const slash = prefix.lastIndexOf('/');
-  const length = Number(prefix.slice(slash + 1));
-  return 1 + ((length + 7) >> 3);
-}
-
-/** Writes one NLRI prefix (length octet + significant octets) and returns the new offset. */
+/**
+ * Writes one NLRI prefix (length octet + significant octets) and returns the new offset.
+ * Runs once per prefix sent: it reads the text in place, without slicing it.
+ */
 export function writePrefix(prefix: string, ipv6: boolean, b: Buffer, pos: number): number {
   const slash = prefix.indexOf('/');
   if (slash < 0) throw new TypeError(`not a prefix (no "/length"): "${prefix}"`);
-  const addr = prefix.slice(0, slash);
-  if (isIpv6(addr) !== ipv6) {
+  const colon = prefix.indexOf(':');
+  if ((colon >= 0 && colon < slash) !== ipv6) {
     throw new TypeError(`prefix "${prefix}" is not ${ipv6 ? 'IPv6' : 'IPv4'}`);
   }
   const length = parsePrefixLength(prefix, slash, ipv6 ? 128 : 32);
-  if (ipv6) writeIpv6(addr, scratch, 0);
-  else writeIpv4(addr, scratch, 0);
+  const ok = ipv6 ? parseIpv6Into(prefix, scratch, 0, slash) : parseIpv4Into(prefix, scratch, 0, slash);
+  if (!ok) throw new TypeError(`not an ${ipv6 ? 'IPv6' : 'IPv4'} address: "${prefix.slice(0, slash)}"`);
   const n = (length + 7) >> 3;
   b[pos] = length;
-  scratch.copy(b, pos + 1, 0, n);
+  for (let i = 0; i < n; i++) b[pos + 1 + i] = scratch[i];
   return pos + 1 + n;
 }
 

@@ -1,75 +1,106 @@
 // Path attributes to the wire. A decoded UPDATE keeps its wire order and flags
 // (`attributes.wire`) and is written back exactly; anything else is written canonically:
 // ascending type code, the flags the RFCs give, extended length only past 255 octets.
-import { isIpv6 } from './address.js';
+import { isIpv6, writePrefix } from './address.js';
 import { canonicalFlags } from './attribute-rules.js';
 import { AttrFlag, AttrType as T } from './constants.js';
 import { familyOf } from './attributes-decode.js';
-import { nlriWireLength, writeNlri } from './nlri.js';
 import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, Nlri, PathAttributes, RawAttribute } from './types.js';
 import type { Writer } from './writer.js';
 
 const SEGMENT_CODES: Record<AsPathSegmentType, number> = { set: 1, sequence: 2, 'confed-sequence': 3, 'confed-set': 4 };
 const ORIGIN_CODES = { igp: 0, egp: 1, incomplete: 2 } as const;
 
-/** Type codes of the attributes this object carries, known ones first in ascending order. */
-function presentTypes(a: PathAttributes): number[] {
-  const t: number[] = [];
-  if (a.origin !== undefined) t.push(T.ORIGIN);
-  if (a.asPath !== undefined) t.push(T.AS_PATH);
-  if (a.nextHop !== undefined) t.push(T.NEXT_HOP);
-  if (a.med !== undefined) t.push(T.MULTI_EXIT_DISC);
-  if (a.localPref !== undefined) t.push(T.LOCAL_PREF);
-  if (a.atomicAggregate) t.push(T.ATOMIC_AGGREGATE);
-  if (a.aggregator !== undefined) t.push(T.AGGREGATOR);
-  if (a.communities !== undefined) t.push(T.COMMUNITIES);
-  if (a.originatorId !== undefined) t.push(T.ORIGINATOR_ID);
-  if (a.clusterList !== undefined) t.push(T.CLUSTER_LIST);
-  if (a.mpReach !== undefined) t.push(T.MP_REACH_NLRI);
-  if (a.mpUnreach !== undefined) t.push(T.MP_UNREACH_NLRI);
-  if (a.extendedCommunities !== undefined) t.push(T.EXTENDED_COMMUNITIES);
-  if (a.as4Path !== undefined) t.push(T.AS4_PATH);
-  if (a.as4Aggregator !== undefined) t.push(T.AS4_AGGREGATOR);
-  if (a.largeCommunities !== undefined) t.push(T.LARGE_COMMUNITY);
-  if (a.unknown) for (const u of a.unknown) t.push(u.type);
-  return t.sort((x, y) => x - y);
+/** The attributes PathAttributes names, by type code, in ascending order. */
+const KNOWN: readonly (readonly [number, keyof PathAttributes])[] = [
+  [T.ORIGIN, 'origin'],
+  [T.AS_PATH, 'asPath'],
+  [T.NEXT_HOP, 'nextHop'],
+  [T.MULTI_EXIT_DISC, 'med'],
+  [T.LOCAL_PREF, 'localPref'],
+  [T.ATOMIC_AGGREGATE, 'atomicAggregate'],
+  [T.AGGREGATOR, 'aggregator'],
+  [T.COMMUNITIES, 'communities'],
+  [T.ORIGINATOR_ID, 'originatorId'],
+  [T.CLUSTER_LIST, 'clusterList'],
+  [T.MP_REACH_NLRI, 'mpReach'],
+  [T.MP_UNREACH_NLRI, 'mpUnreach'],
+  [T.EXTENDED_COMMUNITIES, 'extendedCommunities'],
+  [T.AS4_PATH, 'as4Path'],
+  [T.AS4_AGGREGATOR, 'as4Aggregator'],
+  [T.LARGE_COMMUNITY, 'largeCommunities'],
+];
+const KEY_OF: (keyof PathAttributes | undefined)[] = [];
+const TYPE_OF = new Map<string, number>();
+for (const [type, key] of KNOWN) {
+  KEY_OF[type] = key;
+  TYPE_OF.set(key, type);
 }
 
+function carries(a: PathAttributes, type: number): boolean {
+  const key = KEY_OF[type];
+  if (key === undefined) return a.unknown?.some((u) => u.type === type) === true;
+  return key === 'atomicAggregate' ? a.atomicAggregate === true : a[key] !== undefined;
+}
+
+/**
+ * Attributes written so far in this call, by type: a generation number per type, so that
+ * nothing is cleared or allocated per message (this runs once per UPDATE sent).
+ */
+const writtenAt = new Uint32Array(256);
+let generation = 0;
+
 export function writeAttributes(w: Writer, a: PathAttributes, options: CodecOptions): void {
-  const present = presentTypes(a);
-  if (!a.wire) {
-    for (const type of present) writeAttribute(w, type, a, options, undefined);
-    return;
+  if (++generation === 0xffffffff) {
+    writtenAt.fill(0);
+    generation = 1;
   }
-  const written = new Set<number>();
-  for (const { type, flags } of a.wire) {
-    if (written.has(type) || !present.includes(type)) continue;
-    writeAttribute(w, type, a, options, flags);
-    written.add(type);
+  const g = generation;
+  if (a.wire) {
+    // A decoded UPDATE: its own order and flags, for the attributes it still carries.
+    for (const { type, flags } of a.wire) {
+      if (writtenAt[type] === g || !carries(a, type)) continue;
+      writeAttribute(w, type, a, options, flags);
+      writtenAt[type] = g;
+    }
   }
-  for (const type of present) if (!written.has(type)) writeAttribute(w, type, a, options, undefined);
+  // The rest canonically, in ascending type code: only the keys the object has are looked at.
+  let rest: number[] | undefined;
+  for (const key in a) {
+    const type = TYPE_OF.get(key);
+    if (type === undefined || writtenAt[type] === g || !carries(a, type)) continue;
+    (rest ??= []).push(type);
+  }
+  if (a.unknown) for (const u of a.unknown) if (writtenAt[u.type] !== g) (rest ??= []).push(u.type);
+  if (!rest) return;
+  if (rest.length > 1) rest.sort((x, y) => x - y);
+  for (const type of rest) writeIfNew(w, type, a, options, g);
+}
+
+function writeIfNew(w: Writer, type: number, a: PathAttributes, options: CodecOptions, g: number): void {
+  if (writtenAt[type] === g) return;
+  writeAttribute(w, type, a, options, undefined);
+  writtenAt[type] = g;
 }
 
 function writeAttribute(w: Writer, type: number, a: PathAttributes, options: CodecOptions, wireFlags: number | undefined): void {
   const start = w.pos;
-  w.ensure(4);
-  w.pos += 4; // room for the longest header; shifted back when the short form fits
-  const unknown = a.unknown?.find((u) => u.type === type);
+  w.ensure(3);
+  w.pos += 3; // room for the short header; the value moves one octet on in the rare extended case
+  const unknown = KEY_OF[type] === undefined ? a.unknown?.find((u) => u.type === type) : undefined;
   writeValue(w, type, a, options, unknown);
-  const length = w.pos - start - 4;
+  const length = w.pos - start - 3;
   if (length > 0xffff) throw new RangeError(`attribute ${type} is ${length} octets, more than an attribute can hold`);
   let flags = wireFlags ?? canonicalFlags(type, length, unknown?.flags);
   if (length > 255) flags |= AttrFlag.EXTENDED_LENGTH;
-  const b = w.buf;
-  b[start] = flags;
-  b[start + 1] = type;
   if (flags & AttrFlag.EXTENDED_LENGTH) {
-    b.writeUInt16BE(length, start + 2);
-  } else {
-    b[start + 2] = length;
-    b.copyWithin(start + 3, start + 4, w.pos);
-    w.pos -= 1;
-  }
+    w.ensure(1);
+    w.buf.copyWithin(start + 4, start + 3, w.pos);
+    w.pos += 1;
+    w.buf.writeUInt16BE(length, start + 2);
+  } else w.buf[start + 2] = length;
+  w.buf[start] = flags;
+  w.buf[start + 1] = type;
 }
 
 function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOptions, unknown: RawAttribute | undefined): void {
@@ -90,9 +121,15 @@ function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOp
     case T.AGGREGATOR:
       writeAsn(w, a.aggregator!.asn, fourOctet, 'AGGREGATOR');
       return w.ipv4(a.aggregator!.address);
-    case T.COMMUNITIES:
-      for (const c of a.communities!) w.u32(checkU32(c, 'COMMUNITIES'));
+    case T.COMMUNITIES: {
+      const cs = a.communities!;
+      w.ensure(cs.length * 4);
+      for (let i = 0; i < cs.length; i++) {
+        w.buf.writeUInt32BE(checkU32(cs[i], 'COMMUNITIES'), w.pos);
+        w.pos += 4;
+      }
       return;
+    }
     case T.ORIGINATOR_ID:
       return w.ipv4(a.originatorId!);
     case T.CLUSTER_LIST:
@@ -143,19 +180,30 @@ function writeAsn(w: Writer, asn: number, fourOctet: boolean, what: string): voi
 
 function writeAsPath(w: Writer, segments: readonly AsPathSegment[], fourOctet: boolean, what: string): void {
   for (const seg of segments) {
+    const asns = seg.asns;
     // A segment holds at most 255 ASes; longer ones continue in a segment of the same type.
-    for (let i = 0; i < seg.asns.length || i === 0; i += 255) {
-      const part = seg.asns.slice(i, i + 255);
-      w.u8(SEGMENT_CODES[seg.type]);
-      w.u8(part.length);
-      for (const asn of part) writeAsn(w, asn, fourOctet, what);
+    for (let i = 0; i < asns.length || i === 0; i += 255) {
+      const end = Math.min(i + 255, asns.length);
+      w.ensure(2 + (end - i) * 4);
+      w.buf[w.pos++] = SEGMENT_CODES[seg.type];
+      w.buf[w.pos++] = end - i;
+      for (let j = i; j < end; j++) writeAsn(w, asns[j], fourOctet, what);
     }
   }
 }
 
 function writeNlriInto(w: Writer, entries: readonly Nlri[], ipv6: boolean, addPath: boolean): void {
-  w.ensure(nlriWireLength(entries, addPath));
-  w.pos = writeNlri(entries, ipv6, addPath, w.buf, w.pos);
+  // Room for the longest entry before each one: cheaper than measuring them all first.
+  const most = (addPath ? 4 : 0) + (ipv6 ? 17 : 5);
+  for (let i = 0; i < entries.length; i++) {
+    w.ensure(most);
+    const e = entries[i];
+    if (addPath) {
+      w.buf.writeUInt32BE(e.pathId ?? 0, w.pos);
+      w.pos += 4;
+    }
+    w.pos = writePrefix(e.prefix, ipv6, w.buf, w.pos);
+  }
 }
 
 function writeMpReach(w: Writer, mp: MpReach, options: CodecOptions): void {

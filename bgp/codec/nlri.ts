@@ -1,6 +1,6 @@
 // NLRI fields: a run of (path id?, length, significant octets) entries (RFC 4271 §4.3,
 // RFC 4760, RFC 7911).
-import { formatIpv6, prefixWireLength, writePrefix } from './address.js';
+import { formatIpv6 } from './address.js';
 import type { Nlri } from './types.js';
 
 /** Why a run of prefixes could not be read; the caller turns it into the right BgpError. */
@@ -40,21 +40,4 @@ export function readNlri(b: Buffer, pos: number, end: number, ipv6: boolean, add
     pos += n;
     out.push({ prefix, pathId });
   }
-}
-
-export function nlriWireLength(entries: readonly Nlri[], addPath: boolean): number {
-  let n = 0;
-  for (const e of entries) n += prefixWireLength(e.prefix) + (addPath ? 4 : 0);
-  return n;
-}
-
-export function writeNlri(entries: readonly Nlri[], ipv6: boolean, addPath: boolean, b: Buffer, pos: number): number {
-  for (const e of entries) {
-    if (addPath) {
-      b.writeUInt32BE(e.pathId ?? 0, pos);
-      pos += 4;
-    }
-    pos = writePrefix(e.prefix, ipv6, b, pos);
-  }
-  return pos;
 }
