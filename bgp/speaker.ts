@@ -9,6 +9,7 @@ import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibO
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
 import {
+  checkMaxPrefixes,
   checkMaxRoutes,
   MaxPrefixGuard,
   maxPrefixData,
@@ -215,6 +216,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       throw new TypeError(`dynamic neighbors range: ${(e as Error).message}`);
     }
     for (const asn of Array.isArray(d.asn) ? d.asn : [d.asn]) checkAsn('dynamic neighbors asn', asn);
+    // Checked now: a peer of the range is made only when it connects, too late to refuse.
+    if (d.maxPrefixes !== undefined) checkMaxPrefixes(`dynamic neighbors ${d.range} maxPrefixes`, d.maxPrefixes);
     if (d.password !== undefined) {
       checkPassword('dynamic neighbors password', d.password);
       const [network, length] = d.range.split('/');

@@ -101,6 +101,11 @@ describe('maxPrefixes', () => {
       () => s.addPeer({ address: '127.0.0.2', asn: 65002, maxPrefixes: { 'ipv4-unicast': { limit: -3 } } }),
       /peer 127\.0\.0\.2 maxPrefixes\.ipv4-unicast\.limit: -3/,
     );
+    assert.throws(
+      () =>
+        s.addDynamicNeighbors({ range: '127.0.0.0/24', asn: 65002, maxPrefixes: { 'ipv6-unicast': { limit: 1, warningThreshold: 0 } } }),
+      /dynamic neighbors 127\.0\.0\.0\/24 maxPrefixes\.ipv6-unicast\.warningThreshold: 0/,
+    );
   });
 });
 
