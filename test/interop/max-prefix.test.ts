@@ -79,7 +79,11 @@ describe('maxPrefixes against FRR', function () {
     assert.deepEqual(await pr.routes('ipv4'), [], 'our RIB keeps none of them');
 
     // FRR saw why: its log has the NOTIFICATION's bytes, its neighbor JSON the reason.
-    await waitFor(() => frr.bgpd.tail(), { what: "FRR's log of the Cease", until: (t) => /NOTIFICATION.*received/.test(t), timeoutMs: 10_000 });
+    await waitFor(() => frr.bgpd.tail(), {
+      what: "FRR's log of the Cease",
+      until: (t) => /NOTIFICATION.*received/.test(t),
+      timeoutMs: 10_000,
+    });
     const line = frr.bgpd
       .tail()
       .split('\n')
