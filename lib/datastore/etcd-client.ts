@@ -18,7 +18,7 @@ import { DatastoreError, DatastoreUnavailableError } from './errors.js';
 import type { Kind } from '../resources/types.js';
 
 export interface EtcdDatastoreOptions {
-  /** Client URLs of the members, e.g. ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']. */
+  /** Client URLs of the members, e.g. ['http://10.0.0.1:2379', 'http://10.0.0.2:2379'] (or unix:///path sockets). */
   endpoints: string[];
   /** Several datastores can share one etcd under different names (default "default"). */
   name?: string;
@@ -62,6 +62,7 @@ export function checkEtcdOptions(o: EtcdDatastoreOptions): void {
   if (!Array.isArray(o.endpoints) || o.endpoints.length === 0)
     throw new Error('datastore.endpoints: at least one etcd client URL is needed');
   for (const [i, e] of o.endpoints.entries()) {
+    if (typeof e === 'string' && /^unix:\/\/\/\S+$/.test(e)) continue;
     if (typeof e !== 'string' || !/^(https?:\/\/)?(\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+)(:\d+)?\/?$/.test(e))
       throw new Error(`datastore.endpoints[${i}]: ${JSON.stringify(e)} is not an etcd client URL (http://host:2379)`);
   }
@@ -91,7 +92,7 @@ export async function newEtcdClient(o: EtcdDatastoreOptions): Promise<Etcd3> {
   Client ??= (await import('etcd3')).Etcd3;
   const timeout = o.commandTimeoutMs ?? 5000;
   const options: IOptions = {
-    hosts: o.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
+    hosts: o.endpoints.map((e) => (/^(https?|unix):\/\//.test(e) ? e : `http://${e}`)),
     dialTimeout: 2000,
     defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
   };

@@ -31,10 +31,11 @@ export function etcdEndpoints(value: string, field: string): string[] {
   const list = value.replace(/^etcd:\/\//, '').replace(/\/+$/, '');
   const out = list.split(',').map((h) => h.trim());
   for (const h of out) {
+    if (/^unix:\/\/\/\S+$/.test(h)) continue; // a member's Unix socket (the labs)
     if (!/^(https?:\/\/)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):\d{1,5}$/.test(h))
       throw new Error(`${field}: ${JSON.stringify(h)} is not host:port in ${JSON.stringify(value)} (etcd://host:2379,host2:2379)`);
   }
-  return out.map((h) => (/^https?:\/\//.test(h) ? h : `http://${h}`));
+  return out.map((h) => (/^(https?|unix):\/\//.test(h) ? h : `http://${h}`));
 }
 
 /** A `--datastore` value: memory, etcd://host:port[,host:port...], or a Redis URL (or socket path). */

@@ -9,7 +9,9 @@ import { loadTopology } from './topology.js';
 
 export const LAB_USAGE = `usage: podroute lab <command> [--state-dir dir]
 
-  up <file.clab.yml> [--prefix p]   build the lab (namespaces, links, FRR, Redis, agents); again = repair
+  up <file.clab.yml> [--prefix p] [--datastore redis|etcd]
+                                    build the lab (namespaces, links, FRR, the datastore, agents); again = repair;
+                                    etcd: a three-member etcd cluster on the datastore node instead of Redis
   down <file.clab.yml|lab>          stop what up started (by PID) and delete its namespaces
   status <file.clab.yml|lab> [-o json]   nodes, processes and BGP sessions
   exec <file.clab.yml|lab> <node|pod> <command...>   run a command inside a node or pod
@@ -58,9 +60,12 @@ export async function labCommand(argv: string[]): Promise<number> {
   switch (sub) {
     case 'up': {
       const prefix = takeFlag(rest, '--prefix');
+      const datastore = takeFlag(rest, '--datastore');
+      if (datastore !== undefined && datastore !== 'redis' && datastore !== 'etcd')
+        throw new Error(`--datastore: must be redis or etcd, not ${JSON.stringify(datastore)}`);
       const topo = loadTopology(rest[0] ?? '');
       const t0 = Date.now();
-      const state = await labUp(topo, { stateRoot: root, prefix, log: (l) => out(`  ${l}\n`) });
+      const state = await labUp(topo, { stateRoot: root, prefix, datastore, log: (l) => out(`  ${l}\n`) });
       out(
         `lab ${state.name} is up (${((Date.now() - t0) / 1000).toFixed(1)} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`,
       );

@@ -3,7 +3,7 @@
 // Kubernetes namespace in CNI_ARGS and its labels in args.cni.labels. A pod is known by
 // "name" in the default namespace and by "namespace/name" elsewhere, so x/a and y/a coexist.
 import { join } from 'node:path';
-import { AlreadyExistsError, redisDatastore, type BackendDatastore } from '../datastore/index.js';
+import { AlreadyExistsError, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import {
   API_VERSION_K8S_CORE,
   LABEL_NAMESPACE,
@@ -12,6 +12,7 @@ import {
   type WorkloadEndpoint,
   type WorkloadEndpointPort,
 } from '../resources/types.js';
+import { labDatastoreConfig } from './etcd.js';
 import { packageRoot } from './runner.js';
 import { writeState, type LabPod, type LabState } from './state.js';
 import { execCommand, listNetns, run } from './system.js';
@@ -73,7 +74,7 @@ function netconf(state: LabState, pod: LabPod): string {
     name: 'k8s-pod-network',
     type: 'podroute-cni',
     nodename: pod.node,
-    datastore: { type: 'redis', url: state.redisSocket },
+    datastore: labDatastoreConfig(state),
     ...(Object.keys(cni).length > 0 ? { args: { cni } } : {}),
   });
 }
@@ -161,8 +162,9 @@ export async function podDel(state: LabState, ref: string, namespace?: string): 
 }
 
 async function labDatastore<T>(state: LabState, use: (ds: BackendDatastore) => Promise<T>): Promise<T> {
-  if (!state.redisSocket) throw new Error(`lab ${state.name} has no datastore (no redis node in its topology)`);
-  const ds = await redisDatastore({ url: state.redisSocket, connectWaitMs: 5_000 });
+  const config = labDatastoreConfig(state);
+  if (!config) throw new Error(`lab ${state.name} has no datastore (no redis node in its topology)`);
+  const ds = await openDatastore({ ...config, connectWaitMs: 5_000 });
   try {
     return await use(ds);
   } finally {

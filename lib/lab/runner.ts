@@ -1,13 +1,15 @@
 // `podroute lab up|down`: a containerlab topology built with network namespaces. Every node
 // is a namespace, every link a veth pair, a `kind: bridge` node a namespace holding a Linux
 // bridge; FRR nodes run zebra + bgpd, podroute nodes run `podroute node run`, the redis node
-// runs the datastore on a Unix socket every namespace can reach. `up` reconciles (creates what
+// runs the datastore on a Unix socket every namespace can reach (Redis, or with `--datastore etcd`
+// a three-member etcd cluster: lib/lab/etcd.ts). `up` reconciles (creates what
 // is missing, restarts what died) and `down` removes what the state file lists.
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
 import { labDir, readState, writeState, type LabProcess, type LabState } from './state.js';
 import { execCommand, isOurs, listNetns, netnsPids, poll, run, startDetached, stopProcess } from './system.js';
 import { hostExecLine, hostPath, type Topology, type TopologyNode } from './topology.js';
@@ -27,6 +29,8 @@ export interface LabOptions {
   /** Namespace name prefix; default `clab-<lab>-`, as containerlab names its containers. */
   prefix?: string;
   log?: (line: string) => void;
+  /** What the topology's datastore node runs: Redis (default) or a three-member etcd cluster. */
+  datastore?: LabDatastore;
 }
 
 export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
@@ -46,6 +50,10 @@ export function labEnv(state: LabState, node: TopologyNode | undefined): NodeJS.
   }
   // The lab's own Redis replaces whatever datastore the topology names (a container address here unreachable).
   if (state.redisSocket) env.PODROUTE_REDIS_URL = state.redisSocket;
+  if (state.etcdEndpoints) {
+    env.PODROUTE_DATASTORE = 'etcd';
+    env.PODROUTE_ETCD_ENDPOINTS = state.etcdEndpoints.join(',');
+  }
   return env;
 }
 
@@ -242,7 +250,8 @@ async function ensureAgent(state: LabState, node: TopologyNode): Promise<void> {
     if (!conf) throw new Error(`topology.nodes.${node.name}.binds: a podroute node needs its config bound to /etc/podroute/node.yaml`);
     rmSync(control, { force: true });
     const argv = [process.execPath, join(packageRoot(), 'bin/podroute.js'), 'node', 'run', '--config', conf, '--control', control];
-    if (state.redisSocket) argv.push('--datastore', state.redisSocket);
+    const datastore = labDatastoreFlag(state);
+    if (datastore) argv.push('--datastore', datastore);
     start(state, node.name, 'agent', argv, labEnv(state, node));
   }
   const p = alive(state, node.name, 'agent') ?? state.processes.find((x) => x.node === node.name && x.what === 'agent')!;
@@ -293,7 +302,17 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
       log(`namespace ${nsName(state, node.name)} (${node.role})`);
     }
   }
+  const datastore = options.datastore ?? (state.etcdEndpoints ? 'etcd' : 'redis');
+  if ((datastore === 'etcd' && state.redisSocket) || (datastore === 'redis' && state.etcdEndpoints))
+    throw new Error(
+      `lab ${topo.name} is already up with ${state.redisSocket ? 'redis' : 'etcd'}: run podroute lab down ${topo.name} first`,
+    );
   for (const node of topo.nodes.filter((n) => n.role === 'redis')) {
+    if (datastore === 'etcd') {
+      await ensureEtcd(state, node, { start: (st, n, what, argv) => start(st, n, what, argv), alive, tail });
+      log(`etcd ${node.name}: ${ETCD_MEMBERS} members, ${state.etcdEndpoints!.join(',')}`);
+      continue;
+    }
     await ensureRedis(state, node);
     log(`redis ${node.name}: ${state.redisSocket}`);
   }
@@ -325,7 +344,9 @@ export async function labDown(name: string, options: LabOptions): Promise<{ proc
   const state = readState(options.stateRoot, name);
   if (!state) return undefined;
   const order = ['agent', 'bgpd', 'zebra', 'redis'];
-  const procs = [...state.processes].sort((a, b) => order.indexOf(a.what) - order.indexOf(b.what));
+  // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
+  const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);
+  const procs = [...state.processes].sort((a, b) => rank(a.what) - rank(b.what));
   let stopped = 0;
   for (const p of procs) {
     if (isOurs(p)) stopped++;

@@ -9,7 +9,7 @@ export const DEFAULT_STATE_ROOT = '/var/run/podroute/lab';
 
 export interface LabProcess extends Started {
   node: string;
-  /** zebra, bgpd, agent, redis. */
+  /** zebra, bgpd, agent, redis, etcd-m0 ... */
   what: string;
   argv: string[];
   log: string;
@@ -36,6 +36,8 @@ export interface LabState {
   /** This lab's folder: state.json, logs, FRR instance folders, sockets. */
   dir: string;
   redisSocket?: string;
+  /** With `lab up --datastore etcd`: the members' client sockets (unix:///...), instead of Redis. */
+  etcdEndpoints?: string[];
   /** Namespaces this lab created, by node (pods are in `pods`). */
   namespaces: { node: string; name: string }[];
   processes: LabProcess[];
