@@ -3,7 +3,7 @@
 // probes (/metrics, /liveness, /readiness, as calico/node's 9099). Both are local: the socket
 // is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
 // Felix's healthHost), and neither holds a request that is large or slow.
-import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { describeRoute } from '../../felix/index.js';
@@ -50,7 +50,11 @@ function limitedServer(handler: http.RequestListener): http.Server {
 
 export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): http.Server {
   mkdirSync(dirname(socketPath), { recursive: true });
-  if (existsSync(socketPath)) unlinkSync(socketPath);
+  // A socket left by a killed agent is replaced; any other file is not ours to delete.
+  if (existsSync(socketPath)) {
+    if (!lstatSync(socketPath).isSocket()) throw new Error(`control: ${socketPath} exists and is not a socket`);
+    unlinkSync(socketPath);
+  }
   const server = limitedServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://agent');
     try {

@@ -3,7 +3,7 @@
 // unless --health-host says otherwise, the socket is 0660 whatever the umask, and a large body
 // is refused on both without the agent noticing.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { podroute } from '../support/daemon.js';
@@ -142,5 +142,27 @@ describe('node run: health port and control socket are local', function () {
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, /healthHost: "localhost" is not an IP address \(0\.0\.0\.0 or :: for every interface\)/);
     assert.doesNotMatch(exit.stderr, /"event":"started"/);
+  });
+
+  it('a control path that holds another file is refused, and the file kept', async () => {
+    const file = join(lab.dir, 'not-a-socket');
+    writeFileSync(file, 'keep me');
+    const exit = await podroute([
+      'node',
+      'run',
+      '--name',
+      'x',
+      '--dataplane',
+      'memory',
+      '--datastore',
+      'memory',
+      '--health-port',
+      '0',
+      '--control',
+      file,
+    ]);
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /control: .*not-a-socket exists and is not a socket/);
+    assert.equal(readFileSync(file, 'utf8'), 'keep me');
   });
 });
