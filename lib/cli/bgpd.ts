@@ -1,11 +1,14 @@
 // `podroute bgpd` and `podroute reflector`: run a speaker daemon of either kind, or ask a
 // running one for its state. Both answer the same control API; the reflector's status adds
 // its cluster, each peer's role and the loops it dropped.
-import { parseArgs } from 'node:util';
+import { isIP } from 'node:net';
 import type { PeerStatus } from '../../bgp/index.js';
 import type { ReflectorPeerStatus, ReflectorStatus } from '../../reflector/index.js';
 import { callControl, type RouteView } from '../bgpd/control.js';
 import { runBgpd, runReflector, type DaemonOptions } from '../bgpd/daemon.js';
+import { logFormat, logLevel } from '../log/index.js';
+import { UsageError, type CommandSpec, type OptionSpec, type Parsed } from './args.js';
+import { columns, emit, OUTPUT, outputOf } from './output.js';
 
 interface SpeakerStatus {
   asn: number;
@@ -14,19 +17,11 @@ interface SpeakerStatus {
 }
 
 interface Daemon {
-  usage: string;
   run: (options: DaemonOptions) => Promise<unknown>;
   status: (control: string) => Promise<string>;
 }
 
-const routesUsage = (command: string) => `  podroute ${command} routes --control <socket> [--family ipv4-unicast|ipv6-unicast]\n`;
-
 const bgpd: Daemon = {
-  usage:
-    'usage:\n' +
-    '  podroute bgpd --config <file> [--control <socket>]   run a BGP speaker\n' +
-    '  podroute bgpd status --control <socket>               its peers, as "show bgp summary"\n' +
-    routesUsage('bgpd'),
   run: runBgpd,
   async status(control) {
     const s = await callControl<SpeakerStatus>(control, 'GET', '/status');
@@ -35,11 +30,6 @@ const bgpd: Daemon = {
 };
 
 const reflector: Daemon = {
-  usage:
-    'usage:\n' +
-    '  podroute reflector --config <file> [--control <socket>]   run a route reflector (RFC 4456)\n' +
-    '  podroute reflector status --control <socket>               its peers and roles, loops dropped\n' +
-    routesUsage('reflector'),
   run: runReflector,
   async status(control) {
     const s = await callControl<SpeakerStatus | ReflectorStatus>(control, 'GET', '/status');
@@ -97,40 +87,277 @@ export function formatPeers(peers: PeerStatus[]): string {
   );
 }
 
-/** One path as "show bgp" lists it: best mark, prefix, next hop, peer, AS path, origin. */
-function formatRoute(r: RouteView): string {
-  const path = (r.attributes.asPath ?? []).flatMap((s) => (s.type === 'set' ? [`{${s.asns.join(',')}}`] : s.asns.map(String))).join(' ');
-  return `${r.best ? '*>' : '* '} ${r.prefix.padEnd(20)} ${r.nextHop.padEnd(16)} ${r.from.padEnd(16)} ${path} ${r.attributes.origin ?? ''}\n`;
+const LOG_OPTIONS = {
+  'log-level': { type: 'string', choices: ['debug', 'info', 'warning', 'error', 'none'], help: 'least severe line logged (default info)' },
+  'log-format': { type: 'string', choices: ['json', 'text'], help: 'json lines (default) or text for people' },
+} as const satisfies Record<string, OptionSpec>;
+
+const CONTROL: OptionSpec = { type: 'string', value: '<socket>', help: "the daemon's control socket (or PODROUTE_BGPD_CONTROL)" };
+const FAMILY: OptionSpec = { type: 'string', value: 'ipv4-unicast|ipv6-unicast', help: 'address family (default ipv4-unicast)' };
+
+function controlOf(p: Parsed): string {
+  const c = (p.values.control as string | undefined) ?? process.env.PODROUTE_BGPD_CONTROL;
+  if (!c) throw new UsageError('--control <socket> is required (or PODROUTE_BGPD_CONTROL)');
+  return c;
 }
 
-async function daemonCommand(daemon: Daemon, args: string[]): Promise<number> {
-  const sub = args[0] === 'status' || args[0] === 'routes' ? args.shift() : 'run';
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, control: { type: 'string' }, family: { type: 'string' } } });
-  if (sub === 'run') {
-    if (!values.config) {
-      process.stderr.write(daemon.usage);
-      return 2;
-    }
-    await daemon.run({ config: values.config, control: values.control });
-    return new Promise<number>(() => {}); // runs until stopped
-  }
-  if (!values.control) {
-    process.stderr.write(daemon.usage);
-    return 2;
-  }
-  if (sub === 'status') {
-    process.stdout.write(await daemon.status(values.control));
+const out = (s: string) => process.stdout.write(s);
+
+function asPath(r: { attributes: RouteView['attributes'] }): string {
+  return (r.attributes.asPath ?? []).flatMap((s) => (s.type === 'set' ? [`{${s.asns.join(',')}}`] : s.asns.map(String))).join(' ');
+}
+
+const community = (c: number) => `${c >>> 16}:${c & 0xffff}`;
+
+/** Routes as "show bgp" lists them; wide adds MED, LOCAL_PREF and communities. */
+function routeTable(routes: readonly (Partial<RouteView> & Pick<RouteView, 'prefix' | 'nextHop' | 'attributes'>)[], wide: boolean): string {
+  const head = ['', 'PREFIX', 'NEXT HOP', 'FROM', 'AS PATH', 'ORIGIN'];
+  if (wide) head.push('PATH ID', 'MED', 'LOCAL PREF', 'COMMUNITIES');
+  const rows = routes.map((r) => {
+    const row = [r.best === undefined ? '' : r.best ? '*>' : '*', r.prefix, r.nextHop, r.from ?? '', asPath(r), r.attributes.origin ?? ''];
+    if (wide)
+      row.push(
+        String(r.pathId ?? ''),
+        r.attributes.med === undefined ? '' : String(r.attributes.med),
+        r.attributes.localPref === undefined ? '' : String(r.attributes.localPref),
+        (r.attributes.communities ?? []).map(community).join(' '),
+      );
+    return row;
+  });
+  return columns([head, ...rows]);
+}
+
+/** A peer as `gobgp neighbor ADDR` shows it: one field a line. */
+function peerDetail(p: PeerStatus): string {
+  const rows: [string, string][] = [
+    ['BGP neighbor', p.address],
+    ['remote AS', String(p.asn)],
+    ['type', p.type],
+    ['state', `${p.state}, for ${age(p.since)}`],
+    ['remote router ID', p.routerId ?? ''],
+    ['families', p.families.join(', ')],
+    ['prefixes accepted', String(p.prefixesReceived)],
+    ['prefixes advertised', String(p.prefixesSent)],
+    ['messages in/out', `${p.messagesIn}/${p.messagesOut}`],
+    ['description', p.description ?? ''],
+    ['last error', p.lastError],
+    ['limits', maxPrefixInfo(p)],
+  ];
+  return rows
+    .filter(([, v]) => v !== '')
+    .map(([k, v]) => `  ${`${k}:`.padEnd(21)} ${v}\n`)
+    .join('');
+}
+
+/** `bgpd|reflector neighbor [ADDR [adj-in|adj-out|reset|softreset [in|out]]]`, GoBGP's words. */
+async function neighborCommand(p: Parsed): Promise<number> {
+  const control = controlOf(p);
+  const [address, verb, direction] = p.positionals;
+  const o = outputOf(p.values.output);
+  const family = (p.values.family as string | undefined) ?? 'ipv4-unicast';
+  if (address === undefined) {
+    const peers = await callControl<PeerStatus[]>(control, 'GET', '/neighbors');
+    out(o === 'json' || o === 'yaml' ? emit(peers, o) : o === 'wide' ? widePeers(peers) : formatPeers(peers));
     return 0;
   }
-  const routes = await callControl<RouteView[]>(values.control, 'GET', `/routes?family=${values.family ?? 'ipv4-unicast'}`);
-  for (const r of routes) process.stdout.write(formatRoute(r));
-  return 0;
+  const q = `address=${encodeURIComponent(address)}&family=${encodeURIComponent(family)}`;
+  switch (verb) {
+    case undefined: {
+      const peer = await callControl<PeerStatus>(control, 'GET', `/neighbor?${q}`);
+      out(o === 'json' || o === 'yaml' ? emit(peer, o) : peerDetail(peer));
+      return 0;
+    }
+    case 'adj-in':
+    case 'adj-out': {
+      const routes = await callControl<RouteView[]>(control, 'GET', `/neighbor/${verb}?${q}`);
+      out(o === 'json' || o === 'yaml' ? emit(routes, o) : routeTable(routes, o === 'wide'));
+      return 0;
+    }
+    case 'reset':
+      await callControl(control, 'POST', '/neighbor/reset', { address });
+      out(`reset ${address}\n`);
+      return 0;
+    case 'softreset':
+    case 'softresetin':
+    case 'softresetout': {
+      const d = verb === 'softresetin' ? 'in' : verb === 'softresetout' ? 'out' : (direction ?? 'both');
+      if (d !== 'in' && d !== 'out' && d !== 'both') throw new UsageError(`softreset: ${JSON.stringify(d)} must be in or out`);
+      await callControl(control, 'POST', '/neighbor/softreset', { address, direction: d, family });
+      out(`soft reset ${d} ${address} ${family}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`neighbor ${address}: unknown ${JSON.stringify(verb)} (adj-in, adj-out, reset, softreset [in|out])`);
+  }
 }
 
-export function bgpdCommand(args: string[]): Promise<number> {
-  return daemonCommand(bgpd, args);
+/** formatPeers with the columns a wide terminal has room for. */
+function widePeers(peers: PeerStatus[]): string {
+  const rows = [
+    [
+      'PEER ADDRESS',
+      'AS',
+      'TYPE',
+      'STATE',
+      'SINCE',
+      'ROUTER ID',
+      'FAMILIES',
+      'RECEIVED',
+      'SENT',
+      'MSGS IN',
+      'MSGS OUT',
+      'DESCRIPTION',
+      'INFO',
+    ],
+  ];
+  for (const p of peers)
+    rows.push([
+      p.address,
+      String(p.asn),
+      p.type,
+      p.state,
+      age(p.since),
+      p.routerId ?? '',
+      p.families.join(','),
+      String(p.prefixesReceived),
+      String(p.prefixesSent),
+      String(p.messagesIn),
+      String(p.messagesOut),
+      p.description ?? '',
+      [p.lastError, maxPrefixInfo(p)].filter(Boolean).join('; '),
+    ]);
+  return columns(rows);
 }
 
-export function reflectorCommand(args: string[]): Promise<number> {
-  return daemonCommand(reflector, args);
+/** The commands of `podroute bgpd` or `podroute reflector`. */
+export function daemonSpec(name: 'bgpd' | 'reflector'): CommandSpec {
+  const daemon = name === 'bgpd' ? bgpd : reflector;
+  const what = name === 'bgpd' ? 'a BGP speaker' : 'a route reflector (RFC 4456)';
+  const read = { control: CONTROL, output: OUTPUT };
+  return {
+    name,
+    summary: `run ${what} from a config file, or ask a running one through its control socket`,
+    options: {
+      config: { type: 'string', value: '<file>', help: 'the YAML config file (required to run)' },
+      control: { type: 'string', value: '<socket>', help: 'serve the control API on this Unix socket' },
+      ...LOG_OPTIONS,
+      'metrics-port': { type: 'string', value: '<port>', help: 'serve Prometheus /metrics on this port (0: any free port)' },
+      'metrics-host': { type: 'string', value: '<address>', help: 'address /metrics listens on (default 127.0.0.1)' },
+    },
+    async run(p) {
+      const v = p.values;
+      if (!v.config) throw new UsageError(`${name}: --config <file> is required`);
+      let metricsPort: number | undefined;
+      if (v['metrics-port'] !== undefined) {
+        metricsPort = Number(v['metrics-port']);
+        if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+          throw new UsageError(`--metrics-port: ${JSON.stringify(v['metrics-port'])} is not a port number (0-65535)`);
+      }
+      const host = v['metrics-host'] as string | undefined;
+      if (host !== undefined && isIP(host) === 0) throw new UsageError(`--metrics-host: ${JSON.stringify(host)} is not an IP address`);
+      await daemon.run({
+        config: v.config as string,
+        control: v.control as string | undefined,
+        logLevel: v['log-level'] === undefined ? undefined : logLevel(v['log-level'], '--log-level'),
+        logFormat: v['log-format'] === undefined ? undefined : logFormat(v['log-format'], '--log-format'),
+        metricsPort,
+        metricsHost: host,
+      });
+      return new Promise<number>(() => {}); // runs until stopped
+    },
+    subcommands: [
+      {
+        name: 'status',
+        summary: name === 'bgpd' ? 'its peers, as "show bgp summary"' : 'its peers and their roles, loops dropped',
+        options: read,
+        async run(p) {
+          const control = controlOf(p);
+          const o = outputOf(p.values.output);
+          if (o === 'json' || o === 'yaml') out(emit(await callControl(control, 'GET', '/status'), o));
+          else if (o === 'wide') {
+            const s = await callControl<SpeakerStatus>(control, 'GET', '/status');
+            out(`AS ${s.asn}, router ID ${s.routerId}\n\n${widePeers(s.peers)}`);
+          } else out(await daemon.status(control));
+          return 0;
+        },
+      },
+      {
+        name: 'routes',
+        summary: 'every path of the Loc-RIB, best first (gobgp global rib)',
+        options: { ...read, family: FAMILY },
+        async run(p) {
+          const routes = await callControl<RouteView[]>(
+            controlOf(p),
+            'GET',
+            `/routes?family=${encodeURIComponent((p.values.family as string | undefined) ?? 'ipv4-unicast')}`,
+          );
+          const o = outputOf(p.values.output);
+          out(o === 'json' || o === 'yaml' ? emit(routes, o) : routeTable(routes, o === 'wide'));
+          return 0;
+        },
+      },
+      {
+        name: 'rib',
+        summary: 'originate or withdraw a route (gobgp global rib add|del)',
+        subcommands: [
+          {
+            name: 'add',
+            summary: 'originate a prefix',
+            args: '<prefix>',
+            maxPositionals: 1,
+            options: {
+              control: CONTROL,
+              'next-hop': { type: 'string', value: '<address>', help: "next hop (default: the session's own address)" },
+              med: { type: 'string', value: '<n>', help: 'MULTI_EXIT_DISC' },
+              'local-pref': { type: 'string', value: '<n>', help: 'LOCAL_PREF (to iBGP peers)' },
+              community: { type: 'string', value: '<asn:value,...>', help: 'communities, comma separated (or no-export, ...)' },
+              'large-community': { type: 'string', value: '<a:b:c,...>', help: 'large communities, comma separated' },
+            },
+            async run(p) {
+              const [prefix] = p.positionals;
+              if (!prefix) throw new UsageError('rib add: <prefix> is required');
+              const v = p.values;
+              const body: Record<string, unknown> = { prefix };
+              if (v['next-hop'] !== undefined) body.nextHop = v['next-hop'];
+              const whole = (flag: string) => {
+                const n = Number(v[flag]);
+                if (v[flag] === '' || !Number.isInteger(n))
+                  throw new UsageError(`--${flag}: ${JSON.stringify(v[flag])} is not a whole number`);
+                return n;
+              };
+              if (v.med !== undefined) body.med = whole('med');
+              if (v['local-pref'] !== undefined) body.localPref = whole('local-pref');
+              if (v.community !== undefined) body.communities = String(v.community).split(',');
+              if (v['large-community'] !== undefined) body.largeCommunities = String(v['large-community']).split(',');
+              await callControl(controlOf(p), 'POST', '/rib/add', body);
+              out(`added ${prefix}\n`);
+              return 0;
+            },
+          },
+          {
+            name: 'del',
+            summary: 'withdraw a prefix it originated',
+            args: '<prefix>',
+            maxPositionals: 1,
+            options: { control: CONTROL },
+            async run(p) {
+              const [prefix] = p.positionals;
+              if (!prefix) throw new UsageError('rib del: <prefix> is required');
+              await callControl(controlOf(p), 'POST', '/rib/del', { prefix });
+              out(`deleted ${prefix}\n`);
+              return 0;
+            },
+          },
+        ],
+      },
+      {
+        name: 'neighbor',
+        summary: 'list peers; one peer, its adj-in or adj-out, reset, softreset [in|out] (gobgp neighbor)',
+        args: '[<address> [adj-in|adj-out|reset|softreset [in|out]]]',
+        maxPositionals: 3,
+        options: { ...read, family: FAMILY },
+        run: neighborCommand,
+      },
+    ],
+  };
 }

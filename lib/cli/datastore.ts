@@ -7,6 +7,8 @@
 // The datastore comes from --datastore or the environment (PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS ...); see lib/datastore/open.ts.
 // It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
+import { stringify as stringifyYaml } from 'yaml';
+import { defaultDatastoreFile, openFileDatastore } from '../datastore/file.js';
 import { DatastoreError, datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { labelSelectorToCalico } from '../resources/label-selector.js';
@@ -32,10 +34,24 @@ kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfigur
   namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes')
 namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"
-datastore: --datastore etcd://host:2379[,host:2379...] | redis://host:port, or the environment:
+datastore: by default a file (PODROUTE_STATE_DIR/datastore.json; ~/.local/state/podroute/datastore.json, or
+  /var/lib/podroute/datastore.json as root), else --datastore file:PATH | etcd://host:2379[,...] | redis://host:port | memory,
+  or the environment (PODROUTE_DATASTORE=file with PODROUTE_DATASTORE_FILE=PATH):
   PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + PODROUTE_REDIS_SENTINEL_NAME),
   PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 (PODROUTE_DATASTORE=etcd)
 `;
+
+/**
+ * The file of the embedded datastore, when that is the one to use: `--datastore file:PATH`, or
+ * PODROUTE_DATASTORE=file (PODROUTE_DATASTORE_FILE names it), or nothing configured at all.
+ */
+export function datastoreFile(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) return flag.startsWith('file:') ? flag.slice('file:'.length) || defaultDatastoreFile(env) : undefined;
+  if (env.PODROUTE_DATASTORE === 'file' || (env.PODROUTE_DATASTORE === undefined && env.PODROUTE_DATASTORE_FILE))
+    return env.PODROUTE_DATASTORE_FILE || defaultDatastoreFile(env);
+  if (env.PODROUTE_DATASTORE !== undefined) return undefined;
+  return datastoreConfigFromEnv(env).type === 'memory' ? defaultDatastoreFile(env) : undefined;
+}
 
 /** Short names, and the group-qualified names kubectl prints; plain "networkpolicy" is Calico's, as in calicoctl. */
 const ALIASES: Readonly<Record<string, Kind>> = {
@@ -96,15 +112,12 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
       resources = parseResources(text); // validate everything before writing anything
     }
     if (!store) {
-      const given = flag('--datastore');
-      const cfg = given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv();
-      if (cfg.type === 'memory') {
-        io.stderr(
-          'podroute: no datastore configured; pass --datastore or set PODROUTE_REDIS_URL or PODROUTE_ETCD_ENDPOINTS (the in-memory store lives only inside one process)\n',
-        );
-        return 2;
+      const file = datastoreFile(flag('--datastore'));
+      if (file !== undefined) store = await openFileDatastore(file);
+      else {
+        const given = flag('--datastore');
+        store = await openDatastore(given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv());
       }
-      store = await openDatastore(cfg);
     }
     switch (cmd) {
       case 'apply':
@@ -147,7 +160,12 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
           io.stdout(
             `${JSON.stringify(one ? toManifest(items[0]!) : { apiVersion: 'projectcalico.org/v3', kind: 'List', items: items.map(toManifest) }, null, 2)}\n`,
           );
-        else io.stdout(table(kind, items));
+        else if (o === 'wide') io.stdout(table(kind, items, true));
+        else if (o === undefined || o === 'table') io.stdout(table(kind, items));
+        else {
+          io.stderr(`podroute get: -o ${JSON.stringify(o)} must be json, yaml or wide\n`);
+          return 2;
+        }
         return 0;
       }
       case 'ipam': {
@@ -167,7 +185,9 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
           io.stderr('podroute ipam: usage: ipam show [--show-blocks] | ipam check [-o json] | ipam repair [-o json]\n');
           return 2;
         }
-        io.stdout(formatIpamShow(await new Ipam(store).usage(), rest.includes('--show-blocks')));
+        const usage = await new Ipam(store).usage();
+        if (o === 'json' || o === 'yaml') io.stdout(o === 'json' ? `${JSON.stringify(usage, null, 2)}\n` : stringifyYaml(usage));
+        else io.stdout(formatIpamShow(usage, rest.includes('--show-blocks') || o === 'wide'));
         return 0;
       }
     }
@@ -187,19 +207,15 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
   }
 }
 
-function table(kind: Kind, items: readonly Resource[]): string {
+/** The kind's columns; wide adds each resource's labels, revision and creation time. */
+function table(kind: Kind, items: readonly Resource[], wide = false): string {
   const rows: string[][] = [];
   for (const r of items) {
     const row = [resourceKey(r)];
     if (r.kind === 'IPPool')
       row.push(r.spec.cidr, String(r.spec.blockSize), r.spec.ipipMode, r.spec.vxlanMode, String(r.spec.disabled === true));
     else if (r.kind === 'Node') row.push(r.spec.bgp?.ipv4Address ?? '', r.spec.bgp?.ipv6Address ?? '', String(r.spec.bgp?.asNumber ?? ''));
-    else if (r.kind === 'BGPPeer')
-      row.push(
-        r.spec.peerIP ?? `peerSelector ${r.spec.peerSelector}`,
-        String(r.spec.asNumber ?? ''),
-        r.spec.node ?? r.spec.nodeSelector ?? '(global)',
-      );
+    else if (r.kind === 'BGPPeer') row.push(r.spec.peerIP, String(r.spec.asNumber), r.spec.node ?? r.spec.nodeSelector ?? '(global)');
     else if (r.kind === 'IPAMBlock') row.push(r.spec.cidr, r.spec.affinity ?? '');
     else if (r.kind === 'WorkloadEndpoint')
       row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','), labelText(r.metadata.labels));
@@ -207,6 +223,7 @@ function table(kind: Kind, items: readonly Resource[]): string {
     else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy')
       row.push(r.spec.order === undefined ? '' : String(r.spec.order), r.spec.selector || 'all()', r.spec.types.join(','));
     else if (r.kind === 'KubernetesNetworkPolicy') row.push(labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
+    if (wide) row.push(labelText(r.metadata.labels) || '-', String(r.metadata.resourceVersion ?? ''), r.metadata.creationTimestamp ?? '');
     rows.push(row);
   }
   const head: Record<string, string[]> = {
@@ -220,7 +237,7 @@ function table(kind: Kind, items: readonly Resource[]): string {
     GlobalNetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
     KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
   };
-  const all = [head[kind] ?? ['NAME'], ...rows];
+  const all = [[...(head[kind] ?? ['NAME']), ...(wide ? ['LABELS', 'REVISION', 'CREATED'] : [])], ...rows];
   const w = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return (
     all

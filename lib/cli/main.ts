@@ -1,17 +1,13 @@
 // The `podroute` command line: one subcommand per job.
-import { DATASTORE_COMMANDS, runDatastoreCommand } from './datastore.js';
-import { bgpdCommand, reflectorCommand } from './bgpd.js';
-import { mrtCommand } from './mrt.js';
-import { runPolicyCommand } from './policy.js';
-import { bgpCommand, nodeCommand } from './node.js';
-import { labCommand } from '../lab/cli.js';
 import { packageVersion } from '../cni/version.js';
+import { ROOT, runCli } from './commands.js';
 
 const usage = `usage: podroute <command> [arguments]   (podroute -h, --help | -v, --version)
 
 commands:
+  demo [--nodes N] [--once]  a whole cluster in this process, no root: mesh, reflector, top-of-rack, live view
   mrt <file>                 print the BGP messages of an MRT dump (gzip or plain) as JSON lines
-  bgpd --config <file>       run a BGP speaker daemon (status, routes: ask a running one)
+  bgpd --config <file>       run a BGP speaker daemon (status, routes, rib, neighbor: ask a running one)
   reflector --config <file>  run a route reflector daemon (status, routes: ask a running one)
   apply|create -f <file>     write resources (YAML, as calicoctl) to the datastore
   get <kind> [name]          read resources; delete <kind> <name> removes one
@@ -21,6 +17,9 @@ commands:
   bgp summary|routes         the agent's sessions, learned routes and programmed routes
   policy explain <ns>/<pod>  what may reach a pod and what it may reach (verdict, counters: podroute policy --help)
   lab up|down|status|exec <file.clab.yml>, lab pod add <node> <name>   containerlab labs in network namespaces
+  completion bash|zsh        a shell completion script: source <(podroute completion bash)
+
+"podroute <command> --help" shows a command's subcommands and every flag.
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -32,24 +31,7 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 async function run(): Promise<number> {
-  if (command !== undefined && (DATASTORE_COMMANDS as readonly string[]).includes(command)) {
-    return runDatastoreCommand([command, ...args], { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
-  }
   switch (command) {
-    case 'mrt':
-      return mrtCommand(args);
-    case 'bgpd':
-      return bgpdCommand(args);
-    case 'node':
-      return nodeCommand(args);
-    case 'bgp':
-      return bgpCommand(args);
-    case 'reflector':
-      return reflectorCommand(args);
-    case 'lab':
-      return labCommand(args);
-    case 'policy':
-      return runPolicyCommand(args, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
     case undefined:
     case 'help':
     case '-h':
@@ -60,10 +42,13 @@ async function run(): Promise<number> {
     case '--version':
       process.stdout.write(`podroute ${packageVersion()}\n`);
       return 0;
-    default:
-      process.stderr.write(`podroute: unknown command "${command}"\n\n${usage}`);
-      return 2;
   }
+  if (!ROOT.subcommands?.some((c) => c.name === command)) {
+    process.stderr.write(`podroute: unknown command "${command}"\n\n${usage}`);
+    return 2;
+  }
+  // Every command's flags, help and completion come from the one tree in commands.ts.
+  return runCli([command, ...args]);
 }
 
 run().then(
