@@ -179,7 +179,8 @@ describe('bgpd control socket: mode, group and limits', function () {
     // headersTimeout 5 s, requestTimeout 10 s, checked every second.
     assert.ok(headers.ms >= 4_500 && headers.ms < 8_000, `headers cut off after ${headers.ms} ms`);
     assert.ok(body.ms >= 9_500 && body.ms < 13_000, `body cut off after ${body.ms} ms`);
-    assert.match(body.answer, /^HTTP\/1\.1 408/);
+    // Node answers 408 when it can, or just closes (the handler already holds the response).
+    assert.ok(body.answer === '' || body.answer.startsWith('HTTP/1.1 408'), body.answer);
     assert.equal(JSON.stringify(allPaths(speaker, 'ipv4-unicast').map((r) => r.prefix)), '["10.9.0.0/24"]');
   });
 
