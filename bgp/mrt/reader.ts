@@ -1,8 +1,19 @@
-// A reader of MRT dumps (RFC 6396) of BGP4MP traffic, as route collectors publish them:
-// each record gives a BGP message as it crossed a session, with the session's endpoints.
+// A reader of MRT dumps (RFC 6396) as route collectors publish them: BGP4MP traffic (each
+// record a BGP message as it crossed a session, with the session's endpoints) and
+// TABLE_DUMP_V2 RIB snapshots (table-dump.ts).
 import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { formatIpv4, formatIpv6 } from '../codec/address.js';
+import {
+  readPeerIndexTable,
+  readRib,
+  TABLE_DUMP_V2,
+  TableDumpError,
+  TableDumpSubtype,
+  type MrtPeer,
+  type MrtPeerIndexTable,
+  type MrtRib,
+} from './table-dump.js';
 
 const BGP4MP = 16;
 const BGP4MP_ET = 17;
@@ -41,6 +52,8 @@ export type MrtRecord =
       addPath: boolean;
     } & MrtSession)
   | ({ kind: 'state-change'; timestamp: number; oldState: number; newState: number } & MrtSession)
+  | MrtPeerIndexTable
+  | MrtRib
   | { kind: 'other'; timestamp: number; type: number; subtype: number; body: Buffer };
 
 export class MrtFormatError extends Error {
@@ -56,6 +69,8 @@ export function* readMrtFile(path: string): Generator<MrtRecord> {
 
 export function* readMrt(data: Buffer): Generator<MrtRecord> {
   let pos = 0;
+  // The last PEER_INDEX_TABLE: the RIB records after it name their peers by index into it.
+  let peers: MrtPeer[] | undefined;
   while (pos < data.length) {
     if (pos + 12 > data.length) throw new MrtFormatError(`record header cut short at offset ${pos}`);
     const timestamp = data.readUInt32BE(pos);
@@ -67,6 +82,12 @@ export function* readMrt(data: Buffer): Generator<MrtRecord> {
     if (end > data.length) throw new MrtFormatError(`record at offset ${pos} overruns the file`);
     pos = end;
     if (type === BGP4MP_ET) body += 4; // microseconds
+    if (type === TABLE_DUMP_V2) {
+      const record = readTableDump(data, body, end, timestamp, subtype, peers);
+      if (record?.kind === 'peer-index') peers = record.peers;
+      yield record ?? { kind: 'other', timestamp, type, subtype, body: data.subarray(body, end) };
+      continue;
+    }
     if (type !== BGP4MP && type !== BGP4MP_ET) {
       yield { kind: 'other', timestamp, type, subtype, body: data.subarray(body, end) };
       continue;
@@ -112,4 +133,28 @@ function readBgp4mp(d: Buffer, p: number, end: number, timestamp: number, subtyp
   }
   const addPath = subtype >= Subtype.MESSAGE_ADDPATH;
   return { kind: 'message', timestamp, message: d.subarray(p, end), fourOctetAs: as4, addPath, ...session };
+}
+
+function readTableDump(
+  d: Buffer,
+  p: number,
+  end: number,
+  timestamp: number,
+  subtype: number,
+  peers: MrtPeer[] | undefined,
+): MrtPeerIndexTable | MrtRib | undefined {
+  try {
+    if (subtype === TableDumpSubtype.PEER_INDEX_TABLE) return readPeerIndexTable(d, p, end, timestamp);
+    if (
+      subtype === TableDumpSubtype.RIB_IPV4_UNICAST ||
+      subtype === TableDumpSubtype.RIB_IPV6_UNICAST ||
+      subtype === TableDumpSubtype.RIB_IPV4_UNICAST_ADDPATH ||
+      subtype === TableDumpSubtype.RIB_IPV6_UNICAST_ADDPATH
+    )
+      return readRib(d, p, end, timestamp, subtype, peers);
+    return undefined;
+  } catch (e) {
+    if (e instanceof TableDumpError) throw new MrtFormatError(`TABLE_DUMP_V2 subtype ${subtype}: ${e.message}`);
+    throw e;
+  }
 }
