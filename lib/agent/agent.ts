@@ -27,6 +27,7 @@ import { AgentMetrics } from './agent-metrics.js';
 import { autodetectIpv4, checkNodeAddress, interfaceOf } from './autodetect.js';
 import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
 import { FelixFeed } from './felix-feed.js';
+import { StoreLossGuard } from './store-loss.js';
 import { detectRestart, GracefulRestart } from './graceful-restart.js';
 import { NodeSpeaker, speakerSettings } from './node-speaker.js';
 import { desiredPeers } from './peers.js';
@@ -91,6 +92,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
 
   private readonly cache: ClusterCache;
   private readonly feed: FelixFeed;
+  private readonly storeLoss: StoreLossGuard;
   private readonly vtep: VtepAllocator;
   private readonly policy: PolicyFeed | undefined;
   // Made in start(), once the address and the restart are known.
@@ -115,6 +117,14 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.metrics = new AgentMetrics(this);
     this.cache = new ClusterCache(options.nodeName);
     this.feed = new FelixFeed(this.felix, (e, f) => this.log(e, f));
+    this.storeLoss = new StoreLossGuard({
+      datastore: options.datastore,
+      owned: () => ({ self: this.cache.self, workloads: this.cache.workloads.values(), pools: this.cache.pools.values() }),
+      resume: (waited) => {
+        for (const e of waited) this.onEvent(e);
+      },
+      log: (e, f) => this.log(e, f),
+    });
     this.vtep = new VtepAllocator({
       nodeName: options.nodeName,
       datastore: options.datastore,
@@ -191,6 +201,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
     this.log('starting', { address: this.address, uplink: this.uplink, restarting: this.restarting });
     await this.warnIfStoreMayForget();
+    await this.storeLoss.start();
 
     const log = (e: string, f: Record<string, unknown>) => this.log(e, f);
     this.gracefulRestart = new GracefulRestart({
@@ -220,6 +231,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     const synced = new Promise<void>((resolve) => (this.firstSync = resolve));
     this.watcher = this.ds.watch({ kinds: [...new Set([...CLUSTER_KINDS, ...(this.policy ? PolicyFeed.kinds : [])])] });
     this.watcher.on('event', (e) => this.onEvent(e));
+    this.watcher.on('status', (s) => {
+      if (s === 'replaced') this.storeLoss.suspect();
+    });
     this.watcher.on('error', (e) => {
       this.metrics.datastoreErrors.inc();
       this.log('datastore-error', { error: e.message });
@@ -231,6 +245,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (this.stopped) return;
     this.stopped = true;
     this.gracefulRestart?.stop();
+    this.storeLoss.stop();
     await this.watcher?.close();
     await this.bgp?.stop(message);
     this.felix.stop();
@@ -238,6 +253,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   }
 
   private onEvent(e: WatchEvent): void {
+    if (this.storeLoss.offer(e)) return; // held: the store was replaced under us
     if (e.type === 'synced') {
       // Policy does not wait for BGP: a pod's rules hold from the first sync on.
       this.policy?.start();
@@ -339,6 +355,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       learned: this.feed.learnedCount,
       desiredRoutes: this.felix.desired.routes.length,
       failures: this.felix.failures.size,
+      datastoreHeld: this.storeLoss.hold,
     });
   }
 

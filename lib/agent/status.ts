@@ -29,6 +29,8 @@ export interface AgentStatus {
   peers: AgentPeerStatus[];
   advertised: Advertisements;
   routes: { learned: number; programmed: number; failures: number };
+  /** Set while the agent holds its ground because the datastore was replaced under it. */
+  datastoreHeld?: { since: number; problem: string | undefined; restored: boolean };
 }
 
 /**
@@ -86,6 +88,7 @@ export interface StatusFacts {
   /** Routes in felix's desired state, and how many of them failed to program. */
   desiredRoutes: number;
   failures: number;
+  datastoreHeld?: AgentStatus['datastoreHeld'];
 }
 
 export function agentStatus(f: StatusFacts): AgentStatus {
@@ -100,5 +103,6 @@ export function agentStatus(f: StatusFacts): AgentStatus {
     peers: f.peers,
     advertised: f.advertised,
     routes: { learned: f.learned, programmed: f.desiredRoutes - f.failures, failures: f.failures },
+    ...(f.datastoreHeld ? { datastoreHeld: f.datastoreHeld } : {}),
   };
 }

@@ -22,7 +22,12 @@ export type WatchEvent =
   /** The watcher's view equals the store at `revision` (after the initial list and after each resync). */
   | { type: 'synced'; revision: number };
 
-export type WatchStatus = 'connected' | 'disconnected' | 'resyncing';
+/**
+ * `replaced`: the store the watcher reconnected to is not the one it followed (it came back
+ * empty, was replaced or rolled back). Said before the resync's events, so a consumer can stop
+ * following before they arrive.
+ */
+export type WatchStatus = 'connected' | 'disconnected' | 'resyncing' | 'replaced';
 
 export interface WatchEvents {
   event: [WatchEvent];

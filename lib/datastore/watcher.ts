@@ -128,6 +128,7 @@ export class LogWatcher extends EventEmitter<WatchEvents> implements Watcher {
   /** Delivers the difference between what we delivered and the snapshot, then `synced`. */
   private async resync(snap: RawSnapshot, replaced: boolean): Promise<void> {
     if (this.closed) return;
+    if (replaced) this.emit('status', 'replaced');
     this.emit('status', 'resyncing');
     const seen = new Set<string>();
     for (const it of snap.items) {
