@@ -1,8 +1,8 @@
 // `podroute ipam repair`: rebuilds every IPAMBlock and IPAMHandle from who holds the addresses
 // (WorkloadEndpoints, and Nodes' VXLAN tunnel addresses), replaces them in one atomic step,
 // then marks the store repaired so the identity guard lets allocation resume. The source is
-// the datastore's WorkloadEndpoints only, not the nodes' kernel routes: after a store came
-// back empty, the orchestrator (or the operator, from a backup) re-applies them first.
+// the datastore's WorkloadEndpoints: after a store came back empty, each node agent writes
+// back its own (lib/agent/store-loss.ts) before anyone repairs.
 import { addressValue, cidrContains, cidrNetwork, familyBits, formatCidr, parseAddress, parseCidr } from '../../ip/index.js';
 import type { BackendDatastore, StoreIdentity } from '../datastore/index.js';
 import type { RestoredBlock } from '../datastore/ipam-store.js';
