@@ -4,7 +4,7 @@
 // every node namespace reaches them with no route. Members are started in the foreground, so
 // the PID the state file records is etcd's own, and `down` stops them by it. Each keeps its
 // data in the lab folder: a member that died comes back with its data on the next `up`.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { etcdDatastore, type DatastoreConfig } from '../datastore/index.js';
 import type { LabProcess, LabState } from './state.js';
@@ -52,6 +52,8 @@ export async function ensureEtcd(state: LabState, node: TopologyNode, procs: Lab
       started.push(running);
       return;
     }
+    // A killed member leaves its socket file behind; etcd would not bind over it.
+    rmSync(join(dir, sockets[i]!), { force: true });
     const peer = `http://127.0.0.1:${PEER_PORT + 10 * i}`;
     const client = `unix://${sockets[i]}`;
     const argv = [
@@ -89,19 +91,20 @@ export async function ensureEtcd(state: LabState, node: TopologyNode, procs: Lab
     `etcd cluster on ${dir}`,
     async () => {
       for (const p of started) if (!isOurs(p)) throw new Error(`etcd ${p.what} exited: ${procs.tail(p.log)}`);
-      // A linearizable read answers only once a leader is elected and a quorum is up.
-      const ds = await etcdDatastore({ endpoints: state.etcdEndpoints!, connectWaitMs: 1_000, commandTimeoutMs: 2_000 }).catch(
-        () => undefined,
-      );
-      if (!ds) return undefined;
-      try {
-        await ds.revision();
-        return true;
-      } catch {
-        return undefined;
-      } finally {
-        await ds.close();
+      // Each member on its own: a linearizable read through it answers only once it has joined
+      // a cluster with a leader and a quorum.
+      for (const endpoint of state.etcdEndpoints!) {
+        const ds = await etcdDatastore({ endpoints: [endpoint], connectWaitMs: 1_000, commandTimeoutMs: 2_000 }).catch(() => undefined);
+        if (!ds) return undefined;
+        try {
+          await ds.revision();
+        } catch {
+          return undefined;
+        } finally {
+          await ds.close();
+        }
       }
+      return true;
     },
     30_000,
   );
