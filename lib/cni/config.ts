@@ -3,11 +3,13 @@ import { datastoreConfigFromEnv, etcdEndpoints, type DatastoreConfig } from '../
 import { Checker, ValidationError } from '../resources/checker.js';
 import type { KubernetesProtocol, WorkloadEndpointPort } from '../resources/policy-types.js';
 import { portNameProblem } from '../resources/validate-kubernetes.js';
+import { SUPPORTED_VERSIONS } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 
-export const SUPPORTED_VERSIONS = ['0.4.0', '1.0.0'] as const;
+export { SUPPORTED_VERSIONS };
 
-export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';
+export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
+const COMMANDS: readonly CniCommand[] = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'];
 
 export interface NetConf {
   cniVersion: string;
@@ -20,6 +22,8 @@ export interface NetConf {
   mtu?: number;
   ipam?: { type?: string; pools?: string[] };
   prevResult?: CniResult;
+  /** GC (CNI 1.1): the attachments the runtime still holds ("cni.dev/valid-attachments"). */
+  validAttachments?: { containerID: string; ifname: string }[];
   /**
    * What the runtime adds for this container (the CNI conventions' `args`): `labels` are the
    * pod's labels, which policies select on; `ports` its named ports (podroute's own key).
@@ -39,15 +43,16 @@ export interface CniEnv {
 export interface CniResult {
   cniVersion: string;
   interfaces: { name: string; mac?: string; sandbox?: string }[];
-  ips: { address: string; gateway?: string; interface?: number }[];
+  /** `version` ("4" or "6") only in 0.3.x and 0.4.0 results. */
+  ips: { address: string; gateway?: string; interface?: number; version?: '4' | '6' }[];
   routes: { dst: string; gw?: string }[];
   dns: Record<string, unknown>;
 }
 
 export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
-  const command = env.CNI_COMMAND;
-  if (command !== 'ADD' && command !== 'DEL' && command !== 'CHECK' && command !== 'VERSION') {
-    throw new CniError(CNI_CODES.invalidEnvironment, `CNI_COMMAND: ${JSON.stringify(command ?? '')} is not ADD, DEL, CHECK or VERSION`);
+  const command = env.CNI_COMMAND as CniCommand | undefined;
+  if (command === undefined || !COMMANDS.includes(command)) {
+    throw new CniError(CNI_CODES.invalidEnvironment, `CNI_COMMAND: ${JSON.stringify(command ?? '')} is not ${COMMANDS.join(', ')}`);
   }
   const args: Record<string, string> = {};
   for (const kv of (env.CNI_ARGS ?? '').split(';')) {
@@ -57,7 +62,8 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     args[kv.slice(0, i)] = kv.slice(i + 1);
   }
   const out: CniEnv = { command, containerId: env.CNI_CONTAINERID ?? '', netns: env.CNI_NETNS ?? '', ifname: env.CNI_IFNAME ?? '', args };
-  if (command === 'VERSION') return out;
+  // VERSION, STATUS and GC concern the plugin and the network, not one container.
+  if (command === 'VERSION' || command === 'STATUS' || command === 'GC') return out;
   if (!out.containerId) throw new CniError(CNI_CODES.invalidEnvironment, 'CNI_CONTAINERID: required');
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(out.containerId))
     throw new CniError(
@@ -132,6 +138,21 @@ export function parseNetConf(stdin: string): NetConf {
     conf.ipam = { type: typeof i.type === 'string' ? i.type : undefined, pools: i.pools as string[] | undefined };
   }
   if (c.prevResult !== undefined) conf.prevResult = c.prevResult as CniResult;
+  const valid = c['cni.dev/valid-attachments'];
+  if (valid !== undefined) {
+    if (
+      !Array.isArray(valid) ||
+      valid.some((a) => typeof a !== 'object' || a === null || typeof (a as { containerID?: unknown }).containerID !== 'string')
+    )
+      throw new CniError(
+        CNI_CODES.invalidConfig,
+        'network configuration: cni.dev/valid-attachments must be a list of {containerID, ifname}',
+      );
+    conf.validAttachments = (valid as { containerID: string; ifname?: unknown }[]).map((a) => ({
+      containerID: a.containerID,
+      ifname: typeof a.ifname === 'string' ? a.ifname : '',
+    }));
+  }
   if (c.args !== undefined && c.args !== null) conf.args = parseArgs(c.args);
   return conf;
 }

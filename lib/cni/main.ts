@@ -3,6 +3,7 @@
 import { parseEnv, parseNetConf, SUPPORTED_VERSIONS } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { cmdAdd, cmdCheck, cmdDel, cmdVersion } from './plugin.js';
+import { cmdGc, cmdStatus } from './status-gc.js';
 import { packageVersion } from './version.js';
 
 async function readStdin(): Promise<string> {
@@ -43,6 +44,12 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ c
       case 'CHECK':
         await cmdCheck(conf, cenv, env);
         return { code: 0, output: '' };
+      case 'STATUS':
+        await cmdStatus(conf, env);
+        return { code: 0, output: '' };
+      case 'GC':
+        await cmdGc(conf, env);
+        return { code: 0, output: '' };
     }
   } catch (e) {
     const err = e instanceof CniError ? e : new CniError(CNI_CODES.internal, (e as Error).message);
@@ -53,7 +60,7 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ c
 
 const usage = `usage: podroute-cni   (run by a container runtime, with no arguments)
 
-The podroute CNI plugin. The runtime sets CNI_COMMAND (ADD, DEL, CHECK or VERSION),
+The podroute CNI plugin. The runtime sets CNI_COMMAND (ADD, DEL, CHECK, VERSION, STATUS or GC),
 CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME and CNI_ARGS, and writes the network configuration
 (JSON) on stdin; the result or the error object comes back on stdout.
 

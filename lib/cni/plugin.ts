@@ -10,6 +10,7 @@ import { identityRecordPath } from './store-record.js';
 import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
 import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/types.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
+import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { createVeth, deleteLink, GATEWAY, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
 
@@ -58,7 +59,7 @@ export function nodeName(conf: NetConf, env: NodeJS.ProcessEnv): string {
   return conf.nodename ?? env.PODROUTE_NODENAME ?? env.NODENAME ?? hostname();
 }
 
-async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatastore> {
+export async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatastore> {
   try {
     return await openDatastore(datastoreConfig(conf, env));
   } catch (e) {
@@ -67,7 +68,7 @@ async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatas
   }
 }
 
-function storeError(e: unknown, what: string): CniError {
+export function storeError(e: unknown, what: string): CniError {
   if (e instanceof CniError) return e;
   if (e instanceof IpamError) {
     if (e.code === 'StoreReplaced') return new CniError(CNI_CODES.storeReplaced, `${what}: ${e.message}`);
@@ -138,7 +139,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
     } catch (e) {
       throw storeError(e, 'WorkloadEndpoint');
     }
-    return {
+    return resultFor(conf.cniVersion, {
       cniVersion: conf.cniVersion,
       interfaces: [
         { name: w.hostIf, mac: macs.hostMac },
@@ -147,7 +148,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
       ips: [{ address: assigned.cidr, gateway: GATEWAY, interface: 1 }],
       routes: [{ dst: '0.0.0.0/0', gw: GATEWAY }],
       dns: {},
-    };
+    });
   } catch (e) {
     for (const step of undo.reverse()) await step().catch(() => undefined);
     throw storeError(e, 'ADD');
@@ -185,6 +186,8 @@ export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
 }
 
 export async function cmdCheck(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (!atLeast(conf.cniVersion, '0.4.0'))
+    throw new CniError(CNI_CODES.incompatibleVersion, `CHECK is not part of CNI ${conf.cniVersion}`, 'CHECK exists from CNI 0.4.0');
   if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
   const node = nodeName(conf, procEnv);
   const w = workloadFor(env, node);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
+import { CONTAINER_ID_ANNOTATION } from '../../lib/resources/annotations.js';
 import { Lab, type Netns } from '../support/netns.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { callCni } from './call.js';
@@ -51,7 +52,69 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
   it('VERSION lists the versions it speaks', async () => {
     const r = await callCni(host, 'VERSION', {}, '{"cniVersion":"1.0.0"}');
     assert.equal(r.code, 0);
-    assert.deepEqual(r.json, { cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] });
+    assert.deepEqual(r.json, { cniVersion: '1.0.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+  });
+
+  it('speaks every version as that version: the result shape, CHECK from 0.4.0', async () => {
+    for (const [i, version] of ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'].entries()) {
+      const pod = await lab.namespace(`v${i}`);
+      const env = { CNI_CONTAINERID: `ver0${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' };
+      const add = await callCni(host, 'ADD', env, conf({ cniVersion: version }));
+      assert.equal(add.code, 0, `${version}: ${add.stdout}`);
+      const result = add.json as { cniVersion: string; ips: Record<string, unknown>[]; interfaces: { sandbox?: string }[] };
+      assert.equal(result.cniVersion, version);
+      const ip = result.ips[0]!;
+      // 0.3.x and 0.4.0 name the family of each IP; 1.0.0 dropped the field.
+      if (version < '1.0.0') assert.equal(ip.version, '4', version);
+      else assert.equal('version' in ip, false, version);
+      assert.equal(ip.interface, 1, version);
+      assert.equal(result.interfaces[1]!.sandbox, env.CNI_NETNS);
+      const check = await callCni(host, 'CHECK', env, conf({ cniVersion: version, prevResult: add.json }));
+      if (version < '0.4.0') {
+        // CHECK came with 0.4.0: before it, the spec's "incompatible CNI version".
+        assert.equal(check.code, 1, version);
+        assert.equal(check.json?.code, 1, check.stdout);
+        assert.equal(check.json?.cniVersion, version);
+      } else assert.equal(check.code, 0, `${version}: ${check.stdout}`);
+      assert.equal((await callCni(host, 'DEL', env, conf({ cniVersion: version }))).code, 0, version);
+    }
+    assert.deepEqual(await links(), []);
+    assert.deepEqual(await weps(), []);
+    assert.equal(await used(), 0);
+  });
+
+  it('CNI 1.1: STATUS says whether an ADD can work; GC removes what the runtime no longer holds', async () => {
+    const v11 = (extra: Record<string, unknown> = {}) => conf({ cniVersion: '1.1.0', ...extra });
+    assert.equal((await callCni(host, 'STATUS', {}, v11())).code, 0);
+    const down = await callCni(host, 'STATUS', {}, v11({ datastore: { type: 'redis', url: join(lab.dir, 'no-redis.sock') } }));
+    assert.equal(down.code, 1);
+    assert.equal(down.json?.code, 50, down.stdout);
+    const old = await callCni(host, 'STATUS', {}, conf());
+    assert.equal(old.json?.code, 1, old.stdout);
+
+    const pods = await Promise.all(['gc-keep', 'gc-gone'].map((n) => lab.namespace(n)));
+    const envs = pods.map((p, i) => ({ CNI_CONTAINERID: `gc0${i}`, CNI_NETNS: `/var/run/netns/${p.name}`, CNI_IFNAME: 'eth0' }));
+    for (const env of envs) assert.equal((await callCni(host, 'ADD', env, v11())).code, 0);
+    assert.equal((await links()).length, 2);
+    // Another node's endpoint is none of this node's business.
+    await ds.apply({
+      apiVersion: API_VERSION,
+      kind: 'WorkloadEndpoint',
+      metadata: { name: 'node--b-k8s-other-eth0', namespace: 'default', annotations: { [CONTAINER_ID_ANNOTATION]: 'elsewhere' } },
+      spec: { node: 'node-b', pod: 'other', interfaceName: 'cali00000000000', ipNetworks: [] },
+    });
+    const gc = await callCni(host, 'GC', {}, v11({ 'cni.dev/valid-attachments': [{ containerID: 'gc00', ifname: 'eth0' }] }));
+    assert.equal(gc.code, 0, gc.stdout);
+    const left = await weps();
+    assert.deepEqual(left.map((w) => w.spec.node).sort(), ['node-a', 'node-b']);
+    assert.equal((await links()).length, 1);
+    assert.equal(await used(), 1);
+    const noList = await callCni(host, 'GC', {}, v11());
+    assert.equal(noList.json?.code, 7, noList.stdout);
+    assert.equal((await callCni(host, 'DEL', envs[0]!, v11())).code, 0);
+    await ds.delete('WorkloadEndpoint', 'default/node--b-k8s-other-eth0');
+    assert.deepEqual(await links(), []);
+    assert.equal(await used(), 0);
   });
 
   it('ADD wires the pod, CHECK agrees, DEL removes everything and is idempotent', async () => {
