@@ -2,13 +2,20 @@
 // how to start the store, open a Datastore on it, reach it from another process, cut a
 // watcher's connection, and kill and bring back the store (or its primary, or its leader).
 // A new backend is one more row.
+import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
-import { memoryDatastore, redisDatastore, type BackendDatastore, type DatastoreConfig } from '../../lib/datastore/index.js';
+import { etcdDatastore, memoryDatastore, redisDatastore, type BackendDatastore, type DatastoreConfig } from '../../lib/datastore/index.js';
+import { startEtcdCluster, type EtcdMember } from '../support/etcd.js';
 import { startRedis, startSentinelGroup, type RedisServer } from '../support/redis.js';
 
 export interface OpenOptions {
   /** How much change log to keep (small to force a watcher's resync). */
   logLength?: number;
+  /**
+   * For the watcher whose connection cutWatches() cuts, with the writers' connections left
+   * alone (etcd: through one follower only, the member cutWatches restarts).
+   */
+  forWatch?: boolean;
 }
 
 /** A running store of one backend. Optional parts are absent where the backend has no such thing. */
@@ -84,7 +91,7 @@ function singleRedis(persist: boolean): () => Promise<StoreUnderTest> {
     const redis: RedisServer = await startRedis({ persist });
     const ping = pinger(() => new Redis(redis.url, { protocol: 2 }));
     return {
-      open: (name, o = {}) => redisDatastore({ url: redis.url, name, ...o }),
+      open: (name, o = {}) => redisDatastore({ url: redis.url, name, logLength: o.logLength }),
       config: (name) => ({ type: 'redis', url: redis.url, name }),
       env: (name) => ({ PODROUTE_REDIS_URL: redis.url, PODROUTE_DATASTORE_NAME: name }),
       kill: async () => {
@@ -110,7 +117,7 @@ async function sentinelGroup(): Promise<StoreUnderTest> {
   let killed: RedisServer | undefined;
   const ping = pinger(() => new Redis({ sentinels: where.sentinels, name: group.name, protocol: 2 }));
   return {
-    open: (name, o = {}) => redisDatastore({ ...where, name, ...o }),
+    open: (name, o = {}) => redisDatastore({ ...where, name, logLength: o.logLength }),
     config: (name) => ({ type: 'redis', ...where, name }),
     env: (name) => ({
       PODROUTE_REDIS_SENTINELS: group.sentinels.map((s) => `${s.host}:${s.port}`).join(','),
@@ -141,17 +148,63 @@ async function sentinelGroup(): Promise<StoreUnderTest> {
   };
 }
 
+async function etcdCluster(): Promise<StoreUnderTest> {
+  const cluster = await startEtcdCluster(3);
+  const endpoints = [...cluster.endpoints];
+  // Watchers go through one follower and writers through the other two, so that restarting
+  // it cuts the watches and nothing else (a write cut mid-call has an unknown outcome).
+  const leader = await cluster.leader();
+  const watchMember = cluster.members.find((m) => m.name !== leader.name)!;
+  const writeEndpoints = cluster.members.filter((m) => m !== watchMember).map((m) => m.clientUrl);
+  let killed: EtcdMember | undefined;
+  let ref: Etcd3 | undefined;
+  return {
+    open: (name, o = {}) =>
+      etcdDatastore({ endpoints: o.forWatch ? [watchMember.clientUrl] : writeEndpoints, name, logLength: o.logLength }),
+    config: (name) => ({ type: 'etcd', endpoints, name }),
+    env: (name) => ({ PODROUTE_ETCD_ENDPOINTS: endpoints.join(','), PODROUTE_DATASTORE_NAME: name }),
+    kill: async () => {
+      const leader = await cluster.leader();
+      const pid = leader.pid;
+      if (pid === undefined) throw new Error('the leader is not running');
+      await cluster.kill(leader);
+      killed = leader;
+      return pid;
+    },
+    recover: async () => {
+      const m = killed;
+      if (!m) throw new Error('recover: nothing was killed');
+      killed = undefined;
+      await cluster.restart(m);
+    },
+    // A member restart ends every stream on it; the watch client waits for it to come back.
+    cutWatches: async () => {
+      await cluster.restart(watchMember);
+      return 1;
+    },
+    roundTrip: () => {
+      ref ??= new Etcd3({ hosts: endpoints });
+      return ref.get('podroute-bench-reference').string();
+    },
+    stop: async () => {
+      ref?.close();
+      await cluster.stop();
+    },
+  };
+}
+
 export const BACKENDS: readonly Backend[] = [
   {
     name: 'memory',
     outOfProcess: false,
     durable: false,
     // One process, no connection: nothing to kill, cut or reach from elsewhere.
-    start: async () => ({ open: async (_name, o = {}) => memoryDatastore(o), stop: async () => {} }),
+    start: async () => ({ open: async (_name, o = {}) => memoryDatastore({ logLength: o.logLength }), stop: async () => {} }),
   },
   { name: 'redis', outOfProcess: true, durable: false, start: singleRedis(false) },
   { name: 'redis-aof', outOfProcess: true, durable: true, sameCodeAs: 'redis', start: singleRedis(true) },
   { name: 'sentinel', outOfProcess: true, durable: true, start: sentinelGroup },
+  { name: 'etcd', outOfProcess: true, durable: true, start: etcdCluster },
 ];
 
 export function backendNamed(name: string): Backend {

@@ -13,6 +13,7 @@ import { datastoreSuite, node, pool } from './suite.js';
 const SUITES_ELSEWHERE: Readonly<Record<string, string>> = {
   memory: 'test/datastore/memory.test.ts, test/ipam/memory.test.ts',
   redis: 'test/datastore/redis.test.ts, test/ipam/redis.test.ts',
+  etcd: 'test/datastore/etcd.test.ts, test/ipam/etcd.test.ts (one member)',
 };
 
 const refusedAsReplaced = (e: unknown): boolean => {

@@ -109,7 +109,7 @@ async function applyAll(ds: BackendDatastore, resources: readonly Resource[], wi
 
 for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
   describe(`datastore faults: ${backend.name}, ${PROCESSES} processes x ${PER_PROCESS} allocations, the store killed mid-run`, function () {
-    this.timeout(150_000);
+    this.timeout(240_000);
     let store: StoreUnderTest | undefined;
     let ds: BackendDatastore | undefined;
     const children: ChildProcess[] = [];
@@ -138,14 +138,15 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
         await setup(ds);
 
         const files = Array.from({ length: PROCESSES }, (_, i) => join(dir, `allocator-${i}.log`));
+        const spawnedAt = Date.now();
         const exits = files.map((out, index) => {
-          const args = { config: s.config!(name), index, count: PER_PROCESS, out, deadlineMs: 100_000 };
+          const args = { config: s.config!(name), index, count: PER_PROCESS, out, deadlineMs: 150_000 };
           const c = spawn(process.execPath, ['--import', 'tsx', ALLOCATOR, JSON.stringify(args)], { cwd: ROOT, stdio: 'ignore' });
           children.push(c);
           return exitOf(c);
         });
 
-        await until(`${KILL_AFTER} acknowledged allocations`, () => readOutcomes(files).acks.length >= KILL_AFTER, 60_000);
+        await until(`${KILL_AFTER} acknowledged allocations`, () => readOutcomes(files).acks.length >= KILL_AFTER, 90_000);
         const pid = await s.kill!();
         const killedAt = Date.now();
         assert.throws(() => process.kill(pid, 0), /ESRCH/, `the killed process ${pid} is gone`);
@@ -192,8 +193,9 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
 
         const codes = await Promise.race([
           Promise.all(exits),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the allocators did not finish within 100 s')), 100_000)),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the allocators did not finish within 160 s')), 160_000)),
         ]);
+        const doneAt = Date.now();
         const { acks, lines } = readOutcomes(files);
         assert.deepEqual(
           codes,
@@ -222,7 +224,7 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
         const unavailable = lines.flat().filter((l) => l.startsWith('unavailable ')).length;
         const resumed = Math.min(...acks.filter((a) => a.sent > killedAt).map((a) => a.acked)) - killedAt;
         console.log(
-          `      ${backend.name}: ${acks.length} acknowledged, ${refused} refused by the guard, ${unavailable} unavailable; killed after ${acks.filter((a) => a.acked <= killedAt).length}, store back in ${recoveredMs} ms, first allocation begun after the kill acknowledged at +${resumed} ms`,
+          `      ${backend.name}: ${acks.length} acknowledged, ${refused} refused by the guard, ${unavailable} unavailable; killed after ${acks.filter((a) => a.acked <= killedAt).length}, store back in ${recoveredMs} ms, first allocation begun after the kill acknowledged at +${resumed} ms; first acknowledged ${Math.min(...acks.map((a) => a.acked)) - spawnedAt} ms after the spawn, killed at ${killedAt - spawnedAt} ms, all done at ${doneAt - spawnedAt} ms`,
         );
         if (backend.durable) {
           assert.equal(refused, 0, 'the store kept its data: the guard has nothing to refuse');

@@ -19,9 +19,11 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
     this.timeout(120_000);
     let store: StoreUnderTest | undefined;
     let ds: BackendDatastore | undefined;
+    let watching: BackendDatastore | undefined;
     let w: Watcher | undefined;
     after(async () => {
       await w?.close();
+      await watching?.close();
       await ds?.close();
       await store?.stop();
     });
@@ -32,7 +34,8 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
       ds = await s.open(`watch${process.pid}`);
       const d = ds;
       for (let i = 0; i < 20; i++) await d.apply(node(`n${i}`));
-      w = d.watch();
+      watching = await s.open(`watch${process.pid}`, { forWatch: true });
+      w = watching.watch();
       const view = new WatchView(w);
       const statuses: WatchStatus[] = [];
       w.on('status', (st) => statuses.push(st));
