@@ -19,6 +19,7 @@ import {
   type MaxRoutes,
 } from './session/max-prefix.js';
 import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
+import { linkLocalFor } from './session/link-local.js';
 import { SelectionDeferral } from './selection-deferral.js';
 import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
 
@@ -51,6 +52,13 @@ export interface NeighborConfig extends PeerConfig {
   routeReflectorClient?: boolean;
   /** Our global IPv6 address for next-hop-self of IPv6 routes over an IPv4 session. */
   localAddressV6?: string;
+  /**
+   * Our link-local address, sent after the global next hop (RFC 2545 §3). Default: over an IPv6
+   * session, the one on the session's interface when the peer shares its link (as FRR does);
+   * none for IPv6 routes over an IPv4 session unless given here. false never sends one (a
+   * receiver that cannot place it: FRR's bgpd without zebra withdraws such routes).
+   */
+  linkLocalAddressV6?: string | false;
 }
 
 /** Peers from a range that connect to us (FRR's `bgp listen range`): created on accept, removed when down. */
@@ -358,6 +366,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       routerId: info.remoteRouterId,
       localAddress: ipv6Session ? undefined : info.localAddress,
       localAddressV6: ipv6Session ? info.localAddress : n.config.localAddressV6,
+      linkLocalAddressV6:
+        n.config.linkLocalAddressV6 === false
+          ? undefined
+          : (n.config.linkLocalAddressV6 ?? (ipv6Session ? linkLocalFor(info.localAddress, info.remoteAddress) : undefined)),
       families: info.negotiated.families,
       sendOptions: info.negotiated.send,
       fourOctetAs: info.negotiated.send.fourOctetAs,
