@@ -87,6 +87,11 @@ export function formatPeers(peers: PeerStatus[]): string {
   );
 }
 
+/** One path as "show bgp" lists it: best mark, prefix, next hop, peer, AS path, origin. */
+function formatRoute(r: RouteView): string {
+  return `${r.best ? '*>' : '* '} ${r.prefix.padEnd(20)} ${r.nextHop.padEnd(16)} ${r.from.padEnd(16)} ${asPath(r)} ${r.attributes.origin ?? ''}\n`;
+}
+
 const LOG_OPTIONS = {
   'log-level': { type: 'string', choices: ['debug', 'info', 'warning', 'error', 'none'], help: 'least severe line logged (default info)' },
   'log-format': { type: 'string', choices: ['json', 'text'], help: 'json lines (default) or text for people' },
@@ -292,7 +297,7 @@ export function daemonSpec(name: 'bgpd' | 'reflector'): CommandSpec {
             `/routes?family=${encodeURIComponent((p.values.family as string | undefined) ?? 'ipv4-unicast')}`,
           );
           const o = outputOf(p.values.output);
-          out(o === 'json' || o === 'yaml' ? emit(routes, o) : routeTable(routes, o === 'wide'));
+          out(o === 'json' || o === 'yaml' ? emit(routes, o) : o === 'wide' ? routeTable(routes, true) : routes.map(formatRoute).join(''));
           return 0;
         },
       },

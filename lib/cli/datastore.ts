@@ -186,7 +186,13 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
           return 2;
         }
         const usage = await new Ipam(store).usage();
-        if (o === 'json' || o === 'yaml') io.stdout(o === 'json' ? `${JSON.stringify(usage, null, 2)}\n` : stringifyYaml(usage));
+        // Address counts are bigints (an IPv6 pool holds more than 2^53): numbers when exact, else strings.
+        const plain = JSON.parse(
+          JSON.stringify(usage, (_k, v: unknown) =>
+            typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v)) : v,
+          ),
+        ) as unknown;
+        if (o === 'json' || o === 'yaml') io.stdout(o === 'json' ? `${JSON.stringify(plain, null, 2)}\n` : stringifyYaml(plain));
         else io.stdout(formatIpamShow(usage, rest.includes('--show-blocks') || o === 'wide'));
         return 0;
       }

@@ -36,17 +36,10 @@ networks:
   - 2001:db8:9::/48
 `;
 
-const BGPD_USAGE = `usage:
-  podroute bgpd --config <file> [--control <socket>]   run a BGP speaker
-  podroute bgpd status --control <socket>               its peers, as "show bgp summary"
-  podroute bgpd routes --control <socket> [--family ipv4-unicast|ipv6-unicast]
-`;
-
-const REFLECTOR_USAGE = `usage:
-  podroute reflector --config <file> [--control <socket>]   run a route reflector (RFC 4456)
-  podroute reflector status --control <socket>               its peers and roles, loops dropped
-  podroute reflector routes --control <socket> [--family ipv4-unicast|ipv6-unicast]
-`;
+const BGPD_USAGE = 'bgpd: --config <file> is required\n(podroute bgpd --help shows its usage)\n';
+const REFLECTOR_USAGE = 'reflector: --config <file> is required\n(podroute reflector --help shows its usage)\n';
+const CONTROL_USAGE = (command: string) =>
+  `--control <socket> is required (or PODROUTE_BGPD_CONTROL)\n(podroute ${command} --help shows its usage)\n`;
 
 async function podroute(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const r = await execCommand(['node', join(ROOT, 'bin/podroute.js'), ...args], { timeoutMs: 30_000 });
@@ -160,9 +153,9 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
       podroute('bgpd', 'status', '--control', join(dir, 'none.sock')),
     ]);
     assert.deepEqual(bgpdBare, { code: 2, stdout: '', stderr: BGPD_USAGE });
-    assert.deepEqual(bgpdStatus, { code: 2, stdout: '', stderr: BGPD_USAGE });
+    assert.deepEqual(bgpdStatus, { code: 2, stdout: '', stderr: CONTROL_USAGE('bgpd status') });
     assert.deepEqual(rrBare, { code: 2, stdout: '', stderr: REFLECTOR_USAGE });
-    assert.deepEqual(rrRoutes, { code: 2, stdout: '', stderr: REFLECTOR_USAGE });
+    assert.deepEqual(rrRoutes, { code: 2, stdout: '', stderr: CONTROL_USAGE('reflector routes') });
     assert.deepEqual(rrBad, { code: 1, stdout: '', stderr: 'podroute: clients[1].address: "nowhere" is not an IP address\n' });
     assert.deepEqual(rrOnBgpd, {
       code: 1,
