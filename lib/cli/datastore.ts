@@ -221,7 +221,12 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     if (r.kind === 'IPPool')
       row.push(r.spec.cidr, String(r.spec.blockSize), r.spec.ipipMode, r.spec.vxlanMode, String(r.spec.disabled === true));
     else if (r.kind === 'Node') row.push(r.spec.bgp?.ipv4Address ?? '', r.spec.bgp?.ipv6Address ?? '', String(r.spec.bgp?.asNumber ?? ''));
-    else if (r.kind === 'BGPPeer') row.push(r.spec.peerIP, String(r.spec.asNumber), r.spec.node ?? r.spec.nodeSelector ?? '(global)');
+    else if (r.kind === 'BGPPeer')
+      row.push(
+        r.spec.peerIP ?? `peerSelector ${r.spec.peerSelector}`,
+        String(r.spec.asNumber ?? ''),
+        r.spec.node ?? r.spec.nodeSelector ?? '(global)',
+      );
     else if (r.kind === 'IPAMBlock') row.push(r.spec.cidr, r.spec.affinity ?? '');
     else if (r.kind === 'WorkloadEndpoint')
       row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','), labelText(r.metadata.labels));
