@@ -57,12 +57,17 @@ export const ROOT: CommandSpec = {
     },
     {
       name: 'mrt',
-      summary: 'print the BGP messages of an MRT dump (gzip or plain) as JSON lines',
+      summary: 'print an MRT dump (BGP4MP messages, TABLE_DUMP_V2 RIBs; gzip or plain) as JSON lines',
       args: '<file>',
       maxPositionals: 1,
+      options: {
+        bgpdump: { type: 'boolean', short: 'm', help: 'one line per route as bgpdump -m prints it' },
+        large: { type: 'boolean', short: 'l', help: 'with -m: the large communities field, as bgpdump -l' },
+      },
       run: (p) => {
         if (!p.positionals[0]) throw new UsageError('mrt: <file> is required');
-        return mrtCommand(p.positionals);
+        if (p.values.large && !p.values.bgpdump) throw new UsageError('mrt: -l goes with -m');
+        return mrtCommand(p.positionals, { bgpdump: p.values.bgpdump === true, large: p.values.large === true });
       },
     },
     daemonSpec('bgpd'),

@@ -103,6 +103,26 @@ describe('MRT TABLE_DUMP_V2', () => {
     assert.deepEqual(ours(GOBGP_DUMP, true), expected);
   });
 
+  it('podroute mrt -m -l prints those lines; -l without -m is refused', () => {
+    const cli = (...args: string[]) => spawnSync('node', ['bin/podroute.js', 'mrt', ...args], { encoding: 'utf8' });
+    const r = cli('-m', '-l', GOBGP_DUMP);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, readFileSync(join(DATA, 'gobgp-table-dump-v2.bgpdump-ml.txt'), 'utf8'));
+    const json = cli(GOBGP_DUMP)
+      .stdout.trimEnd()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { rib?: { prefix: string; entries: { attributes: { communities?: string[]; largeCommunities?: string[] } }[] } },
+      );
+    const rib = json.find((l) => l.rib?.prefix === '10.1.0.0/24' && l.rib.entries.length === 2)!.rib!;
+    assert.deepEqual(rib.entries[1]!.attributes.communities, ['65000:100', '65535:0', '65535:666']);
+    assert.deepEqual(rib.entries[1]!.attributes.largeCommunities, ['65000:1:2', '4200000000:3:4']);
+    const bad = cli('-l', GOBGP_DUMP);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /-l goes with -m/);
+  });
+
   it("GoBGP's RIB dump: the same as bgpdump now, with and without -l", function () {
     if (!hasBgpdump) this.skip();
     assert.deepEqual(ours(GOBGP_DUMP, true), bgpdump(GOBGP_DUMP, '-l'));
