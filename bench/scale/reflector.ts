@@ -41,6 +41,9 @@ export interface ReflectorResult {
   rssPeak: number;
   testerCpu: number;
   drops: number;
+  /** Clients Established, and holding every route, when the run ended (all of them unless it failed). */
+  establishedAtEnd: number;
+  completeAtEnd: number;
   failed?: string;
   errors: Record<string, number>;
 }
@@ -123,6 +126,8 @@ async function runOne(kind: ReflectorKind): Promise<ReflectorResult> {
     rssPeak: peak,
     testerCpu: testerAfter.cpu - testerBefore.cpu,
     drops: p.drops,
+    establishedAtEnd: p.established,
+    completeAtEnd: p.complete,
     errors: p.errors,
     ...(failed && { failed }),
   };
@@ -137,7 +142,7 @@ function table(results: ReflectorResult[]): string {
   ];
   for (const r of results) {
     rows.push(
-      `| ${r.version}${r.failed ? ` (${r.failed})` : ''} | ${f(r.establishedS)} | ${f(r.sampledConvergedS)} | ${f(r.convergedS)} | ${f(r.cpuAtConverged)} | ${f(r.cpuTotal)} | ${f(mb(r.rssBefore), 0)} → ${f(mb(r.rssAfter), 0)} | ${f(mb(r.rssPeak), 0)} | ${f((r.rssPeak - r.rssBefore) / 1024 / r.clients, 0)} | ${r.loadBefore} / ${r.loadAfter} | ${f(r.testerCpu)} |`,
+      `| ${r.version}${r.failed ? ` (${r.failed}: ${r.establishedAtEnd} Established, ${r.completeAtEnd} complete)` : ''} | ${f(r.establishedS)} | ${f(r.sampledConvergedS)} | ${f(r.convergedS)} | ${f(r.cpuAtConverged)} | ${f(r.cpuTotal)} | ${f(mb(r.rssBefore), 0)} → ${f(mb(r.rssAfter), 0)} | ${f(mb(r.rssPeak), 0)} | ${f((r.rssPeak - r.rssBefore) / 1024 / r.clients, 0)} | ${r.loadBefore} / ${r.loadAfter} | ${f(r.testerCpu)} |`,
     );
   }
   const pod = results.find((r) => r.kind === 'podroute');
