@@ -17,6 +17,7 @@ import {
 import { checkNodeAddress, NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
 import { felixSettings } from '../agent/felix-configuration.js';
 import { callControl } from '../bgpd/control.js';
+import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
 export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
@@ -47,6 +48,10 @@ export interface NodeRunConfig {
   defaultIpv4Pool?: NodeAgentOptions['defaultIpv4Pool'];
   /** Seconds between felix's full resyncs. Default 90. */
   resyncInterval?: number;
+  /** Calico's name: Debug, Info (default), Warning, Error, or none. */
+  logSeverityScreen?: string;
+  /** json (default, one object a line) or text. */
+  logFormat?: string;
 }
 
 const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number' | 'labels' | 'pool' | 'datastore' }> = {
@@ -68,6 +73,8 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--health-port': { key: 'healthPort', type: 'number' },
   '--health-host': { key: 'healthHost', type: 'string' },
   '--default-pool': { key: 'defaultIpv4Pool', type: 'pool' },
+  '--log-level': { key: 'logSeverityScreen', type: 'string' },
+  '--log-format': { key: 'logFormat', type: 'string' },
 };
 
 function parseLabels(s: string, field: string): Record<string, string> {
@@ -154,13 +161,25 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
   set('control', 'string', 'PODROUTE_CONTROL');
   set('healthHost', 'string', 'PODROUTE_HEALTH_HOST', 'FELIX_HEALTHHOST');
+  set('logSeverityScreen', 'string', 'PODROUTE_LOG_LEVEL', 'FELIX_LOGSEVERITYSCREEN');
+  set('logFormat', 'string', 'PODROUTE_LOG_FORMAT');
   if (e('PODROUTE_REDIS_URL') || e('PODROUTE_DATASTORE') || e('PODROUTE_REDIS_SENTINELS') || e('PODROUTE_ETCD_ENDPOINTS'))
     fromEnv.datastore = datastoreConfigFromEnv(env);
   return { ...file, ...fromEnv, ...flags };
 }
 
+/** Events above info; the rest (the agent's own included) are info. */
+const LEVELS: Record<string, 'warning' | 'error'> = {
+  error: 'error',
+  'programming-problems': 'warning',
+  'policy-disabled': 'warning',
+  'dataplane-fallback': 'warning',
+};
+
+let logger: Logger = createLogger();
+
 function log(event: string, fields: Record<string, unknown>): void {
-  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), event, ...fields }) + '\n');
+  logger.log(LEVELS[event] ?? 'info', event, fields);
 }
 
 /**
@@ -184,11 +203,17 @@ export function checkNodeRunConfig(c: NodeRunConfig): void {
     throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
   if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
     throw new Error(`policy: ${JSON.stringify(c.policy)} must be on or off`);
+  if (c.logSeverityScreen !== undefined) logLevel(c.logSeverityScreen, 'logSeverityScreen');
+  if (c.logFormat !== undefined) logFormat(c.logFormat, 'logFormat');
 }
 
 export async function nodeRun(args: readonly string[]): Promise<number> {
   const c = nodeRunConfig(args);
   checkNodeRunConfig(c);
+  logger = createLogger({
+    level: c.logSeverityScreen === undefined ? 'info' : logLevel(c.logSeverityScreen, 'logSeverityScreen'),
+    format: c.logFormat === undefined ? 'json' : logFormat(c.logFormat, 'logFormat'),
+  });
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   const nodeName = c.nodeName ?? hostname().toLowerCase();
   // FelixConfiguration (default, then node.<name>) under the flags and the environment, as Felix.
@@ -346,7 +371,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
         .map(([f, d]) => `${f} (${d.key})`)
         .join(
           ', ',
-        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL\n`,
+        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL, PODROUTE_LOG_LEVEL (FELIX_LOGSEVERITYSCREEN), PODROUTE_LOG_FORMAT\n`,
     );
     return 0;
   }

@@ -7,14 +7,16 @@ import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { CALCULATION_KINDS, formatPodExplanation, formatVerdict, PolicyExplainer } from '../policy/index.js';
 import type { Resource } from '../resources/types.js';
-import type { CommandIo } from './datastore.js';
+import { openFileDatastore } from '../datastore/file.js';
+import { datastoreFile, type CommandIo } from './datastore.js';
 import { DEFAULT_CONTROL } from './node.js';
 
 export const POLICY_USAGE = `usage:
   podroute policy explain <namespace>/<pod>              what may reach the pod, what it may reach, and which rule decides
   podroute policy verdict <from> <to> <protocol> [port]  one connection: allowed or not, and why (pods as ns/pod or by address)
   podroute policy counters [--control <socket>]          packets and bytes per policy rule on this node (the running agent)
-datastore: PODROUTE_REDIS_URL=redis://host:port, or PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379
+datastore: the file podroute apply writes (PODROUTE_STATE_DIR, see podroute get --help), or PODROUTE_REDIS_URL=redis://host:port,
+  or PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379
 `;
 
 const PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'icmp']);
@@ -27,17 +29,14 @@ export async function calculationResources(ds: BackendDatastore): Promise<Resour
 }
 
 async function explainer(
-  io: CommandIo,
+  _io: CommandIo,
   ds?: BackendDatastore,
 ): Promise<{ explainer: PolicyExplainer; close: () => Promise<void> } | undefined> {
   let store = ds;
   if (!store) {
-    const cfg = datastoreConfigFromEnv();
-    if (cfg.type === 'memory') {
-      io.stderr('podroute policy: no datastore configured; set PODROUTE_REDIS_URL or PODROUTE_ETCD_ENDPOINTS\n');
-      return undefined;
-    }
-    store = await openDatastore(cfg);
+    // What `podroute apply` wrote: the file datastore unless Redis or etcd is configured.
+    const file = datastoreFile(undefined);
+    store = file !== undefined ? await openFileDatastore(file) : await openDatastore(datastoreConfigFromEnv());
   }
   const opened = store;
   const resources = await calculationResources(opened);

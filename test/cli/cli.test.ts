@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ROOT as TREE } from '../../lib/cli/commands.js';
 import type { CommandSpec } from '../../lib/cli/args.js';
 import { execCommand, Lab, type Netns } from '../support/netns.js';
+import type { ManagedProcess } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -121,6 +122,8 @@ describe('podroute CLI', function () {
     let lab: Lab;
     let ns: Netns;
     let a: string;
+    let procA: ManagedProcess;
+    let procB: ManagedProcess;
     const CONFIG = (me: string, peer: string, net: string) => `asn: 64512
 routerId: ${me}
 listen: { host: ${me}, port: 179 }
@@ -140,11 +143,25 @@ networks:
         join(lab.dir, 'b.yaml'),
         CONFIG('127.0.0.2', '127.0.0.1', '10.2.0.0/24').replace('asn: 64512\n', 'asn: 64513\n').replace('asn: 64513,', 'asn: 64512,'),
       );
-      ns.spawn(
-        ['node', BIN, 'bgpd', '--config', join(lab.dir, 'a.yaml'), '--control', a, '--metrics-port', '9911', '--log-level', 'debug'],
+      procA = ns.spawn(
+        [
+          'node',
+          BIN,
+          'bgpd',
+          '--config',
+          join(lab.dir, 'a.yaml'),
+          '--control',
+          a,
+          '--metrics-port',
+          '9911',
+          '--log-level',
+          'debug',
+          '--log-format',
+          'text',
+        ],
         { name: 'a', cwd: ROOT },
       );
-      ns.spawn(['node', BIN, 'bgpd', '--config', join(lab.dir, 'b.yaml'), '--control', b], { name: 'b', cwd: ROOT });
+      procB = ns.spawn(['node', BIN, 'bgpd', '--config', join(lab.dir, 'b.yaml'), '--control', b], { name: 'b', cwd: ROOT });
       await waitFor(
         async () => {
           const r = await podroute(['bgpd', 'status', '--control', a, '-o', 'json'], {}, ns);
@@ -200,6 +217,26 @@ networks:
         },
         { what: 'the session back after the reset', timeoutMs: 30_000 },
       );
+    });
+
+    it('logs: text with debug lines on one, json at info (no debug) on the other; a bad level refused before listening', async () => {
+      await waitFor(() => /DEBUG +end-of-rib peer=127\.0\.0\.2/.test(procA.tail()), { what: 'a debug line in text', timeoutMs: 10_000 });
+      assert.match(procA.tail(), /INFO +peer-up peer=127\.0\.0\.2 /);
+      const lines = procB
+        .tail()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { level: string; event: string });
+      assert.ok(lines.some((l) => l.level === 'info' && l.event === 'peer-up'));
+      assert.ok(!lines.some((l) => l.event === 'end-of-rib'), 'debug lines are not logged at info');
+      const [bgpd, node] = await Promise.all([
+        podroute(['bgpd', '--config', join(lab.dir, 'a.yaml'), '--log-level', 'loud']),
+        podroute(['node', 'run', '--dataplane', 'memory', '--health-port', '0', '--log-level', 'loud']),
+      ]);
+      assert.equal(bgpd.code, 2);
+      assert.match(bgpd.stderr, /--log-level "loud" must be one of debug, info, warning, error/);
+      assert.equal(node.code, 1);
+      assert.match(node.stderr, /logSeverityScreen: "loud" must be/);
     });
 
     it('/metrics: per-peer state, prefixes and messages, process metrics', async () => {
