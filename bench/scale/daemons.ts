@@ -26,7 +26,8 @@ function version(argv: string[]): string {
   return `${r.stdout ?? ''}${r.stderr ?? ''}`.split('\n')[0]!.trim();
 }
 
-export async function startReflector(kind: ReflectorKind, port: number): Promise<Reflector> {
+/** `profileDir`: podroute writes a .cpuprofile of the whole run there (bench/speaker/cpu-profile.mjs). */
+export async function startReflector(kind: ReflectorKind, port: number, profileDir = ''): Promise<Reflector> {
   const dir = tempDir(`scale-rr-${kind}-`);
   let argv: string[];
   let ver: string;
@@ -121,7 +122,11 @@ export async function startReflector(kind: ReflectorKind, port: number): Promise
     ];
     ver = `${version(['/usr/lib/frr/bgpd', '--version'])} (bgpd -Z)`;
   }
-  const p = start(argv);
+  const env =
+    kind === 'podroute' && profileDir
+      ? { ...process.env, NODE_OPTIONS: `--import ${join(ROOT, 'bench/speaker/cpu-profile.mjs')}`, PODROUTE_CPU_PROFILE_DIR: profileDir }
+      : process.env;
+  const p = start(argv, { env });
   await waitFor(
     `${kind} listening on ${RR_ADDRESS}:${port}`,
     async () => {

@@ -6,7 +6,7 @@
 // podroute, BIRD and FRR (bgpd -Z) in the same run, one after the other.
 //
 //   node --import tsx bench/scale/reflector.ts [--clients 1400] [--daemons podroute,bird,frr]
-//        [--sample-every 50] [--concurrency 100] [--timeout 300] [--json file]
+//        [--sample-every 50] [--concurrency 100] [--timeout 300] [--json file] [--profile dir]
 import { writeFileSync } from 'node:fs';
 import { ASN, HOLD_TIME, REFLECTORS, RR_ADDRESS, startReflector, type ReflectorKind } from './daemons.js';
 import { Tester, blocksOf, freePort, load, loopback, mb, now, quiet, sample, type ProcSample } from './harness.js';
@@ -21,6 +21,7 @@ const SAMPLE_EVERY = Number(arg('sample-every', '50'));
 const CONCURRENCY = Number(arg('concurrency', '100'));
 const TIMEOUT_S = Number(arg('timeout', '300'));
 const JSON_OUT = arg('json', '');
+const PROFILE = arg('profile', '');
 for (const d of DAEMONS) if (!REFLECTORS.includes(d)) throw new Error(`--daemons: ${d} is not one of ${REFLECTORS.join(', ')}`);
 if (!(CLIENTS >= 2 && CLIENTS <= 65000)) throw new Error(`--clients: ${CLIENTS} is not in 2..65000`);
 
@@ -51,7 +52,7 @@ export interface ReflectorResult {
 async function runOne(kind: ReflectorKind): Promise<ReflectorResult> {
   const port = await freePort();
   const tester = new Tester();
-  const rr = await startReflector(kind, port);
+  const rr = await startReflector(kind, port, PROFILE);
   const pids = [rr.pid];
   await new Promise((r) => setTimeout(r, 1000));
   const before = sample(pids);
