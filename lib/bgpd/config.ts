@@ -9,6 +9,7 @@ import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
 import { maxRoutes } from './max-prefixes.js';
+import { logFormat, logLevel, type LogFormat, type LogLevel } from '../log/index.js';
 
 export interface BgpdConfig {
   speaker: SpeakerOptions;
@@ -19,6 +20,10 @@ export interface BgpdConfig {
   gracefulRestart?: GracefulRestartConfig;
   /** The control socket: its path (the --control flag wins), mode and group. */
   control?: ControlSocketConfig;
+  /** logSeverityScreen (Calico's name) and logFormat; the flags win. */
+  log?: { level?: LogLevel; format?: LogFormat };
+  /** Prometheus /metrics: its port and address (default 127.0.0.1); --metrics-port wins. */
+  metrics?: { port: number; host?: string };
   /** Where each of `peers` and `dynamicNeighbors` was written (`peers[1]`), for errors found later. */
   peerPaths: string[];
   dynamicPaths: string[];
@@ -60,7 +65,34 @@ const SPEAKER_KEYS = [
   'gracefulRestart',
   'control',
   'maxRoutes',
+  'logSeverityScreen',
+  'logFormat',
+  'metrics',
 ];
+
+/** The log and metrics fields of either daemon's file. */
+function daemonFields(doc: Obj): Pick<BgpdConfig, 'log' | 'metrics'> {
+  const out: Pick<BgpdConfig, 'log' | 'metrics'> = {};
+  const field = <T>(read: () => T): T => {
+    try {
+      return read();
+    } catch (e) {
+      throw new ConfigError((e as Error).message);
+    }
+  };
+  if (doc.logSeverityScreen !== undefined || doc.logFormat !== undefined)
+    out.log = {
+      ...(doc.logSeverityScreen === undefined ? {} : { level: field(() => logLevel(doc.logSeverityScreen, 'logSeverityScreen')) }),
+      ...(doc.logFormat === undefined ? {} : { format: field(() => logFormat(doc.logFormat, 'logFormat')) }),
+    };
+  if (doc.metrics !== undefined) {
+    if (!isObj(doc.metrics)) throw new ConfigError('metrics: a mapping { port, host }');
+    onlyKeys(doc.metrics, new Set(['port', 'host']), 'metrics');
+    out.metrics = { port: num(doc.metrics.port, 'metrics.port', 0, 65535) };
+    if (doc.metrics.host !== undefined) out.metrics.host = ip(doc.metrics.host, 'metrics.host');
+  }
+  return out;
+}
 
 /**
  * The fields of the speaker itself (asn, routerId, listen, ...) and the networks it
@@ -69,7 +101,12 @@ const SPEAKER_KEYS = [
 export function speakerFields(
   doc: Obj,
   peerKeys: string[],
-): { speaker: SpeakerOptions; networks: NetworkConfig[]; control?: ControlSocketConfig; gracefulRestart: GracefulRestartConfig } {
+): {
+  speaker: SpeakerOptions;
+  networks: NetworkConfig[];
+  control?: ControlSocketConfig;
+  gracefulRestart: GracefulRestartConfig;
+} & Pick<BgpdConfig, 'log' | 'metrics'> {
   onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
   const asn = num(doc.asn, 'asn', 1, 0xffffffff);
   const routerId = doc.routerId;
@@ -106,6 +143,7 @@ export function speakerFields(
     networks,
     gracefulRestart,
     ...(doc.control === undefined ? {} : { control: controlSocketField(doc.control, 'control') }),
+    ...daemonFields(doc),
   };
 }
 

@@ -90,7 +90,10 @@ async function runSpeaker(
   if (controlPath !== undefined)
     socket = await resolveControlSocket({ mode: DEFAULT_CONTROL_MODE, ...config.control, path: controlPath }, controlPath);
   // Before anything listens: an unwritable stateDir is refused, and the last run's end is known.
-  const logger = createLogger({ level: options.log === false ? 'none' : options.logLevel, format: options.logFormat });
+  const logger = createLogger({
+    level: options.log === false ? 'none' : (options.logLevel ?? config.log?.level),
+    format: options.logFormat ?? config.log?.format,
+  });
   const log = (event: string, fields: Record<string, unknown>) => logger.log(LEVELS[event] ?? 'info', event, fields);
   const marker = openRunMarker(config.gracefulRestart?.stateDir, `bgp-${config.speaker.routerId}`, (warning) =>
     log('graceful-restart', { warning }),
@@ -120,8 +123,10 @@ async function runSpeaker(
   // The socket first: a path it cannot be created at is refused before the BGP port is bound.
   const control = socket && (await serveControl(speaker, socket, stop, status));
   let metrics: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  const metricsHost = options.metricsHost ?? config.metrics?.host ?? '127.0.0.1';
   try {
-    if (options.metricsPort !== undefined) metrics = await serveMetrics(speakerMetrics(speaker), options.metricsPort, options.metricsHost);
+    const port = options.metricsPort ?? config.metrics?.port;
+    if (port !== undefined) metrics = await serveMetrics(speakerMetrics(speaker), port, metricsHost);
   } catch (e) {
     control?.close();
     marker.clear();
@@ -149,7 +154,7 @@ async function runSpeaker(
     peers: config.peers.length,
     restarting: marker.restarted,
     previousRun: marker.previous,
-    metrics: metrics && `http://${options.metricsHost ?? '127.0.0.1'}:${(metrics.address() as { port: number }).port}/metrics`,
+    metrics: metrics && `http://${metricsHost}:${(metrics.address() as { port: number }).port}/metrics`,
   });
   return speaker;
 }

@@ -29,7 +29,7 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
   const c = peers(clients, 'clients');
   const n = peers(nonClients, 'nonClients');
   const r = peers(clientRanges, 'clientRanges');
-  const { speaker, networks, control, gracefulRestart } = speakerFields(rest, []);
+  const { speaker, networks, control, gracefulRestart, log, metrics } = speakerFields(rest, []);
   // A client is iBGP by definition: its AS may be left out.
   const asn = speaker.asn;
   const parsed: BgpdConfig = {
@@ -37,6 +37,8 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
     networks,
     gracefulRestart,
     ...(control && { control }),
+    ...(log && { log }),
+    ...(metrics && { metrics }),
     peers: [
       ...c.map((p, i) => neighbor({ asn, ...p, routeReflectorClient: true }, `clients[${i}]`)),
       ...n.map((p, i) => neighbor({ ...p, routeReflectorClient: false }, `nonClients[${i}]`)),

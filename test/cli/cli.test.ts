@@ -239,6 +239,21 @@ networks:
       assert.match(node.stderr, /logSeverityScreen: "loud" must be/);
     });
 
+    it('the reflector takes metrics and logSeverityScreen from its file; a bad level there is refused by field', async () => {
+      const file = join(lab.dir, 'rr.yaml');
+      const rr = 'asn: 64512\nrouterId: 10.0.0.3\nclusterId: 10.0.0.3\nlisten: { host: 127.0.0.3, port: 179 }\nmetrics: { port: 9912 }\n';
+      writeFileSync(join(lab.dir, 'bad-rr.yaml'), `${rr}logSeverityScreen: Loud\n`);
+      const bad = await podroute(['reflector', '--config', join(lab.dir, 'bad-rr.yaml')], {}, ns);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /logSeverityScreen: "Loud" must be/);
+      writeFileSync(file, `${rr}logSeverityScreen: Warning\n`);
+      const proc = ns.spawn(['node', BIN, 'reflector', '--config', file], { name: 'rr', cwd: ROOT });
+      const scrape = () => ns.exec(['curl', '-sf', 'http://127.0.0.1:9912/metrics'], { timeoutMs: 10_000 });
+      await waitFor(async () => (await scrape()).code === 0, { what: 'the reflector /metrics', timeoutMs: 60_000 });
+      assert.match((await scrape()).stdout, /podroute_bgp_rib_prefixes\{family="ipv4-unicast"\} 0/);
+      assert.doesNotMatch(proc.tail(), /"event":"started"/, 'info lines are not logged at Warning');
+    });
+
     it('/metrics: per-peer state, prefixes and messages, process metrics', async () => {
       const r = await ns.exec(['curl', '-sf', 'http://127.0.0.1:9911/metrics'], { timeoutMs: 10_000 });
       assert.match(r.stdout, /podroute_bgp_peer_up\{peer="127\.0\.0\.2",asn="64513"\} 1/);
