@@ -19,7 +19,9 @@ export function defaultDatastoreFile(env: NodeJS.ProcessEnv = process.env): stri
 
 interface FileState {
   podrouteDatastore: 1;
-  items: { kind: Kind; key: string; json: string }[];
+  /** The store's revision: the next write gets a higher one. */
+  revision: number;
+  items: { kind: Kind; key: string; revision: number; json: string }[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,11 +79,9 @@ class FileBackend extends MemoryBackend {
       throw e;
     }
     const state = JSON.parse(text) as FileState;
-    if (state?.podrouteDatastore !== 1 || !Array.isArray(state.items))
-      throw new Error(`${this.path}: not a podroute datastore file (podrouteDatastore: 1 and items expected)`);
-    this.transact((tx) => {
-      for (const i of state.items) tx.put(i.kind, i.key, i.json);
-    });
+    if (state?.podrouteDatastore !== 1 || !Array.isArray(state.items) || !Number.isInteger(state.revision))
+      throw new Error(`${this.path}: not a podroute datastore file (podrouteDatastore: 1, revision and items expected)`);
+    this.restore(state.items, state.revision);
     this.loadedAt = await this.revision();
   }
 
@@ -90,7 +90,7 @@ class FileBackend extends MemoryBackend {
     try {
       if ((await this.revision()) !== this.loadedAt) {
         const snap = await this.snapshot(KINDS);
-        const state: FileState = { podrouteDatastore: 1, items: snap.items.map(({ kind, key, json }) => ({ kind, key, json })) };
+        const state: FileState = { podrouteDatastore: 1, revision: snap.revision, items: snap.items };
         const tmp = `${this.path}.${process.pid}.tmp`;
         writeFileSync(tmp, `${JSON.stringify(state, null, 1)}\n`, { mode: 0o600 });
         renameSync(tmp, this.path);

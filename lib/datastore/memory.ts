@@ -59,6 +59,19 @@ export class MemoryBackend implements RawBackend {
     };
   }
 
+  /**
+   * Fills an empty backend with saved state, revisions as they were (the file datastore's load),
+   * so a resourceVersion read by one process still means the same object in the next.
+   */
+  restore(items: readonly { kind: Kind; key: string; revision: number; json: string }[], revision: number): void {
+    if (this.rev !== 0) throw new Error('restore: the backend already holds data');
+    for (const i of items) {
+      this.table(i.kind).set(i.key, { revision: i.revision, json: i.json });
+      this.kindRev.set(i.kind, Math.max(this.kindRev.get(i.kind) ?? 0, i.revision));
+    }
+    this.rev = Math.max(revision, ...items.map((i) => i.revision), 0);
+  }
+
   /** Runs fn atomically (it must not await). */
   transact<T>(fn: (tx: MemoryTxn) => T): T {
     return fn(this.txn);

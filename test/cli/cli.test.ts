@@ -105,6 +105,16 @@ describe('podroute CLI', function () {
         ['pool-1', '10.1.0.0/16'],
         ['pool-2', '10.2.0.0/16'],
       ]);
+      // Revisions survive the file: two reads see the same, and the two pools have different ones.
+      const versions = async () => {
+        const r = JSON.parse((await podroute(['get', 'ippools', '-o', 'json'], env)).stdout) as {
+          items: { metadata: { resourceVersion: string } }[];
+        };
+        return r.items.map((i) => i.metadata.resourceVersion);
+      };
+      const first = await versions();
+      assert.deepEqual(await versions(), first);
+      assert.equal(new Set(first).size, 2);
       const del = await podroute(['delete', 'ippool', 'pool-1'], env);
       assert.equal(del.code, 0, del.stderr);
       const wide = await podroute(['get', 'ippool', '-o', 'wide'], env);
