@@ -15,6 +15,8 @@ import { DatastoreError } from './errors.js';
 
 /** A watch that does not say "created" within this long is dropped and started again. */
 const CREATE_WAIT_MS = 5000;
+/** How long a dropped watch waits for etcd to confirm its cancel before its client is closed. */
+const CANCEL_WAIT_MS = 1000;
 
 export class EtcdLogReader implements LogReader {
   readonly revisionsSkip = true;
@@ -111,6 +113,11 @@ export class EtcdLogReader implements LogReader {
     const base = this.base!;
     const keys = this.backend.keys;
     const client = await newEtcdClient(this.backend.options);
+    if (this.closed) {
+      // Closed while the client was being made: nothing may keep it (and the process) alive.
+      client.close();
+      throw new DatastoreError('watch closed', 'Closed');
+    }
     this.client = client;
     this.position = after;
     this.failure = undefined;
@@ -175,18 +182,27 @@ export class EtcdLogReader implements LogReader {
   /** Drops the stream and its client; buffered events go with them (the next watch starts after `position`). */
   private drop(): void {
     const c = this.client;
+    const stream = this.stream;
     this.client = undefined;
     this.stream = undefined;
     this.buffer = [];
     this.failure = undefined;
     this.position = -1;
     this.wake?.();
-    if (c) {
+    if (!c) return;
+    // Cancel the watch first: a client closed under a live watch goes on reconnecting it (and
+    // keeps the process alive). The cancel is bounded: a dead member never confirms it.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((r) => {
+      timer = setTimeout(r, CANCEL_WAIT_MS);
+    });
+    void Promise.race([stream?.cancel().catch(() => undefined), bound]).finally(() => {
+      clearTimeout(timer);
       try {
         c.close();
       } catch {
         /* closing a client whose channels already failed */
       }
-    }
+    });
   }
 }
