@@ -31,7 +31,7 @@ const AGENT_CONTROL: OptionSpec = {
   value: '<socket>',
   help: `the agent's control socket (default ${DEFAULT_CONTROL}, or PODROUTE_CONTROL)`,
 };
-const AGENT_OUTPUT: OptionSpec = { ...OUTPUT, choices: ['json', 'yaml', 'table'], help: 'json or yaml (for scripts); default: a table' };
+const AGENT_OUTPUT: OptionSpec = OUTPUT;
 
 const datastore = (cmd: string) => (p: Parsed) => runDatastoreCommand([cmd, ...p.raw], io);
 const write = (name: 'apply' | 'create', summary: string): CommandSpec => ({

@@ -323,26 +323,26 @@ function since(ms: number): string {
   return today ? d.toTimeString().slice(0, 8) : d.toISOString().slice(0, 10);
 }
 
-/** `calicoctl node status`, from a running agent's status. */
-export function formatNodeStatus(s: AgentStatus): string {
+/** `calicoctl node status`, from a running agent's status; wide adds each peer's AS, source and prefixes. */
+export function formatNodeStatus(s: AgentStatus, wide = false): string {
+  const headers = ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO', ...(wide ? ['AS', 'SOURCE', 'RECEIVED', 'SENT'] : [])];
+  const row = (p: AgentStatus['peers'][number]) => [
+    p.address,
+    TYPE_TEXT[p.type] ?? p.type,
+    p.state === 'Established' ? 'up' : 'start',
+    since(p.since),
+    p.info,
+    ...(wide ? [String(p.asn), String(p.source ?? ''), String(p.prefixesReceived), String(p.prefixesSent)] : []),
+  ];
   let out = `podroute process is running.\n\nIPv4 BGP status\n`;
   const v4 = s.peers.filter((p) => !p.address.includes(':'));
   if (v4.length === 0) out += 'No IPv4 peers found.\n';
   else {
-    out += table(
-      ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'],
-      v4.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]),
-    );
+    out += table(headers, v4.map(row));
   }
   const v6 = s.peers.filter((p) => p.address.includes(':'));
   out += `\nIPv6 BGP status\n`;
-  out +=
-    v6.length === 0
-      ? 'No IPv6 peers found.\n'
-      : table(
-          ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'],
-          v6.map((p) => [p.address, TYPE_TEXT[p.type] ?? p.type, p.state === 'Established' ? 'up' : 'start', since(p.since), p.info]),
-        );
+  out += v6.length === 0 ? 'No IPv6 peers found.\n' : table(headers, v6.map(row));
   return out;
 }
 
@@ -351,12 +351,12 @@ function controlPath(args: string[]): string {
   return i >= 0 && args[i + 1] ? args[i + 1]! : (process.env.PODROUTE_CONTROL ?? DEFAULT_CONTROL);
 }
 
-function outputFormat(args: string[]): 'table' | 'json' | 'yaml' {
+function outputFormat(args: string[]): 'table' | 'wide' | 'json' | 'yaml' {
   const i = args.findIndex((a) => a === '-o' || a === '--output');
   const v = i >= 0 ? args[i + 1] : undefined;
   if (v === undefined) return 'table';
-  if (v === 'json' || v === 'yaml' || v === 'table') return v;
-  throw new Error(`-o: ${v} must be table, json or yaml`);
+  if (v === 'json' || v === 'yaml' || v === 'table' || v === 'wide') return v;
+  throw new Error(`-o: ${v} must be table, wide, json or yaml`);
 }
 
 function emit(value: unknown, format: 'json' | 'yaml'): string {
@@ -386,7 +386,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
       return 1;
     }
     const f = outputFormat(rest);
-    process.stdout.write(f === 'table' ? formatNodeStatus(status) : emit(status, f));
+    process.stdout.write(f === 'table' || f === 'wide' ? formatNodeStatus(status, f === 'wide') : emit(status, f));
     return 0;
   }
   process.stderr.write('usage: podroute node run [--config file] [flags] | podroute node status [--control sock] [-o json|yaml]\n');
@@ -399,7 +399,7 @@ export async function bgpCommand(args: string[]): Promise<number> {
   const f = outputFormat(rest);
   if (sub === 'summary') {
     const s = await callControl<AgentStatus>(path, 'GET', '/status');
-    if (f !== 'table') {
+    if (f === 'json' || f === 'yaml') {
       process.stdout.write(emit({ asn: s.asn, routerId: s.routerId, peers: s.peers }, f));
       return 0;
     }
@@ -424,7 +424,7 @@ export async function bgpCommand(args: string[]): Promise<number> {
   }
   if (sub === 'routes') {
     const routes = await callControl<{ prefix: string; nextHop: string; from: string; stale: boolean }[]>(path, 'GET', '/bgp/routes');
-    if (f !== 'table') {
+    if (f === 'json' || f === 'yaml') {
       process.stdout.write(emit(routes, f));
       return 0;
     }
