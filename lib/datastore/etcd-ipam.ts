@@ -14,6 +14,8 @@ import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult
 
 type Affinities = Record<string, string>;
 
+const BORROW_SLICE = 16;
+
 export class EtcdIpamStore implements IpamStore {
   constructor(private readonly backend: EtcdBackend) {}
 
@@ -133,14 +135,18 @@ export class EtcdIpamStore implements IpamStore {
   borrow(req: AssignRequest, blockNames: readonly string[]): Promise<BorrowResult> {
     return runTx(this.backend, 'borrowing an address', async (tx): Promise<BorrowResult> => {
       if ((await this.config(tx)).strictAffinity === true) return { result: 'strict' };
-      await tx.load(
-        blockNames.map((n) => this.keys.kv('IPAMBlock', n)),
-        false,
-      );
-      for (const name of blockNames) {
-        if (!EtcdIpamStore.free(this.block(tx, name))) continue;
-        const got = await this.assignIn(tx, name, req);
-        if (got) return { result: 'ok', assigned: got };
+      // A few blocks at a time, in the caller's order: the first with a free address wins.
+      for (let at = 0; at < blockNames.length; at += BORROW_SLICE) {
+        const slice = blockNames.slice(at, at + BORROW_SLICE);
+        await tx.load(
+          slice.map((n) => this.keys.kv('IPAMBlock', n)),
+          false,
+        );
+        for (const name of slice) {
+          if (!EtcdIpamStore.free(this.block(tx, name))) continue;
+          const got = await this.assignIn(tx, name, req);
+          if (got) return { result: 'ok', assigned: got };
+        }
       }
       return { result: 'none' };
     });

@@ -9,6 +9,8 @@ import { txn, type Compare, type Op } from './etcd-client.js';
 import type { EtcdBackend, StoreBase } from './etcd.js';
 import { DatastoreError } from './errors.js';
 
+const LOAD_SLICE = 100;
+
 interface Read {
   mod: number;
   value: string | undefined;
@@ -27,13 +29,15 @@ export class EtcdTx {
   /** Loads these keys (one round trip for those not read yet); `compare`: the step depends on them. */
   async load(keys: readonly string[], compare = true): Promise<void> {
     const missing = [...new Set(keys)].filter((k) => !this.reads.has(k));
-    if (missing.length > 0) {
+    // In slices: etcd refuses a transaction of more than --max-txn-ops (default 128) operations.
+    for (let at = 0; at < missing.length; at += LOAD_SLICE) {
+      const slice = missing.slice(at, at + LOAD_SLICE);
       const r = await txn(
         this.backend.client,
         [],
-        missing.map((k): Op => ({ get: k })),
+        slice.map((k): Op => ({ get: k })),
       );
-      missing.forEach((k, i) => {
+      slice.forEach((k, i) => {
         const kv = r.results[i]![0];
         this.reads.set(k, { mod: kv?.modRevision ?? 0, value: kv?.value });
       });
