@@ -57,12 +57,12 @@ export const ROOT: CommandSpec = {
     },
     {
       name: 'mrt',
-      summary: 'print an MRT dump (gzip or plain): each record as a JSON line, or as bgpdump -m prints it',
+      summary: 'print an MRT dump (BGP4MP messages, TABLE_DUMP_V2 RIBs; gzip or plain) as JSON lines',
       args: '<file>',
       maxPositionals: 1,
       options: {
-        bgpdump: { type: 'boolean', short: 'm', help: 'one line per route as bgpdump -m prints it (TABLE_DUMP2, BGP4MP A/W/STATE)' },
-        large: { type: 'boolean', short: 'l', help: 'with -m: the large communities after the communities, as bgpdump -l' },
+        bgpdump: { type: 'boolean', short: 'm', help: 'one line per route as bgpdump -m prints it' },
+        large: { type: 'boolean', short: 'l', help: 'with -m: the large communities field, as bgpdump -l' },
       },
       run: (p) => {
         if (!p.positionals[0]) throw new UsageError('mrt: <file> is required');
