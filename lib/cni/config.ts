@@ -20,7 +20,7 @@ export interface NetConf {
   /** Datastore; default from PODROUTE_* environment (as `podroute node run`). */
   datastore?: DatastoreConfig;
   mtu?: number;
-  ipam?: { type?: string; pools?: string[] };
+  ipam?: IpamConf;
   prevResult?: CniResult;
   /** GC (CNI 1.1): the attachments the runtime still holds ("cni.dev/valid-attachments"). */
   validAttachments?: { containerID: string; ifname: string }[];
@@ -30,6 +30,22 @@ export interface NetConf {
    */
   args?: { cni?: { labels?: { key: string; value: string }[]; ports?: WorkloadEndpointPort[] } };
 }
+
+/**
+ * The `ipam` section, in Calico's words: `assign_ipv4` ("true" unless "false") and
+ * `assign_ipv6` ("false" unless "true") choose the families; `ipv4_pools` / `ipv6_pools`
+ * name the pools (by name or CIDR) for each; `pools` is podroute's list of either family.
+ */
+export interface IpamConf {
+  type?: string;
+  pools?: string[];
+  assignIpv4: boolean;
+  assignIpv6: boolean;
+  ipv4Pools?: string[];
+  ipv6Pools?: string[];
+}
+
+const IPAM_FIELDS = ['type', 'pools', 'assign_ipv4', 'assign_ipv6', 'ipv4_pools', 'ipv6_pools'];
 
 export interface CniEnv {
   command: CniCommand;
@@ -130,13 +146,7 @@ export function parseNetConf(stdin: string): NetConf {
         ...(typeof d.name === 'string' ? { name: d.name } : {}),
       };
   }
-  if (c.ipam !== undefined) {
-    const i = c.ipam as Record<string, unknown>;
-    if (typeof i !== 'object' || i === null) throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam must be an object');
-    if (i.pools !== undefined && (!Array.isArray(i.pools) || i.pools.some((p) => typeof p !== 'string')))
-      throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam.pools must be a list of pool names');
-    conf.ipam = { type: typeof i.type === 'string' ? i.type : undefined, pools: i.pools as string[] | undefined };
-  }
+  if (c.ipam !== undefined) conf.ipam = parseIpam(c.ipam);
   if (c.prevResult !== undefined) conf.prevResult = c.prevResult as CniResult;
   const valid = c['cni.dev/valid-attachments'];
   if (valid !== undefined) {
@@ -155,6 +165,40 @@ export function parseNetConf(stdin: string): NetConf {
   }
   if (c.args !== undefined && c.args !== null) conf.args = parseArgs(c.args);
   return conf;
+}
+
+function parseIpam(raw: unknown): IpamConf {
+  const bad = (msg: string): CniError => new CniError(CNI_CODES.invalidConfig, `network configuration: ipam.${msg}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new CniError(CNI_CODES.invalidConfig, 'network configuration: ipam must be an object');
+  const i = raw as Record<string, unknown>;
+  for (const k of Object.keys(i)) if (!IPAM_FIELDS.includes(k)) throw bad(`${k}: unknown field (known: ${IPAM_FIELDS.join(', ')})`);
+  const list = (k: string): string[] | undefined => {
+    const v = i[k];
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.some((p) => typeof p !== 'string' || p === ''))
+      throw bad(`${k}: must be a list of pool names${k === 'pools' ? '' : ' or CIDRs'}`);
+    return v as string[];
+  };
+  // Calico's netconf spells these as strings; a JSON boolean means the same.
+  const flag = (k: string, dflt: boolean): boolean => {
+    const v = i[k];
+    if (v === undefined) return dflt;
+    if (v === true || v === 'true') return true;
+    if (v === false || v === 'false') return false;
+    throw bad(`${k}: ${JSON.stringify(v)} must be "true" or "false"`);
+  };
+  if (i.type !== undefined && typeof i.type !== 'string') throw bad('type: must be a string');
+  const out: IpamConf = {
+    type: i.type as string | undefined,
+    pools: list('pools'),
+    assignIpv4: flag('assign_ipv4', true),
+    assignIpv6: flag('assign_ipv6', false),
+    ipv4Pools: list('ipv4_pools'),
+    ipv6Pools: list('ipv6_pools'),
+  };
+  if (!out.assignIpv4 && !out.assignIpv6) throw bad('assign_ipv4: "false" with assign_ipv6 not "true" leaves the pod no address');
+  return out;
 }
 
 const PORT_PROTOCOLS: readonly KubernetesProtocol[] = ['TCP', 'UDP', 'SCTP'];

@@ -4,4 +4,4 @@ export { cmdAdd, cmdDel, cmdCheck, cmdVersion, workloadFor, type Workload } from
 export { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
 export { parseEnv, parseNetConf, SUPPORTED_VERSIONS, type NetConf, type CniEnv, type CniResult, type CniCommand } from './config.js';
 export { CniError, CNI_CODES } from './errors.js';
-export { hostVethName, GATEWAY as POD_GATEWAY } from './veth.js';
+export { hostVethName, GATEWAY as POD_GATEWAY, GATEWAY_V6 as POD_GATEWAY_V6 } from './veth.js';

@@ -1,5 +1,7 @@
-// The CNI commands. ADD: address from IPAM (handle = container ID), veth, WorkloadEndpoint;
-// each step is undone if a later one fails, so a failed ADD leaves nothing behind. DEL undoes
+// The CNI commands. ADD: addresses from IPAM (one per family the netconf asks for, all under
+// one handle, the container ID), veth, WorkloadEndpoint; each step is undone if a later one
+// fails, so a failed ADD leaves nothing behind (an IPv6 pool that is exhausted frees the IPv4
+// address already taken). DEL undoes
 // all of it and succeeds when there is nothing left to undo. CHECK compares what is there
 // with what ADD made.
 import { existsSync } from 'node:fs';
@@ -12,7 +14,8 @@ import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
-import { createVeth, deleteLink, GATEWAY, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
+import { poolsForFamily } from './pools.js';
+import { createVeth, deleteLink, gatewayFor, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
 
 export interface Workload {
   node: string;
@@ -80,6 +83,14 @@ export function storeError(e: unknown, what: string): CniError {
   return new CniError(CNI_CODES.internal, `${what}: ${(e as Error).message}`);
 }
 
+/** The families an ADD assigns, IPv4 first as Calico lists them: assign_ipv4 defaults to true, assign_ipv6 to false. */
+export function requestedFamilies(conf: NetConf): (4 | 6)[] {
+  const out: (4 | 6)[] = [];
+  if (conf.ipam?.assignIpv4 ?? true) out.push(4);
+  if (conf.ipam?.assignIpv6) out.push(6);
+  return out;
+}
+
 export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<CniResult> {
   if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
   const node = nodeName(conf, procEnv);
@@ -91,14 +102,21 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
     // A repeated ADD for the same container starts over rather than holding two addresses.
     if (await linkExists(w.hostIf)) await deleteLink(w.hostIf);
     await ipam.releaseByHandle(env.containerId).catch(() => undefined);
-    let assigned: Awaited<ReturnType<Ipam['autoAssign']>>;
+    const families = requestedFamilies(conf);
+    const cidrs: string[] = [];
     try {
-      assigned = await ipam.autoAssign({
-        handle: env.containerId,
-        node,
-        pools: conf.ipam?.pools,
-        attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId },
-      });
+      const pools = (await ds.list('IPPool')).items;
+      // One family after the other: both under the one handle, so one release frees both.
+      for (const family of families) {
+        const assigned = await ipam.autoAssign({
+          handle: env.containerId,
+          node,
+          family,
+          pools: poolsForFamily(conf.ipam, family, pools),
+          attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId },
+        });
+        cidrs.push(assigned.cidr);
+      }
     } catch (e) {
       // "May or may not have been applied": release by handle (idempotent) so nothing leaks.
       await ipam.releaseByHandle(env.containerId).catch(() => undefined);
@@ -107,7 +125,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
     undo.push(() => ipam.releaseByHandle(env.containerId));
     let macs: Awaited<ReturnType<typeof createVeth>>;
     try {
-      macs = await createVeth({ host: w.hostIf, podIf: env.ifname, netns: env.netns, address: assigned.cidr, mtu: conf.mtu });
+      macs = await createVeth({ host: w.hostIf, podIf: env.ifname, netns: env.netns, addresses: cidrs, mtu: conf.mtu });
     } catch (e) {
       throw new CniError(CNI_CODES.ioFailure, `veth: ${(e as Error).message}`);
     }
@@ -130,7 +148,7 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
         endpoint: env.ifname,
         interfaceName: w.hostIf,
         mac: macs.podMac || undefined,
-        ipNetworks: [assigned.cidr],
+        ipNetworks: cidrs,
         ...(conf.args?.cni?.ports?.length ? { ports: conf.args.cni.ports } : {}),
       },
     };
@@ -145,8 +163,8 @@ export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
         { name: w.hostIf, mac: macs.hostMac },
         { name: env.ifname, mac: macs.podMac, sandbox: env.netns },
       ],
-      ips: [{ address: assigned.cidr, gateway: GATEWAY, interface: 1 }],
-      routes: [{ dst: '0.0.0.0/0', gw: GATEWAY }],
+      ips: cidrs.map((address) => ({ address, gateway: gatewayFor(address), interface: 1 })),
+      routes: cidrs.map((address) => ({ dst: address.includes(':') ? '::/0' : '0.0.0.0/0', gw: gatewayFor(address) })),
       dns: {},
     });
   } catch (e) {
@@ -208,9 +226,13 @@ export async function cmdCheck(conf: NetConf, env: CniEnv, procEnv: NodeJS.Proce
     for (const a of want)
       if (!have.includes(a))
         throw new CniError(CNI_CODES.checkFailed, `${env.ifname} in ${env.netns} lacks ${a} (has ${have.join(', ') || 'none'})`);
-    const def = await podDefaultRoute(env.netns);
-    if (!def.includes(`via ${GATEWAY}`))
-      throw new CniError(CNI_CODES.checkFailed, `default route in the pod is "${def}", not via ${GATEWAY}`);
+    for (const family of [4, 6] as const) {
+      const a = want.find((x) => x.includes(':') === (family === 6));
+      if (!a) continue;
+      const def = await podDefaultRoute(env.netns, family);
+      if (!def.includes(`via ${gatewayFor(a)}`))
+        throw new CniError(CNI_CODES.checkFailed, `IPv${family} default route in the pod is "${def}", not via ${gatewayFor(a)}`);
+    }
   } catch (e) {
     throw storeError(e, 'CHECK');
   } finally {
