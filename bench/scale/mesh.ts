@@ -52,6 +52,8 @@ export interface MeshResult {
 
 interface Agent {
   pid: number;
+  /** The end of its log (stderr). */
+  tail(): string;
   status(): Promise<AgentStatus>;
   stop(): Promise<void>;
 }
@@ -84,7 +86,7 @@ async function startAgent(dir: string, datastore: string, port: number): Promise
   ).catch((e) => {
     throw new Error(`${(e as Error).message}\n${p.tail()}`);
   });
-  return { pid: p.pid!, status, stop: () => stop(p) };
+  return { pid: p.pid!, tail: p.tail, status, stop: () => stop(p) };
 }
 
 /** Slowest `GET /status` answer seen (a busy agent answers late; the CLI gives up after 10 s). */
@@ -188,7 +190,7 @@ async function runOne(n: number): Promise<MeshResult> {
       const deadline = Date.now() + timeoutS * 1000;
       for (;;) {
         const s = sample([a.pid]);
-        if (s.rss === 0) throw new Error('agent exited');
+        if (s.rss === 0) throw new Error(`agent exited: ${a.tail().slice(-1500)}`);
         peak = Math.max(peak, s.peak);
         let c: Counts | undefined;
         try {
