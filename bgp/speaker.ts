@@ -26,8 +26,11 @@ import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
 export interface SpeakerOptions {
   asn: number;
   routerId: string;
-  /** Where to accept sessions: a port (all addresses), an address and port, or false. Default port 179. */
-  listen?: false | number | { host?: string; port: number };
+  /**
+   * Where to accept sessions: a port (all addresses), an address and port, or false. Default port 179.
+   * `alsoHosts`: more addresses on the same port (a dual-stack node's IPv6 address beside its IPv4 one).
+   */
+  listen?: false | number | { host?: string; alsoHosts?: string[]; port: number };
   hostname?: string;
   /** RIB options: multipath, default LOCAL_PREF, MED comparison, cluster ID and reflection. */
   rib?: Omit<RibOptions, 'localAs' | 'routerId'>;
@@ -119,7 +122,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private readonly local: LocalConfig;
   private readonly neighbors = new Map<string, Neighbor>();
   private readonly dynamic: { range: Cidr; config: DynamicNeighbors }[] = [];
-  private server: net.Server | undefined;
+  private servers: net.Server[] = [];
   /** TCP-MD5 keys of the listener: one per peer with a password, one per dynamic range with one. */
   private readonly md5Keys = new ListenerKeys();
   private kickScheduled = false;
@@ -164,24 +167,29 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   async start(): Promise<number | undefined> {
     const l = this.options.listen ?? 179;
     if (l === false) return undefined;
-    const { host, port } = typeof l === 'number' ? { host: undefined, port: l } : l;
-    const server = net.createServer((socket) => this.onIncoming(socket));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ host, port }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    try {
-      this.md5Keys.attach(server);
-    } catch (e) {
-      // A listener that cannot hold a peer's key would take that peer's connections unsigned.
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      throw e;
+    const { host, port, alsoHosts = [] } = typeof l === 'number' ? { host: undefined, port: l } : l;
+    let bound: number | undefined;
+    for (const h of [host, ...alsoHosts]) {
+      const server = net.createServer((socket) => this.onIncoming(socket));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen({ host: h, port: bound ?? port }, () => {
+            server.off('error', reject);
+            resolve();
+          });
+        });
+        this.servers.push(server);
+        // A listener that cannot hold a peer's key would take that peer's connections unsigned.
+        this.md5Keys.attach(server);
+      } catch (e) {
+        // All the addresses or none: a node half listening would lose one family's sessions quietly.
+        await Promise.all(this.servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+        throw e;
+      }
+      bound ??= (server.address() as net.AddressInfo).port;
     }
-    return (server.address() as net.AddressInfo).port;
+    return bound;
   }
 
   /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
@@ -189,7 +197,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     this.deferral.stop();
     const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message }));
     this.md5Keys.detach();
-    await Promise.all([new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())), ...closing]);
+    await Promise.all([...this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))), ...closing]);
     for (const n of this.neighbors.values()) this.forget(n);
     this.neighbors.clear();
   }

@@ -118,36 +118,37 @@ export function connectSession(o: ConnectOptions): net.Socket {
  */
 export class ListenerKeys {
   private readonly keys = new Map<string, { address: string; prefixLength: number; password: string }>();
-  private fd: number | undefined;
+  /** Every listening socket of the speaker (one per address it listens on). */
+  private fds: number[] = [];
 
   /** Applies every key to the listening server's socket. */
   attach(server: net.Server): void {
     const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
     if (fd === undefined || fd < 0) throw new Error('TCP-MD5: the listening socket has no descriptor');
-    this.fd = fd;
-    for (const k of this.keys.values()) this.apply(k.address, k.password, k.prefixLength);
+    this.fds.push(fd);
+    for (const k of this.keys.values()) this.applyTo(fd, k.address, k.password, k.prefixLength);
   }
 
   detach(): void {
-    this.fd = undefined;
+    this.fds = [];
   }
 
   /** Keys `address` (or the range `address`/`prefixLength`) with `password`. */
   set(peer: string, address: string, password: string, prefixLength = -1): void {
     requireTcpMd5(peer);
-    if (this.fd !== undefined) this.apply(address, password, prefixLength);
+    for (const fd of this.fds) this.applyTo(fd, address, password, prefixLength);
     this.keys.set(`${address}/${prefixLength}`, { address, prefixLength, password });
   }
 
   delete(address: string, prefixLength = -1): void {
     const id = `${address}/${prefixLength}`;
     if (!this.keys.delete(id)) return;
-    if (this.fd !== undefined) this.apply(address, '', prefixLength);
+    for (const fd of this.fds) this.applyTo(fd, address, '', prefixLength);
   }
 
-  private apply(address: string, password: string, prefixLength: number): void {
+  private applyTo(fd: number, address: string, password: string, prefixLength: number): void {
     try {
-      loadTcpMd5()!.setKey(this.fd!, address, password, prefixLength);
+      loadTcpMd5()!.setKey(fd, address, password, prefixLength);
     } catch (e) {
       // An IPv6 peer on an IPv4-only listener can never connect to it: nothing to key.
       if ((e as { errno?: number }).errno === EAFNOSUPPORT) return;
