@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ROOT as TREE } from '../../lib/cli/commands.js';
 import type { CommandSpec } from '../../lib/cli/args.js';
 import { execCommand, Lab, type Netns } from '../support/netns.js';
+import { startRedis } from '../support/redis.js';
 import type { ManagedProcess } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
@@ -126,6 +127,25 @@ describe('podroute CLI', function () {
         ['pool-2'],
       );
     });
+  });
+
+  it('against Redis with --datastore or PODROUTE_REDIS_URL: nothing written to the state dir', async () => {
+    const redis = await startRedis();
+    const dir = mkdtempSync(join(tmpdir(), 'podroute-cli-redis-'));
+    try {
+      const file = join(dir, 'pool.yaml');
+      writeFileSync(file, 'apiVersion: projectcalico.org/v3\nkind: IPPool\nmetadata: {name: in-redis}\nspec: {cidr: 10.77.0.0/16}\n');
+      const apply = await podroute(['apply', '-f', file, '--datastore', redis.url], { PODROUTE_STATE_DIR: dir });
+      assert.equal(apply.code, 0, apply.stderr);
+      const get = await podroute(['get', 'ippool', 'in-redis', '-o', 'yaml'], { PODROUTE_STATE_DIR: dir, PODROUTE_REDIS_URL: redis.url });
+      assert.equal(get.code, 0, get.stderr);
+      assert.match(get.stdout, /cidr: 10\.77\.0\.0\/16/);
+      const fromFile = await podroute(['get', 'ippool', 'in-redis'], { PODROUTE_STATE_DIR: dir });
+      assert.equal(fromFile.code, 1, 'the file datastore has not seen it');
+    } finally {
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe("GoBGP's verbs and /metrics against two bgpd", () => {
