@@ -19,12 +19,12 @@ import {
   type RemoteRoute,
   type RuleCounter,
 } from '../../felix/index.js';
-import { RedisBackend, type BackendDatastore, type WatchEvent, type Watcher } from '../datastore/index.js';
+import { EtcdBackend, RedisBackend, type BackendDatastore, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
-import { autodetectIpv4, checkNodeAddress, interfaceOf } from './autodetect.js';
+import { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf } from './autodetect.js';
 import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
 import { FelixFeed } from './felix-feed.js';
 import { StoreLossGuard } from './store-loss.js';
@@ -46,6 +46,13 @@ export interface NodeAgentOptions {
   ipv4Address?: string;
   /** first-found (default) or interface=<regex>. */
   ipAutodetectionMethod?: string;
+  /**
+   * The node's IPv6 address with prefix length (Calico's IP6), or 'autodetect'; absent: the
+   * Node's spec.bgp.ipv6Address if it has one, else the node has no IPv6 sessions.
+   */
+  ipv6Address?: string;
+  /** How 'autodetect' finds the IPv6 address (IP6_AUTODETECTION_METHOD): first-found or interface=<regex>. */
+  ip6AutodetectionMethod?: string;
   /** Interface that reaches the node's subnet; default the one holding the address, else eth0. */
   uplink?: string;
   /** The node's own AS (Node spec.bgp.asNumber); default BGPConfiguration's, then 64512. */
@@ -86,6 +93,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   readonly ipam: Ipam;
   readonly metrics: AgentMetrics;
   address = '';
+  /** The node's IPv6 address with prefix length; '' when it has none. */
+  addressV6 = '';
   uplink = 'eth0';
   restarting = false;
   ready = false;
@@ -166,6 +175,16 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** A Redis that can lose acknowledged writes comes back and hands out addresses twice: say so loudly. */
   private async warnIfStoreMayForget(): Promise<void> {
     const raw = this.options.datastore.raw;
+    if (raw instanceof EtcdBackend) {
+      try {
+        const members = await raw.members();
+        // One member is one disk: losing it loses every allocation; two cannot lose either.
+        if (members < 3) this.log('datastore-no-failover', { members, advice: 'run etcd with three or more members' });
+      } catch (e) {
+        this.log('datastore-persistence-unknown', { error: (e as Error).message });
+      }
+      return;
+    }
     if (!(raw instanceof RedisBackend)) return;
     try {
       const p = await raw.persistence();
@@ -190,16 +209,26 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     checkNodeAddress(detected.cidr);
     this.address = detected.cidr;
     this.uplink = o.uplink ?? detected.interface ?? 'eth0';
-    await registerNode(this.ds, {
+    const v6 = o.ipv6Address === 'autodetect' ? autodetectIpv6(o.ip6AutodetectionMethod).cidr : o.ipv6Address;
+    if (v6 !== undefined) checkNodeAddress(v6, 'ipv6Address', 6);
+    const registeredV6 = await registerNode(this.ds, {
       nodeName: this.nodeName,
       address: this.address,
+      addressV6: v6,
       asNumber: o.asNumber,
       routeReflectorClusterId: o.routeReflectorClusterId,
       labels: o.labels,
     });
+    if (registeredV6 !== undefined) checkNodeAddress(registeredV6, 'Node spec.bgp.ipv6Address', 6);
+    this.addressV6 = registeredV6 ?? '';
     await ensureDefaultPool(this.ds, o.defaultIpv4Pool);
     this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
-    this.log('starting', { address: this.address, uplink: this.uplink, restarting: this.restarting });
+    this.log('starting', {
+      address: this.address,
+      addressV6: this.addressV6 || undefined,
+      uplink: this.uplink,
+      restarting: this.restarting,
+    });
     await this.warnIfStoreMayForget();
     await this.storeLoss.start();
 
@@ -289,7 +318,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     const self = this.cache.self;
     if (!self || this.stopped || !this.bgp) return;
     const o = this.options;
-    const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort);
+    const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort, this.addressV6);
     const speaker = this.bgp.ensure(settings);
     let { sessions, advertiser } = this;
     if (!sessions || !advertiser || sessions.speaker !== speaker) {
@@ -299,6 +328,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     sessions.reconcile(desiredPeers(this.cache.peerView(self)), {
       port: settings.port,
       localAddress: settings.routerId,
+      localAddressV6: settings.addressV6,
       holdTime: o.holdTime,
       connectRetryTime: o.connectRetryTime,
       restartTime: o.restartTime,
@@ -311,13 +341,19 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
 
   private onBestPaths(changes: BestPathChange[]): void {
     this.metrics.markRoutesChanged();
-    this.feed.learn(changes, this.address);
+    this.feed.learn(changes, [this.address, this.addressV6]);
     this.pushFelix();
   }
 
   private pushFelix(): void {
     const self = this.cache.self;
-    if (self) this.feed.push(this.cache, self, { address: this.address, uplink: this.uplink }, this.advertised.blocks);
+    if (self)
+      this.feed.push(
+        this.cache,
+        self,
+        { address: this.address, addressV6: this.addressV6 || undefined, uplink: this.uplink },
+        this.advertised.blocks,
+      );
   }
 
   private maybeStartFelix(): void {
@@ -345,6 +381,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     return agentStatus({
       nodeName: this.nodeName,
       address: this.address,
+      addressV6: this.addressV6,
       self: this.cache.self,
       config: this.cache.config,
       routerId: this.speaker?.routerId ?? '',

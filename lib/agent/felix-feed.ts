@@ -13,6 +13,8 @@ import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/ann
 export interface FelixNode {
   /** The node's IPv4 address with prefix length. */
   address: string;
+  /** The node's IPv6 address with prefix length, when it has one. */
+  addressV6?: string;
   uplink: string;
 }
 
@@ -20,11 +22,11 @@ export interface FelixNode {
  * The next hops felix should use for a prefix: those of the ECMP set learned from peers,
  * without our own address or an unspecified one (a route we originate is not forwarded).
  */
-export function learnedNextHops(c: BestPathChange, selfAddress: string): string[] {
+export function learnedNextHops(c: BestPathChange, selfAddresses: string | readonly string[]): string[] {
   if (!c.best) return [];
-  const self = selfAddress.split('/')[0]!;
+  const self = new Set((typeof selfAddresses === 'string' ? [selfAddresses] : selfAddresses).map((a) => a.split('/')[0]!));
   const hops = new Set(c.multipath.filter((r) => r.peer && r.peer.type !== 'local').map((r) => r.nextHop));
-  return [...hops].filter((h) => h !== self && h !== '0.0.0.0' && h !== '::');
+  return [...hops].filter((h) => !self.has(h) && h !== '0.0.0.0' && h !== '::');
 }
 
 /** The whole felix input for `self`, from the cache, the learned routes and the blocks we announce. */
@@ -55,6 +57,7 @@ export function felixInput(
   return {
     node: {
       addressV4: node.address,
+      ...(node.addressV6 ? { addressV6: node.addressV6 } : {}),
       uplink: node.uplink,
       vxlanTunnelAddressV4: a[VXLAN_ADDRESS_ANNOTATION],
       vxlanTunnelMacV4: a[VXLAN_MAC_ANNOTATION],
@@ -79,7 +82,7 @@ export class FelixFeed {
   ) {}
 
   /** Takes best-path changes into the learned routes and hands felix those that changed. */
-  learn(changes: readonly BestPathChange[], selfAddress: string): void {
+  learn(changes: readonly BestPathChange[], selfAddress: string | readonly string[]): void {
     const changed = new Map<string, string[]>();
     for (const c of changes) {
       const hops = learnedNextHops(c, selfAddress).sort();

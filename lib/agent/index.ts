@@ -15,6 +15,6 @@ export {
   type ClusterView,
 } from './peers.js';
 export { advertisements, type Advertisements } from './advertise.js';
-export { autodetectIpv4, checkNodeAddress, interfaceOf, type DetectedAddress } from './autodetect.js';
+export { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';
 export { Registry as MetricsRegistry } from './metrics.js';

@@ -17,21 +17,30 @@ export interface SpeakerSettings {
   port: number;
   clusterId: string | undefined;
   routerId: string;
+  /** The node's IPv6 address (no prefix length): listened on too, the source of IPv6 sessions. */
+  addressV6?: string;
 }
 
 /** The speaker `self` asks for: its AS, the cluster's port unless `bgpPort`, its cluster ID, its address. */
-export function speakerSettings(self: Node, config: BGPConfiguration | undefined, address: string, bgpPort?: number): SpeakerSettings {
+export function speakerSettings(
+  self: Node,
+  config: BGPConfiguration | undefined,
+  address: string,
+  bgpPort?: number,
+  addressV6?: string,
+): SpeakerSettings {
   return {
     asn: nodeAsn(self, config),
     port: bgpPort ?? config?.spec.listenPort ?? BGP_DEFAULTS.listenPort,
     clusterId: clusterIdOf(self),
     routerId: address.split('/')[0]!,
+    ...(addressV6 ? { addressV6: addressV6.split('/')[0]! } : {}),
   };
 }
 
 export interface NodeSpeakerOptions {
   hostname: string;
-  /** Default: the router ID. */
+  /** Default: the router ID and the IPv6 address. */
   listenAddress?: string;
   /** We restarted with forwarding kept: OPENs carry the R bit. */
   restarting: boolean;
@@ -63,7 +72,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
 
   /** The speaker for `s`: the current one when it matches, else a new one (the old one stops). */
   ensure(s: SpeakerSettings): BgpSpeaker {
-    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}`;
+    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}${s.addressV6 ? `|${s.addressV6}` : ''}`;
     if (this.current && key === this.key) return this.current;
     if (this.current) {
       this.options.log('speaker-rebuild', { from: this.key, to: key });
@@ -74,7 +83,11 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
       asn: s.asn,
       routerId: s.routerId,
       hostname: this.options.hostname,
-      listen: { host: this.options.listenAddress ?? s.routerId, port: s.port },
+      listen: {
+        host: this.options.listenAddress ?? s.routerId,
+        alsoHosts: this.options.listenAddress === undefined && s.addressV6 ? [s.addressV6] : [],
+        port: s.port,
+      },
       rib: { multipath: { maxPaths: MAX_PATHS }, ...(s.clusterId ? routeReflectorRibOptions(s.clusterId) : {}) },
       restarting: this.options.restarting,
       forwardingPreserved: true,

@@ -47,6 +47,21 @@ export function nodeIpv4(n: Node): string | undefined {
   return a ? a.split('/')[0] : undefined;
 }
 
+/** The node's IPv6 address without its prefix length. */
+export function nodeIpv6(n: Node): string | undefined {
+  const a = n.spec.bgp?.ipv6Address;
+  return a ? a.split('/')[0] : undefined;
+}
+
+/**
+ * The addresses `self` holds sessions with `n` on: its IPv4 one, and its IPv6 one when both
+ * have IPv6 (Calico's mesh runs one session per family, each carrying its own family).
+ */
+export function sessionAddresses(self: Node, n: Node): string[] {
+  const v6 = nodeIpv6(self) !== undefined ? nodeIpv6(n) : undefined;
+  return [nodeIpv4(n), v6].filter((a): a is string => a !== undefined);
+}
+
 export function nodeAsn(n: Node, config: BGPConfiguration | undefined): number {
   return n.spec.bgp?.asNumber ?? config?.spec.asNumber ?? BGP_DEFAULTS.asNumber;
 }
@@ -85,7 +100,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
   const add = (p: DesiredPeer) => {
     if (!out.has(p.address)) out.set(p.address, p);
   };
-  const others = view.nodes.filter((n) => n.metadata.name !== me && nodeIpv4(n) !== undefined);
+  const others = view.nodes.filter((n) => n.metadata.name !== me && sessionAddresses(self, n).length > 0);
   // BGPConfiguration's mesh settings (Calico applies them to the node-to-node mesh only).
   const meshExtra = {
     ...(config?.spec.nodeMeshMaxRestartTime ? { restartTime: durationSeconds(config.spec.nodeMeshMaxRestartTime) } : {}),
@@ -94,22 +109,23 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
 
   for (const n of others) {
     const theirId = clusterIdOf(n);
-    const address = nodeIpv4(n)!;
     const asn = nodeAsn(n, config);
-    if (myId !== undefined) {
-      // A reflector peers with every node: the ones without a cluster ID are its clients,
-      // other reflectors are ordinary iBGP peers (RFC 4456 non-clients).
-      add({
-        address,
-        asn,
-        type: theirId === undefined ? 'rr-client' : 'rr',
-        source: `Node/${n.metadata.name}`,
-        routeReflectorClient: theirId === undefined && asn === myAsn,
-      });
-    } else if (theirId !== undefined) {
-      add({ address, asn, type: 'rr', source: `Node/${n.metadata.name}`, routeReflectorClient: false });
-    } else if (meshEnabled(config)) {
-      add({ address, asn, type: 'mesh', source: `Node/${n.metadata.name}`, routeReflectorClient: false, ...meshExtra });
+    for (const address of sessionAddresses(self, n)) {
+      if (myId !== undefined) {
+        // A reflector peers with every node: the ones without a cluster ID are its clients,
+        // other reflectors are ordinary iBGP peers (RFC 4456 non-clients).
+        add({
+          address,
+          asn,
+          type: theirId === undefined ? 'rr-client' : 'rr',
+          source: `Node/${n.metadata.name}`,
+          routeReflectorClient: theirId === undefined && asn === myAsn,
+        });
+      } else if (theirId !== undefined) {
+        add({ address, asn, type: 'rr', source: `Node/${n.metadata.name}`, routeReflectorClient: false });
+      } else if (meshEnabled(config)) {
+        add({ address, asn, type: 'mesh', source: `Node/${n.metadata.name}`, routeReflectorClient: false, ...meshExtra });
+      }
     }
   }
 
@@ -130,12 +146,8 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     const nodePeer = (n: Node) => {
       const asn = nodeAsn(n, config);
       const rrClient = myId !== undefined && clusterIdOf(n) === undefined && asn === myAsn;
-      add(
-        checked(
-          { address: nodeIpv4(n)!, asn, type, source: `BGPPeer/${p.metadata.name}`, routeReflectorClient: rrClient, ...extra },
-          myAsn,
-        ),
-      );
+      for (const address of sessionAddresses(self, n))
+        add(checked({ address, asn, type, source: `BGPPeer/${p.metadata.name}`, routeReflectorClient: rrClient, ...extra }, myAsn));
     };
     if (s.peerSelector) {
       // Calico's route-reflector form: every node nodeSelector picks peers with every node
@@ -150,7 +162,11 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
     }
     if (!onNode(s, self) || !s.peerIP) continue;
     const target = parsePeerIP(s.peerIP);
-    if (target === undefined || target.address === nodeIpv4(self)) continue;
+    if (target === undefined || target.address === nodeIpv4(self) || target.address === nodeIpv6(self)) continue;
+    const noV6 =
+      target.address.includes(':') && nodeIpv6(self) === undefined
+        ? { refused: 'peerIP is IPv6 and this node has no IPv6 address (spec.bgp.ipv6Address)' }
+        : {};
     add(
       checked(
         {
@@ -161,6 +177,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
           routeReflectorClient: false,
           ...(target.port !== undefined ? { port: target.port } : {}),
           ...extra,
+          ...noV6,
         },
         myAsn,
       ),

@@ -8,6 +8,8 @@ export interface NodeRegistration {
   nodeName: string;
   /** The node's IPv4 address with prefix length. */
   address: string;
+  /** The node's IPv6 address with prefix length; undefined leaves what the Node says. */
+  addressV6?: string;
   asNumber?: number;
   /** A cluster ID makes the node a reflector; '' makes it stop being one; undefined leaves it. */
   routeReflectorClusterId?: string;
@@ -23,10 +25,14 @@ export interface DefaultPool {
   natOutgoing?: boolean;
 }
 
-/** Writes the Node, keeping what others set on it (annotations, other labels, spec fields). */
-export async function registerNode(ds: BackendDatastore, r: NodeRegistration): Promise<void> {
+/**
+ * Writes the Node, keeping what others set on it (annotations, other labels, spec fields).
+ * Returns the IPv6 address the Node has now (given, or set on the Node by the user).
+ */
+export async function registerNode(ds: BackendDatastore, r: NodeRegistration): Promise<string | undefined> {
   const existing = await ds.get('Node', r.nodeName);
   const bgp: NonNullable<Node['spec']['bgp']> = { ...existing?.spec.bgp, ipv4Address: r.address };
+  if (r.addressV6 !== undefined) bgp.ipv6Address = r.addressV6;
   if (r.asNumber !== undefined) bgp.asNumber = r.asNumber;
   if (r.routeReflectorClusterId !== undefined) {
     if (r.routeReflectorClusterId) bgp.routeReflectorClusterID = r.routeReflectorClusterId;
@@ -44,6 +50,7 @@ export async function registerNode(ds: BackendDatastore, r: NodeRegistration): P
     spec: { ...existing?.spec, bgp },
   };
   await ds.apply(node);
+  return bgp.ipv6Address;
 }
 
 /** Creates `default-ipv4-ippool` when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). */

@@ -12,6 +12,8 @@ export interface SessionSettings {
   port: number;
   /** Our address, the source of the sessions. */
   localAddress: string;
+  /** Our IPv6 address, the source of IPv6 sessions. */
+  localAddressV6?: string;
   /** Default 90 s. */
   holdTime?: number;
   /** Default 3 s. */
@@ -24,11 +26,15 @@ export interface SessionSettings {
 
 /** `password`: the peer's, already read (resolvePassword). */
 export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: string): NeighborConfig {
+  const v6 = p.address.includes(':');
+  const local = v6 ? s.localAddressV6 : s.localAddress;
   return {
     address: p.address,
     asn: p.asn,
     port: p.port ?? s.port,
-    ...(p.sourceAddress === 'None' ? {} : { localAddress: s.localAddress }),
+    // One session per family, as Calico's mesh (BIRD and BIRD6): an IPv6 session carries IPv6 routes only.
+    families: [v6 ? 'ipv6-unicast' : 'ipv4-unicast'],
+    ...(p.sourceAddress === 'None' || local === undefined ? {} : { localAddress: local }),
     holdTime: s.holdTime ?? 90,
     connectRetryTime: s.connectRetryTime ?? 3,
     idleHoldTime: 1,

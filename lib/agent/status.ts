@@ -21,6 +21,8 @@ export interface AgentPeerStatus {
 export interface AgentStatus {
   node: string;
   address: string;
+  /** The node's IPv6 address with prefix length, when it has one. */
+  addressV6?: string;
   asn: number;
   routerId: string;
   clusterId?: string;
@@ -76,6 +78,7 @@ export function peerStatusRows(
 export interface StatusFacts {
   nodeName: string;
   address: string;
+  addressV6?: string;
   self: Node | undefined;
   config: BGPConfiguration | undefined;
   /** '' before the speaker exists. */
@@ -95,6 +98,7 @@ export function agentStatus(f: StatusFacts): AgentStatus {
   return {
     node: f.nodeName,
     address: f.address,
+    ...(f.addressV6 ? { addressV6: f.addressV6 } : {}),
     asn: f.self ? nodeAsn(f.self, f.config) : BGP_DEFAULTS.asNumber,
     routerId: f.routerId,
     clusterId: f.self ? clusterIdOf(f.self) : undefined,

@@ -27,6 +27,9 @@ export interface NodeRunConfig {
   nodeName?: string;
   ipv4Address?: string;
   ipAutodetectionMethod?: string;
+  /** Calico's IP6: an IPv6 address with prefix length, autodetect, or none (the default: no IPv6 sessions). */
+  ipv6Address?: string;
+  ip6AutodetectionMethod?: string;
   uplink?: string;
   asNumber?: number;
   labels?: Record<string, string>;
@@ -58,6 +61,8 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--name': { key: 'nodeName', type: 'string' },
   '--ip': { key: 'ipv4Address', type: 'string' },
   '--ip-autodetection-method': { key: 'ipAutodetectionMethod', type: 'string' },
+  '--ip6': { key: 'ipv6Address', type: 'string' },
+  '--ip6-autodetection-method': { key: 'ip6AutodetectionMethod', type: 'string' },
   '--uplink': { key: 'uplink', type: 'string' },
   '--as': { key: 'asNumber', type: 'number' },
   '--labels': { key: 'labels', type: 'labels' },
@@ -156,6 +161,8 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('nodeName', 'string', 'PODROUTE_NODENAME', 'NODENAME');
   set('ipv4Address', 'string', 'PODROUTE_IP', 'IP');
   set('ipAutodetectionMethod', 'string', 'PODROUTE_IP_AUTODETECTION_METHOD', 'IP_AUTODETECTION_METHOD');
+  set('ipv6Address', 'string', 'PODROUTE_IP6', 'IP6');
+  set('ip6AutodetectionMethod', 'string', 'PODROUTE_IP6_AUTODETECTION_METHOD', 'IP6_AUTODETECTION_METHOD');
   set('asNumber', 'number', 'PODROUTE_AS', 'AS');
   set('routeReflectorClusterId', 'string', 'PODROUTE_CLUSTER_ID');
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
@@ -188,6 +195,8 @@ function log(event: string, fields: Record<string, unknown>): void {
  */
 export function checkNodeRunConfig(c: NodeRunConfig): void {
   if (c.ipv4Address !== undefined) checkNodeAddress(c.ipv4Address);
+  if (c.ipv6Address !== undefined && c.ipv6Address !== 'autodetect' && c.ipv6Address !== 'none')
+    checkNodeAddress(c.ipv6Address, 'ipv6Address', 6);
   const whole = (key: keyof NodeRunConfig, min: number, max: number) => {
     const v = c[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max))
@@ -242,6 +251,8 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     policyDataplane,
     ipv4Address: c.ipv4Address,
     ipAutodetectionMethod: c.ipAutodetectionMethod,
+    ipv6Address: c.ipv6Address === 'none' ? undefined : c.ipv6Address,
+    ip6AutodetectionMethod: c.ip6AutodetectionMethod,
     uplink: c.uplink,
     asNumber: c.asNumber,
     labels: c.labels,
@@ -371,7 +382,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
         .map(([f, d]) => `${f} (${d.key})`)
         .join(
           ', ',
-        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL, PODROUTE_LOG_LEVEL (FELIX_LOGSEVERITYSCREEN), PODROUTE_LOG_FORMAT\n`,
+        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, IP6, IP6_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL, PODROUTE_LOG_LEVEL (FELIX_LOGSEVERITYSCREEN), PODROUTE_LOG_FORMAT\n`,
     );
     return 0;
   }

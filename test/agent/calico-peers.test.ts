@@ -90,9 +90,11 @@ describe('agent: Calico BGP fields honoured', () => {
     const tor = neighborConfig(byAddress.get('192.0.2.1')!, settings);
     assert.equal(tor.port, 1790);
     assert.equal(tor.localAddress, undefined);
-    const tor6 = neighborConfig(byAddress.get('2001:db8::1')!, settings);
+    // An IPv6 peer is sourced from the node's IPv6 address and carries IPv6 routes only.
+    const tor6 = neighborConfig(byAddress.get('2001:db8::1')!, { ...settings, localAddressV6: 'fd00::11' });
     assert.equal(tor6.port, 1791);
-    assert.equal(tor6.localAddress, '10.0.0.11');
+    assert.equal(tor6.localAddress, 'fd00::11');
+    assert.deepEqual(tor6.families, ['ipv6-unicast']);
     assert.equal(neighborConfig(byAddress.get('192.0.2.9')!, settings).port, 179);
   });
 

@@ -22,6 +22,7 @@ describe('agent session reconciler', () => {
       address: '10.0.0.2',
       asn: 64512,
       port: 1179,
+      families: ['ipv4-unicast'],
       localAddress: '10.0.0.1',
       holdTime: 90,
       connectRetryTime: 3,

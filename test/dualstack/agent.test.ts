@@ -1,0 +1,278 @@
+// A dual-stack cluster for real: three `podroute node run` agents in network namespaces on
+// one L2 segment, each with an IPv4 and an IPv6 address, a real Redis over a Unix socket.
+// The mesh runs one session per family (as Calico's BIRD and BIRD6); IPv6 blocks go over the
+// IPv6 sessions with the node's IPv6 address as next hop; felix programs them in the kernel.
+// Pods are made here as the CNI plugin makes them (IPAM of both families, a veth, a
+// WorkloadEndpoint with both addresses), and ping each other over IPv6 across nodes.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentStatus } from '../../lib/agent/index.js';
+import { callControl } from '../../lib/bgpd/control.js';
+import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { Ipam } from '../../lib/ipam/index.js';
+import { Lab, run, type Netns, type Segment } from '../support/netns.js';
+import type { ManagedProcess } from '../support/process.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+
+const ROOT = join(fileURLToPath(import.meta.url), '../../..');
+const PODROUTE = join(ROOT, 'bin/podroute.js');
+// The host end of every pod's veth, as Calico: MAC ee:ee:ee:ee:ee:ee, hence this link-local.
+const GATEWAY_V6 = 'fe80::ecee:eeff:feee:eeee';
+
+interface Agent {
+  name: string;
+  ns: Netns;
+  ip: string;
+  ip6: string;
+  control: string;
+  proc: ManagedProcess;
+}
+interface Pod {
+  name: string;
+  node: string;
+  ns: Netns;
+  iface: string;
+  ip: string;
+  ip6: string;
+}
+
+describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespaces, real kernel)', function () {
+  this.timeout(240_000);
+  const lab = new Lab({ tag: 'ds' });
+  let redis: RedisServer;
+  let ds: BackendDatastore;
+  let sock: string;
+  let segment: Segment;
+  const agents = new Map<string, Agent>();
+  const pods: Pod[] = [];
+
+  async function startAgent(name: string, index: number): Promise<Agent> {
+    const ip = `10.95.0.${index}`;
+    const ip6 = `fd00:95::${index}`;
+    const ns = await lab.namespace(name);
+    await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24`, v6: `${ip6}/64` });
+    const control = join(lab.dir, `${name}.sock`);
+    const proc = ns.spawn(
+      [
+        'node',
+        PODROUTE,
+        'node',
+        'run',
+        '--name',
+        name,
+        '--ip',
+        `${ip}/24`,
+        '--ip6',
+        `${ip6}/64`,
+        '--uplink',
+        'eth0',
+        '--datastore',
+        sock,
+        '--control',
+        control,
+        '--health-port',
+        '0',
+        '--hold-time',
+        '9',
+        '--connect-retry',
+        '1',
+        '--default-pool',
+        'none',
+        '--policy',
+        'off',
+      ],
+      { name: `agent-${Date.now()}`, cwd: ROOT },
+    );
+    const a: Agent = { name, ns, ip, ip6, control, proc };
+    agents.set(name, a);
+    await waitFor(
+      async () => {
+        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
+        return (await status(a).catch(() => undefined))?.ready ?? false;
+      },
+      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 60_000, intervalMs: 250 },
+    );
+    return a;
+  }
+
+  const status = (a: Agent) => {
+    if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
+    return callControl<AgentStatus>(a.control, 'GET', '/status');
+  };
+
+  /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
+  async function addPod(node: string, name: string): Promise<Pod> {
+    const host = agents.get(node)!.ns;
+    const ns = await lab.namespace(name);
+    const ipam = new Ipam(ds);
+    const attrs = { pod: name, namespace: 'default' };
+    const v4 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs });
+    const v6 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs, family: 6 });
+    const iface = `cali${name}`.slice(0, 15);
+    await run(['ip', 'link', 'add', iface, 'netns', host.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns.name]);
+    await host.ip('link', 'set', iface, 'address', 'ee:ee:ee:ee:ee:ee', 'up');
+    await host.ip('-6', 'addr', 'add', `${GATEWAY_V6}/64`, 'dev', iface, 'nodad');
+    await ns.ip('addr', 'add', v4.cidr, 'dev', 'eth0');
+    await ns.ip('-6', 'addr', 'add', v6.cidr, 'dev', 'eth0', 'nodad');
+    await ns.ip('link', 'set', 'eth0', 'up');
+    await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY_V6, 'dev', 'eth0');
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'WorkloadEndpoint',
+      metadata: { name: `${node}-k8s-${name}-eth0`, namespace: 'default' },
+      spec: { node, pod: name, interfaceName: iface, ipNetworks: [v4.cidr, v6.cidr] },
+    });
+    const pod = { name, node, ns, iface, ip: v4.ip, ip6: v6.ip };
+    pods.push(pod);
+    return pod;
+  }
+
+  /** `ip -6 route` lines of podroute's protocol (81) in a node's kernel. */
+  async function routes6(a: Agent): Promise<string[]> {
+    return (await a.ns.ip('-6', 'route', 'show', 'proto', '81'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+  }
+
+  async function v6BlocksOf(node: string): Promise<string[]> {
+    return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr).filter((c) => c.includes(':'));
+  }
+
+  before(async () => {
+    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
+    sock = join(lab.dir, 'redis.sock');
+    ds = await redisDatastore({ url: sock });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods-v4' },
+      spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'pods-v6' },
+      spec: { cidr: 'fd00:94::/48', blockSize: 122, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
+    segment = await lab.segment();
+    await Promise.all([startAgent('n1', 1), startAgent('n2', 2), startAgent('n3', 3)]);
+  });
+  after(async () => {
+    await ds?.close();
+    await lab.destroy();
+    await redis?.stop();
+  });
+
+  it('registers each Node with its IPv6 address (spec.bgp.ipv6Address)', async () => {
+    for (const a of agents.values()) {
+      const n = await ds.get('Node', a.name);
+      assert.equal(n?.spec.bgp?.ipv4Address, `${a.ip}/24`);
+      assert.equal(n?.spec.bgp?.ipv6Address, `${a.ip6}/64`);
+    }
+  });
+
+  it('the mesh runs an IPv4 and an IPv6 session to every other node, all Established', async () => {
+    const all = [...agents.values()];
+    const got = await waitFor(() => Promise.all(all.map(status)), {
+      what: 'dual-stack mesh',
+      until: (ss) => ss.every((s) => s.peers.length === 4 && s.peers.every((p) => p.state === 'Established')),
+      timeoutMs: 40_000,
+      intervalMs: 250,
+    });
+    for (const [i, s] of got.entries()) {
+      const others = all.filter((a) => a !== all[i]);
+      assert.deepEqual(s.peers.map((p) => p.address).sort(), [...others.map((a) => a.ip), ...others.map((a) => a.ip6)].sort());
+      assert.ok(s.peers.every((p) => p.type === 'mesh'));
+      assert.equal(s.addressV6, `${all[i]!.ip6}/64`);
+    }
+  });
+
+  it('v6 pods: /128 dev cali on their node, blackholes for own v6 blocks, remote v6 blocks via the nodes’ IPv6 addresses', async () => {
+    const p1 = await addPod('n1', 'p1');
+    const p2 = await addPod('n2', 'p2');
+    const p3 = await addPod('n3', 'p3');
+    const [b1, b2, b3] = [(await v6BlocksOf('n1'))[0]!, (await v6BlocksOf('n2'))[0]!, (await v6BlocksOf('n3'))[0]!];
+    assert.match(b1, /\/122$/);
+    const expect: Record<string, { own: string; pod: Pod; remote: [string, string][] }> = {
+      n1: {
+        own: b1,
+        pod: p1,
+        remote: [
+          [b2, 'fd00:95::2'],
+          [b3, 'fd00:95::3'],
+        ],
+      },
+      n2: {
+        own: b2,
+        pod: p2,
+        remote: [
+          [b1, 'fd00:95::1'],
+          [b3, 'fd00:95::3'],
+        ],
+      },
+      n3: {
+        own: b3,
+        pod: p3,
+        remote: [
+          [b1, 'fd00:95::1'],
+          [b2, 'fd00:95::2'],
+        ],
+      },
+    };
+    for (const [n, e] of Object.entries(expect)) {
+      const r = await waitFor(() => routes6(agents.get(n)!), {
+        what: `${n} IPv6 kernel routes`,
+        until: (r) =>
+          r.some((x) => x.startsWith(`blackhole ${e.own} `)) &&
+          r.some((x) => x.startsWith(`${e.pod.ip6} dev ${e.pod.iface} `)) &&
+          e.remote.every(([b, via]) => r.some((x) => x.startsWith(`${b} via ${via} dev eth0 `))),
+        timeoutMs: 30_000,
+      });
+      // One route per remote block: no remote pod's /128.
+      for (const p of pods.filter((p) => p.node !== n)) assert.ok(!r.some((x) => x.startsWith(`${p.ip6} `)), r.join('\n'));
+    }
+    // The IPv4 side is untouched: each node still has its own pod's /32 and the others' v4 blocks.
+    const v4 = await agents.get('n1')!.ns.ip('-4', 'route', 'show', 'proto', '81');
+    assert.match(v4, new RegExp(`^${p1.ip.replace(/\./g, '\\.')} dev ${p1.iface} `, 'm'));
+    assert.match(v4, / via 10\.95\.0\.2 dev eth0 /);
+  });
+
+  it('pods on different nodes ping each other over IPv6', async () => {
+    const failures: string[] = [];
+    for (const from of pods) {
+      for (const to of pods) {
+        if (from === to) continue;
+        const r = await from.ns.exec(['ping', '-6', '-c', '1', '-W', '2', to.ip6]);
+        if (r.code !== 0) failures.push(`${from.name} -> ${to.name} ${to.ip6}: ${r.stdout}${r.stderr}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  it('podroute node status lists the IPv6 sessions under IPv6 BGP status', async () => {
+    const a = agents.get('n1')!;
+    const out = await a.ns.run(['node', PODROUTE, 'node', 'status', '--control', a.control]);
+    const v6 = out.slice(out.indexOf('IPv6 BGP status'));
+    assert.match(v6, /\| fd00:95::2 +\| node-to-node mesh \| up +\| \d\d:\d\d:\d\d \| Established \|/);
+    assert.match(v6, /\| fd00:95::3 +\| node-to-node mesh \| up /);
+    assert.doesNotMatch(v6, /10\.95\.0\./);
+  });
+
+  it('deleting a pod removes its /128; when its block empties, the block goes on every node', async () => {
+    const p3 = pods.find((p) => p.node === 'n3')!;
+    const [b3] = await v6BlocksOf('n3');
+    assert.ok(b3, 'n3 holds a v6 block');
+    await ds.delete('WorkloadEndpoint', `default/n3-k8s-${p3.name}-eth0`);
+    await new Ipam(ds).releaseByHandle(`h-${p3.name}`);
+    for (const n of ['n1', 'n2', 'n3']) {
+      await waitFor(() => routes6(agents.get(n)!), {
+        what: `${n}: no IPv6 route left for ${b3} or ${p3.ip6}`,
+        until: (r) => !r.some((x) => x.startsWith(`${b3} `) || x.startsWith(`blackhole ${b3} `) || x.startsWith(`${p3.ip6} `)),
+        timeoutMs: 30_000,
+      });
+    }
+  });
+});
