@@ -259,6 +259,11 @@ export class EtcdBackend implements RawBackend {
     return this.ipam;
   }
 
+  /** How many members the cluster has: fewer than three survive no failure (a warning at start). */
+  async members(): Promise<number> {
+    return (await this.client.cluster.memberList({})).members?.length ?? 0;
+  }
+
   async close(): Promise<void> {
     try {
       this.client.close();
