@@ -3,6 +3,7 @@
 // speaker at scrape time: nothing is counted twice and a scrape costs nothing between scrapes.
 import http from 'node:http';
 import type { BgpSpeaker } from '../../bgp/index.js';
+import { LIMITED_SERVER_OPTIONS, limitRequests } from './control-socket.js';
 
 const STATES = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 const started = Date.now() / 1000;
@@ -81,7 +82,8 @@ export function speakerMetrics(speaker: BgpSpeaker): () => string {
 
 /** Serves GET /metrics on host:port (127.0.0.1 unless told: it is for this host's scraper). */
 export function serveMetrics(render: () => string, port: number, host = '127.0.0.1'): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+  // A scrape has no body: the control socket's time and connection limits are all it needs.
+  const server = http.createServer(LIMITED_SERVER_OPTIONS, (req, res) => {
     const path = new URL(req.url ?? '/', 'http://bgpd').pathname;
     if (req.method === 'GET' && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
@@ -91,6 +93,7 @@ export function serveMetrics(render: () => string, port: number, host = '127.0.0
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('only GET /metrics here\n');
   });
+  limitRequests(server);
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new Error(`metrics port ${host}:${port}: ${e.message}`)));
     server.listen(port, host, () => resolve(server));
