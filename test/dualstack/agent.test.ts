@@ -103,13 +103,13 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   };
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
-  async function addPod(node: string, name: string): Promise<Pod> {
+  async function addPod(node: string, name: string, pools6?: string[]): Promise<Pod> {
     const host = agents.get(node)!.ns;
     const ns = await lab.namespace(name);
     const ipam = new Ipam(ds);
     const attrs = { pod: name, namespace: 'default' };
     const v4 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs });
-    const v6 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs, family: 6 });
+    const v6 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs, family: 6, ...(pools6 ? { pools: pools6 } : {}) });
     const iface = `cali${name}`.slice(0, 15);
     await run(['ip', 'link', 'add', iface, 'netns', host.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns.name]);
     await host.ip('link', 'set', iface, 'address', 'ee:ee:ee:ee:ee:ee', 'up');
@@ -252,6 +252,39 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     assert.deepEqual(failures, []);
   });
 
+  it('a /128 borrowed from another node’s v6 block: announced by the borrower, reached over IPv6 from everywhere', async () => {
+    // One block only: the first pod takes it, the second node has to borrow from it.
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'small-v6' },
+      spec: { cidr: 'fd00:93::/122', blockSize: 122, ipipMode: 'Never', vxlanMode: 'Never', nodeSelector: 'has(small)' },
+    });
+    const q1 = await addPod('n1', 'q1', ['small-v6']);
+    const q2 = await addPod('n2', 'q2', ['small-v6']);
+    assert.ok(q2.ip6.startsWith('fd00:93::'), q2.ip6);
+    const expect: Record<string, (r: string[]) => boolean> = {
+      n1: (r) =>
+        r.some((x) => x.startsWith('blackhole fd00:93::/122 ')) && r.some((x) => x.startsWith(`${q2.ip6} via fd00:95::2 dev eth0 `)),
+      n2: (r) =>
+        r.some((x) => x.startsWith(`${q2.ip6} dev ${q2.iface} `)) && r.some((x) => x.startsWith('fd00:93::/122 via fd00:95::1 dev eth0 ')),
+      n3: (r) =>
+        r.some((x) => x.startsWith('fd00:93::/122 via fd00:95::1 dev eth0 ')) &&
+        r.some((x) => x.startsWith(`${q2.ip6} via fd00:95::2 dev eth0 `)),
+    };
+    for (const [n, ok] of Object.entries(expect))
+      await waitFor(() => routes6(agents.get(n)!), { what: `${n}: routes for the borrowed ${q2.ip6}`, until: ok, timeoutMs: 30_000 });
+    const p3 = pods.find((p) => p.name === 'p3')!;
+    for (const [from, to] of [
+      [q2, q1],
+      [q1, q2],
+      [p3, q2],
+    ] as const) {
+      const r = await from.ns.exec(['ping', '-6', '-c', '1', '-W', '2', to.ip6]);
+      assert.equal(r.code, 0, `${from.name} -> ${to.name} ${to.ip6}: ${r.stdout}${r.stderr}`);
+    }
+  });
+
   it('podroute node status lists the IPv6 sessions under IPv6 BGP status', async () => {
     const a = agents.get('n1')!;
     const out = await a.ns.run(['node', PODROUTE, 'node', 'status', '--control', a.control]);
@@ -265,6 +298,10 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     const p3 = pods.find((p) => p.node === 'n3')!;
     const [b3] = await v6BlocksOf('n3');
     assert.ok(b3, 'n3 holds a v6 block');
+    assert.ok(
+      (await routes6(agents.get('n1')!)).some((x) => x.startsWith(`${b3} via fd00:95::3 `)),
+      'n1 routes to the block first',
+    );
     await ds.delete('WorkloadEndpoint', `default/n3-k8s-${p3.name}-eth0`);
     await new Ipam(ds).releaseByHandle(`h-${p3.name}`);
     for (const n of ['n1', 'n2', 'n3']) {
