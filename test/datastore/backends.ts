@@ -4,7 +4,7 @@
 // A new backend is one more row.
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
-import { etcdDatastore, memoryDatastore, redisDatastore, type BackendDatastore, type DatastoreConfig } from '../../lib/datastore/index.js';
+import { BackendDatastore, etcdDatastore, MemoryBackend, redisDatastore, type DatastoreConfig } from '../../lib/datastore/index.js';
 import { startEtcdCluster, type EtcdMember } from '../support/etcd.js';
 import { startRedis, startSentinelGroup, type RedisServer } from '../support/redis.js';
 
@@ -199,7 +199,17 @@ export const BACKENDS: readonly Backend[] = [
     outOfProcess: false,
     durable: false,
     // One process, no connection: nothing to kill, cut or reach from elsewhere.
-    start: async () => ({ open: async (_name, o = {}) => memoryDatastore({ logLength: o.logLength }), stop: async () => {} }),
+    start: async () => {
+      const stores = new Map<string, MemoryBackend>();
+      return {
+        open: async (name, o = {}) => {
+          let store = stores.get(name);
+          if (!store) stores.set(name, (store = new MemoryBackend({ logLength: o.logLength })));
+          return new BackendDatastore(store);
+        },
+        stop: async () => {},
+      };
+    },
   },
   { name: 'redis', outOfProcess: true, durable: false, start: singleRedis(false) },
   { name: 'redis-aof', outOfProcess: true, durable: true, sameCodeAs: 'redis', start: singleRedis(true) },
