@@ -65,7 +65,8 @@ function mustPod(state: LabState, ref: string, namespace?: string): LabPod {
   return pod;
 }
 
-function netconf(state: LabState, pod: LabPod): string {
+/** Calico's IPAM choice of families: both when the pod's node has an IPv6 address (a dual-stack lab), else the plugin's default, IPv4. */
+function netconf(state: LabState, pod: LabPod, dualStack: boolean): string {
   const cni: Record<string, unknown> = {};
   if (pod.labels && Object.keys(pod.labels).length > 0) cni.labels = Object.entries(pod.labels).map(([key, value]) => ({ key, value }));
   if (pod.ports && pod.ports.length > 0) cni.ports = pod.ports;
@@ -75,11 +76,17 @@ function netconf(state: LabState, pod: LabPod): string {
     type: 'podroute-cni',
     nodename: pod.node,
     datastore: labDatastoreConfig(state),
+    ...(dualStack ? { ipam: { assign_ipv4: 'true', assign_ipv6: 'true' } } : {}),
     ...(Object.keys(cni).length > 0 ? { args: { cni } } : {}),
   });
 }
 
-async function callCni(state: LabState, pod: LabPod, command: 'ADD' | 'DEL'): Promise<{ code: number; stdout: string; stderr: string }> {
+async function callCni(
+  state: LabState,
+  pod: LabPod,
+  command: 'ADD' | 'DEL',
+  dualStack = pod.ip6 !== undefined,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return execCommand(
     [
       'ip',
@@ -98,7 +105,7 @@ async function callCni(state: LabState, pod: LabPod, command: 'ADD' | 'DEL'): Pr
       process.execPath,
       join(packageRoot(), 'bin/podroute-cni.js'),
     ],
-    { input: netconf(state, pod), timeoutMs: 60_000 },
+    { input: netconf(state, pod, dualStack), timeoutMs: 60_000 },
   );
 }
 
@@ -127,18 +134,19 @@ export async function podAdd(state: LabState, node: string, name: string, option
   };
   if ((await listNetns()).has(pod.namespace)) throw new Error(`namespace ${pod.namespace} already exists and is not this lab's`);
   // As in Kubernetes, a pod's namespace exists before the pod; one made here has only its name label.
-  await labDatastore(state, async (ds) => {
+  const dualStack = await labDatastore(state, async (ds) => {
     if (!(await ds.get('Namespace', k8sNamespace)))
       await ds.create(namespaceResource(k8sNamespace, {})).catch((e: unknown) => {
         if (!(e instanceof AlreadyExistsError)) throw e;
       });
+    return (await ds.get('Node', node))?.spec.bgp?.ipv6Address !== undefined;
   });
   // Recorded first: whatever happens next, `down` deletes the namespace.
   state.pods.push(pod);
   writeState(state);
   await run(['ip', 'netns', 'add', pod.namespace]);
   await run(['ip', '-n', pod.namespace, 'link', 'set', 'lo', 'up']);
-  const r = await callCni(state, pod, 'ADD');
+  const r = await callCni(state, pod, 'ADD', dualStack);
   if (r.code !== 0) {
     await run(['ip', 'netns', 'del', pod.namespace]).catch(() => undefined);
     state.pods = state.pods.filter((p) => p !== pod);
@@ -146,7 +154,10 @@ export async function podAdd(state: LabState, node: string, name: string, option
     throw new Error(`podroute-cni ADD for ${ref} on ${node} failed: ${r.stdout.trim() || r.stderr.trim()}`);
   }
   const result = JSON.parse(r.stdout) as { ips: { address: string }[] };
-  pod.ip = result.ips[0]?.address.split('/')[0];
+  const addresses = result.ips.map((i) => i.address.split('/')[0]!);
+  pod.ip = addresses.find((a) => !a.includes(':'));
+  const ip6 = addresses.find((a) => a.includes(':'));
+  if (ip6 !== undefined) pod.ip6 = ip6;
   writeState(state);
   return pod;
 }

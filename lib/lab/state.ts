@@ -22,6 +22,8 @@ export interface LabPod {
   namespace: string;
   containerId: string;
   ip?: string;
+  /** Its IPv6 address, in a dual-stack lab (its node has an IPv6 address). */
+  ip6?: string;
   /** The pod's Kubernetes namespace; absent: default. */
   k8sNamespace?: string;
   /** The pod's own labels (what podroute-cni got in args.cni.labels, or the last relabel). */

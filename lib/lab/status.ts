@@ -9,6 +9,8 @@ import { isOurs, listNetns } from './system.js';
 
 export interface BgpSession {
   peer: string;
+  /** What the session carries: ipv4-unicast, ipv6-unicast. */
+  families: string[];
   asn: number;
   state: string;
   prefixesReceived: number;
@@ -27,26 +29,44 @@ export interface LabStatus {
   name: string;
   topology: string;
   nodes: NodeStatus[];
-  pods: { name: string; node: string; ip?: string }[];
+  pods: { name: string; node: string; ip?: string; ip6?: string }[];
 }
 
+type FrrPeers = { peers?: Record<string, { remoteAs: number; state: string; pfxRcd?: number }> };
 interface FrrSummary {
-  ipv4Unicast?: { peers?: Record<string, { remoteAs: number; state: string; pfxRcd?: number }> };
+  ipv4Unicast?: FrrPeers;
+  ipv6Unicast?: FrrPeers;
 }
 
+/** An FRR node's sessions, one per neighbour, with the families it has active (a dual-stack router lists both). */
 export async function frrSessions(state: LabState, node: string): Promise<BgpSession[]> {
   const s = JSON.parse(await vtysh(state, node, 'show bgp summary json')) as FrrSummary;
-  return Object.entries(s.ipv4Unicast?.peers ?? {}).map(([peer, p]) => ({
-    peer,
-    asn: p.remoteAs,
-    state: p.state,
-    prefixesReceived: p.pfxRcd ?? 0,
-  }));
+  const byPeer = new Map<string, BgpSession>();
+  for (const [family, summary] of [
+    ['ipv4-unicast', s.ipv4Unicast],
+    ['ipv6-unicast', s.ipv6Unicast],
+  ] as const) {
+    for (const [peer, p] of Object.entries(summary?.peers ?? {})) {
+      const known = byPeer.get(peer);
+      if (known) {
+        known.families.push(family);
+        known.prefixesReceived += p.pfxRcd ?? 0;
+      } else byPeer.set(peer, { peer, families: [family], asn: p.remoteAs, state: p.state, prefixesReceived: p.pfxRcd ?? 0 });
+    }
+  }
+  return [...byPeer.values()];
 }
 
 export async function agentSessions(state: LabState, node: string): Promise<BgpSession[]> {
   const s = await callControl<AgentStatus>(controlSocket(state, node), 'GET', '/status');
-  return s.peers.map((p) => ({ peer: p.address, asn: p.asn, state: p.state, prefixesReceived: p.prefixesReceived }));
+  return s.peers.map((p) => ({
+    peer: p.address,
+    // An agent's session carries the family of its peer's address (one family a session, as BIRD and BIRD6).
+    families: [p.address.includes(':') ? 'ipv6-unicast' : 'ipv4-unicast'],
+    asn: p.asn,
+    state: p.state,
+    prefixesReceived: p.prefixesReceived,
+  }));
 }
 
 export async function labStatus(state: LabState): Promise<LabStatus> {
@@ -69,7 +89,12 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
       return out;
     }),
   );
-  return { name: state.name, topology: state.topology, nodes, pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip })) };
+  return {
+    name: state.name,
+    topology: state.topology,
+    nodes,
+    pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip, ip6: p.ip6 })),
+  };
 }
 
 export function formatLabStatus(s: LabStatus): string {
@@ -87,8 +112,9 @@ export function formatLabStatus(s: LabStatus): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
   if (s.pods.length) {
-    lines.push('', 'POD  NODE  IP');
-    for (const p of s.pods) lines.push(`${p.name}  ${p.node}  ${p.ip ?? '-'}`);
+    const dual = s.pods.some((p) => p.ip6 !== undefined);
+    lines.push('', dual ? 'POD  NODE  IP  IPV6' : 'POD  NODE  IP');
+    for (const p of s.pods) lines.push(`${p.name}  ${p.node}  ${p.ip ?? '-'}${dual ? `  ${p.ip6 ?? '-'}` : ''}`);
   }
   return lines.join('\n') + '\n';
 }
