@@ -11,6 +11,7 @@ import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
+import { Frr } from '../support/frr.js';
 import { Lab, run, type Netns, type Segment } from '../support/netns.js';
 import type { ManagedProcess } from '../support/process.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -311,5 +312,59 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
         timeoutMs: 30_000,
       });
     }
+  });
+  it('a BGPPeer with an IPv6 peerIP (FRR): its IPv6 RIB holds exactly the v6 blocks and borrowed /128s, each via its node’s IPv6 address', async () => {
+    const tor = await lab.namespace('tor');
+    await segment.attach(tor, { ifname: 'eth0', v4: '10.95.0.254/24', v6: 'fd00:95::fe/64' });
+    const frr = await Frr.start(tor, {
+      routerId: '10.95.0.254',
+      asn: 65100,
+      peers: [...agents.values()].flatMap((a) => [
+        { address: a.ip6, remoteAs: 64512, families: ['ipv6' as const] },
+        { address: a.ip, remoteAs: 64512, families: ['ipv4' as const] },
+      ]),
+      networks: [],
+    });
+    for (const [name, peerIP] of [
+      ['tor-v6', 'fd00:95::fe'],
+      ['tor-v4', '10.95.0.254'],
+    ])
+      await ds.create({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name }, spec: { peerIP, asNumber: 65100 } });
+    // What the cluster should announce over IPv6, from IPAM: each node's v6 blocks and borrowed /128s.
+    const ipam = new Ipam(ds);
+    const want: string[] = [];
+    for (const a of agents.values()) {
+      for (const b of await v6BlocksOf(a.name)) want.push(`${b} ${a.ip6}`);
+      for (const x of await ipam.borrowedAddresses(a.name)) if (x.ip.includes(':')) want.push(`${x.ip}/128 ${a.ip6}`);
+    }
+    assert.ok(
+      want.some((w) => w.startsWith('fd00:93::') && w.includes('/128')),
+      `a borrowed /128 among ${want}`,
+    );
+    // Every node announces to FRR what it originates and what it learned from the mesh (next hop
+    // self towards an eBGP peer, as Calico's BIRD): each prefix has a path from its own node.
+    const wantPrefixes = [...new Set(want.map((w) => w.split(' ')[0]!))].sort();
+    const paths = await waitFor(() => frr.routes('ipv6'), {
+      what: 'FRR’s IPv6 RIB',
+      until: (r) => JSON.stringify([...new Set(r.map((x) => x.prefix))].sort()) === JSON.stringify(wantPrefixes),
+      timeoutMs: 40_000,
+    });
+    const v6s = [...agents.values()].map((a) => a.ip6);
+    for (const w of want) {
+      const [prefix, via] = w.split(' ');
+      assert.ok(
+        paths.some((r) => r.prefix === prefix && r.nextHops[0] === via),
+        `${prefix}: a path via ${via} in ${JSON.stringify(paths)}`,
+      );
+    }
+    assert.ok(
+      paths.every((r) => v6s.includes(r.nextHops[0]!)),
+      JSON.stringify(paths),
+    );
+    // No IPv6 route went over the IPv4 sessions, nor IPv4 over IPv6 ones.
+    const v4 = await frr.routes('ipv4');
+    assert.ok(v4.length > 0 && v4.every((r) => !r.prefix.includes(':') && !r.nextHops[0]!.includes(':')), JSON.stringify(v4));
+    const s = await status(agents.get('n1')!);
+    assert.equal(s.peers.find((p) => p.address === 'fd00:95::fe')?.state, 'Established');
   });
 });
