@@ -24,7 +24,7 @@ import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
-import { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf } from './autodetect.js';
+import { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, withPrefixLength } from './autodetect.js';
 import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
 import { FelixFeed } from './felix-feed.js';
 import { StoreLossGuard } from './store-loss.js';
@@ -95,6 +95,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   address = '';
   /** The node's IPv6 address with prefix length; '' when it has none. */
   addressV6 = '';
+  /** The Node's spec.bgp.ipv6Address `addressV6` was taken from: followed live. */
+  private v6FromNode: string | undefined;
   uplink = 'eth0';
   restarting = false;
   ready = false;
@@ -219,8 +221,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       routeReflectorClusterId: o.routeReflectorClusterId,
       labels: o.labels,
     });
-    if (registeredV6 !== undefined) checkNodeAddress(registeredV6, 'Node spec.bgp.ipv6Address', 6);
-    this.addressV6 = registeredV6 ?? '';
+    this.followNodeV6(registeredV6);
     await ensureDefaultPool(this.ds, o.defaultIpv4Pool);
     this.restarting = await detectRestart(o.dataplane, o.felix?.protocol ?? PODROUTE_PROTOCOL);
     this.log('starting', {
@@ -313,11 +314,35 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     });
   }
 
+  /**
+   * Takes the Node's IPv6 address (set by --ip6 or by the user on the Node, live). One the agent
+   * cannot use (bare, and no interface holds it) leaves the node without IPv6 and says why:
+   * its IPv4 sessions and routes are not held hostage to it.
+   */
+  private followNodeV6(text: string | undefined): void {
+    if (text === this.v6FromNode) return;
+    this.v6FromNode = text;
+    let cidr = '';
+    if (text !== undefined) {
+      const full = withPrefixLength(text);
+      try {
+        if (full === undefined) throw new Error(`no prefix length, and no interface of this host holds ${text}`);
+        checkNodeAddress(full, 'spec.bgp.ipv6Address', 6);
+        cidr = full;
+      } catch (e) {
+        this.log('node-ipv6-address-unusable', { addressV6: text, error: (e as Error).message });
+      }
+    }
+    if (cidr !== this.addressV6) this.log('node-ipv6-address', { addressV6: cidr || undefined });
+    this.addressV6 = cidr;
+  }
+
   /** Brings sessions, announcements and felix's input in line with the cached cluster state. */
   private async reconcile(): Promise<void> {
     const self = this.cache.self;
     if (!self || this.stopped || !this.bgp) return;
     const o = this.options;
+    this.followNodeV6(self.spec.bgp?.ipv6Address);
     const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort, this.addressV6);
     const speaker = this.bgp.ensure(settings);
     let { sessions, advertiser } = this;

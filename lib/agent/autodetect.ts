@@ -61,6 +61,19 @@ export function interfaceOf(address: string, interfaces = networkInterfaces()): 
 }
 
 /**
+ * `address` with a prefix length: as written when it has one, else the length of the local
+ * interface address it is (a Node may carry a bare address); undefined when no interface holds it.
+ */
+export function withPrefixLength(address: string, interfaces = networkInterfaces()): string | undefined {
+  if (address.includes('/')) return address;
+  const want = address.toLowerCase();
+  for (const list of Object.values(interfaces)) {
+    for (const a of list ?? []) if (a.address.toLowerCase() === want && a.cidr) return a.cidr;
+  }
+  return undefined;
+}
+
+/**
  * The node's address as the agent needs it: with its subnet's prefix length (10.0.1.5/24,
  * fd00:1::5/64), which says which next hops are on the node's own subnet. Throws naming `field`.
  */

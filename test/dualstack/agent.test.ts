@@ -49,7 +49,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   const agents = new Map<string, Agent>();
   const pods: Pod[] = [];
 
-  async function startAgent(name: string, index: number): Promise<Agent> {
+  async function startAgent(name: string, index: number, withIp6 = true): Promise<Agent> {
     const ip = `10.95.0.${index}`;
     const ip6 = `fd00:95::${index}`;
     const ns = await lab.namespace(name);
@@ -65,8 +65,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
         name,
         '--ip',
         `${ip}/24`,
-        '--ip6',
-        `${ip6}/64`,
+        ...(withIp6 ? ['--ip6', `${ip6}/64`] : []),
         '--uplink',
         'eth0',
         '--datastore',
@@ -366,5 +365,39 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     assert.ok(v4.length > 0 && v4.every((r) => !r.prefix.includes(':') && !r.nextHops[0]!.includes(':')), JSON.stringify(v4));
     const s = await status(agents.get('n1')!);
     assert.equal(s.peers.find((p) => p.address === 'fd00:95::fe')?.state, 'Established');
+  });
+  it('an IPv6 address set on a running node’s Node (bare, as Calico allows) brings up its IPv6 sessions live', async () => {
+    const n4 = await startAgent('n4', 4, false);
+    const mesh = async (a: Agent) => (await status(a)).peers.filter((p) => p.type === 'mesh' && p.state === 'Established');
+    const v4only = await waitFor(() => mesh(n4), { what: 'n4 in the IPv4 mesh', until: (p) => p.length === 3, timeoutMs: 30_000 });
+    assert.ok(v4only.every((p) => !p.address.includes(':')));
+    assert.equal((await status(n4)).addressV6, undefined);
+    const node = (await ds.get('Node', 'n4'))!;
+    await ds.apply({
+      ...node,
+      metadata: { ...node.metadata, resourceVersion: undefined },
+      spec: { ...node.spec, bgp: { ...node.spec.bgp, ipv6Address: n4.ip6 } },
+    });
+    // The length comes from the interface holding the address (fd00:95::4/64 on eth0).
+    await waitFor(() => status(n4), { what: 'n4 with its IPv6 address', until: (s) => s.addressV6 === `${n4.ip6}/64`, timeoutMs: 20_000 });
+    const both = await waitFor(() => mesh(n4), { what: 'n4 in both meshes', until: (p) => p.length === 6, timeoutMs: 40_000 });
+    assert.deepEqual(
+      both
+        .map((p) => p.address)
+        .filter((a) => a.includes(':'))
+        .sort(),
+      ['fd00:95::1', 'fd00:95::2', 'fd00:95::3'],
+    );
+    await waitFor(() => mesh(agents.get('n1')!), {
+      what: 'n1 with an IPv6 session to n4',
+      until: (p) => p.some((x) => x.address === n4.ip6),
+      timeoutMs: 30_000,
+    });
+    // And n4's kernel now holds the others' IPv6 blocks via their IPv6 addresses.
+    const [b1] = await v6BlocksOf('n1');
+    await waitFor(() => routes6(n4), {
+      what: 'n4 routes to n1’s v6 block',
+      until: (r) => r.some((x) => x.startsWith(`${b1} via fd00:95::1 dev eth0 `)),
+    });
   });
 });
