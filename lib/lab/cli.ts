@@ -118,7 +118,7 @@ export async function labCommand(argv: string[]): Promise<number> {
           labels: labels === undefined ? undefined : parseLabels(labels),
           ports: ports === undefined ? undefined : parsePortList(ports),
         });
-        out(`pod ${podRef(pod)} on ${pod.node}: ${pod.ip} (network namespace ${pod.namespace})\n`);
+        out(`pod ${podRef(pod)} on ${pod.node}: ${[pod.ip, pod.ip6].filter(Boolean).join(', ')} (network namespace ${pod.namespace})\n`);
         return 0;
       }
       if (op === 'del' && p.length === 1) {

@@ -3,11 +3,13 @@
 // routers learn both families' blocks from every node and pass them to each other; pods get an
 // address of each family and reach each other across racks over both, unencapsulated.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { vtysh } from '../../lib/lab/runner.js';
+import { readState } from '../../lib/lab/state.js';
 import { formatLabStatus, labStatus } from '../../lib/lab/status.js';
 import { execCommand, run } from '../../lib/lab/system.js';
 import { waitFor } from '../support/wait.js';
-import { LabUnderTest } from './harness.js';
+import { LabUnderTest, ROOT } from './harness.js';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
 const RACK: Record<string, 1 | 2> = { n1: 1, n2: 1, n3: 2, n4: 2 };
@@ -136,7 +138,13 @@ describe('lab tor-dualstack.clab.yml: two racks behind FRR, IPv4 and IPv6', func
     assert.ok(!n1.some((r) => /vxlan|tunl/.test(r)), n1.join('\n'));
   });
 
-  it('lab status shows the sessions and pods of both families', async () => {
+  it('lab pod add names both addresses; lab status shows the sessions and pods of both families', async () => {
+    const add = await execCommand(
+      [process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', 'pod', 'add', 'n4', 'n4-b', '--state-dir', lab.stateRoot],
+      { timeoutMs: 90_000 },
+    );
+    assert.match(add.stdout, /^pod n4-b on n4: 10\.246\.\S+, fd00:246::\S+ \(network namespace /, add.stdout + add.stderr);
+    lab.state = readState(lab.stateRoot, lab.topo.name)!;
     const text = formatLabStatus(await labStatus(lab.state));
     const row = (node: string) => text.split('\n').find((l) => l.startsWith(`${node} `)) ?? '';
     // Four: the router sends every block back, the node's own too (as-override hides the loop).
