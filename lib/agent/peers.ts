@@ -2,6 +2,7 @@
 // Calico's confd renders BIRD's peers: the node-to-node mesh, route reflectors and their
 // clients, and BGPPeers selected by node name or label selector.
 import type { MaxPrefixes } from '../../bgp/index.js';
+import { formatAddress, parseAddress } from '../../ip/index.js';
 import type { BGPPeerMaxPrefixes } from '../resources/max-prefixes.js';
 import { parsePeerIP } from '../resources/peer-ip.js';
 import { parseSelector, type Labels } from '../resources/selector.js';
@@ -47,10 +48,15 @@ export function nodeIpv4(n: Node): string | undefined {
   return a ? a.split('/')[0] : undefined;
 }
 
-/** The node's IPv6 address without its prefix length. */
+/** The node's IPv6 address without its prefix length, in its one canonical spelling (RFC 5952). */
 export function nodeIpv6(n: Node): string | undefined {
   const a = n.spec.bgp?.ipv6Address;
-  return a ? a.split('/')[0] : undefined;
+  if (!a) return undefined;
+  try {
+    return formatAddress(parseAddress(a.split('/')[0]!));
+  } catch {
+    return undefined; // validated on the way in; a Node written around validation peers over IPv4 only
+  }
 }
 
 /**

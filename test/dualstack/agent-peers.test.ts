@@ -42,6 +42,9 @@ describe('dual stack: the agent’s sessions, next hops and IPv6 address', () =>
   it('the mesh: an IPv6 session besides the IPv4 one between nodes that both have IPv6, IPv4 only otherwise', () => {
     assert.deepEqual(summary(view(a)), ['10.0.0.2 mesh', '10.0.0.3 mesh', 'fd00::2 mesh']);
     assert.deepEqual(summary(view(c)), ['10.0.0.1 mesh', '10.0.0.2 mesh']);
+    // However the Node spells it, the session's address is the canonical one (the speaker's, the status's).
+    const spelled = node('d', '10.0.0.4', 'FD00:0:0::0004');
+    assert.deepEqual(summary({ self: a, nodes: [a, spelled], config: undefined, bgpPeers: [] }), ['10.0.0.4 mesh', 'fd00::4 mesh']);
   });
 
   it('reflectors: a client peers with the reflector over both families, the reflector reflects both', () => {
