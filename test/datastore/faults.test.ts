@@ -191,10 +191,13 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
           assert.match(repair.out, /marked repaired .*allocation may resume/);
         }
 
+        let timer: NodeJS.Timeout | undefined;
         const codes = await Promise.race([
           Promise.all(exits),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the allocators did not finish within 160 s')), 160_000)),
-        ]);
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('the allocators did not finish within 160 s')), 160_000);
+          }),
+        ]).finally(() => clearTimeout(timer));
         const doneAt = Date.now();
         const { acks, lines } = readOutcomes(files);
         assert.deepEqual(
