@@ -34,7 +34,10 @@ export interface StoreUnderTest {
    * promoted one's replica (WAIT needs one); an etcd member restarts and rejoins.
    */
   recover?(): Promise<void>;
-  /** Cuts every watcher's connection to the store (the client reconnects by itself); returns how many. */
+  /**
+   * Cuts the watch connections (Redis: every one, by CLIENT KILL; etcd: those opened forWatch,
+   * by restarting their member); the client reconnects by itself. Returns how many were cut.
+   */
   cutWatches?(): Promise<number>;
   /** One bare round trip to the store, the floor under every datastore call (the benchmark's reference). */
   roundTrip?(): Promise<unknown>;
