@@ -4,27 +4,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, pidAlive, type Netns, type Segment } from '../support/netns.js';
-import type { ManagedProcess } from '../support/process.js';
+import { agentReady, agentStatus, PODROUTE, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { callCni } from '../cni/call.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const PODROUTE = join(ROOT, 'bin/podroute.js');
-
-interface Agent {
-  name: string;
-  ns: Netns;
-  ip: string;
-  control: string;
-  proc: ManagedProcess;
-}
+type Agent = AgentProcess;
 interface Pod {
   name: string;
   node: string;
@@ -43,14 +32,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   const agents = new Map<string, Agent>();
   const pods: Pod[] = [];
 
-  const netconf = (node: string) =>
-    JSON.stringify({
-      cniVersion: '1.0.0',
-      name: 'k8s-pod-network',
-      type: 'podroute-cni',
-      nodename: node,
-      datastore: { type: 'redis', url: sock },
-    });
+  const netconf = (node: string) => podNetconf(node, sock);
 
   async function startAgent(name: string, index: number, ns?: Netns): Promise<Agent> {
     const ip = `10.97.0.${index}`;
@@ -62,50 +44,13 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
       await ns.ip('route', 'add', 'default', 'via', '10.97.0.254', 'dev', 'eth0');
     }
     const control = join(lab.dir, `${name}.sock`);
-    const proc = ns.spawn(
-      [
-        'node',
-        PODROUTE,
-        'node',
-        'run',
-        '--name',
-        name,
-        '--ip',
-        `${ip}/24`,
-        '--uplink',
-        'eth0',
-        '--datastore',
-        sock,
-        '--control',
-        control,
-        '--health-port',
-        '9099',
-        '--hold-time',
-        '9',
-        '--connect-retry',
-        '1',
-        '--default-pool',
-        'none',
-      ],
-      { name: `agent-${Date.now()}`, cwd: ROOT },
-    );
-    const a: Agent = { name, ns, ip, control, proc };
+    const a = spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags: ['--health-port', '9099'] });
     agents.set(name, a);
-    await waitFor(
-      async () => {
-        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
-        return (await status(a).catch(() => undefined))?.ready ?? false;
-      },
-      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 },
-    );
+    await agentReady(a);
     return a;
   }
 
-  const status = (a: Agent) => {
-    // A dead agent says why, rather than leaving a refused socket to guess from.
-    if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
-    return callControl<AgentStatus>(a.control, 'GET', '/status');
-  };
+  const status = agentStatus;
 
   async function waitMesh(names: string[]): Promise<void> {
     await waitFor(

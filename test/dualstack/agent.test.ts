@@ -6,30 +6,19 @@
 // WorkloadEndpoint with both addresses), and ping each other over IPv6 across nodes.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AgentStatus } from '../../lib/agent/index.js';
-import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
+import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
 import { Lab, run, type Netns, type Segment } from '../support/netns.js';
-import type { ManagedProcess } from '../support/process.js';
+import { agentReady, agentStatus, PODROUTE, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const PODROUTE = join(ROOT, 'bin/podroute.js');
 // The host end of every pod's veth, as Calico: MAC ee:ee:ee:ee:ee:ee, hence this link-local.
 const GATEWAY_V6 = 'fe80::ecee:eeff:feee:eeee';
 
-interface Agent {
-  name: string;
-  ns: Netns;
-  ip: string;
-  ip6: string;
-  control: string;
-  proc: ManagedProcess;
-}
+type Agent = AgentProcess & { ip6: string };
 interface Pod {
   name: string;
   node: string;
@@ -55,52 +44,14 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24`, v6: `${ip6}/64` });
     const control = join(lab.dir, `${name}.sock`);
-    const proc = ns.spawn(
-      [
-        'node',
-        PODROUTE,
-        'node',
-        'run',
-        '--name',
-        name,
-        '--ip',
-        `${ip}/24`,
-        ...(withIp6 ? ['--ip6', `${ip6}/64`] : []),
-        '--uplink',
-        'eth0',
-        '--datastore',
-        sock,
-        '--control',
-        control,
-        '--health-port',
-        '0',
-        '--hold-time',
-        '9',
-        '--connect-retry',
-        '1',
-        '--default-pool',
-        'none',
-        '--policy',
-        'off',
-      ],
-      { name: `agent-${Date.now()}`, cwd: ROOT },
-    );
-    const a: Agent = { name, ns, ip, ip6, control, proc };
+    const flags = [...(withIp6 ? ['--ip6', `${ip6}/64`] : []), '--policy', 'off'];
+    const a: Agent = { ...spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags }), ip6 };
     agents.set(name, a);
-    await waitFor(
-      async () => {
-        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
-        return (await status(a).catch(() => undefined))?.ready ?? false;
-      },
-      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 60_000, intervalMs: 250 },
-    );
+    await agentReady(a, 60_000);
     return a;
   }
 
-  const status = (a: Agent) => {
-    if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
-    return callControl<AgentStatus>(a.control, 'GET', '/status');
-  };
+  const status = agentStatus;
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
   async function addPod(node: string, name: string, pools6?: string[]): Promise<Pod> {
@@ -343,9 +294,15 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     // Every node announces to FRR what it originates and what it learned from the mesh (next hop
     // self towards an eBGP peer, as Calico's BIRD): each prefix has a path from its own node.
     const wantPrefixes = [...new Set(want.map((w) => w.split(' ')[0]!))].sort();
+    const fromOwner = (r: RibRoute[]) =>
+      want.every((w) => {
+        const [prefix, via] = w.split(' ');
+        return r.some((x) => x.prefix === prefix && x.nextHops[0] === via);
+      });
+    // Every node's session must be up: the first one alone already announces every prefix.
     const paths = await waitFor(() => frr.routes('ipv6'), {
-      what: 'FRR’s IPv6 RIB',
-      until: (r) => JSON.stringify([...new Set(r.map((x) => x.prefix))].sort()) === JSON.stringify(wantPrefixes),
+      what: 'FRR’s IPv6 RIB, a path from each prefix’s own node',
+      until: (r) => JSON.stringify([...new Set(r.map((x) => x.prefix))].sort()) === JSON.stringify(wantPrefixes) && fromOwner(r),
       timeoutMs: 40_000,
     });
     const v6s = [...agents.values()].map((a) => a.ip6);

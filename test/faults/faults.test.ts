@@ -9,8 +9,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
@@ -18,12 +16,10 @@ import { callCni } from '../cni/call.js';
 import type { RouterConfig } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
-import type { ManagedProcess } from '../support/process.js';
+import { agentReady, agentStatus, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const PODROUTE = join(ROOT, 'bin/podroute.js');
 const SUBNET = '10.94.0';
 const TOR_IP = `${SUBNET}.254`;
 const POOL = '10.91.0.0/16';
@@ -31,13 +27,7 @@ const NODES = ['n1', 'n2', 'n3'];
 /** Percent of the packets dropped, each way, on the restarted agent's link. */
 const LOSS = 25;
 
-interface Agent {
-  name: string;
-  ns: Netns;
-  ip: string;
-  control: string;
-  proc: ManagedProcess;
-}
+type Agent = AgentProcess;
 interface Pod {
   name: string;
   node: string;
@@ -62,19 +52,8 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
     peers: NODES.map((_, i) => ({ address: `${SUBNET}.${i + 1}`, remoteAs: 64512 })),
   };
 
-  const netconf = (node: string) =>
-    JSON.stringify({
-      cniVersion: '1.0.0',
-      name: 'k8s-pod-network',
-      type: 'podroute-cni',
-      nodename: node,
-      datastore: { type: 'redis', url: sock },
-    });
-
-  const status = (a: Agent) => {
-    if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
-    return callControl<AgentStatus>(a.control, 'GET', '/status');
-  };
+  const netconf = (node: string) => podNetconf(node, sock);
+  const status = agentStatus;
 
   async function startAgent(name: string, ns?: Netns): Promise<Agent> {
     const index = NODES.indexOf(name) + 1;
@@ -85,16 +64,9 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
       await ns.ip('route', 'add', 'default', 'via', TOR_IP, 'dev', 'eth0');
     }
     const control = join(lab.dir, `${name}.sock`);
-    const args = ['--name', name, '--ip', `${ip}/24`, '--uplink', 'eth0', '--datastore', sock, '--control', control];
-    const flags = ['--health-port', '0', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none', '--policy', 'off'];
-    const proc = ns.spawn(['node', PODROUTE, 'node', 'run', ...args, ...flags], { name: `agent-${Date.now()}`, cwd: ROOT });
-    const a: Agent = { name, ns, ip, control, proc };
+    const a = spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags: ['--policy', 'off'] });
     agents.set(name, a);
-    await waitFor(async () => (await status(a).catch((e: Error) => (a.proc.running ? undefined : Promise.reject(e))))?.ready ?? false, {
-      what: `agent ${name} ready`,
-      timeoutMs: 40_000,
-      intervalMs: 250,
-    });
+    await agentReady(a);
     return a;
   }
 

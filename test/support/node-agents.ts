@@ -1,0 +1,68 @@
+// `podroute node run` as a real process in a namespace, the way the end-to-end suites start
+// agents: the flags a lab wants (short hold time, quick retries, no default pool), its status
+// through its control socket, and a dead agent that says why instead of a refused socket.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentStatus } from '../../lib/agent/index.js';
+import { callControl } from '../../lib/bgpd/control.js';
+import type { ManagedProcess } from './process.js';
+import type { Netns } from './netns.js';
+import { waitFor } from './wait.js';
+
+export const ROOT = join(fileURLToPath(import.meta.url), '../../..');
+export const PODROUTE = join(ROOT, 'bin/podroute.js');
+
+export interface AgentProcess {
+  name: string;
+  ns: Netns;
+  /** The node's IPv4 address, without its length. */
+  ip: string;
+  control: string;
+  proc: ManagedProcess;
+}
+
+export interface AgentSpawn {
+  name: string;
+  /** IPv4 address with its length. */
+  ip: string;
+  /** Where the cluster's state is (a Redis socket or URL). */
+  datastore: string;
+  control: string;
+  /** Flags after the lab's defaults (a later flag wins): `--health-port 9099`, `--ip6 …`. */
+  flags?: readonly string[];
+}
+
+const LAB_FLAGS = ['--uplink', 'eth0', '--health-port', '0', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none'];
+
+export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
+  const argv = ['node', PODROUTE, 'node', 'run', '--name', s.name, '--ip', s.ip, '--datastore', s.datastore, '--control', s.control];
+  const proc = ns.spawn([...argv, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: ROOT });
+  return { name: s.name, ns, ip: s.ip.split('/')[0]!, control: s.control, proc };
+}
+
+export function agentStatus(a: Pick<AgentProcess, 'name' | 'control' | 'proc'>): Promise<AgentStatus> {
+  if (!a.proc.running) throw new Error(`agent ${a.name} exited (${a.proc.logFile}): ${a.proc.tail()}`);
+  return callControl<AgentStatus>(a.control, 'GET', '/status');
+}
+
+/** Waits until the agent says it is ready; throws at once if it exits. */
+export async function agentReady(a: Pick<AgentProcess, 'name' | 'control' | 'proc'>, timeoutMs = 40_000): Promise<AgentStatus> {
+  return (await waitFor(async () => agentStatus(a).catch((e: Error) => (a.proc.running ? undefined : Promise.reject(e))), {
+    what: `agent ${a.name} ready`,
+    until: (s) => s?.ready === true,
+    timeoutMs,
+    intervalMs: 200,
+  })) as AgentStatus;
+}
+
+/** A CNI network configuration for a pod on `node`, with the cluster's Redis. */
+export function podNetconf(node: string, redis: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'k8s-pod-network',
+    type: 'podroute-cni',
+    nodename: node,
+    datastore: { type: 'redis', url: redis },
+    ...extra,
+  });
+}
