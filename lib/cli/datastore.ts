@@ -12,7 +12,7 @@ import { defaultDatastoreFile, openFileDatastore } from '../datastore/file.js';
 import { DatastoreError, datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { labelSelectorToCalico } from '../resources/label-selector.js';
-import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type Kind, type Resource } from '../resources/types.js';
+import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type IPPool, type Kind, type Resource } from '../resources/types.js';
 import { formatResources, parseResources, toManifest } from '../resources/yaml.js';
 import { ValidationError } from '../resources/validate.js';
 
@@ -122,6 +122,8 @@ export async function runDatastoreCommand(argv: readonly string[], io: CommandIo
     switch (cmd) {
       case 'apply':
       case 'create':
+        // Pool rules span resources (overlaps): check the file's pools together before the first write.
+        await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
         for (const r of resources) {
           const out = cmd === 'apply' ? await store.apply(r) : await store.create(r);
           io.stdout(

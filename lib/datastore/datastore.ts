@@ -1,11 +1,11 @@
 // The Datastore API over any RawBackend: validation, revision guards, the IPPool overlap
 // rule, and watches. Backends only store bytes and revisions.
-import { cidrsOverlap, parseCidr } from '../../ip/index.js';
 import { IPAM_OWNED_KINDS, resourceKey, type IPPool, type Kind, type Resource, type ResourceOf } from '../resources/types.js';
-import { ValidationError, validateResource } from '../resources/validate.js';
+import { validateResource } from '../resources/validate.js';
 import { KindChangedError, type RawBackend } from './backend.js';
 import { decodeResource, encodeResource } from './codec.js';
 import { DatastoreError } from './errors.js';
+import { batchPoolConflict, poolConflict } from './pool-rules.js';
 import { LogWatcher } from './watcher.js';
 import type { Datastore, DeleteOptions, ListResult, WatchOptions, Watcher } from './types.js';
 
@@ -89,38 +89,26 @@ export class BackendDatastore implements Datastore {
   }
 
   /**
+   * Checks the pools of one file against each other and the stored pools before any is
+   * written, so a refused pool leaves none of its file's pools behind. The write of each
+   * still checks again (another writer may come between).
+   */
+  async checkPools(pools: readonly IPPool[]): Promise<void> {
+    if (pools.length === 0) return;
+    const bad = batchPoolConflict(pools, (await this.list('IPPool')).items);
+    if (bad) throw bad;
+  }
+
+  /**
    * Pools must not overlap, and a pool's CIDR and block size are fixed once it exists (its
    * blocks were carved with them). Checked against a snapshot of all pools; the write then
    * carries "no pool changed since that snapshot", so two racing creates cannot both pass.
    */
   private async checkPool(pool: IPPool): Promise<{ kind: Kind; revision: number }> {
     const snap = await this.raw.snapshot(['IPPool']);
-    const mine = parseCidr(pool.spec.cidr, 'spec.cidr');
-    for (const it of snap.items) {
-      const other = decodeResource('IPPool', it.json, it.revision) as IPPool;
-      if (other.metadata.name === pool.metadata.name) {
-        if (other.spec.cidr !== pool.spec.cidr)
-          throw new ValidationError(
-            'spec.cidr',
-            `cannot change the CIDR of an existing pool (${other.spec.cidr}); create a new pool and disable this one`,
-            `IPPool/${pool.metadata.name}`,
-          );
-        if (other.spec.blockSize !== pool.spec.blockSize)
-          throw new ValidationError(
-            'spec.blockSize',
-            `cannot change the block size of an existing pool (${other.spec.blockSize})`,
-            `IPPool/${pool.metadata.name}`,
-          );
-        continue;
-      }
-      if (cidrsOverlap(mine, parseCidr(other.spec.cidr, 'spec.cidr'))) {
-        throw new ValidationError(
-          'spec.cidr',
-          `${pool.spec.cidr} overlaps pool ${other.metadata.name} (${other.spec.cidr})`,
-          `IPPool/${pool.metadata.name}`,
-        );
-      }
-    }
+    const stored = snap.items.map((it) => decodeResource('IPPool', it.json, it.revision) as IPPool);
+    const bad = poolConflict(pool, stored);
+    if (bad) throw bad;
     return { kind: 'IPPool', revision: snap.kindRevisions.IPPool ?? 0 };
   }
 }
