@@ -7,8 +7,13 @@ import type { BestPathChange } from '../../bgp/index.js';
 import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
 import type { Node } from '../resources/types.js';
 import type { ClusterCache } from './cluster-cache.js';
-import { nodeIpv4 } from './peers.js';
-import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/annotations.js';
+import { nodeIpv4, nodeIpv6 } from './peers.js';
+import {
+  VXLAN_ADDRESS_ANNOTATION,
+  VXLAN_ADDRESS_V6_ANNOTATION,
+  VXLAN_MAC_ANNOTATION,
+  VXLAN_MAC_V6_ANNOTATION,
+} from '../resources/annotations.js';
 
 export interface FelixNode {
   /** The node's IPv4 address with prefix length. */
@@ -48,10 +53,13 @@ export function felixInput(
   const remoteVteps: RemoteVtep[] = [];
   for (const n of cache.nodes.values()) {
     if (n.metadata.name === cache.nodeName) continue;
-    const vtepIp = n.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION];
-    const vtepMac = n.metadata.annotations?.[VXLAN_MAC_ANNOTATION];
-    const nodeIp = nodeIpv4(n);
-    if (vtepIp && vtepMac && nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
+    const an = n.metadata.annotations ?? {};
+    for (const [nodeIp, vtepIp, vtepMac] of [
+      [nodeIpv4(n), an[VXLAN_ADDRESS_ANNOTATION], an[VXLAN_MAC_ANNOTATION]],
+      [nodeIpv6(n), an[VXLAN_ADDRESS_V6_ANNOTATION], an[VXLAN_MAC_V6_ANNOTATION]],
+    ]) {
+      if (vtepIp && vtepMac && nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
+    }
   }
   const a = self.metadata.annotations ?? {};
   return {
@@ -61,6 +69,9 @@ export function felixInput(
       uplink: node.uplink,
       vxlanTunnelAddressV4: a[VXLAN_ADDRESS_ANNOTATION],
       vxlanTunnelMacV4: a[VXLAN_MAC_ANNOTATION],
+      ...(a[VXLAN_ADDRESS_V6_ANNOTATION]
+        ? { vxlanTunnelAddressV6: a[VXLAN_ADDRESS_V6_ANNOTATION], vxlanTunnelMacV6: a[VXLAN_MAC_V6_ANNOTATION] }
+        : {}),
     },
     workloads,
     ownBlocks,

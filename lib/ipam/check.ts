@@ -1,7 +1,7 @@
 // `podroute ipam check`, after `calicoctl ipam check`: the allocations compared with who
 // holds each address (WorkloadEndpoints, and Nodes for their VXLAN tunnel address).
 import { parseInterfaceAddress, formatAddress } from '../../ip/index.js';
-import { CONTAINER_ID_ANNOTATION, VXLAN_ADDRESS_ANNOTATION } from '../resources/annotations.js';
+import { CONTAINER_ID_ANNOTATION, VXLAN_ADDRESS_ANNOTATION, VXLAN_ADDRESS_V6_ANNOTATION } from '../resources/annotations.js';
 import type { IPAMBlock, Node, WorkloadEndpoint } from '../resources/types.js';
 import { affinityNode, blockAllocations } from './block.js';
 
@@ -42,15 +42,20 @@ export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[
     }
   }
   for (const n of nodes) {
-    const ip = n.metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION];
-    if (!ip) continue;
-    out.push({
-      ip: formatAddress(parseInterfaceAddress(ip, 'annotation')),
-      holder: `Node ${n.metadata.name}`,
-      node: n.metadata.name,
-      handle: `vxlan-tunnel-addr-${n.metadata.name}`,
-      attrs: { type: 'vxlanTunnelAddress', node: n.metadata.name },
-    });
+    for (const [annotation, handle] of [
+      [VXLAN_ADDRESS_ANNOTATION, 'vxlan-tunnel-addr-'],
+      [VXLAN_ADDRESS_V6_ANNOTATION, 'vxlan-v6-tunnel-addr-'],
+    ] as const) {
+      const ip = n.metadata.annotations?.[annotation];
+      if (!ip) continue;
+      out.push({
+        ip: formatAddress(parseInterfaceAddress(ip, 'annotation')),
+        holder: `Node ${n.metadata.name}`,
+        node: n.metadata.name,
+        handle: `${handle}${n.metadata.name}`,
+        attrs: { type: 'vxlanTunnelAddress', node: n.metadata.name },
+      });
+    }
   }
   return out;
 }

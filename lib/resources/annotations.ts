@@ -5,5 +5,9 @@
 export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
 /** On a Node: its VXLAN device MAC. */
 export const VXLAN_MAC_ANNOTATION = 'podroute.io/vxlan-tunnel-mac';
+/** On a Node: its IPv6 VXLAN tunnel endpoint address, from one of its IPv6 blocks (Calico's IPv6VXLANTunnelAddr). */
+export const VXLAN_ADDRESS_V6_ANNOTATION = 'podroute.io/vxlan-tunnel-address-v6';
+/** On a Node: its IPv6 VXLAN device MAC (Calico's VXLANTunnelMACAddrV6). */
+export const VXLAN_MAC_V6_ANNOTATION = 'podroute.io/vxlan-tunnel-mac-v6';
 /** On a WorkloadEndpoint: the container ID, which is also its IPAM handle. */
 export const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';

@@ -2,7 +2,12 @@
 // a pool uses VXLAN, once, from the node's own block, with a MAC of its own.
 import assert from 'node:assert/strict';
 import { vtepMac, VtepAllocator } from '../../lib/agent/vtep.js';
-import { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../../lib/resources/annotations.js';
+import {
+  VXLAN_ADDRESS_ANNOTATION,
+  VXLAN_ADDRESS_V6_ANNOTATION,
+  VXLAN_MAC_ANNOTATION,
+  VXLAN_MAC_V6_ANNOTATION,
+} from '../../lib/resources/annotations.js';
 import { API_VERSION, memoryDatastore, type BackendDatastore, type IPPool, type Node } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 
@@ -25,7 +30,7 @@ describe('agent VTEP', () => {
     apiVersion: API_VERSION,
     kind: 'IPPool',
     metadata: { name },
-    spec: { cidr, blockSize: 26, ipipMode: 'Never', vxlanMode, disabled },
+    spec: { cidr, blockSize: cidr.includes(':') ? 122 : 26, ipipMode: 'Never', vxlanMode, disabled },
   });
   const self = async (): Promise<Node> => (await ds.get('Node', 'n1'))!;
   const pools = async () => (await ds.list('IPPool')).items;
@@ -95,5 +100,39 @@ describe('agent VTEP', () => {
     assert.equal(logged[0]?.[0], 'vxlan-tunnel-error');
     await allocator.ensure(await self(), await pools());
     assert.ok((await self()).metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION]);
+  });
+
+  it("an IPv6 VXLAN pool: an IPv6 endpoint from the node's IPv6 block with its own MAC, beside the IPv4 one", async () => {
+    const n = (await self())!;
+    await ds.apply({
+      ...n,
+      metadata: { ...n.metadata, resourceVersion: undefined },
+      spec: { bgp: { ipv4Address: '10.0.0.1/24', ipv6Address: 'fd00:0:1::1/64' } },
+    });
+    await ds.create(pool('vx4', '10.72.0.0/16', 'CrossSubnet'));
+    await ds.create(pool('vx6', 'fd70::/48', 'CrossSubnet'));
+    await allocator.ensure(await self(), await pools());
+    const a = (await self()).metadata.annotations!;
+    assert.equal(a.keep, 'me');
+    assert.match(a[VXLAN_ADDRESS_ANNOTATION]!, /^10\.72\./);
+    assert.equal(a[VXLAN_MAC_ANNOTATION], vtepMac('n1'));
+    assert.match(a[VXLAN_ADDRESS_V6_ANNOTATION]!, /^fd70:/);
+    assert.equal(a[VXLAN_MAC_V6_ANNOTATION], vtepMac('n1', 6));
+    assert.notEqual(vtepMac('n1', 6), vtepMac('n1'));
+    const blocks = (await ipam.blocksForNode('n1')).map((b) => b.cidr);
+    assert.ok(
+      blocks.some((c) => c.startsWith('fd70:') && c.endsWith('/122')),
+      `an IPv6 block of the node: ${blocks}`,
+    );
+    assert.deepEqual(await ipam.releaseByHandle('vxlan-v6-tunnel-addr-n1'), [a[VXLAN_ADDRESS_V6_ANNOTATION]]);
+    await allocator.ensure(await self(), await pools());
+    assert.equal(logged.length, 2, 'nothing more taken');
+  });
+
+  it('an IPv6 VXLAN pool and a node without an IPv6 address: no IPv6 endpoint, and nothing written as IPv4', async () => {
+    await ds.create(pool('vx6', 'fd70::/48', 'Always'));
+    await allocator.ensure(await self(), await pools());
+    assert.deepEqual((await self()).metadata.annotations, { keep: 'me' });
+    assert.equal((await ds.list('IPAMBlock')).items.length, 0);
   });
 });
