@@ -23,6 +23,13 @@ class SentPaths {
 
 type Sent = OutAttrSet | SentPaths;
 
+/** One change's export verdict per update group, shared while it is offered to every member. */
+export interface ExportMemo {
+  group: UpdateGroup | undefined;
+  exportable: boolean;
+  others?: Map<UpdateGroup, boolean>;
+}
+
 /** The Map operations the sent state needs. */
 interface SentMap {
   get(key: PrefixKey): Sent | undefined;
@@ -178,6 +185,31 @@ export class AdjRibOut {
     if (!fam.addPath && !this.group.exportPerPrefix && !fam.sent.has(key)) {
       const head = fam.table.get(key);
       if (head === undefined || this.exportable(fam, key, head) === null) return;
+    }
+    fam.pending.add(key);
+    this.kick();
+  }
+
+  /**
+   * markDirty for a best path that just changed, with the export decision shared among the
+   * members of an update group: the Loc-RIB offers each change to every Adj-RIB-Out, and in a
+   * mesh of N peers that is N offers per prefix of which most are refused for the same reason
+   * (iBGP learned, iBGP peer). `memo` carries the group's verdict from one member to the next.
+   */
+  offer(family: AddressFamily, key: PrefixKey, head: Path | undefined, memo: ExportMemo): void {
+    const fam = this.byFamily[family];
+    if (fam === undefined) return;
+    if (!fam.addPath && !this.group.exportPerPrefix && !fam.sent.has(key)) {
+      if (head === undefined || (head.peer === this.peer && !this.allowOwn)) return;
+      let exportable = memo.group === this.group ? memo.exportable : memo.others?.get(this.group);
+      if (exportable === undefined) {
+        exportable = this.group.exportPath(family, key, head) !== null;
+        if (memo.group === undefined) {
+          memo.group = this.group;
+          memo.exportable = exportable;
+        } else (memo.others ??= new Map()).set(this.group, exportable);
+      }
+      if (!exportable) return;
     }
     fam.pending.add(key);
     this.kick();

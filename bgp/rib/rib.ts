@@ -4,7 +4,7 @@
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
 import { Afi, Safi } from '../codec/index.js';
-import { AdjRibOut } from './adj-rib-out.js';
+import { AdjRibOut, type ExportMemo } from './adj-rib-out.js';
 import { mergeAs4Path } from './as4.js';
 import { AttrInterner, asPathContains, ipv4Number, NextHop, NextHopInterner, shareableAttributes, type AttrSet } from './attr-set.js';
 import { selectBest, type DecisionOptions } from './decision.js';
@@ -549,7 +549,8 @@ export class Rib {
       for (let i = 0; i < outs.length; i++) if (outs[i].addPath(fr.family)) outs[i].markDirty(fr.family, key);
       return;
     }
-    for (let i = 0; i < outs.length; i++) outs[i].markDirty(fr.family, key);
+    const memo: ExportMemo = { group: undefined, exportable: false };
+    for (let i = 0; i < outs.length; i++) outs[i].offer(fr.family, key, best, memo);
     if (!this.collect()) return;
     const family = fr.family;
     const prefix = formatKey(family, key);
