@@ -25,6 +25,7 @@ import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { AgentMetrics } from './agent-metrics.js';
 import { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, withPrefixLength } from './autodetect.js';
+import { routerIdFor } from './router-id.js';
 import { CLUSTER_KINDS, ClusterCache } from './cluster-cache.js';
 import { FelixFeed } from './felix-feed.js';
 import { StoreLossGuard } from './store-loss.js';
@@ -42,8 +43,13 @@ export interface NodeAgentOptions {
   datastore: BackendDatastore;
   /** Where felix programs routes: LinuxDataplane on a host, MemoryDataplane in tests. */
   dataplane: Dataplane;
-  /** The node's IPv4 address with prefix length; autodetected when absent. */
+  /** The node's IPv4 address with prefix length; autodetected when absent; 'none': an IPv6-only node (Calico's IP=none). */
   ipv4Address?: string;
+  /**
+   * BGP router ID (Calico's CALICO_ROUTER_ID): a dotted IPv4 value, or 'hash' (from the node
+   * name). Default: the IPv4 address, or 'hash' on an IPv6-only node.
+   */
+  routerId?: string;
   /** first-found (default) or interface=<regex>. */
   ipAutodetectionMethod?: string;
   /**
@@ -92,7 +98,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   readonly felix: Felix;
   readonly ipam: Ipam;
   readonly metrics: AgentMetrics;
+  /** The node's IPv4 address with prefix length; '' on an IPv6-only node. */
   address = '';
+  routerId = '';
   /** The node's IPv6 address with prefix length; '' when it has none. */
   addressV6 = '';
   /** The Node's spec.bgp.ipv6Address `addressV6` was taken from: followed live. */
@@ -205,14 +213,20 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** Registers the Node, follows the datastore, brings up BGP and felix. Resolves once in sync. */
   async start(): Promise<void> {
     const o = this.options;
-    const detected = o.ipv4Address
-      ? { cidr: o.ipv4Address, interface: o.uplink ?? interfaceOf(o.ipv4Address) }
-      : autodetectIpv4(o.ipAutodetectionMethod);
-    checkNodeAddress(detected.cidr);
+    const v4None = o.ipv4Address === 'none';
+    const detected = v4None
+      ? { cidr: '', interface: undefined }
+      : o.ipv4Address
+        ? { cidr: o.ipv4Address, interface: o.uplink ?? interfaceOf(o.ipv4Address) }
+        : autodetectIpv4(o.ipAutodetectionMethod);
+    if (!v4None) checkNodeAddress(detected.cidr);
     this.address = detected.cidr;
-    this.uplink = o.uplink ?? detected.interface ?? 'eth0';
     const v6 = o.ipv6Address === 'autodetect' ? autodetectIpv6(o.ip6AutodetectionMethod).cidr : o.ipv6Address;
     if (v6 !== undefined) checkNodeAddress(v6, 'ipv6Address', 6);
+    // An IPv6-only node peers and forwards over its IPv6 address, so it must have one.
+    if (v4None && v6 === undefined) throw new Error('ipv4Address: none needs an IPv6 address (ipv6Address)');
+    this.routerId = routerIdFor(this.nodeName, this.address, o.routerId);
+    this.uplink = o.uplink ?? detected.interface ?? (v4None && v6 ? interfaceOf(v6) : undefined) ?? 'eth0';
     const registeredV6 = await registerNode(this.ds, {
       nodeName: this.nodeName,
       address: this.address,
@@ -343,7 +357,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (!self || this.stopped || !this.bgp) return;
     const o = this.options;
     this.followNodeV6(self.spec.bgp?.ipv6Address);
-    const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort, this.addressV6);
+    const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort, this.addressV6, this.routerId);
     const speaker = this.bgp.ensure(settings);
     let { sessions, advertiser } = this;
     if (!sessions || !advertiser || sessions.speaker !== speaker) {
@@ -352,7 +366,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     }
     sessions.reconcile(desiredPeers(this.cache.peerView(self)), {
       port: settings.port,
-      localAddress: settings.routerId,
+      localAddress: settings.address,
       localAddressV6: settings.addressV6,
       holdTime: o.holdTime,
       connectRetryTime: o.connectRetryTime,

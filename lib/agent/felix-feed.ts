@@ -16,7 +16,7 @@ import {
 } from '../resources/annotations.js';
 
 export interface FelixNode {
-  /** The node's IPv4 address with prefix length. */
+  /** The node's IPv4 address with prefix length; '' on an IPv6-only node. */
   address: string;
   /** The node's IPv6 address with prefix length, when it has one. */
   addressV6?: string;
@@ -64,7 +64,7 @@ export function felixInput(
   const a = self.metadata.annotations ?? {};
   return {
     node: {
-      addressV4: node.address,
+      ...(node.address ? { addressV4: node.address } : {}),
       ...(node.addressV6 ? { addressV6: node.addressV6 } : {}),
       uplink: node.uplink,
       vxlanTunnelAddressV4: a[VXLAN_ADDRESS_ANNOTATION],

@@ -17,4 +17,5 @@ export {
 export { advertisements, type Advertisements } from './advertise.js';
 export { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';
+export { checkRouterId, hashRouterId, routerIdFor } from './router-id.js';
 export { Registry as MetricsRegistry } from './metrics.js';

@@ -17,6 +17,8 @@ export interface SpeakerSettings {
   port: number;
   clusterId: string | undefined;
   routerId: string;
+  /** The node's IPv4 address (no prefix length), the source of IPv4 sessions; absent on an IPv6-only node. */
+  address?: string;
   /** The node's IPv6 address (no prefix length): listened on too, the source of IPv6 sessions. */
   addressV6?: string;
 }
@@ -28,12 +30,15 @@ export function speakerSettings(
   address: string,
   bgpPort?: number,
   addressV6?: string,
+  routerId?: string,
 ): SpeakerSettings {
+  const v4 = address ? address.split('/')[0]! : undefined;
   return {
     asn: nodeAsn(self, config),
     port: bgpPort ?? config?.spec.listenPort ?? BGP_DEFAULTS.listenPort,
     clusterId: clusterIdOf(self),
-    routerId: address.split('/')[0]!,
+    routerId: routerId ?? v4 ?? '',
+    ...(v4 ? { address: v4 } : {}),
     ...(addressV6 ? { addressV6: addressV6.split('/')[0]! } : {}),
   };
 }
@@ -72,7 +77,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
 
   /** The speaker for `s`: the current one when it matches, else a new one (the old one stops). */
   ensure(s: SpeakerSettings): BgpSpeaker {
-    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}${s.addressV6 ? `|${s.addressV6}` : ''}`;
+    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}|${s.address ?? ''}${s.addressV6 ? `|${s.addressV6}` : ''}`;
     if (this.current && key === this.key) return this.current;
     if (this.current) {
       this.options.log('speaker-rebuild', { from: this.key, to: key });
@@ -84,8 +89,8 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
       routerId: s.routerId,
       hostname: this.options.hostname,
       listen: {
-        host: this.options.listenAddress ?? s.routerId,
-        alsoHosts: this.options.listenAddress === undefined && s.addressV6 ? [s.addressV6] : [],
+        host: this.options.listenAddress ?? s.address ?? s.addressV6 ?? s.routerId,
+        alsoHosts: this.options.listenAddress === undefined && s.address && s.addressV6 ? [s.addressV6] : [],
         port: s.port,
       },
       rib: { multipath: { maxPaths: MAX_PATHS }, ...(s.clusterId ? routeReflectorRibOptions(s.clusterId) : {}) },
@@ -104,7 +109,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
     speaker.on('endOfRib', (address) => this.emit('endOfRib', address));
     speaker.start().catch((e: Error) => {
       this.options.log('listen-error', { error: e.message, port: s.port });
-      this.emit('error', new Error(`BGP listen on ${s.routerId}:${s.port}: ${e.message}`));
+      this.emit('error', new Error(`BGP listen on ${s.address ?? s.addressV6 ?? s.routerId}:${s.port}: ${e.message}`));
     });
     return speaker;
   }

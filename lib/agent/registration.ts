@@ -6,7 +6,7 @@ import { API_VERSION, type IPPool, type Node } from '../resources/types.js';
 
 export interface NodeRegistration {
   nodeName: string;
-  /** The node's IPv4 address with prefix length. */
+  /** The node's IPv4 address with prefix length; '' for an IPv6-only node (the Node keeps none). */
   address: string;
   /** The node's IPv6 address with prefix length; undefined leaves what the Node says. */
   addressV6?: string;
@@ -32,6 +32,7 @@ export interface DefaultPool {
 export async function registerNode(ds: BackendDatastore, r: NodeRegistration): Promise<string | undefined> {
   const existing = await ds.get('Node', r.nodeName);
   const bgp: NonNullable<Node['spec']['bgp']> = { ...existing?.spec.bgp, ipv4Address: r.address };
+  if (!r.address) delete bgp.ipv4Address;
   if (r.addressV6 !== undefined) bgp.ipv6Address = r.addressV6;
   if (r.asNumber !== undefined) bgp.asNumber = r.asNumber;
   if (r.routeReflectorClusterId !== undefined) {

@@ -11,7 +11,7 @@ export interface SessionSettings {
   /** The port peers are dialled on (ours too). */
   port: number;
   /** Our address, the source of the sessions. */
-  localAddress: string;
+  localAddress?: string;
   /** Our IPv6 address, the source of IPv6 sessions. */
   localAddressV6?: string;
   /** Default 90 s. */

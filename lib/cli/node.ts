@@ -14,7 +14,15 @@ import {
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
-import { checkNodeAddress, NodeAgent, serveAgentControl, serveHealth, type AgentStatus, type NodeAgentOptions } from '../agent/index.js';
+import {
+  checkNodeAddress,
+  checkRouterId,
+  NodeAgent,
+  serveAgentControl,
+  serveHealth,
+  type AgentStatus,
+  type NodeAgentOptions,
+} from '../agent/index.js';
 import { felixSettings } from '../agent/felix-configuration.js';
 import { callControl } from '../bgpd/control.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
@@ -30,6 +38,8 @@ export interface NodeRunConfig {
   /** Calico's IP6: an IPv6 address with prefix length, autodetect, or none (the default: no IPv6 sessions). */
   ipv6Address?: string;
   ip6AutodetectionMethod?: string;
+  /** Calico's CALICO_ROUTER_ID: a dotted IPv4 router ID, or hash (from the node name). Default: the IPv4 address, else hash. */
+  routerId?: string;
   uplink?: string;
   asNumber?: number;
   labels?: Record<string, string>;
@@ -63,6 +73,7 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--ip-autodetection-method': { key: 'ipAutodetectionMethod', type: 'string' },
   '--ip6': { key: 'ipv6Address', type: 'string' },
   '--ip6-autodetection-method': { key: 'ip6AutodetectionMethod', type: 'string' },
+  '--router-id': { key: 'routerId', type: 'string' },
   '--uplink': { key: 'uplink', type: 'string' },
   '--as': { key: 'asNumber', type: 'number' },
   '--labels': { key: 'labels', type: 'labels' },
@@ -152,7 +163,7 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   const set = (key: keyof NodeRunConfig, type: string, ...names: string[]) => {
     for (const n of names) {
       const v = e(n);
-      if (v !== undefined && !(n === 'IP' && (v === 'autodetect' || v === 'none'))) {
+      if (v !== undefined && !(n === 'IP' && v === 'autodetect')) {
         (fromEnv as Record<string, unknown>)[key] = convert(type, v, n);
         return;
       }
@@ -163,6 +174,7 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('ipAutodetectionMethod', 'string', 'PODROUTE_IP_AUTODETECTION_METHOD', 'IP_AUTODETECTION_METHOD');
   set('ipv6Address', 'string', 'PODROUTE_IP6', 'IP6');
   set('ip6AutodetectionMethod', 'string', 'PODROUTE_IP6_AUTODETECTION_METHOD', 'IP6_AUTODETECTION_METHOD');
+  set('routerId', 'string', 'PODROUTE_ROUTER_ID', 'CALICO_ROUTER_ID');
   set('asNumber', 'number', 'PODROUTE_AS', 'AS');
   set('routeReflectorClusterId', 'string', 'PODROUTE_CLUSTER_ID');
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
@@ -194,7 +206,10 @@ function log(event: string, fields: Record<string, unknown>): void {
  * start must not leave its health port or control socket up for a supervisor to see.
  */
 export function checkNodeRunConfig(c: NodeRunConfig): void {
-  if (c.ipv4Address !== undefined) checkNodeAddress(c.ipv4Address);
+  if (c.ipv4Address !== undefined && c.ipv4Address !== 'none') checkNodeAddress(c.ipv4Address);
+  if (c.ipv4Address === 'none' && (c.ipv6Address === undefined || c.ipv6Address === 'none'))
+    throw new Error('ipv4Address: none needs an IPv6 address (--ip6 fd00::1/64 or autodetect)');
+  if (c.routerId !== undefined) checkRouterId(c.routerId);
   if (c.ipv6Address !== undefined && c.ipv6Address !== 'autodetect' && c.ipv6Address !== 'none')
     checkNodeAddress(c.ipv6Address, 'ipv6Address', 6);
   const whole = (key: keyof NodeRunConfig, min: number, max: number) => {
@@ -253,6 +268,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     ipAutodetectionMethod: c.ipAutodetectionMethod,
     ipv6Address: c.ipv6Address === 'none' ? undefined : c.ipv6Address,
     ip6AutodetectionMethod: c.ip6AutodetectionMethod,
+    routerId: c.routerId,
     uplink: c.uplink,
     asNumber: c.asNumber,
     labels: c.labels,
