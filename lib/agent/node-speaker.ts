@@ -77,7 +77,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
 
   /** The speaker for `s`: the current one when it matches, else a new one (the old one stops). */
   ensure(s: SpeakerSettings): BgpSpeaker {
-    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}|${s.address ?? ''}${s.addressV6 ? `|${s.addressV6}` : ''}`;
+    const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}${s.address && s.address !== s.routerId ? `|${s.address}` : ''}${s.addressV6 ? `|${s.addressV6}` : ''}`;
     if (this.current && key === this.key) return this.current;
     if (this.current) {
       this.options.log('speaker-rebuild', { from: this.key, to: key });

@@ -41,18 +41,21 @@ describe('agent node speaker', () => {
       port: 179,
       clusterId: undefined,
       routerId: '10.0.0.1',
+      address: '10.0.0.1',
     });
     assert.deepEqual(speakerSettings(node({}), config, '10.0.0.1/24'), {
       asn: 65000,
       port: 1179,
       clusterId: undefined,
       routerId: '10.0.0.1',
+      address: '10.0.0.1',
     });
     assert.deepEqual(speakerSettings(node({ asNumber: 65001, routeReflectorClusterID: '1.0.0.1' }), config, '10.0.0.1/24', 2179), {
       asn: 65001,
       port: 2179,
       clusterId: '1.0.0.1',
       routerId: '10.0.0.1',
+      address: '10.0.0.1',
     });
     assert.equal(speakerSettings(node({ routeReflectorClusterID: '' }), undefined, '10.0.0.1/24').clusterId, undefined);
   });
