@@ -29,11 +29,12 @@ export class OutAttrSet {
   ) {}
 }
 
-interface CacheEntry {
-  nextHop: NextHop;
-  source: RibPeer;
-  out: OutAttrSet | null;
-}
+/**
+ * Export decisions of one attribute set, by next hop and source peer. Two levels of Maps, not
+ * a list to scan: a reflector or a mesh member holds one next hop per client for the same
+ * attribute set, thousands of them.
+ */
+type CacheEntries = Map<NextHop, Map<RibPeer, OutAttrSet | null>>;
 
 export interface GroupSettings {
   localAs: number;
@@ -77,12 +78,12 @@ export function groupKey(peer: RibPeer): string {
 export class UpdateGroup {
   readonly info: UpdateGroupInfo;
   readonly members = new Set<RibPeer>();
-  private readonly cache = new WeakMap<AttrSet, CacheEntry[]>();
+  private readonly cache = new WeakMap<AttrSet, CacheEntries>();
   // The last set looked up: an UPDATE's prefixes share one set, so most lookups repeat the
   // previous one, and a WeakMap lookup per prefix and peer showed in the profiles. It holds
   // at most one set past its life, until the next lookup.
   private lastAttrs: AttrSet | undefined;
-  private lastEntries: CacheEntry[] = [];
+  private lastEntries: CacheEntries = new Map();
   private readonly outSets = new Map<string, OutAttrSet>();
   private readonly exportPolicy: CompiledPolicy | undefined;
   private readonly encodeOptions: CodecOptions;
@@ -127,24 +128,27 @@ export class UpdateGroup {
   exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
     const policy = this.exportPolicy;
     if (policy?.perPrefix) return this.compute(family, key, path);
-    let entries: CacheEntry[] | undefined;
+    let entries: CacheEntries | undefined;
     if (path.attrs === this.lastAttrs) {
       entries = this.lastEntries;
     } else {
       entries = this.cache.get(path.attrs);
       if (entries === undefined) {
-        entries = [];
+        entries = new Map();
         this.cache.set(path.attrs, entries);
       }
       this.lastAttrs = path.attrs;
       this.lastEntries = entries;
     }
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (e.nextHop === path.nextHop && e.source === path.peer) return e.out;
+    let bySource = entries.get(path.nextHop);
+    if (bySource === undefined) {
+      bySource = new Map();
+      entries.set(path.nextHop, bySource);
     }
+    const known = bySource.get(path.peer);
+    if (known !== undefined || bySource.has(path.peer)) return known ?? null;
     const out = this.compute(family, key, path);
-    entries.push({ nextHop: path.nextHop, source: path.peer, out });
+    bySource.set(path.peer, out);
     return out;
   }
 
