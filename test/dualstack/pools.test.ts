@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
-import { memoryDatastore } from '../../lib/datastore/index.js';
+import { memoryDatastore, redisDatastore } from '../../lib/datastore/index.js';
 import { ValidationError, validateResource } from '../../lib/resources/validate.js';
+import { startRedis } from '../support/redis.js';
 
 const pool = (name: string, cidr: string, blockSize?: number) => ({
   apiVersion: 'projectcalico.org/v3',
@@ -119,5 +120,34 @@ describe('dual stack: IPv6 pool bad input', () => {
       (await ds.list('IPPool')).items.map((p) => p.metadata.name),
       ['a', 'b'],
     );
+  });
+  it('apply -f against Redis: a file whose last pool overlaps writes nothing another client can see', async function () {
+    this.timeout(30_000);
+    const redis = await startRedis();
+    const ds = await redisDatastore({ url: redis.url });
+    const other = await redisDatastore({ url: redis.url });
+    try {
+      await ds.create(validateResource(pool('a', 'fd00:10::/64')));
+      const before = await other.revision();
+      const file = join(dir, 'redis.yaml');
+      writeFileSync(
+        file,
+        'kind: IPPool\nmetadata: {name: g1}\nspec: {cidr: fd00:40::/64}\n---\nkind: IPPool\nmetadata: {name: g2}\nspec: {cidr: 10.40.0.0/16}\n---\n' +
+          'kind: IPPool\nmetadata: {name: bad}\nspec: {cidr: "fd00:10::/56"}\n',
+      );
+      const err: string[] = [];
+      const code = await runDatastoreCommand(['apply', '-f', file], { stdout: () => {}, stderr: (s: string) => err.push(s) }, ds);
+      assert.equal(code, 1);
+      assert.match(err.join(''), /IPPool\/bad: spec\.cidr: fd00:10::\/56 overlaps pool a/);
+      assert.equal(await other.revision(), before);
+      assert.deepEqual(
+        (await other.list('IPPool')).items.map((p) => p.metadata.name),
+        ['a'],
+      );
+    } finally {
+      await other.close();
+      await ds.close();
+      await redis.stop();
+    }
   });
 });
