@@ -238,4 +238,25 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
     const after = await packets();
     assert.ok(after.tx - before.tx >= 3 && after.rx - before.rx >= 3, `tx ${before.tx}→${after.tx}, rx ${before.rx}→${after.rx}`);
   });
+
+  it('vxlanMode Always on the IPv6 pool: the same-subnet pair goes over vxlan-v6.calico too, and still pings', async () => {
+    const pool = (await ds.get('IPPool', 'vx-v6'))!;
+    await ds.apply({ ...pool, metadata: { ...pool.metadata, resourceVersion: undefined }, spec: { ...pool.spec, vxlanMode: 'Always' } });
+    const block = await v6BlockOf('n3');
+    const v = await vtep6('n3');
+    const want = `${block} via ${v.ip} dev vxlan-v6.calico `;
+    const r = await waitFor(() => routes6(node('n1')), {
+      what: `n1: ${want}`,
+      until: (r) => r.some((x) => x.startsWith(want)),
+      timeoutMs: 30_000,
+    });
+    assert.ok(!r.some((x) => x.startsWith(`${block} via ${node('n3').ip6} dev eth0`)), r.join('\n'));
+    // The IPv4 pool stayed CrossSubnet: its same-subnet route is still direct.
+    const v4 = await node('n1').agent!.ns.ip('-4', 'route', 'show', 'proto', '81');
+    assert.match(v4, / via 10\.97\.1\.3 dev eth0 /);
+    const p1 = pods.find((p) => p.node === 'n1')!;
+    const p3 = pods.find((p) => p.node === 'n3')!;
+    const ping = await p1.ns.exec(['ping', '-6', '-c', '1', '-W', '2', p3.ip6]);
+    assert.equal(ping.code, 0, ping.stdout + ping.stderr);
+  });
 });
