@@ -243,7 +243,9 @@ export class Felix extends EventEmitter<FelixEvents> {
     const retry = writes.flatMap((w, i) => {
       const o = outcomes[i];
       const onlink = w.route.type === 'unicast' && w.route.nextHops.some((h) => h.onlink);
-      return !o.ok && (o.errno === 22 || o.errno === undefined) && w.op === 'replace' && onlink && w.route.dst.includes(':') ? [i] : [];
+      // EINVAL from rtnetlink; ip -batch reports the kernel's message under another errno.
+      const refused = o.errno === 22 || /invalid gateway/i.test(o.error ?? '');
+      return !o.ok && refused && w.op === 'replace' && onlink && w.route.dst.includes(':') ? [i] : [];
     });
     if (retry.length === 0) return outcomes;
     const again = await this.dataplane.writeRoutes(
