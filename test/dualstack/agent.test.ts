@@ -10,13 +10,11 @@ import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/da
 import { Ipam } from '../../lib/ipam/index.js';
 import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
-import { Lab, run, type Netns, type Segment } from '../support/netns.js';
+import { Lab, type Netns, type Segment } from '../support/netns.js';
 import { agentReady, agentStatus, PODROUTE, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-
-// The host end of every pod's veth, as Calico: MAC ee:ee:ee:ee:ee:ee, hence this link-local.
-const GATEWAY_V6 = 'fe80::ecee:eeff:feee:eeee';
+import { handMadePod } from './pod.js';
 
 type Agent = AgentProcess & { ip6: string };
 interface Pod {
@@ -55,27 +53,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
   async function addPod(node: string, name: string, pools6?: string[]): Promise<Pod> {
-    const host = agents.get(node)!.ns;
-    const ns = await lab.namespace(name);
-    const ipam = new Ipam(ds);
-    const attrs = { pod: name, namespace: 'default' };
-    const v4 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs });
-    const v6 = await ipam.autoAssign({ handle: `h-${name}`, node, attrs, family: 6, ...(pools6 ? { pools: pools6 } : {}) });
-    const iface = `cali${name}`.slice(0, 15);
-    await run(['ip', 'link', 'add', iface, 'netns', host.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns.name]);
-    await host.ip('link', 'set', iface, 'address', 'ee:ee:ee:ee:ee:ee', 'up');
-    await host.ip('-6', 'addr', 'add', `${GATEWAY_V6}/64`, 'dev', iface, 'nodad');
-    await ns.ip('addr', 'add', v4.cidr, 'dev', 'eth0');
-    await ns.ip('-6', 'addr', 'add', v6.cidr, 'dev', 'eth0', 'nodad');
-    await ns.ip('link', 'set', 'eth0', 'up');
-    await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY_V6, 'dev', 'eth0');
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'WorkloadEndpoint',
-      metadata: { name: `${node}-k8s-${name}-eth0`, namespace: 'default' },
-      spec: { node, pod: name, interfaceName: iface, ipNetworks: [v4.cidr, v6.cidr] },
-    });
-    const pod = { name, node, ns, iface, ip: v4.ip, ip6: v6.ip };
+    const pod = (await handMadePod({ lab, ds, host: agents.get(node)!.ns, node, name, pools6 })) as Pod;
     pods.push(pod);
     return pod;
   }

@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import { hashRouterId } from '../../lib/agent/index.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { Lab, run, type Netns, type Segment } from '../support/netns.js';
+import { Lab, type Netns, type Segment } from '../support/netns.js';
 import { agentReady, agentStatus, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-
-// The host end of every pod's veth, as Calico: MAC ee:ee:ee:ee:ee:ee, hence this link-local.
-const GATEWAY_V6 = 'fe80::ecee:eeff:feee:eeee';
+import { handMadePod } from './pod.js';
 
 type Agent = AgentProcess & { ip6: string };
 interface Pod {
@@ -49,23 +47,7 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
 
   /** A pod as the CNI plugin makes it in an IPv6-only cluster: one IPv6 address, a veth, its WorkloadEndpoint. */
   async function addPod(node: string, name: string): Promise<Pod> {
-    const host = agents.get(node)!.ns;
-    const ns = await lab.namespace(name);
-    const v6 = await new Ipam(ds).autoAssign({ handle: `h-${name}`, node, attrs: { pod: name, namespace: 'default' }, family: 6 });
-    const iface = `cali${name}`.slice(0, 15);
-    await run(['ip', 'link', 'add', iface, 'netns', host.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns.name]);
-    await host.ip('link', 'set', iface, 'address', 'ee:ee:ee:ee:ee:ee', 'up');
-    await host.ip('-6', 'addr', 'add', `${GATEWAY_V6}/64`, 'dev', iface, 'nodad');
-    await ns.ip('-6', 'addr', 'add', v6.cidr, 'dev', 'eth0', 'nodad');
-    await ns.ip('link', 'set', 'eth0', 'up');
-    await ns.ip('-6', 'route', 'add', 'default', 'via', GATEWAY_V6, 'dev', 'eth0');
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'WorkloadEndpoint',
-      metadata: { name: `${node}-k8s-${name}-eth0`, namespace: 'default' },
-      spec: { node, pod: name, interfaceName: iface, ipNetworks: [v6.cidr] },
-    });
-    const pod = { name, node, ns, iface, ip6: v6.ip };
+    const pod = await handMadePod({ lab, ds, host: agents.get(node)!.ns, node, name, v4: false });
     pods.push(pod);
     return pod;
   }
