@@ -6,9 +6,10 @@
 // transaction as the blocks. Nothing expires, so no etcd lease is needed: as in the other
 // backends, an address is held until its handle is released.
 import { cidrName as blockName } from '../resources/names.js';
-import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
+import type { IPAMBlock, IPAMConfigurationSpec, IPAMHandle, IPPool } from '../resources/types.js';
 import { normalizeBlockSpec } from '../resources/validate.js';
 import type { EtcdBackend } from './etcd.js';
+import { handleWithAddress, newBlock, releaseHandle, takeAddress } from './ipam-block.js';
 import { runTx, type EtcdTx } from './etcd-tx.js';
 import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';
 
@@ -56,18 +57,11 @@ export class EtcdIpamStore implements IpamStore {
     const b = this.block(tx, name);
     if (!b || b.spec.unallocated.length === 0) return null;
     tx.depend(key);
+    const ordinal = takeAddress(b, req)!;
     const s = b.spec;
-    const ordinal = s.unallocated.shift()!;
-    s.attributes.push({ handle_id: req.handle, secondary: JSON.parse(req.attrs) as Record<string, string> });
-    s.allocations[ordinal] = s.attributes.length - 1;
     tx.putObject('IPAMBlock', name, JSON.stringify(b));
     const hj = await tx.get(this.keys.kv('IPAMHandle', req.handle));
-    const h: IPAMHandle = hj
-      ? (JSON.parse(hj) as IPAMHandle)
-      : { apiVersion: API_VERSION, kind: 'IPAMHandle', metadata: { name: req.handle }, spec: { handleID: req.handle, block: {} } };
-    if (typeof h.spec.block !== 'object' || h.spec.block === null) h.spec.block = {};
-    h.spec.block[s.cidr] = (h.spec.block[s.cidr] ?? 0) + 1;
-    tx.putObject('IPAMHandle', req.handle, JSON.stringify(h));
+    tx.putObject('IPAMHandle', req.handle, JSON.stringify(handleWithAddress(hj, req.handle, s.cidr)));
     return { blockCidr: s.cidr, ordinal, affinity: s.affinity ?? '' };
   }
 
@@ -111,19 +105,7 @@ export class EtcdIpamStore implements IpamStore {
         const key = this.keys.kv('IPAMBlock', c.name);
         if (tx.value(key) !== undefined) continue;
         tx.depend(key); // still nobody's at commit
-        const b: IPAMBlock = {
-          apiVersion: API_VERSION,
-          kind: 'IPAMBlock',
-          metadata: { name: c.name },
-          spec: {
-            cidr: c.cidr,
-            affinity: `host:${req.node}`,
-            allocations: new Array<null>(c.size).fill(null),
-            unallocated: Array.from({ length: c.size }, (_, i) => i),
-            attributes: [],
-            strictAffinity: cfg.strictAffinity === true,
-          },
-        };
+        const b = newBlock(c, req.node, cfg.strictAffinity === true);
         tx.putObject('IPAMBlock', c.name, JSON.stringify(b));
         this.setAffinities(tx, req.node, { ...aff, [c.name]: pool.name });
         return { result: 'ok', assigned: (await this.assignIn(tx, c.name, req))! };
@@ -166,25 +148,7 @@ export class EtcdIpamStore implements IpamStore {
         const b = this.block(tx, name);
         if (!b) continue;
         const s = b.spec;
-        s.allocations.forEach((a, ord) => {
-          if (a !== null && s.attributes[a]?.handle_id === handle) {
-            s.allocations[ord] = null;
-            s.unallocated.push(ord);
-            out.push([cidr, ord]);
-          }
-        });
-        // Keep only the attributes still referenced, renumbering the allocations.
-        const used = new Set(s.allocations.filter((a): a is number => a !== null));
-        const map = new Map<number, number>();
-        const attrs: typeof s.attributes = [];
-        s.attributes.forEach((attr, i) => {
-          if (used.has(i)) {
-            map.set(i, attrs.length);
-            attrs.push(attr);
-          }
-        });
-        s.allocations = s.allocations.map((a) => (a === null ? null : map.get(a)!));
-        s.attributes = attrs;
+        for (const ord of releaseHandle(b, handle)) out.push([cidr, ord]);
         const empty = s.unallocated.length === s.allocations.length;
         if (empty && (s.affinity === null || releaseAffine)) {
           tx.delObject('IPAMBlock', name);

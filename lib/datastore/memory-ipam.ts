@@ -2,8 +2,9 @@
 // it is atomic in a single-threaded process: the same guarantees the Lua scripts give.
 import { cidrName as blockName } from '../resources/names.js';
 import { normalizeBlockSpec } from '../resources/validate.js';
-import { API_VERSION, type IPAMBlock, type IPAMConfigurationSpec, type IPAMHandle, type IPPool } from '../resources/types.js';
+import type { IPAMBlock, IPAMConfigurationSpec, IPAMHandle, IPPool } from '../resources/types.js';
 import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';
+import { handleWithAddress, newBlock, releaseHandle, takeAddress } from './ipam-block.js';
 import type { MemoryTxn } from './memory.js';
 
 /** Indexes derived from the blocks; the backend keeps one store, so they stay exact. */
@@ -33,19 +34,12 @@ export class MemoryIpamStore implements IpamStore {
 
   private assignIn(tx: MemoryTxn, name: string, req: AssignRequest): Assigned | null {
     const b = this.block(tx, name);
-    if (!b || b.spec.unallocated.length === 0) return null;
+    const ordinal = b && takeAddress(b, req);
+    if (!b || ordinal === undefined) return null;
     const s = b.spec;
-    const ordinal = s.unallocated.shift()!;
-    s.attributes.push({ handle_id: req.handle, secondary: JSON.parse(req.attrs) as Record<string, string> });
-    s.allocations[ordinal] = s.attributes.length - 1;
     tx.put('IPAMBlock', name, JSON.stringify(b));
     this.index.free.set(name, s.unallocated.length);
-    const hs = tx.get('IPAMHandle', req.handle);
-    const h: IPAMHandle = hs
-      ? (JSON.parse(hs.json) as IPAMHandle)
-      : { apiVersion: API_VERSION, kind: 'IPAMHandle', metadata: { name: req.handle }, spec: { handleID: req.handle, block: {} } };
-    h.spec.block[s.cidr] = (h.spec.block[s.cidr] ?? 0) + 1;
-    tx.put('IPAMHandle', req.handle, JSON.stringify(h));
+    tx.put('IPAMHandle', req.handle, JSON.stringify(handleWithAddress(tx.get('IPAMHandle', req.handle)?.json, req.handle, s.cidr)));
     return { blockCidr: s.cidr, ordinal, affinity: s.affinity ?? '' };
   }
 
@@ -76,19 +70,7 @@ export class MemoryIpamStore implements IpamStore {
       if ((cfg.maxBlocksPerHost ?? 0) > 0 && mine.size >= cfg.maxBlocksPerHost!) return { result: 'limit' };
       for (const c of candidates) {
         if (tx.get('IPAMBlock', c.name)) continue;
-        const b: IPAMBlock = {
-          apiVersion: API_VERSION,
-          kind: 'IPAMBlock',
-          metadata: { name: c.name },
-          spec: {
-            cidr: c.cidr,
-            affinity: `host:${req.node}`,
-            allocations: new Array<null>(c.size).fill(null),
-            unallocated: Array.from({ length: c.size }, (_, i) => i),
-            attributes: [],
-            strictAffinity: cfg.strictAffinity === true,
-          },
-        };
+        const b = newBlock(c, req.node, cfg.strictAffinity === true);
         tx.put('IPAMBlock', c.name, JSON.stringify(b));
         mine.add(c.name);
         this.index.affine.set(req.node, mine);
@@ -123,29 +105,7 @@ export class MemoryIpamStore implements IpamStore {
         const b = this.block(tx, name);
         if (!b) continue;
         const s = b.spec;
-        s.allocations.forEach((a, ord) => {
-          if (a !== null && s.attributes[a]?.handle_id === handle) {
-            s.allocations[ord] = null;
-            s.unallocated.push(ord);
-            out.push([cidr, ord]);
-          }
-        });
-        // Keep only attributes still referenced, renumbering the allocations.
-        const map = new Map<number, number>();
-        const attrs: typeof s.attributes = [];
-        s.allocations.forEach((a) => {
-          if (a !== null && !map.has(a)) {
-            map.set(a, -1);
-          }
-        });
-        s.attributes.forEach((attr, i) => {
-          if (map.has(i)) {
-            map.set(i, attrs.length);
-            attrs.push(attr);
-          }
-        });
-        s.allocations = s.allocations.map((a) => (a === null ? null : map.get(a)!));
-        s.attributes = attrs;
+        for (const ord of releaseHandle(b, handle)) out.push([cidr, ord]);
         const empty = s.unallocated.length === s.allocations.length;
         if (empty && (s.affinity === null || releaseAffine)) {
           tx.del('IPAMBlock', name);
