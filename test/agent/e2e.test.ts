@@ -11,7 +11,7 @@ import { Lab, pidAlive, type Netns, type Segment } from '../support/netns.js';
 import { agentReady, agentStatus, PODROUTE, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { callCni } from '../cni/call.js';
+import { callCni, podEnv } from '../cni/call.js';
 
 type Agent = AgentProcess;
 interface Pod {
@@ -67,18 +67,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   async function addPod(node: string, name: string): Promise<Pod> {
     const ns = await lab.namespace(name);
     const containerId = `ctr-${name}-${process.pid}`;
-    const r = await callCni(
-      agents.get(node)!.ns,
-      'ADD',
-      {
-        CNI_CONTAINERID: containerId,
-        CNI_NETNS: `/var/run/netns/${ns.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name}`,
-        CNI_PATH: '/opt/cni/bin',
-      },
-      netconf(node),
-    );
+    const r = await callCni(agents.get(node)!.ns, 'ADD', { ...podEnv({ containerId, ns, name }), CNI_PATH: '/opt/cni/bin' }, netconf(node));
     assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
     const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
     const pod = { name, node, ns, ip, containerId };
@@ -87,17 +76,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   }
 
   async function delPod(pod: Pod): Promise<void> {
-    const r = await callCni(
-      agents.get(pod.node)!.ns,
-      'DEL',
-      {
-        CNI_CONTAINERID: pod.containerId,
-        CNI_NETNS: `/var/run/netns/${pod.ns.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
-      },
-      netconf(pod.node),
-    );
+    const r = await callCni(agents.get(pod.node)!.ns, 'DEL', podEnv(pod), netconf(pod.node));
     assert.equal(r.code, 0, `CNI DEL ${pod.name}: ${r.stdout}`);
     pods.splice(pods.indexOf(pod), 1);
   }

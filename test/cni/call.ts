@@ -30,3 +30,13 @@ export async function callCni(host: Netns, command: string, env: Record<string, 
   if (r.stderr.trim()) process.stderr.write(r.stderr);
   return { code: r.code, json, stdout: r.stdout, ms: performance.now() - t0 };
 }
+
+/** The runtime's environment for a pod's eth0 in its own namespace (Kubernetes-style CNI_ARGS). */
+export function podEnv(pod: { containerId: string; ns: Netns; name: string }, namespace = 'default'): Record<string, string> {
+  return {
+    CNI_CONTAINERID: pod.containerId,
+    CNI_NETNS: `/var/run/netns/${pod.ns.name}`,
+    CNI_IFNAME: 'eth0',
+    CNI_ARGS: `K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=${pod.name}`,
+  };
+}

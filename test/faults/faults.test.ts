@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { callCni } from '../cni/call.js';
+import { callCni, podEnv } from '../cni/call.js';
 import type { RouterConfig } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
@@ -73,18 +73,7 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
   async function addPod(node: string, name: string): Promise<Pod> {
     const ns = await lab.namespace(name);
     const containerId = `ctr-${name}-${process.pid}`;
-    const r = await callCni(
-      agents.get(node)!.ns,
-      'ADD',
-      {
-        CNI_CONTAINERID: containerId,
-        CNI_NETNS: `/var/run/netns/${ns.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name}`,
-        CNI_PATH: '/opt/cni/bin',
-      },
-      netconf(node),
-    );
+    const r = await callCni(agents.get(node)!.ns, 'ADD', { ...podEnv({ containerId, ns, name }), CNI_PATH: '/opt/cni/bin' }, netconf(node));
     assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
     const pod = { name, node, ns, containerId };
     pods.push(pod);
@@ -92,17 +81,7 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
   }
 
   async function delPod(pod: Pod): Promise<void> {
-    const r = await callCni(
-      agents.get(pod.node)!.ns,
-      'DEL',
-      {
-        CNI_CONTAINERID: pod.containerId,
-        CNI_NETNS: `/var/run/netns/${pod.ns.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name}`,
-      },
-      netconf(pod.node),
-    );
+    const r = await callCni(agents.get(pod.node)!.ns, 'DEL', podEnv(pod), netconf(pod.node));
     assert.equal(r.code, 0, `CNI DEL ${pod.name}: ${r.stdout}`);
     pods.splice(pods.indexOf(pod), 1);
   }
