@@ -107,6 +107,11 @@ export class Felix extends EventEmitter<FelixEvents> {
     return this.table.input;
   }
 
+  /** How many routes felix wants programmed (no sorting: for status and metrics). */
+  get desiredRouteCount(): number {
+    return this.table.routes.size;
+  }
+
   /** The desired state as one value (sorted on demand: for status and tests, not the hot path). */
   get desired(): DesiredState {
     return this.table.state;

@@ -429,7 +429,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       peers: peerStatusRows(this.sessions?.peers.values() ?? [], this.speaker?.peerStatus() ?? [], this.sessions?.refused),
       advertised: this.advertised,
       learned: this.feed.learnedCount,
-      desiredRoutes: this.felix.desired.routes.length,
+      desiredRoutes: this.felix.desiredRouteCount,
       failures: this.felix.failures.size,
       datastoreHeld: this.storeLoss.hold,
     });
