@@ -65,7 +65,11 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
               // Cut a live connection: wait until the watcher is back from the previous cut.
               await until('the watcher connected before the cut', () => statuses.at(-1) === 'connected', 15_000);
               const before = statuses.filter((x) => x === 'disconnected').length;
-              cuts[n] = await s.cutWatches();
+              // 'connected' is said before the reader's blocking call is on the wire: cut until a
+              // connection is there to cut (the count is asserted below), within a bound.
+              const deadline = Date.now() + 15_000;
+              do cuts[n] = await s.cutWatches();
+              while (cuts[n] === 0 && Date.now() < deadline && (await new Promise((r) => setTimeout(r, 50, true))));
               await until('the watcher noticed the cut', () => statuses.filter((x) => x === 'disconnected').length > before, 15_000);
             }
           }
