@@ -55,6 +55,18 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
         const done = i % 7 === 3 && (await d.get('Node', key)) ? await d.delete('Node', key) : await d.apply(node(key, { i: String(i) }));
         written.push(Number(done.metadata.resourceVersion));
       };
+      let cutting = Promise.resolve();
+      const cut = async (n: number): Promise<void> => {
+        // Cut a live connection: wait until the watcher is back from the previous cut.
+        await until('the watcher connected before the cut', () => statuses.at(-1) === 'connected', 15_000);
+        const before = statuses.filter((x) => x === 'disconnected').length;
+        // 'connected' is said before the reader's blocking call is on the wire: cut until a
+        // connection is there to cut (the count is asserted below), within a bound.
+        const deadline = Date.now() + 15_000;
+        do cuts[n] = await s.cutWatches!();
+        while (cuts[n] === 0 && Date.now() < deadline && (await new Promise((r) => setTimeout(r, 50, true))));
+        await until('the watcher noticed the cut', () => statuses.filter((x) => x === 'disconnected').length > before, 15_000);
+      };
       await Promise.all(
         Array.from({ length: IN_FLIGHT }, async () => {
           while (next < WRITES) {
@@ -62,15 +74,10 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
             await write(i);
             if (s.cutWatches && cutsDone < CUT_AT.length && i >= CUT_AT[cutsDone]!) {
               const n = cutsDone++;
-              // Cut a live connection: wait until the watcher is back from the previous cut.
-              await until('the watcher connected before the cut', () => statuses.at(-1) === 'connected', 15_000);
-              const before = statuses.filter((x) => x === 'disconnected').length;
-              // 'connected' is said before the reader's blocking call is on the wire: cut until a
-              // connection is there to cut (the count is asserted below), within a bound.
-              const deadline = Date.now() + 15_000;
-              do cuts[n] = await s.cutWatches();
-              while (cuts[n] === 0 && Date.now() < deadline && (await new Promise((r) => setTimeout(r, 50, true))));
-              await until('the watcher noticed the cut', () => statuses.filter((x) => x === 'disconnected').length > before, 15_000);
+              // One cut at a time: a second worker reaching the next point while the first cut is
+              // still unnoticed would find the old 'connected' and cut the same connection again.
+              cutting = cutting.then(() => cut(n));
+              await cutting;
             }
           }
         }),
