@@ -66,6 +66,9 @@ const ALIASES: Readonly<Record<string, Kind>> = {
   'networkpolicies.projectcalico.org': 'NetworkPolicy',
   wep: 'WorkloadEndpoint',
   weps: 'WorkloadEndpoint',
+  svc: 'Service',
+  endpointslices: 'EndpointSlice',
+  'endpointslices.discovery.k8s.io': 'EndpointSlice',
 };
 
 /** Kind from what a user types: ippool, ippools, IPPool, bgppeers, knp ... */
@@ -236,6 +239,20 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy')
       row.push(r.spec.order === undefined ? '' : String(r.spec.order), r.spec.selector || 'all()', r.spec.types.join(','));
     else if (r.kind === 'KubernetesNetworkPolicy') row.push(labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
+    else if (r.kind === 'Service')
+      row.push(
+        r.spec.type ?? 'ClusterIP',
+        (r.spec.clusterIPs ?? []).join(',') || '<none>',
+        [...(r.spec.externalIPs ?? []), ...(r.spec.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname ?? '')].join(',') ||
+          '<none>',
+        (r.spec.ports ?? []).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',') || '<none>',
+      );
+    else if (r.kind === 'EndpointSlice')
+      row.push(
+        r.spec.addressType,
+        (r.spec.ports ?? []).map((p) => String(p.port ?? '')).join(',') || '<unset>',
+        r.spec.endpoints.flatMap((e) => e.addresses).join(',') || '<unset>',
+      );
     if (wide) row.push(labelText(r.metadata.labels) || '-', String(r.metadata.resourceVersion ?? ''), r.metadata.creationTimestamp ?? '');
     rows.push(row);
   }
@@ -249,6 +266,8 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     NetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
     GlobalNetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
     KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
+    Service: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORTS'],
+    EndpointSlice: ['NAME', 'ADDRESSTYPE', 'PORTS', 'ENDPOINTS'],
   };
   const all = [[...(head[kind] ?? ['NAME']), ...(wide ? ['LABELS', 'REVISION', 'CREATED'] : [])], ...rows];
   const w = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));

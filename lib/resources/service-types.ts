@@ -65,3 +65,26 @@ export interface EndpointSliceBody {
 
 /** The label that ties an EndpointSlice to its Service, as Kubernetes sets it. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export const API_VERSION_K8S_DISCOVERY = 'discovery.k8s.io/v1';
+
+/**
+ * A Service as the store holds it: the store has apiVersion/kind/metadata/spec only, so the
+ * Kubernetes `status` rides inside `spec` (printing puts it back at the top). Defaults filled:
+ * type ClusterIP, port protocol TCP, targetPort = port, sessionAffinity None,
+ * internalTrafficPolicy Cluster, externalTrafficPolicy Cluster for NodePort/LoadBalancer,
+ * ClientIP's timeoutSeconds 10800.
+ */
+export interface ServiceResourceSpec extends ServiceSpec {
+  status?: ServiceStatus;
+}
+
+/** clusterIP `None`: a headless service, no cluster IP and nothing load-balanced. */
+export const HEADLESS = 'None';
+
+/** Kubernetes' defaults for NodePorts (the API server's --service-node-port-range) and ClientIP affinity. */
+export const NODE_PORT_RANGE: readonly [number, number] = [30000, 32767];
+export const DEFAULT_AFFINITY_TIMEOUT_SECONDS = 10800;
+
+/** The EndpointSlice label naming the writer, as Kubernetes' controller sets it. */
+export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';

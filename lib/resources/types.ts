@@ -11,8 +11,10 @@ import {
   type WorkloadEndpointPort,
 } from './policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
+import { API_VERSION_K8S_DISCOVERY, type EndpointSliceBody, type ServiceResourceSpec } from './service-types.js';
 
 export * from './policy-types.js';
+export * from './service-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
 /** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
@@ -180,6 +182,10 @@ export interface SpecOf {
   GlobalNetworkPolicy: GlobalNetworkPolicySpec;
   /** Kubernetes' networking.k8s.io/v1 NetworkPolicy, under a kind name of its own. */
   KubernetesNetworkPolicy: KubernetesNetworkPolicySpec;
+  /** Kubernetes' v1 Service; its `status` is kept in the stored spec. */
+  Service: ServiceResourceSpec;
+  /** Kubernetes' discovery.k8s.io/v1 EndpointSlice; its top-level fields are kept as the stored spec. */
+  EndpointSlice: EndpointSliceBody;
 }
 
 export type Kind = keyof SpecOf;
@@ -197,16 +203,25 @@ export const KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'Service',
+  'EndpointSlice',
 ];
 /** Kinds whose objects live in a namespace (key "namespace/name"). */
-export const NAMESPACED_KINDS: readonly Kind[] = ['WorkloadEndpoint', 'NetworkPolicy', 'KubernetesNetworkPolicy'];
+export const NAMESPACED_KINDS: readonly Kind[] = [
+  'WorkloadEndpoint',
+  'NetworkPolicy',
+  'KubernetesNetworkPolicy',
+  'Service',
+  'EndpointSlice',
+];
 /** Kinds written only by IPAM's atomic operations, never by a plain create/update. */
 export const IPAM_OWNED_KINDS: readonly Kind[] = ['IPAMBlock', 'IPAMHandle'];
 
 /** The apiVersion a kind is stored and printed with. */
 export function apiVersionOf(kind: Kind): string {
   if (kind === 'KubernetesNetworkPolicy') return API_VERSION_K8S_NETWORKING;
-  if (kind === 'Namespace') return API_VERSION_K8S_CORE;
+  if (kind === 'Namespace' || kind === 'Service') return API_VERSION_K8S_CORE;
+  if (kind === 'EndpointSlice') return API_VERSION_K8S_DISCOVERY;
   return API_VERSION;
 }
 
@@ -238,6 +253,8 @@ export type Namespace = ResourceOf<'Namespace'>;
 export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;
 export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
 export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;
+export type Service = ResourceOf<'Service'>;
+export type EndpointSlice = ResourceOf<'EndpointSlice'>;
 
 /** The datastore key of a resource inside its kind: "name", or "namespace/name" when namespaced. */
 export function resourceKey(r: { metadata: ObjectMeta }): string {

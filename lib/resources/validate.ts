@@ -20,6 +20,7 @@ import { checkCalicoPolicy } from './validate-calico-policy.js';
 import { checkFelixConfiguration, checkLogSeverity } from './validate-felix.js';
 import { checkPassword, checkPeerIP, checkPeerSessionOptions } from './validate-bgp-peer.js';
 import { closestName } from './suggest.js';
+import { checkEndpointSlice, checkService, kubernetesBody } from './validate-service.js';
 import { checkKubernetesNetworkPolicy, KUBERNETES_PROTOCOLS, portNameProblem } from './validate-kubernetes.js';
 import {
   API_VERSION,
@@ -49,7 +50,11 @@ const STRICT_LABEL_KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'Service',
+  'EndpointSlice',
 ];
+/** Kinds of Kubernetes' own API groups: their apiVersion is the one Kubernetes gives them. */
+const KUBERNETES_KINDS: readonly Kind[] = ['KubernetesNetworkPolicy', 'Namespace', 'Service', 'EndpointSlice'];
 const MODES: readonly EncapMode[] = ['Never', 'Always', 'CrossSubnet'];
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const COMMUNITY_RE = /^(\d+:\d+|\d+:\d+:\d+)$/;
@@ -117,7 +122,12 @@ export function validateResource(input: unknown): Resource {
   }
   const ct = c.str(md, 'creationTimestamp', 'metadata');
   if (ct) metadata.creationTimestamp = ct;
-  const spec = o.spec === undefined || o.spec === null ? {} : c.obj(o.spec, 'spec');
+  const spec =
+    kind === 'Service' || kind === 'EndpointSlice'
+      ? kubernetesBody(c, kind, o)
+      : o.spec === undefined || o.spec === null
+        ? {}
+        : c.obj(o.spec, 'spec');
   const out = { apiVersion: apiVersionOf(kind as Kind), kind, metadata, spec: checkSpec(c, kind as Kind, spec, name) };
   return out as Resource;
 }
@@ -126,7 +136,7 @@ const CALICO_API_VERSIONS: readonly unknown[] = [API_VERSION, API_VERSION_OWN, '
 
 function checkApiVersion(c: Checker, kind: Kind, apiVersion: unknown): void {
   if (apiVersion === undefined || apiVersion === null) return;
-  if (kind === 'KubernetesNetworkPolicy' || kind === 'Namespace') {
+  if (KUBERNETES_KINDS.includes(kind)) {
     if (apiVersion !== apiVersionOf(kind))
       c.fail('apiVersion', `must be ${apiVersionOf(kind)} for a ${manifestKind(kind)}, not ${JSON.stringify(apiVersion)}`);
   } else if (!CALICO_API_VERSIONS.includes(apiVersion)) {
@@ -392,6 +402,10 @@ function checkSpec(c: Checker, kind: Kind, s: Obj, name: string): unknown {
       return checkCalicoPolicy(c, s, true);
     case 'KubernetesNetworkPolicy':
       return checkKubernetesNetworkPolicy(c, s);
+    case 'Service':
+      return checkService(c, s);
+    case 'EndpointSlice':
+      return checkEndpointSlice(c, s);
     case 'IPAMBlock': {
       const cidr = c.str(s, 'cidr', 'spec', true)!;
       c.cidr(cidr, 'spec.cidr');

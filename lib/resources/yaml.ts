@@ -49,6 +49,12 @@ export function formatResources(resources: readonly Resource[], asList = resourc
  */
 export function toManifest(r: Resource): Record<string, unknown> {
   const out: Record<string, unknown> = { apiVersion: apiVersionOf(r.kind), kind: manifestKind(r.kind), metadata: r.metadata };
-  if (r.kind !== 'Namespace' || Object.keys(r.spec).length > 0) out.spec = r.spec;
+  if (r.kind === 'Service') {
+    // The store keeps a Service's status in its spec; Kubernetes has it beside.
+    const { status, ...spec } = r.spec;
+    out.spec = spec;
+    if (status !== undefined) out.status = status;
+  } else if (r.kind === 'EndpointSlice') Object.assign(out, r.spec);
+  else if (r.kind !== 'Namespace' || Object.keys(r.spec).length > 0) out.spec = r.spec;
   return out;
 }
