@@ -4,8 +4,9 @@ import type { BgpSpeaker } from '../../bgp/index.js';
 import type { BGPConfiguration, IPAMBlock } from '../resources/types.js';
 import { advertisements, allPrefixes, type Advertisements } from './advertise.js';
 import { communitiesFor } from './communities.js';
+import type { ServiceAdvertisementInput } from './service-advertise.js';
 
-export const NOTHING_ADVERTISED: Advertisements = { blocks: [], borrowed: [], services: [] };
+export const NOTHING_ADVERTISED: Advertisements = { blocks: [], borrowed: [], services: [], serviceAddresses: [] };
 
 export class Advertiser {
   /** What each originated prefix carries (its communities), to re-originate when that changes. */
@@ -19,8 +20,13 @@ export class Advertiser {
     return this.current;
   }
 
-  reconcile(nodeName: string, blocks: readonly IPAMBlock[], config: BGPConfiguration | undefined): Advertisements {
-    this.current = advertisements(nodeName, blocks, config);
+  reconcile(
+    nodeName: string,
+    blocks: readonly IPAMBlock[],
+    config: BGPConfiguration | undefined,
+    services?: ServiceAdvertisementInput,
+  ): Advertisements {
+    this.current = advertisements(nodeName, blocks, config, services);
     const want = new Map<string, string>();
     for (const p of allPrefixes(this.current)) {
       const attributes = communitiesFor(p, config);

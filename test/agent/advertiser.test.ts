@@ -55,13 +55,19 @@ describe('agent advertiser', () => {
       blocks: ['10.71.0.0/30'],
       borrowed: [],
       services: ['10.96.0.0/12'],
+      serviceAddresses: [],
     });
     assert.deepEqual(originated(), ['10.71.0.0/30', '10.96.0.0/12']);
     assert.deepEqual(advertiser.advertised.blocks, ['10.71.0.0/30']);
 
     const other = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.2', listen: false });
     const n2 = new Advertiser(other);
-    assert.deepEqual(n2.reconcile('n2', await blocks(), undefined), { blocks: [], borrowed: [`${borrowed.ip}/32`], services: [] });
+    assert.deepEqual(n2.reconcile('n2', await blocks(), undefined), {
+      blocks: [],
+      borrowed: [`${borrowed.ip}/32`],
+      services: [],
+      serviceAddresses: [],
+    });
     assert.deepEqual(
       other.routes().map((r) => r.prefix),
       [`${borrowed.ip}/32`],
@@ -84,6 +90,6 @@ describe('agent advertiser', () => {
       changes.map((c) => [c.prefix, c.best === undefined]),
       [['10.71.0.0/30', true]],
     );
-    assert.deepEqual(advertiser.advertised, { blocks: [], borrowed: [], services: [] });
+    assert.deepEqual(advertiser.advertised, { blocks: [], borrowed: [], services: [], serviceAddresses: [] });
   });
 });

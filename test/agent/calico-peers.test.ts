@@ -129,13 +129,13 @@ describe('agent: Calico BGP fields honoured', () => {
     assert.match(byAddress.get('192.0.2.2')!.refused ?? '', /keepOriginalNextHop .*eBGP/);
   });
 
-  it('serviceExternalIPs and serviceLoadBalancerIPs are announced as written, with the cluster IPs', () => {
+  it('serviceExternalIPs and serviceLoadBalancerIPs ranges are announced as written, with the cluster IPs; a single address only per service', () => {
     const cfg = config({
       serviceClusterIPs: [{ cidr: '10.96.0.0/12' }],
       serviceExternalIPs: [{ cidr: '104.244.42.129/32' }, { cidr: '172.217.3.0/24' }],
       serviceLoadBalancerIPs: [{ cidr: '192.168.100.0/24' }],
     });
-    assert.deepEqual(advertisements('w1', [], cfg).services, ['10.96.0.0/12', '104.244.42.129/32', '172.217.3.0/24', '192.168.100.0/24']);
+    assert.deepEqual(advertisements('w1', [], cfg).services, ['10.96.0.0/12', '172.217.3.0/24', '192.168.100.0/24']);
   });
 
   it('prefixAdvertisements: blocks inside the CIDR carry its communities (names resolved), others none', () => {

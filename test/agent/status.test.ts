@@ -87,7 +87,7 @@ describe('agent status', () => {
       ready: false,
       restarting: true,
       peers: [],
-      advertised: { blocks: ['10.70.0.0/26'], borrowed: [], services: [] },
+      advertised: { blocks: ['10.70.0.0/26'], borrowed: [], services: [], serviceAddresses: [] },
       learned: 4,
       desiredRoutes: 7,
       failures: 2,
@@ -101,7 +101,7 @@ describe('agent status', () => {
       ready: false,
       restarting: true,
       peers: [],
-      advertised: { blocks: ['10.70.0.0/26'], borrowed: [], services: [] },
+      advertised: { blocks: ['10.70.0.0/26'], borrowed: [], services: [], serviceAddresses: [] },
       routes: { learned: 4, programmed: 5, failures: 2 },
     });
     const self: Node = {
