@@ -43,3 +43,4 @@ export { loadNative, nativeLoadError } from './netlink/native.js';
 export { IpBatchDataplane, type IpBatchDataplaneOptions } from './ipbatch-dataplane.js';
 export { createLinuxDataplane } from './create-dataplane.js';
 export * from './policy/index.js';
+export * from './services/index.js';

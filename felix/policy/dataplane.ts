@@ -16,6 +16,8 @@ export type NftOp =
       readonly interval: boolean;
       /** Canonical element text (see element-text.ts); may be empty. */
       readonly elements: readonly string[];
+      /** Seconds: a dynamic set whose elements expire (`flags dynamic,timeout; timeout Ns`). */
+      readonly timeout?: number;
     }
   | { readonly kind: 'delete set'; readonly set: string }
   | { readonly kind: 'add element'; readonly set: string; readonly elements: readonly string[] }
@@ -83,6 +85,8 @@ export interface InstalledSet {
   readonly flags: readonly string[];
   /** Canonical element text, so the kernel's and ours compare as strings. */
   readonly elements: ReadonlySet<string>;
+  /** Seconds, for a set with `flags timeout` (its elements are the packet path's, not compared). */
+  readonly timeout?: number;
 }
 
 export interface InstalledMap {

@@ -41,5 +41,6 @@ export { MemoryNftDataplane, type MemoryNftOptions } from './memory-nft.js';
 export { planTable } from './plan.js';
 export { PolicyProgrammer, type PolicyProgrammerOptions, type PolicyApplyReport, type PolicyProgrammerEvents } from './programmer.js';
 export { NftTableError, ruleComment, ruleIdOfComment, tableState } from './table-state.js';
+export { mergeTable, type NftTablePart } from './table-parts.js';
 export { renderTransaction } from './nft-script.js';
 export { canonicalElements } from './element-text.js';

@@ -43,6 +43,7 @@ interface MemSet {
   readonly name: string;
   readonly type: string;
   readonly interval: boolean;
+  readonly timeout?: number;
   elements: Set<string>;
 }
 
@@ -89,7 +90,12 @@ export class MemoryNftDataplane implements NftDataplane {
     if (!t) return undefined;
     const sets = new Map<string, InstalledSet>();
     for (const s of t.sets.values())
-      sets.set(s.name, { name: s.name, type: s.type, flags: s.interval ? ['interval'] : [], elements: new Set(s.elements) });
+      sets.set(
+        s.name,
+        s.timeout !== undefined
+          ? { name: s.name, type: s.type, flags: [...(s.interval ? ['interval'] : []), 'timeout'], elements: new Set(), timeout: s.timeout }
+          : { name: s.name, type: s.type, flags: s.interval ? ['interval'] : [], elements: new Set(s.elements) },
+      );
     const maps = new Map<string, InstalledMap>();
     for (const m of t.maps.values())
       maps.set(m.name, { name: m.name, type: m.type, data: 'verdict', flags: [], elements: new Map(m.elements) });
@@ -220,9 +226,11 @@ export class MemoryNftDataplane implements NftDataplane {
       case 'add set': {
         if (t.maps.has(op.set)) throw new Refused(`File exists (map ${op.set})`);
         const had = t.sets.get(op.set);
-        if (had && (had.type !== op.type || had.interval !== op.interval)) throw new Refused(`File exists (set ${op.set} of another kind)`);
+        if (had && (had.type !== op.type || had.interval !== op.interval || had.timeout !== op.timeout))
+          throw new Refused(`File exists (set ${op.set} of another kind)`);
         if (!had) {
-          t.sets.set(op.set, { name: op.set, type: op.type, interval: op.interval, elements: new Set() });
+          const timeout = op.timeout !== undefined ? { timeout: op.timeout } : {};
+          t.sets.set(op.set, { name: op.set, type: op.type, interval: op.interval, ...timeout, elements: new Set() });
           d.touchedSets.add(op.set);
         }
         addElements(set(op.set), op.elements);

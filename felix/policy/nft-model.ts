@@ -36,6 +36,12 @@ export interface NftSet {
   readonly interval: boolean;
   /** Elements in nft syntax (`10.0.0.0/24`, `10.0.0.5 . tcp . 80`). */
   readonly elements: readonly string[];
+  /**
+   * Seconds: a set the packet path fills (`flags dynamic,timeout`, rules `update @set { … }`),
+   * each element expiring that long after its last update (a service's session affinity).
+   * Its elements are the kernel's: they are neither written nor compared.
+   */
+  readonly timeout?: number;
 }
 
 /** One entry of a verdict map: the packets whose key matches get the verdict. */

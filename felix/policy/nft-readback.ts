@@ -21,6 +21,8 @@ interface JsonSet {
   family: string;
   type: string | string[];
   flags?: string[];
+  /** Seconds, for a set with `flags timeout`. */
+  timeout?: number;
   elem?: unknown[];
 }
 
@@ -127,7 +129,12 @@ export function readTableJson(json: string, family: string, name: string): Insta
     if (e.set && ours(e.set)) {
       const s = e.set;
       const type = joined(s.type);
-      const flags = [...(s.flags ?? [])].sort();
+      const flags = [...(s.flags ?? [])].filter((f) => f !== 'dynamic').sort();
+      if (typeof s.timeout === 'number') {
+        // The packet path's elements (session affinity): not ours to compare.
+        sets.set(s.name, { name: s.name, type, flags, elements: new Set(), timeout: s.timeout });
+        continue;
+      }
       const elements = canonicalElements(type, flags.includes('interval'), (s.elem ?? []).map(elementFromJson));
       sets.set(s.name, { name: s.name, type, flags, elements: new Set(elements) });
     } else if (e.map && ours(e.map)) {

@@ -41,7 +41,14 @@ export function opLine(table: { readonly family: 'inet'; readonly name: string }
       checkName(op.set, 'set');
       if (!/^[a-z0-9_]+( \. [a-z0-9_]+)*$/.test(op.type))
         throw new Error(`nft set ${op.set}: type ${JSON.stringify(op.type)} is not an nft type`);
-      const flags = op.interval ? ' flags interval;' : '';
+      const timeout = op.timeout;
+      if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new Error(`nft set ${op.set}: timeout ${timeout}`);
+      const flags =
+        timeout !== undefined
+          ? ` flags ${op.interval ? 'interval,' : ''}dynamic,timeout; timeout ${timeout}s;`
+          : op.interval
+            ? ' flags interval;'
+            : '';
       const elements = op.elements.length ? ` elements = ${elementList(op.elements)};` : '';
       return `add set ${t} ${op.set} { type ${op.type};${flags}${elements} }`;
     }

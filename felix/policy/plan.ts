@@ -36,7 +36,7 @@ function sameFlags(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function sameKind(a: InstalledSet, b: InstalledSet): boolean {
-  return a.type === b.type && sameFlags(a.flags, b.flags);
+  return a.type === b.type && sameFlags(a.flags, b.flags) && a.timeout === b.timeout;
 }
 
 function sameMapKind(a: InstalledMap, b: InstalledMap): boolean {
@@ -147,7 +147,8 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
   const adds: NftOp[] = [];
   for (const [name, w] of want.sets) {
     const h = have.sets.get(name);
-    if (!h || h === w || recreateSets.has(name)) continue;
+    // A timeout set's elements are the packet path's (session affinity): never planned.
+    if (!h || h === w || recreateSets.has(name) || w.timeout !== undefined) continue;
     const gone: string[] = [];
     for (const e of h.elements) if (!w.elements.has(e)) gone.push(e);
     const added: string[] = [];
@@ -168,7 +169,14 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
 }
 
 function addSet(s: InstalledSet): NftOp {
-  return { kind: 'add set', set: s.name, type: s.type, interval: s.flags.includes('interval'), elements: [...s.elements] };
+  return {
+    kind: 'add set',
+    set: s.name,
+    type: s.type,
+    interval: s.flags.includes('interval'),
+    elements: [...s.elements],
+    ...(s.timeout !== undefined ? { timeout: s.timeout } : {}),
+  };
 }
 
 function addMap(m: InstalledMap): NftOp {

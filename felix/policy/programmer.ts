@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { InstalledTable, NftDataplane, NftOp, NftOpKind, RuleCounter } from './dataplane.js';
 import type { NftTable } from './nft-model.js';
 import { planTable } from './plan.js';
+import { mergeTable, type NftTablePart } from './table-parts.js';
 import { commentIds, tableState } from './table-state.js';
 
 export interface PolicyProgrammerOptions {
@@ -43,6 +44,9 @@ export interface PolicyProgrammerEvents {
 export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   private want: NftTable;
   private wantState: InstalledTable;
+  /** The table update() gave, and the parts updatePart() gave: `want` is their union. */
+  private base: NftTable;
+  private readonly parts = new Map<string, NftTablePart>();
   private ids?: Map<string, string>;
   /** The kernel's table as the last successful apply left it; undefined: read it first. */
   private believed?: InstalledTable;
@@ -60,7 +64,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     private readonly opts: PolicyProgrammerOptions = {},
   ) {
     super();
-    this.want = { family: dataplane.family, name: dataplane.table, sets: [], chains: [] };
+    this.want = this.base = { family: dataplane.family, name: dataplane.table, sets: [], chains: [] };
     this.wantState = tableState(this.want);
     this.retryDelay = opts.retryDelayMs ?? 1000;
   }
@@ -84,7 +88,29 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
       throw new Error(
         `table ${desired.family} ${desired.name}: this programmer manages ${this.dataplane.family} ${this.dataplane.table} only`,
       );
+    return this.set(desired, this.parts);
+  }
+
+  /**
+   * Sets one part of the table (felix/services gives its part as 'services'; undefined takes it
+   * out), kept across update()s, and applies the difference. Throws NftTableError, and then
+   * nothing changes, when the part could not be given to nft or declares a name another has.
+   */
+  updatePart(key: string, part: NftTablePart | undefined): Promise<PolicyApplyReport> {
+    const parts = new Map(this.parts);
+    if (part) parts.set(key, part);
+    else parts.delete(key);
+    return this.set(this.base, parts);
+  }
+
+  private set(base: NftTable, parts: ReadonlyMap<string, NftTablePart>): Promise<PolicyApplyReport> {
+    const desired = mergeTable(base, parts);
     const state = tableState(desired);
+    this.base = base;
+    if (parts !== this.parts) {
+      this.parts.clear();
+      for (const [k, v] of parts) this.parts.set(k, v);
+    }
     this.want = desired;
     this.wantState = state;
     this.ids = undefined;

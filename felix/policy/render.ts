@@ -64,8 +64,9 @@ export function elementList(elements: readonly string[], indent = ''): string {
 /** The declarations inside `set NAME { … }`, one per line, without the braces. */
 export function setBody(set: NftSet): string[] {
   const lines = [`type ${set.type}`];
-  if (set.interval) lines.push('flags interval');
-  if (set.elements.length > 0) lines.push(`elements = ${elementList(set.elements, '\t\t')}`);
+  if (set.timeout !== undefined) lines.push(`flags ${set.interval ? 'interval,' : ''}dynamic,timeout`, `timeout ${set.timeout}s`);
+  else if (set.interval) lines.push('flags interval');
+  if (set.elements.length > 0 && set.timeout === undefined) lines.push(`elements = ${elementList(set.elements, '\t\t')}`);
   return lines;
 }
 

@@ -123,17 +123,23 @@ let rulesByKey = new Map<string, InstalledRule>();
 function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   const hit = setsByObject.get(set);
   if (hit) return hit;
-  const key = `${set.name}\0${set.type}\0${set.interval}\0${set.elements.join('\n')}`;
+  const key = `${set.name}\0${set.type}\0${set.interval}\0${set.timeout ?? ''}\0${set.elements.join('\n')}`;
   let state = setsByKey.get(key);
   if (!state) {
     checkName(set.name, `${field}.name`);
     const type = checkType(set.type, `${field}.type`);
     for (let i = 0; i < set.elements.length; i++) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
+    const timeout = set.timeout;
+    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
+      throw new NftTableError(`${field}.timeout`, `${timeout} is not a whole number of seconds`);
+    // nft lists a dynamic set's flags as `timeout` alone (and `interval` first when both).
+    const flags = [...(set.interval ? ['interval'] : []), ...(timeout !== undefined ? ['timeout'] : [])];
     state = {
       name: set.name,
       type,
-      flags: set.interval ? ['interval'] : [],
-      elements: new Set(canonicalElements(type, set.interval, set.elements)),
+      flags,
+      elements: new Set(timeout !== undefined ? [] : canonicalElements(type, set.interval, set.elements)),
+      ...(timeout !== undefined ? { timeout } : {}),
     };
     setsByKey.set(key, state);
   }

@@ -1,0 +1,379 @@
+// The services compiler: ServiceInput (resolved for this node) → the services' part of the one
+// table podroute owns (`inet podroute`), with kube-proxy's nftables-mode semantics. Pure and
+// deterministic: the same input, in any order, gives the same part. See README.md for the shape.
+//
+// Per service port and family (a dual-stack service is two of everything, its IPv4 cluster IP
+// going to its IPv4 endpoints):
+//   svc-ips-vF          `cluster IP . proto . port` → goto its cluster (or local) chain, and each
+//                       external and load-balancer IP → goto its external chain;
+//   svc-nodeports-vF    `proto . nodePort` → goto its external chain, for this node's addresses;
+//   cluster<F>-<id>     masquerade a client from outside the pools; affinity; then
+//                       `numgen random mod N vmap { 0 : goto endpoint…, … }`;
+//   local<F>-<id>       the same over this node's endpoints (a Local traffic policy);
+//   external<F>-<id>    Cluster: mark for masquerade, goto the cluster chain. Local: pods and the
+//                       node itself short-circuit to the cluster chain, the rest keeps its
+//                       address and goes to the local chain;
+//   endpoint<F>-<…>     hairpin masquerade, affinity update, `dnat ip to a:p`;
+//   svc-noep-*          frontends with no endpoint → reject (none at all) or drop (none for
+//                       its traffic policy), checked by filter chains on new connections.
+import { type Cidr, formatAddress, type IpFamily, parseAddress, parseCidr } from '../../ip/index.js';
+import type { NftChain, NftMap, NftMapElement, NftRule, NftSet } from '../policy/nft-model.js';
+import type { NftTablePart } from '../policy/table-parts.js';
+import { ServiceCompileError } from './compile-error.js';
+import type { ServiceEndpoint, ServiceInput, ServicePort } from './input.js';
+import {
+  affinitySet,
+  CHECK,
+  clusterChain,
+  clusterSet,
+  DISPATCH,
+  endpointChain,
+  externalChain,
+  type Family,
+  FILTER_FORWARD,
+  FILTER_INPUT,
+  FILTER_OUTPUT,
+  ipsMap,
+  localChain,
+  MARK_MASQUERADE,
+  MASQUERADE_ID,
+  NAT_OUTPUT,
+  NAT_POSTROUTING,
+  NAT_PREROUTING,
+  noEndpointIpsMap,
+  noEndpointNodePortsMap,
+  nodePortIpsSet,
+  nodePortsMap,
+  REJECT,
+  REJECT_ID,
+} from './names.js';
+
+export interface ServiceCompileOptions {
+  /** The packet mark bit that asks for masquerade at postrouting (one bit; default 0x00200000, beside policy's Pass bit). */
+  readonly masqueradeMark?: number;
+}
+
+export const DEFAULT_MASQUERADE_MARK = 0x00200000;
+
+/** The services' part of the table, for PolicyProgrammer.updatePart('services', …). */
+export interface ServiceTable extends NftTablePart {
+  /**
+   * Frontends (address, protocol and port, or a NodePort) that more than one service port
+   * claims: the one whose id sorts first keeps it, as one of them must; each line names both.
+   */
+  readonly conflicts: readonly string[];
+}
+
+const FAMILIES = [4, 6] as const;
+const PROTOCOLS = new Set(['tcp', 'udp', 'sctp']);
+/** Kubernetes' bound on sessionAffinityConfig.clientIP.timeoutSeconds. */
+const MAX_AFFINITY_SECONDS = 86_400;
+
+const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const ipOf = (f: Family): string => (f === 4 ? 'ip' : 'ip6');
+
+function readAddress(text: unknown, field: string): { family: IpFamily; text: string } {
+  if (typeof text !== 'string') throw new ServiceCompileError(field, `${JSON.stringify(text)} is not an address`);
+  try {
+    const a = parseAddress(text, field);
+    return { family: a.family, text: formatAddress(a) };
+  } catch (e) {
+    throw new ServiceCompileError(field, e instanceof Error ? e.message : String(e));
+  }
+}
+
+function readPort(n: unknown, field: string): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535)
+    throw new ServiceCompileError(field, `${JSON.stringify(n)} is not a port (1-65535)`);
+  return n;
+}
+
+interface Frontend {
+  /** The map and its key: a conflict is two ports claiming one. */
+  readonly map: string;
+  readonly key: string;
+  readonly verdict: string;
+}
+
+/** One service port, compiled: its own chains and sets, and the map elements that lead to them. */
+interface CompiledPort {
+  readonly id: string;
+  readonly chains: readonly NftChain[];
+  readonly sets: readonly NftSet[];
+  readonly elements: readonly Frontend[];
+}
+
+interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+  readonly local: boolean;
+}
+
+// Compiled ports by input object: a recompile after one endpoint changed compiles that port
+// alone, and every other port's chains are the very objects they were (which the plan skips).
+const compiledPorts = new WeakMap<ServicePort, { variant: string; compiled: CompiledPort }>();
+
+export function compileServices(input: ServiceInput, options: ServiceCompileOptions = {}): ServiceTable {
+  const mark = options.masqueradeMark ?? DEFAULT_MASQUERADE_MARK;
+  if (!Number.isInteger(mark) || mark <= 0 || mark > 0xffffffff || (mark & (mark - 1)) !== 0) {
+    throw new ServiceCompileError('options.masqueradeMark', `${mark} is not a single mark bit`);
+  }
+  if (!input || !Array.isArray(input.services)) throw new ServiceCompileError('services', 'is not a list');
+  const cidrs = readCidrs(input.clusterCidrs ?? [], 'clusterCidrs');
+  const nodeAddresses = (input.nodeAddresses ?? []).map((a, i) => readAddress(a, `nodeAddresses[${i}]`));
+  const hasCluster: Record<Family, boolean> = { 4: cidrs[4].length > 0, 6: cidrs[6].length > 0 };
+  const variant = `${hasCluster[4]} ${hasCluster[6]}`;
+
+  const ids = new Map<string, number>();
+  input.services.forEach((s, i) => {
+    if (!s || typeof s.id !== 'string' || s.id === '') throw new ServiceCompileError(`services[${i}].id`, 'is empty');
+    const had = ids.get(s.id);
+    if (had !== undefined) throw new ServiceCompileError(`services[${i}].id`, `${JSON.stringify(s.id)} is services[${had}]'s too`);
+    ids.set(s.id, i);
+  });
+  const ports = [...input.services].sort((a, b) => byText(a.id, b.id));
+
+  const sets: NftSet[] = [];
+  const chains: NftChain[] = fixedChains(mark, nodeAddresses);
+  const elements = new Map<string, NftMapElement[]>();
+  const claimed = new Map<string, string>();
+  const conflicts: string[] = [];
+  for (const p of ports) {
+    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, variant);
+    chains.push(...compiled.chains);
+    sets.push(...compiled.sets);
+    for (const e of compiled.elements) {
+      const k = `${e.map} ${e.key}`;
+      const owner = claimed.get(k);
+      if (owner !== undefined) {
+        if (owner !== p.id) conflicts.push(`${e.map} ${e.key}: ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
+        continue;
+      }
+      claimed.set(k, p.id);
+      let list = elements.get(e.map);
+      if (!list) elements.set(e.map, (list = []));
+      list.push({ key: e.key, verdict: e.verdict });
+    }
+  }
+
+  for (const f of FAMILIES) {
+    const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
+    const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
+    if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
+  }
+  const maps: NftMap[] = FAMILIES.flatMap((f) => {
+    const addr = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    return [
+      { name: ipsMap(f), type: `${addr} . inet_proto . inet_service`, elements: elements.get(ipsMap(f)) ?? [] },
+      { name: nodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(nodePortsMap(f)) ?? [] },
+      { name: noEndpointIpsMap(f), type: `${addr} . inet_proto . inet_service`, elements: elements.get(noEndpointIpsMap(f)) ?? [] },
+      { name: noEndpointNodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(noEndpointNodePortsMap(f)) ?? [] },
+    ];
+  });
+  return { sets, maps: reuseMaps(maps), chains, conflicts };
+}
+
+// The maps hold an element per frontend of every service: when none changed they are the very
+// objects of the last compile, which the plan skips without comparing elements.
+let lastMaps: NftMap[] = [];
+function reuseMaps(maps: NftMap[]): NftMap[] {
+  const same = (a: NftMap, b: NftMap) =>
+    a.name === b.name &&
+    a.type === b.type &&
+    a.elements.length === b.elements.length &&
+    a.elements.every((e, i) => e.key === b.elements[i]!.key && e.verdict === b.elements[i]!.verdict);
+  const out = maps.map((m) => lastMaps.find((old) => same(old, m)) ?? m);
+  lastMaps = out;
+  return out;
+}
+
+function readCidrs(list: readonly string[], field: string): Record<Family, string[]> {
+  const out: Record<Family, Cidr[]> = { 4: [], 6: [] };
+  list.forEach((text, i) => {
+    try {
+      const c = parseCidr(text, `${field}[${i}]`, false);
+      out[c.family].push(c);
+    } catch (e) {
+      throw new ServiceCompileError(`${field}[${i}]`, e instanceof Error ? e.message : String(e));
+    }
+  });
+  // nft refuses overlapping elements in an interval set: a prefix inside another is left out.
+  const text = (c: Cidr) => `${formatAddress(c)}/${c.prefixLength}`;
+  const merged = (cs: Cidr[]) => {
+    const sorted = [...cs].sort((a, b) => a.prefixLength - b.prefixLength);
+    const kept: Cidr[] = [];
+    for (const c of sorted) if (!kept.some((k) => inside(c, k))) kept.push(c);
+    return kept.map(text).sort(byText);
+  };
+  return { 4: merged(out[4]), 6: merged(out[6]) };
+}
+
+function inside(c: Cidr, outer: Cidr): boolean {
+  if (c.family !== outer.family || c.prefixLength < outer.prefixLength) return false;
+  for (let bit = 0; bit < outer.prefixLength; bit++) {
+    const byte = bit >> 3;
+    const m = 0x80 >> (bit & 7);
+    if ((c.bytes[byte]! & m) !== (outer.bytes[byte]! & m)) return false;
+  }
+  return true;
+}
+
+function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[]): NftChain[] {
+  const nodePortMatch = (f: Family) =>
+    nodeAddresses.some((a) => a.family === f)
+      ? `${ipOf(f)} daddr @${nodePortIpsSet(f)}`
+      : `fib daddr type local ${ipOf(f)} daddr != ${f === 4 ? '127.0.0.0/8' : '::1'}`;
+  const lookups = (ips: (f: Family) => string, nodePorts: (f: Family) => string): NftRule[] =>
+    FAMILIES.flatMap((f) => [
+      { expr: `${ipOf(f)} daddr . meta l4proto . th dport vmap @${ips(f)}` },
+      { expr: `${nodePortMatch(f)} meta l4proto . th dport vmap @${nodePorts(f)}` },
+    ]);
+  const nat = (hook: 'prerouting' | 'output' | 'postrouting', priority: number) => ({
+    type: 'nat' as const,
+    hook,
+    priority,
+    policy: 'accept' as const,
+  });
+  // Before DNAT (priority dstnat - 10, as kube-proxy's): the check sees the frontend, not the endpoint.
+  const filter = (hook: 'input' | 'forward' | 'output') => ({ type: 'filter' as const, hook, priority: -110, policy: 'accept' as const });
+  const check: NftRule[] = [{ expr: `ct state new jump ${CHECK}` }];
+  return [
+    { name: NAT_PREROUTING, base: nat('prerouting', -100), rules: [{ expr: `jump ${DISPATCH}` }] },
+    { name: NAT_OUTPUT, base: nat('output', -100), rules: [{ expr: `jump ${DISPATCH}` }] },
+    {
+      name: NAT_POSTROUTING,
+      base: nat('postrouting', 100),
+      rules: [
+        {
+          expr: `meta mark & ${hex32(mark)} == ${hex32(mark)} meta mark set meta mark & ${hex32(~mark)} counter masquerade fully-random`,
+          id: MASQUERADE_ID,
+        },
+      ],
+    },
+    { name: FILTER_INPUT, base: filter('input'), rules: check },
+    { name: FILTER_FORWARD, base: filter('forward'), rules: check },
+    { name: FILTER_OUTPUT, base: filter('output'), rules: check },
+    { name: DISPATCH, rules: lookups(ipsMap, nodePortsMap) },
+    { name: CHECK, rules: lookups(noEndpointIpsMap, noEndpointNodePortsMap) },
+    // An ICMP port unreachable, which a TCP client reads as a refused connection (kube-proxy's `reject`).
+    { name: REJECT, rules: [{ expr: 'counter reject', id: REJECT_ID }] },
+    { name: MARK_MASQUERADE, rules: [{ expr: `meta mark set meta mark | ${hex32(mark)}` }] },
+  ];
+}
+
+function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, boolean>, variant: string): CompiledPort {
+  const kept = compiledPorts.get(p);
+  if (kept && kept.variant === variant) return kept.compiled;
+  const field = `services[${index}]`;
+  if (!PROTOCOLS.has(p.protocol))
+    throw new ServiceCompileError(`${field}.protocol`, `${JSON.stringify(p.protocol)} is not tcp, udp or sctp`);
+  const port = readPort(p.port, `${field}.port`);
+  const nodePort = p.nodePort === undefined ? undefined : readPort(p.nodePort, `${field}.nodePort`);
+  const affinity = p.affinityTimeoutSeconds;
+  if (affinity !== undefined && (!Number.isInteger(affinity) || affinity < 1 || affinity > MAX_AFFINITY_SECONDS))
+    throw new ServiceCompileError(`${field}.affinityTimeoutSeconds`, `${affinity} is not 1-${MAX_AFFINITY_SECONDS} seconds`);
+  const list = (name: 'clusterIPs' | 'externalIPs' | 'loadBalancerIPs') => {
+    const v = p[name] ?? [];
+    if (!Array.isArray(v)) throw new ServiceCompileError(`${field}.${name}`, 'is not a list');
+    return v.map((a, i) => readAddress(a, `${field}.${name}[${i}]`));
+  };
+  const clusterIPs = list('clusterIPs');
+  const external = [...list('externalIPs'), ...list('loadBalancerIPs')];
+  if (!Array.isArray(p.endpoints)) throw new ServiceCompileError(`${field}.endpoints`, 'is not a list');
+  const endpoints = p.endpoints.map((e: ServiceEndpoint, i) => {
+    const a = readAddress(e?.address, `${field}.endpoints[${i}].address`);
+    return { family: a.family, address: a.text, port: readPort(e.port, `${field}.endpoints[${i}].port`), local: e.local === true };
+  });
+
+  const chains: NftChain[] = [];
+  const sets: NftSet[] = [];
+  const elements: Frontend[] = [];
+  for (const f of FAMILIES) {
+    const cips = clusterIPs.filter((a) => a.family === f);
+    // A family the service has no cluster IP of is not served (kube-proxy's per-family proxiers).
+    if (cips.length === 0) continue;
+    if (cips.length > 1) throw new ServiceCompileError(`${field}.clusterIPs`, `has ${cips.length} IPv${f} addresses (one per family)`);
+    const cip = cips[0]!.text;
+    // Each endpoint once (EndpointSlices may repeat one), in one order whatever the input's.
+    const seen = new Map<string, Endpoint>();
+    for (const e of endpoints) {
+      if (e.family !== f) continue;
+      const k = `${e.address} ${e.port}`;
+      const had = seen.get(k);
+      seen.set(k, { address: e.address, port: e.port, local: e.local || (had?.local ?? false) });
+    }
+    const eps = [...seen.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port);
+    const local = eps.filter((e) => e.local);
+    const externalIPs = [...new Set(external.filter((a) => a.family === f).map((a) => a.text))].sort(byText);
+    const hasExternal = externalIPs.length > 0 || nodePort !== undefined;
+    const hasEndpoints = eps.length > 0;
+    const internalLocal = p.internalLocal === true;
+    const externalLocal = p.externalLocal === true;
+    const hasInternalEndpoints = internalLocal ? local.length > 0 : hasEndpoints;
+    const hasExternalEndpoints = externalLocal ? local.length > 0 : hasEndpoints;
+    const usesCluster = hasEndpoints && (!internalLocal || hasExternal);
+    const usesLocal = local.length > 0 && (internalLocal || (externalLocal && hasExternal));
+    const usesExternal = hasEndpoints && hasExternal;
+    const cluster = clusterChain(p.id, f);
+    const localName = localChain(p.id, f);
+    const ext = externalChain(p.id, f);
+    const ip = ipOf(f);
+    const noEndpointVerdict = hasEndpoints ? 'drop' : `goto ${REJECT}`;
+
+    // Frontends.
+    const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
+    if (hasInternalEndpoints) elements.push({ map: ipsMap(f), key: key(cip), verdict: `goto ${internalLocal ? localName : cluster}` });
+    else elements.push({ map: noEndpointIpsMap(f), key: key(cip), verdict: noEndpointVerdict });
+    const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
+    if (nodePort !== undefined) externalKeys.push([nodePortsMap(f), noEndpointNodePortsMap(f), `${p.protocol} . ${nodePort}`]);
+    for (const [map, noEndpoints, k] of externalKeys) {
+      if (hasEndpoints) elements.push({ map, key: k, verdict: `goto ${ext}` });
+      if (!hasExternalEndpoints) elements.push({ map: noEndpoints, key: k, verdict: noEndpointVerdict });
+    }
+
+    // Endpoints reached from this node, each with its chain (and affinity set).
+    const reachable = new Map<string, Endpoint>();
+    for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
+    const epChain = (e: Endpoint) => endpointChain(p.id, e.address, e.port, f);
+    const affSet = (e: Endpoint) => affinitySet(p.id, e.address, e.port, f);
+    for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
+      const rules: NftRule[] = [{ expr: `${ip} saddr ${e.address} jump ${MARK_MASQUERADE}` }];
+      if (affinity !== undefined) {
+        sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
+        rules.push({ expr: `update @${affSet(e)} { ${ip} saddr }` });
+      }
+      const to = f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`;
+      rules.push({ expr: `meta l4proto ${p.protocol} dnat ${ip} to ${to}` });
+      chains.push({ name: epChain(e), rules });
+    }
+
+    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
+    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
+    const offCluster: NftRule[] = hasCluster[f]
+      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
+      : [];
+    const balance = (over: readonly Endpoint[]): NftRule[] => [
+      ...(affinity !== undefined ? over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })) : []),
+      { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
+    ];
+    if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
+    if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
+    if (usesExternal) {
+      const rules: NftRule[] = [];
+      if (!externalLocal) rules.push({ expr: `jump ${MARK_MASQUERADE}` }, { expr: `goto ${cluster}` });
+      else {
+        // Pods and the node itself are not "external": they go to any endpoint, as they would
+        // through a load balancer; the node's own traffic is masqueraded (its source is the frontend's node).
+        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} goto ${cluster}` });
+        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local goto ${cluster}` });
+        if (local.length > 0) rules.push({ expr: `goto ${localName}` });
+      }
+      chains.push({ name: ext, rules });
+    }
+  }
+  const compiled = { id: p.id, chains, sets, elements };
+  compiledPorts.set(p, { variant, compiled });
+  return compiled;
+}

@@ -1,0 +1,22 @@
+// How the node agent hands services to felix: compile, then set the services' part of the table
+// the policy programmer already keeps (one programmer, one table, one transaction per change).
+import type { PolicyApplyReport, PolicyProgrammer } from '../policy/programmer.js';
+import { compileServices, type ServiceCompileOptions, type ServiceTable } from './compile.js';
+import type { ServiceInput } from './input.js';
+
+/** The key of the services' part in PolicyProgrammer.updatePart. */
+export const SERVICES_PART = 'services';
+
+/**
+ * Compiles `input` and applies it beside whatever policy the programmer holds. Throws
+ * ServiceCompileError (naming the field) for input felix cannot program, and then nothing
+ * changes; the apply's outcome is in the report (and the programmer's 'report' event).
+ */
+export function programServices(
+  programmer: PolicyProgrammer,
+  input: ServiceInput,
+  options?: ServiceCompileOptions,
+): { table: ServiceTable; applied: Promise<PolicyApplyReport> } {
+  const table = compileServices(input, options);
+  return { table, applied: programmer.updatePart(SERVICES_PART, table) };
+}
