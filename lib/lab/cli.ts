@@ -2,17 +2,19 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { findPod, namespaceApply, parseLabelChanges, parseLabels, parsePortList, podAdd, podDel, podLabel, podRef } from './pods.js';
-import { labDown, labEnv, labUp, nsName } from './runner.js';
+import { containerExecArgv } from './containers.js';
+import { labDown, labEnv, labRuntime, labUp, nsName } from './runner.js';
 import { listLabs, readState, stateRoot, type LabState } from './state.js';
 import { formatLabStatus, labStatus } from './status.js';
 import { loadTopology } from './topology.js';
 
 export const LAB_USAGE = `usage: podroute lab <command> [--state-dir dir]
 
-  up <file.clab.yml> [--prefix p] [--datastore redis|etcd]
+  up <file.clab.yml> [--prefix p] [--datastore redis|etcd] [--runtime netns|docker] [--docker-host unix://...]
                                     build the lab (namespaces, links, FRR, the datastore, agents); again = repair;
-                                    etcd: a three-member etcd cluster on the datastore node instead of Redis
-  down <file.clab.yml|lab>          stop what up started (by PID) and delete its namespaces
+                                    etcd: a three-member etcd cluster on the datastore node instead of Redis;
+                                    docker: one container per node (clab-<lab>-<node>), links as containerlab wires them
+  down <file.clab.yml|lab>          stop what up started (by PID or container) and delete its namespaces, links, bridges
   status <file.clab.yml|lab> [-o json]   nodes, processes and BGP sessions
   exec <file.clab.yml|lab> <node|pod> <command...>   run a command inside a node or pod
   pod add <node> <name> [--namespace ns] [--labels k=v,...] [--ports name=80/TCP,...] [--lab l]
@@ -63,18 +65,32 @@ export async function labCommand(argv: string[]): Promise<number> {
       const datastore = takeFlag(rest, '--datastore');
       if (datastore !== undefined && datastore !== 'redis' && datastore !== 'etcd')
         throw new Error(`--datastore: must be redis or etcd, not ${JSON.stringify(datastore)}`);
+      const runtime = takeFlag(rest, '--runtime');
+      if (runtime !== undefined && runtime !== 'netns' && runtime !== 'docker')
+        throw new Error(`--runtime: must be netns or docker, not ${JSON.stringify(runtime)}`);
+      const dockerHost = takeFlag(rest, '--docker-host');
+      if (dockerHost !== undefined && runtime !== 'docker') throw new Error('--docker-host: only with --runtime docker');
       const topo = loadTopology(rest[0] ?? '');
       const t0 = Date.now();
-      const state = await labUp(topo, { stateRoot: root, prefix, datastore, log: (l) => out(`  ${l}\n`) });
+      const state = await labUp(topo, { stateRoot: root, prefix, datastore, runtime, dockerHost, log: (l) => out(`  ${l}\n`) });
+      const took = ((Date.now() - t0) / 1000).toFixed(1);
       out(
-        `lab ${state.name} is up (${((Date.now() - t0) / 1000).toFixed(1)} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`,
+        state.runtime === 'docker'
+          ? `lab ${state.name} is up (${took} s): ${state.containers?.length ?? 0} containers, ${state.bridges?.length ?? 0} host bridges on ${state.dockerHost}; state in ${state.dir}\n`
+          : `lab ${state.name} is up (${took} s): ${state.namespaces.length} namespaces, ${state.processes.length} processes; state in ${state.dir}\n`,
       );
       return 0;
     }
     case 'down': {
       const name = labName(rest[0]);
       const r = await labDown(name, { stateRoot: root });
-      out(r ? `lab ${name} is down: ${r.processes} processes stopped, ${r.namespaces} namespaces deleted\n` : `lab ${name} is not up\n`);
+      out(
+        !r
+          ? `lab ${name} is not up\n`
+          : r.containers !== undefined
+            ? `lab ${name} is down: ${r.containers} containers removed, ${r.links ?? 0} host links and bridges deleted, ${r.namespaces} pod namespaces deleted\n`
+            : `lab ${name} is down: ${r.processes} processes stopped, ${r.namespaces} namespaces deleted\n`,
+      );
       return 0;
     }
     case 'status': {
@@ -91,6 +107,14 @@ export async function labCommand(argv: string[]): Promise<number> {
       const ns = pod ? pod.namespace : state.namespaces.some((n) => n.node === target) ? nsName(state, target) : undefined;
       if (!ns) throw new Error(`${target} is neither a node nor a pod of lab ${state.name}`);
       const node = pod ? undefined : target;
+      if (node && labRuntime(state) === 'docker') {
+        const argv = containerExecArgv(state, node, command, process.stdin.isTTY === true);
+        return new Promise<number>((resolve) => {
+          const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
+          child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+          child.on('error', () => resolve(127));
+        });
+      }
       const env = labEnv(state, undefined);
       if (node && state.processes.some((p) => p.node === node && p.what === 'agent')) env.PODROUTE_CONTROL = `${state.dir}/${node}.sock`;
       if (state.processes.some((p) => p.node === node && p.what === 'bgpd')) env.VTYSH_PAGER = 'cat';

@@ -13,7 +13,8 @@ import {
   type WorkloadEndpointPort,
 } from '../resources/types.js';
 import { labDatastoreConfig } from './etcd.js';
-import { packageRoot } from './runner.js';
+import { containerCni } from './containers.js';
+import { labRuntime, packageRoot, runsAgent } from './runner.js';
 import { writeState, type LabPod, type LabState } from './state.js';
 import { execCommand, listNetns, run } from './system.js';
 
@@ -87,6 +88,21 @@ async function callCni(
   command: 'ADD' | 'DEL',
   dualStack = pod.ip6 !== undefined,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (labRuntime(state) === 'docker')
+    // Inside the node's container the plugin keeps its per-node record in the container's own file system.
+    return containerCni(
+      state,
+      pod.node,
+      {
+        CNI_COMMAND: command,
+        CNI_CONTAINERID: pod.containerId,
+        CNI_NETNS: `/var/run/netns/${pod.namespace}`,
+        CNI_IFNAME: 'eth0',
+        CNI_ARGS: `K8S_POD_NAMESPACE=${podK8sNamespace(pod)};K8S_POD_NAME=${pod.name}`,
+        CNI_PATH: '/opt/cni/bin',
+      },
+      netconf(state, pod, dualStack),
+    );
   return execCommand(
     [
       'ip',
@@ -118,8 +134,7 @@ export async function podAdd(state: LabState, node: string, name: string, option
     throw new Error(`namespace ${JSON.stringify(k8sNamespace)}: lowercase letters, digits and "-" (at most 63)`);
   if (!state.namespaces.some((n) => n.node === node))
     throw new Error(`node ${JSON.stringify(node)} is not in lab ${state.name} (nodes: ${state.namespaces.map((n) => n.node).join(', ')})`);
-  if (!state.processes.some((p) => p.node === node && p.what === 'agent'))
-    throw new Error(`node ${node} runs no podroute agent: pods go on podroute nodes`);
+  if (!runsAgent(state, node)) throw new Error(`node ${node} runs no podroute agent: pods go on podroute nodes`);
   const ref = podRef({ name, k8sNamespace });
   if (state.pods.some((p) => podRef(p) === ref)) throw new Error(`pod ${ref} already exists in lab ${state.name}`);
   const default_ = k8sNamespace === DEFAULT_NAMESPACE;

@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { containersDown, containersUp, containerVtysh } from './containers.js';
+import { dockerHost } from './docker.js';
 import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
 import { labDir, readState, writeState, type LabProcess, type LabState } from './state.js';
 import { execCommand, isOurs, listNetns, netnsPids, poll, run, startDetached, stopProcess } from './system.js';
@@ -31,6 +33,25 @@ export interface LabOptions {
   log?: (line: string) => void;
   /** What the topology's datastore node runs: Redis (default) or a three-member etcd cluster. */
   datastore?: LabDatastore;
+  /** How nodes run: network namespaces (default) or containers (lib/lab/containers.ts). */
+  runtime?: LabRuntime;
+  /** The docker runtime's engine (`docker -H`); default DOCKER_HOST, else the engine's usual socket. */
+  dockerHost?: string;
+}
+
+export type LabRuntime = 'netns' | 'docker';
+export const labRuntime = (state: Pick<LabState, 'runtime'>): LabRuntime => state.runtime ?? 'netns';
+
+/** True when `node` runs a podroute agent (pods go only there). */
+export function runsAgent(state: LabState, node: string): boolean {
+  if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'podroute') ?? false;
+  return state.processes.some((p) => p.node === node && p.what === 'agent');
+}
+
+/** True when `node` runs FRR. */
+export function runsFrr(state: LabState, node: string): boolean {
+  if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'frr') ?? false;
+  return state.processes.some((p) => p.node === node && p.what === 'bgpd');
 }
 
 export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
@@ -192,6 +213,7 @@ function frrIds(): { uid: number; gid: number } {
 }
 
 export async function vtysh(state: LabState, node: string, ...commands: string[]): Promise<string> {
+  if (labRuntime(state) === 'docker') return containerVtysh(state, node, commands);
   return run(['vtysh', '--vty_socket', frrDir(state, node), ...commands.flatMap((c) => ['-c', c])], { timeoutMs: 10_000 });
 }
 
@@ -269,6 +291,7 @@ async function ensureAgent(state: LabState, node: TopologyNode): Promise<void> {
 function freshState(topo: Topology, options: LabOptions): LabState {
   return {
     name: topo.name,
+    ...(options.runtime === 'docker' ? { runtime: 'docker' as const, dockerHost: dockerHost(options.dockerHost) } : {}),
     topology: topo.file,
     prefix: options.prefix ?? `clab-${topo.name}-`,
     dir: labDir(options.stateRoot, topo.name),
@@ -287,8 +310,17 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
   }
   if (state.topology !== topo.file)
     throw new Error(`a lab named ${topo.name} is already up from ${state.topology}: run podroute lab down ${topo.name} first`);
+  const runtime = options.runtime ?? labRuntime(state);
+  if (runtime !== labRuntime(state))
+    throw new Error(`lab ${topo.name} is already up with --runtime ${labRuntime(state)}: run podroute lab down ${topo.name} first`);
   mkdirSync(state.dir, { recursive: true });
   writeState(state);
+  if (runtime === 'docker') {
+    if (options.datastore === 'etcd') throw new Error('--datastore etcd: the docker runtime runs the datastore node as a Redis container');
+    await containersUp(topo, state, log);
+    writeState(state);
+    return state;
+  }
   writeWrappers(state);
   const existing = await listNetns();
   const fresh = new Set<string>();
@@ -340,9 +372,24 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
 }
 
 /** Removes everything the state file lists: processes by PID, then namespaces by name, then the lab folder. */
-export async function labDown(name: string, options: LabOptions): Promise<{ processes: number; namespaces: number } | undefined> {
+export async function labDown(
+  name: string,
+  options: LabOptions,
+): Promise<{ processes: number; namespaces: number; containers?: number; links?: number } | undefined> {
   const state = readState(options.stateRoot, name);
   if (!state) return undefined;
+  if (labRuntime(state) === 'docker') {
+    const gone = await containersDown(state);
+    const existing = await listNetns();
+    let deleted = 0;
+    for (const pod of state.pods)
+      if (existing.has(pod.namespace)) {
+        await run(['ip', 'netns', 'del', pod.namespace]);
+        deleted++;
+      }
+    rmSync(state.dir, { recursive: true, force: true });
+    return { processes: 0, containers: gone.containers, links: gone.links, namespaces: deleted };
+  }
   const order = ['agent', 'bgpd', 'zebra', 'redis'];
   // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
   const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);

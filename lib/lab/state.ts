@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { join } from 'node:path';
 import type { WorkloadEndpointPort } from '../resources/types.js';
 import type { Started } from './system.js';
+import type { NodeRole } from './topology.js';
 
 export const DEFAULT_STATE_ROOT = '/var/run/podroute/lab';
 
@@ -31,8 +32,29 @@ export interface LabPod {
   ports?: WorkloadEndpointPort[];
 }
 
+/** A node's container (docker runtime), and the holder container that keeps its network namespace. */
+export interface LabContainer {
+  node: string;
+  /** clab-<lab>-<node>, as containerlab names it. */
+  name: string;
+  /** Holds the node's network namespace, so the node container can stop and start without losing its links. */
+  holder: string;
+  /** What the node runs (its image decides): podroute, frr, redis, linux. */
+  role: NodeRole;
+}
+
 export interface LabState {
   name: string;
+  /** How the nodes run: network namespaces (default; absent in older state files) or containers. */
+  runtime?: 'netns' | 'docker';
+  /** The docker runtime's engine (`docker -H`). */
+  dockerHost?: string;
+  /** docker runtime: the containers this lab created, by node. */
+  containers?: LabContainer[];
+  /** docker runtime: host bridges this lab created (one per `kind: bridge` node). */
+  bridges?: { node: string; name: string }[];
+  /** docker runtime: the host ends of links to bridges, by endpoint (node:iface). */
+  hostLinks?: { endpoint: string; name: string }[];
   topology: string;
   prefix: string;
   /** This lab's folder: state.json, logs, FRR instance folders, sockets. */

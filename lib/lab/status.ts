@@ -3,7 +3,8 @@
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
 import { podRef } from './pods.js';
-import { controlSocket, nsName, vtysh } from './runner.js';
+import { containerStates } from './containers.js';
+import { controlSocket, labRuntime, nsName, runsAgent, runsFrr, vtysh } from './runner.js';
 import type { LabState } from './state.js';
 import { isOurs, listNetns } from './system.js';
 
@@ -69,7 +70,43 @@ export async function agentSessions(state: LabState, node: string): Promise<BgpS
   }));
 }
 
+/** docker runtime: one row per node container, its PID as the host sees it. */
+async function containerNodes(state: LabState): Promise<NodeStatus[]> {
+  const live = await containerStates(state);
+  const nodes = [
+    ...(state.bridges ?? []).map((b): NodeStatus => ({ node: b.node, namespace: `bridge ${b.name}`, present: true, processes: [] })),
+    ...(state.containers ?? []).map((c): NodeStatus => {
+      const l = live.get(c.node);
+      return {
+        node: c.node,
+        namespace: c.name,
+        present: l?.present ?? false,
+        processes: [{ what: 'container', pid: l?.pid ?? 0, running: l?.running ?? false }],
+      };
+    }),
+  ];
+  await Promise.all(
+    nodes.map(async (out) => {
+      if (!live.get(out.node)?.running) return;
+      try {
+        if (runsFrr(state, out.node)) out.sessions = await frrSessions(state, out.node);
+        else if (runsAgent(state, out.node)) out.sessions = await agentSessions(state, out.node);
+      } catch (e) {
+        out.error = (e as Error).message;
+      }
+    }),
+  );
+  return nodes;
+}
+
 export async function labStatus(state: LabState): Promise<LabStatus> {
+  if (labRuntime(state) === 'docker')
+    return {
+      name: state.name,
+      topology: state.topology,
+      nodes: await containerNodes(state),
+      pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip, ip6: p.ip6 })),
+    };
   const existing = await listNetns();
   const nodes = await Promise.all(
     state.namespaces.map(async ({ node }): Promise<NodeStatus> => {
