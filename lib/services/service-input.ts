@@ -1,0 +1,122 @@
+// From the cluster's Services and EndpointSlices to what felix programs on one node: one entry
+// per (service, port, protocol) with its frontends and the endpoints kube-proxy would use.
+// kube-proxy's rules: a slice belongs to its Service by the kubernetes.io/service-name label in
+// the same namespace; a slice port serves the Service port of the same name and protocol and
+// gives the endpoint's port; an endpoint is its first address; absent conditions mean ready
+// (and serving = ready); the ready endpoints are used, and only when none is ready the
+// serving-and-terminating ones, so connections drain instead of being refused during a
+// rollout. Headless services (clusterIP None) are not load-balanced at all.
+import type { ServiceEndpoint, ServiceInput, ServicePort, ServiceProtocol } from '../../felix/index.js';
+import { DEFAULT_AFFINITY_TIMEOUT_SECONDS, type EndpointSlice, HEADLESS, SERVICE_NAME_LABEL, type Service } from '../resources/types.js';
+
+export interface ServiceSources {
+  /** This node: endpoints on it are `local`. */
+  nodeName: string;
+  services: Iterable<Service>;
+  slices: Iterable<EndpointSlice>;
+  /** This node's addresses (no prefix length), where NodePorts listen. */
+  nodeAddresses: readonly string[];
+  /** Every IP pool's CIDR. */
+  clusterCidrs: readonly string[];
+}
+
+interface Candidate extends ServiceEndpoint {
+  ready: boolean;
+  servingTerminating: boolean;
+}
+
+/** The endpoints of one Service port from its slices: ready ones, else serving-and-terminating ones. */
+function endpointsFor(nodeName: string, slices: readonly EndpointSlice[], name: string, protocol: string): ServiceEndpoint[] {
+  const seen = new Map<string, Candidate>();
+  for (const s of slices) {
+    const sp = (s.spec.ports ?? []).find((p) => (p.name ?? '') === name && (p.protocol ?? 'TCP') === protocol);
+    if (sp?.port === undefined) continue;
+    for (const e of s.spec.endpoints) {
+      const address = e.addresses[0];
+      if (address === undefined) continue;
+      const ready = e.conditions?.ready ?? true;
+      const serving = e.conditions?.serving ?? ready;
+      const terminating = e.conditions?.terminating ?? false;
+      const key = `${address} ${sp.port}`;
+      const c: Candidate = { address, port: sp.port, local: e.nodeName === nodeName, ready, servingTerminating: serving && terminating };
+      // The same endpoint in two slices (a slice being replaced): the more usable copy counts.
+      const had = seen.get(key);
+      if (!had || (!had.ready && c.ready)) seen.set(key, c);
+    }
+  }
+  const all = [...seen.values()];
+  const ready = all.filter((c) => c.ready);
+  const chosen = ready.length > 0 ? ready : all.filter((c) => c.servingTerminating);
+  return chosen
+    .map(({ address, port, local }) => ({ address, port, local }))
+    .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+}
+
+/** The ServiceInput for one node: pure, ordered by port id, so equal clusters give equal input. */
+export function serviceInput(src: ServiceSources): ServiceInput {
+  const byService = new Map<string, EndpointSlice[]>();
+  for (const s of src.slices) {
+    const owner = s.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (!owner) continue;
+    const key = `${s.metadata.namespace}/${owner}`;
+    const list = byService.get(key);
+    if (list) list.push(s);
+    else byService.set(key, [s]);
+  }
+  const services: ServicePort[] = [];
+  for (const svc of src.services) {
+    const spec = svc.spec;
+    if (spec.clusterIP === HEADLESS) continue;
+    const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
+    const slices = byService.get(key) ?? [];
+    const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+    const clusterIPs = (spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip !== '' && ip !== HEADLESS);
+    const externalIPs = spec.externalIPs ?? [];
+    const loadBalancerIPs =
+      spec.type === 'LoadBalancer' ? (spec.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])) : [];
+    for (const p of spec.ports ?? []) {
+      const protocol = p.protocol ?? 'TCP';
+      const nodePort = external ? p.nodePort : undefined;
+      // Nothing to reach it by yet (a cluster IP not allocated, no other frontend): nothing to program.
+      if (clusterIPs.length === 0 && nodePort === undefined && externalIPs.length === 0 && loadBalancerIPs.length === 0) continue;
+      const port: { -readonly [K in keyof ServicePort]: ServicePort[K] } = {
+        id: `${key}/${p.name || p.port}/${protocol.toLowerCase()}`,
+        protocol: protocol.toLowerCase() as ServiceProtocol,
+        port: p.port,
+        clusterIPs,
+        externalIPs,
+        loadBalancerIPs,
+        endpoints: endpointsFor(src.nodeName, slices, p.name ?? '', protocol),
+      };
+      if (nodePort !== undefined) port.nodePort = nodePort;
+      if (spec.sessionAffinity === 'ClientIP')
+        port.affinityTimeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_TIMEOUT_SECONDS;
+      if (spec.externalTrafficPolicy === 'Local') port.externalLocal = true;
+      if (spec.internalTrafficPolicy === 'Local') port.internalLocal = true;
+      services.push(port);
+    }
+  }
+  services.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { services, nodeAddresses: [...src.nodeAddresses], clusterCidrs: [...src.clusterCidrs] };
+}
+
+/**
+ * Hands back the previous ServicePort object for every port whose content did not change, so
+ * felix, which remembers compiled ports by object, recompiles only the ports that did.
+ */
+export class ServicePortReuse {
+  private last = new Map<string, { text: string; port: ServicePort }>();
+
+  reuse(input: ServiceInput): ServiceInput {
+    const next = new Map<string, { text: string; port: ServicePort }>();
+    const services = input.services.map((p) => {
+      const text = JSON.stringify(p);
+      const had = this.last.get(p.id);
+      const port = had && had.text === text ? had.port : p;
+      next.set(p.id, { text, port });
+      return port;
+    });
+    this.last = next;
+    return { ...input, services };
+  }
+}
