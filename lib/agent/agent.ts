@@ -372,7 +372,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       connectRetryTime: o.connectRetryTime,
       restartTime: o.restartTime,
     });
-    advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config);
+    advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config, {
+      services: this.cache.services.values(),
+      slices: this.cache.endpointSlices.values(),
+      nodeLabels: self.metadata.labels,
+    });
     this.pushFelix();
     this.maybeStartFelix();
     void this.vtep.ensure(self, this.cache.pools.values());

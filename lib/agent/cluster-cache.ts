@@ -1,11 +1,31 @@
 // The agent's picture of the cluster: the resources it follows, kept current by one datastore
 // watch. Every other part of the agent reads from here and nothing else writes to it.
 import type { WatchEvent } from '../datastore/index.js';
-import type { BGPConfiguration, BGPPeer, IPAMBlock, IPPool, Kind, Node, Resource, WorkloadEndpoint } from '../resources/types.js';
+import type {
+  BGPConfiguration,
+  BGPPeer,
+  EndpointSlice,
+  IPAMBlock,
+  IPPool,
+  Kind,
+  Node,
+  Resource,
+  Service,
+  WorkloadEndpoint,
+} from '../resources/types.js';
 import type { ClusterView } from './peers.js';
 
 /** The kinds the agent watches. */
-export const CLUSTER_KINDS: readonly Kind[] = ['Node', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'IPAMBlock', 'WorkloadEndpoint'];
+export const CLUSTER_KINDS: readonly Kind[] = [
+  'Node',
+  'BGPConfiguration',
+  'BGPPeer',
+  'IPPool',
+  'IPAMBlock',
+  'WorkloadEndpoint',
+  'Service',
+  'EndpointSlice',
+];
 
 export class ClusterCache {
   private readonly nodeMap = new Map<string, Node>();
@@ -13,6 +33,8 @@ export class ClusterCache {
   private readonly poolMap = new Map<string, IPPool>();
   private readonly blockMap = new Map<string, IPAMBlock>();
   private readonly workloadMap = new Map<string, WorkloadEndpoint>();
+  private readonly serviceMap = new Map<string, Service>();
+  private readonly sliceMap = new Map<string, EndpointSlice>();
   private bgpConfig: BGPConfiguration | undefined;
 
   constructor(readonly nodeName: string) {}
@@ -32,6 +54,14 @@ export class ClusterCache {
   /** This node's workload endpoints only. */
   get workloads(): ReadonlyMap<string, WorkloadEndpoint> {
     return this.workloadMap;
+  }
+  /** Every Service of the cluster, by "namespace/name". */
+  get services(): ReadonlyMap<string, Service> {
+    return this.serviceMap;
+  }
+  /** Every EndpointSlice of the cluster, by "namespace/name". */
+  get endpointSlices(): ReadonlyMap<string, EndpointSlice> {
+    return this.sliceMap;
   }
   /** BGPConfiguration "default", the cluster-wide one. */
   get config(): BGPConfiguration | undefined {
@@ -70,6 +100,12 @@ export class ClusterCache {
         else setOrDelete(this.workloadMap, e.key, w);
         return true;
       }
+      case 'Service':
+        setOrDelete(this.serviceMap, e.key, r as Service | undefined);
+        return true;
+      case 'EndpointSlice':
+        setOrDelete(this.sliceMap, e.key, r as EndpointSlice | undefined);
+        return true;
       case 'BGPConfiguration':
         // Calico reads the cluster-wide defaults from the one named "default".
         if (e.key === 'default') this.bgpConfig = r as BGPConfiguration | undefined;
