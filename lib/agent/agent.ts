@@ -18,6 +18,7 @@ import {
   type PolicyProgrammerOptions,
   type RemoteRoute,
   type RuleCounter,
+  type ServiceInput,
 } from '../../felix/index.js';
 import { EtcdBackend, RedisBackend, type BackendDatastore, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
@@ -33,6 +34,8 @@ import { detectRestart, GracefulRestart } from './graceful-restart.js';
 import { NodeSpeaker, speakerSettings } from './node-speaker.js';
 import { desiredPeers } from './peers.js';
 import { PolicyFeed } from './policy-feed.js';
+import { ServiceFeed } from './service-feed.js';
+import { EndpointSliceController } from '../services/slice-controller.js';
 import { ensureDefaultPool, registerNode, type DefaultPool } from './registration.js';
 import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
@@ -83,6 +86,11 @@ export interface NodeAgentOptions {
    */
   policyDataplane?: NftDataplane;
   policy?: PolicyProgrammerOptions & { compile?: CompileOptions };
+  /**
+   * Keep selector Services' EndpointSlices in line with the pods (default true). Every agent
+   * may: each write is a compare-and-set of the same computed slices, so one lands.
+   */
+  endpointSlices?: boolean;
   /** Created when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). false: none. */
   defaultIpv4Pool?: DefaultPool | false;
   log?: (event: string, fields: Record<string, unknown>) => void;
@@ -114,6 +122,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private readonly storeLoss: StoreLossGuard;
   private readonly vtep: VtepAllocator;
   private readonly policy: PolicyFeed | undefined;
+  /** Services into the policy programmer's table: present when policy is. */
+  private readonly services: ServiceFeed | undefined;
+  private readonly sliceController: EndpointSliceController | undefined;
   // Made in start(), once the address and the restart are known.
   private bgp: NodeSpeaker | undefined;
   private gracefulRestart: GracefulRestart | undefined;
@@ -157,13 +168,23 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     });
     this.felix.on('error', (e) => this.log('felix-error', { error: e.message }));
     if (options.policyDataplane) {
+      // One programmer, one table: policy sets its base, services their part of it.
+      const programmer = new PolicyProgrammer(options.policyDataplane, options.policy);
       this.policy = new PolicyFeed({
         nodeName: options.nodeName,
-        programmer: new PolicyProgrammer(options.policyDataplane, options.policy),
+        programmer,
         compile: options.policy?.compile,
         log: (e, f) => this.log(e, f),
       });
+      this.services = new ServiceFeed({
+        nodeName: options.nodeName,
+        programmer,
+        nodeAddresses: () => [this.address, this.addressV6],
+        log: (e, f) => this.log(e, f),
+      });
     }
+    if (options.endpointSlices !== false)
+      this.sliceController = new EndpointSliceController(options.datastore, { log: (e, f) => this.log(e, f) });
   }
 
   get nodeName(): string {
@@ -273,7 +294,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.bgp.on('error', (e) => this.emit('error', e));
 
     const synced = new Promise<void>((resolve) => (this.firstSync = resolve));
-    this.watcher = this.ds.watch({ kinds: [...new Set([...CLUSTER_KINDS, ...(this.policy ? PolicyFeed.kinds : [])])] });
+    this.watcher = this.ds.watch({
+      kinds: [...new Set([...CLUSTER_KINDS, ...(this.policy ? PolicyFeed.kinds : []), ...(this.services ? ServiceFeed.kinds : [])])],
+    });
+    this.sliceController?.start().catch((e: Error) => this.log('endpointslice-error', { error: e.message }));
     this.watcher.on('event', (e) => this.onEvent(e));
     this.watcher.on('status', (s) => {
       if (s === 'replaced') this.storeLoss.suspect();
@@ -293,6 +317,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await this.watcher?.close();
     await this.bgp?.stop(message);
     this.felix.stop();
+    await this.sliceController?.stop();
     this.policy?.stop();
   }
 
@@ -301,6 +326,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (e.type === 'synced') {
       // Policy does not wait for BGP: a pod's rules hold from the first sync on.
       this.policy?.start();
+      this.services?.start();
       this.scheduleReconcile();
       const first = this.firstSync;
       this.firstSync = undefined;
@@ -312,6 +338,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       return;
     }
     this.policy?.apply(e);
+    this.services?.apply(e);
     if (this.cache.apply(e) && !this.firstSync) this.scheduleReconcile();
   }
 
@@ -442,6 +469,16 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** Packets and bytes per policy rule id, read from the kernel; empty when policy is not enforced. */
   policyCounters(): Promise<Map<string, RuleCounter>> {
     return this.policy?.counters() ?? Promise.resolve(new Map());
+  }
+
+  /** What felix was last given about Services on this node; undefined when policy (and so services) is off. */
+  serviceInput(): ServiceInput | undefined {
+    return this.services?.input;
+  }
+
+  /** Resolves once the last service change is in the kernel. */
+  servicesSettled(): Promise<void> {
+    return this.services?.settled() ?? Promise.resolve();
   }
 
   /** Resources the policy calculation refused, with why. */

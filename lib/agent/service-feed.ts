@@ -1,0 +1,118 @@
+// The services half of felix, fed: every Service, EndpointSlice and pool the watch delivers is
+// kept; the ServiceInput for this node (service-input.ts) is compiled into the services' part of
+// the table the policy programmer owns, so policy and services change in one nft transaction.
+// Events arriving together are folded into one compile.
+import {
+  type PolicyApplyReport,
+  type PolicyProgrammer,
+  programServices,
+  ServiceCompileError,
+  type ServiceCompileOptions,
+  type ServiceInput,
+} from '../../felix/index.js';
+import type { WatchEvent } from '../datastore/index.js';
+import type { EndpointSlice, IPPool, Kind, Service } from '../resources/types.js';
+import { ServicePortReuse, serviceInput } from '../services/service-input.js';
+
+export interface ServiceFeedOptions {
+  nodeName: string;
+  /** The programmer policy uses: services are a part of its table. */
+  programmer: PolicyProgrammer;
+  /** This node's addresses with or without prefix length, read at each compile (they are known only once the agent started). */
+  nodeAddresses: () => readonly string[];
+  compile?: ServiceCompileOptions;
+  log: (event: string, fields: Record<string, unknown>) => void;
+}
+
+export class ServiceFeed {
+  static readonly kinds: readonly Kind[] = ['Service', 'EndpointSlice', 'IPPool'];
+  private readonly services = new Map<string, Service>();
+  private readonly slices = new Map<string, EndpointSlice>();
+  private readonly pools = new Map<string, IPPool>();
+  private readonly reuse = new ServicePortReuse();
+  private scheduled = false;
+  private started = false;
+  private lastText = '';
+  private applied: Promise<unknown> = Promise.resolve();
+  /** The input last handed to felix. */
+  input: ServiceInput | undefined;
+  /** Why felix refused the last input, if it did (the previous services stay programmed). */
+  refused: string | undefined;
+
+  constructor(private readonly options: ServiceFeedOptions) {}
+
+  /** Takes one watch event; true when it concerned the feed. */
+  apply(e: WatchEvent): boolean {
+    if (e.type === 'synced') return false;
+    const map =
+      e.kind === 'Service' ? this.services : e.kind === 'EndpointSlice' ? this.slices : e.kind === 'IPPool' ? this.pools : undefined;
+    if (!map) return false;
+    if (e.type === 'put') (map as Map<string, unknown>).set(e.key, e.resource);
+    else map.delete(e.key);
+    this.schedule();
+    return true;
+  }
+
+  /** Programs from now on (after the first full sync of the watch). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.push();
+  }
+
+  /** Recomputes now: the node's addresses changed. */
+  refresh(): void {
+    this.schedule();
+  }
+
+  /** Resolves once the last input is in the kernel (or has failed and been reported). */
+  settled(): Promise<void> {
+    return this.applied.then(() => this.options.programmer.settled());
+  }
+
+  private schedule(): void {
+    if (this.scheduled || !this.started) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.push();
+    });
+  }
+
+  private push(): void {
+    const input = this.reuse.reuse(
+      serviceInput({
+        nodeName: this.options.nodeName,
+        services: this.services.values(),
+        slices: this.slices.values(),
+        nodeAddresses: this.options
+          .nodeAddresses()
+          .filter((a) => a !== '')
+          .map((a) => a.split('/')[0]!),
+        clusterCidrs: [...this.pools.values()].map((p) => p.spec.cidr).sort(),
+      }),
+    );
+    // Pools and nodes change without touching services: hand felix nothing new then.
+    const text = JSON.stringify(input);
+    if (text === this.lastText) return;
+    try {
+      const { table, applied } = programServices(this.options.programmer, input, this.options.compile);
+      this.lastText = text;
+      this.input = input;
+      if (this.refused !== undefined) this.options.log('services-accepted', {});
+      this.refused = undefined;
+      for (const c of table.conflicts) this.options.log('service-frontend-conflict', { conflict: c });
+      this.applied = applied.then(
+        (r: PolicyApplyReport) => {
+          if (!r.ok) this.options.log('services-apply-failed', { error: r.error });
+        },
+        (e: Error) => this.options.log('services-error', { error: e.message }),
+      );
+    } catch (e) {
+      // Validation let it through but felix cannot express it (or the table refused the part):
+      // the services programmed stay, and the operator is told.
+      this.refused = (e as Error).message;
+      this.options.log(e instanceof ServiceCompileError ? 'services-refused' : 'services-error', { error: this.refused });
+    }
+  }
+}
