@@ -1,0 +1,290 @@
+// Services benchmark: --services service ports (default 10,000) × --endpoints endpoints (default
+// 10), every tenth with a NodePort, programmed by felix (compileServices, then the policy
+// programmer's one `nft -f` transaction into `inet podroute`) and, in the same run in a namespace
+// of its own, the same set written in kube-proxy's iptables shape and loaded with
+// iptables-restore (bench/services-iptables.ts). Then --updates changes of one endpoint of one
+// service on both sides (felix: recompile of the changed service and its difference; reference:
+// kube-proxy's partial sync of that service's chains). Prints rule, chain and element counts, the
+// times and their ratios. Root only; namespaces are its own and deleted on the way out.
+//
+//   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--deadline 1800]
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import {
+  compileServices,
+  type InstalledTable,
+  type NftApplyResult,
+  type NftDataplane,
+  NftablesDataplane,
+  type NftOp,
+  PolicyProgrammer,
+  type RuleCounterRow,
+  type ServiceInput,
+  type ServicePort,
+  SERVICES_PART,
+} from '../felix/index.js';
+import { Namespaces, versionOf } from './policy-exec.js';
+import { installedCounts, tableCounts } from './policy-podroute.js';
+import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
+import { KubeProxyIptables, type ReferenceApply } from './services-iptables.js';
+
+const arg = (name: string, d: number): number => {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return d;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} takes a whole number, not ${JSON.stringify(process.argv[i + 1])}`);
+  return v;
+};
+const SERVICES = arg('--services', 10_000);
+const ENDPOINTS = arg('--endpoints', 10);
+const UPDATES = arg('--updates', 20);
+const DEADLINE = performance.now() + arg('--deadline', 1800) * 1000;
+const CLUSTER_CIDR = '10.64.0.0/10';
+if (SERVICES > 65_536) throw new Error('--services: at most 65,536 (cluster IPs come from 10.96.0.0/16)');
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const checkDeadline = () => {
+  if (performance.now() > DEADLINE) throw new Error('--deadline passed; stopping (namespaces are deleted)');
+};
+
+/** Endpoint j of service i, or its `generation`-th replacement: distinct pod addresses in 10.64.0.0/10. */
+function endpointAddress(i: number, j: number, generation: number): string {
+  const n = (i * ENDPOINTS + j) * 4 + generation;
+  return `10.${64 + ((n >> 16) & 63)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+function servicePort(i: number, generations: ReadonlyMap<number, number> = new Map()): ServicePort {
+  const g = generations.get(i) ?? 0;
+  return {
+    id: `ns${i % 100}/svc${i}/http/tcp`,
+    protocol: 'tcp',
+    port: 80,
+    clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+    ...(i % 10 === 0 ? { nodePort: 30000 + i / 10 } : {}),
+    externalIPs: [],
+    loadBalancerIPs: [],
+    // Endpoint 0 is replaced on each update of the service (a pod rescheduled).
+    endpoints: Array.from({ length: ENDPOINTS }, (_, j) => ({
+      address: endpointAddress(i, j, j === 0 ? g : 0),
+      port: 8080,
+      local: j === 0,
+    })),
+  };
+}
+
+class TimedDataplane implements NftDataplane {
+  readonly family = 'inet' as const;
+  readonly table: string;
+  readonly description: string;
+  applyMs = 0;
+  constructor(readonly inner: NftablesDataplane) {
+    this.table = inner.table;
+    this.description = inner.description;
+  }
+  read(): Promise<InstalledTable | undefined> {
+    return this.inner.read();
+  }
+  readCounters(): Promise<RuleCounterRow[]> {
+    return this.inner.readCounters();
+  }
+  async apply(ops: readonly NftOp[]): Promise<NftApplyResult> {
+    const t0 = performance.now();
+    try {
+      return await this.inner.apply(ops);
+    } finally {
+      this.applyMs = performance.now() - t0;
+    }
+  }
+  close(): void {}
+}
+
+interface Ours {
+  compileMs: number;
+  /** Plan and nft, as the programmer's report measures it. */
+  applyMs: number;
+  nftMs: number;
+  ops: number;
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('bench/services.ts needs root (network namespaces, nft, iptables)');
+  for (const tool of ['nft', 'iptables-restore', 'iptables-save']) {
+    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables`);
+  }
+  const started = new Date();
+  const loadStart = loadavg();
+  const namespaces = new Namespaces('pbsvc');
+  const onSignal = () => {
+    namespaces.deleteAll();
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const out: string[] = [];
+  try {
+    const dataplane = new TimedDataplane(new NftablesDataplane({ netns: namespaces.add('n'), timeoutMs: 600_000 }));
+    const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
+    const ref = new KubeProxyIptables(namespaces.add('i'), CLUSTER_CIDR);
+
+    const ports = Array.from({ length: SERVICES }, (_, i) => servicePort(i));
+    const input = (): ServiceInput => ({ services: ports, nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] });
+    const apply = async (): Promise<Ours> => {
+      const t0 = performance.now();
+      const compiled = compileServices(input());
+      const compileMs = performance.now() - t0;
+      const r = await programmer.updatePart(SERVICES_PART, compiled);
+      if (!r.ok) throw new Error(`felix apply failed: ${r.error}`);
+      return { compileMs, applyMs: r.durationMs, nftMs: dataplane.applyMs, ops: r.ops };
+    };
+
+    // The initial load, the reference first (its namespace is as empty as ours).
+    const refLoad = await ref.load(input());
+    checkDeadline();
+    const load = await apply();
+    checkDeadline();
+    const desired = tableCounts(programmer.desired);
+    const resync = await programmer.resync();
+    if (!resync.ok || resync.ops !== 0) throw new Error(`resync after the load changed ${resync.ops} things: ${resync.error ?? ''}`);
+    const kernel = installedCounts(await dataplane.read());
+    const refKernel = await ref.kernelCounts();
+    const mapElements = programmer.desired.maps?.reduce((n, m) => n + m.elements.length, 0) ?? 0;
+
+    // One endpoint of one service replaced, --updates times, the sides taking turns to go first.
+    const generations = new Map<number, number>();
+    const ours: Ours[] = [];
+    const refs: ReferenceApply[] = [];
+    for (let k = 0; k < UPDATES; k++) {
+      checkDeadline();
+      const i = (k * 7919 + 13) % SERVICES;
+      generations.set(i, ((generations.get(i) ?? 0) % 3) + 1);
+      ports[i] = servicePort(i, generations);
+      if (k % 2) {
+        ours.push(await apply());
+        refs.push(await ref.update([ports[i]!]));
+      } else {
+        refs.push(await ref.update([ports[i]!]));
+        ours.push(await apply());
+      }
+    }
+    const refAfter = await ref.kernelCounts();
+    const final = await programmer.resync();
+    if (!final.ok || final.ops !== 0) throw new Error(`resync after the updates changed ${final.ops} things`);
+
+    const oursTotal = (o: Ours) => o.compileMs + o.applyMs;
+    const refTotal = (r: ReferenceApply) => r.renderMs + r.restoreMs;
+    out.push(`bench/services — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
+    out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}`);
+    out.push(`command: npx tsx bench/services.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
+    out.push('');
+    out.push(
+      `${count(SERVICES)} TCP service ports × ${ENDPOINTS} endpoints (IPv4), ${count(Math.ceil(SERVICES / 10))} with a NodePort; ` +
+        `an update replaces one endpoint of one service (${UPDATES} updates).`,
+    );
+    out.push('');
+    out.push(
+      table(
+        ['after the load', 'chains', 'rules', 'map elements', 'sets', 'script lines'],
+        [
+          [
+            'felix, desired (inet podroute, services part)',
+            count(desired.chains),
+            count(desired.rules),
+            count(mapElements),
+            count(desired.sets - (programmer.desired.maps?.length ?? 0)),
+            count(load.ops),
+          ],
+          ['felix, read back from the kernel', count(kernel.chains), count(kernel.rules), '', '', ''],
+          [
+            'kube-proxy iptables shape, iptables-save -t nat',
+            count(refKernel.chains),
+            count(refKernel.rules),
+            '',
+            '',
+            count(refLoad.lines),
+          ],
+        ],
+      ),
+    );
+    out.push('');
+    out.push('Initial load (ms):');
+    out.push(
+      table(
+        ['side', 'total', 'compile / render', 'plan + nft / restore', 'of which the kernel tool', 'ratio to reference'],
+        [
+          [
+            'felix (compileServices + programmer)',
+            ms(oursTotal(load)),
+            ms(load.compileMs),
+            ms(load.applyMs),
+            ms(load.nftMs),
+            ratio(oursTotal(load), refTotal(refLoad)),
+          ],
+          [
+            'kube-proxy iptables shape (iptables-restore)',
+            ms(refTotal(refLoad)),
+            ms(refLoad.renderMs),
+            ms(refLoad.restoreMs),
+            ms(refLoad.restoreMs),
+            '1.0×',
+          ],
+        ],
+      ),
+    );
+    out.push(`A resync of the loaded table (nft -j list, compare, nothing to do): ${ms(resync.durationMs)} ms.`);
+    out.push('');
+    out.push(`One endpoint of one service replaced, ${UPDATES} times (ms):`);
+    const row = (name: string, v: number[], r: number[]) => [
+      name,
+      ms(median(v)),
+      ms(percentile(v, 95)),
+      ms(Math.max(...v)),
+      ratio(median(v), median(r)),
+    ];
+    out.push(
+      table(
+        ['', 'median', 'p95', 'max', 'ratio (median)'],
+        [
+          row('felix, total', ours.map(oursTotal), refs.map(refTotal)),
+          row(
+            'felix, compile',
+            ours.map((o) => o.compileMs),
+            refs.map((r) => r.renderMs),
+          ),
+          row(
+            'felix, plan + nft',
+            ours.map((o) => o.applyMs),
+            refs.map((r) => r.restoreMs),
+          ),
+          row(
+            'felix, nft -f alone',
+            ours.map((o) => o.nftMs),
+            refs.map((r) => r.restoreMs),
+          ),
+          row('reference, total', refs.map(refTotal), refs.map(refTotal)),
+          row(
+            'reference, iptables-restore --noflush',
+            refs.map((r) => r.restoreMs),
+            refs.map((r) => r.restoreMs),
+          ),
+        ],
+      ),
+    );
+    out.push(
+      `felix's transaction per update: median ${median(ours.map((o) => o.ops))} operations; the reference's input: median ${median(refs.map((r) => r.lines))} lines. ` +
+        `Rules after the updates: reference ${count(refAfter.rules)}; a resync of felix's found nothing to repair.`,
+    );
+    out.push('');
+    out.push(
+      'Per packet: felix finds a service with one verdict-map lookup (hash on address . protocol . port) whatever the number of services; ' +
+        `the iptables shape walks KUBE-SERVICES, ${count(SERVICES)} rules, in order for the first packet of each connection.`,
+    );
+    console.log(out.join('\n'));
+  } finally {
+    namespaces.deleteAll();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});
