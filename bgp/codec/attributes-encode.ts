@@ -1,11 +1,12 @@
 // Path attributes to the wire. A decoded UPDATE keeps its wire order and flags
 // (`attributes.wire`) and is written back exactly; anything else is written canonically:
 // ascending type code, the flags the RFCs give, extended length only past 255 octets.
-import { isIpv6, writePrefix } from './address.js';
+import { isIpv6 } from './address.js';
 import { canonicalFlags } from './attribute-rules.js';
 import { AttrFlag, AttrType as T } from './constants.js';
 import { familyOf } from './attributes-decode.js';
-import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, Nlri, PathAttributes, RawAttribute } from './types.js';
+import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, PathAttributes, RawAttribute } from './types.js';
+import { writeNlriInto } from './nlri-encode.js';
 import type { Writer } from './writer.js';
 
 const SEGMENT_CODES: Record<AsPathSegmentType, number> = { set: 1, sequence: 2, 'confed-sequence': 3, 'confed-set': 4 };
@@ -31,16 +32,53 @@ const KNOWN: readonly (readonly [number, keyof PathAttributes])[] = [
   [T.LARGE_COMMUNITY, 'largeCommunities'],
 ];
 const KEY_OF: (keyof PathAttributes | undefined)[] = [];
-const TYPE_OF = new Map<string, number>();
-for (const [type, key] of KNOWN) {
-  KEY_OF[type] = key;
-  TYPE_OF.set(key, type);
+for (const [type, key] of KNOWN) KEY_OF[type] = key;
+
+/** Whether the set carries attribute `type`: named property loads, no keyed lookup by string. */
+function carries(a: PathAttributes, type: number): boolean {
+  switch (type) {
+    case T.ORIGIN:
+      return a.origin !== undefined;
+    case T.AS_PATH:
+      return a.asPath !== undefined;
+    case T.NEXT_HOP:
+      return a.nextHop !== undefined;
+    case T.MULTI_EXIT_DISC:
+      return a.med !== undefined;
+    case T.LOCAL_PREF:
+      return a.localPref !== undefined;
+    case T.ATOMIC_AGGREGATE:
+      return a.atomicAggregate === true;
+    case T.AGGREGATOR:
+      return a.aggregator !== undefined;
+    case T.COMMUNITIES:
+      return a.communities !== undefined;
+    case T.ORIGINATOR_ID:
+      return a.originatorId !== undefined;
+    case T.CLUSTER_LIST:
+      return a.clusterList !== undefined;
+    case T.MP_REACH_NLRI:
+      return a.mpReach !== undefined;
+    case T.MP_UNREACH_NLRI:
+      return a.mpUnreach !== undefined;
+    case T.EXTENDED_COMMUNITIES:
+      return a.extendedCommunities !== undefined;
+    case T.AS4_PATH:
+      return a.as4Path !== undefined;
+    case T.AS4_AGGREGATOR:
+      return a.as4Aggregator !== undefined;
+    case T.LARGE_COMMUNITY:
+      return a.largeCommunities !== undefined;
+    default:
+      return unknownOf(a, type) !== undefined;
+  }
 }
 
-function carries(a: PathAttributes, type: number): boolean {
-  const key = KEY_OF[type];
-  if (key === undefined) return a.unknown?.some((u) => u.type === type) === true;
-  return key === 'atomicAggregate' ? a.atomicAggregate === true : a[key] !== undefined;
+function unknownOf(a: PathAttributes, type: number): RawAttribute | undefined {
+  const us = a.unknown;
+  if (us === undefined) return undefined;
+  for (let i = 0; i < us.length; i++) if (us[i].type === type) return us[i];
+  return undefined;
 }
 
 /**
@@ -56,24 +94,42 @@ export function writeAttributes(w: Writer, a: PathAttributes, options: CodecOpti
     generation = 1;
   }
   const g = generation;
-  if (a.wire) {
+  const wire = a.wire;
+  if (wire !== undefined) {
     // A decoded UPDATE: its own order and flags, for the attributes it still carries.
-    for (const { type, flags } of a.wire) {
+    for (let i = 0; i < wire.length; i++) {
+      const type = wire[i].type;
       if (writtenAt[type] === g || !carries(a, type)) continue;
-      writeAttribute(w, type, a, options, flags);
+      writeAttribute(w, type, a, options, wire[i].flags);
       writtenAt[type] = g;
     }
   }
-  // The rest canonically, in ascending type code: only the keys the object has are looked at.
-  let rest: number[] | undefined;
-  for (const key in a) {
-    const type = TYPE_OF.get(key);
-    if (type === undefined || writtenAt[type] === g || !carries(a, type)) continue;
-    (rest ??= []).push(type);
-  }
-  if (a.unknown) for (const u of a.unknown) if (writtenAt[u.type] !== g) (rest ??= []).push(u.type);
-  if (!rest) return;
-  if (rest.length > 1) rest.sort((x, y) => x - y);
+  if (a.unknown !== undefined && a.unknown.length > 0) return writeRestWithUnknown(w, a, options, g);
+  // The rest canonically, in ascending type code, each test a named property load.
+  if (a.origin !== undefined) writeIfNew(w, T.ORIGIN, a, options, g);
+  if (a.asPath !== undefined) writeIfNew(w, T.AS_PATH, a, options, g);
+  if (a.nextHop !== undefined) writeIfNew(w, T.NEXT_HOP, a, options, g);
+  if (a.med !== undefined) writeIfNew(w, T.MULTI_EXIT_DISC, a, options, g);
+  if (a.localPref !== undefined) writeIfNew(w, T.LOCAL_PREF, a, options, g);
+  if (a.atomicAggregate === true) writeIfNew(w, T.ATOMIC_AGGREGATE, a, options, g);
+  if (a.aggregator !== undefined) writeIfNew(w, T.AGGREGATOR, a, options, g);
+  if (a.communities !== undefined) writeIfNew(w, T.COMMUNITIES, a, options, g);
+  if (a.originatorId !== undefined) writeIfNew(w, T.ORIGINATOR_ID, a, options, g);
+  if (a.clusterList !== undefined) writeIfNew(w, T.CLUSTER_LIST, a, options, g);
+  if (a.mpReach !== undefined) writeIfNew(w, T.MP_REACH_NLRI, a, options, g);
+  if (a.mpUnreach !== undefined) writeIfNew(w, T.MP_UNREACH_NLRI, a, options, g);
+  if (a.extendedCommunities !== undefined) writeIfNew(w, T.EXTENDED_COMMUNITIES, a, options, g);
+  if (a.as4Path !== undefined) writeIfNew(w, T.AS4_PATH, a, options, g);
+  if (a.as4Aggregator !== undefined) writeIfNew(w, T.AS4_AGGREGATOR, a, options, g);
+  if (a.largeCommunities !== undefined) writeIfNew(w, T.LARGE_COMMUNITY, a, options, g);
+}
+
+/** The rest when unknown attributes are interleaved with the known ones by type code. */
+function writeRestWithUnknown(w: Writer, a: PathAttributes, options: CodecOptions, g: number): void {
+  const rest: number[] = [];
+  for (const [type] of KNOWN) if (writtenAt[type] !== g && carries(a, type)) rest.push(type);
+  for (const u of a.unknown!) if (writtenAt[u.type] !== g) rest.push(u.type);
+  rest.sort((x, y) => x - y);
   for (const type of rest) writeIfNew(w, type, a, options, g);
 }
 
@@ -87,7 +143,7 @@ function writeAttribute(w: Writer, type: number, a: PathAttributes, options: Cod
   const start = w.pos;
   w.ensure(3);
   w.pos += 3; // room for the short header; the value moves one octet on in the rare extended case
-  const unknown = KEY_OF[type] === undefined ? a.unknown?.find((u) => u.type === type) : undefined;
+  const unknown = KEY_OF[type] === undefined ? unknownOf(a, type) : undefined;
   writeValue(w, type, a, options, unknown);
   const length = w.pos - start - 3;
   if (length > 0xffff) throw new RangeError(`attribute ${type} is ${length} octets, more than an attribute can hold`);
@@ -179,30 +235,35 @@ function writeAsn(w: Writer, asn: number, fourOctet: boolean, what: string): voi
 }
 
 function writeAsPath(w: Writer, segments: readonly AsPathSegment[], fourOctet: boolean, what: string): void {
-  for (const seg of segments) {
+  for (let s = 0; s < segments.length; s++) {
+    const seg = segments[s];
     const asns = seg.asns;
+    const code = SEGMENT_CODES[seg.type];
     // A segment holds at most 255 ASes; longer ones continue in a segment of the same type.
     for (let i = 0; i < asns.length || i === 0; i += 255) {
       const end = Math.min(i + 255, asns.length);
       w.ensure(2 + (end - i) * 4);
-      w.buf[w.pos++] = SEGMENT_CODES[seg.type];
-      w.buf[w.pos++] = end - i;
-      for (let j = i; j < end; j++) writeAsn(w, asns[j], fourOctet, what);
+      const b = w.buf;
+      let pos = w.pos;
+      b[pos++] = code;
+      b[pos++] = end - i;
+      for (let j = i; j < end; j++) {
+        const asn = asns[j];
+        if (fourOctet && asn >>> 0 === asn) {
+          b[pos] = asn >>> 24;
+          b[pos + 1] = asn >>> 16;
+          b[pos + 2] = asn >>> 8;
+          b[pos + 3] = asn;
+          pos += 4;
+        } else {
+          // The checks and their errors: an AS that is no 32-bit value, or too big for 2 octets.
+          w.pos = pos;
+          writeAsn(w, asn, fourOctet, what);
+          pos = w.pos;
+        }
+      }
+      w.pos = pos;
     }
-  }
-}
-
-function writeNlriInto(w: Writer, entries: readonly Nlri[], ipv6: boolean, addPath: boolean): void {
-  // Room for the longest entry before each one: cheaper than measuring them all first.
-  const most = (addPath ? 4 : 0) + (ipv6 ? 17 : 5);
-  for (let i = 0; i < entries.length; i++) {
-    w.ensure(most);
-    const e = entries[i];
-    if (addPath) {
-      w.buf.writeUInt32BE(e.pathId ?? 0, w.pos);
-      w.pos += 4;
-    }
-    w.pos = writePrefix(e.prefix, ipv6, w.buf, w.pos);
   }
 }
 
@@ -232,5 +293,3 @@ function writeMpUnreach(w: Writer, mp: MpUnreach, options: CodecOptions): void {
   if (mp.raw || !family) return w.bytes(mp.raw ?? Buffer.alloc(0));
   writeNlriInto(w, mp.withdrawn ?? [], family === 'ipv6-unicast', options.addPath?.[family] === true);
 }
-
-export { writeNlriInto };

@@ -1,8 +1,9 @@
 // UPDATE (RFC 4271 §4.3) with the error handling of RFC 7606, and End-of-RIB (RFC 4724 §2).
 import { decodeAttributes, familyOf, type Problem } from './attributes-decode.js';
-import { writeAttributes, writeNlriInto } from './attributes-encode.js';
+import { writeAttributes } from './attributes-encode.js';
 import { Afi, AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
 import { BgpError, moreSevere } from './errors.js';
+import { writeNlriInto } from './nlri-encode.js';
 import { NlriSyntaxError, readNlri } from './nlri.js';
 import type { AddressFamily, CodecOptions, Nlri, UpdateMessage } from './types.js';
 import type { Writer } from './writer.js';
