@@ -24,6 +24,7 @@ import { EtcdBackend, RedisBackend, type BackendDatastore, type WatchEvent, type
 import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
+import { serviceExportPolicy } from './service-advertise.js';
 import { AgentMetrics } from './agent-metrics.js';
 import { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, withPrefixLength } from './autodetect.js';
 import { routerIdFor } from './router-id.js';
@@ -398,6 +399,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       holdTime: o.holdTime,
       connectRetryTime: o.connectRetryTime,
       restartTime: o.restartTime,
+      localAs: settings.asn,
+      ebgpExportPolicy: serviceExportPolicy(() => this.cache.config),
     });
     advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config, {
       services: this.cache.services.values(),

@@ -8,6 +8,11 @@
 //   lists as a single address: from every node, since a /32 in the ranges is not announced
 //   as a range (it would draw a Local service's traffic to nodes without an endpoint).
 // A host route is only ever made for an address inside a configured range of its kind.
+// Towards a peer in another AS a node passes on no service route it learned from another node:
+// eBGP rewrites the next hop to this node, which would draw a Local service's traffic here,
+// where it has no endpoint (BIRD in Calico keeps a third-party next hop on a shared subnet
+// instead; podroute's speaker always sets itself, so the route is not passed on at all).
+import type { PolicyFunction } from '../../bgp/index.js';
 import { cidrContains, familyBits, formatAddress, parseAddress, parseCidr, type Address, type Cidr } from '../../ip/index.js';
 import type { BGPConfiguration } from '../resources/types.js';
 import { SERVICE_NAME_LABEL, type EndpointSliceBody, type ServiceSpec, type ServiceStatus } from '../resources/service-types.js';
@@ -147,4 +152,27 @@ function serviceAddresses(svc: ServiceObject, r: Ranges): string[] {
   add(r.external, svc.spec.externalIPs ?? []);
   add(r.loadBalancer, loadBalancerIPs(svc));
   return out;
+}
+
+/**
+ * The export policy of sessions to peers in another AS: a route inside a configured service
+ * range (cluster, external or LB, whatever its length) goes out only as this node originates
+ * it, never as learned from another node. `config` is read when a route is exported.
+ */
+export function serviceExportPolicy(config: () => BGPConfiguration | undefined): PolicyFunction {
+  let seen: BGPConfiguration['spec'] | undefined;
+  let ranges: Cidr[] = [];
+  return (route) => {
+    if (route.neighbor === undefined) return true;
+    const spec = config()?.spec;
+    if (spec !== seen) {
+      seen = spec;
+      ranges = [...(spec?.serviceClusterIPs ?? []), ...(spec?.serviceExternalIPs ?? []), ...(spec?.serviceLoadBalancerIPs ?? [])].map((c) =>
+        parseCidr(c.cidr, 'cidr', false),
+      );
+    }
+    if (ranges.length === 0) return true;
+    const prefix = parseCidr(route.prefix, 'prefix', false);
+    return !ranges.some((r) => cidrContains(r, prefix));
+  };
 }

@@ -2,7 +2,7 @@
 // gone or changed (AS, type, reflector client, restart time, prefix limits) is removed, a new one added, and
 // every other session is left running. A peer whose password cannot be read (or that the
 // speaker refuses) is not started; `refused` says why, for the status and the log.
-import type { BgpSpeaker, NeighborConfig } from '../../bgp/index.js';
+import type { BgpSpeaker, NeighborConfig, Policy } from '../../bgp/index.js';
 import { resolvePassword, secretSources, type SecretSources } from './peer-password.js';
 import { peerChanged, type DesiredPeer } from './peers.js';
 
@@ -22,6 +22,9 @@ export interface SessionSettings {
   restartTime?: number;
   /** Where BGPPeer secretKeyRefs are read. Default: PODROUTE_SECRETS_DIR and the environment. */
   secrets?: SecretSources;
+  /** Our AS and the export policy of sessions to peers in another AS (service routes: service-advertise.ts). */
+  localAs?: number;
+  ebgpExportPolicy?: Policy;
 }
 
 /** `password`: the peer's, already read (resolvePassword). */
@@ -43,6 +46,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     description: `${p.type} ${p.source}`,
     ...(p.maxPrefixes ? { maxPrefixes: p.maxPrefixes } : {}),
     ...(password !== undefined ? { password } : {}),
+    ...(s.ebgpExportPolicy && s.localAs !== undefined && p.asn !== s.localAs ? { exportPolicy: s.ebgpExportPolicy } : {}),
   };
 }
 

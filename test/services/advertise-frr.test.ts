@@ -241,6 +241,28 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
     await waitTor(RANGE6, [v6(1), v6(2), v6(3)], 'still from the three nodes');
   });
 
+  it('with the node-to-node mesh on as well, the /32 still leads FRR only to the node with the endpoint', async () => {
+    const cfg = await ds.get('BGPConfiguration', 'default');
+    await ds.apply({ ...cfg!, spec: { ...cfg!.spec, nodeToNodeMeshEnabled: true } });
+    await webEndpoints(['n2']);
+    // n1 and n3 have learned n2's /32 over the mesh (felix put it in their kernels)...
+    for (const i of [1, 3]) {
+      await waitFor(() => agents.find((a) => a.name === `n${i}`)!.ns.run(['ip', '-4', 'route', 'show', 'exact', WEB4]), {
+        what: `${WEB4} via n2 learned by n${i} over the mesh`,
+        until: (r) => r.includes(`via ${v4(2)} `),
+        timeoutMs: 30_000,
+        intervalMs: 250,
+      });
+    }
+    // ...and do not pass it on to FRR, where their next hop would draw the traffic to them.
+    await waitTor(WEB4, [v4(2)], 'towards n2 alone with the mesh on');
+    await waitTor(WEB6, [v6(2)], 'towards n2 alone with the mesh on');
+    for (let k = 0; k < 8; k++) {
+      await new Promise((r) => setTimeout(r, 250));
+      assert.deepEqual(await bgpFrom(WEB4), [v4(2)], 'passed on to FRR by a node without the endpoint');
+    }
+  });
+
   it('the service deleted while announced: its /32 goes', async () => {
     await webEndpoints(['n1']);
     await waitTor(WEB4, [v4(1)], 'from n1');

@@ -6,8 +6,10 @@ import assert from 'node:assert/strict';
 import { BgpSpeaker } from '../../bgp/index.js';
 import { Advertiser } from '../../lib/agent/advertiser.js';
 import { advertisements } from '../../lib/agent/advertise.js';
+import { neighborConfig } from '../../lib/agent/sessions.js';
 import {
   EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
+  serviceExportPolicy,
   serviceRoutes,
   type EndpointSliceObject,
   type ServiceObject,
@@ -215,6 +217,36 @@ describe('services: which service addresses a node announces (Calico’s rules)'
       serviceRoutes('n1', ALL, { services: [svc], slices, nodeLabels: { [EXCLUDE_FROM_LOAD_BALANCERS_LABEL]: 'false' } }).addresses,
       ['10.96.0.10/32'],
     );
+  });
+
+  it('towards a peer in another AS: a service route learned from another node is not passed on; our own ones and other routes are', () => {
+    let cfg: BGPConfiguration | undefined = ALL;
+    const policy = serviceExportPolicy(() => cfg);
+    const route = (prefix: string, learned: boolean) => ({
+      family: prefix.includes(':') ? ('ipv6-unicast' as const) : ('ipv4-unicast' as const),
+      prefix,
+      nextHop: '10.0.0.1',
+      attributes: {},
+      neighbor: learned ? { address: '10.0.0.2', asn: 64512, type: 'ibgp' as const } : undefined,
+    });
+    for (const p of ['10.96.0.10/32', 'fd00:96::10/128', '192.0.2.5/32', '198.51.100.7/32', '203.0.113.7/32', '10.96.0.0/12'])
+      assert.equal(policy(route(p, true)), false, `${p} learned`);
+    for (const p of ['10.96.0.10/32', 'fd00:96::10/128', '10.96.0.0/12']) assert.equal(policy(route(p, false)), true, `${p} our own`);
+    assert.equal(policy(route('10.94.0.0/26', true)), true, 'a pod block is not a service route');
+    // The configuration is read as routes go out: without service ranges, nothing is held back.
+    cfg = undefined;
+    assert.equal(policy(route('10.96.0.10/32', true)), true);
+    // Sessions get it only towards another AS.
+    const settings = { port: 179, localAs: 64512, ebgpExportPolicy: policy };
+    const peer = (asn: number) => ({
+      address: '10.0.0.9',
+      asn,
+      type: 'global' as const,
+      source: 'BGPPeer/tor',
+      routeReflectorClient: false,
+    });
+    assert.equal(neighborConfig(peer(65000), settings).exportPolicy, policy);
+    assert.equal(neighborConfig(peer(64512), settings).exportPolicy, undefined);
   });
 
   it('on a real speaker: a Local service’s /32 is originated while a local endpoint is ready and withdrawn with the last one', async () => {
