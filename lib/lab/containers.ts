@@ -15,7 +15,7 @@
 // network namespaces are made on the host (`ip netns add`); /run/netns is bound into the node
 // containers as a slave mount, so a pod's namespace made after the container started is there
 // for the CNI plugin, which runs inside the node container as a runtime runs it.
-import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
@@ -196,8 +196,50 @@ function labContainerEnv(state: LabState, node: TopologyNode): Record<string, st
   return env;
 }
 
+// Linux capability numbers (linux/capability.h), as docker names them.
+const CAPS = (
+  'CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE NET_BIND_SERVICE ' +
+  'NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE SYS_PACCT SYS_ADMIN ' +
+  'SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE ' +
+  'MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ PERFMON BPF CHECKPOINT_RESTORE'
+).split(' ');
+
+/**
+ * containerlab runs linux nodes privileged. Where the runner itself lacks a capability (a host
+ * that is itself a container), --privileged cannot start: the same, minus what we lack.
+ */
+function privilegeArgs(): string[] {
+  const line = readFileSync('/proc/self/status', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('CapBnd:'));
+  const bounding = line ? BigInt(`0x${line.split(/\s+/)[1]}`) : 0n;
+  const missing = CAPS.filter((_, i) => (bounding & (1n << BigInt(i))) === 0n);
+  if (missing.length === 0) return ['--privileged'];
+  return [
+    '--cap-add',
+    'ALL',
+    ...missing.flatMap((c) => ['--cap-drop', c]),
+    // What --privileged also lifts: /proc/sys writable (exec lines run sysctl -w), no seccomp or AppArmor filter.
+    '--security-opt',
+    'systempaths=unconfined',
+    '--security-opt',
+    'seccomp=unconfined',
+    '--security-opt',
+    'apparmor=unconfined',
+  ];
+}
+
 function createArgs(state: LabState, node: TopologyNode, c: LabContainer): string[] {
-  const args = ['create', '--name', c.name, '--network', `container:${c.holder}`, '--privileged', '--label', `podroute.lab=${state.name}`];
+  const args = [
+    'create',
+    '--name',
+    c.name,
+    '--network',
+    `container:${c.holder}`,
+    ...privilegeArgs(),
+    '--label',
+    `podroute.lab=${state.name}`,
+  ];
   for (const [k, v] of Object.entries(labContainerEnv(state, node))) args.push('-e', `${k}=${v}`);
   for (const b of node.binds) args.push('-v', `${b.source}:${b.target}${b.readOnly ? ':ro' : ''}`);
   args.push('-v', `${state.dir}:${state.dir}`);
@@ -353,16 +395,13 @@ export async function containersDown(state: LabState): Promise<{ containers: num
   for (const n of state.namespaces) if (netnsTarget(n.name) !== undefined) rmSync(join(NETNS_DIR, n.name), { force: true });
   let links = 0;
   // A bridge port goes with its peer's namespace; one whose peer never came is removed here.
-  for (const h of state.hostLinks ?? [])
-    if (await hostLinkExists(h.name)) {
-      await run(['ip', 'link', 'del', h.name]);
-      links++;
-    }
-  for (const b of state.bridges ?? [])
-    if (await hostLinkExists(b.name)) {
-      await run(['ip', 'link', 'del', b.name]);
-      links++;
-    }
+  for (const name of [...(state.hostLinks ?? []), ...(state.bridges ?? [])].map((l) => l.name)) {
+    if (!(await hostLinkExists(name))) continue;
+    const r = await execCommand(['ip', 'link', 'del', name]);
+    // The kernel removes a pair whose peer's namespace went with its container a moment later: gone is done.
+    if (r.code === 0) links++;
+    else if (await hostLinkExists(name)) throw new Error(`ip link del ${name}: ${r.stderr.trim()}`);
+  }
   return { containers, links };
 }
 
