@@ -35,6 +35,15 @@ export class BgpConnection {
   private source: UpdateSource | undefined;
   private closed = false;
   private pumping = false;
+  /**
+   * Least time between two batches of UPDATEs prompted by new changes (ms). The first change
+   * after a quiet spell goes at once; while changes keep coming they go out together, so a
+   * reflector whose clients announce one after another sends each client a few large writes,
+   * not one small UPDATE per announcing client. The table dump and a draining socket are not held.
+   */
+  coalesceMs = 50;
+  private lastKick = -Infinity;
+  private kickTimer: ReturnType<typeof setTimeout> | undefined;
   private resolveDone!: () => void;
   /** Settles once the socket is gone: after close() that means what was written has left. */
   readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
@@ -85,25 +94,66 @@ export class BgpConnection {
     this.pump();
   }
 
-  /** Call when the source has new UPDATEs to send. */
+  /** Call when the source has new UPDATEs to send: pumps now, or after `coalesceMs` since the last kick. */
+  kick(): void {
+    if (this.closed || !this.source || this.kickTimer !== undefined) return;
+    const wait = this.lastKick + this.coalesceMs - performance.now();
+    if (wait <= 0) {
+      this.lastKick = performance.now();
+      this.pump();
+      return;
+    }
+    this.kickTimer = setTimeout(() => {
+      this.kickTimer = undefined;
+      this.lastKick = performance.now();
+      this.pump();
+    }, wait);
+  }
+
+  /** Sends what the source has, as far as the socket has room. */
   pump(): void {
     if (this.pumping || this.closed || !this.source) return;
     this.pumping = true;
     try {
-      while (!this.closed && this.socket.writableLength < this.highWater) {
-        const next = this.source();
-        if (!next) break;
-        this.write(next);
-      }
+      while (!this.closed && this.socket.writableLength < this.highWater && this.pumpBatch());
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Pulls UPDATEs up to the high-water mark and writes them in one socket write, not one per
+   * UPDATE: a table dump to a reflector client is thousands of small UPDATEs, and a write each
+   * was 40 % of a reflector's CPU at 1,400 clients. Returns whether the source may have more.
+   */
+  private pumpBatch(): boolean {
+    const batch: Buffer[] = [];
+    let bytes = 0;
+    let more = true;
+    try {
+      while (this.socket.writableLength + bytes < this.highWater) {
+        const next = this.source?.();
+        if (!next) {
+          more = false;
+          break;
+        }
+        batch.push(next);
+        bytes += next.length;
+      }
+    } finally {
+      if (batch.length > 0 && !this.closed) {
+        this.messagesOut += batch.length;
+        this.socket.write(batch.length === 1 ? batch[0] : Buffer.concat(batch, bytes));
+      }
+    }
+    return more;
   }
 
   /** Closes after what was written has gone out (a NOTIFICATION must reach the peer). */
   close(): void {
     if (this.closed) return;
     this.source = undefined;
+    clearTimeout(this.kickTimer);
     this.socket.end();
     // A peer that does not read must not keep the socket open forever.
     setTimeout(() => this.socket.destroy(), 2000).unref();
@@ -111,6 +161,7 @@ export class BgpConnection {
 
   destroy(): void {
     this.source = undefined;
+    clearTimeout(this.kickTimer);
     this.socket.destroy();
   }
 
@@ -141,6 +192,7 @@ export class BgpConnection {
     if (this.closed) return;
     this.closed = true;
     this.source = undefined;
+    clearTimeout(this.kickTimer);
     this.socket.destroy();
     this.resolveDone();
     this.handlers.closed(error);

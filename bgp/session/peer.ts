@@ -236,7 +236,7 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   /** Tells the peer that its update source has more to send. */
   kick(): void {
-    this.established?.conn?.pump();
+    this.established?.conn?.kick();
   }
 
   sendRouteRefresh(family: AddressFamily): void {
