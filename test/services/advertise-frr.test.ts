@@ -3,12 +3,16 @@
 // FRR learns the service cluster ranges of both families from every node and installs them in
 // its kernel as one ECMP route over the three; an `externalTrafficPolicy: Local` service's /32
 // and /128 come only from the nodes whose endpoints its EndpointSlices place there, move as the
-// endpoints move, and are withdrawn when the last one goes, while the ranges stay.
+// endpoints move, and are withdrawn when the last one goes, while the ranges stay; with the
+// node-to-node mesh on too, nodes that learned it do not pass it on. Real packets from FRR's
+// namespace reach a pod through a Local external IP (felix's DNAT on the announcing node), the
+// client's address kept.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
 import { API_VERSION, API_VERSION_K8S_CORE, type Resource } from '../../lib/resources/types.js';
 import { API_VERSION_K8S_DISCOVERY, SERVICE_NAME_LABEL, type EndpointSliceEndpoint } from '../../lib/resources/service-types.js';
+import { handMadePod } from '../dualstack/pod.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Segment } from '../support/netns.js';
 import { agentReady, spawnAgent, type AgentProcess } from '../support/node-agents.js';
@@ -25,6 +29,10 @@ const RANGE4 = '10.96.0.0/16';
 const RANGE6 = 'fd00:96::/112';
 const WEB4 = '10.96.0.10/32';
 const WEB6 = 'fd00:96::10/128';
+/** A pod's server: each connection gets "<name> <client address>". */
+const SERVER = `require('net').createServer((s) => { s.end(process.argv[1] + ' ' + s.remoteAddress + '\\n'); s.on('error', () => {}); }).listen(8080, '0.0.0.0', () => console.log('listening'))`;
+/** One connection: the line the far side sends, or the error; bounded at 2 s. */
+const CLIENT = `const s = require('net').connect({ host: process.argv[1], port: 80 }); const t = setTimeout(() => { console.log('timeout'); process.exit(1); }, 2000); s.on('data', (d) => { process.stdout.write(String(d)); clearTimeout(t); s.destroy(); }); s.on('error', (e) => { console.log(e.code); process.exit(1); });`;
 
 /** Next hops of one prefix in a kernel, from `ip -j route`: ECMP nexthops or the one gateway; [] when absent. */
 function kernelNextHops(json: string): string[] {
@@ -136,6 +144,17 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
     ])
       await ds.apply({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name }, spec: { peerIP, asNumber: TOR_AS } });
 
+    for (const [name, cidr, blockSize] of [
+      ['pods-v4', '10.94.0.0/16', 26],
+      ['pods-v6', 'fd00:94::/48', 122],
+    ] as const)
+      await ds.apply({
+        apiVersion: API_VERSION,
+        kind: 'IPPool',
+        metadata: { name },
+        spec: { cidr, blockSize, ipipMode: 'Never', vxlanMode: 'Never' },
+      });
+
     segment = await lab.segment();
     const torNs = await lab.namespace('tor');
     await segment.attach(torNs, { ifname: 'eth0', v4: `${TOR.v4}/24`, v6: `${TOR.v6}/64` });
@@ -159,7 +178,7 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
           ip: `${v4(i + 1)}/24`,
           datastore: sock,
           control: join(lab.dir, `${name}.sock`),
-          flags: ['--ip6', `${v6(i + 1)}/64`, '--policy', 'off'],
+          flags: ['--ip6', `${v6(i + 1)}/64`],
         });
         agents.push(a);
         const addrs = JSON.parse(await ns.run(['ip', '-6', '-j', 'addr', 'show', 'dev', 'eth0', 'scope', 'link'])) as {
@@ -269,5 +288,34 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
     await ds.delete('Service', 'default/web');
     await waitTor(WEB4, [], 'withdrawn with the service');
     await waitTor(WEB6, [], 'withdrawn with the service');
+  });
+
+  it('traffic from FRR’s side: a Local external IP reaches the pod on the node announcing it, with the client’s address kept; the cluster IP too', async () => {
+    const n2 = agents.find((a) => a.name === 'n2')!;
+    const pod = await handMadePod({ lab, ds, host: n2.ns, node: 'n2', name: 'shop1' });
+    const server = pod.ns.spawn(['node', '-e', SERVER, 'shop1'], { name: 'shop1-server' });
+    await waitFor(() => server.tail(), { what: 'the pod’s server listening', until: (t) => t.includes('listening'), timeoutMs: 10_000 });
+    await ds.apply(
+      service('shop', {
+        clusterIP: '10.96.0.20',
+        externalIPs: ['192.0.2.10'],
+        externalTrafficPolicy: 'Local',
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      }),
+    );
+    await ds.apply(slice('shop-v4', 'shop', 'IPv4', [at('n2', pod.ip!)]));
+    await waitTor('192.0.2.10/32', [v4(2)], 'the external IP from n2 alone');
+    await waitTor('10.96.0.20/32', [v4(2)], 'the cluster IP from n2 alone');
+    const call = async (ip: string) => (await frr.ns.exec(['node', '-e', CLIENT, ip])).stdout.trim();
+    // FRR's own address is the client: it is outside the cluster, and Local keeps it.
+    await waitFor(() => call('192.0.2.10'), {
+      what: 'an answer through 192.0.2.10:80 from the top-of-rack',
+      until: (r) => r === `shop1 ${TOR.v4}`,
+      timeoutMs: 20_000,
+      intervalMs: 250,
+    });
+    assert.match(await call('10.96.0.20'), /^shop1 /);
+    // An address of the range that no service has is not answered as if it were one.
+    assert.doesNotMatch(await call('192.0.2.11'), /^shop1/);
   });
 });
