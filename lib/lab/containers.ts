@@ -56,8 +56,8 @@ async function ensureSharedNetnsDir(): Promise<void> {
   await run(['mount', '--make-shared', NETNS_DIR]);
 }
 
-async function checkEngine(state: LabState, topo: Topology): Promise<void> {
-  const host = state.dockerHost!;
+/** Before anything is made: the engine answers and holds every image the topology names. */
+export async function checkEngine(host: string, topo: Topology): Promise<void> {
   if (!(await engineAnswers(host)))
     throw new Error(
       `--runtime docker: no container engine answers on ${host} (start dockerd, or name it with --docker-host or DOCKER_HOST)`,
@@ -335,7 +335,6 @@ async function waitReady(state: LabState, node: TopologyNode): Promise<void> {
 /** Builds (or repairs) a lab in containers; `state` is the lab's, already written. */
 export async function containersUp(topo: Topology, state: LabState, log: (l: string) => void): Promise<void> {
   state.dockerHost ??= dockerHost();
-  await checkEngine(state, topo);
   await ensureSharedNetnsDir();
   await ensureBridges(state, topo, log);
   const linux = topo.nodes.filter((n) => n.kind === 'linux');

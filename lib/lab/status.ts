@@ -28,6 +28,8 @@ export interface NodeStatus {
 
 export interface LabStatus {
   name: string;
+  /** Present for a lab in containers: the NAMESPACE column then names each node's container. */
+  runtime?: 'docker';
   topology: string;
   nodes: NodeStatus[];
   pods: { name: string; node: string; ip?: string; ip6?: string }[];
@@ -103,6 +105,7 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
   if (labRuntime(state) === 'docker')
     return {
       name: state.name,
+      runtime: 'docker',
       topology: state.topology,
       nodes: await containerNodes(state),
       pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip, ip6: p.ip6 })),
@@ -136,7 +139,7 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
 
 export function formatLabStatus(s: LabStatus): string {
   const lines = [`lab ${s.name} (${s.topology})`, ''];
-  const rows = [['NODE', 'NAMESPACE', 'PROCESSES', 'BGP SESSIONS']];
+  const rows = [['NODE', s.runtime === 'docker' ? 'CONTAINER' : 'NAMESPACE', s.runtime === 'docker' ? 'PID' : 'PROCESSES', 'BGP SESSIONS']];
   for (const n of s.nodes) {
     const procs = n.processes.map((p) => `${p.what}:${p.pid}${p.running ? '' : '(dead)'}`).join(' ') || '-';
     const sessions = n.error
