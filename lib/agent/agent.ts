@@ -36,7 +36,7 @@ import { NodeSpeaker, speakerSettings } from './node-speaker.js';
 import { desiredPeers } from './peers.js';
 import { PolicyFeed } from './policy-feed.js';
 import { ServiceFeed } from './service-feed.js';
-import { EndpointSliceController } from '../services/slice-controller.js';
+import { ServiceController } from '../services/controller.js';
 import { ensureDefaultPool, registerNode, type DefaultPool } from './registration.js';
 import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
@@ -88,10 +88,11 @@ export interface NodeAgentOptions {
   policyDataplane?: NftDataplane;
   policy?: PolicyProgrammerOptions & { compile?: CompileOptions };
   /**
-   * Keep selector Services' EndpointSlices in line with the pods (default true). Every agent
-   * may: each write is a compare-and-set of the same computed slices, so one lands.
+   * Run the service controller (default true): cluster IPs and NodePorts for Services without
+   * them, selector Services' EndpointSlices in line with the pods. Every agent may: each write
+   * is a compare-and-set of the same computed objects, so one lands.
    */
-  endpointSlices?: boolean;
+  serviceController?: boolean;
   /** Created when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). false: none. */
   defaultIpv4Pool?: DefaultPool | false;
   log?: (event: string, fields: Record<string, unknown>) => void;
@@ -125,7 +126,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private readonly policy: PolicyFeed | undefined;
   /** Services into the policy programmer's table: present when policy is. */
   private readonly services: ServiceFeed | undefined;
-  private readonly sliceController: EndpointSliceController | undefined;
+  private readonly serviceController: ServiceController | undefined;
   // Made in start(), once the address and the restart are known.
   private bgp: NodeSpeaker | undefined;
   private gracefulRestart: GracefulRestart | undefined;
@@ -184,8 +185,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         log: (e, f) => this.log(e, f),
       });
     }
-    if (options.endpointSlices !== false)
-      this.sliceController = new EndpointSliceController(options.datastore, { log: (e, f) => this.log(e, f) });
+    if (options.serviceController !== false)
+      this.serviceController = new ServiceController(options.datastore, { log: (e, f) => this.log(e, f) });
   }
 
   get nodeName(): string {
@@ -298,7 +299,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.watcher = this.ds.watch({
       kinds: [...new Set([...CLUSTER_KINDS, ...(this.policy ? PolicyFeed.kinds : []), ...(this.services ? ServiceFeed.kinds : [])])],
     });
-    this.sliceController?.start().catch((e: Error) => this.log('endpointslice-error', { error: e.message }));
+    this.serviceController?.start().catch((e: Error) => this.log('service-controller-error', { error: e.message }));
     this.watcher.on('event', (e) => this.onEvent(e));
     this.watcher.on('status', (s) => {
       if (s === 'replaced') this.storeLoss.suspect();
@@ -318,7 +319,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await this.watcher?.close();
     await this.bgp?.stop(message);
     this.felix.stop();
-    await this.sliceController?.stop();
+    await this.serviceController?.stop();
     this.policy?.stop();
   }
 

@@ -48,14 +48,19 @@ function resolvePorts(svc: Service, pod: WorkloadEndpoint): EndpointSlicePort[] 
   return out;
 }
 
-/** A short stable digest of a string (FNV-1a, 32 bits, base 36): names a slice by its port list. */
-export function digest(text: string): string {
+/** FNV-1a, 32 bits: a stable number for a string, the same on every node. */
+export function digest32(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return h.toString(36);
+  return h;
+}
+
+/** A short stable digest of a string (base 36): names a slice by its port list. */
+export function digest(text: string): string {
+  return digest32(text).toString(36);
 }
 
 /**

@@ -22,7 +22,6 @@ const SUBNET = '10.95.0';
 const OUTSIDE = `${SUBNET}.200`;
 const K8S_NS = 'shop';
 const CLUSTER_IP = '10.96.40.10';
-const STICKY_IP = '10.96.40.11';
 const NODE_PORT = 30480;
 const UDP_NODE_PORT = 30481;
 
@@ -56,7 +55,6 @@ apiVersion: v1
 kind: Service
 metadata: {name: sticky, namespace: ${K8S_NS}}
 spec:
-  clusterIP: ${STICKY_IP}
   selector: {app: echo}
   sessionAffinity: ClientIP
   sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}
@@ -165,6 +163,12 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     await Promise.all([startAgent('n1', 1), startAgent('n2', 2), startAgent('n3', 3), startAgent('n4', 4)]);
     for (const [i, node] of ['n1', 'n2', 'n3'].entries()) await serve(await addPod(node, `echo${i + 1}`, { app: 'echo' }));
     await addPod('n4', 'client', { app: 'client' });
+    await ds.create({
+      apiVersion: API_VERSION,
+      kind: 'BGPConfiguration',
+      metadata: { name: 'default' },
+      spec: { serviceClusterIPs: [{ cidr: '10.96.41.0/24' }] },
+    });
     const file = join(lab.dir, 'services.yaml');
     writeFileSync(file, SERVICES);
     const out: string[] = [];
@@ -213,8 +217,16 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     assert.equal(Object.keys(c.by).length, 3, JSON.stringify(c.by));
   });
 
-  it('ClientIP affinity pins the client to one endpoint', async () => {
+  it('a Service without a cluster IP gets one from the range; ClientIP affinity pins the client to one endpoint', async () => {
     const client = pods.get('client')!.ns;
+    // The agents allocate it from the BGPConfiguration's serviceClusterIPs.
+    const sticky = await waitFor(() => ds.get('Service', `${K8S_NS}/sticky`), {
+      what: 'the sticky service to get a cluster IP',
+      until: (s) => s?.spec.clusterIP !== undefined,
+      timeoutMs: 20_000,
+    });
+    const STICKY_IP = sticky!.spec.clusterIP!;
+    assert.match(STICKY_IP, /^10\.96\.41\.\d+$/);
     await waitFor(() => count(client, STICKY_IP, 80, 1), {
       what: 'the sticky service to answer',
       until: (c) => c.errors.length === 0,

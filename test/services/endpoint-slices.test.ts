@@ -16,7 +16,7 @@ import {
   type WorkloadEndpoint,
 } from '../../lib/resources/index.js';
 import { desiredSlices, SLICE_CONTROLLER } from '../../lib/services/endpoint-slices.js';
-import { EndpointSliceController } from '../../lib/services/slice-controller.js';
+import { ServiceController } from '../../lib/services/controller.js';
 import { type RedisServer, startRedis } from '../support/redis.js';
 
 function service(name: string, spec: Record<string, unknown>, namespace = 'shop'): Service {
@@ -109,7 +109,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 10_000): 
 
 function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; close(): Promise<void> }>): void {
   let stores: { writers: BackendDatastore[]; close(): Promise<void> };
-  let controllers: EndpointSliceController[] = [];
+  let controllers: ServiceController[] = [];
   let ds: BackendDatastore;
   const slices = async (): Promise<EndpointSlice[]> => (await ds.list('EndpointSlice')).items;
   const wanted = async (): Promise<EndpointSlice[]> => {
@@ -156,7 +156,7 @@ function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; clos
         endpoints: [{ addresses: ['192.0.2.1'] }],
       }),
     );
-    controllers = stores.writers.map((w) => new EndpointSliceController(w));
+    controllers = stores.writers.map((w) => new ServiceController(w));
     await Promise.all(controllers.map((c) => c.start()));
     await converged();
     const created = controllers.reduce((n, c) => n + c.stats.created, 0);

@@ -1,0 +1,133 @@
+// Cluster IPs and NodePorts for Services that do not name their own, as the API server hands
+// them out, computed so that every node agent picks the same ones without talking: a Service's
+// first candidate is a hash of its namespace/name inside the range, the next free one after it
+// when taken, services visited in key order. What an agent allocated it marks with an
+// annotation; if two agents with different views ever gave one address to two Services, the
+// Service whose key sorts first keeps it and the other is allocated again (an address a user
+// wrote in the manifest always stays where it is written).
+import { addressAt, cidrSize, formatAddress, parseAddress, parseCidr, type Cidr } from '../../ip/index.js';
+import { type BGPConfiguration, HEADLESS, NODE_PORT_RANGE, resourceKey, type Service, type ServicePortSpec } from '../resources/types.js';
+import { digest32 } from './endpoint-slices.js';
+
+/** Kubernetes' default --service-cluster-ip-range: used when the BGPConfiguration names no IPv4 serviceClusterIPs. */
+export const DEFAULT_SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/12';
+/** The cluster IPs podroute allocated to a Service (comma-separated), so they may be moved on a clash. */
+export const ALLOCATED_CLUSTER_IPS = 'podroute.io/allocated-cluster-ips';
+/** The NodePorts podroute allocated ("port/protocol=nodePort", comma-separated). */
+export const ALLOCATED_NODE_PORTS = 'podroute.io/allocated-node-ports';
+
+export interface ServiceRanges {
+  4?: Cidr;
+  6?: Cidr;
+}
+
+/** The ranges cluster IPs come from: the default BGPConfiguration's first serviceClusterIPs per family; IPv4 has a default. */
+export function serviceRanges(config: BGPConfiguration | undefined): ServiceRanges {
+  const out: ServiceRanges = {};
+  for (const { cidr } of config?.spec.serviceClusterIPs ?? []) {
+    const c = parseCidr(cidr);
+    out[c.family] ??= c;
+  }
+  out[4] ??= parseCidr(DEFAULT_SERVICE_CLUSTER_IP_RANGE);
+  return out;
+}
+
+/** Every Service that needs a write, with what it should say: cluster IPs filled or moved, NodePorts filled. */
+export function allocate(services: Iterable<Service>, ranges: ServiceRanges): Service[] {
+  const all = [...services].sort((a, b) => (resourceKey(a) < resourceKey(b) ? -1 : 1));
+  const allocatedIPs = (s: Service) => new Set((s.metadata.annotations?.[ALLOCATED_CLUSTER_IPS] ?? '').split(',').filter(Boolean));
+  // Who holds each address: written by hand first, then allocated, each in key order.
+  const holder = new Map<string, string>();
+  const byHand = (s: Service, ip: string) => !allocatedIPs(s).has(ip);
+  for (const pass of [true, false])
+    for (const s of all)
+      for (const ip of s.spec.clusterIPs ?? [])
+        if (ip !== HEADLESS && byHand(s, ip) === pass && !holder.has(ip)) holder.set(ip, resourceKey(s));
+  const nodePorts = new Map<string, string>();
+  for (const s of all)
+    for (const p of s.spec.ports ?? []) if (p.nodePort) nodePorts.set(`${p.nodePort}/${p.protocol ?? 'TCP'}`, resourceKey(s));
+
+  const out: Service[] = [];
+  for (const s of all) {
+    const key = resourceKey(s);
+    let spec = s.spec;
+    const annotations = { ...s.metadata.annotations };
+    const ips = spec.clusterIPs ?? [];
+    const lost = ips.some((ip) => ip !== HEADLESS && holder.get(ip) !== key);
+    if (spec.clusterIP !== HEADLESS && (ips.length === 0 || (lost && ips.every((ip) => allocatedIPs(s).has(ip))))) {
+      const picked = pickClusterIPs(s, ranges, holder);
+      if (picked) {
+        spec = { ...spec, clusterIP: picked.ips[0], clusterIPs: picked.ips, ipFamilies: picked.families };
+        annotations[ALLOCATED_CLUSTER_IPS] = picked.ips.join(',');
+      }
+    }
+    if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.ports?.some((p) => !p.nodePort)) {
+      const given: string[] = [];
+      const ports = spec.ports.map((p): ServicePortSpec => {
+        if (p.nodePort) return p;
+        const n = pickNodePort(`${key}/${p.name ?? p.port}`, p.protocol ?? 'TCP', nodePorts, key);
+        if (n === undefined) return p;
+        given.push(`${p.port}/${p.protocol ?? 'TCP'}=${n}`);
+        return { ...p, nodePort: n };
+      });
+      if (given.length > 0) {
+        spec = { ...spec, ports };
+        const had = annotations[ALLOCATED_NODE_PORTS];
+        annotations[ALLOCATED_NODE_PORTS] = [...(had ? had.split(',') : []), ...given].join(',');
+      }
+    }
+    if (spec !== s.spec) out.push({ ...s, metadata: { ...s.metadata, annotations }, spec });
+  }
+  return out;
+}
+
+function pickClusterIPs(
+  s: Service,
+  ranges: ServiceRanges,
+  holder: Map<string, string>,
+): { ips: string[]; families: ('IPv4' | 'IPv6')[] } | undefined {
+  const key = resourceKey(s);
+  const dual = s.spec.ipFamilyPolicy === 'PreferDualStack' || s.spec.ipFamilyPolicy === 'RequireDualStack';
+  let families = s.spec.ipFamilies ?? (dual ? ['IPv4', 'IPv6'] : ['IPv4']);
+  if (s.spec.ipFamilyPolicy === 'PreferDualStack') families = families.filter((f) => ranges[f === 'IPv4' ? 4 : 6]);
+  if (!dual) families = families.slice(0, 1);
+  const ips: string[] = [];
+  for (const f of families) {
+    const range = ranges[f === 'IPv4' ? 4 : 6];
+    if (!range) return undefined;
+    const ip = pickAddress(range, key, holder);
+    if (!ip) return undefined;
+    holder.set(ip, key);
+    ips.push(ip);
+  }
+  return ips.length > 0 ? { ips, families } : undefined;
+}
+
+/** The first free address from the key's hash on, skipping the network address (and IPv4's broadcast). */
+function pickAddress(range: Cidr, key: string, holder: ReadonlyMap<string, string>): string | undefined {
+  const size = cidrSize(range);
+  const usable = range.family === 4 ? size - 2n : size - 1n;
+  if (usable <= 0n) return undefined;
+  const start = BigInt(digest32(key)) % usable;
+  // Bounded: a full range is a miss, reported by the caller, not an endless search.
+  const tries = usable < 65536n ? usable : 65536n;
+  for (let i = 0n; i < tries; i++) {
+    const ip = formatAddress(addressAt(range, 1n + ((start + i) % usable)));
+    if (!holder.has(ip)) return formatAddress(parseAddress(ip));
+  }
+  return undefined;
+}
+
+function pickNodePort(id: string, protocol: string, taken: Map<string, string>, key: string): number | undefined {
+  const [lo, hi] = NODE_PORT_RANGE;
+  const span = hi - lo + 1;
+  const start = digest32(`${id}/${protocol}`) % span;
+  for (let i = 0; i < span; i++) {
+    const n = lo + ((start + i) % span);
+    if (!taken.has(`${n}/${protocol}`)) {
+      taken.set(`${n}/${protocol}`, key);
+      return n;
+    }
+  }
+  return undefined;
+}
