@@ -91,10 +91,28 @@ export function serviceRoutes(node: string, config: BGPConfiguration | undefined
   const addresses = new Set<string>();
   for (const svc of input.services) {
     const key = `${svc.metadata.namespace ?? ''}/${svc.metadata.name}`;
-    if (!announcedHere(node, svc, slicesByService.get(key) ?? [], r)) continue;
-    for (const a of serviceAddresses(svc, r)) addresses.add(a);
+    const slices = slicesByService.get(key) ?? NO_SLICES;
+    // The agent reconciles on every cluster event: a service whose objects are the ones seen last time costs a lookup.
+    let memo = remembered.get(svc);
+    if (!memo || memo.node !== node || memo.spec !== spec || !sameObjects(memo.slices, slices)) {
+      memo = { node, spec, slices, addresses: announcedHere(node, svc, slices, r) ? serviceAddresses(svc, r) : [] };
+      remembered.set(svc, memo);
+    }
+    for (const a of memo.addresses) addresses.add(a);
   }
   return { ranges, addresses: [...addresses].sort() };
+}
+
+const NO_SLICES: readonly EndpointSliceObject[] = [];
+
+/** Per Service object (a watch delivers a new object for every change): what it gave, and from what. */
+const remembered = new WeakMap<
+  ServiceObject,
+  { node: string; spec: BGPConfiguration['spec'] | undefined; slices: readonly EndpointSliceObject[]; addresses: string[] }
+>();
+
+function sameObjects<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function clusterIPs(spec: ServiceSpec): string[] {

@@ -121,7 +121,10 @@ describe('services: which service addresses a node announces (Calico’s rules)'
   it('Local without serviceClusterIPs: the cluster IP is not announced, an external IP inside serviceExternalIPs is', () => {
     const cfg = config({ serviceExternalIPs: cidrs('192.0.2.0/24') });
     const svc = service('x', { clusterIP: '10.96.0.30', externalIPs: ['192.0.2.30'], externalTrafficPolicy: 'Local' });
-    assert.deepEqual(serviceRoutes('n1', cfg, { services: [svc], slices: [slice('x1', 'x', [endpoint('10.94.0.1', 'n1')])] }), {
+    const slices = [slice('x1', 'x', [endpoint('10.94.0.1', 'n1')])];
+    // The same objects under another configuration are decided again.
+    assert.deepEqual(serviceRoutes('n1', ALL, { services: [svc], slices }).addresses, ['10.96.0.30/32', '192.0.2.30/32']);
+    assert.deepEqual(serviceRoutes('n1', cfg, { services: [svc], slices }), {
       ranges: ['192.0.2.0/24'],
       addresses: ['192.0.2.30/32'],
     });
