@@ -20,6 +20,9 @@ import {
 /** What this controller writes in the managed-by label; slices with another value are someone else's. */
 export const SLICE_CONTROLLER = 'endpointslice-controller.podroute.io';
 
+/** Kubernetes' default --max-endpoints-per-slice. */
+export const MAX_ENDPOINTS_PER_SLICE = 100;
+
 type Family = 'IPv4' | 'IPv6';
 
 /** Kubernetes' Service selector: every pair holds in the pod's labels. */
@@ -97,18 +100,25 @@ export function desiredSlices(svc: Service, workloads: Iterable<WorkloadEndpoint
   const out: EndpointSlice[] = [];
   for (const [key, g] of groups) {
     g.endpoints.sort((a, b) => (a.addresses[0]! < b.addresses[0]! ? -1 : a.addresses[0]! > b.addresses[0]! ? 1 : 0));
-    const spec: EndpointSlice['spec'] = { addressType: g.family, endpoints: g.endpoints };
-    if (g.ports.length > 0) spec.ports = g.ports;
-    out.push({
-      apiVersion: API_VERSION_K8S_DISCOVERY,
-      kind: 'EndpointSlice',
-      metadata: {
-        name: `${svc.metadata.name}-${g.family.toLowerCase()}-${digest(key)}`,
-        namespace: ns,
-        labels: { [SERVICE_NAME_LABEL]: svc.metadata.name, [MANAGED_BY_LABEL]: SLICE_CONTROLLER },
-      },
-      spec,
-    });
+    const base = `${svc.metadata.name}-${g.family.toLowerCase()}-${digest(key)}`;
+    // At most MAX_ENDPOINTS_PER_SLICE each, as Kubernetes' controller cuts them by default.
+    for (let i = 0; i === 0 || i * MAX_ENDPOINTS_PER_SLICE < g.endpoints.length; i++) {
+      const spec: EndpointSlice['spec'] = {
+        addressType: g.family,
+        endpoints: g.endpoints.slice(i * MAX_ENDPOINTS_PER_SLICE, (i + 1) * MAX_ENDPOINTS_PER_SLICE),
+      };
+      if (g.ports.length > 0) spec.ports = g.ports;
+      out.push({
+        apiVersion: API_VERSION_K8S_DISCOVERY,
+        kind: 'EndpointSlice',
+        metadata: {
+          name: i === 0 ? base : `${base}-${i}`,
+          namespace: ns,
+          labels: { [SERVICE_NAME_LABEL]: svc.metadata.name, [MANAGED_BY_LABEL]: SLICE_CONTROLLER },
+        },
+        spec,
+      });
+    }
   }
   return out.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
 }

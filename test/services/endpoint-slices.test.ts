@@ -91,6 +91,19 @@ describe('services: desiredSlices', () => {
     );
   });
 
+  it('at most 100 endpoints a slice', () => {
+    const many = Array.from({ length: 250 }, (_, i) =>
+      pod(`p${i}`, 'n1', [`10.244.${i >> 8}.${i & 255}/32`], { app: 'web' }, [{ name: 'http', port: 8080 }]),
+    );
+    const slices = desiredSlices(service('web', { ...WEB, clusterIP: '10.96.0.5' }), many)!;
+    assert.deepEqual(
+      slices.map((s) => s.spec.endpoints.length),
+      [100, 100, 50],
+    );
+    assert.equal(new Set(slices.map((s) => s.metadata.name)).size, 3);
+    assert.equal(new Set(slices.flatMap((s) => s.spec.endpoints.map((e) => e.addresses[0]))).size, 250);
+  });
+
   it('a placeholder when nothing is selected; nothing at all for a service without selector', () => {
     const none = desiredSlices(service('web', { ...WEB, clusterIP: '10.96.0.5' }), [pod('e', 'n1', ['10.244.1.9/32'], { app: 'db' })])!;
     assert.equal(none.length, 1);
