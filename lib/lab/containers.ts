@@ -129,6 +129,11 @@ async function ensureHolder(state: LabState, node: TopologyNode): Promise<boolea
       node.name,
       '--network',
       'none',
+      // Docker turns IPv6 off in a namespace it gives no IPv6 network; containerlab turns it back on (dual-stack labs).
+      '--sysctl',
+      'net.ipv6.conf.all.disable_ipv6=0',
+      '--sysctl',
+      'net.ipv6.conf.default.disable_ipv6=0',
       '--label',
       `podroute.lab=${state.name}`,
       '--entrypoint',
