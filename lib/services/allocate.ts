@@ -2,7 +2,7 @@
 // them out, computed so that every node agent picks the same ones without talking: a Service's
 // first candidate is a hash of its namespace/name inside the range, the next free one after it
 // when taken, services visited in key order. What an agent allocated it marks with an
-// annotation; if two agents with different views ever gave one address to two Services, the
+// annotation; if two agents with different views ever gave one address (or NodePort) to two Services, the
 // Service whose key sorts first keeps it and the other is allocated again (an address a user
 // wrote in the manifest always stays where it is written).
 import { addressAt, cidrSize, formatAddress, parseAddress, parseCidr, type Cidr } from '../../ip/index.js';
@@ -43,9 +43,21 @@ export function allocate(services: Iterable<Service>, ranges: ServiceRanges): Se
     for (const s of all)
       for (const ip of s.spec.clusterIPs ?? [])
         if (ip !== HEADLESS && byHand(s, ip) === pass && !holder.has(ip)) holder.set(ip, resourceKey(s));
+  // NodePorts the same way, by "nodePort/protocol"; the annotation lists "port/protocol=nodePort".
+  const allocatedPorts = (s: Service) =>
+    new Map(
+      (s.metadata.annotations?.[ALLOCATED_NODE_PORTS] ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((x) => x.split('=') as [string, string]),
+    );
+  const nodePortKey = (p: ServicePortSpec) => `${p.nodePort}/${p.protocol ?? 'TCP'}`;
+  const isAllocated = (s: Service, p: ServicePortSpec) => allocatedPorts(s).get(`${p.port}/${p.protocol ?? 'TCP'}`) === String(p.nodePort);
   const nodePorts = new Map<string, string>();
-  for (const s of all)
-    for (const p of s.spec.ports ?? []) if (p.nodePort) nodePorts.set(`${p.nodePort}/${p.protocol ?? 'TCP'}`, resourceKey(s));
+  for (const pass of [true, false])
+    for (const s of all)
+      for (const p of s.spec.ports ?? [])
+        if (p.nodePort && !isAllocated(s, p) === pass && !nodePorts.has(nodePortKey(p))) nodePorts.set(nodePortKey(p), resourceKey(s));
 
   const out: Service[] = [];
   for (const s of all) {
@@ -61,19 +73,22 @@ export function allocate(services: Iterable<Service>, ranges: ServiceRanges): Se
         annotations[ALLOCATED_CLUSTER_IPS] = picked.ips.join(',');
       }
     }
-    if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.ports?.some((p) => !p.nodePort)) {
-      const given: string[] = [];
+    // A port without a NodePort gets one; one we allocated that another service holds moves.
+    const needs = (p: ServicePortSpec) => !p.nodePort || (isAllocated(s, p) && nodePorts.get(nodePortKey(p)) !== key);
+    if ((spec.type === 'NodePort' || spec.type === 'LoadBalancer') && spec.ports?.some(needs)) {
+      const given = allocatedPorts(s);
+      let changed = false;
       const ports = spec.ports.map((p): ServicePortSpec => {
-        if (p.nodePort) return p;
+        if (!needs(p)) return p;
         const n = pickNodePort(`${key}/${p.name ?? p.port}`, p.protocol ?? 'TCP', nodePorts, key);
         if (n === undefined) return p;
-        given.push(`${p.port}/${p.protocol ?? 'TCP'}=${n}`);
+        given.set(`${p.port}/${p.protocol ?? 'TCP'}`, String(n));
+        changed = true;
         return { ...p, nodePort: n };
       });
-      if (given.length > 0) {
+      if (changed) {
         spec = { ...spec, ports };
-        const had = annotations[ALLOCATED_NODE_PORTS];
-        annotations[ALLOCATED_NODE_PORTS] = [...(had ? had.split(',') : []), ...given].join(',');
+        annotations[ALLOCATED_NODE_PORTS] = [...given].map(([k, v]) => `${k}=${v}`).join(',');
       }
     }
     if (spec !== s.spec) out.push({ ...s, metadata: { ...s.metadata, annotations }, spec });

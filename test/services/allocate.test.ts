@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 import { type BackendDatastore, memoryDatastore } from '../../lib/datastore/index.js';
 import { type BGPConfiguration, type Service, validateResource } from '../../lib/resources/index.js';
-import { ALLOCATED_CLUSTER_IPS, allocate, serviceRanges } from '../../lib/services/allocate.js';
+import { ALLOCATED_CLUSTER_IPS, ALLOCATED_NODE_PORTS, allocate, serviceRanges } from '../../lib/services/allocate.js';
 import { ServiceController } from '../../lib/services/controller.js';
 
 const svc = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Service =>
@@ -90,6 +90,20 @@ describe('services: cluster IP and NodePort allocation', () => {
     assert.notEqual(ports[0]!.nodePort, 30001);
     assert.deepEqual(validateResource(got), got);
     assert.deepEqual(allocate([svc('c', { ports: [{ port: 80 }], clusterIP: '10.96.0.8' })], serviceRanges(undefined)), []);
+    // Two services given one NodePort by two agents at once: the first key keeps it.
+    const mark = { [ALLOCATED_NODE_PORTS]: '80/TCP=30500' };
+    const x = svc('x', { type: 'NodePort', clusterIP: '10.96.0.20', ports: [{ port: 80, nodePort: 30500 }] }, mark);
+    const y = svc('y', { type: 'NodePort', clusterIP: '10.96.0.21', ports: [{ port: 80, nodePort: 30500 }] }, mark);
+    const [moved] = allocate([y, x], serviceRanges(undefined));
+    assert.equal(moved!.metadata.name, 'y');
+    assert.notEqual(moved!.spec.ports![0]!.nodePort, 30500);
+    assert.equal(moved!.metadata.annotations?.[ALLOCATED_NODE_PORTS], `80/TCP=${moved!.spec.ports![0]!.nodePort}`);
+    // Written by hand, it stays; the allocated one moves.
+    const hand = svc('z', { type: 'NodePort', clusterIP: '10.96.0.22', ports: [{ port: 80, nodePort: 30500 }] });
+    assert.deepEqual(
+      allocate([x, hand], serviceRanges(undefined)).map((s) => s.metadata.name),
+      ['x'],
+    );
   });
 });
 
