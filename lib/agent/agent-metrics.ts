@@ -28,6 +28,7 @@ export class AgentMetrics {
         { labels: { kind: 'block' }, value: a.blocks.length },
         { labels: { kind: 'borrowed' }, value: a.borrowed.length },
         { labels: { kind: 'service' }, value: a.services.length },
+        { labels: { kind: 'service-address' }, value: a.serviceAddresses.length },
       ];
     });
     r.gauge('podroute_routes_programmed', 'Routes felix holds in the dataplane (desired minus failed)', () => [

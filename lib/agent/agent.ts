@@ -377,6 +377,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       }
     }
     if (cidr !== this.addressV6) this.log('node-ipv6-address', { addressV6: cidr || undefined });
+    // NodePorts listen on the node's addresses: a new one is a new frontend.
+    if (cidr !== this.addressV6) this.services?.refresh();
     this.addressV6 = cidr;
   }
 
@@ -401,7 +403,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       connectRetryTime: o.connectRetryTime,
       restartTime: o.restartTime,
       localAs: settings.asn,
-      ebgpExportPolicy: serviceExportPolicy(() => this.cache.config),
+      ebgpExportPolicy: serviceExportPolicy(this.cache),
     });
     advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config, {
       services: this.cache.services.values(),

@@ -175,9 +175,18 @@ function serviceAddresses(svc: ServiceObject, r: Ranges): string[] {
 /**
  * The export policy of sessions to peers in another AS: a route inside a configured service
  * range (cluster, external or LB, whatever its length) goes out only as this node originates
- * it, never as learned from another node. `config` is read when a route is exported.
+ * it, never as learned from another node. `source.config` is read when a route is exported.
+ * One function per source, so the speaker keeps such peers in one update group.
  */
-export function serviceExportPolicy(config: () => BGPConfiguration | undefined): PolicyFunction {
+export function serviceExportPolicy(source: { readonly config: BGPConfiguration | undefined }): PolicyFunction {
+  let policy = exportPolicies.get(source);
+  if (!policy) exportPolicies.set(source, (policy = makeExportPolicy(() => source.config)));
+  return policy;
+}
+
+const exportPolicies = new WeakMap<object, PolicyFunction>();
+
+function makeExportPolicy(config: () => BGPConfiguration | undefined): PolicyFunction {
   let seen: BGPConfiguration['spec'] | undefined;
   let ranges: Cidr[] = [];
   return (route) => {

@@ -223,8 +223,9 @@ describe('services: which service addresses a node announces (Calico’s rules)'
   });
 
   it('towards a peer in another AS: a service route learned from another node is not passed on; our own ones and other routes are', () => {
-    let cfg: BGPConfiguration | undefined = ALL;
-    const policy = serviceExportPolicy(() => cfg);
+    const source: { config: BGPConfiguration | undefined } = { config: ALL };
+    const policy = serviceExportPolicy(source);
+    assert.equal(serviceExportPolicy(source), policy, 'one function per source: one update group');
     const route = (prefix: string, learned: boolean) => ({
       family: prefix.includes(':') ? ('ipv6-unicast' as const) : ('ipv4-unicast' as const),
       prefix,
@@ -237,7 +238,7 @@ describe('services: which service addresses a node announces (Calico’s rules)'
     for (const p of ['10.96.0.10/32', 'fd00:96::10/128', '10.96.0.0/12']) assert.equal(policy(route(p, false)), true, `${p} our own`);
     assert.equal(policy(route('10.94.0.0/26', true)), true, 'a pod block is not a service route');
     // The configuration is read as routes go out: without service ranges, nothing is held back.
-    cfg = undefined;
+    source.config = undefined;
     assert.equal(policy(route('10.96.0.10/32', true)), true);
     // Sessions get it only towards another AS.
     const settings = { port: 179, localAs: 64512, ebgpExportPolicy: policy };
