@@ -7,13 +7,17 @@
 //   svc-ips-vF          `cluster IP . proto . port` → goto its cluster (or local) chain, and each
 //                       external and load-balancer IP → goto its external chain;
 //   svc-nodeports-vF    `proto . nodePort` → goto its external chain, for this node's addresses;
-//   cluster<F>-<id>     masquerade a client from outside the pools; affinity; then
-//                       `numgen random mod N vmap { 0 : goto endpoint…, … }`;
+//   cluster<F>-<id>     masquerade a client from outside the pools; then endpoint i of N is
+//                       DNATed with probability 1/(N-i) (`numgen random mod N-i == 0 dnat …`,
+//                       uniform); with session affinity instead kube-proxy's shape: a client
+//                       seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
 //   local<F>-<id>       the same over this node's endpoints (a Local traffic policy);
 //   external<F>-<id>    Cluster: mark for masquerade, goto the cluster chain. Local: pods and the
 //                       node itself short-circuit to the cluster chain, the rest keeps its
 //                       address and goes to the local chain;
-//   endpoint<F>-<…>     hairpin masquerade, affinity update, `dnat ip to a:p`;
+//   endpoint<F>-<…>     (affinity only) record the client in the endpoint's set, DNAT;
+//   svc-hairpin-vF      `a . a` per endpoint on this node: a connection DNATed back to its own
+//                       source is masqueraded at postrouting;
 //   svc-noep-*          frontends with no endpoint → reject (none at all) or drop (none for
 //                       its traffic policy), checked by filter chains on new connections.
 import { type Cidr, formatAddress, type IpFamily, parseAddress, parseCidr } from '../../ip/index.js';
@@ -33,6 +37,8 @@ import {
   FILTER_FORWARD,
   FILTER_INPUT,
   FILTER_OUTPUT,
+  HAIRPIN_ID,
+  hairpinSet,
   ipsMap,
   localChain,
   MARK_MASQUERADE,
@@ -102,6 +108,8 @@ interface CompiledPort {
   readonly chains: readonly NftChain[];
   readonly sets: readonly NftSet[];
   readonly elements: readonly Frontend[];
+  /** `a . a` for each endpoint on this node, per family. */
+  readonly hairpins: Readonly<Record<Family, readonly string[]>>;
 }
 
 interface Endpoint {
@@ -139,10 +147,12 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   const elements = new Map<string, NftMapElement[]>();
   const claimed = new Map<string, string>();
   const conflicts: string[] = [];
+  const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
   for (const p of ports) {
     const compiled = compilePort(p, ids.get(p.id)!, hasCluster, variant);
     chains.push(...compiled.chains);
     sets.push(...compiled.sets);
+    for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
     for (const e of compiled.elements) {
       const k = `${e.map} ${e.key}`;
       const owner = claimed.get(k);
@@ -160,6 +170,9 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   for (const f of FAMILIES) {
     const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
     if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
+    sets.push(
+      reuseHairpins(f, { name: hairpinSet(f), type: `${type} . ${type}`, interval: false, elements: [...hairpins[f]].sort(byText) }),
+    );
     const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
     if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
   }
@@ -173,6 +186,15 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
     ];
   });
   return { sets, maps: reuseMaps(maps), chains, conflicts };
+}
+
+// The hairpin sets hold an element per endpoint of this node: kept as the same object while unchanged.
+const lastHairpins: Partial<Record<Family, NftSet>> = {};
+function reuseHairpins(f: Family, set: NftSet): NftSet {
+  const old = lastHairpins[f];
+  if (old && old.elements.length === set.elements.length && old.elements.every((e, i) => e === set.elements[i])) return old;
+  lastHairpins[f] = set;
+  return set;
 }
 
 // The maps hold an element per frontend of every service: when none changed they are the very
@@ -250,6 +272,11 @@ function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[
           expr: `meta mark & ${hex32(mark)} == ${hex32(mark)} meta mark set meta mark & ${hex32(~mark)} counter masquerade fully-random`,
           id: MASQUERADE_ID,
         },
+        // Hairpin: DNATed to the very pod that sent it, which would answer itself and not the service.
+        ...FAMILIES.map((f) => ({
+          expr: `ct status dnat ${ipOf(f)} saddr . ${ipOf(f)} daddr @${hairpinSet(f)} counter masquerade fully-random`,
+          id: HAIRPIN_ID,
+        })),
       ],
     },
     { name: FILTER_INPUT, base: filter('input'), rules: check },
@@ -290,7 +317,9 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
   const chains: NftChain[] = [];
   const sets: NftSet[] = [];
   const elements: Frontend[] = [];
+  const hairpins: Record<Family, string[]> = { 4: [], 6: [] };
   for (const f of FAMILIES) {
+    const hairpin = hairpins[f];
     const cips = clusterIPs.filter((a) => a.family === f);
     // A family the service has no cluster IP of is not served (kube-proxy's per-family proxiers).
     if (cips.length === 0) continue;
@@ -333,20 +362,21 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
       if (!hasExternalEndpoints) elements.push({ map: noEndpoints, key: k, verdict: noEndpointVerdict });
     }
 
-    // Endpoints reached from this node, each with its chain (and affinity set).
-    const reachable = new Map<string, Endpoint>();
-    for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
+    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
+    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
+    const dnat = (e: Endpoint) =>
+      `meta l4proto ${p.protocol} dnat ${ip} to ${f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`}`;
     const epChain = (e: Endpoint) => endpointChain(p.id, e.address, e.port, f);
     const affSet = (e: Endpoint) => affinitySet(p.id, e.address, e.port, f);
-    for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
-      const rules: NftRule[] = [{ expr: `${ip} saddr ${e.address} jump ${MARK_MASQUERADE}` }];
-      if (affinity !== undefined) {
+    // With session affinity each endpoint reached from this node has its chain and its set of
+    // recent clients (kube-proxy's shape); without, the service's chain DNATs itself.
+    if (affinity !== undefined) {
+      const reachable = new Map<string, Endpoint>();
+      for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
+      for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
         sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
-        rules.push({ expr: `update @${affSet(e)} { ${ip} saddr }` });
+        chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
       }
-      const to = f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`;
-      rules.push({ expr: `meta l4proto ${p.protocol} dnat ${ip} to ${to}` });
-      chains.push({ name: epChain(e), rules });
     }
 
     // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
@@ -354,10 +384,17 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
     const offCluster: NftRule[] = hasCluster[f]
       ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
       : [];
-    const balance = (over: readonly Endpoint[]): NftRule[] => [
-      ...(affinity !== undefined ? over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })) : []),
-      { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
-    ];
+    // Uniformly at random. With affinity: a client seen lately goes back to its endpoint, else a
+    // `numgen random mod N vmap` picks an endpoint chain. Without: endpoint i of N is taken with
+    // probability 1/(N-i) if none before it was, which is uniform and needs no set and no chain
+    // per endpoint (nft 1.0.6 reads every set and chain of the table on each transaction: see README).
+    const balance = (over: readonly Endpoint[]): NftRule[] =>
+      affinity !== undefined
+        ? [
+            ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
+            { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
+          ]
+        : over.map((e, i) => ({ expr: `${i < over.length - 1 ? `numgen random mod ${over.length - i} == 0 ` : ''}${dnat(e)}` }));
     if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
     if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
     if (usesExternal) {
@@ -373,7 +410,7 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
       chains.push({ name: ext, rules });
     }
   }
-  const compiled = { id: p.id, chains, sets, elements };
+  const compiled = { id: p.id, chains, sets, elements, hairpins };
   compiledPorts.set(p, { variant, compiled });
   return compiled;
 }

@@ -31,6 +31,8 @@ export const noEndpointIpsMap = (f: Family): string => `svc-noep-ips-v${f}`;
 export const noEndpointNodePortsMap = (f: Family): string => `svc-noep-nodeports-v${f}`;
 /** The pools: a source inside is "inside the cluster". */
 export const clusterSet = (f: Family): string => `svc-cluster-v${f}`;
+/** `a . a` for each endpoint on this node: a connection DNATed back to its own source (hairpin). */
+export const hairpinSet = (f: Family): string => `svc-hairpin-v${f}`;
 /** This node's addresses that take NodePorts, when the input names them. */
 export const nodePortIpsSet = (f: Family): string => `svc-nodeport-ips-v${f}`;
 
@@ -42,7 +44,7 @@ export const localChain = (id: string, f: Family): string => nftName(`local${f}-
 export const externalChain = (id: string, f: Family): string => nftName(`external${f}-`, id);
 
 const endpointKey = (id: string, address: string, port: number): string => `${id}/${address}/${port}`;
-/** One endpoint of one port: hairpin masquerade, affinity, DNAT. */
+/** One endpoint of a port with session affinity: its affinity update, then DNAT. */
 export const endpointChain = (id: string, address: string, port: number, f: Family): string =>
   nftName(`endpoint${f}-`, endpointKey(id, address, port));
 /** The clients that last reached this endpoint of this port, each for the affinity timeout. */
@@ -52,3 +54,4 @@ export const affinitySet = (id: string, address: string, port: number, f: Family
 /** Rule ids (counters): packets rejected for want of an endpoint, connections masqueraded. */
 export const REJECT_ID = 'services/reject';
 export const MASQUERADE_ID = 'services/masquerade';
+export const HAIRPIN_ID = 'services/hairpin';
