@@ -14,9 +14,12 @@
 //   goes only to endpoints on this node, keeping the client's address; none here → dropped.
 //   Otherwise external traffic is masqueraded to the node's address so replies come back
 //   through it. internalLocal: traffic from inside goes only to this node's endpoints.
-// - A pod reaching its own service and landing on itself (hairpin) is masqueraded.
-// - No endpoint at all: new connections are rejected with ICMP (port unreachable for UDP, TCP
-//   reset for TCP... kube-proxy answers `reject`), never blackholed silently.
+// - A pod reaching its own service and landing on itself (hairpin) is masqueraded; felix knows
+//   such a pod by `local`, so an endpoint on this node must say so.
+// - No endpoint at all: new connections are rejected with an ICMP port unreachable (kube-proxy's
+//   `reject`), which a TCP client sees as a refused connection; never blackholed silently.
+// - A family is served for a port only when it has a cluster IP of that family: an external or
+//   load-balancer IP of another family is left out (kube-proxy's proxiers are per family).
 
 export type ServiceProtocol = 'tcp' | 'udp' | 'sctp';
 
@@ -53,7 +56,7 @@ export interface ServicePort {
 
 export interface ServiceInput {
   readonly services: readonly ServicePort[];
-  /** This node's addresses, where NodePorts listen. */
+  /** This node's addresses, where NodePorts listen; empty: every local address but loopback. */
   readonly nodeAddresses: readonly string[];
   /** Every pool's CIDR: a source inside one is "inside the cluster" for the traffic policies. */
   readonly clusterCidrs: readonly string[];
