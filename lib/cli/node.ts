@@ -52,6 +52,8 @@ export interface NodeRunConfig {
   dataplane?: 'linux' | 'memory';
   /** Network policy and NAT-outgoing in nftables: on (default) or off. */
   policy?: 'on' | 'off';
+  /** Cluster IPs, NodePorts and EndpointSlices for Services, written by this agent too: on (default) or off. */
+  serviceController?: 'on' | 'off';
   datastore?: DatastoreConfig;
   control?: string;
   /** Port for /metrics, /liveness, /readiness; 0 turns it off. Default 9099. */
@@ -84,6 +86,7 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--restart-time': { key: 'restartTime', type: 'number' },
   '--dataplane': { key: 'dataplane', type: 'string' },
   '--policy': { key: 'policy', type: 'string' },
+  '--service-controller': { key: 'serviceController', type: 'string' },
   '--datastore': { key: 'datastore', type: 'datastore' },
   '--control': { key: 'control', type: 'string' },
   '--health-port': { key: 'healthPort', type: 'number' },
@@ -227,6 +230,8 @@ export function checkNodeRunConfig(c: NodeRunConfig): void {
     throw new Error(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
   if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')
     throw new Error(`policy: ${JSON.stringify(c.policy)} must be on or off`);
+  if (c.serviceController !== undefined && c.serviceController !== 'on' && c.serviceController !== 'off')
+    throw new Error(`serviceController: ${JSON.stringify(c.serviceController)} must be on or off`);
   if (c.logSeverityScreen !== undefined) logLevel(c.logSeverityScreen, 'logSeverityScreen');
   if (c.logFormat !== undefined) logFormat(c.logFormat, 'logFormat');
 }
@@ -264,6 +269,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     datastore: ds,
     dataplane,
     policyDataplane,
+    serviceController: c.serviceController !== 'off',
     ipv4Address: c.ipv4Address,
     ipAutodetectionMethod: c.ipAutodetectionMethod,
     ipv6Address: c.ipv6Address === 'none' ? undefined : c.ipv6Address,
