@@ -30,7 +30,7 @@ const RANGE6 = 'fd00:96::/112';
 const WEB4 = '10.96.0.10/32';
 const WEB6 = 'fd00:96::10/128';
 /** A pod's server: each connection gets "<name> <client address>". */
-const SERVER = `require('net').createServer((s) => { s.end(process.argv[1] + ' ' + s.remoteAddress + '\\n'); s.on('error', () => {}); }).listen(8080, '0.0.0.0', () => console.log('listening'))`;
+const SERVER = `const net = require('net'); const answer = (s) => { s.end(process.argv[1] + ' ' + s.remoteAddress + '\\n'); s.on('error', () => {}); }; net.createServer(answer).listen(8080, '0.0.0.0', () => net.createServer(answer).listen({ port: 8080, host: '::', ipv6Only: true }, () => console.log('listening')))`;
 /** One connection: the line the far side sends, or the error; bounded at 2 s. */
 const CLIENT = `const s = require('net').connect({ host: process.argv[1], port: 80 }); const t = setTimeout(() => { console.log('timeout'); process.exit(1); }, 2000); s.on('data', (d) => { process.stdout.write(String(d)); clearTimeout(t); s.destroy(); }); s.on('error', (e) => { console.log(e.code); process.exit(1); });`;
 
@@ -135,7 +135,7 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
         asNumber: NODE_AS,
         nodeToNodeMeshEnabled: false,
         serviceClusterIPs: [{ cidr: RANGE4 }, { cidr: RANGE6 }],
-        serviceExternalIPs: [{ cidr: '192.0.2.0/24' }],
+        serviceExternalIPs: [{ cidr: '192.0.2.0/24' }, { cidr: '2001:db8:e::/64' }],
       },
     });
     for (const [name, peerIP] of [
@@ -290,7 +290,7 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
     await waitTor(WEB6, [], 'withdrawn with the service');
   });
 
-  it('traffic from FRR’s side: a Local external IP reaches the pod on the node announcing it, with the client’s address kept; the cluster IP too', async () => {
+  it('traffic from FRR’s side: a Local external IP (IPv4 and IPv6) reaches the pod on the node announcing it, with the client’s address kept; the cluster IP too', async () => {
     const n2 = agents.find((a) => a.name === 'n2')!;
     const pod = await handMadePod({ lab, ds, host: n2.ns, node: 'n2', name: 'shop1' });
     const server = pod.ns.spawn(['node', '-e', SERVER, 'shop1'], { name: 'shop1-server' });
@@ -315,6 +315,24 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
       intervalMs: 250,
     });
     assert.match(await call('10.96.0.20'), /^shop1 /);
+    // IPv6: an IPv6-only Local service on the same pod, its external IP's /128 from n2 alone.
+    await ds.apply(
+      service('shop6', {
+        clusterIP: 'fd00:96::20',
+        ipFamilies: ['IPv6'],
+        externalIPs: ['2001:db8:e::10'],
+        externalTrafficPolicy: 'Local',
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      }),
+    );
+    await ds.apply(slice('shop6-v6', 'shop6', 'IPv6', [at('n2', pod.ip6)]));
+    await waitTor('2001:db8:e::10/128', [v6(2)], 'the IPv6 external IP from n2 alone');
+    await waitFor(() => call('2001:db8:e::10'), {
+      what: 'an answer through [2001:db8:e::10]:80 from the top-of-rack',
+      until: (r) => r === `shop1 ${TOR.v6}`,
+      timeoutMs: 20_000,
+      intervalMs: 250,
+    });
     // An address of the range that no service has is not answered as if it were one.
     assert.doesNotMatch(await call('192.0.2.11'), /^shop1/);
   });
