@@ -110,6 +110,21 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
     await lab.waitAllPing();
   });
 
+  it('up again repairs: a node whose namespace holder is gone gets a new namespace, its links and exec lines; a stopped node is started', async () => {
+    assert.equal((await lab.docker(['rm', '-f', `${lab.container('n3')}.netns`])).code, 0);
+    assert.equal((await lab.docker(['stop', '-t', '5', lab.container('n2')])).code, 0);
+    const r = await cli('up', join(LABS, 'mesh.clab.yml'));
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /namespace \S+n3 .*\n.*container \S+n2 .*\n.*container \S+n3 .*\n.*exec n3: 3 line/);
+    assert.doesNotMatch(r.stdout, /namespace \S+n[12] |exec n[12]/);
+    await lab.waitSessions(['n1', 'n2', 'n3'], 2);
+    // n3's pod went with its old namespace; the others still reach each other.
+    lab.state = readState(lab.stateRoot, 'mesh')!;
+    const live = lab.state.pods.filter((p) => p.node !== 'n3');
+    const [a, b] = live;
+    assert.equal((await lab.podExec(a!, ['ping', '-c', '1', '-W', '2', b!.ip!])).code, 0);
+  });
+
   it('podroute lab down removes every container, link and bridge: the host is as it was', async () => {
     const r = await cli('down', 'mesh');
     assert.equal(r.code, 0, r.stderr);
