@@ -24,6 +24,7 @@ const K8S_NS = 'shop';
 const CLUSTER_IP = '10.96.40.10';
 const NODE_PORT = 30480;
 const UDP_NODE_PORT = 30481;
+const LOCAL_NODE_PORT = 30482;
 
 interface Pod {
   name: string;
@@ -60,6 +61,16 @@ spec:
   sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}
   ports:
   - {port: 80, targetPort: 8080}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: local, namespace: ${K8S_NS}}
+spec:
+  type: NodePort
+  selector: {app: echo}
+  externalTrafficPolicy: Local
+  ports:
+  - {port: 80, targetPort: echo, nodePort: ${LOCAL_NODE_PORT}}
 `;
 
 describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, affinity, UDP', function () {
@@ -215,6 +226,19 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     const c = await count(client, CLUSTER_IP, 53, 60, true);
     assert.deepEqual(c.errors, []);
     assert.equal(Object.keys(c.by).length, 3, JSON.stringify(c.by));
+  });
+
+  it('a pod reaching its own service: every connection answered, its own included (hairpin)', async () => {
+    const c = await count(pods.get('echo1')!.ns, CLUSTER_IP, 80, 60);
+    assert.deepEqual(c.errors, []);
+    assert.ok((c.by.echo1 ?? 0) > 0, `echo1 reached itself through the service: ${JSON.stringify(c.by)}`);
+  });
+
+  it('externalTrafficPolicy Local: a NodePort answers only from the endpoint on its node, and not on a node without one', async () => {
+    for (const [i, name] of ['echo1', 'echo2', 'echo3'].entries()) await answeredBy(outside, `${SUBNET}.${i + 1}`, LOCAL_NODE_PORT, [name]);
+    const none = await count(outside, `${SUBNET}.4`, LOCAL_NODE_PORT, 3);
+    assert.deepEqual(none.by, {}, 'n4 has no echo pod: nothing answers there');
+    assert.equal(none.errors.length, 3);
   });
 
   it('a Service without a cluster IP gets one from the range; ClientIP affinity pins the client to one endpoint', async () => {
