@@ -16,7 +16,7 @@ LABEL=org.podroute.inputs
 
 usage() {
   cat <<EOF
-usage: containerlab/build-images.sh [--docker-host HOST] [--cache-dir DIR] [--only NAME]...
+usage: containerlab/build-images.sh [--docker-host HOST] [--cache-dir DIR] [--source DIR] [--only NAME]...
 
 Builds podroute/base, podroute/node, podroute/frr and podroute/redis (tags :latest and
 :<inputs hash>), skipping every image whose inputs hash is already tagged.
@@ -24,6 +24,7 @@ Builds podroute/base, podroute/node, podroute/frr and podroute/redis (tags :late
   --docker-host HOST  the daemon to build on (default \$DOCKER_HOST, else the client's default)
   --cache-dir DIR     where the debootstrap tarball is kept
                       (default \$PODROUTE_IMAGES_CACHE, else \${XDG_CACHE_HOME:-\$HOME/.cache}/podroute/images)
+  --source DIR        the podroute sources packed into podroute/node (default: this checkout)
   --only NAME         build only node, frr or redis (and the base); may be repeated
 
 Environment: PODROUTE_IMAGES_MIRROR overrides the Debian mirror read from the apt sources.
@@ -36,6 +37,7 @@ die() { say "$*"; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${PODROUTE_IMAGES_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/podroute/images}
+SOURCE=$ROOT
 ONLY=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --docker-host=*) DOCKER_HOST=${1#*=}; export DOCKER_HOST; shift ;;
     --cache-dir) [ $# -ge 2 ] || die "--cache-dir needs a value"; CACHE=$2; shift 2 ;;
     --cache-dir=*) CACHE=${1#*=}; shift ;;
+    --source) [ $# -ge 2 ] || die "--source needs a value"; SOURCE=$(cd "$2" && pwd); shift 2 ;;
     --only)
       [ $# -ge 2 ] || die "--only needs a value"
       case $2 in node|frr|redis) ONLY="$ONLY $2" ;; *) die "--only: unknown image \"$2\" (node, frr or redis)" ;; esac
@@ -176,18 +179,10 @@ docker_build() {
 PACKAGE_PATHS="package.json package-lock.json index.ts tsconfig.json tsconfig.build.json README.md LICENSE bin ip bgp reflector felix lib"
 
 source_hash() {
-  cd "$ROOT"
-  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    # Working-tree contents, uncommitted edits included, of tracked and untracked unignored files.
-    # shellcheck disable=SC2086
-    git ls-files --cached --others --exclude-standard -- $PACKAGE_PATHS | sort -u | while IFS= read -r f; do
-      [ -f "$f" ] && printf '%s\n' "$f"
-    done >"$1/.files"
-    git hash-object --stdin-paths <"$1/.files" | paste -d ' ' - "$1/.files" | sha
-  else
-    # shellcheck disable=SC2086
-    find $PACKAGE_PATHS -type f ! -path '*/build/*' ! -path '*/node_modules/*' | sort | xargs sha256sum | sha
-  fi
+  # The files themselves, not git's view of them: uncommitted edits count, and a copy of the
+  # sources (--source) hashes the same as the checkout it came from.
+  # shellcheck disable=SC2086
+  (cd "$SOURCE" && find $PACKAGE_PATHS -type f ! -path '*/build/*' ! -path '*/node_modules/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha)
 }
 
 build_node() {
@@ -195,19 +190,25 @@ build_node() {
   # npm pack builds dist/ and packs what package.json's files name; npm ci against the
   # repository's lockfile installs the production dependencies and builds the native addons
   # for this Node, whose binary goes into the image (same bookworm libc).
-  (cd "$ROOT" && npm pack --silent --pack-destination "$ctx" >"$ctx/.pack.log" 2>&1) || {
+  (cd "$SOURCE" && npm pack --silent --pack-destination "$ctx" >"$ctx/.pack.log" 2>&1) || {
     tail -n 20 "$ctx/.pack.log" >&2
     return 1
   }
   mkdir -p "$ctx/podroute"
   tar -xzf "$ctx"/podroute-*.tgz -C "$ctx/podroute" --strip-components=1
-  cp "$ROOT/package-lock.json" "$ctx/podroute/"
+  cp "$SOURCE/package-lock.json" "$ctx/podroute/"
   (cd "$ctx/podroute" && npm ci --omit=dev --no-audit --no-fund >"$ctx/.npm.log" 2>&1) || {
     tail -n 20 "$ctx/.npm.log" >&2
     return 1
   }
   rm -f "$ctx"/podroute-*.tgz "$ctx/podroute/package-lock.json"
-  rm -rf "$ctx/podroute/felix/native/build/Release/obj.target" "$ctx/podroute/bgp/native/build/Release/obj.target"
+  # Of the addons' build folders only the addons: the rest names the staging folder, and would
+  # make every build's context differ.
+  for b in "$ctx"/podroute/felix/native/build "$ctx"/podroute/bgp/native/build; do
+    [ -d "$b" ] || continue
+    find "$b" -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} +
+    find "$b/Release" -mindepth 1 -maxdepth 1 ! -name '*.node' -exec rm -rf {} +
+  done
   cp "$NODE_BIN" "$ctx/node"
   cp "$ROOT/containerlab/node-entrypoint.sh" "$ctx/"
   docker_build "$ctx" "$tag" "$hash" "$ROOT/containerlab/Dockerfile"
@@ -218,9 +219,7 @@ node_image() {
   NODE_BIN=$(readlink -f "$NODE_BIN")
   command -v npm >/dev/null 2>&1 || die "node: no npm on PATH"
   head -c 4 "$NODE_BIN" | grep -q ELF || die "node: $NODE_BIN is not an ELF binary (a version-manager shim?); put the real node first on PATH"
-  scratch=$(mktemp -d "${TMPDIR:-/tmp}/podroute-image-hash.XXXXXX")
-  src=$(source_hash "$scratch")
-  rm -rf "$scratch"
+  src=$(source_hash)
   hash=$(printf '%s\n' "$(image_id "$BASE")" "$src" \
     "$(sha256sum <"$NODE_BIN")" "$(sha256sum <"$ROOT/containerlab/Dockerfile")" \
     "$(sha256sum <"$ROOT/containerlab/node-entrypoint.sh")" | sha)
