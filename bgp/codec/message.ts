@@ -12,7 +12,7 @@ import { BgpError } from './errors.js';
 import { decodeNotification, encodeNotification } from './notification.js';
 import { decodeOpen, encodeOpen } from './open.js';
 import { decodeRouteRefresh, encodeRouteRefresh } from './route-refresh.js';
-import type { BgpMessage, CodecOptions } from './types.js';
+import type { BgpMessage, CodecOptions, UpdateMessage } from './types.js';
 import { decodeUpdate, writeUpdate } from './update.js';
 import { Writer } from './writer.js';
 
@@ -105,17 +105,16 @@ const TYPE_CODES = {
   'route-refresh': MessageType.ROUTE_REFRESH,
 } as const;
 
+/** The writer's buffer whose first 16 octets hold the marker: it is written once per buffer. */
+let markedBuf: Buffer | undefined;
+
 /** Encodes one message, header included. Throws RangeError when it does not fit the session's limit. */
 export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer {
+  if (m.type === 'update') return encodeUpdate(m, options);
   let b: Buffer;
   switch (m.type) {
     case 'open':
       b = encodeOpen(m);
-      break;
-    case 'update':
-      writer.reset(HEADER_LENGTH);
-      writeUpdate(writer, m, options);
-      b = writer.take(0);
       break;
     case 'notification':
       b = encodeNotification(m);
@@ -133,4 +132,22 @@ export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer
   b.writeUInt16BE(b.length, 16);
   b[18] = TYPE_CODES[m.type];
   return b;
+}
+
+/** An UPDATE, the message sent most: its header is written in place and the whole copied out once. */
+function encodeUpdate(m: UpdateMessage, options: CodecOptions): Buffer {
+  writer.reset(HEADER_LENGTH);
+  writeUpdate(writer, m, options);
+  const length = writer.pos;
+  const max = options.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
+  if (length > max) throw new RangeError(`update message is ${length} octets, more than the ${max}-octet limit`);
+  const b = writer.buf;
+  if (b !== markedBuf) {
+    b.fill(0xff, 0, 16);
+    markedBuf = b;
+  }
+  b[16] = length >> 8;
+  b[17] = length & 0xff;
+  b[18] = MessageType.UPDATE;
+  return writer.take(0);
 }
