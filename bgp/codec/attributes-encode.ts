@@ -5,146 +5,199 @@ import { isIpv6 } from './address.js';
 import { canonicalFlags } from './attribute-rules.js';
 import { AttrFlag, AttrType as T } from './constants.js';
 import { familyOf } from './attributes-decode.js';
-import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, PathAttributes, RawAttribute } from './types.js';
+import type {
+  Aggregator,
+  AsPathSegment,
+  AsPathSegmentType,
+  CodecOptions,
+  LargeCommunity,
+  MpReach,
+  MpUnreach,
+  Origin,
+  PathAttributes,
+  RawAttribute,
+} from './types.js';
 import { writeNlriInto } from './nlri-encode.js';
 import type { Writer } from './writer.js';
 
 const SEGMENT_CODES: Record<AsPathSegmentType, number> = { set: 1, sequence: 2, 'confed-sequence': 3, 'confed-set': 4 };
 const ORIGIN_CODES = { igp: 0, egp: 1, incomplete: 2 } as const;
 
-/** The attributes PathAttributes names, by type code, in ascending order. */
-const KNOWN: readonly (readonly [number, keyof PathAttributes])[] = [
-  [T.ORIGIN, 'origin'],
-  [T.AS_PATH, 'asPath'],
-  [T.NEXT_HOP, 'nextHop'],
-  [T.MULTI_EXIT_DISC, 'med'],
-  [T.LOCAL_PREF, 'localPref'],
-  [T.ATOMIC_AGGREGATE, 'atomicAggregate'],
-  [T.AGGREGATOR, 'aggregator'],
-  [T.COMMUNITIES, 'communities'],
-  [T.ORIGINATOR_ID, 'originatorId'],
-  [T.CLUSTER_LIST, 'clusterList'],
-  [T.MP_REACH_NLRI, 'mpReach'],
-  [T.MP_UNREACH_NLRI, 'mpUnreach'],
-  [T.EXTENDED_COMMUNITIES, 'extendedCommunities'],
-  [T.AS4_PATH, 'as4Path'],
-  [T.AS4_AGGREGATOR, 'as4Aggregator'],
-  [T.LARGE_COMMUNITY, 'largeCommunities'],
-];
-const KEY_OF: (keyof PathAttributes | undefined)[] = [];
-for (const [type, key] of KNOWN) KEY_OF[type] = key;
-
-/** Whether the set carries attribute `type`: named property loads, no keyed lookup by string. */
-function carries(a: PathAttributes, type: number): boolean {
-  switch (type) {
-    case T.ORIGIN:
-      return a.origin !== undefined;
-    case T.AS_PATH:
-      return a.asPath !== undefined;
-    case T.NEXT_HOP:
-      return a.nextHop !== undefined;
-    case T.MULTI_EXIT_DISC:
-      return a.med !== undefined;
-    case T.LOCAL_PREF:
-      return a.localPref !== undefined;
-    case T.ATOMIC_AGGREGATE:
-      return a.atomicAggregate === true;
-    case T.AGGREGATOR:
-      return a.aggregator !== undefined;
-    case T.COMMUNITIES:
-      return a.communities !== undefined;
-    case T.ORIGINATOR_ID:
-      return a.originatorId !== undefined;
-    case T.CLUSTER_LIST:
-      return a.clusterList !== undefined;
-    case T.MP_REACH_NLRI:
-      return a.mpReach !== undefined;
-    case T.MP_UNREACH_NLRI:
-      return a.mpUnreach !== undefined;
-    case T.EXTENDED_COMMUNITIES:
-      return a.extendedCommunities !== undefined;
-    case T.AS4_PATH:
-      return a.as4Path !== undefined;
-    case T.AS4_AGGREGATOR:
-      return a.as4Aggregator !== undefined;
-    case T.LARGE_COMMUNITY:
-      return a.largeCommunities !== undefined;
+/**
+ * The attribute a key of PathAttributes names, as a bit of a 32-bit set: the bit is the type
+ * code, except LARGE_COMMUNITY (32), which takes bit 31 (no known attribute has code 31), so
+ * that ascending bits are ascending type codes. 0 for keys that are no attribute.
+ */
+function bitOfKey(key: string, v: unknown): number {
+  switch (key) {
+    case 'origin':
+      return 1 << T.ORIGIN;
+    case 'asPath':
+      return 1 << T.AS_PATH;
+    case 'nextHop':
+      return 1 << T.NEXT_HOP;
+    case 'med':
+      return 1 << T.MULTI_EXIT_DISC;
+    case 'localPref':
+      return 1 << T.LOCAL_PREF;
+    case 'atomicAggregate':
+      return v === true ? 1 << T.ATOMIC_AGGREGATE : 0;
+    case 'aggregator':
+      return 1 << T.AGGREGATOR;
+    case 'communities':
+      return 1 << T.COMMUNITIES;
+    case 'originatorId':
+      return 1 << T.ORIGINATOR_ID;
+    case 'clusterList':
+      return 1 << T.CLUSTER_LIST;
+    case 'mpReach':
+      return 1 << T.MP_REACH_NLRI;
+    case 'mpUnreach':
+      return 1 << T.MP_UNREACH_NLRI;
+    case 'extendedCommunities':
+      return 1 << T.EXTENDED_COMMUNITIES;
+    case 'as4Path':
+      return 1 << T.AS4_PATH;
+    case 'as4Aggregator':
+      return 1 << T.AS4_AGGREGATOR;
+    case 'largeCommunities':
+      return LARGE_BIT;
     default:
-      return unknownOf(a, type) !== undefined;
+      return 0;
   }
 }
 
-function unknownOf(a: PathAttributes, type: number): RawAttribute | undefined {
-  const us = a.unknown;
-  if (us === undefined) return undefined;
-  for (let i = 0; i < us.length; i++) if (us[i].type === type) return us[i];
-  return undefined;
+const LARGE_BIT = 1 << 31;
+
+/** The set bit of a known attribute's type code, 0 for any other code. */
+function bitOfType(type: number): number {
+  if (type === T.LARGE_COMMUNITY) return LARGE_BIT;
+  return type < 31 && KNOWN_BITS & (1 << type) ? 1 << type : 0;
 }
 
-/**
- * Attributes written so far in this call, by type: a generation number per type, so that
- * nothing is cleared or allocated per message (this runs once per UPDATE sent).
- */
+function typeOfBit(bit: number): number {
+  return bit === LARGE_BIT ? T.LARGE_COMMUNITY : 31 - Math.clz32(bit);
+}
+
+const KNOWN_BITS = [
+  T.ORIGIN,
+  T.AS_PATH,
+  T.NEXT_HOP,
+  T.MULTI_EXIT_DISC,
+  T.LOCAL_PREF,
+  T.ATOMIC_AGGREGATE,
+  T.AGGREGATOR,
+  T.COMMUNITIES,
+  T.ORIGINATOR_ID,
+  T.CLUSTER_LIST,
+  T.MP_REACH_NLRI,
+  T.MP_UNREACH_NLRI,
+  T.EXTENDED_COMMUNITIES,
+  T.AS4_PATH,
+  T.AS4_AGGREGATOR,
+].reduce((bits, t) => bits | (1 << t), 0);
+
+/** Each present attribute's value by type code, found in the one pass over the keys. */
+const valueAt: unknown[] = new Array(33).fill(undefined);
+
+/** Unknown attributes written so far in this call, by type: a generation number per type. */
 const writtenAt = new Uint32Array(256);
 let generation = 0;
 
+/**
+ * Writes the path attributes. Attribute sets come in many shapes (a decoder adds keys in
+ * wire order), so every named load on one is megamorphic and costs a cache lookup; the
+ * keys are read once here, through for-in and its per-shape key cache, and nothing else
+ * reads `a` by name.
+ */
 export function writeAttributes(w: Writer, a: PathAttributes, options: CodecOptions): void {
-  if (++generation === 0xffffffff) {
-    writtenAt.fill(0);
-    generation = 1;
+  let present = 0;
+  let wire: PathAttributes['wire'];
+  let unknown: RawAttribute[] | undefined;
+  for (const key in a) {
+    const v = a[key as keyof PathAttributes];
+    if (v === undefined) continue;
+    const bit = bitOfKey(key, v);
+    if (bit !== 0) {
+      present |= bit;
+      valueAt[bit === LARGE_BIT ? T.LARGE_COMMUNITY : 31 - Math.clz32(bit)] = v;
+    } else if (key === 'wire') wire = v as PathAttributes['wire'];
+    else if (key === 'unknown') unknown = v as RawAttribute[];
   }
-  const g = generation;
-  const wire = a.wire;
+  if (unknown !== undefined && unknown.length === 0) unknown = undefined;
+  let g = 0;
+  if (unknown !== undefined) {
+    if (++generation === 0xffffffff) {
+      writtenAt.fill(0);
+      generation = 1;
+    }
+    g = generation;
+  }
   if (wire !== undefined) {
     // A decoded UPDATE: its own order and flags, for the attributes it still carries.
     for (let i = 0; i < wire.length; i++) {
       const type = wire[i].type;
-      if (writtenAt[type] === g || !carries(a, type)) continue;
-      writeAttribute(w, type, a, options, wire[i].flags);
-      writtenAt[type] = g;
+      const bit = bitOfType(type);
+      if (bit !== 0) {
+        if ((present & bit) === 0) continue;
+        present &= ~bit;
+        writeKnown(w, type, options, wire[i].flags);
+      } else if (unknown !== undefined && writtenAt[type] !== g) {
+        const u = unknownOf(unknown, type);
+        if (u === undefined) continue;
+        writeAttribute(w, type, u.value, options, wire[i].flags, u);
+        writtenAt[type] = g;
+      }
     }
   }
-  if (a.unknown !== undefined && a.unknown.length > 0) return writeRestWithUnknown(w, a, options, g);
-  // The rest canonically, in ascending type code, each test a named property load.
-  if (a.origin !== undefined) writeIfNew(w, T.ORIGIN, a, options, g);
-  if (a.asPath !== undefined) writeIfNew(w, T.AS_PATH, a, options, g);
-  if (a.nextHop !== undefined) writeIfNew(w, T.NEXT_HOP, a, options, g);
-  if (a.med !== undefined) writeIfNew(w, T.MULTI_EXIT_DISC, a, options, g);
-  if (a.localPref !== undefined) writeIfNew(w, T.LOCAL_PREF, a, options, g);
-  if (a.atomicAggregate === true) writeIfNew(w, T.ATOMIC_AGGREGATE, a, options, g);
-  if (a.aggregator !== undefined) writeIfNew(w, T.AGGREGATOR, a, options, g);
-  if (a.communities !== undefined) writeIfNew(w, T.COMMUNITIES, a, options, g);
-  if (a.originatorId !== undefined) writeIfNew(w, T.ORIGINATOR_ID, a, options, g);
-  if (a.clusterList !== undefined) writeIfNew(w, T.CLUSTER_LIST, a, options, g);
-  if (a.mpReach !== undefined) writeIfNew(w, T.MP_REACH_NLRI, a, options, g);
-  if (a.mpUnreach !== undefined) writeIfNew(w, T.MP_UNREACH_NLRI, a, options, g);
-  if (a.extendedCommunities !== undefined) writeIfNew(w, T.EXTENDED_COMMUNITIES, a, options, g);
-  if (a.as4Path !== undefined) writeIfNew(w, T.AS4_PATH, a, options, g);
-  if (a.as4Aggregator !== undefined) writeIfNew(w, T.AS4_AGGREGATOR, a, options, g);
-  if (a.largeCommunities !== undefined) writeIfNew(w, T.LARGE_COMMUNITY, a, options, g);
+  if (unknown !== undefined) return writeRestWithUnknown(w, present, unknown, options, g);
+  // The rest canonically, in ascending type code.
+  while (present !== 0) {
+    const bit = present & -present;
+    present ^= bit;
+    writeKnown(w, typeOfBit(bit), options, undefined);
+  }
+}
+
+function unknownOf(us: readonly RawAttribute[], type: number): RawAttribute | undefined {
+  for (let i = 0; i < us.length; i++) if (us[i].type === type) return us[i];
+  return undefined;
 }
 
 /** The rest when unknown attributes are interleaved with the known ones by type code. */
-function writeRestWithUnknown(w: Writer, a: PathAttributes, options: CodecOptions, g: number): void {
+function writeRestWithUnknown(w: Writer, present: number, unknown: readonly RawAttribute[], options: CodecOptions, g: number): void {
   const rest: number[] = [];
-  for (const [type] of KNOWN) if (writtenAt[type] !== g && carries(a, type)) rest.push(type);
-  for (const u of a.unknown!) if (writtenAt[u.type] !== g) rest.push(u.type);
+  for (let p = present; p !== 0; p &= p - 1) rest.push(typeOfBit(p & -p));
+  for (const u of unknown) if (writtenAt[u.type] !== g && bitOfType(u.type) === 0) rest.push(u.type);
   rest.sort((x, y) => x - y);
-  for (const type of rest) writeIfNew(w, type, a, options, g);
+  for (const type of rest) {
+    if (bitOfType(type) !== 0) writeKnown(w, type, options, undefined);
+    else if (writtenAt[type] !== g) {
+      const u = unknownOf(unknown, type)!;
+      writeAttribute(w, type, u.value, options, undefined, u);
+      writtenAt[type] = g;
+    }
+  }
 }
 
-function writeIfNew(w: Writer, type: number, a: PathAttributes, options: CodecOptions, g: number): void {
-  if (writtenAt[type] === g) return;
-  writeAttribute(w, type, a, options, undefined);
-  writtenAt[type] = g;
+function writeKnown(w: Writer, type: number, options: CodecOptions, wireFlags: number | undefined): void {
+  const v = valueAt[type];
+  valueAt[type] = undefined; // no reference kept past this call
+  writeAttribute(w, type, v, options, wireFlags, undefined);
 }
 
-function writeAttribute(w: Writer, type: number, a: PathAttributes, options: CodecOptions, wireFlags: number | undefined): void {
+function writeAttribute(
+  w: Writer,
+  type: number,
+  v: unknown,
+  options: CodecOptions,
+  wireFlags: number | undefined,
+  unknown: RawAttribute | undefined,
+): void {
   const start = w.pos;
   w.ensure(3);
   w.pos += 3; // room for the short header; the value moves one octet on in the rare extended case
-  const unknown = KEY_OF[type] === undefined ? unknownOf(a, type) : undefined;
-  writeValue(w, type, a, options, unknown);
+  writeValue(w, type, v, options);
   const length = w.pos - start - 3;
   if (length > 0xffff) throw new RangeError(`attribute ${type} is ${length} octets, more than an attribute can hold`);
   let flags = wireFlags ?? canonicalFlags(type, length, unknown?.flags);
@@ -159,26 +212,28 @@ function writeAttribute(w: Writer, type: number, a: PathAttributes, options: Cod
   w.buf[start + 1] = type;
 }
 
-function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOptions, unknown: RawAttribute | undefined): void {
+/** One attribute's value; `v` is the PathAttributes field of `type`, or an unknown one's octets. */
+function writeValue(w: Writer, type: number, v: unknown, options: CodecOptions): void {
   const fourOctet = options.fourOctetAs !== false;
   switch (type) {
     case T.ORIGIN:
-      return w.u8(ORIGIN_CODES[a.origin!]);
+      return w.u8(ORIGIN_CODES[v as Origin]);
     case T.AS_PATH:
-      return writeAsPath(w, a.asPath!, fourOctet, 'AS_PATH');
+      return writeAsPath(w, v as AsPathSegment[], fourOctet, 'AS_PATH');
     case T.NEXT_HOP:
-      return w.ipv4(a.nextHop!);
+      return w.ipv4(v as string);
     case T.MULTI_EXIT_DISC:
-      return w.u32(a.med!);
     case T.LOCAL_PREF:
-      return w.u32(a.localPref!);
+      return w.u32(v as number);
     case T.ATOMIC_AGGREGATE:
       return;
-    case T.AGGREGATOR:
-      writeAsn(w, a.aggregator!.asn, fourOctet, 'AGGREGATOR');
-      return w.ipv4(a.aggregator!.address);
+    case T.AGGREGATOR: {
+      const ag = v as Aggregator;
+      writeAsn(w, ag.asn, fourOctet, 'AGGREGATOR');
+      return w.ipv4(ag.address);
+    }
     case T.COMMUNITIES: {
-      const cs = a.communities!;
+      const cs = v as number[];
       w.ensure(cs.length * 4);
       for (let i = 0; i < cs.length; i++) {
         w.buf.writeUInt32BE(checkU32(cs[i], 'COMMUNITIES'), w.pos);
@@ -187,34 +242,36 @@ function writeValue(w: Writer, type: number, a: PathAttributes, options: CodecOp
       return;
     }
     case T.ORIGINATOR_ID:
-      return w.ipv4(a.originatorId!);
+      return w.ipv4(v as string);
     case T.CLUSTER_LIST:
-      for (const id of a.clusterList!) w.ipv4(id);
+      for (const id of v as string[]) w.ipv4(id);
       return;
     case T.MP_REACH_NLRI:
-      return writeMpReach(w, a.mpReach!, options);
+      return writeMpReach(w, v as MpReach, options);
     case T.MP_UNREACH_NLRI:
-      return writeMpUnreach(w, a.mpUnreach!, options);
+      return writeMpUnreach(w, v as MpUnreach, options);
     case T.EXTENDED_COMMUNITIES:
-      for (const c of a.extendedCommunities!) {
+      for (const c of v as Buffer[]) {
         if (c.length !== 8) throw new RangeError(`an extended community is 8 octets, not ${c.length}`);
         w.bytes(c);
       }
       return;
     case T.AS4_PATH:
-      return writeAsPath(w, a.as4Path!, true, 'AS4_PATH');
-    case T.AS4_AGGREGATOR:
-      w.u32(a.as4Aggregator!.asn);
-      return w.ipv4(a.as4Aggregator!.address);
+      return writeAsPath(w, v as AsPathSegment[], true, 'AS4_PATH');
+    case T.AS4_AGGREGATOR: {
+      const ag = v as Aggregator;
+      w.u32(ag.asn);
+      return w.ipv4(ag.address);
+    }
     case T.LARGE_COMMUNITY:
-      for (const [g, l1, l2] of a.largeCommunities!) {
+      for (const [g, l1, l2] of v as LargeCommunity[]) {
         w.u32(g);
         w.u32(l1);
         w.u32(l2);
       }
       return;
     default:
-      w.bytes(unknown!.value);
+      w.bytes(v as Buffer);
   }
 }
 

@@ -176,6 +176,51 @@ describe('codec encode fast paths', () => {
     assert.deepEqual(encodeMessage(decodeMessage(received)), received, 'the extended flag on a 4-octet value is written back');
   });
 
+  it('attribute order: canonical with unknown codes interleaved, a decoded layout kept, changes after decoding', () => {
+    const typesOf = (bytes: Buffer): number[] => {
+      const types: number[] = [];
+      let p = 21 + bytes.readUInt16BE(19) + 2;
+      const end = p + bytes.readUInt16BE(p - 2);
+      while (p < end) {
+        types.push(bytes[p + 1]);
+        p += (bytes[p] & 0x10 ? 4 : 3) + (bytes[p] & 0x10 ? bytes.readUInt16BE(p + 2) : bytes[p + 2]);
+      }
+      return types;
+    };
+    const raw = (type: number) => ({ type, flags: 0xc0, value: Buffer.from([type]) });
+    const canonical: UpdateMessage = update([], {
+      largeCommunities: [[1, 2, 3]],
+      unknown: [raw(250), raw(19), raw(33), raw(31)],
+      med: 5,
+      origin: 'igp',
+      atomicAggregate: false,
+      communities: [1],
+    });
+    // 32 (LARGE_COMMUNITY) after 31 and before 33; atomicAggregate false is no attribute.
+    assert.deepEqual(typesOf(encodeMessage(canonical)), [1, 4, 8, 19, 31, 32, 33, 250]);
+    assert.deepEqual(typesOf(encodeMessage(update([], { largeCommunities: [[1, 2, 3]], origin: 'igp', localPref: 1 }))), [1, 5, 32]);
+
+    const received = rawUpdate(
+      Buffer.alloc(0),
+      Buffer.concat([
+        attr(0xc0, 32, Buffer.alloc(12)),
+        attr(0xc0, 99, [1]),
+        attr(0x40, 3, [10, 0, 0, 1]),
+        attr(0x40, 2, []),
+        attr(0x40, 1, [0]),
+      ]),
+      Buffer.from([8, 10]),
+    );
+    const m = decodeMessage(received) as UpdateMessage;
+    assert.deepEqual(encodeMessage(m), received, 'the wire order 32, 99, 3, 2, 1 is kept');
+    m.attributes.med = 9;
+    m.attributes.unknown?.push(raw(20));
+    delete m.attributes.nextHop;
+    m.attributes.atomicAggregate = true;
+    // What the layout names and the set still carries, in its order; then the rest ascending.
+    assert.deepEqual(typesOf(encodeMessage(m)), [32, 99, 2, 1, 4, 6, 20]);
+  });
+
   it('an UPDATE of exactly 4096 octets is sent, one octet more is refused; the same at 65535 with extended messages', () => {
     // 23 octets of header and empty fields, then withdrawn /32 entries of 5 octets and /0 entries of 1.
     const fill = (total: number) => {
