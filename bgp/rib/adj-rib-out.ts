@@ -1,14 +1,18 @@
 // The Adj-RIB-Out of one peer and its outbound queue. The queue holds prefixes, not
-// messages: a change marks the prefix dirty, and what to send is computed when the session
-// pulls, from the Loc-RIB as it is then. A slow peer therefore gets the latest state of a
-// prefix once, never every intermediate one, and the queue is bounded by the table size.
+// messages: the peer reads the family's change journal from its own cursor, and what to send
+// is computed when the session pulls, from the Loc-RIB as it is then. A slow peer therefore
+// gets the latest state of a prefix once, never every intermediate one, and its backlog is
+// bounded by the table size.
 //
-// What was sent is kept (per prefix: the shared exported attribute set, or the sets per
-// ADD-PATH id), so a change that alters nothing sends nothing, and a prefix that stops
-// being exported is withdrawn only if the peer had it.
+// What was sent is kept (per prefix: the id of the shared exported attribute set, in an array
+// indexed by the family's shared prefix numbers, or the sets per ADD-PATH id), so a change
+// that alters nothing sends nothing, and a prefix that stops being exported is withdrawn only
+// if the peer had it.
 import { Afi, RouteRefreshSubtype, Safi, type AddressFamily } from '../codec/index.js';
 import type { RibPeer } from './peer.js';
 import { prefixKey, v4WireLength, writeV4Key, writeV6Key, type PrefixKey, type V4Key, type V6Key } from './prefix.js';
+import type { Journal, JournalReader } from './journal.js';
+import type { PrefixSlots } from './slots.js';
 import { localPathId, type Path, type PrefixTable } from './table.js';
 import type { OutAttrSet, UpdateGroup } from './update-group.js';
 import { encodeMessage, endOfRib, maxMessageLength, writeUpdateHeader } from './wire.js';
@@ -21,79 +25,27 @@ class SentPaths {
   ) {}
 }
 
-type Sent = OutAttrSet | SentPaths;
-
-/** One change's export verdict per update group, shared while it is offered to every member. */
-export interface ExportMemo {
-  group: UpdateGroup | undefined;
-  exportable: boolean;
-  others?: Map<UpdateGroup, boolean>;
+/** What the RIB hands an Adj-RIB-Out per family: the table, its change journal and prefix numbers. */
+export interface FamilySources {
+  table: PrefixTable<PrefixKey>;
+  journal: Journal;
+  slots: PrefixSlots;
 }
 
-/** The Map operations the sent state needs. */
-interface SentMap {
-  get(key: PrefixKey): Sent | undefined;
-  set(key: PrefixKey, sent: Sent): void;
-  delete(key: PrefixKey): void;
-  has(key: PrefixKey): boolean;
-  readonly size: number;
-  values(): Iterable<Sent>;
-  clear(): void;
-}
-
-/**
- * IPv4 sent state split by prefix length, keyed by the address as an int32, as V4Table does:
- * a V4Key above 2^31 is a heap number, and a Map keyed by it keeps one per prefix and hashes
- * slower. Iteration order is not kept (nothing iterates the sent state in order).
- */
-class V4SentMap implements SentMap {
-  private readonly maps: Array<Map<number, Sent> | undefined> = new Array(33).fill(undefined);
-  private count = 0;
-
-  get(key: PrefixKey): Sent | undefined {
-    const len = (key as V4Key) % 64;
-    return this.maps[len]?.get((((key as V4Key) - len) / 64) | 0);
-  }
-
-  set(key: PrefixKey, sent: Sent): void {
-    const len = (key as V4Key) % 64;
-    const m = (this.maps[len] ??= new Map());
-    const before = m.size;
-    m.set((((key as V4Key) - len) / 64) | 0, sent);
-    this.count += m.size - before;
-  }
-
-  delete(key: PrefixKey): void {
-    const len = (key as V4Key) % 64;
-    if (this.maps[len]?.delete((((key as V4Key) - len) / 64) | 0)) this.count--;
-  }
-
-  has(key: PrefixKey): boolean {
-    const len = (key as V4Key) % 64;
-    return this.maps[len]?.has((((key as V4Key) - len) / 64) | 0) === true;
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  *values(): Iterable<Sent> {
-    for (const m of this.maps) if (m !== undefined) yield* m.values();
-  }
-
-  clear(): void {
-    this.maps.fill(undefined);
-    this.count = 0;
-  }
-}
-
-interface FamilyOut {
+/** One family of an Adj-RIB-Out: a reader of the family's journal. */
+export interface FamilyOut extends JournalReader {
+  readonly out: AdjRibOut;
   family: AddressFamily;
   v6: boolean;
   addPath: boolean;
   table: PrefixTable<PrefixKey>;
-  pending: Set<PrefixKey>;
-  sent: SentMap;
+  journal: Journal;
+  slots: PrefixSlots;
+  /** Per prefix number: the id (in the update group) of the set the peer has; 0 for none. */
+  sent: Uint32Array;
+  sentCount: number;
+  /** ADD-PATH: the sets sent per prefix. */
+  paths: Map<PrefixKey, SentPaths>;
 }
 
 interface DumpTask {
@@ -139,23 +91,31 @@ export class AdjRibOut {
   constructor(
     readonly peer: RibPeer,
     readonly group: UpdateGroup,
-    tables: Partial<Record<AddressFamily, PrefixTable<PrefixKey>>>,
+    sources: Partial<Record<AddressFamily, FamilySources>>,
   ) {
     const o = peer.sendOptions;
     this.maxMessageLength = maxMessageLength(o);
     this.allowOwn = peer.config.allowOwnRoutes === true;
     this.addPathMax = peer.config.addPathSendMax ?? Infinity;
     for (const family of peer.families) {
-      const table = tables[family];
-      if (!table) continue;
+      const src = sources[family];
+      if (!src) continue;
+      const table = src.table;
       const fam: FamilyOut = {
+        out: this,
         family,
         v6: family === 'ipv6-unicast',
         addPath: o.addPath?.[family] === true,
         table,
-        pending: new Set(),
-        sent: family === 'ipv6-unicast' ? new Map<PrefixKey, Sent>() : new V4SentMap(),
+        journal: src.journal,
+        slots: src.slots,
+        cursor: 0,
+        idle: false,
+        sent: new Uint32Array(0),
+        sentCount: 0,
+        paths: new Map(),
       };
+      src.journal.add(fam);
       this.fams.push(fam);
       this.byFamily[family] = fam;
       // The initial table, then End-of-RIB (RFC 4724 §2), per family.
@@ -173,71 +133,39 @@ export class AdjRibOut {
     return this.byFamily[family]?.addPath === true;
   }
 
-  /** The RIB calls this when the paths of a prefix changed. */
-  markDirty(family: AddressFamily, key: PrefixKey): void {
-    const fam = this.byFamily[family];
-    if (fam === undefined) return;
-    // A prefix this peer neither has nor would be sent needs no queue entry: process() would
-    // do nothing with it. With many peers that get few of the routes (the source itself, NO_EXPORT,
-    // iBGP without reflection) this spares a Set add, visit and delete per peer and prefix,
-    // which was most of the time of 10 peers × 100k prefixes. The export decision is cached by
-    // attribute set, so asking it here costs two lookups (not with a per-prefix export policy).
-    if (!fam.addPath && !this.group.exportPerPrefix && !fam.sent.has(key)) {
-      const head = fam.table.get(key);
-      if (head === undefined || this.exportable(fam, key, head) === null) return;
-    }
-    fam.pending.add(key);
-    this.kick();
-  }
-
-  /**
-   * markDirty for a best path that just changed, with the export decision shared among the
-   * members of an update group: the Loc-RIB offers each change to every Adj-RIB-Out, and in a
-   * mesh of N peers that is N offers per prefix of which most are refused for the same reason
-   * (iBGP learned, iBGP peer). `memo` carries the group's verdict from one member to the next.
-   */
-  offer(family: AddressFamily, key: PrefixKey, head: Path | undefined, memo: ExportMemo): void {
-    const fam = this.byFamily[family];
-    if (fam === undefined) return;
-    if (!fam.addPath && !this.group.exportPerPrefix && !fam.sent.has(key)) {
-      if (head === undefined || (head.peer === this.peer && !this.allowOwn)) return;
-      let exportable = memo.group === this.group ? memo.exportable : memo.others?.get(this.group);
-      if (exportable === undefined) {
-        exportable = this.group.exportPath(family, key, head) !== null;
-        if (memo.group === undefined) {
-          memo.group = this.group;
-          memo.exportable = exportable;
-        } else (memo.others ??= new Map()).set(this.group, exportable);
-      }
-      if (!exportable) return;
-    }
-    fam.pending.add(key);
+  /** The RIB calls this when a change in the journal concerns this peer while it was idle. */
+  wake(): void {
     this.kick();
   }
 
   /** Whether anything waits to be pulled. */
   get hasWork(): boolean {
     if (this.tasks.length > 0) return true;
-    for (const f of this.fams) if (f.pending.size > 0) return true;
+    for (const f of this.fams) if (f.cursor < f.journal.end) return true;
     return false;
   }
 
   /** Prefixes marked dirty and not yet pulled. */
   get pendingCount(): number {
     let n = 0;
-    for (const f of this.fams) n += f.pending.size;
+    for (const f of this.fams) n += f.journal.liveFrom(f.cursor, !f.addPath);
     return n;
   }
 
   /** Prefixes this peer currently has from us. */
   sentCount(family: AddressFamily): number {
-    return this.byFamily[family]?.sent.size ?? 0;
+    const f = this.byFamily[family];
+    return f === undefined ? 0 : f.addPath ? f.paths.size : f.sentCount;
   }
 
   /** What this peer has from us for a prefix: the set sent, or one per ADD-PATH id; none if nothing. */
   sentFor(family: AddressFamily, prefix: string): readonly OutAttrSet[] {
-    const s = this.byFamily[family]?.sent.get(prefixKey(family, prefix));
-    return s === undefined ? [] : s instanceof SentPaths ? s.sets : [s];
+    const f = this.byFamily[family];
+    if (f === undefined) return [];
+    const key = prefixKey(family, prefix);
+    if (f.addPath) return f.paths.get(key)?.sets ?? [];
+    const s = this.sentSet(f, key);
+    return s === undefined ? [] : [s];
   }
 
   /**
@@ -274,7 +202,7 @@ export class AdjRibOut {
     while (bytes < maxBytes) {
       let drained = false;
       for (const f of this.fams) {
-        if (f.pending.size === 0) continue;
+        if (f.cursor >= f.journal.end) continue;
         bytes += this.drain(f, undefined, maxBytes - bytes, out);
         drained = true;
         if (bytes >= maxBytes) break;
@@ -292,19 +220,31 @@ export class AdjRibOut {
       if (t.done) this.tasks.shift();
     }
     this.stats.messages += out.length;
-    if (!this.hasWork) this.signalled = false;
+    if (!this.hasWork) {
+      this.signalled = false;
+      for (const f of this.fams) {
+        if (f.idle) continue;
+        f.idle = true;
+        f.journal.idle.push(f);
+      }
+    }
     return out;
   }
 
   /** Gives back the shared sets this peer held (session down). */
   close(): void {
     for (const f of this.fams) {
-      for (const s of f.sent.values()) {
-        if (s instanceof SentPaths) for (const x of s.sets) this.group.release(x);
-        else this.group.release(s);
+      f.journal.remove(f);
+      for (const s of f.paths.values()) for (const x of s.sets) this.group.release(x);
+      f.paths.clear();
+      const n = Math.min(f.sent.length, f.slots.capacity);
+      for (let i = 0; i < n; i++) {
+        if (f.sent[i] === 0) continue;
+        this.group.release(this.group.held(f.sent[i]));
+        f.slots.release(i);
       }
-      f.sent.clear();
-      f.pending.clear();
+      f.sent = new Uint32Array(0);
+      f.sentCount = 0;
     }
     this.tasks.length = 0;
     this.onReady = undefined;
@@ -321,8 +261,12 @@ export class AdjRibOut {
     const withdrawals = new Bucket();
     let estimate = 0;
     if (dump === undefined) {
-      for (const key of f.pending) {
-        f.pending.delete(key);
+      const j = f.journal;
+      while (f.cursor < j.end) {
+        const i = f.cursor++;
+        const key = j.keys[i];
+        // A hole (the prefix is further on), or only a path behind the best changed.
+        if (key === undefined || (!j.best[i] && !f.addPath)) continue;
         estimate += this.process(f, key, false, buckets, withdrawals);
         if (estimate >= room) break;
       }
@@ -370,10 +314,10 @@ export class AdjRibOut {
     const head = f.table.get(key);
     if (f.addPath) return this.processAddPath(f, key, head, force, buckets, wd);
     const desired = head === undefined ? null : this.exportable(f, key, head);
-    const sent = f.sent.get(key) as OutAttrSet | undefined;
+    const sent = this.sentSet(f, key);
     if (desired === null) {
       if (sent === undefined) return 0;
-      f.sent.delete(key);
+      this.forget(f, key);
       this.group.release(sent);
       wd.keys.push(key);
       wd.ids.push(0);
@@ -382,8 +326,8 @@ export class AdjRibOut {
     }
     if (desired === sent && !force) return 0;
     if (desired !== sent) {
-      f.sent.set(key, desired);
       this.group.acquire(desired);
+      this.record(f, key, desired, sent === undefined);
       if (sent !== undefined) this.group.release(sent);
     }
     return this.add(buckets, desired, key, 0) + this.wireLength(f, key);
@@ -406,7 +350,7 @@ export class AdjRibOut {
         sets.push(o);
       }
     }
-    const sent = f.sent.get(key) as SentPaths | undefined;
+    const sent = f.paths.get(key);
     let estimate = 0;
     for (let i = 0; i < ids.length; i++) {
       const j = sent === undefined ? -1 : sent.ids.indexOf(ids[i]);
@@ -426,9 +370,39 @@ export class AdjRibOut {
         this.group.release(sent.sets[j]);
       }
     }
-    if (ids.length === 0) f.sent.delete(key);
-    else f.sent.set(key, new SentPaths(ids, sets));
+    if (ids.length === 0) f.paths.delete(key);
+    else f.paths.set(key, new SentPaths(ids, sets));
     return estimate;
+  }
+
+  /** The set the peer has for a prefix (not ADD-PATH). */
+  private sentSet(f: FamilyOut, key: PrefixKey): OutAttrSet | undefined {
+    const n = f.slots.get(key);
+    if (n === undefined || n >= f.sent.length) return undefined;
+    const id = f.sent[n];
+    return id === 0 ? undefined : this.group.held(id);
+  }
+
+  /** Records a held set as sent for a prefix; `added` when the peer had nothing for it. */
+  private record(f: FamilyOut, key: PrefixKey, set: OutAttrSet, added: boolean): void {
+    let n: number;
+    if (added) {
+      n = f.slots.acquire(key);
+      f.sentCount++;
+      if (n >= f.sent.length) {
+        const grown = new Uint32Array(Math.max(1024, f.slots.capacity * 2));
+        grown.set(f.sent);
+        f.sent = grown;
+      }
+    } else n = f.slots.get(key)!;
+    f.sent[n] = set.id;
+  }
+
+  private forget(f: FamilyOut, key: PrefixKey): void {
+    const n = f.slots.get(key)!;
+    f.sent[n] = 0;
+    f.slots.release(n);
+    f.sentCount--;
   }
 
   private writeNlri(f: FamilyOut, b: Bucket, from: number, to: number, buf: Buffer, pos: number): number {

@@ -4,13 +4,15 @@
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
 import { Afi, Safi } from '../codec/index.js';
-import { AdjRibOut, type ExportMemo } from './adj-rib-out.js';
+import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { mergeAs4Path } from './as4.js';
 import { AttrInterner, asPathContains, ipv4Number, NextHop, NextHopInterner, shareableAttributes, type AttrSet } from './attr-set.js';
 import { selectBest, type DecisionOptions } from './decision.js';
 import { RibPeer } from './peer.js';
+import { Journal } from './journal.js';
 import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
 import { familyOfPrefix, formatKey, prefixKey, v4Key, v6Key, type PrefixKey } from './prefix.js';
+import { PrefixSlots } from './slots.js';
 import {
   freeLocalPathId,
   isStale,
@@ -30,6 +32,8 @@ export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast
 
 class FamilyRib {
   readonly outs: AdjRibOut[] = [];
+  readonly journal = new Journal();
+  readonly slots = new PrefixSlots();
   constructor(
     readonly family: AddressFamily,
     readonly table: PrefixTable<PrefixKey>,
@@ -310,9 +314,9 @@ export class Rib {
       this.groups.set(key, group);
     }
     group.members.add(peer);
-    const tables: Partial<Record<AddressFamily, PrefixTable<PrefixKey>>> = {};
-    for (const f of FAMILIES) tables[f] = this.fams[f].table;
-    const out = new AdjRibOut(peer, group, tables);
+    const sources: Partial<Record<AddressFamily, FamilySources>> = {};
+    for (const f of FAMILIES) sources[f] = this.fams[f];
+    const out = new AdjRibOut(peer, group, sources);
     peer.out = out;
     peer.up = true;
     for (const f of out.families) this.fams[f].outs.push(out);
@@ -542,16 +546,11 @@ export class Rib {
 
   /** Records a change of one prefix's paths and tells the Adj-RIB-Outs. */
   private changed(fr: FamilyRib, key: PrefixKey, oldHead: Path | undefined, oldMp: Path[] | null, best: Path | undefined): void {
-    const outs = fr.outs;
     const bestChanged = oldHead !== best || (best !== undefined && !this.sameMultipath(oldMp, best));
-    if (!bestChanged) {
-      // Only a path behind the best changed: only ADD-PATH peers see it.
-      for (let i = 0; i < outs.length; i++) if (outs[i].addPath(fr.family)) outs[i].markDirty(fr.family, key);
-      return;
-    }
-    const memo: ExportMemo = { group: undefined, exportable: false };
-    for (let i = 0; i < outs.length; i++) outs[i].offer(fr.family, key, best, memo);
-    if (!this.collect()) return;
+    fr.journal.append(key, bestChanged);
+    if (fr.journal.idle.length > 0) this.wake(fr, key, bestChanged ? oldHead : undefined, bestChanged ? best : undefined);
+    // Only a path behind the best changed: only ADD-PATH peers see it.
+    if (!bestChanged || !this.collect()) return;
     const family = fr.family;
     const prefix = formatKey(family, key);
     if (best === undefined) {
@@ -564,6 +563,39 @@ export class Rib {
     let p = best.next;
     for (let i = 1; i < n && p !== null; i++, p = p.next) multipath.push(this.view(family, prefix, p));
     this.changes.push({ kind: oldHead === undefined ? 'added' : 'changed', family, prefix, best: view, multipath });
+  }
+
+  /**
+   * Wakes the idle Adj-RIB-Outs a change may concern: ADD-PATH ones always, the others when
+   * their update group exports the old best path (the peer may have it) or the new one. The
+   * rest stay idle: in a mesh, most changes concern no one (iBGP learned, iBGP peer), and the
+   * group decides that once for all its members. `oldHead` and `best` are undefined when the
+   * best path did not change.
+   */
+  private wake(fr: FamilyRib, key: PrefixKey, oldHead: Path | undefined, best: Path | undefined): void {
+    const idle = fr.journal.idle as FamilyOut[];
+    let lastGroup: UpdateGroup | undefined;
+    let lastVerdict = false;
+    let kept = 0;
+    for (let i = 0; i < idle.length; i++) {
+      const f = idle[i];
+      let wake = f.addPath;
+      if (!wake && (oldHead !== undefined || best !== undefined)) {
+        const g = f.out.group;
+        if (g !== lastGroup) {
+          lastGroup = g;
+          lastVerdict =
+            (oldHead !== undefined && g.exportPath(fr.family, key, oldHead) !== null) ||
+            (best !== undefined && g.exportPath(fr.family, key, best) !== null);
+        }
+        wake = lastVerdict;
+      }
+      if (wake) {
+        f.idle = false;
+        f.out.wake();
+      } else idle[kept++] = f;
+    }
+    idle.length = kept;
   }
 
   private view(family: AddressFamily, prefix: string, p: Path): RibRoute {

@@ -16,6 +16,8 @@ import type { IbgpReflectionHook, UpdateGroupInfo } from './types.js';
 /** Exported attributes, encoded once: what every UPDATE of this set carries. */
 export class OutAttrSet {
   refs = 0;
+  /** Its number in the group while some peer holds it (0 when none does): what an Adj-RIB-Out records as sent. */
+  id = 0;
   constructor(
     readonly key: string,
     readonly family: AddressFamily,
@@ -85,6 +87,9 @@ export class UpdateGroup {
   private lastAttrs: AttrSet | undefined;
   private lastEntries: CacheEntries = new Map();
   private readonly outSets = new Map<string, OutAttrSet>();
+  // Numbers of the held sets; 0 stays unused, meaning "nothing sent".
+  private readonly byId: Array<OutAttrSet | undefined> = [undefined];
+  private readonly freeIds: number[] = [];
   private readonly exportPolicy: CompiledPolicy | undefined;
   private readonly encodeOptions: CodecOptions;
   private readonly fourOctetAs: boolean;
@@ -242,10 +247,23 @@ export class UpdateGroup {
   }
 
   acquire(out: OutAttrSet): void {
-    if (out.refs++ === 0 && this.outSets.get(out.key) !== out) this.outSets.set(out.key, out);
+    if (out.refs++ !== 0) return;
+    if (this.outSets.get(out.key) !== out) this.outSets.set(out.key, out);
+    const id = this.freeIds.pop() ?? this.byId.length;
+    this.byId[id] = out;
+    out.id = id;
   }
 
   release(out: OutAttrSet): void {
-    if (--out.refs === 0 && this.outSets.get(out.key) === out) this.outSets.delete(out.key);
+    if (--out.refs !== 0) return;
+    if (this.outSets.get(out.key) === out) this.outSets.delete(out.key);
+    this.byId[out.id] = undefined;
+    this.freeIds.push(out.id);
+    out.id = 0;
+  }
+
+  /** The held set of a number acquire() gave it. */
+  held(id: number): OutAttrSet {
+    return this.byId[id]!;
   }
 }
