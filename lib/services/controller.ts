@@ -15,11 +15,12 @@ import {
   type Kind,
   MANAGED_BY_LABEL,
   resourceKey,
+  SERVICE_NAME_LABEL,
   type Service,
   type WorkloadEndpoint,
 } from '../resources/types.js';
 import { allocate, serviceRanges } from './allocate.js';
-import { desiredSlices, SLICE_CONTROLLER, sameSlice } from './endpoint-slices.js';
+import { desiredSlices, SLICE_CONTROLLER, sameSlice, selects } from './endpoint-slices.js';
 
 export interface ServiceControllerOptions {
   log?: (event: string, fields: Record<string, unknown>) => void;
@@ -42,9 +43,16 @@ export interface ServiceControllerStats {
 export class ServiceController {
   static readonly kinds: readonly Kind[] = ['Service', 'WorkloadEndpoint', 'EndpointSlice', 'BGPConfiguration'];
   private readonly services = new Map<string, Service>();
-  private readonly workloads = new Map<string, WorkloadEndpoint>();
-  private readonly slices = new Map<string, EndpointSlice>();
+  /** Service keys by namespace: a pod's change concerns only the services of its namespace. */
+  private readonly servicesByNs = new Map<string, Set<string>>();
+  private readonly workloadsByNs = new Map<string, Map<string, WorkloadEndpoint>>();
+  /** Slices by the "namespace/name" of the Service their label names, then by slice key. */
+  private readonly slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  private readonly sliceOwner = new Map<string, string>();
   private config: BGPConfiguration | undefined;
+  /** Services whose slices must be compared with what they should be, at the next pass. */
+  private readonly dirtyServices = new Set<string>();
+  private allocationDue = false;
   private watcher: Watcher | undefined;
   private synced = false;
   private running = false;
@@ -92,26 +100,66 @@ export class ServiceController {
   apply(e: WatchEvent): void {
     if (e.type === 'synced') {
       this.synced = true;
+      for (const k of this.services.keys()) this.dirtyServices.add(k);
+      for (const k of this.slicesByService.keys()) this.dirtyServices.add(k);
+      this.allocationDue = true;
       this.schedule();
       return;
     }
-    if (e.kind === 'BGPConfiguration') {
-      // The cluster IP range is the default configuration's.
-      if (e.key === 'default') this.config = e.type === 'put' ? (e.resource as BGPConfiguration) : undefined;
-      if (this.synced) this.schedule();
-      return;
+    const put = e.type === 'put' ? e.resource : undefined;
+    switch (e.kind) {
+      case 'BGPConfiguration':
+        // The cluster IP range is the default configuration's.
+        if (e.key !== 'default') return;
+        this.config = put as BGPConfiguration | undefined;
+        this.allocationDue = true;
+        break;
+      case 'Service': {
+        const ns = e.key.slice(0, e.key.indexOf('/'));
+        if (put) {
+          this.services.set(e.key, put as Service);
+          setOf(this.servicesByNs, ns).add(e.key);
+        } else {
+          this.services.delete(e.key);
+          this.servicesByNs.get(ns)?.delete(e.key);
+        }
+        this.dirtyServices.add(e.key);
+        this.allocationDue = true;
+        break;
+      }
+      case 'WorkloadEndpoint': {
+        const ns = e.key.slice(0, e.key.indexOf('/'));
+        const pods = mapOf(this.workloadsByNs, ns);
+        const before = pods.get(e.key);
+        if (put) pods.set(e.key, put as WorkloadEndpoint);
+        else pods.delete(e.key);
+        // The services whose selector the pod met before or meets now.
+        for (const key of this.servicesByNs.get(ns) ?? []) {
+          const selector = this.services.get(key)?.spec.selector;
+          if (selector && [before, put as WorkloadEndpoint | undefined].some((w) => w && selects(selector, w))) this.dirtyServices.add(key);
+        }
+        break;
+      }
+      case 'EndpointSlice': {
+        const was = this.sliceOwner.get(e.key);
+        if (was !== undefined) {
+          this.slicesByService.get(was)?.delete(e.key);
+          this.sliceOwner.delete(e.key);
+          this.dirtyServices.add(was);
+        }
+        const slice = put as EndpointSlice | undefined;
+        const owner = slice?.metadata.labels?.[SERVICE_NAME_LABEL];
+        if (slice && owner) {
+          const key = `${slice.metadata.namespace}/${owner}`;
+          mapOf(this.slicesByService, key).set(e.key, slice);
+          this.sliceOwner.set(e.key, key);
+          this.dirtyServices.add(key);
+        }
+        break;
+      }
+      default:
+        return;
     }
-    const map =
-      e.kind === 'Service'
-        ? this.services
-        : e.kind === 'WorkloadEndpoint'
-          ? this.workloads
-          : e.kind === 'EndpointSlice'
-            ? this.slices
-            : undefined;
-    if (!map) return;
-    if (e.type === 'put') (map as Map<string, unknown>).set(e.key, e.resource);
-    else map.delete(e.key);
     if (this.synced) this.schedule();
   }
 
@@ -140,7 +188,10 @@ export class ServiceController {
     }
   }
 
-  /** One comparison of what is there with what is wanted; false when a write failed for another reason than a lost race. */
+  /**
+   * Allocation when a Service or the range changed, and the slices of each service marked since
+   * the last pass; false when a write failed for another reason than a lost race.
+   */
   private async pass(): Promise<boolean> {
     let ok = true;
     const write = async (what: 'allocated' | 'created' | 'updated' | 'deleted', key: string, op: () => Promise<unknown>) => {
@@ -148,31 +199,48 @@ export class ServiceController {
         await op();
         this.stats[what]++;
         this.log(what === 'allocated' ? 'service-allocated' : `endpointslice-${what}`, { resource: key });
+        return true;
       } catch (e) {
-        if (e instanceof ConflictError || e instanceof AlreadyExistsError || e instanceof NotFoundError) this.stats.lost++;
-        else {
-          ok = false;
-          this.log('service-controller-write-failed', { resource: key, error: (e as Error).message });
+        if (e instanceof ConflictError || e instanceof AlreadyExistsError || e instanceof NotFoundError) {
+          this.stats.lost++;
+          return true;
         }
+        ok = false;
+        this.log('service-controller-write-failed', { resource: key, error: (e as Error).message });
+        return false;
       }
     };
-    // The Service as read carries its revision: the update is refused if anyone wrote it since.
-    for (const s of allocate(this.services.values(), serviceRanges(this.config)))
-      await write('allocated', resourceKey(s), () => this.ds.update(s));
-    const want = new Map<string, EndpointSlice>();
-    for (const svc of this.services.values())
-      for (const s of desiredSlices(svc, this.workloads.values()) ?? []) want.set(resourceKey(s), s);
-    for (const [key, s] of want) {
-      const have = this.slices.get(key);
-      if (!have) await write('created', key, () => this.ds.create(s));
-      else if (!sameSlice(have, s))
-        await write('updated', key, () =>
-          this.ds.update({ ...s, metadata: { ...s.metadata, resourceVersion: have.metadata.resourceVersion } }),
-        );
+    if (this.allocationDue) {
+      this.allocationDue = false;
+      // The Service as read carries its revision: the update is refused if anyone wrote it since.
+      for (const s of allocate(this.services.values(), serviceRanges(this.config)))
+        if (!(await write('allocated', resourceKey(s), () => this.ds.update(s)))) this.allocationDue = true;
     }
-    for (const [key, have] of this.slices) {
-      if (want.has(key) || have.metadata.labels?.[MANAGED_BY_LABEL] !== SLICE_CONTROLLER) continue;
-      await write('deleted', key, () => this.ds.delete('EndpointSlice', key, { revision: Number(have.metadata.resourceVersion) }));
+    const dirty = [...this.dirtyServices];
+    this.dirtyServices.clear();
+    for (const key of dirty) {
+      const svc = this.services.get(key);
+      const pods = this.workloadsByNs.get(key.slice(0, key.indexOf('/')))?.values() ?? [];
+      // Gone, or without a selector now: its slices that we wrote go.
+      const want = new Map((svc ? (desiredSlices(svc, pods) ?? []) : []).map((s) => [resourceKey(s), s]));
+      const have = this.slicesByService.get(key) ?? new Map<string, EndpointSlice>();
+      let done = true;
+      for (const [k, s] of want) {
+        const had = have.get(k);
+        if (!had) done = (await write('created', k, () => this.ds.create(s))) && done;
+        else if (!sameSlice(had, s))
+          done =
+            (await write('updated', k, () =>
+              this.ds.update({ ...s, metadata: { ...s.metadata, resourceVersion: had.metadata.resourceVersion } }),
+            )) && done;
+      }
+      for (const [k, had] of [...have]) {
+        if (want.has(k) || had.metadata.labels?.[MANAGED_BY_LABEL] !== SLICE_CONTROLLER) continue;
+        done =
+          (await write('deleted', k, () => this.ds.delete('EndpointSlice', k, { revision: Number(had.metadata.resourceVersion) }))) && done;
+      }
+      // A failed write is tried again at the retry; a lost race comes back as a slice event.
+      if (!done) this.dirtyServices.add(key);
     }
     return ok;
   }
@@ -180,4 +248,16 @@ export class ServiceController {
   private log(event: string, fields: Record<string, unknown>): void {
     this.options.log?.(event, fields);
   }
+}
+
+function mapOf<V>(m: Map<string, Map<string, V>>, k: string): Map<string, V> {
+  let v = m.get(k);
+  if (!v) m.set(k, (v = new Map()));
+  return v;
+}
+
+function setOf(m: Map<string, Set<string>>, k: string): Set<string> {
+  let v = m.get(k);
+  if (!v) m.set(k, (v = new Set()));
+  return v;
 }

@@ -26,8 +26,8 @@ export const MAX_ENDPOINTS_PER_SLICE = 100;
 type Family = 'IPv4' | 'IPv6';
 
 /** Kubernetes' Service selector: every pair holds in the pod's labels. */
-function matches(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>> | undefined): boolean {
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+export function selects(selector: Readonly<Record<string, string>>, pod: WorkloadEndpoint): boolean {
+  return Object.entries(selector).every(([k, v]) => pod.metadata.labels?.[k] === v);
 }
 
 /** The families the Service serves: its ipFamilies (validation fills them from its cluster IPs), else both. */
@@ -77,7 +77,7 @@ export function desiredSlices(svc: Service, workloads: Iterable<WorkloadEndpoint
   const families = servedFamilies(svc);
   const groups = new Map<string, { family: Family; ports: EndpointSlicePort[]; endpoints: EndpointSliceEndpoint[] }>();
   for (const w of workloads) {
-    if (w.metadata.namespace !== ns || !matches(selector, w.metadata.labels)) continue;
+    if (w.metadata.namespace !== ns || !selects(selector, w)) continue;
     const ports = resolvePorts(svc, w);
     for (const net of w.spec.ipNetworks) {
       const c = parseCidr(net, 'ipNetworks', false);
