@@ -235,10 +235,19 @@ function writeValue(w: Writer, type: number, v: unknown, options: CodecOptions):
     case T.COMMUNITIES: {
       const cs = v as number[];
       w.ensure(cs.length * 4);
+      const b = w.buf;
+      let pos = w.pos;
       for (let i = 0; i < cs.length; i++) {
-        w.buf.writeUInt32BE(checkU32(cs[i], 'COMMUNITIES'), w.pos);
-        w.pos += 4;
+        let c = cs[i];
+        // An int32 (negative for asn >= 32768 when built as `asn << 16 | value`) or a uint32.
+        if ((c | 0) !== c && c >>> 0 !== c) c = checkU32(c, 'COMMUNITIES');
+        b[pos] = c >>> 24;
+        b[pos + 1] = c >>> 16;
+        b[pos + 2] = c >>> 8;
+        b[pos + 3] = c;
+        pos += 4;
       }
+      w.pos = pos;
       return;
     }
     case T.ORIGINATOR_ID:

@@ -164,6 +164,14 @@ describe('codec encode fast paths', () => {
     assert.throws(() => encodeMessage(update([], { asPath: [{ type: 'sequence', asns: [65536] }] }), { fourOctetAs: false }), /AS_TRANS/);
   });
 
+  it('COMMUNITIES take an int32 or a uint32 and refuse anything else, naming the attribute', () => {
+    const bytes = encodeMessage(update([], { communities: [0, -1, -0x80000000, 0xffffffff, (65001 << 16) | 7] }));
+    assert.deepEqual(bytes.subarray(bytes.length - 20), Buffer.from('00000000' + 'ffffffff' + '80000000' + 'ffffffff' + 'fde90007', 'hex'));
+    for (const c of [2 ** 32, -0x80000001, 1.5, Number.NaN]) {
+      assert.throws(() => encodeMessage(update([], { communities: [c] })), /COMMUNITIES: .* is not a 32-bit value/, String(c));
+    }
+  });
+
   it('an attribute over 255 octets takes the extended length; a short one sent extended stays so', () => {
     const communities = Array.from({ length: 64 }, (_, i) => (65000 << 16) | i);
     const m = update([{ prefix: '10.0.0.0/8', pathId: undefined }], { origin: 'igp', asPath: [], nextHop: '192.0.2.1', communities });
