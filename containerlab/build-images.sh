@@ -100,7 +100,7 @@ mirror_from_apt() {
 base_tarball() {
   MIRROR=${PODROUTE_IMAGES_MIRROR:-$(mirror_from_apt | head -n 1)}
   [ -n "$MIRROR" ] || die "no apt source names a Debian $SUITE mirror (set PODROUTE_IMAGES_MIRROR)"
-  key=$(printf '%s\n' "$SUITE" "$MIRROR" minbase "$BASE_PACKAGES" | sha)
+  key=$(printf '%s\n' "$SUITE" "$MIRROR" minbase "$BASE_PACKAGES" slim | sha)
   TARBALL=$CACHE/base-$SUITE-$(short "$key").tar
   if [ -f "$TARBALL" ] && [ -f "$TARBALL.sha256" ]; then
     say "base: $TARBALL (cached)"
@@ -118,7 +118,14 @@ base_tarball() {
     die "debootstrap failed (log above)"
   fi
   # The downloaded .debs and package lists are dead weight: the images run apt-get update.
-  rm -rf "$work/root/var/cache/apt/archives/"*.deb "$work/root/var/lib/apt/lists/"* "$work/root/var/log/"*.log
+  rm -rf "$work/root/var/cache/apt/archives/"*.deb "$work/root/var/cache/apt/"*.bin "$work/root/var/lib/apt/lists/"* "$work/root/var/log/"*.log
+  # As Debian's slim images: no manuals, translations or documentation but the copyrights, and
+  # dpkg told to leave them out of what the images install later.
+  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/info/*' \
+    >"$work/root/etc/dpkg/dpkg.cfg.d/podroute-slim"
+  find "$work/root/usr/share/doc" ! -type d ! -name copyright -delete
+  rm -rf "$work/root/usr/share/man/"* "$work/root/usr/share/locale/"* "$work/root/usr/share/info/"*
   tar --numeric-owner -C "$work/root" -cf "$work/base.tar" .
   sha256sum <"$work/base.tar" | cut -c1-64 >"$work/base.tar.sha256"
   mv "$work/base.tar" "$TARBALL"

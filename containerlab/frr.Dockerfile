@@ -4,7 +4,7 @@ ARG BASE=podroute/base:latest
 FROM ${BASE}
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends frr \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 # zebra and bgpd on, as containerlab/daemons says; a topology may bind its own over it.
 COPY daemons /etc/frr/daemons
 COPY frr-entrypoint.sh /usr/local/bin/frr-entrypoint.sh
