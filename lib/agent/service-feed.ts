@@ -12,7 +12,7 @@ import {
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import type { EndpointSlice, IPPool, Kind, Service } from '../resources/types.js';
-import { ServicePortReuse, serviceInput } from '../services/service-input.js';
+import { ServiceInputBuilder } from '../services/service-input.js';
 
 export interface ServiceFeedOptions {
   nodeName: string;
@@ -29,17 +29,18 @@ export class ServiceFeed {
   private readonly services = new Map<string, Service>();
   private readonly slices = new Map<string, EndpointSlice>();
   private readonly pools = new Map<string, IPPool>();
-  private readonly reuse = new ServicePortReuse();
+  private readonly builder: ServiceInputBuilder;
   private scheduled = false;
   private started = false;
-  private lastText = '';
   private applied: Promise<unknown> = Promise.resolve();
   /** The input last handed to felix. */
   input: ServiceInput | undefined;
   /** Why felix refused the last input, if it did (the previous services stay programmed). */
   refused: string | undefined;
 
-  constructor(private readonly options: ServiceFeedOptions) {}
+  constructor(private readonly options: ServiceFeedOptions) {
+    this.builder = new ServiceInputBuilder(options.nodeName);
+  }
 
   /** Takes one watch event; true when it concerned the feed. */
   apply(e: WatchEvent): boolean {
@@ -80,24 +81,19 @@ export class ServiceFeed {
   }
 
   private push(): void {
-    const input = this.reuse.reuse(
-      serviceInput({
-        nodeName: this.options.nodeName,
-        services: this.services.values(),
-        slices: this.slices.values(),
-        nodeAddresses: this.options
-          .nodeAddresses()
-          .filter((a) => a !== '')
-          .map((a) => a.split('/')[0]!),
-        clusterCidrs: [...this.pools.values()].map((p) => p.spec.cidr).sort(),
-      }),
-    );
-    // Pools and nodes change without touching services: hand felix nothing new then.
-    const text = JSON.stringify(input);
-    if (text === this.lastText) return;
+    const input = this.builder.build({
+      services: this.services.values(),
+      slices: this.slices.values(),
+      nodeAddresses: this.options
+        .nodeAddresses()
+        .filter((a) => a !== '')
+        .map((a) => a.split('/')[0]!),
+      clusterCidrs: [...this.pools.values()].map((p) => p.spec.cidr).sort(),
+    });
+    // The builder hands back the same object when nothing changed: hand felix nothing new then.
+    if (input === this.input) return;
     try {
       const { table, applied } = programServices(this.options.programmer, input, this.options.compile);
-      this.lastText = text;
       this.input = input;
       if (this.refused !== undefined) this.options.log('services-accepted', {});
       this.refused = undefined;

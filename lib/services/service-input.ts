@@ -52,71 +52,113 @@ function endpointsFor(nodeName: string, slices: readonly EndpointSlice[], name: 
     .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
 }
 
-/** The ServiceInput for one node: pure, ordered by port id, so equal clusters give equal input. */
-export function serviceInput(src: ServiceSources): ServiceInput {
-  const byService = new Map<string, EndpointSlice[]>();
-  for (const s of src.slices) {
+/** Slices by the "namespace/name" of the Service their kubernetes.io/service-name label names. */
+function slicesByService(slices: Iterable<EndpointSlice>): Map<string, EndpointSlice[]> {
+  const out = new Map<string, EndpointSlice[]>();
+  for (const s of slices) {
     const owner = s.metadata.labels?.[SERVICE_NAME_LABEL];
     if (!owner) continue;
     const key = `${s.metadata.namespace}/${owner}`;
-    const list = byService.get(key);
+    const list = out.get(key);
     if (list) list.push(s);
-    else byService.set(key, [s]);
+    else out.set(key, [s]);
   }
+  return out;
+}
+
+/** One Service's entries, one per port and protocol, in the order of its ports; none for a headless one. */
+export function servicePorts(nodeName: string, svc: Service, slices: readonly EndpointSlice[]): ServicePort[] {
+  const spec = svc.spec;
+  if (spec.clusterIP === HEADLESS) return [];
+  const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
+  const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+  const clusterIPs = (spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip !== '' && ip !== HEADLESS);
+  const externalIPs = spec.externalIPs ?? [];
+  const loadBalancerIPs =
+    spec.type === 'LoadBalancer' ? (spec.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])) : [];
+  const out: ServicePort[] = [];
+  for (const p of spec.ports ?? []) {
+    const protocol = p.protocol ?? 'TCP';
+    const nodePort = external ? p.nodePort : undefined;
+    // Nothing to reach it by yet (a cluster IP not allocated, no other frontend): nothing to program.
+    if (clusterIPs.length === 0 && nodePort === undefined && externalIPs.length === 0 && loadBalancerIPs.length === 0) continue;
+    const port: { -readonly [K in keyof ServicePort]: ServicePort[K] } = {
+      id: `${key}/${p.name || p.port}/${protocol.toLowerCase()}`,
+      protocol: protocol.toLowerCase() as ServiceProtocol,
+      port: p.port,
+      clusterIPs,
+      externalIPs,
+      loadBalancerIPs,
+      endpoints: endpointsFor(nodeName, slices, p.name ?? '', protocol),
+    };
+    if (nodePort !== undefined) port.nodePort = nodePort;
+    if (spec.sessionAffinity === 'ClientIP')
+      port.affinityTimeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_TIMEOUT_SECONDS;
+    if (spec.externalTrafficPolicy === 'Local') port.externalLocal = true;
+    if (spec.internalTrafficPolicy === 'Local') port.internalLocal = true;
+    out.push(port);
+  }
+  return out;
+}
+
+const byId = (a: ServicePort, b: ServicePort): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The ServiceInput for one node: pure, ordered by port id, so equal clusters give equal input. */
+export function serviceInput(src: ServiceSources): ServiceInput {
+  const slices = slicesByService(src.slices);
   const services: ServicePort[] = [];
-  for (const svc of src.services) {
-    const spec = svc.spec;
-    if (spec.clusterIP === HEADLESS) continue;
-    const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
-    const slices = byService.get(key) ?? [];
-    const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
-    const clusterIPs = (spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip) => ip !== '' && ip !== HEADLESS);
-    const externalIPs = spec.externalIPs ?? [];
-    const loadBalancerIPs =
-      spec.type === 'LoadBalancer' ? (spec.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])) : [];
-    for (const p of spec.ports ?? []) {
-      const protocol = p.protocol ?? 'TCP';
-      const nodePort = external ? p.nodePort : undefined;
-      // Nothing to reach it by yet (a cluster IP not allocated, no other frontend): nothing to program.
-      if (clusterIPs.length === 0 && nodePort === undefined && externalIPs.length === 0 && loadBalancerIPs.length === 0) continue;
-      const port: { -readonly [K in keyof ServicePort]: ServicePort[K] } = {
-        id: `${key}/${p.name || p.port}/${protocol.toLowerCase()}`,
-        protocol: protocol.toLowerCase() as ServiceProtocol,
-        port: p.port,
-        clusterIPs,
-        externalIPs,
-        loadBalancerIPs,
-        endpoints: endpointsFor(src.nodeName, slices, p.name ?? '', protocol),
-      };
-      if (nodePort !== undefined) port.nodePort = nodePort;
-      if (spec.sessionAffinity === 'ClientIP')
-        port.affinityTimeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_TIMEOUT_SECONDS;
-      if (spec.externalTrafficPolicy === 'Local') port.externalLocal = true;
-      if (spec.internalTrafficPolicy === 'Local') port.internalLocal = true;
-      services.push(port);
-    }
-  }
-  services.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const svc of src.services)
+    services.push(...servicePorts(src.nodeName, svc, slices.get(`${svc.metadata.namespace}/${svc.metadata.name}`) ?? []));
+  services.sort(byId);
   return { services, nodeAddresses: [...src.nodeAddresses], clusterCidrs: [...src.clusterCidrs] };
 }
 
 /**
- * Hands back the previous ServicePort object for every port whose content did not change, so
- * felix, which remembers compiled ports by object, recompiles only the ports that did.
+ * serviceInput() for a node that recomputes it at every change: a Service whose object and
+ * slices are the very objects of the last call keeps its entries without recomputing them; a
+ * port whose content did not change keeps its object (felix remembers compiled ports by object,
+ * so it recompiles only the ports that changed); and when nothing changed the last input itself
+ * comes back, so the caller can skip the update by comparing objects.
  */
-export class ServicePortReuse {
-  private last = new Map<string, { text: string; port: ServicePort }>();
+export class ServiceInputBuilder {
+  private cache = new Map<string, { svc: Service; slices: readonly EndpointSlice[]; ports: readonly ServicePort[] }>();
+  private last: ServiceInput | undefined;
 
-  reuse(input: ServiceInput): ServiceInput {
-    const next = new Map<string, { text: string; port: ServicePort }>();
-    const services = input.services.map((p) => {
-      const text = JSON.stringify(p);
-      const had = this.last.get(p.id);
-      const port = had && had.text === text ? had.port : p;
-      next.set(p.id, { text, port });
-      return port;
-    });
-    this.last = next;
-    return { ...input, services };
+  constructor(readonly nodeName: string) {}
+
+  build(src: Omit<ServiceSources, 'nodeName'>): ServiceInput {
+    const bySvc = slicesByService(src.slices);
+    const next = new Map<string, { svc: Service; slices: readonly EndpointSlice[]; ports: readonly ServicePort[] }>();
+    const services: ServicePort[] = [];
+    for (const svc of src.services) {
+      const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
+      const slices = bySvc.get(key) ?? [];
+      const had = this.cache.get(key);
+      let ports = had?.ports;
+      if (!had || had.svc !== svc || had.slices.length !== slices.length || had.slices.some((x, i) => x !== slices[i])) {
+        const old = new Map((had?.ports ?? []).map((p) => [p.id, p]));
+        ports = servicePorts(this.nodeName, svc, slices).map((p) => {
+          const was = old.get(p.id);
+          return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
+        });
+      }
+      next.set(key, { svc, slices, ports: ports! });
+      services.push(...ports!);
+    }
+    this.cache = next;
+    services.sort(byId);
+    const last = this.last;
+    if (
+      last &&
+      last.services.length === services.length &&
+      last.services.every((p, i) => p === services[i]) &&
+      sameList(last.nodeAddresses, src.nodeAddresses) &&
+      sameList(last.clusterCidrs, src.clusterCidrs)
+    )
+      return last;
+    this.last = { services, nodeAddresses: [...src.nodeAddresses], clusterCidrs: [...src.clusterCidrs] };
+    return this.last;
   }
 }
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);

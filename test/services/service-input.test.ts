@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { compileServices } from '../../felix/index.js';
 import { type EndpointSlice, type Service, validateResource } from '../../lib/resources/index.js';
-import { serviceInput, ServicePortReuse } from '../../lib/services/service-input.js';
+import { ServiceInputBuilder, serviceInput } from '../../lib/services/service-input.js';
 
 const svc = (name: string, spec: Record<string, unknown>, status?: unknown): Service =>
   validateResource({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'shop' }, spec, status }) as Service;
@@ -150,16 +150,24 @@ describe('services: the ServiceInput for one node', () => {
     );
   });
 
-  it('unchanged ports keep their object from one input to the next; felix compiles what is computed', () => {
-    const reuse = new ServicePortReuse();
-    const a = reuse.reuse(serviceInput({ ...BASE, services: [WEB], slices: [WEB_SLICE] }));
-    const fewer = slice('web-1', 'web', {
+  it('the builder: unchanged ports keep their object, nothing changed gives the same input; felix compiles it', () => {
+    const builder = new ServiceInputBuilder('n1');
+    const src = { nodeAddresses: BASE.nodeAddresses, clusterCidrs: BASE.clusterCidrs };
+    const a = builder.build({ ...src, services: [WEB], slices: [WEB_SLICE] });
+    assert.deepEqual(a, serviceInput({ ...BASE, services: [WEB], slices: [WEB_SLICE] }));
+    assert.equal(builder.build({ ...src, services: [WEB], slices: [WEB_SLICE] }), a, 'the same objects: the same input');
+    const other = slice('web-1', 'web', {
       ...WEB_SLICE.spec,
       ports: [WEB_SLICE.spec.ports![0]!, { name: 'dns', protocol: 'UDP', port: 5354 }],
     });
-    const b = reuse.reuse(serviceInput({ ...BASE, services: [WEB], slices: [fewer] }));
+    const b = builder.build({ ...src, services: [WEB], slices: [other] });
+    assert.notEqual(b, a);
     assert.notEqual(a.services[0], b.services[0], 'dns changed');
     assert.equal(a.services[1], b.services[1], 'http did not');
+    assert.deepEqual(b, serviceInput({ ...BASE, services: [WEB], slices: [other] }));
+    // An equal copy of the slice (a resync) changes nothing either.
+    assert.equal(builder.build({ ...src, services: [WEB], slices: [structuredClone(other)] }), b);
+    assert.notEqual(builder.build({ ...src, nodeAddresses: ['192.168.0.2'], services: [WEB], slices: [other] }), b);
     const table = compileServices(b);
     assert.deepEqual(table.conflicts, []);
     assert.ok(table.chains.length > 0);
