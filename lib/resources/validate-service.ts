@@ -64,6 +64,10 @@ const PORT_REFUSED: Record<string, string> = {
 export function kubernetesBody(c: Checker, kind: 'Service' | 'EndpointSlice', o: Obj): Obj {
   if (kind === 'Service') {
     onlyTop(c, o, ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    // Kubernetes' rule for Service names (a DNS-1035 label): its slices' names are made from it.
+    const name = (o.metadata as Obj).name as string;
+    if (name.length > 63 || !/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name))
+      c.fail('metadata.name', `${JSON.stringify(name)} must be at most 63 lower-case letters, digits and '-', starting with a letter`);
     const spec = o.spec === undefined || o.spec === null ? {} : c.obj(o.spec, 'spec');
     if (o.status === undefined || o.status === null) return spec;
     if (spec.status !== undefined && spec.status !== null) c.fail('status', 'is given twice: at the top and in spec');

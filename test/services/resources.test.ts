@@ -239,6 +239,16 @@ describe('services: Service and EndpointSlice validation', () => {
       /unknown field/,
     );
     refused(
+      svc(() => {}, { metadata: { name: '9web' } }),
+      'metadata.name',
+      /starting with a letter/,
+    );
+    refused(
+      svc(() => {}, { metadata: { name: 'w'.repeat(64) } }),
+      'metadata.name',
+      /at most 63/,
+    );
+    refused(
       svc(() => {}, { apiVersion: 'projectcalico.org/v3' }),
       'apiVersion',
       /must be v1/,
