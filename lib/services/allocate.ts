@@ -2,9 +2,9 @@
 // them out, computed so that every node agent picks the same ones without talking: a Service's
 // first candidate is a hash of its namespace/name inside the range, the next free one after it
 // when taken, services visited in key order. What an agent allocated it marks with an
-// annotation; if two agents with different views ever gave one address (or NodePort) to two Services, the
-// Service whose key sorts first keeps it and the other is allocated again (an address a user
-// wrote in the manifest always stays where it is written).
+// annotation; if two agents with different views ever gave one address (or NodePort) to two
+// Services, the Service whose key sorts first keeps it and the other is allocated again (what a
+// user wrote in the manifest always stays where it is written).
 import { addressAt, cidrSize, formatAddress, parseAddress, parseCidr, type Cidr } from '../../ip/index.js';
 import { type BGPConfiguration, HEADLESS, NODE_PORT_RANGE, resourceKey, type Service, type ServicePortSpec } from '../resources/types.js';
 import { digest32 } from './endpoint-slices.js';
