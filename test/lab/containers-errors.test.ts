@@ -1,16 +1,16 @@
-// `podroute lab up --runtime docker` refuses what it cannot build, naming the flag or the key,
-// with a non-zero exit and nothing made: no state, no namespace, no host interface, no container.
+// `podroute lab up --runtime docker` refuses what it cannot build, naming the flag or the socket,
+// with a non-zero exit and nothing made: no state, no namespace, no host interface. (An image the
+// engine lacks: containers.test.ts, which has an engine.)
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand, run } from '../../lib/lab/system.js';
-import { labEngine } from './containers-harness.js';
 import { LABS, ROOT } from './harness.js';
 
 const hostLinks = async () => (await run(['ip', '-o', 'link', 'show'])).split('\n').filter(Boolean).length;
 
-describe('lab up --runtime docker: bad input and a missing engine or image', function () {
+describe('lab up --runtime docker: bad input and a missing engine', function () {
   this.timeout(60_000);
   const stateRoot = mkdtempSync(join(tmpdir(), 'lcerr-'));
   const prefix = `le${process.pid}-`;
@@ -48,26 +48,5 @@ describe('lab up --runtime docker: bad input and a missing engine or image', fun
       ['up', join(LABS, 'mesh.clab.yml'), '--runtime', 'docker', '--docker-host', `unix://${sock}`, '--prefix', prefix],
       new RegExp(`no container engine answers on unix://${sock}`),
     );
-  });
-
-  it('an image the engine does not hold is refused by its key, before anything is made', async function () {
-    const engine = await labEngine();
-    if (typeof engine === 'string') {
-      console.log(`      skipped: ${engine}`);
-      this.skip();
-    }
-    const dir = mkdtempSync(join(tmpdir(), 'lcerr-topo-'));
-    try {
-      const file = join(dir, 'mesh.clab.yml');
-      writeFileSync(file, 'name: mesh\ntopology:\n  nodes:\n    a:\n      kind: linux\n      image: podroute/absent-image:latest\n');
-      const before = (await run(['docker', '-H', engine.host, 'ps', '-a', '-q'])).trim();
-      await refused(
-        ['up', file, '--runtime', 'docker', '--docker-host', engine.host, '--prefix', prefix],
-        /topology\.nodes\.a\.image: podroute\/absent-image:latest is not in the engine/,
-      );
-      assert.equal((await run(['docker', '-H', engine.host, 'ps', '-a', '-q'])).trim(), before);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

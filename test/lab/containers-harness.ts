@@ -13,15 +13,41 @@ import type { LabPod, LabState } from '../../lib/lab/state.js';
 import { agentSessions, frrSessions, type BgpSession } from '../../lib/lab/status.js';
 import { execCommand, run } from '../../lib/lab/system.js';
 import { loadTopology, type Topology } from '../../lib/lab/topology.js';
+import { acquireDocker, ensureImages, releaseDocker } from '../support/docker.js';
 import { waitFor } from '../support/wait.js';
 import { LABS } from './harness.js';
 
-/** The engine the container labs run on, or why there is none (the tests then skip, saying it). */
-export async function labEngine(): Promise<{ host: string } | string> {
-  const host = process.env.PODROUTE_TEST_DOCKER_HOST;
-  if (!host) return 'no container engine (PODROUTE_TEST_DOCKER_HOST unset)';
-  return { host };
+let engine: Promise<{ host: string } | string> | undefined;
+let held = false;
+
+async function startEngine(): Promise<{ host: string } | string> {
+  const given = process.env.PODROUTE_TEST_DOCKER_HOST;
+  if (given) return { host: given };
+  const got = await acquireDocker();
+  if (!got.docker) return `no container engine can start here: ${got.reason}`;
+  held = true;
+  // An engine that runs but cannot build the images is a failure, not a skip.
+  await ensureImages(got.docker);
+  return { host: got.docker.host };
 }
+
+/**
+ * The engine the container labs run on, with the lab images built in it, or why there is none
+ * (the tests then skip, saying it): one for every suite of the run, given back after the last.
+ * PODROUTE_TEST_DOCKER_HOST names an engine already running (images built by
+ * containerlab/build-images.sh); otherwise a private one is started.
+ */
+export function labEngine(): Promise<{ host: string } | string> {
+  engine ??= startEngine();
+  return engine;
+}
+
+after(async () => {
+  if (!held) return;
+  held = false;
+  engine = undefined;
+  await releaseDocker();
+});
 
 export interface HostSnapshot {
   links: string[];

@@ -4,6 +4,8 @@
 // container, holds exactly the pod blocks; a node container stopped and started again keeps
 // pod traffic flowing (graceful restart); `down` leaves the host and the engine as found.
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readState } from '../../lib/lab/state.js';
 import { execCommand } from '../../lib/lab/system.js';
@@ -18,6 +20,8 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
     execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', lab.stateRoot], { timeoutMs: 150_000 });
 
   before(async function () {
+    // The first use may build the images (a few minutes on a fresh engine).
+    this.timeout(900_000);
     const engine = await labEngine();
     if (typeof engine === 'string') {
       console.log(`      skipped: ${engine}`);
@@ -27,6 +31,22 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
   });
   after(async () => {
     await lab?.downAndCheck();
+  });
+
+  it('an image the engine does not hold is refused by its topology key, before anything is made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lcimg-'));
+    try {
+      const file = join(dir, 'absent.clab.yml');
+      writeFileSync(file, 'name: absent\ntopology:\n  nodes:\n    a:\n      kind: linux\n      image: podroute/absent-image:latest\n');
+      const before = (await lab.docker(['ps', '-a', '-q'])).stdout;
+      const r = await cli('up', file, '--runtime', 'docker', '--docker-host', lab.dockerHost, '--prefix', lab.prefix);
+      assert.notEqual(r.code, 0, r.stdout);
+      assert.match(r.stderr, /topology\.nodes\.a\.image: podroute\/absent-image:latest is not in the engine/);
+      assert.equal(existsSync(join(lab.stateRoot, 'absent')), false, 'a state folder was written');
+      assert.equal((await lab.docker(['ps', '-a', '-q'])).stdout, before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('podroute lab up --runtime docker: a container per node, links named as the topology names them, a host bridge', async () => {
@@ -139,6 +159,8 @@ describe('lab tor.clab.yml in containers (--runtime docker)', function () {
   let lab: ContainerLab;
 
   before(async function () {
+    // The first use may build the images (a few minutes on a fresh engine).
+    this.timeout(900_000);
     const engine = await labEngine();
     if (typeof engine === 'string') {
       console.log(`      skipped: ${engine}`);
