@@ -7,6 +7,9 @@
 # Everything is cached by content: the debootstrap tarball (keyed by suite, mirror and package
 # list) in the cache folder, and each image tagged with a hash of its inputs, so a second run
 # that finds those tags does nothing. See containerlab/README.md, "Building the images".
+# The braces make sh read the whole script before it runs any of it: an edit or a checkout
+# during a build cannot change what the running build does.
+{
 set -eu
 
 SUITE=bookworm
@@ -62,8 +65,11 @@ DOCKER_BUILDKIT=0
 export DOCKER_BUILDKIT
 
 command -v docker >/dev/null 2>&1 || die "no docker client on PATH (apt-get install docker.io)"
-if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
-  die "no docker daemon answers at ${DOCKER_HOST:-the client's default socket} (start dockerd, or pass --docker-host unix:///path/to/docker.sock)"
+if ! why=$(docker version --format '{{.Server.Version}}' 2>&1 >/dev/null); then
+  case $why in
+    *"permission denied"*) die "no access to the docker daemon at ${DOCKER_HOST:-the client's default socket}: run as root (or in the docker group)" ;;
+    *) die "no docker daemon answers at ${DOCKER_HOST:-the client's default socket} (start dockerd, or pass --docker-host unix:///path/to/docker.sock): $(printf '%s' "$why" | tail -n 1)" ;;
+  esac
 fi
 say "daemon ${DOCKER_HOST:-default} (dockerd $(docker version --format '{{.Server.Version}}'))"
 
@@ -254,3 +260,5 @@ wanted node && node_image
 wanted frr && files_image frr build_frr frr.Dockerfile frr-entrypoint.sh daemons
 wanted redis && files_image redis build_redis redis.Dockerfile
 say "done in $(elapsed "$all") s"
+exit 0
+}

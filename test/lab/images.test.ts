@@ -194,9 +194,15 @@ describe('lab images (containerlab/build-images.sh)', function () {
       until: (v) => v.startsWith('FRRouting'),
     });
     assert.match(version, /^FRRouting 8\./);
-    const daemons = await cli('exec', id, 'ps', '-o', 'comm=', '-C', 'zebra,bgpd');
-    assert.deepEqual(daemons.split('\n').sort(), ['bgpd', 'zebra']);
-    const bgp = JSON.parse(await cli('exec', id, 'vtysh', '-c', 'show bgp ipv4 unicast json')) as { localAS: number; routerId: string };
+    // watchfrr starts zebra, then bgpd: vtysh may answer before bgpd runs.
+    await waitFor(async () => (await cli('exec', id, 'ps', '-o', 'comm=', '-C', 'zebra,bgpd')).split('\n').sort().join(' '), {
+      what: 'zebra and bgpd running',
+      until: (d) => d === 'bgpd zebra',
+    });
+    const bgp = await waitFor(
+      async () => JSON.parse(await cli('exec', id, 'vtysh', '-c', 'show bgp ipv4 unicast json')) as { localAS?: number; routerId?: string },
+      { what: "bgpd's view of frr.conf", until: (b) => b.localAS !== undefined },
+    );
     assert.equal(bgp.localAS, 65101);
     assert.equal(bgp.routerId, '10.99.0.1');
     // The entrypoint stops the daemons on SIGTERM, well before docker's 10 s SIGKILL.
