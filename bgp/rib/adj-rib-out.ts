@@ -41,8 +41,11 @@ export interface FamilyOut extends JournalReader {
   table: PrefixTable<PrefixKey>;
   journal: Journal;
   slots: PrefixSlots;
-  /** Per prefix number: the id (in the update group) of the set the peer has; 0 for none. */
-  sent: Uint32Array;
+  /**
+   * Per prefix number: the id (in the update group) of the set the peer has; 0 for none. Two
+   * octets each until the group numbers a set past 65,535.
+   */
+  sent: Uint16Array | Uint32Array;
   sentCount: number;
   /** ADD-PATH: the sets sent per prefix. */
   paths: Map<PrefixKey, SentPaths>;
@@ -111,7 +114,7 @@ export class AdjRibOut {
         slots: src.slots,
         cursor: 0,
         idle: false,
-        sent: new Uint32Array(0),
+        sent: new Uint16Array(0),
         sentCount: 0,
         paths: new Map(),
       };
@@ -243,7 +246,7 @@ export class AdjRibOut {
         this.group.release(this.group.held(f.sent[i]));
         f.slots.release(i);
       }
-      f.sent = new Uint32Array(0);
+      f.sent = new Uint16Array(0);
       f.sentCount = 0;
     }
     this.tasks.length = 0;
@@ -389,13 +392,17 @@ export class AdjRibOut {
     if (added) {
       n = f.slots.acquire(key);
       f.sentCount++;
-      if (n >= f.sent.length) {
-        const grown = new Uint32Array(Math.max(1024, f.slots.capacity * 2));
-        grown.set(f.sent);
-        f.sent = grown;
-      }
+      // A quarter more than the numbers in use: one array per peer, so slack costs peers × prefixes.
+      if (n >= f.sent.length) f.sent = this.grown(f.sent, Math.max(1024, f.slots.capacity + (f.slots.capacity >> 2)), set.id);
     } else n = f.slots.get(key)!;
+    if (set.id > 0xffff && f.sent instanceof Uint16Array) f.sent = this.grown(f.sent, f.sent.length, set.id);
     f.sent[n] = set.id;
+  }
+
+  private grown(a: Uint16Array | Uint32Array, length: number, id: number): Uint16Array | Uint32Array {
+    const b = id > 0xffff || a instanceof Uint32Array ? new Uint32Array(length) : new Uint16Array(length);
+    b.set(a);
+    return b;
   }
 
   private forget(f: FamilyOut, key: PrefixKey): void {

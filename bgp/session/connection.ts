@@ -40,8 +40,9 @@ export class BgpConnection {
    * after a quiet spell goes at once; while changes keep coming they go out together, so a
    * reflector whose clients announce one after another sends each client a few large writes,
    * not one small UPDATE per announcing client. The table dump and a draining socket are not held.
+   * Far below the 5 s RFC 4271 (§10) suggests as iBGP's MinRouteAdvertisementIntervalTimer.
    */
-  coalesceMs = 50;
+  coalesceMs = 200;
   private lastKick = -Infinity;
   private kickTimer: ReturnType<typeof setTimeout> | undefined;
   private resolveDone!: () => void;
