@@ -100,6 +100,10 @@ interface Frontend {
   readonly map: string;
   readonly key: string;
   readonly verdict: string;
+  /** `map key`: what two ports may not both hold. */
+  readonly claim: string;
+  /** The element as the map takes it, one object while the port is unchanged. */
+  readonly element: NftMapElement;
 }
 
 /** One service port, compiled: its own chains and sets, and the map elements that lead to them. */
@@ -154,16 +158,15 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
     sets.push(...compiled.sets);
     for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
     for (const e of compiled.elements) {
-      const k = `${e.map} ${e.key}`;
-      const owner = claimed.get(k);
+      const owner = claimed.get(e.claim);
       if (owner !== undefined) {
         if (owner !== p.id) conflicts.push(`${e.map} ${e.key}: ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
         continue;
       }
-      claimed.set(k, p.id);
+      claimed.set(e.claim, p.id);
       let list = elements.get(e.map);
       if (!list) elements.set(e.map, (list = []));
-      list.push({ key: e.key, verdict: e.verdict });
+      list.push(e.element);
     }
   }
 
@@ -201,7 +204,7 @@ function reuseHairpins(f: Family, set: NftSet): NftSet {
 // objects of the last compile, which the plan skips without comparing elements.
 let lastMaps: NftMap[] = [];
 function reuseMaps(maps: NftMap[]): NftMap[] {
-  const same = (a: NftMap, b: NftMap) =>
+  const same = (a: NftMap, b: NftMap): boolean =>
     a.name === b.name &&
     a.type === b.type &&
     a.elements.length === b.elements.length &&
@@ -317,6 +320,8 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
   const chains: NftChain[] = [];
   const sets: NftSet[] = [];
   const elements: Frontend[] = [];
+  const frontend = (map: string, key: string, verdict: string) =>
+    elements.push({ map, key, verdict, claim: `${map} ${key}`, element: { key, verdict } });
   const hairpins: Record<Family, string[]> = { 4: [], 6: [] };
   for (const f of FAMILIES) {
     const hairpin = hairpins[f];
@@ -353,13 +358,13 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
 
     // Frontends.
     const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
-    if (hasInternalEndpoints) elements.push({ map: ipsMap(f), key: key(cip), verdict: `goto ${internalLocal ? localName : cluster}` });
-    else elements.push({ map: noEndpointIpsMap(f), key: key(cip), verdict: noEndpointVerdict });
+    if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName : cluster}`);
+    else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
     const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
     if (nodePort !== undefined) externalKeys.push([nodePortsMap(f), noEndpointNodePortsMap(f), `${p.protocol} . ${nodePort}`]);
     for (const [map, noEndpoints, k] of externalKeys) {
-      if (hasEndpoints) elements.push({ map, key: k, verdict: `goto ${ext}` });
-      if (!hasExternalEndpoints) elements.push({ map: noEndpoints, key: k, verdict: noEndpointVerdict });
+      if (hasEndpoints) frontend(map, k, `goto ${ext}`);
+      if (!hasExternalEndpoints) frontend(noEndpoints, k, noEndpointVerdict);
     }
 
     // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
