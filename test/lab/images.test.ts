@@ -84,8 +84,17 @@ describe('lab images (containerlab/build-images.sh)', function () {
   after(async function () {
     this.timeout(60_000);
     if (docker && containers.length) await sh(['docker', '-H', docker.host, 'rm', '-f', '-v', ...containers]);
-    if (docker) await releaseDocker();
     rmSync(dir, { recursive: true, force: true });
+    if (docker && (await releaseDocker())) {
+      // The engine is gone and left the host as it found it: no process, no mount, no bridge.
+      assert.throws(() => process.kill(docker!.pid, 0), 'dockerd still runs');
+      const execRoot = docker.socket.slice(0, docker.socket.lastIndexOf('/'));
+      const mounts = readFileSync('/proc/self/mounts', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(` ${execRoot}/`) || l.includes(` ${docker!.dataRoot}`));
+      assert.deepEqual(mounts, []);
+      assert.notEqual((await sh(['ip', 'link', 'show', 'docker0'])).code, 0, 'docker0 exists');
+    }
   });
 
   it('a second build reuses everything: same image IDs, no new layers, in seconds', async () => {
