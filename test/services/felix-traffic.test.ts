@@ -37,14 +37,14 @@ const eps = (names: readonly string[], families: readonly (4 | 6)[] = [4], local
     families.map((f) => ({ address: f === 4 ? addressOf(n).v4 : addressOf(n).v6, port: SERVER_PORT, local: local.includes(n) })),
   );
 
-function input(web: readonly string[] = ['a', 'b', 'c']): ServiceInput {
+function input(web: readonly string[] = ['a', 'b', 'c'], sticky: readonly string[] = ['a', 'b', 'c']): ServiceInput {
   return {
     nodeAddresses: [],
     clusterCidrs: ['10.67.0.0/16', 'fd00:67::/64'],
     services: [
       port({ id: 'default/web/http/tcp', clusterIPs: [WEB.v4, WEB.v6], nodePort: NODE_PORT, endpoints: eps(web, [4, 6]) }),
       port({ id: 'default/dns/dns/udp', protocol: 'udp', port: 53, clusterIPs: [DNS], endpoints: eps(['a', 'b', 'c']) }),
-      port({ id: 'default/sticky/http/tcp', clusterIPs: [STICKY], endpoints: eps(['a', 'b', 'c']), affinityTimeoutSeconds: 60 }),
+      port({ id: 'default/sticky/http/tcp', clusterIPs: [STICKY], endpoints: eps(sticky), affinityTimeoutSeconds: 60 }),
       port({ id: 'default/hairpin/http/tcp', clusterIPs: [HAIRPIN], endpoints: eps(['a']) }),
       port({ id: 'default/empty/http/tcp', clusterIPs: [EMPTY], nodePort: EMPTY_NODE_PORT }),
       port({ id: 'default/empty/dns/udp', protocol: 'udp', port: 53, clusterIPs: [EMPTY_UDP] }),
@@ -154,6 +154,21 @@ describe('felix services: real packets through the services part of inet podrout
     assert.ok(repair.ok && repair.ops === 0, `resync changed ${repair.ops} things:\n${repair.script}`);
     const again = await node.probe('cl', { host: STICKY, port: 80, count: 10, parallel: 1 });
     assert.deepEqual([...tally(again).keys()], [...t.keys()]);
+    // The pinned endpoint goes (its chain, its affinity set and the verdict map naming it, in one
+    // transaction): the client is pinned anew to one of the others.
+    const pinned = [...t.keys()][0]!;
+    const report = await node.program(
+      input(
+        undefined,
+        ['a', 'b', 'c'].filter((n) => n !== pinned),
+      ),
+    );
+    assert.equal(report.opCounts['delete set'], 1, report.script);
+    const moved = tally(await node.probe('cl', { host: STICKY, port: 80, count: 20, parallel: 1 }));
+    assert.equal(moved.size, 1, JSON.stringify(Object.fromEntries(moved)));
+    assert.notEqual([...moved.keys()][0], pinned);
+    assert.ok(!([...moved.keys()][0] ?? '!').startsWith('!'), JSON.stringify(Object.fromEntries(moved)));
+    await node.program(input());
   });
 
   it('NodePort from outside the cluster, both families, masqueraded (Cluster policy)', async () => {
