@@ -105,10 +105,19 @@ const TYPE_CODES = {
   'route-refresh': MessageType.ROUTE_REFRESH,
 } as const;
 
-/** The writer's buffer whose first 16 octets hold the marker: it is written once per buffer. */
-let markedBuf: Buffer | undefined;
+/**
+ * UPDATEs are written straight into a slab and handed out as views of it, with no copy: a
+ * slab is like Buffer.allocUnsafe's pool, only larger. A fresh one is taken when less than
+ * a standard message's room is left; one that overflows mid-message (an extended message)
+ * grows by a copy, so the views already handed out stay as they were.
+ */
+const SLAB = 64 * 1024;
 
-/** Encodes one message, header included. Throws RangeError when it does not fit the session's limit. */
+/**
+ * Encodes one message, header included. Throws RangeError when it does not fit the session's
+ * limit. An UPDATE's Buffer may share its memory with other encoded messages, as small
+ * Buffers from Buffer.allocUnsafe do: copy it (Buffer.from) to keep it for long.
+ */
 export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer {
   if (m.type === 'update') return encodeUpdate(m, options);
   let b: Buffer;
@@ -134,20 +143,25 @@ export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer
   return b;
 }
 
-/** An UPDATE, the message sent most: its header is written in place and the whole copied out once. */
+/** An UPDATE, the message sent most: written in place, header included, and handed out as a view. */
 function encodeUpdate(m: UpdateMessage, options: CodecOptions): Buffer {
-  writer.reset(HEADER_LENGTH);
-  writeUpdate(writer, m, options);
-  const length = writer.pos;
-  const max = options.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
-  if (length > max) throw new RangeError(`update message is ${length} octets, more than the ${max}-octet limit`);
-  const b = writer.buf;
-  if (b !== markedBuf) {
-    b.fill(0xff, 0, 16);
-    markedBuf = b;
+  if (writer.buf.length - writer.pos < MAX_MESSAGE_LENGTH) {
+    writer.buf = Buffer.allocUnsafe(SLAB);
+    writer.pos = 0;
   }
-  b[16] = length >> 8;
-  b[17] = length & 0xff;
-  b[18] = MessageType.UPDATE;
-  return writer.take(0);
+  const start = writer.pos;
+  writer.pos = start + HEADER_LENGTH;
+  writeUpdate(writer, m, options);
+  const length = writer.pos - start;
+  const max = options.extendedMessage ? MAX_EXTENDED_MESSAGE_LENGTH : MAX_MESSAGE_LENGTH;
+  if (length > max) {
+    writer.pos = start;
+    throw new RangeError(`update message is ${length} octets, more than the ${max}-octet limit`);
+  }
+  const b = writer.buf;
+  for (let i = start; i < start + 16; i++) b[i] = 0xff;
+  b[start + 16] = length >> 8;
+  b[start + 17] = length & 0xff;
+  b[start + 18] = MessageType.UPDATE;
+  return b.subarray(start, writer.pos);
 }

@@ -1,5 +1,5 @@
-// A growable output buffer shared by the encoders. Messages are written here and copied
-// out once at their final size, so encoding allocates one Buffer per message.
+// A growable output buffer shared by the encoders. An UPDATE is handed out as a view of
+// it (see encodeMessage); growing copies what was written, so earlier views stay valid.
 import { writeIpv4, writeIpv6 } from './address.js';
 
 export class Writer {
@@ -51,15 +51,5 @@ export class Writer {
     this.ensure(16);
     writeIpv6(s, this.buf, this.pos);
     this.pos += 16;
-  }
-
-  /** A copy of what was written from `start`, at its exact size. */
-  take(start = 0): Buffer {
-    const n = this.pos - start;
-    const out = Buffer.allocUnsafe(n);
-    // Below a few dozen octets a loop beats copy(), which makes a view of the source per call.
-    if (n <= 64) for (let i = 0; i < n; i++) out[i] = this.buf[start + i];
-    else this.buf.copy(out, 0, start, this.pos);
-    return out;
   }
 }

@@ -257,4 +257,31 @@ describe('codec encode fast paths', () => {
     // The writer's scratch space is reused: a message after a refused one is whole and right.
     assert.deepEqual(decodeMessage(encodeMessage(at4096)), at4096);
   });
+
+  it('UPDATEs handed out as views of a shared slab stay as written while later ones are encoded', () => {
+    const extended = { extendedMessage: true };
+    const sent: { bytes: Buffer; copy: Buffer; m: UpdateMessage }[] = [];
+    for (let i = 0; i < 3000; i++) {
+      // Mostly small messages, now and then one of 4096 or ~60,000 octets (a slab overflows
+      // mid-message and grows), and a refused one that must leave no trace.
+      const count = i % 97 === 0 ? 12000 : i % 31 === 0 ? 814 : 1 + (i % 7);
+      const withdrawn = Array.from({ length: count }, (_, j) => ({
+        prefix: `10.${i & 255}.${(j >> 8) & 255}.${j & 255}/32`,
+        pathId: undefined,
+      }));
+      const m: UpdateMessage = { type: 'update', withdrawn, attributes: {}, nlri: [] };
+      if (count > 1000) assert.throws(() => encodeMessage(m), RangeError);
+      const bytes = encodeMessage(m, extended);
+      sent.push({ bytes, copy: Buffer.from(bytes), m });
+    }
+    for (const { bytes, copy, m } of sent) {
+      assert.equal(bytes.readUInt16BE(16), bytes.length);
+      assert.deepEqual(bytes, copy);
+      assert.deepEqual(decodeMessage(bytes, extended), m);
+    }
+    const a = encodeMessage(update([{ prefix: '10.0.0.0/8' }]));
+    const b = encodeMessage(update([{ prefix: '10.0.0.0/8' }]));
+    a[a.length - 1] = 11;
+    assert.equal(b[b.length - 1], 10, 'writing into one message does not touch another');
+  });
 });
