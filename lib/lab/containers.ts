@@ -56,8 +56,12 @@ async function ensureSharedNetnsDir(): Promise<void> {
   await run(['mount', '--make-shared', NETNS_DIR]);
 }
 
-/** Before anything is made: the engine answers and holds every image the topology names. */
-export async function checkEngine(host: string, topo: Topology): Promise<void> {
+/**
+ * Before anything is made: the engine answers, holds every image the topology names, and has
+ * no container under a name this lab would take that the lab did not make.
+ */
+export async function preflight(state: LabState, topo: Topology): Promise<void> {
+  const host = state.dockerHost!;
   if (!(await engineAnswers(host)))
     throw new Error(
       `--runtime docker: no container engine answers on ${host} (start dockerd, or name it with --docker-host or DOCKER_HOST)`,
@@ -69,6 +73,13 @@ export async function checkEngine(host: string, topo: Topology): Promise<void> {
         `topology.nodes.${node.name}.image: ${node.image} is not in the engine on ${host} (containerlab/build-images.sh builds ours)`,
       );
   }
+  for (const node of topo.nodes.filter((n) => n.kind === 'linux'))
+    if (!containerOf(state, node.name))
+      for (const name of [nsName(state, node.name), holderName(state, node.name)])
+        if (await inspectContainer(host, name))
+          throw new Error(
+            `container ${name} exists but this lab did not create it (another lab or a stale run): remove it or use another --prefix`,
+          );
 }
 
 /** A link end inside a node: recorded names, so `down` and a repair find them. */
@@ -340,9 +351,9 @@ async function waitReady(state: LabState, node: TopologyNode): Promise<void> {
 /** Builds (or repairs) a lab in containers; `state` is the lab's, already written. */
 export async function containersUp(topo: Topology, state: LabState, log: (l: string) => void): Promise<void> {
   state.dockerHost ??= dockerHost();
+  const linux = topo.nodes.filter((n) => n.kind === 'linux');
   await ensureSharedNetnsDir();
   await ensureBridges(state, topo, log);
-  const linux = topo.nodes.filter((n) => n.kind === 'linux');
   if (linux.some((n) => n.role === 'redis')) {
     state.redisSocket = join(state.dir, 'redis.sock');
     mkdirSync(join(state.dir, REDIS_DIR), { recursive: true });

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
-import { checkEngine, containersDown, containersUp, containerVtysh } from './containers.js';
+import { containersDown, containersUp, containerVtysh, preflight } from './containers.js';
 import { dockerHost } from './docker.js';
 import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
 import { labDir, readState, writeState, type LabProcess, type LabState } from './state.js';
@@ -315,7 +315,7 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
     throw new Error(`lab ${topo.name} is already up with --runtime ${labRuntime(state)}: run podroute lab down ${topo.name} first`);
   if (runtime === 'docker') {
     if (options.datastore === 'etcd') throw new Error('--datastore etcd: the docker runtime runs the datastore node as a Redis container');
-    await checkEngine(state.dockerHost!, topo);
+    await preflight(state, topo);
   }
   mkdirSync(state.dir, { recursive: true });
   writeState(state);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { labDown, labUp } from '../../lib/lab/runner.js';
 import { readState } from '../../lib/lab/state.js';
 import { execCommand } from '../../lib/lab/system.js';
 import { waitFor } from '../support/wait.js';
@@ -179,6 +180,21 @@ describe('lab tor.clab.yml in containers (--runtime docker)', function () {
     await lab.waitSessions(NODES, 1);
     await lab.waitSessions(['tor1', 'tor2'], 3);
     assert.deepEqual((await lab.sessions('tor1')).map((s) => s.peer).sort(), ['10.30.0.2', '10.30.1.11', '10.30.1.12']);
+  });
+
+  it("the same lab again from another state folder is refused: its containers are not that one's", async () => {
+    const other = mkdtempSync(join(tmpdir(), 'lclab-other-'));
+    try {
+      const before = (await lab.docker(['ps', '-a', '-q'])).stdout;
+      await assert.rejects(
+        labUp(lab.topo, { stateRoot: other, prefix: lab.prefix, runtime: 'docker', dockerHost: lab.dockerHost }),
+        new RegExp(`container ${lab.container('redis')} exists but this lab did not create it`),
+      );
+      assert.equal((await lab.docker(['ps', '-a', '-q'])).stdout, before);
+      assert.equal(await labDown('tor', { stateRoot: other }), undefined);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('pods ping across racks; each FRR container holds exactly the pod blocks', async () => {
