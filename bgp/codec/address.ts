@@ -17,7 +17,10 @@ export function writeIpv6(s: string, b: Buffer, pos: number): void {
 }
 
 export function isIpv6(s: string): boolean {
-  return s.includes(':');
+  // A loop, not includes(): an IPv6 address has its first ':' within five characters, and
+  // this runs for every MP_REACH next hop sent.
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 58) return true;
+  return false;
 }
 
 /** Parses "addr/len" into its family, full-length address bytes and prefix length. */

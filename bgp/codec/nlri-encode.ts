@@ -2,6 +2,7 @@
 // Most prefixes a speaker sends are IPv4 dotted quads with a one- or two-digit length; those
 // take a single pass over the text here. Anything else (IPv6, an unusual length such as "/032",
 // text that is not a prefix at all) goes through writePrefix, which also words the errors.
+import { parseIpv6Into } from '../../ip/index.js';
 import { writePrefix } from './address.js';
 import type { Nlri } from './types.js';
 import type { Writer } from './writer.js';
@@ -52,6 +53,28 @@ export function writeIpv4PrefixFast(s: string, b: Buffer, pos: number): number {
   return pos + 1 + ((length + 7) >> 3);
 }
 
+/**
+ * Writes "addr/len" as an IPv6 NLRI entry at b[pos] and returns the new offset, or -1 when
+ * the text is not a plain IPv6 prefix. The address is parsed in place after the length octet:
+ * it writes all 16 octets, past the entry's end, which the caller has room for and writes over.
+ */
+export function writeIpv6PrefixFast(s: string, b: Buffer, pos: number): number {
+  const n = s.length;
+  // The length: one to three digits after the last '/', at most 128, no leading zero.
+  let slash = n - 2;
+  while (slash >= 0 && slash >= n - 4 && s.charCodeAt(slash) !== 47) slash--;
+  if (slash < 1 || s.charCodeAt(slash) !== 47) return -1;
+  let length = 0;
+  for (let i = slash + 1; i < n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9 || (length === 0 && i > slash + 1)) return -1;
+    length = length * 10 + d;
+  }
+  if (length > 128 || !parseIpv6Into(s, b, pos + 1, slash)) return -1;
+  b[pos] = length;
+  return pos + 1 + ((length + 7) >> 3);
+}
+
 /** Writes a run of NLRI entries (path id first under ADD-PATH) at the writer's position. */
 export function writeNlriInto(w: Writer, entries: readonly Nlri[], ipv6: boolean, addPath: boolean): void {
   // Room for the longest entry before each one: cheaper than measuring them all first.
@@ -76,7 +99,7 @@ export function writeNlriInto(w: Writer, entries: readonly Nlri[], ipv6: boolean
       pos += 4;
     }
     const prefix = e.prefix;
-    const next = ipv6 ? -1 : writeIpv4PrefixFast(prefix, b, pos);
+    const next = ipv6 ? writeIpv6PrefixFast(prefix, b, pos) : writeIpv4PrefixFast(prefix, b, pos);
     pos = next >= 0 ? next : writePrefix(prefix, ipv6, b, pos);
   }
   w.pos = pos;

@@ -110,6 +110,33 @@ describe('codec encode fast paths', () => {
     assert.deepEqual(decodeMessage(encodeMessage(w)), w);
   });
 
+  it('IPv6 forms left to the general parser, and the refusals', () => {
+    const mp = (prefix: string): UpdateMessage =>
+      update([], { mpUnreach: { afi: 2, safi: 1, withdrawn: [{ prefix }, { prefix: '2001:db8::/32' }] } });
+    const tail = (prefix: string) => {
+      const b = encodeMessage(mp(prefix));
+      return b.subarray(HEADER + 4 + 3 + 3);
+    };
+    assert.deepEqual(tail('2001:db8::/064'), Buffer.concat([entryOf('2001:db8::/64'), entryOf('2001:db8::/32')]));
+    assert.deepEqual(tail('::/00'), Buffer.concat([Buffer.from([0]), entryOf('2001:db8::/32')]));
+    const bad: [string, RegExp][] = [
+      ['2001:db8::/129', /bad prefix length/],
+      ['2001:db8::', /no "\/length"/],
+      ['2001:db8::/', /bad prefix length/],
+      ['10.0.0.0/8', /is not IPv6/],
+      ['2001:db8:::/32', /not an IPv6 address/],
+      ['gggg::/16', /is not IPv6|not an IPv6 address/],
+      ['2001:db8::/6/4', /bad prefix length|not an IPv6 address/],
+    ];
+    for (const [prefix, why] of bad) {
+      assert.throws(
+        () => encodeMessage(mp(prefix)),
+        (e: Error) => e instanceof TypeError && why.test(e.message),
+        prefix,
+      );
+    }
+  });
+
   it('ADD-PATH identifiers from 0 to 2^32-1 in both families; others are refused', () => {
     const options: CodecOptions = { addPath: { 'ipv4-unicast': true, 'ipv6-unicast': true } };
     const ids = [0, 1, 255, 256, 65536, 0x7fffffff, 0x80000000, 0xffffffff];
