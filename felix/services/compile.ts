@@ -9,7 +9,8 @@
 //   svc-nodeports-vF    `proto . nodePort` → goto its external chain, for this node's addresses;
 //   cluster<F>-<id>     masquerade a client from outside the pools; then endpoint i of N is
 //                       DNATed with probability 1/(N-i) (`numgen random mod N-i == 0 dnat …`,
-//                       uniform); with session affinity instead kube-proxy's shape: a client
+//                       uniform; over endpointMapOver endpoints one `dnat … numgen … map`);
+//                       with session affinity instead kube-proxy's shape: a client
 //                       seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
 //   local<F>-<id>       the same over this node's endpoints (a Local traffic policy);
 //   external<F>-<id>    Cluster: mark for masquerade, goto the cluster chain. Local: pods and the
@@ -57,7 +58,16 @@ import {
 export interface ServiceCompileOptions {
   /** The packet mark bit that asks for masquerade at postrouting (one bit; default 0x00200000, beside policy's Pass bit). */
   readonly masqueradeMark?: number;
+  /**
+   * A port with more endpoints than this picks one with a single rule and an anonymous map
+   * (`dnat ip to numgen random mod N map { i : a . p }`), O(1) for the first packet of a
+   * connection, instead of one rule per endpoint; each such map is a set nft reads on every
+   * transaction, so only large ports get one. Default 32.
+   */
+  readonly endpointMapOver?: number;
 }
+
+export const DEFAULT_ENDPOINT_MAP_OVER = 32;
 
 export const DEFAULT_MASQUERADE_MARK = 0x00200000;
 
@@ -132,10 +142,13 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
     throw new ServiceCompileError('options.masqueradeMark', `${mark} is not a single mark bit`);
   }
   if (!input || !Array.isArray(input.services)) throw new ServiceCompileError('services', 'is not a list');
+  const mapOver = options.endpointMapOver ?? DEFAULT_ENDPOINT_MAP_OVER;
+  if (!Number.isInteger(mapOver) || mapOver < 1)
+    throw new ServiceCompileError('options.endpointMapOver', `${mapOver} is not a whole number of endpoints`);
   const cidrs = readCidrs(input.clusterCidrs ?? [], 'clusterCidrs');
   const nodeAddresses = (input.nodeAddresses ?? []).map((a, i) => readAddress(a, `nodeAddresses[${i}]`));
   const hasCluster: Record<Family, boolean> = { 4: cidrs[4].length > 0, 6: cidrs[6].length > 0 };
-  const variant = `${hasCluster[4]} ${hasCluster[6]}`;
+  const variant = `${hasCluster[4]} ${hasCluster[6]} ${mapOver}`;
 
   const ids = new Map<string, number>();
   input.services.forEach((s, i) => {
@@ -153,7 +166,7 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   const conflicts: string[] = [];
   const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
   for (const p of ports) {
-    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, variant);
+    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, mapOver, variant);
     chains.push(...compiled.chains);
     sets.push(...compiled.sets);
     for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
@@ -293,7 +306,7 @@ function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[
   ];
 }
 
-function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, boolean>, variant: string): CompiledPort {
+function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, boolean>, mapOver: number, variant: string): CompiledPort {
   const kept = compiledPorts.get(p);
   if (kept && kept.variant === variant) return kept.compiled;
   const field = `services[${index}]`;
@@ -399,7 +412,13 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
             ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
             { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
           ]
-        : over.map((e, i) => ({ expr: `${i < over.length - 1 ? `numgen random mod ${over.length - i} == 0 ` : ''}${dnat(e)}` }));
+        : over.length > mapOver
+          ? [
+              {
+                expr: `meta l4proto ${p.protocol} dnat ${ip} to numgen random mod ${over.length} map { ${over.map((e, i) => `${i} : ${e.address} . ${e.port}`).join(', ')} }`,
+              },
+            ]
+          : over.map((e, i) => ({ expr: `${i < over.length - 1 ? `numgen random mod ${over.length - i} == 0 ` : ''}${dnat(e)}` }));
     if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
     if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
     if (usesExternal) {

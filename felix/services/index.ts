@@ -2,6 +2,12 @@
 // compiled (compile.ts) to the services' part of the one table podroute owns, which the policy
 // programmer applies with the policy table in one transaction per change. See README.md.
 export { EMPTY_SERVICE_INPUT, type ServiceInput, type ServicePort, type ServiceEndpoint, type ServiceProtocol } from './input.js';
-export { compileServices, DEFAULT_MASQUERADE_MARK, type ServiceCompileOptions, type ServiceTable } from './compile.js';
+export {
+  compileServices,
+  DEFAULT_ENDPOINT_MAP_OVER,
+  DEFAULT_MASQUERADE_MARK,
+  type ServiceCompileOptions,
+  type ServiceTable,
+} from './compile.js';
 export { ServiceCompileError } from './compile-error.js';
 export { SERVICES_PART, programServices } from './program.js';

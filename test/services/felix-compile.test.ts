@@ -60,6 +60,16 @@ describe('felix services compiler', () => {
       'meta l4proto tcp dnat ip to 10.65.0.4:8080',
     ]);
     assert.equal(hasChain(t, endpointChain(ID, '10.65.0.2', 8080, 4)), false, 'no chain per endpoint without affinity');
+    // Over endpointMapOver endpoints: one rule, one anonymous map.
+    const large = compileServices(
+      input([port({ endpoints: [2, 3, 4].map((i) => ({ address: `10.65.0.${i}`, port: 8080, local: false })) })]),
+      {
+        endpointMapOver: 2,
+      },
+    );
+    assert.deepEqual(rules(large, clusterChain(ID, 4)).slice(1), [
+      'meta l4proto tcp dnat ip to numgen random mod 3 map { 0 : 10.65.0.2 . 8080, 1 : 10.65.0.3 . 8080, 2 : 10.65.0.4 . 8080 }',
+    ]);
     assert.equal(hasChain(t, externalChain(ID, 4)), false, 'no external frontend, no external chain');
     // Hairpin: the endpoint on this node, masqueraded when DNATed back to itself.
     assert.deepEqual(t.sets.find((s) => s.name === 'svc-hairpin-v4')?.elements, ['10.65.0.2 . 10.65.0.2']);

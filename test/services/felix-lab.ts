@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { NftablesDataplane } from '../../felix/policy/nft-dataplane.js';
 import { PolicyProgrammer } from '../../felix/policy/programmer.js';
 import { programServices } from '../../felix/services/program.js';
+import type { ServiceCompileOptions } from '../../felix/services/compile.js';
 import type { ServiceInput } from '../../felix/services/input.js';
 import type { PolicyApplyReport } from '../../felix/policy/programmer.js';
 import type { Lab, Netns } from '../support/netns.js';
@@ -163,8 +164,8 @@ export class ServiceNode {
   }
 
   /** Compiles and applies the services (beside the empty policy); fails the test if nft refused it. */
-  async program(input: ServiceInput): Promise<PolicyApplyReport> {
-    const report = await programServices(this.programmer, input).applied;
+  async program(input: ServiceInput, options?: ServiceCompileOptions): Promise<PolicyApplyReport> {
+    const report = await programServices(this.programmer, input, options).applied;
     assert.ok(report.ok, `apply failed: ${report.error}\n${report.script.slice(0, 4000)}`);
     return report;
   }

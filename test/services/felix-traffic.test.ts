@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { compilePolicy as compileNftables } from '../../felix/policy/compile.js';
 import type { ServiceInput, ServicePort } from '../../felix/services/input.js';
+import { clusterChain } from '../../felix/services/names.js';
 import { Lab } from '../support/netns.js';
 import { NODE, OUTSIDE, type PodSpec, type Result, SERVER_PORT, ServiceNode, tally } from './felix-lab.js';
 
@@ -103,6 +104,19 @@ describe('felix services: real packets through the services part of inet podrout
     }
     // Pod to pod through a service keeps the client's address.
     assert.ok(results.every((r) => r.seen === addressOf('cl').v4));
+  });
+
+  it('a port over endpointMapOver endpoints picks one through a numgen map, uniformly too', async () => {
+    await node.program(input(), { endpointMapOver: 2 });
+    const results = await node.probe('cl', { host: WEB.v4, port: 80, count: 150, parallel: 15 });
+    const t = tally(results);
+    assert.equal(results.filter((r) => r.ok).length, 150, describeResults(results));
+    for (const e of ENDPOINTS) {
+      const share = (t.get(e.name) ?? 0) / 150;
+      assert.ok(share >= 0.2 && share <= 0.47, `${e.name} took ${(share * 100).toFixed(1)}%: ${describeResults(results)}`);
+    }
+    assert.match(await node.nft('list', 'chain', 'inet', 'podroute', clusterChain('default/web/http/tcp', 4)), /numgen random mod 3 map/);
+    await node.program(input());
   });
 
   it('balances UDP: every datagram answered, every endpoint reached', async () => {
