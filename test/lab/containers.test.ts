@@ -101,6 +101,17 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
     assert.equal(host.stdout.trim(), 'n2');
   });
 
+  it('lab pod del: CNI DEL inside the node container takes its route and veth, the pod namespace goes', async () => {
+    const pod = lab.state.pods.find((p) => p.node === 'n3')!;
+    assert.ok((await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)));
+    const r = await cli('pod', 'del', pod.name);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    lab.state = readState(lab.stateRoot, 'mesh')!;
+    assert.equal(lab.state.pods.length, 2);
+    assert.ok(!(await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)));
+    assert.ok(!(await execCommand(['ip', 'netns', 'list'])).stdout.includes(pod.namespace));
+  });
+
   // Killed, not `docker stop`ped: a clean stop (SIGTERM) ends the agent's sessions with a Cease,
   // and peers withdraw its routes at once; a stop with no NOTIFICATION (a crash, an OOM kill, a
   // host losing power) is where the peers keep them as stale for the restart time.
@@ -139,7 +150,7 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
     assert.match(r.stdout, /namespace \S+n3 .*\n.*container \S+n2 .*\n.*container \S+n3 .*\n.*exec n3: 3 line/);
     assert.doesNotMatch(r.stdout, /namespace \S+n[12] |exec n[12]/);
     await lab.waitSessions(['n1', 'n2', 'n3'], 2);
-    // n3's pod went with its old namespace; the others still reach each other.
+    // The pods of the nodes left alone still reach each other.
     lab.state = readState(lab.stateRoot, 'mesh')!;
     const live = lab.state.pods.filter((p) => p.node !== 'n3');
     const [a, b] = live;
@@ -149,7 +160,7 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
   it('podroute lab down removes every container, link and bridge: the host is as it was', async () => {
     const r = await cli('down', 'mesh');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /lab mesh is down: 8 containers removed, .* 3 pod namespaces deleted/);
+    assert.match(r.stdout, /lab mesh is down: 8 containers removed, .* 2 pod namespaces deleted/);
     await lab.downAndCheck();
   });
 });
