@@ -110,8 +110,10 @@ interface Frontend {
   readonly map: string;
   readonly key: string;
   readonly verdict: string;
-  /** `map key`: what two ports may not both hold. */
+  /** The frontend (family, address or NodePort, protocol, port): what two ports may not both hold. */
   readonly claim: string;
+  /** `map key`: what one map holds once. */
+  readonly slot: string;
   /** The element as the map takes it, one object while the port is unchanged. */
   readonly element: NftMapElement;
 }
@@ -163,6 +165,7 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   const chains: NftChain[] = fixedChains(mark, nodeAddresses);
   const elements = new Map<string, NftMapElement[]>();
   const claimed = new Map<string, string>();
+  const filled = new Set<string>();
   const conflicts: string[] = [];
   const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
   for (const p of ports) {
@@ -171,11 +174,15 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
     sets.push(...compiled.sets);
     for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
     for (const e of compiled.elements) {
+      // A frontend is one port's, in the lookup and in the no-endpoint check alike; within a port
+      // the first use of a key wins (an external IP that is also its cluster IP).
       const owner = claimed.get(e.claim);
-      if (owner !== undefined) {
-        if (owner !== p.id) conflicts.push(`${e.map} ${e.key}: ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
+      if (owner !== undefined && owner !== p.id) {
+        conflicts.push(`${e.key} (${e.map}): ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
         continue;
       }
+      if (filled.has(e.slot)) continue;
+      filled.add(e.slot);
       claimed.set(e.claim, p.id);
       let list = elements.get(e.map);
       if (!list) elements.set(e.map, (list = []));
@@ -334,7 +341,7 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
   const sets: NftSet[] = [];
   const elements: Frontend[] = [];
   const frontend = (map: string, key: string, verdict: string) =>
-    elements.push({ map, key, verdict, claim: `${map} ${key}`, element: { key, verdict } });
+    elements.push({ map, key, verdict, claim: `${map.replace('-noep', '')} ${key}`, slot: `${map} ${key}`, element: { key, verdict } });
   const hairpins: Record<Family, string[]> = { 4: [], 6: [] };
   for (const f of FAMILIES) {
     const hairpin = hairpins[f];

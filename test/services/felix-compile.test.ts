@@ -226,6 +226,18 @@ describe('felix services compiler', () => {
     );
     assert.equal(t.conflicts.length, 1);
     assert.match(t.conflicts[0]!, /"a\/svc\/p\/tcp" keeps it, "b\/svc\/p\/tcp" is left out/);
+    // One with endpoints, one without: the frontend is not also in the no-endpoint check.
+    const mixed = compileServices(
+      input([
+        port({ id: 'a/svc/p/tcp', clusterIPs: ['10.96.0.1'], externalIPs: ['192.0.2.1'] }),
+        port({ id: 'b/svc/p/tcp', clusterIPs: ['10.96.0.2'], externalIPs: ['192.0.2.1'], endpoints: [] }),
+      ]),
+    );
+    assert.deepEqual(elements(mixed, 'svc-noep-ips-v4'), ['10.96.0.2 . tcp . 80 : goto svc-reject']);
+    // An external IP that is the port's own cluster IP: the cluster IP's element stays, nothing is refused.
+    const self = compileServices(input([port({ externalIPs: ['10.96.0.10'], nodePort: 30080 })]));
+    assert.deepEqual(elements(self, 'svc-ips-v4'), [`10.96.0.10 . tcp . 80 : goto ${clusterChain(ID, 4)}`]);
+    assert.deepEqual(self.conflicts, []);
   });
 
   it('refuses bad input naming the field', () => {
