@@ -153,6 +153,11 @@ base_image() {
   docker tag "$BASE" podroute/base:latest
 }
 
+# After the images built on it: an older base is only removable once nothing stands on it.
+prune_base() {
+  prune_older base "$BASE"
+}
+
 # An image is built when no image carries the tag of its inputs hash; either way :latest points
 # at that image. $1 name, $2 inputs hash, $3 function that stages the context and builds.
 build_tagged() {
@@ -172,7 +177,19 @@ build_tagged() {
     say "$name: built $tag in $(elapsed "$start") s"
   fi
   docker tag "$tag" "podroute/$name:latest"
+  prune_older "$name" "$tag"
   say "$name: podroute/$name:latest = $(image_id "$tag" | cut -c1-19), $(($(docker image inspect --format '{{.Size}}' "$tag") / 1000000)) MB"
+}
+
+# Older builds of an image go (their tags, and the layers only they used), or every source
+# change would leave another image behind. One a container still uses stays.
+prune_older() {
+  docker image ls --filter "label=$LABEL" --format '{{.Repository}}:{{.Tag}}' "podroute/$1" | while IFS= read -r t; do
+    case $t in
+      "$2" | *:latest | *:"<none>") ;;
+      *) if docker image rm "$t" >/dev/null 2>&1; then say "$1: removed the older $t"; fi ;;
+    esac
+  done
 }
 
 docker_build() {
@@ -259,6 +276,7 @@ base_image
 wanted node && node_image
 wanted frr && files_image frr build_frr frr.Dockerfile frr-entrypoint.sh daemons
 wanted redis && files_image redis build_redis redis.Dockerfile
+[ -n "$ONLY" ] || prune_base
 say "done in $(elapsed "$all") s"
 exit 0
 }
