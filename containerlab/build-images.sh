@@ -67,8 +67,8 @@ export DOCKER_BUILDKIT
 command -v docker >/dev/null 2>&1 || die "no docker client on PATH (apt-get install docker.io)"
 if ! why=$(docker version --format '{{.Server.Version}}' 2>&1 >/dev/null); then
   case $why in
-    *"permission denied"*) die "no access to the docker daemon at ${DOCKER_HOST:-the client's default socket}: run as root (or in the docker group)" ;;
-    *) die "no docker daemon answers at ${DOCKER_HOST:-the client's default socket} (start dockerd, or pass --docker-host unix:///path/to/docker.sock): $(printf '%s' "$why" | tail -n 1)" ;;
+    *"permission denied"*) die "no access to the docker daemon at ${DOCKER_HOST:-the default socket}: run as root (or in the docker group)" ;;
+    *) die "no docker daemon answers at ${DOCKER_HOST:-the default socket} (start dockerd, or pass --docker-host unix:///path/to/docker.sock): $(printf '%s' "$why" | tail -n 1)" ;;
   esac
 fi
 say "daemon ${DOCKER_HOST:-default} (dockerd $(docker version --format '{{.Server.Version}}'))"
