@@ -7,6 +7,9 @@ mkdir -p /var/run/frr /var/log/frr
 chown frr:frr /var/run/frr /var/log/frr
 chown frr:frr /etc/frr 2>/dev/null || true
 [ -f /etc/frr/frr.conf ] || printf 'frr defaults traditional\nlog stdout informational\n' >/etc/frr/frr.conf
-/usr/lib/frr/frrinit.sh start
+# Started in the background so that a stop asked for while FRR is still starting (or stuck, as
+# zebra is without NET_ADMIN) is served at once: sh runs a trap only between commands.
 trap '/usr/lib/frr/frrinit.sh stop; exit 0' TERM INT
+/usr/lib/frr/frrinit.sh start &
+wait $! || echo "frr-entrypoint: frrinit.sh start failed" >&2
 while :; do sleep 3600 & wait $! || true; done
