@@ -225,8 +225,8 @@ build_node() {
     return 1
   }
   mkdir -p "$ctx/podroute"
-  tar -xzf "$ctx"/podroute-*.tgz -C "$ctx/podroute" --strip-components=1
-  cp "$SOURCE/package-lock.json" "$ctx/podroute/"
+  tar -xzf "$ctx"/podroute-*.tgz -C "$ctx/podroute" --strip-components=1 || return 1
+  cp "$SOURCE/package-lock.json" "$ctx/podroute/" || return 1
   (cd "$ctx/podroute" && npm ci --omit=dev --no-audit --no-fund >"$ctx/.npm.log" 2>&1) || {
     tail -n 20 "$ctx/.npm.log" >&2
     return 1
@@ -239,8 +239,12 @@ build_node() {
     find "$b" -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} +
     find "$b/Release" -mindepth 1 -maxdepth 1 ! -name '*.node' -exec rm -rf {} +
   done
-  cp "$NODE_BIN" "$ctx/node"
-  cp "$ROOT/containerlab/node-entrypoint.sh" "$ctx/"
+  # The package runs without them (ip -batch for routes, no TCP-MD5), so the image does too; say so.
+  for addon in felix/native/build/Release/netlink.node bgp/native/build/Release/tcp_md5.node; do
+    [ -f "$ctx/podroute/$addon" ] || say "node: warning: $addon did not build (python3, make, a C compiler and Node's headers are needed)"
+  done
+  cp "$NODE_BIN" "$ctx/node" || return 1
+  cp "$ROOT/containerlab/node-entrypoint.sh" "$ctx/" || return 1
   docker_build "$ctx" "$tag" "$hash" "$ROOT/containerlab/Dockerfile"
 }
 
@@ -252,7 +256,7 @@ node_image() {
   src=$(source_hash)
   hash=$(printf '%s\n' "$(image_id "$BASE")" "$src" \
     "$(sha256sum <"$NODE_BIN")" "$(sha256sum <"$ROOT/containerlab/Dockerfile")" \
-    "$(sha256sum <"$ROOT/containerlab/node-entrypoint.sh")" | sha)
+    "$(sha256sum <"$ROOT/containerlab/node-entrypoint.sh")" "$(sha256sum <"$ROOT/containerlab/build-images.sh")" | sha)
   build_tagged node "$hash" build_node
 }
 

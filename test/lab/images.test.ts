@@ -157,7 +157,7 @@ describe('lab images (containerlab/build-images.sh)', function () {
       'sh',
       'podroute/node:latest',
       '-c',
-      'for t in podroute-cni nft ip ping nsenter node; do command -v $t; done; node --version',
+      'for t in podroute-cni nft ip ping nsenter node; do command -v $t; done; node --version; cd /opt/podroute && ls */native/build/Release',
     );
     assert.deepEqual(tools.split('\n'), [
       '/usr/local/bin/podroute-cni',
@@ -167,6 +167,12 @@ describe('lab images (containerlab/build-images.sh)', function () {
       '/usr/bin/nsenter',
       '/usr/local/bin/node',
       process.version,
+      // The native addons, built on the host for this Node: kernel routes by netlink, TCP-MD5.
+      'bgp/native/build/Release:',
+      'tcp_md5.node',
+      '',
+      'felix/native/build/Release:',
+      'netlink.node',
     ]);
   });
 
