@@ -23,5 +23,13 @@ if [ -n "$need" ]; then
   echo "ensure-deps: installing$need" >&2
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
   export DEBIAN_FRONTEND=noninteractive
+  # Packages are installed, not started: a system dockerd would add docker0 and set the host's
+  # FORWARD policy to DROP, and a system redis-server or etcd would hold ports the tests use.
+  # policy-rc.d answering 101 is how Debian says "do not start services" (invoke-rc.d and
+  # deb-systemd-invoke both ask it); ours is removed again, one already there is left alone.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get install -y -q $need >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $need >/dev/null; }
 fi
