@@ -192,10 +192,15 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     return bound;
   }
 
-  /** Stops every session with a Cease (RFC 8203 message optional) and closes the listener. */
-  async stop(message = 'shutting down'): Promise<void> {
+  /**
+   * Stops every session with a Cease (RFC 8203 message optional) and closes the listener.
+   * `graceful`: for a restart. Sessions that negotiated graceful restart close without a
+   * Cease, so their peers keep our routes (and forward on them) until we are back or the
+   * restart time runs out; the others get the Cease.
+   */
+  async stop(message = 'shutting down', options: { graceful?: boolean } = {}): Promise<void> {
     this.deferral.stop();
-    const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message }));
+    const closing = [...this.neighbors.values()].map((n) => n.peer.stop({ message, graceful: options.graceful }));
     this.md5Keys.detach();
     await Promise.all([...this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))), ...closing]);
     for (const n of this.neighbors.values()) this.forget(n);

@@ -203,10 +203,23 @@ export class Peer extends EventEmitter<PeerEvents> {
    * Stops the session with a Cease (default 6/2 Administrative Shutdown, with an RFC 8203
    * communication when `message` is given) and does not reconnect. Resolves when the
    * NOTIFICATION has left and the connection is closed. `data` is the Cease's data field as
-   * given (RFC 4486's for 6/1), in place of a communication.
+   * given (RFC 4486's for 6/1), in place of a communication. `graceful`: when both sides
+   * negotiated graceful restart, close without a NOTIFICATION instead, so the peer keeps our
+   * routes for the restart time (a process that will come back).
    */
-  stop(options: { subcode?: number; message?: string; data?: Uint8Array } = {}): Promise<void> {
+  stop(options: { subcode?: number; message?: string; data?: Uint8Array; graceful?: boolean } = {}): Promise<void> {
     this.stopping = true;
+    const a = this.established;
+    if (options.graceful && a?.conn && this.session?.gracefulRestart && findCapability(this.session.localOpen, 'graceful-restart')) {
+      // RFC 4724 §4.2: the peer keeps our routes (stale, forwarding on) only when the session
+      // ends without a NOTIFICATION, so a restart closes the connection and sends none.
+      const done = a.conn.done;
+      a.dispatch({ type: 'TcpConnectionFails' });
+      a.timers.stopAll();
+      this.secondary?.dispose();
+      this.secondary = undefined;
+      return done;
+    }
     const subcode = options.subcode ?? CeaseSubcode.ADMINISTRATIVE_SHUTDOWN;
     const data = options.data ?? (options.message !== undefined ? shutdownCommunicationData(options.message) : undefined);
     // The connections that will carry the Cease; each closes once it has left (at most 2 s).

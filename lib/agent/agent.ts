@@ -311,13 +311,18 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await synced;
   }
 
-  async stop(message = 'node agent stopping'): Promise<void> {
+  /**
+   * Stops the agent. `graceful` (a restart: what SIGTERM means to `podroute node run`): BGP
+   * sessions close without a Cease, so peers keep this node's routes while it is away, and the
+   * kernel's routes and rules stay as they are; the agent that starts next takes them over.
+   */
+  async stop(message = 'node agent stopping', options: { graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.gracefulRestart?.stop();
     this.storeLoss.stop();
     await this.watcher?.close();
-    await this.bgp?.stop(message);
+    await this.bgp?.stop(message, options);
     this.felix.stop();
     await this.serviceController?.stop();
     this.policy?.stop();

@@ -114,7 +114,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
     return speaker;
   }
 
-  async stop(message: string): Promise<void> {
-    await this.current?.stop(message);
+  async stop(message: string, options: { graceful?: boolean } = {}): Promise<void> {
+    await this.current?.stop(message, options);
   }
 }

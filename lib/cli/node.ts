@@ -297,13 +297,17 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
       log('programming-problems', { failures: r.failures, conflicts: r.conflicts.map((x) => x.dst), problems: r.problems });
   });
   let stopping = false;
+  // SIGTERM is what a container engine, a supervisor or a rolling update sends before starting
+  // the agent again: stop as for a graceful restart (peers keep this node's routes, the kernel
+  // keeps its own). SIGINT and the control socket's /stop are a person ending it: every peer gets a Cease.
   const stop = (why: string) => {
     if (stopping) return;
     stopping = true;
-    log('stopping', { why });
+    const graceful = why === 'SIGTERM';
+    log('stopping', { why, graceful });
     control.close();
     health?.close();
-    void agent.stop(why).finally(() => ds.close().finally(() => process.exit(0)));
+    void agent.stop(why, { graceful }).finally(() => ds.close().finally(() => process.exit(0)));
   };
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
