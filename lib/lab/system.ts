@@ -101,11 +101,11 @@ export function isOurs(p: Started): boolean {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** SIGTERM, then SIGKILL after `graceMs`; returns once the process is gone. */
-export async function stopProcess(p: Started, graceMs = 5_000): Promise<void> {
+/** `signal` (SIGTERM unless said), then SIGKILL after `graceMs`; returns once the process is gone. */
+export async function stopProcess(p: Started, graceMs = 5_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!isOurs(p)) return;
   try {
-    process.kill(p.pid, 'SIGTERM');
+    process.kill(p.pid, signal);
   } catch {
     return;
   }

@@ -5,11 +5,20 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callControl } from '../../lib/bgpd/control.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, pidAlive, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, PODROUTE, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import {
+  agentReady,
+  agentStatus,
+  PODROUTE,
+  podNetconf,
+  spawnAgent,
+  type AgentProcess,
+  clusterRedis,
+  ipPool,
+} from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { callCni, podEnv } from '../cni/call.js';
 
@@ -111,15 +120,8 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods' },
-      spec: { cidr: '10.98.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods', '10.98.0.0/16'));
     segment = await lab.segment();
   });
   after(async () => {

@@ -8,15 +8,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
 import { Bird } from '../support/bird.js';
 import { Frr } from '../support/frr.js';
 import { waitRoutes } from '../support/lab.js';
 import { Lab, type Netns } from '../support/netns.js';
+import { clusterRedis, ipPool } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import type { RedisServer } from '../support/redis.js';
 import { sleep, waitFor } from '../support/wait.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
@@ -96,15 +97,8 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods' },
-      spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods', '10.94.0.0/16'));
     for (const [name, x] of [
       ['bird', B],
       ['frr', F],

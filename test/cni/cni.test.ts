@@ -3,11 +3,12 @@
 // against a real Redis (over a Unix socket, reachable from any namespace).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { CONTAINER_ID_ANNOTATION } from '../../lib/resources/annotations.js';
 import { Lab, type Netns } from '../support/netns.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { clusterRedis, ipPool } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { callCni } from './call.js';
 
 describe('podroute-cni (CNI 1.0) against a real Redis', function () {
@@ -28,15 +29,8 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
     });
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods' },
-      spec: { cidr: '10.80.0.0/24', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods', '10.80.0.0/24'));
     host = await lab.namespace('host');
   });
   after(async () => {

@@ -6,13 +6,13 @@
 // WorkloadEndpoint with both addresses), and ping each other over IPv6 across nodes.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, PODROUTE, spawnAgent, type AgentProcess } from '../support/node-agents.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { agentReady, agentStatus, PODROUTE, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { handMadePod } from './pod.js';
 
@@ -71,15 +71,8 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods-v4' },
-      spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods-v4', '10.94.0.0/16'));
     await ds.create({
       apiVersion: API_VERSION,
       kind: 'IPPool',

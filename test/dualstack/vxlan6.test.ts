@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../lib/resources/annotations.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, spawnAgent, type AgentProcess } from '../support/node-agents.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { agentReady, agentStatus, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { handMadePod } from './pod.js';
 
@@ -85,15 +85,8 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'vx-v4' },
-      spec: { cidr: '10.98.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'CrossSubnet' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('vx-v4', '10.98.0.0/16', { vxlanMode: 'CrossSubnet' }));
     await ds.create({
       apiVersion: API_VERSION,
       kind: 'IPPool',

@@ -5,17 +5,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { redisDatastore } from '../../lib/datastore/public.js';
-import { Ipam } from '../../lib/ipam/index.js';
-import { podAdd } from '../../lib/lab/pods.js';
-import { labDown, labUp, vtysh } from '../../lib/lab/runner.js';
-import type { LabPod, LabState } from '../../lib/lab/state.js';
-import { agentSessions, frrSessions, type BgpSession } from '../../lib/lab/status.js';
+import { labDown, labUp } from '../../lib/lab/runner.js';
+import type { LabState } from '../../lib/lab/state.js';
 import { execCommand, run } from '../../lib/lab/system.js';
 import { loadTopology, type Topology } from '../../lib/lab/topology.js';
 import { acquireDocker, ensureImages, releaseDocker } from '../support/docker.js';
-import { waitFor } from '../support/wait.js';
-import { LABS } from './harness.js';
+import { LABS, LabQueries } from './harness.js';
 
 let engine: Promise<{ host: string } | string> | undefined;
 let held = false;
@@ -80,17 +75,17 @@ export async function hostSnapshot(dockerHost: string): Promise<HostSnapshot> {
   };
 }
 
-export class ContainerLab {
+export class ContainerLab extends LabQueries {
   readonly topo: Topology;
   readonly prefix = `lc${process.pid}-`;
   readonly stateRoot = mkdtempSync(join(tmpdir(), 'lclab-'));
-  state!: LabState;
   before!: HostSnapshot;
 
   constructor(
     file: string,
     readonly dockerHost: string,
   ) {
+    super();
     this.topo = loadTopology(join(LABS, file));
   }
 
@@ -119,82 +114,12 @@ export class ContainerLab {
     assert.equal(after.nft, this.before.nft, 'nftables changed');
   }
 
+  /** The node's container: named as its namespace. */
   container(node: string): string {
-    return `${this.prefix}${node}`;
+    return this.ns(node);
   }
 
   docker(args: string[], timeoutMs = 60_000) {
     return execCommand(['docker', '-H', this.dockerHost, ...args], { timeoutMs });
-  }
-
-  podExec(pod: LabPod, argv: string[], timeoutMs?: number) {
-    return execCommand(['ip', 'netns', 'exec', pod.namespace, ...argv], { timeoutMs });
-  }
-
-  pod(node: string, name: string): Promise<LabPod> {
-    return podAdd(this.state, node, name);
-  }
-
-  async sessions(node: string): Promise<BgpSession[]> {
-    const frr = this.topo.nodes.find((n) => n.name === node)!.role === 'frr';
-    return frr ? frrSessions(this.state, node) : agentSessions(this.state, node);
-  }
-
-  async waitSessions(nodes: string[], count: number, timeoutMs = 45_000): Promise<void> {
-    await waitFor(() => Promise.all(nodes.map((n) => this.sessions(n))), {
-      what: `${nodes.join(',')}: ${count} Established sessions each`,
-      until: (all) => all.every((s) => s.length === count && s.every((x) => x.state === 'Established')),
-      timeoutMs,
-      intervalMs: 500,
-    });
-  }
-
-  /** Prefixes in an FRR node's BGP RIB, read with vtysh inside its container. */
-  async frrRib(node: string): Promise<string[]> {
-    const r = JSON.parse(await vtysh(this.state, node, 'show ip bgp json')) as { routes?: Record<string, unknown> };
-    return Object.keys(r.routes ?? {}).sort();
-  }
-
-  async blocks(nodes: string[]): Promise<Record<string, string[]>> {
-    const ds = await redisDatastore({ url: this.state.redisSocket! });
-    try {
-      const ipam = new Ipam(ds);
-      return Object.fromEntries(
-        await Promise.all(nodes.map(async (n) => [n, (await ipam.blocksForNode(n)).map((b) => b.cidr).sort()] as const)),
-      );
-    } finally {
-      await ds.close();
-    }
-  }
-
-  async kernelRoutes(node: string): Promise<string[]> {
-    return (await run(['ip', '-n', this.container(node), '-4', 'route', 'show']))
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-  }
-
-  async pingFailures(): Promise<string[]> {
-    const pods = this.state.pods;
-    const failed: string[] = [];
-    await Promise.all(
-      pods.map(async (from) => {
-        for (const to of pods) {
-          if (to === from) continue;
-          const r = await this.podExec(from, ['ping', '-c', '1', '-W', '1', to.ip!]);
-          if (r.code !== 0) failed.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
-        }
-      }),
-    );
-    return failed.sort();
-  }
-
-  async waitAllPing(timeoutMs = 30_000): Promise<void> {
-    await waitFor(() => this.pingFailures(), {
-      what: 'every pod pings every other pod',
-      until: (f) => f.length === 0,
-      timeoutMs,
-      intervalMs: 500,
-    });
   }
 }

@@ -26,55 +26,21 @@ async function hostLinks(): Promise<string[]> {
     .sort();
 }
 
-export class LabUnderTest {
-  readonly topo: Topology;
-  readonly prefix = `lb${process.pid}-`;
-  readonly stateRoot = mkdtempSync(join(tmpdir(), 'lblab-'));
+/**
+ * What a test asks of a lab, on either runtime: a node's network namespace is named
+ * `<prefix><node>` in both (a container's is linked under that name), so the same queries serve.
+ */
+export abstract class LabQueries {
+  abstract readonly topo: Topology;
+  abstract readonly prefix: string;
   state!: LabState;
-  private linksBefore: string[] = [];
-
-  constructor(file: string) {
-    this.topo = loadTopology(join(LABS, file));
-  }
-
-  async up(): Promise<LabState> {
-    if (this.linksBefore.length === 0) this.linksBefore = await hostLinks();
-    this.state = await labUp(this.topo, { stateRoot: this.stateRoot, prefix: this.prefix });
-    return this.state;
-  }
-
-  /** Takes the lab down and checks that no namespace, process or host interface of it remains. */
-  async downAndCheck(): Promise<void> {
-    const recorded = this.state?.processes ?? [];
-    await labDown(this.topo.name, { stateRoot: this.stateRoot });
-    const left = (await run(['ip', 'netns', 'list'])).split('\n').filter((l) => l.startsWith(this.prefix));
-    rmSync(this.stateRoot, { recursive: true, force: true });
-    assert.deepEqual(left, [], 'namespaces left behind');
-    assert.deepEqual(
-      recorded.filter((p) => isOurs(p)).map((p) => `${p.node}/${p.what}:${p.pid}`),
-      [],
-      'processes left behind',
-    );
-    if (this.linksBefore.length) {
-      const now = await hostLinks();
-      assert.deepEqual(
-        now.filter((l) => !this.linksBefore.includes(l)),
-        [],
-        'host interfaces left behind',
-      );
-    }
-  }
 
   ns(node: string): string {
     return `${this.prefix}${node}`;
   }
 
-  exec(node: string, argv: string[]) {
-    return execCommand(['ip', 'netns', 'exec', this.ns(node), ...argv]);
-  }
-
-  podExec(pod: LabPod, argv: string[]) {
-    return execCommand(['ip', 'netns', 'exec', pod.namespace, ...argv]);
+  podExec(pod: LabPod, argv: string[], timeoutMs?: number) {
+    return execCommand(['ip', 'netns', 'exec', pod.namespace, ...argv], { timeoutMs });
   }
 
   pod(node: string, name: string): Promise<LabPod> {
@@ -87,7 +53,7 @@ export class LabUnderTest {
   }
 
   /** Waits until every named node has exactly `count` sessions, all Established. */
-  async waitSessions(nodes: string[], count: number, timeoutMs = 30_000): Promise<void> {
+  async waitSessions(nodes: string[], count: number, timeoutMs = 45_000): Promise<void> {
     await waitFor(() => Promise.all(nodes.map((n) => this.sessions(n))), {
       what: `${nodes.join(',')}: ${count} Established sessions each`,
       until: (all) => all.every((s) => s.length === count && s.every((x) => x.state === 'Established')),
@@ -96,7 +62,7 @@ export class LabUnderTest {
     });
   }
 
-  /** Prefixes in an FRR node's BGP RIB. */
+  /** Prefixes in an FRR node's BGP RIB (vtysh in its namespace or its container). */
   async frrRib(node: string): Promise<string[]> {
     const r = JSON.parse(await vtysh(this.state, node, 'show ip bgp json')) as { routes?: Record<string, unknown> };
     return Object.keys(r.routes ?? {}).sort();
@@ -130,7 +96,7 @@ export class LabUnderTest {
       pods.map(async (from) => {
         for (const to of pods) {
           if (to === from) continue;
-          const r = await execCommand(['ip', 'netns', 'exec', from.namespace, 'ping', '-c', '1', '-W', '1', to.ip!]);
+          const r = await this.podExec(from, ['ping', '-c', '1', '-W', '1', to.ip!]);
           if (r.code !== 0) failed.push(`${from.name}(${from.node}) -> ${to.name}(${to.node}) ${to.ip}`);
         }
       }),
@@ -146,5 +112,49 @@ export class LabUnderTest {
       timeoutMs,
       intervalMs: 500,
     });
+  }
+}
+
+export class LabUnderTest extends LabQueries {
+  readonly topo: Topology;
+  readonly prefix = `lb${process.pid}-`;
+  readonly stateRoot = mkdtempSync(join(tmpdir(), 'lblab-'));
+  private linksBefore: string[] = [];
+
+  constructor(file: string) {
+    super();
+    this.topo = loadTopology(join(LABS, file));
+  }
+
+  async up(): Promise<LabState> {
+    if (this.linksBefore.length === 0) this.linksBefore = await hostLinks();
+    this.state = await labUp(this.topo, { stateRoot: this.stateRoot, prefix: this.prefix });
+    return this.state;
+  }
+
+  /** Takes the lab down and checks that no namespace, process or host interface of it remains. */
+  async downAndCheck(): Promise<void> {
+    const recorded = this.state?.processes ?? [];
+    await labDown(this.topo.name, { stateRoot: this.stateRoot });
+    const left = (await run(['ip', 'netns', 'list'])).split('\n').filter((l) => l.startsWith(this.prefix));
+    rmSync(this.stateRoot, { recursive: true, force: true });
+    assert.deepEqual(left, [], 'namespaces left behind');
+    assert.deepEqual(
+      recorded.filter((p) => isOurs(p)).map((p) => `${p.node}/${p.what}:${p.pid}`),
+      [],
+      'processes left behind',
+    );
+    if (this.linksBefore.length) {
+      const now = await hostLinks();
+      assert.deepEqual(
+        now.filter((l) => !this.linksBefore.includes(l)),
+        [],
+        'host interfaces left behind',
+      );
+    }
+  }
+
+  exec(node: string, argv: string[]) {
+    return execCommand(['ip', 'netns', 'exec', this.ns(node), ...argv]);
   }
 }

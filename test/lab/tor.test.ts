@@ -73,7 +73,9 @@ describe('lab tor.clab.yml: two racks behind FRR top-of-rack routers', function 
 
   it('n4 shut down: its block leaves both FRR RIBs, the other pods still reach each other', async () => {
     const agent = lab.state.processes.find((p) => p.node === 'n4' && p.what === 'agent')!;
-    await stopProcess(agent);
+    // Shut down for good, as a person would (SIGINT): the agent sends its peers a Cease. SIGTERM
+    // would be a restart, and FRR would rightly keep n4's block for the restart time.
+    await stopProcess(agent, 5_000, 'SIGINT');
     const gone = blocks.n4![0]!;
     for (const tor of ['tor1', 'tor2']) {
       await waitFor(() => lab.frrRib(tor), {

@@ -8,13 +8,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
-import { API_VERSION, type BackendDatastore, redisDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { SERVICE_NAME_LABEL } from '../../lib/resources/index.js';
 import { callCni, podEnv } from '../cni/call.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { type AgentProcess, agentReady, podNetconf, ROOT, spawnAgent } from '../support/node-agents.js';
+import { type AgentProcess, agentReady, podNetconf, ROOT, spawnAgent, clusterRedis, ipPool } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
-import { type RedisServer, startRedis } from '../support/redis.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const PEER = join(fileURLToPath(new URL('.', import.meta.url)), 'echo-peer.ts');
@@ -159,15 +159,8 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods' },
-      spec: { cidr: '10.99.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods', '10.99.0.0/16'));
     segment = await lab.segment();
     outside = await lab.namespace('outside');
     await segment.attach(outside, { ifname: 'eth0', v4: `${OUTSIDE}/24` });

@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
+import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import type { IPPoolSpec, Resource } from '../../lib/resources/index.js';
 import type { ManagedProcess } from './process.js';
 import type { Netns } from './netns.js';
+import { startRedis, type RedisServer } from './redis.js';
 import { waitFor } from './wait.js';
 
 export const ROOT = join(fileURLToPath(import.meta.url), '../../..');
@@ -65,4 +68,24 @@ export function podNetconf(node: string, redis: string, extra: Record<string, un
     datastore: { type: 'redis', url: redis },
     ...extra,
   });
+}
+
+/**
+ * The cluster's Redis for agents in namespaces: on a Unix socket in `dir`, which every namespace
+ * reaches (the agents get `sock` as their datastore), and the test's own datastore on it.
+ */
+export async function clusterRedis(dir: string): Promise<{ redis: RedisServer; sock: string; ds: BackendDatastore }> {
+  const sock = join(dir, 'redis.sock');
+  const redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
+  return { redis, sock, ds: await redisDatastore({ url: sock }) };
+}
+
+/** An IPPool as the agent suites write them: /26 blocks, no encapsulation unless `spec` says. */
+export function ipPool(name: string, cidr: string, spec: Partial<IPPoolSpec> = {}): Resource {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'IPPool',
+    metadata: { name },
+    spec: { cidr, blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never', ...spec },
+  };
 }
