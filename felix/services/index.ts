@@ -11,3 +11,11 @@ export {
 } from './compile.js';
 export { ServiceCompileError } from './compile-error.js';
 export { SERVICES_PART, programServices } from './program.js';
+export {
+  type ConntrackCleaner,
+  type ConntrackFilter,
+  NO_CONNTRACK_CLEANER,
+  ServiceConntrack,
+  staleConntrackFilters,
+} from './conntrack.js';
+export { ConntrackTool, type ConntrackToolOptions, conntrackDeleteArgs } from './conntrack-tool.js';

@@ -2,6 +2,7 @@
 // the policy programmer already keeps (one programmer, one table, one transaction per change).
 import type { PolicyApplyReport, PolicyProgrammer } from '../policy/programmer.js';
 import { compileServices, type ServiceCompileOptions, type ServiceTable } from './compile.js';
+import type { ServiceConntrack } from './conntrack.js';
 import type { ServiceInput } from './input.js';
 
 /** The key of the services' part in PolicyProgrammer.updatePart. */
@@ -11,12 +12,22 @@ export const SERVICES_PART = 'services';
  * Compiles `input` and applies it beside whatever policy the programmer holds. Throws
  * ServiceCompileError (naming the field) for input felix cannot program, and then nothing
  * changes; the apply's outcome is in the report (and the programmer's 'report' event).
+ * With `conntrack`, the UDP entries the change left pointing at removed endpoints are deleted
+ * once it is in the kernel, before `applied` resolves (conntrack.ts).
  */
 export function programServices(
   programmer: PolicyProgrammer,
   input: ServiceInput,
   options?: ServiceCompileOptions,
+  conntrack?: ServiceConntrack,
 ): { table: ServiceTable; applied: Promise<PolicyApplyReport> } {
   const table = compileServices(input, options);
-  return { table, applied: programmer.updatePart(SERVICES_PART, table) };
+  const applied = programmer.updatePart(SERVICES_PART, table);
+  if (!conntrack) return { table, applied };
+  const cleaned = applied.then(async (r) => {
+    // A failed apply left the kernel as it was: nothing went stale.
+    if (r.ok) await conntrack.applied(input);
+    return r;
+  });
+  return { table, applied: cleaned };
 }

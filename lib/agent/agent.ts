@@ -12,6 +12,7 @@ import {
   PolicyProgrammer,
   type ApplyReport,
   type CompileOptions,
+  type ConntrackCleaner,
   type Dataplane,
   type FelixOptions,
   type NftDataplane,
@@ -87,6 +88,11 @@ export interface NodeAgentOptions {
    */
   policyDataplane?: NftDataplane;
   policy?: PolicyProgrammerOptions & { compile?: CompileOptions };
+  /**
+   * Deletes the UDP conntrack entries a services change leaves pointing at removed endpoints
+   * (ConntrackTool on a host). Absent: they live out their timeout.
+   */
+  serviceConntrack?: ConntrackCleaner;
   /**
    * Run the service controller (default true): cluster IPs and NodePorts for Services without
    * them, selector Services' EndpointSlices in line with the pods. Every agent may: each write
@@ -182,6 +188,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         nodeName: options.nodeName,
         programmer,
         nodeAddresses: () => [this.address, this.addressV6],
+        conntrack: options.serviceConntrack,
         log: (e, f) => this.log(e, f),
       });
     }

@@ -3,11 +3,13 @@
 // the table the policy programmer owns, so policy and services change in one nft transaction.
 // Events arriving together are folded into one compile.
 import {
+  type ConntrackCleaner,
   type PolicyApplyReport,
   type PolicyProgrammer,
   programServices,
   ServiceCompileError,
   type ServiceCompileOptions,
+  ServiceConntrack,
   type ServiceInput,
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
@@ -21,6 +23,8 @@ export interface ServiceFeedOptions {
   /** This node's addresses with or without prefix length, read at each compile (they are known only once the agent started). */
   nodeAddresses: () => readonly string[];
   compile?: ServiceCompileOptions;
+  /** Deletes the UDP conntrack entries a change leaves pointing at removed endpoints; absent: none are. */
+  conntrack?: ConntrackCleaner;
   log: (event: string, fields: Record<string, unknown>) => void;
 }
 
@@ -33,6 +37,7 @@ export class ServiceFeed {
   private scheduled = false;
   private started = false;
   private applied: Promise<unknown> = Promise.resolve();
+  private readonly conntrack: ServiceConntrack | undefined;
   /** The input last handed to felix. */
   input: ServiceInput | undefined;
   /** Why felix refused the last input, if it did (the previous services stay programmed). */
@@ -40,6 +45,7 @@ export class ServiceFeed {
 
   constructor(private readonly options: ServiceFeedOptions) {
     this.builder = new ServiceInputBuilder(options.nodeName);
+    this.conntrack = options.conntrack ? new ServiceConntrack(options.conntrack) : undefined;
   }
 
   /** Takes one watch event; true when it concerned the feed. */
@@ -93,7 +99,7 @@ export class ServiceFeed {
     // The builder hands back the same object when nothing changed: hand felix nothing new then.
     if (input === this.input) return;
     try {
-      const { table, applied } = programServices(this.options.programmer, input, this.options.compile);
+      const { table, applied } = programServices(this.options.programmer, input, this.options.compile, this.conntrack);
       this.input = input;
       if (this.refused !== undefined) this.options.log('services-accepted', {});
       this.refused = undefined;

@@ -10,6 +10,7 @@ import {
   IpBatchDataplane,
   MemoryDataplane,
   MemoryNftDataplane,
+  ConntrackTool,
   NftablesDataplane,
   type Dataplane,
   type NftDataplane,
@@ -270,6 +271,11 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     dataplane,
     policyDataplane,
     serviceController: c.serviceController !== 'off',
+    // The kernel's dataplane deletes stale UDP service entries with the conntrack tool, if there is one.
+    serviceConntrack:
+      policyDataplane instanceof NftablesDataplane
+        ? new ConntrackTool({ onError: (error) => log('conntrack-error', { error }) })
+        : undefined,
     ipv4Address: c.ipv4Address,
     ipAutodetectionMethod: c.ipAutodetectionMethod,
     ipv6Address: c.ipv6Address === 'none' ? undefined : c.ipv6Address,
