@@ -9,11 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { createLinuxDataplane, LinuxDataplane } from '../../felix/index.js';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
+import { clusterRedis, ipPool } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
@@ -34,15 +35,8 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
     checkout = join(lab.dir, 'podroute');
     cpSync(ROOT, checkout, { recursive: true, filter: (src) => !LEFT_OUT.has(relative(ROOT, src)) });
     symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
-    sock = join(lab.dir, 'redis.sock');
-    redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods' },
-      spec: { cidr: '10.94.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods', '10.94.0.0/16'));
     segment = await lab.segment();
   });
   after(async () => {

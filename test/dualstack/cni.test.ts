@@ -3,12 +3,12 @@
 // one ADD gets an address of each family, both on the pod's eth0 with a default route per
 // family; a failure of either family leaves neither allocated; DEL frees both.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
 import { Lab, type Netns } from '../support/netns.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { clusterRedis } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 
 const GW6 = 'fe80::ecee:eeff:feee:eeee';
 
@@ -46,9 +46,7 @@ describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)
     });
 
   before(async () => {
-    sock = join(lab.dir, 'redis.sock');
-    redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
-    ds = await redisDatastore({ url: sock });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
     await pool('pods4', '10.90.0.0/24', 26);
     // /122: Calico's IPv6 block size, and the default podroute apply gives an IPv6 pool.
     await pool('pods6', 'fd00:5a::/120', 122);

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { hashRouterId } from '../../lib/agent/index.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, spawnAgent, type AgentProcess } from '../support/node-agents.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { agentReady, agentStatus, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { handMadePod } from './pod.js';
 
@@ -64,15 +64,8 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
   }
 
   before(async () => {
-    sock = join(lab.dir, 'redis.sock');
-    redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
-    ds = await redisDatastore({ url: sock });
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name: 'pods-v6' },
-      spec: { cidr: 'fd00:97::/48', blockSize: 122, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await ds.create(ipPool('pods-v6', 'fd00:97::/48', { blockSize: 122 }));
     segment = await lab.segment();
     await Promise.all([startAgent('n1', 1, ['--router-id', '10.255.0.1']), startAgent('n2', 2), startAgent('n3', 3)]);
   });

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { callCni } from '../cni/call.js';
 import { Lab, type Netns } from '../support/netns.js';
+import { clusterRedis } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
@@ -53,9 +54,9 @@ describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leavin
   };
 
   before(async () => {
-    const sock = join(lab.dir, 'redis.sock');
-    redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
-    ds = await redisDatastore({ url: sock });
+    const cluster = await clusterRedis(lab.dir);
+    ({ redis, ds } = cluster);
+    const sock = cluster.sock;
     await ds.create(pool('pods4', '10.96.0.0/24', 26, false));
     await ds.create(pool('pods6', 'fd00:96::/120', 122, true));
     node = await lab.namespace('n1');

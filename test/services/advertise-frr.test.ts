@@ -9,14 +9,14 @@
 // client's address kept.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { API_VERSION, API_VERSION_K8S_CORE, type Resource } from '../../lib/resources/types.js';
 import { API_VERSION_K8S_DISCOVERY, SERVICE_NAME_LABEL, type EndpointSliceEndpoint } from '../../lib/resources/service-types.js';
 import { handMadePod } from '../dualstack/pod.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Segment } from '../support/netns.js';
-import { agentReady, spawnAgent, type AgentProcess } from '../support/node-agents.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { agentReady, spawnAgent, type AgentProcess, clusterRedis } from '../support/node-agents.js';
+import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 const TOR_AS = 65088;
@@ -123,9 +123,9 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
   }
 
   before(async () => {
-    redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
-    const sock = join(lab.dir, 'redis.sock');
-    ds = await redisDatastore({ url: sock });
+    const cluster = await clusterRedis(lab.dir);
+    ({ redis, ds } = cluster);
+    const sock = cluster.sock;
     // The nodes peer with the top-of-rack only, as in a Calico ToR design (no full mesh).
     await ds.apply({
       apiVersion: API_VERSION,
