@@ -22,7 +22,7 @@ import { callControl } from '../bgpd/control.js';
 import { docker, dockerArgv, dockerHost, dockerResult, engineAnswers, imageExists, inspectContainer } from './docker.js';
 import { controlSocket, nsName } from './runner.js';
 import { writeState, type LabContainer, type LabState } from './state.js';
-import { execCommand, poll, run } from './system.js';
+import { execCommand, linkExists, poll, run } from './system.js';
 import type { Topology, TopologyNode } from './topology.js';
 
 const NETNS_DIR = '/run/netns';
@@ -41,10 +41,6 @@ function hostIfName(state: LabState, kind: 'b' | 'v', index: number, natural: st
   if (state.prefix === `clab-${state.name}-`) return natural;
   const suffix = `${kind}${index}`;
   return `${state.prefix.slice(0, 15 - suffix.length)}${suffix}`;
-}
-
-async function hostLinkExists(name: string): Promise<boolean> {
-  return (await execCommand(['ip', 'link', 'show', 'dev', name])).code === 0;
 }
 
 /** New mounts under /run/netns reach containers that bind it only if it is a shared mount point (`ip netns add` makes it one). */
@@ -89,7 +85,7 @@ async function ensureBridges(state: LabState, topo: Topology, log: (l: string) =
     let bridge = state.bridges.find((b) => b.node === node.name);
     if (!bridge) {
       const name = hostIfName(state, 'b', i, node.name);
-      if (await hostLinkExists(name))
+      if (await linkExists(name))
         throw new Error(
           `topology.nodes.${node.name}: the host already has an interface ${name} that this lab did not make (remove it or use another --prefix)`,
         );
@@ -97,7 +93,7 @@ async function ensureBridges(state: LabState, topo: Topology, log: (l: string) =
       state.bridges.push(bridge);
       writeState(state);
     }
-    if (await hostLinkExists(bridge.name)) continue;
+    if (await linkExists(bridge.name)) continue;
     await run(['ip', 'link', 'add', bridge.name, 'type', 'bridge']);
     await run(['ip', 'link', 'set', bridge.name, 'up']);
     log(`bridge ${bridge.name} (${node.name})`);
@@ -164,10 +160,6 @@ async function ensureHolder(state: LabState, node: TopologyNode): Promise<boolea
   return fresh;
 }
 
-async function hasLink(ns: string, ifname: string): Promise<boolean> {
-  return (await execCommand(['ip', '-n', ns, 'link', 'show', ifname])).code === 0;
-}
-
 /** Every link as a veth pair; an end on a bridge node is a port of that host bridge. */
 async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
   const kind = new Map(topo.nodes.map((n) => [n.name, n.kind]));
@@ -184,7 +176,7 @@ async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
       return { ...e, ns: undefined, ifname: rec.name };
     });
     writeState(state);
-    const present = await Promise.all(ends.map((e) => (e.ns ? hasLink(e.ns, e.ifname) : hostLinkExists(e.ifname))));
+    const present = await Promise.all(ends.map((e) => linkExists(e.ifname, e.ns)));
     if (present.every(Boolean)) continue;
     // Half a pair (a node's namespace made again, a crash between steps): remove the rest and make it again.
     for (const [j, e] of ends.entries())
@@ -411,11 +403,11 @@ export async function containersDown(state: LabState): Promise<{ containers: num
   let links = 0;
   // A bridge port goes with its peer's namespace; one whose peer never came is removed here.
   for (const name of [...(state.hostLinks ?? []), ...(state.bridges ?? [])].map((l) => l.name)) {
-    if (!(await hostLinkExists(name))) continue;
+    if (!(await linkExists(name))) continue;
     const r = await execCommand(['ip', 'link', 'del', name]);
     // The kernel removes a pair whose peer's namespace went with its container a moment later: gone is done.
     if (r.code === 0) links++;
-    else if (await hostLinkExists(name)) throw new Error(`ip link del ${name}: ${r.stderr.trim()}`);
+    else if (await linkExists(name)) throw new Error(`ip link del ${name}: ${r.stderr.trim()}`);
   }
   return { containers, links };
 }

@@ -13,7 +13,7 @@ import { containersDown, containersUp, containerVtysh, preflight } from './conta
 import { dockerHost } from './docker.js';
 import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
 import { labDir, readState, writeState, type LabProcess, type LabState } from './state.js';
-import { execCommand, isOurs, listNetns, netnsPids, poll, run, startDetached, stopProcess } from './system.js';
+import { execCommand, isOurs, linkExists, listNetns, netnsPids, poll, run, startDetached, stopProcess } from './system.js';
 import { hostExecLine, hostPath, type Topology, type TopologyNode } from './topology.js';
 
 export const FRR_BIN = '/usr/lib/frr';
@@ -131,16 +131,12 @@ async function ensureNamespace(state: LabState, node: string, existing: Set<stri
   return true;
 }
 
-async function hasLink(ns: string, ifname: string): Promise<boolean> {
-  return (await execCommand(['ip', '-n', ns, 'link', 'show', ifname])).code === 0;
-}
-
 async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
   const role = new Map(topo.nodes.map((n) => [n.name, n.role]));
   for (const [i, link] of topo.links.entries()) {
     const [a, b] = link.endpoints;
     const [nsA, nsB] = [nsName(state, a.node), nsName(state, b.node)];
-    const [hasA, hasB] = [await hasLink(nsA, a.iface), await hasLink(nsB, b.iface)];
+    const [hasA, hasB] = [await linkExists(a.iface, nsA), await linkExists(b.iface, nsB)];
     if (hasA && hasB) continue;
     // Half a pair (a crash between steps): remove it and build the pair again.
     if (hasA) await run(['ip', '-n', nsA, 'link', 'del', a.iface]);

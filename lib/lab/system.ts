@@ -43,6 +43,11 @@ export async function run(
   return r.stdout;
 }
 
+/** Whether an interface of that name exists, in the host or in namespace `ns`. */
+export async function linkExists(name: string, ns?: string): Promise<boolean> {
+  return (await execCommand(['ip', ...(ns ? ['-n', ns] : []), 'link', 'show', 'dev', name])).code === 0;
+}
+
 export async function listNetns(): Promise<Set<string>> {
   const out = await run(['ip', 'netns', 'list']);
   return new Set(
