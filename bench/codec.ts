@@ -4,7 +4,8 @@
 //   decode   decodeMessage over every message of the dump, already in memory
 //   encode   encodeMessage of every decoded message (byte-for-byte layouts included)
 //   packed   encodeMessage of the dump's IPv4 prefixes packed 780 to an UPDATE under one
-//            attribute set, as a speaker sends a table: the cost per prefix, not per message
+//            attribute set: the codec API's cost per prefix, not per message (the speaker
+//            itself writes tables from the RIB's numeric keys, not through encodeMessage)
 //   job      the whole dump to text: MRT records → decoded → one JSON line per message,
 //            the same work bgpdump -m does (records → one text line per prefix)
 import { execFileSync, spawnSync } from 'node:child_process';

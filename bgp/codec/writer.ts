@@ -6,11 +6,6 @@ export class Writer {
   buf = Buffer.allocUnsafe(1 << 17);
   pos = 0;
 
-  reset(at = 0): this {
-    this.pos = at;
-    return this;
-  }
-
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));

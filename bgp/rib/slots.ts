@@ -1,6 +1,6 @@
 // Dense numbers for the prefixes some peer was sent, shared by a family's Adj-RIB-Outs: each
-// Adj-RIB-Out then records what it sent as one 32-bit entry per number (the id of the
-// exported attribute set) instead of a Map entry per prefix, which at 1,400 reflector clients
+// Adj-RIB-Out then records what it sent as one entry per number (the id of the exported
+// attribute set: 16 bits, 32 once its group has more than 65,535 sets) instead of a Map entry per prefix, which at 1,400 reflector clients
 // × 5,600 prefixes was most of the reflector's memory. A number lives while a peer holds it.
 import type { PrefixKey, V4Key } from './prefix.js';
 
