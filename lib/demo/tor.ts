@@ -69,9 +69,11 @@ export class TopOfRack {
 /**
  * Why FRR does not play the top-of-rack: Debian's FRR is built to put its vty socket in the
  * `frrvty` group and its daemons refuse to start for a user outside it, and as root they switch
- * to the `frr` user; the demo needs neither root nor a group.
+ * to the `frr` user; the demo needs neither root nor a group. Even as root it could not: FRR's
+ * bgpd takes a next hop in 127.0.0.0/8 as martian and resets the session with NOTIFICATION 3/8
+ * (tried with bgpd 8.4 listening on 127.0.0.254), and the demo's nodes live on loopback.
  */
 export function frrNote(): string {
   if (!existsSync('/usr/lib/frr/bgpd')) return 'FRR is not installed: a podroute speaker plays the top-of-rack';
-  return 'FRR is installed, but its bgpd starts only as root or in the frrvty group: a podroute speaker plays the top-of-rack';
+  return 'FRR is installed, but refuses loopback next hops (127.0.0.0/8 is martian to it): a podroute speaker plays the top-of-rack';
 }
