@@ -123,6 +123,18 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
   return attrs;
 }
 
+/**
+ * Path attributes from bytes known to be well formed (ones that decoded cleanly before, or
+ * that the codec wrote), with 4-octet AS numbers and no wire layout. Throws when they are not.
+ */
+export function decodePathAttributes(b: Buffer): PathAttributes {
+  const problems: Problem[] = [];
+  const a = decodeAttributes(b, 0, b.length, {}, problems);
+  if (problems.length > 0) throw new TypeError(`path attributes: ${problems[0].message}`);
+  delete a.wire;
+  return a;
+}
+
 /** Each attribute's (type << 8 | flags), in wire order, for the UPDATE being decoded. */
 let layout: Uint16Array = new Uint16Array(64);
 

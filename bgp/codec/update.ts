@@ -47,7 +47,19 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     if (attributes.nextHop === undefined && nlri.length > 0) problems.push(missing(T.NEXT_HOP));
   }
   if (problems.length > 0) throw worstOf(problems, update);
+  // Not enumerable: the message stays the plain object it always was (and compares so).
+  if (attrEnd > attrStart) Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
   return update;
+}
+
+const RECEIVED = Symbol('path attributes as received');
+
+/**
+ * The path attributes of an UPDATE exactly as they came off the wire, when the UPDATE decoded
+ * without a problem; undefined for one built in code or copied. Shares the received buffer.
+ */
+export function receivedAttributes(m: UpdateMessage): Buffer | undefined {
+  return (m as { [RECEIVED]?: Buffer })[RECEIVED];
 }
 
 function missing(type: number): Problem {

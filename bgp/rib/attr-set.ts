@@ -1,9 +1,15 @@
 // Attribute interning. A Calico cluster has thousands of prefixes and a handful of distinct
 // attribute sets, a full table ~1M prefixes and a few hundred thousand: every route points
-// at one shared, frozen set, and the set carries the numbers the decision process reads
-// (so comparing two routes never walks an AS_PATH). Sets are reference counted by the routes
-// that hold them and leave the table when the last route goes.
-import { encodeMessage } from '../codec/index.js';
+// at one shared set, and the set carries the numbers the decision process reads (so comparing
+// two routes never walks an AS_PATH). Sets are reference counted by the routes that hold them
+// and leave the table when the last route goes.
+//
+// A set is keyed by its attributes' wire bytes: those of the UPDATE as received (less what
+// routes do not share) when there are some, else the codec's canonical encoding. A set made
+// from received bytes keeps only them (as its key) and its numbers, and decodes the full
+// attributes when something asks: a decoded object costs about a kilobyte, the bytes tens
+// of octets, and most sets are never asked (the decision process reads only the numbers).
+import { AttrType as T, decodePathAttributes, encodeMessage } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
 
 export const NO_EXPORT = 0xffffff01;
@@ -32,12 +38,21 @@ export class AttrSet {
   readonly clusterListLength: number;
   /** COMMUNITY_* bits of the well-known communities present. */
   readonly wellKnown: number;
+  /** Routes with these attributes are loops by the interner's rule (our AS, router ID or cluster ID in them). */
+  readonly looped: boolean;
+  /** The attributes when they were given as an object; undefined when they are decoded from `key` on demand. */
+  private readonly given: Readonly<PathAttributes> | undefined;
 
+  /**
+   * `a` gives the numbers; it is kept as `attributes` unless `key` holds the same attributes
+   * as wire bytes (`lazy`), when it is dropped and decoded again only when asked for.
+   */
   constructor(
     readonly key: string,
-    readonly attributes: Readonly<PathAttributes>,
+    a: Readonly<PathAttributes>,
+    lazy = false,
+    looped = false,
   ) {
-    const a = attributes;
     this.localPref = a.localPref ?? -1;
     this.asPathLength = asPathLength(a.asPath);
     this.origin = a.origin === undefined ? 0 : ORIGIN_RANK[a.origin];
@@ -54,7 +69,29 @@ export class AttrSet {
       }
     }
     this.wellKnown = wk;
+    this.looped = looped;
+    this.given = lazy ? undefined : deepFreeze(a);
   }
+
+  /** The full attributes, frozen. A lazily decoded set gives the same object while it is in the recent cache. */
+  get attributes(): Readonly<PathAttributes> {
+    return this.given ?? decoded(this);
+  }
+}
+
+// Sets decoded lately. Readers come in bursts for one set (the prefixes of an UPDATE, each
+// update group's export of a set), so a small cache answers nearly all and bounds the memory.
+const RECENT = 1024;
+const recent = new Map<AttrSet, Readonly<PathAttributes>>();
+
+function decoded(set: AttrSet): Readonly<PathAttributes> {
+  let a = recent.get(set);
+  if (a === undefined) {
+    a = deepFreeze(decodePathAttributes(Buffer.from(set.key, 'latin1')));
+    if (recent.size >= RECENT) recent.delete(recent.keys().next().value as AttrSet);
+    recent.set(set, a);
+  }
+  return a;
 }
 
 /** RFC 4271 §9.1.2.2 a: an AS_SET counts as one; confederation segments count as none (RFC 5065 §5.3). */
@@ -129,17 +166,85 @@ export function attributesKey(a: Readonly<PathAttributes>): string {
   return b.toString('latin1', 23);
 }
 
+/**
+ * The key of the attributes routes share, from the path attributes of a cleanly decoded UPDATE
+ * of a 4-octet-AS peer: the received bytes less NEXT_HOP and the MP attributes (a route keeps
+ * its own next hop and NLRI), AS4_PATH and AS4_AGGREGATOR (meaningless between 4-octet
+ * speakers, RFC 6793 §4.1) and, from an external peer, LOCAL_PREF, ORIGINATOR_ID and
+ * CLUSTER_LIST (RFC 4271 §5.1.5, RFC 4456). Anything else stays as received, flags and order too.
+ */
+export function receivedKey(b: Buffer, external: boolean): string {
+  let n = 0;
+  let keptFrom = 0;
+  let p = 0;
+  while (p < b.length) {
+    const type = b[p + 1];
+    const next = (b[p] & 0x10) !== 0 ? p + 4 + b.readUInt16BE(p + 2) : p + 3 + b[p + 2];
+    if (dropped(type, external)) {
+      if (p > keptFrom) n += b.copy(scratchFor(b.length), n, keptFrom, p);
+      keptFrom = next;
+    }
+    p = next;
+  }
+  if (keptFrom === 0) return b.toString('latin1');
+  if (b.length > keptFrom) n += b.copy(scratchFor(b.length), n, keptFrom, b.length);
+  // One flat string: a concatenation would keep its parts alive beside the flattened key.
+  return scratch.toString('latin1', 0, n);
+}
+
+let scratch = Buffer.alloc(4096);
+
+function scratchFor(length: number): Buffer {
+  if (scratch.length < length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
+  return scratch;
+}
+
+function dropped(type: number, external: boolean): boolean {
+  switch (type) {
+    case T.NEXT_HOP:
+    case T.MP_REACH_NLRI:
+    case T.MP_UNREACH_NLRI:
+    case T.AS4_PATH:
+    case T.AS4_AGGREGATOR:
+      return true;
+    case T.LOCAL_PREF:
+    case T.ORIGINATOR_ID:
+    case T.CLUSTER_LIST:
+      return external;
+    default:
+      return false;
+  }
+}
+
 export class AttrInterner {
   private readonly sets = new Map<string, AttrSet>();
+
+  /** `loops` marks the sets whose routes are dropped as loops (evaluated once per set). */
+  constructor(private readonly loops: (a: Readonly<PathAttributes>) => boolean = () => false) {}
 
   /** The shared set for these attributes (which must already be shareable: see shareableAttributes). */
   intern(a: PathAttributes): AttrSet {
     const key = attributesKey(a);
     let set = this.sets.get(key);
     if (set === undefined) {
-      set = new AttrSet(key, deepFreeze(a));
+      set = new AttrSet(key, a, false, this.loops(a));
       this.sets.set(key, set);
     }
+    return set;
+  }
+
+  /** The set of this key (see receivedKey), if one is held. */
+  get(key: string): AttrSet | undefined {
+    return this.sets.get(key);
+  }
+
+  /**
+   * A new set for received attributes: `key` from receivedKey, `a` what the same bytes decode
+   * to (shareable), read for the numbers and then dropped.
+   */
+  internReceived(key: string, a: Readonly<PathAttributes>): AttrSet {
+    const set = new AttrSet(key, a, true, this.loops(a));
+    this.sets.set(key, set);
     return set;
   }
 

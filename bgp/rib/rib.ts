@@ -3,10 +3,19 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, Safi } from '../codec/index.js';
+import { Afi, Safi, receivedAttributes } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { mergeAs4Path } from './as4.js';
-import { AttrInterner, asPathContains, ipv4Number, NextHop, NextHopInterner, shareableAttributes, type AttrSet } from './attr-set.js';
+import {
+  AttrInterner,
+  asPathContains,
+  ipv4Number,
+  NextHop,
+  NextHopInterner,
+  receivedKey,
+  shareableAttributes,
+  type AttrSet,
+} from './attr-set.js';
 import { selectBest, type DecisionOptions } from './decision.js';
 import { RibPeer } from './peer.js';
 import { Journal } from './journal.js';
@@ -32,8 +41,8 @@ export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast
 
 class FamilyRib {
   readonly outs: AdjRibOut[] = [];
-  readonly journal = new Journal();
   readonly slots = new PrefixSlots();
+  readonly journal = new Journal(this.slots);
   constructor(
     readonly family: AddressFamily,
     readonly table: PrefixTable<PrefixKey>,
@@ -60,7 +69,7 @@ export class Rib {
   private readonly clusterId: string | undefined;
   private readonly decision: DecisionOptions;
   private readonly collect: () => boolean;
-  private readonly attrs = new AttrInterner();
+  private readonly attrs = new AttrInterner((a) => this.looped(a));
   private readonly nextHops = new NextHopInterner();
   private readonly fams: Record<AddressFamily, FamilyRib> = {
     'ipv4-unicast': new FamilyRib('ipv4-unicast', new V4Table() as PrefixTable<PrefixKey>),
@@ -69,6 +78,8 @@ export class Rib {
   private readonly peerSet = new Set<RibPeer>();
   private readonly groups = new Map<string, UpdateGroup>();
   private changes: BestPathChange[] = [];
+  /** Numbers wake() calls, so that an update group's verdict is reused within one. */
+  private wakeCall = 0;
   private pathCount = 0;
 
   constructor(private readonly options: RibOptions) {
@@ -168,7 +179,7 @@ export class Rib {
         peer.stats.treatAsWithdraw += msg.nlri.length;
         this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri);
       } else {
-        this.announce(peer, 'ipv4-unicast', msg.nlri, a, a.nextHop, undefined);
+        this.announce(peer, 'ipv4-unicast', msg.nlri, a, receivedAttributes(msg), a.nextHop, undefined);
       }
     }
     const mp = a.mpReach;
@@ -179,7 +190,7 @@ export class Rib {
           peer.stats.treatAsWithdraw += mp.nlri.length;
           this.withdrawInternal(peer, f, mp.nlri);
         } else {
-          this.announce(peer, f, mp.nlri, a, mp.nextHop, mp.linkLocalNextHop);
+          this.announce(peer, f, mp.nlri, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop);
         }
       }
     }
@@ -363,31 +374,29 @@ export class Rib {
     family: AddressFamily,
     nlri: readonly Nlri[],
     received: Readonly<PathAttributes>,
+    /** The attributes' bytes as received, when the UPDATE came off the wire clean. */
+    raw: Buffer | undefined,
     nextHop: string,
     linkLocal: string | undefined,
   ): void {
     const fr = this.fams[family];
     peer.stats.announced += nlri.length;
-    let base = shareableAttributes(received);
-    if (!peer.fourOctetAs) base = mergeAs4Path(base);
-    else {
-      // Between 4-octet speakers these attributes mean nothing (RFC 6793 §4.1).
-      delete base.as4Path;
-      delete base.as4Aggregator;
+    let set: AttrSet;
+    if (raw !== undefined && peer.fourOctetAs) {
+      // Keyed by the bytes themselves: a known set costs no decoding or encoding at all.
+      const key = receivedKey(raw, peer.type === 'ebgp');
+      set = this.attrs.get(key) ?? this.attrs.internReceived(key, this.shareableReceived(peer, received));
+    } else {
+      // A 2-octet peer's AS4_PATH is merged in, and what we keep is no longer what came.
+      set = this.attrs.intern(this.shareableReceived(peer, received));
     }
-    if (peer.type === 'ebgp') {
-      // RFC 4271 §5.1.5: LOCAL_PREF from another AS is ignored; reflection attributes too.
-      delete base.localPref;
-      delete base.originatorId;
-      delete base.clusterList;
-    }
-    if (this.looped(base)) {
+    if (set.looped) {
       peer.stats.loopRejected += nlri.length;
       // An announcement we drop still replaces what the peer sent before for these prefixes.
       for (let i = 0; i < nlri.length; i++) this.remove(fr, this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
+      this.attrs.dropIfUnused(set);
       return;
     }
-    const set = this.attrs.intern(base);
     const nh = this.nextHops.intern(nextHop, linkLocal);
     const policy = peer.importPolicy;
     if (policy === undefined) {
@@ -435,7 +444,25 @@ export class Rib {
     this.nextHops.dropIfUnused(nh);
   }
 
-  private looped(a: PathAttributes): boolean {
+  /** What of a peer's attributes its routes share (see receivedKey for the same rule on bytes). */
+  private shareableReceived(peer: RibPeer, received: Readonly<PathAttributes>): PathAttributes {
+    let base = shareableAttributes(received);
+    if (!peer.fourOctetAs) base = mergeAs4Path(base);
+    else {
+      // Between 4-octet speakers these attributes mean nothing (RFC 6793 §4.1).
+      delete base.as4Path;
+      delete base.as4Aggregator;
+    }
+    if (peer.type === 'ebgp') {
+      // RFC 4271 §5.1.5: LOCAL_PREF from another AS is ignored; reflection attributes too.
+      delete base.localPref;
+      delete base.originatorId;
+      delete base.clusterList;
+    }
+    return base;
+  }
+
+  private looped(a: Readonly<PathAttributes>): boolean {
     if (asPathContains(a.asPath, this.localAs)) return true;
     if (a.originatorId !== undefined && a.originatorId === this.routerId) return true;
     if (this.clusterId !== undefined && a.clusterList?.includes(this.clusterId)) return true;
@@ -573,27 +600,31 @@ export class Rib {
    * best path did not change.
    */
   private wake(fr: FamilyRib, key: PrefixKey, oldHead: Path | undefined, best: Path | undefined): void {
-    const idle = fr.journal.idle as FamilyOut[];
-    let lastGroup: UpdateGroup | undefined;
-    let lastVerdict = false;
+    const journal = fr.journal;
+    const idle = journal.idle as FamilyOut[];
+    // Each group decides once per change, however its members interleave in the idle list.
+    const call = ++this.wakeCall;
     let kept = 0;
     for (let i = 0; i < idle.length; i++) {
       const f = idle[i];
       let wake = f.addPath;
       if (!wake && (oldHead !== undefined || best !== undefined)) {
         const g = f.out.group;
-        if (g !== lastGroup) {
-          lastGroup = g;
-          lastVerdict =
+        if (g.wakeCall !== call) {
+          g.wakeCall = call;
+          g.wakeVerdict =
             (oldHead !== undefined && g.exportPath(fr.family, key, oldHead) !== null) ||
             (best !== undefined && g.exportPath(fr.family, key, best) !== null);
         }
-        wake = lastVerdict;
+        wake = g.wakeVerdict;
       }
       if (wake) {
-        f.idle = false;
+        journal.wake(f);
         f.out.wake();
-      } else idle[kept++] = f;
+      } else {
+        idle[kept] = f;
+        f.place = kept++;
+      }
     }
     idle.length = kept;
   }

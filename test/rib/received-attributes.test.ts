@@ -1,0 +1,116 @@
+// Attribute sets keyed by the bytes of the UPDATE as received and decoded only when asked must
+// give, on real traffic, exactly the attributes the eager path gives (the path taken by an
+// UPDATE built in code, which carries no received bytes).
+import assert from 'node:assert/strict';
+import { BgpError, decodeMessage, receivedAttributes, type UpdateMessage } from '../../bgp/codec/index.js';
+import { readMrtFile } from '../../bgp/mrt/index.js';
+import { Rib, type RibPeer, type RibRoute } from '../../bgp/rib/index.js';
+import { receivedKey } from '../../bgp/rib/attr-set.js';
+
+const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
+const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
+
+interface Replay {
+  rib: Rib;
+  peers: Map<string, RibPeer>;
+}
+
+function replay(localAs: number, fresh: (m: UpdateMessage) => UpdateMessage): { replay: Replay; received: number; updates: number } {
+  const rib = new Rib({ localAs, routerId: '192.0.2.254', collectChanges: false });
+  const peers = new Map<string, RibPeer>();
+  let received = 0;
+  let updates = 0;
+  for (const r of readMrtFile(MRT)) {
+    if (r.kind !== 'message') continue;
+    const name = `${r.peerIp} AS${r.peerAs} ${r.fourOctetAs ? 4 : 2}`;
+    let peer = peers.get(name);
+    if (peer === undefined) {
+      peer = rib.addPeer({
+        address: r.peerIp,
+        asn: r.peerAs,
+        routerId: `10.0.${peers.size >> 8}.${peers.size & 255}`,
+        families: [...FAMILIES],
+        fourOctetAs: r.fourOctetAs,
+      });
+      peers.set(name, peer);
+    }
+    let m: UpdateMessage;
+    let withdraw = false;
+    try {
+      const d = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
+      if (d.type !== 'update') continue;
+      m = d;
+    } catch (e) {
+      // RFC 7606 as the session applies it: an attribute discarded leaves the rest to apply.
+      if (!(e instanceof BgpError) || e.update === undefined) throw e;
+      m = e.update;
+      withdraw = e.action === 'treat-as-withdraw';
+    }
+    updates++;
+    const given = fresh(m);
+    if (receivedAttributes(given) !== undefined) received++;
+    if (withdraw) rib.treatAsWithdraw(peer, given);
+    else rib.update(peer, given);
+  }
+  return { replay: { rib, peers }, received, updates };
+}
+
+function firstPeerAs(): number {
+  for (const r of readMrtFile(MRT)) if (r.kind === 'message') return r.peerAs;
+  throw new Error('no BGP message in the dump');
+}
+
+function routesOf(r: Replay): Map<string, Array<Omit<RibRoute, 'peer'>>> {
+  const out = new Map<string, Array<Omit<RibRoute, 'peer'>>>();
+  for (const [name, peer] of r.peers) {
+    const list: Array<Omit<RibRoute, 'peer'>> = [];
+    for (const f of FAMILIES) for (const { peer: _, ...route } of r.rib.adjRibIn(peer, f)) list.push(route);
+    out.set(name, list);
+  }
+  return out;
+}
+
+describe('attribute sets kept as received bytes, decoded on demand (MRT dump of a route collector)', function () {
+  this.timeout(120_000);
+
+  for (const [what, localAs] of [
+    ['every peer external', () => 4_200_000_000],
+    ['the first peer internal (its routes loop), the rest external', firstPeerAs],
+  ] as const) {
+    it(`gives every route the attributes the eager decode gives: ${what}`, () => {
+      const lazy = replay(localAs(), (m) => m);
+      // A copy carries no received bytes: the RIB re-encodes and keeps the decoded object, as before.
+      const eager = replay(localAs(), (m) => ({ ...m }));
+      assert.equal(eager.received, 0);
+      assert.ok(lazy.received > 50_000, `UPDATEs with received bytes: ${lazy.received} of ${lazy.updates}`);
+      const a = routesOf(lazy.replay);
+      const b = routesOf(eager.replay);
+      let routes = 0;
+      for (const [name, list] of b) {
+        assert.deepEqual(a.get(name), list, `routes of ${name}`);
+        routes += list.length;
+      }
+      assert.ok(routes > 15_000, `routes: ${routes}`);
+      for (const [name, peer] of eager.replay.peers) assert.deepEqual(lazy.replay.peers.get(name)!.stats, peer.stats, `stats of ${name}`);
+      assert.deepEqual(lazy.replay.rib.stats(), eager.replay.rib.stats());
+      const loops = [...lazy.replay.peers.values()].reduce((n, p) => n + p.stats.loopRejected, 0);
+      if (localAs !== firstPeerAs) assert.equal(loops, 0);
+      else assert.ok(loops > 0, "the internal peer's routes carry our AS");
+    });
+  }
+
+  it('keys by what routes share: next hop, MP and AS4 attributes out, reflection attributes out from an external peer', () => {
+    // ORIGIN igp, NEXT_HOP, LOCAL_PREF 100, ORIGINATOR_ID, AS4_PATH, a community.
+    const origin = [0x40, 1, 1, 0];
+    const nextHop = [0x40, 3, 4, 192, 0, 2, 1];
+    const localPref = [0x40, 5, 4, 0, 0, 0, 100];
+    const originator = [0x80, 9, 4, 10, 0, 0, 1];
+    const as4Path = [0xc0, 17, 6, 2, 1, 0, 0, 0xfd, 0xe9];
+    const community = [0xc0, 8, 4, 0xff, 0xff, 0xff, 0x01];
+    const b = Buffer.from([...origin, ...nextHop, ...localPref, ...originator, ...as4Path, ...community]);
+    assert.equal(receivedKey(b, false), Buffer.from([...origin, ...localPref, ...originator, ...community]).toString('latin1'));
+    assert.equal(receivedKey(b, true), Buffer.from([...origin, ...community]).toString('latin1'));
+    const kept = Buffer.from([...origin, ...community]);
+    assert.equal(receivedKey(kept, true), kept.toString('latin1'));
+  });
+});
