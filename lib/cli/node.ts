@@ -25,6 +25,7 @@ import {
   type NodeAgentOptions,
 } from '../agent/index.js';
 import { felixSettings } from '../agent/felix-configuration.js';
+import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { callControl } from '../bgpd/control.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
@@ -57,6 +58,8 @@ export interface NodeRunConfig {
   serviceController?: 'on' | 'off';
   datastore?: DatastoreConfig;
   control?: string;
+  /** The socket the CNI shim calls the agent on: a path, or off. Default /run/podroute/cni.sock as root, else off. */
+  cniSocket?: string;
   /** Port for /metrics, /liveness, /readiness; 0 turns it off. Default 9099. */
   healthPort?: number;
   /** The address that port listens on (Felix's healthHost). Default 127.0.0.1: this host only. */
@@ -90,6 +93,7 @@ const FLAGS: Record<string, { key: keyof NodeRunConfig; type: 'string' | 'number
   '--service-controller': { key: 'serviceController', type: 'string' },
   '--datastore': { key: 'datastore', type: 'datastore' },
   '--control': { key: 'control', type: 'string' },
+  '--cni-socket': { key: 'cniSocket', type: 'string' },
   '--health-port': { key: 'healthPort', type: 'number' },
   '--health-host': { key: 'healthHost', type: 'string' },
   '--default-pool': { key: 'defaultIpv4Pool', type: 'pool' },
@@ -183,6 +187,7 @@ export function nodeRunConfig(args: readonly string[], env: NodeJS.ProcessEnv = 
   set('routeReflectorClusterId', 'string', 'PODROUTE_CLUSTER_ID');
   set('defaultIpv4Pool', 'pool', 'PODROUTE_IPV4POOL_CIDR', 'CALICO_IPV4POOL_CIDR');
   set('control', 'string', 'PODROUTE_CONTROL');
+  set('cniSocket', 'string', 'PODROUTE_CNI_SOCKET');
   set('healthHost', 'string', 'PODROUTE_HEALTH_HOST', 'FELIX_HEALTHHOST');
   set('logSeverityScreen', 'string', 'PODROUTE_LOG_LEVEL', 'FELIX_LOGSEVERITYSCREEN');
   set('logFormat', 'string', 'PODROUTE_LOG_FORMAT');
@@ -235,6 +240,8 @@ export function checkNodeRunConfig(c: NodeRunConfig): void {
     throw new Error(`serviceController: ${JSON.stringify(c.serviceController)} must be on or off`);
   if (c.logSeverityScreen !== undefined) logLevel(c.logSeverityScreen, 'logSeverityScreen');
   if (c.logFormat !== undefined) logFormat(c.logFormat, 'logFormat');
+  if (c.cniSocket !== undefined && typeof c.cniSocket !== 'string') throw new Error('cniSocket: must be a path or off');
+  cniSocketPath(c.cniSocket, true);
 }
 
 export async function nodeRun(args: readonly string[]): Promise<number> {
@@ -313,9 +320,11 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     log('stopping', { why, graceful });
     control.close();
     health?.close();
-    void agent.stop(why, { graceful }).finally(() => ds.close().finally(() => process.exit(0)));
+    void Promise.all([agent.stop(why, { graceful }), cni?.close()]).finally(() => ds.close().finally(() => process.exit(0)));
   };
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
+  const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
+  const cni = cniPath === undefined ? undefined : serveCni(cniPath, { log });
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
   const health = healthPort === 0 ? undefined : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost);
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -328,6 +337,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     process.stderr.write(`podroute: ${(e as Error).message}\n`);
     control.close();
     health?.close();
+    await cni?.close(0);
     const bounded = (p: Promise<unknown>) =>
       Promise.race([p.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
     await bounded(agent.stop('start failed'));
@@ -340,6 +350,7 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     uplink: agent.uplink,
     restarting: agent.restarting,
     control: c.control ?? DEFAULT_CONTROL,
+    cniSocket: cniPath ?? 'off',
   });
   return new Promise<number>(() => undefined);
 }
@@ -414,7 +425,7 @@ export async function nodeCommand(args: string[]): Promise<number> {
         .map(([f, d]) => `${f} (${d.key})`)
         .join(
           ', ',
-        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, IP6, IP6_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL, PODROUTE_LOG_LEVEL (FELIX_LOGSEVERITYSCREEN), PODROUTE_LOG_FORMAT\n`,
+        )}\nenvironment: NODENAME, IP, IP_AUTODETECTION_METHOD, IP6, IP6_AUTODETECTION_METHOD, AS, CALICO_IPV4POOL_CIDR, PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS, PODROUTE_CONTROL, PODROUTE_CNI_SOCKET, PODROUTE_LOG_LEVEL (FELIX_LOGSEVERITYSCREEN), PODROUTE_LOG_FORMAT\n`,
     );
     return 0;
   }

@@ -2,7 +2,7 @@
 // result (or the error object) on stdout, and exits 0 or 1, as the CNI spec asks.
 import { parseEnv, parseNetConf, SUPPORTED_VERSIONS } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
-import { cmdAdd, cmdCheck, cmdDel, cmdVersion } from './plugin.js';
+import { cmdAdd, cmdCheck, cmdDel, cmdVersion, type StoreOpener } from './plugin.js';
 import { cmdGc, cmdStatus } from './status-gc.js';
 import { packageVersion } from './version.js';
 
@@ -13,7 +13,11 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number; output: string }> {
+/**
+ * One CNI call: `env` stands for the process environment (nothing else is read from it), so the
+ * node agent can run calls side by side for the shim; `openStore` lends it a warm datastore.
+ */
+export async function runCni(env: NodeJS.ProcessEnv, stdin: string, openStore?: StoreOpener): Promise<{ code: number; output: string }> {
   let cniVersion = '1.0.0';
   try {
     const cenv = parseEnv(env);
@@ -37,18 +41,18 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string): Promise<{ c
     const conf = parseNetConf(stdin);
     switch (cenv.command) {
       case 'ADD':
-        return { code: 0, output: JSON.stringify(await cmdAdd(conf, cenv, env)) };
+        return { code: 0, output: JSON.stringify(await cmdAdd(conf, cenv, env, openStore)) };
       case 'DEL':
-        await cmdDel(conf, cenv, env);
+        await cmdDel(conf, cenv, env, openStore);
         return { code: 0, output: '' };
       case 'CHECK':
-        await cmdCheck(conf, cenv, env);
+        await cmdCheck(conf, cenv, env, openStore);
         return { code: 0, output: '' };
       case 'STATUS':
-        await cmdStatus(conf, env);
+        await cmdStatus(conf, env, openStore);
         return { code: 0, output: '' };
       case 'GC':
-        await cmdGc(conf, env);
+        await cmdGc(conf, env, openStore);
         return { code: 0, output: '' };
     }
   } catch (e) {

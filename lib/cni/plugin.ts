@@ -6,7 +6,13 @@
 // with what ADD made.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { openDatastore, DatastoreUnavailableError, NotFoundError, type BackendDatastore } from '../datastore/index.js';
+import {
+  openDatastore,
+  DatastoreUnavailableError,
+  NotFoundError,
+  type BackendDatastore,
+  type DatastoreConfig,
+} from '../datastore/index.js';
 import { fileIdentityRecord, Ipam, IpamError } from '../ipam/index.js';
 import { identityRecordPath } from './store-record.js';
 import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
@@ -62,9 +68,15 @@ export function nodeName(conf: NetConf, env: NodeJS.ProcessEnv): string {
   return conf.nodename ?? env.PODROUTE_NODENAME ?? env.NODENAME ?? hostname();
 }
 
-export async function open(conf: NetConf, env: NodeJS.ProcessEnv): Promise<BackendDatastore> {
+/**
+ * How a call gets its datastore: a client of its own by default, closed when the call ends; the
+ * node agent, which runs calls for the CNI shim, lends a warm one whose close() leaves it open.
+ */
+export type StoreOpener = (config: DatastoreConfig) => Promise<BackendDatastore>;
+
+export async function open(conf: NetConf, env: NodeJS.ProcessEnv, openStore: StoreOpener = openDatastore): Promise<BackendDatastore> {
   try {
-    return await openDatastore(datastoreConfig(conf, env));
+    return await openStore(datastoreConfig(conf, env));
   } catch (e) {
     if (e instanceof CniError) throw e;
     throw new CniError(CNI_CODES.tryAgainLater, `datastore unreachable: ${(e as Error).message}`);
@@ -91,11 +103,16 @@ export function requestedFamilies(conf: NetConf): (4 | 6)[] {
   return out;
 }
 
-export async function cmdAdd(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<CniResult> {
+export async function cmdAdd(
+  conf: NetConf,
+  env: CniEnv,
+  procEnv: NodeJS.ProcessEnv = process.env,
+  openStore?: StoreOpener,
+): Promise<CniResult> {
   if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
   const node = nodeName(conf, procEnv);
   const w = workloadFor(env, node);
-  const ds = await open(conf, procEnv);
+  const ds = await open(conf, procEnv, openStore);
   const undo: (() => Promise<unknown>)[] = [];
   try {
     const ipam = new Ipam(ds, { identity: fileIdentityRecord(identityRecordPath(datastoreConfig(conf, procEnv), node, procEnv)) });
@@ -182,10 +199,10 @@ async function findEndpoint(ds: BackendDatastore, w: Workload, containerId: stri
   return (await ds.list('WorkloadEndpoint')).items.find((x) => x.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId);
 }
 
-export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env, openStore?: StoreOpener): Promise<void> {
   const node = nodeName(conf, procEnv);
   const w = workloadFor(env, node);
-  const ds = await open(conf, procEnv);
+  const ds = await open(conf, procEnv, openStore);
   try {
     const wep = await findEndpoint(ds, w, env.containerId);
     if (wep) {
@@ -203,13 +220,18 @@ export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.Process
   }
 }
 
-export async function cmdCheck(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function cmdCheck(
+  conf: NetConf,
+  env: CniEnv,
+  procEnv: NodeJS.ProcessEnv = process.env,
+  openStore?: StoreOpener,
+): Promise<void> {
   if (!atLeast(conf.cniVersion, '0.4.0'))
     throw new CniError(CNI_CODES.incompatibleVersion, `CHECK is not part of CNI ${conf.cniVersion}`, 'CHECK exists from CNI 0.4.0');
   if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
   const node = nodeName(conf, procEnv);
   const w = workloadFor(env, node);
-  const ds = await open(conf, procEnv);
+  const ds = await open(conf, procEnv, openStore);
   try {
     const wep = await findEndpoint(ds, w, env.containerId);
     if (!wep) throw new CniError(CNI_CODES.checkFailed, `no WorkloadEndpoint for container ${env.containerId}`);

@@ -8,7 +8,7 @@ import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
 import { atLeast } from './cni-version.js';
 import type { NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
-import { nodeName, open, storeError } from './plugin.js';
+import { nodeName, open, storeError, type StoreOpener } from './plugin.js';
 import { deleteLink } from './veth.js';
 
 /** Error codes of STATUS (CNI 1.1 §"STATUS"). */
@@ -23,11 +23,11 @@ function needs11(conf: NetConf, command: string): void {
     );
 }
 
-export async function cmdStatus(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function cmdStatus(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.env, openStore?: StoreOpener): Promise<void> {
   needs11(conf, 'STATUS');
   let ds: Awaited<ReturnType<typeof open>>;
   try {
-    ds = await open(conf, procEnv);
+    ds = await open(conf, procEnv, openStore);
   } catch (e) {
     const why = e instanceof CniError ? e.message : (e as Error).message;
     throw new CniError(STATUS_CODES.pluginNotAvailable, `the datastore cannot be reached, so no pod can be added: ${why}`);
@@ -42,13 +42,13 @@ export async function cmdStatus(conf: NetConf, procEnv: NodeJS.ProcessEnv = proc
 }
 
 /** What GC removed, by container ID (for the tests and the log; the runtime reads nothing back). */
-export async function cmdGc(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+export async function cmdGc(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.env, openStore?: StoreOpener): Promise<string[]> {
   needs11(conf, 'GC');
   if (conf.validAttachments === undefined)
     throw new CniError(CNI_CODES.invalidConfig, 'network configuration: GC needs cni.dev/valid-attachments (an empty list if none)');
   const keep = new Set(conf.validAttachments.map((a) => a.containerID));
   const node = nodeName(conf, procEnv);
-  const ds = await open(conf, procEnv);
+  const ds = await open(conf, procEnv, openStore);
   const removed: string[] = [];
   try {
     const ipam = new Ipam(ds);

@@ -21,7 +21,20 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   // Levelled logs, a leaf every daemon shares.
   'lib/log': [],
   'lib/bgpd': ['lib/log', 'bgp', 'reflector', 'ip'],
-  'lib/agent': ['lib/log', 'lib/ipam', 'lib/policy', 'lib/services', 'lib/datastore', 'lib/resources', 'bgp', 'reflector', 'felix', 'ip'],
+  // lib/cni: the agent runs the plugin's calls for the CNI shim (cni-server.ts).
+  'lib/agent': [
+    'lib/log',
+    'lib/cni',
+    'lib/ipam',
+    'lib/policy',
+    'lib/services',
+    'lib/datastore',
+    'lib/resources',
+    'bgp',
+    'reflector',
+    'felix',
+    'ip',
+  ],
   'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
   'lib/demo': ['lib/agent', 'lib/cni', 'lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'felix', 'ip'],

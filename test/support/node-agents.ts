@@ -35,7 +35,21 @@ export interface AgentSpawn {
   flags?: readonly string[];
 }
 
-const LAB_FLAGS = ['--uplink', 'eth0', '--health-port', '0', '--hold-time', '9', '--connect-retry', '1', '--default-pool', 'none'];
+// No CNI socket unless a suite asks: agents run as root would all claim /run/podroute/cni.sock.
+const LAB_FLAGS = [
+  '--uplink',
+  'eth0',
+  '--health-port',
+  '0',
+  '--hold-time',
+  '9',
+  '--connect-retry',
+  '1',
+  '--default-pool',
+  'none',
+  '--cni-socket',
+  'off',
+];
 
 export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
   const argv = ['node', PODROUTE, 'node', 'run', '--name', s.name, '--ip', s.ip, '--datastore', s.datastore, '--control', s.control];
