@@ -12,12 +12,21 @@ export interface CniCall {
   ms: number;
 }
 
-/** Runs the plugin in `host` (the node's namespace) with CNI_COMMAND, `env` and `stdin`. */
-export async function callCni(host: Netns, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> {
+/**
+ * Runs the plugin in `host` (the node's namespace) with CNI_COMMAND, `env` and `stdin`;
+ * `program` is another plugin to run instead (the C shim, cni/shim/podroute-cni).
+ */
+export async function callCni(
+  host: Netns,
+  command: string,
+  env: Record<string, string>,
+  stdin: string,
+  program: readonly string[] = ['node', CNI],
+): Promise<CniCall> {
   const t0 = performance.now();
   // The plugin's record of the store it saw goes into the test lab's folder, removed with it.
   const all = { PODROUTE_CNI_STATE_DIR: join(host.lab.dir, 'cni'), ...env };
-  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(all).map(([k, v]) => `${k}=${v}`), 'node', CNI], {
+  const r = await host.exec(['env', `CNI_COMMAND=${command}`, ...Object.entries(all).map(([k, v]) => `${k}=${v}`), ...program], {
     input: stdin,
     timeoutMs: 30_000,
   });
