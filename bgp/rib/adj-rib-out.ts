@@ -113,7 +113,9 @@ export class AdjRibOut {
         journal: src.journal,
         slots: src.slots,
         cursor: 0,
+        pending: 0,
         idle: false,
+        place: -1,
         sent: new Uint16Array(0),
         sentCount: 0,
         paths: new Map(),
@@ -144,14 +146,15 @@ export class AdjRibOut {
   /** Whether anything waits to be pulled. */
   get hasWork(): boolean {
     if (this.tasks.length > 0) return true;
-    for (const f of this.fams) if (f.cursor < f.journal.end) return true;
+    // Holes and entries of no concern (a path behind the best, without ADD-PATH) are not work.
+    for (const f of this.fams) if (f.pending > 0) return true;
     return false;
   }
 
   /** Prefixes marked dirty and not yet pulled. */
   get pendingCount(): number {
     let n = 0;
-    for (const f of this.fams) n += f.journal.liveFrom(f.cursor, !f.addPath);
+    for (const f of this.fams) n += f.pending;
     return n;
   }
 
@@ -167,7 +170,7 @@ export class AdjRibOut {
     if (f === undefined) return [];
     const key = prefixKey(family, prefix);
     if (f.addPath) return f.paths.get(key)?.sets ?? [];
-    const s = this.sentSet(f, key);
+    const s = this.sentSet(f, key, -1);
     return s === undefined ? [] : [s];
   }
 
@@ -205,7 +208,7 @@ export class AdjRibOut {
     while (bytes < maxBytes) {
       let drained = false;
       for (const f of this.fams) {
-        if (f.cursor >= f.journal.end) continue;
+        if (f.pending === 0) continue;
         bytes += this.drain(f, undefined, maxBytes - bytes, out);
         drained = true;
         if (bytes >= maxBytes) break;
@@ -225,11 +228,7 @@ export class AdjRibOut {
     this.stats.messages += out.length;
     if (!this.hasWork) {
       this.signalled = false;
-      for (const f of this.fams) {
-        if (f.idle) continue;
-        f.idle = true;
-        f.journal.idle.push(f);
-      }
+      for (const f of this.fams) f.journal.sleep(f);
     }
     return out;
   }
@@ -265,14 +264,18 @@ export class AdjRibOut {
     let estimate = 0;
     if (dump === undefined) {
       const j = f.journal;
-      while (f.cursor < j.end) {
+      const keys = f.slots.keys;
+      while (f.pending > 0) {
         const i = f.cursor++;
-        const key = j.keys[i];
+        const n = j.entries[i];
         // A hole (the prefix is further on), or only a path behind the best changed.
-        if (key === undefined || (!j.best[i] && !f.addPath)) continue;
-        estimate += this.process(f, key, false, buckets, withdrawals);
+        if (n < 0 || (j.best[i] === 0 && !f.addPath)) continue;
+        f.pending--;
+        estimate += this.process(f, keys[n], n, false, buckets, withdrawals);
         if (estimate >= room) break;
       }
+      // What is left is holes and entries of no concern.
+      if (f.pending === 0) f.cursor = j.end;
     } else {
       while (estimate < room) {
         const r = dump.keys.next();
@@ -280,7 +283,7 @@ export class AdjRibOut {
           dump.done = true;
           break;
         }
-        estimate += this.process(f, r.value, dump.force, buckets, withdrawals);
+        estimate += this.process(f, r.value, -1, dump.force, buckets, withdrawals);
       }
     }
     let bytes = 0;
@@ -312,15 +315,19 @@ export class AdjRibOut {
     return extra;
   }
 
-  /** Decides what the peer should have for one prefix and queues the difference. Returns estimated octets. */
-  private process(f: FamilyOut, key: PrefixKey, force: boolean, buckets: Map<OutAttrSet, Bucket>, wd: Bucket): number {
+  /**
+   * Decides what the peer should have for one prefix and queues the difference. `n` is the
+   * prefix's number when the caller knows it, -1 otherwise. Returns estimated octets.
+   */
+  private process(f: FamilyOut, key: PrefixKey, n: number, force: boolean, buckets: Map<OutAttrSet, Bucket>, wd: Bucket): number {
     const head = f.table.get(key);
     if (f.addPath) return this.processAddPath(f, key, head, force, buckets, wd);
     const desired = head === undefined ? null : this.exportable(f, key, head);
-    const sent = this.sentSet(f, key);
+    if (n < 0) n = f.slots.get(key) ?? -1;
+    const sent = this.sentSet(f, key, n);
     if (desired === null) {
       if (sent === undefined) return 0;
-      this.forget(f, key);
+      this.forget(f, n);
       this.group.release(sent);
       wd.keys.push(key);
       wd.ids.push(0);
@@ -330,7 +337,7 @@ export class AdjRibOut {
     if (desired === sent && !force) return 0;
     if (desired !== sent) {
       this.group.acquire(desired);
-      this.record(f, key, desired, sent === undefined);
+      this.record(f, key, n, desired, sent === undefined);
       if (sent !== undefined) this.group.release(sent);
     }
     return this.add(buckets, desired, key, 0) + this.wireLength(f, key);
@@ -378,23 +385,22 @@ export class AdjRibOut {
     return estimate;
   }
 
-  /** The set the peer has for a prefix (not ADD-PATH). */
-  private sentSet(f: FamilyOut, key: PrefixKey): OutAttrSet | undefined {
-    const n = f.slots.get(key);
-    if (n === undefined || n >= f.sent.length) return undefined;
+  /** The set the peer has for a prefix (not ADD-PATH); `n` its number, -1 to look it up. */
+  private sentSet(f: FamilyOut, key: PrefixKey, n: number): OutAttrSet | undefined {
+    if (n < 0) n = f.slots.get(key) ?? -1;
+    if (n < 0 || n >= f.sent.length) return undefined;
     const id = f.sent[n];
     return id === 0 ? undefined : this.group.held(id);
   }
 
-  /** Records a held set as sent for a prefix; `added` when the peer had nothing for it. */
-  private record(f: FamilyOut, key: PrefixKey, set: OutAttrSet, added: boolean): void {
-    let n: number;
+  /** Records a held set as sent for a prefix (its number or -1); `added` when the peer had nothing for it. */
+  private record(f: FamilyOut, key: PrefixKey, n: number, set: OutAttrSet, added: boolean): void {
     if (added) {
-      n = f.slots.acquire(key);
+      n = n < 0 ? f.slots.acquire(key) : f.slots.hold(n);
       f.sentCount++;
       // A quarter more than the numbers in use: one array per peer, so slack costs peers × prefixes.
       if (n >= f.sent.length) f.sent = this.grown(f.sent, Math.max(1024, f.slots.capacity + (f.slots.capacity >> 2)), set.id);
-    } else n = f.slots.get(key)!;
+    }
     if (set.id > 0xffff && f.sent instanceof Uint16Array) f.sent = this.grown(f.sent, f.sent.length, set.id);
     f.sent[n] = set.id;
   }
@@ -405,8 +411,7 @@ export class AdjRibOut {
     return b;
   }
 
-  private forget(f: FamilyOut, key: PrefixKey): void {
-    const n = f.slots.get(key)!;
+  private forget(f: FamilyOut, n: number): void {
     f.sent[n] = 0;
     f.slots.release(n);
     f.sentCount--;

@@ -1,34 +1,29 @@
-// Dense numbers for the prefixes some peer was sent, shared by a family's Adj-RIB-Outs: each
-// Adj-RIB-Out then records what it sent as one entry per number (the id of the exported
-// attribute set: 16 bits, 32 once its group has more than 65,535 sets) instead of a Map entry per prefix, which at 1,400 reflector clients
-// × 5,600 prefixes was most of the reflector's memory. A number lives while a peer holds it.
+// Dense numbers for a family's prefixes, shared by its change journal and its Adj-RIB-Outs:
+// the journal's entries are numbers, and each Adj-RIB-Out records what it sent as one entry
+// per number (the id of the exported attribute set: 16 bits, 32 once its group has more than
+// 65,535 sets) instead of a Map entry per prefix, which at 1,400 reflector clients × 5,600
+// prefixes was most of the reflector's memory. A number lives while the journal or a peer
+// holds it, so a prefix is looked up once per change, not once per change and peer.
 import type { PrefixKey, V4Key } from './prefix.js';
+import { V4Map } from './v4-map.js';
 
-/** PrefixKey → number, IPv4 keys split by length into int32-keyed Maps as V4Table does. */
+/** PrefixKey → number. */
 class KeyIndex {
-  private readonly v4: Array<Map<number, number> | undefined> = new Array(33).fill(undefined);
+  private readonly v4 = new V4Map<number>();
   private readonly v6 = new Map<PrefixKey, number>();
 
   get(key: PrefixKey): number | undefined {
-    if (typeof key === 'string') return this.v6.get(key);
-    const len = (key as V4Key) % 64;
-    return this.v4[len]?.get((((key as V4Key) - len) / 64) | 0);
+    return typeof key === 'string' ? this.v6.get(key) : this.v4.get(key as V4Key);
   }
 
   set(key: PrefixKey, n: number): void {
     if (typeof key === 'string') this.v6.set(key, n);
-    else {
-      const len = (key as V4Key) % 64;
-      (this.v4[len] ??= new Map()).set((((key as V4Key) - len) / 64) | 0, n);
-    }
+    else this.v4.set(key as V4Key, n);
   }
 
   delete(key: PrefixKey): void {
     if (typeof key === 'string') this.v6.delete(key);
-    else {
-      const len = (key as V4Key) % 64;
-      this.v4[len]?.delete((((key as V4Key) - len) / 64) | 0);
-    }
+    else this.v4.delete(key as V4Key);
   }
 }
 
@@ -48,31 +43,40 @@ export class PrefixSlots {
     return this.index.get(key);
   }
 
-  /** The prefix's number, one more peer holding it. */
+  /** The prefix's number, one more holder. */
   acquire(key: PrefixKey): number {
-    let n = this.index.get(key);
-    if (n === undefined) {
-      n = this.free.pop();
-      if (n === undefined) {
-        n = this.keys.length;
-        this.keys.push(key);
-        if (n >= this.holders.length) {
-          const h = new Int32Array(this.holders.length * 2);
-          h.set(this.holders);
-          this.holders = h;
-        }
-      } else this.keys[n] = key;
-      this.index.set(key, n);
-    }
+    const n = this.index.get(key);
+    return n === undefined ? this.add(key) : this.hold(n);
+  }
+
+  /** One more holder of a number in use. */
+  hold(n: number): number {
     this.holders[n]++;
     return n;
   }
 
-  /** One peer fewer holds the number; it is free once none does. */
+  /** One holder fewer; the number is free once none is left. */
   release(n: number): void {
     if (--this.holders[n] === 0) {
       this.index.delete(this.keys[n]);
       this.free.push(n);
     }
+  }
+
+  /** A new number, with one holder, for a prefix get() found none for. */
+  add(key: PrefixKey): number {
+    let n = this.free.pop();
+    if (n === undefined) {
+      n = this.keys.length;
+      this.keys.push(key);
+      if (n >= this.holders.length) {
+        const h = new Int32Array(this.holders.length * 2);
+        h.set(this.holders);
+        this.holders = h;
+      }
+    } else this.keys[n] = key;
+    this.index.set(key, n);
+    this.holders[n] = 1;
+    return n;
   }
 }

@@ -5,6 +5,7 @@
 import type { AttrSet, NextHop } from './attr-set.js';
 import type { RibPeer } from './peer.js';
 import type { PrefixKey, V4Key, V6Key } from './prefix.js';
+import { V4Map } from './v4-map.js';
 
 const STALE = 1;
 const MP_SHIFT = 1;
@@ -74,46 +75,8 @@ export interface PrefixTable<K extends PrefixKey> {
   forEach(fn: (head: Path, key: K) => void): void;
 }
 
-/** IPv4: one Map per prefix length, keyed by the address as an int32 (stored inline by V8). */
-export class V4Table implements PrefixTable<V4Key> {
-  private readonly maps: Array<Map<number, Path>> = Array.from({ length: 33 }, () => new Map());
-  private count = 0;
-
-  get(key: V4Key): Path | undefined {
-    const len = key % 64;
-    return this.maps[len].get(((key - len) / 64) | 0);
-  }
-
-  set(key: V4Key, head: Path): void {
-    const len = key % 64;
-    const m = this.maps[len];
-    const a = ((key - len) / 64) | 0;
-    const before = m.size;
-    m.set(a, head);
-    this.count += m.size - before;
-  }
-
-  delete(key: V4Key): void {
-    const len = key % 64;
-    if (this.maps[len].delete(((key - len) / 64) | 0)) this.count--;
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  *keys(): IterableIterator<V4Key> {
-    for (let len = 0; len <= 32; len++) {
-      for (const a of this.maps[len].keys()) yield (a >>> 0) * 64 + len;
-    }
-  }
-
-  forEach(fn: (head: Path, key: V4Key) => void): void {
-    for (let len = 0; len <= 32; len++) {
-      for (const [a, head] of this.maps[len]) fn(head, (a >>> 0) * 64 + len);
-    }
-  }
-}
+/** IPv4: one Map per prefix length, keyed by the address as an int32 (see V4Map). */
+export class V4Table extends V4Map<Path> implements PrefixTable<V4Key> {}
 
 export class V6Table implements PrefixTable<V6Key> {
   private readonly map = new Map<string, Path>();

@@ -99,6 +99,9 @@ export class UpdateGroup {
   private readonly nextHopSelf: boolean;
   /** Paths not exported because no local address of their family was known for next-hop-self. */
   noNextHop = 0;
+  /** The RIB's wake() call this group last decided for, and its verdict (the RIB's scratch). */
+  wakeCall = 0;
+  wakeVerdict = false;
 
   constructor(
     readonly key: string,
