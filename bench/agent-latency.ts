@@ -1,7 +1,11 @@
 // CNI ADD on one node → the pod's route in the kernel of every other node.
 //
-//   npx tsx bench/agent-latency.ts [--pods 100] [--nodes 3] [--run dist|source] [--no-build]   (root: network namespaces)
+//   npx tsx bench/agent-latency.ts [--pods 100] [--nodes 3] [--run dist|source] [--cni shim|node|both] [--no-build]
+//   (root: network namespaces)
 //
+// --cni shim (the default once cni/shim/podroute-cni is built) runs the C shim, which hands the
+// call to node 1's agent over its CNI socket; --cni node runs the Node plugin, a process per
+// call; --cni both alternates the two pod by pod, so both are measured under the same load.
 // --run dist (the default) builds dist/ first and runs the bins as an installed package does:
 // podroute-cni is then dist/cni.js, one bundled file. --run source runs the TypeScript through
 // tsx, as a checkout does, for comparison (every CNI call then starts tsx).
@@ -14,7 +18,8 @@
 // the total into the CNI process's own time and agent → BGP → felix propagation.
 // Reference, measured in the same run: `ip route add` straight into a node's kernel, seen by
 // the same monitor (the floor of what the observation itself costs).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +40,11 @@ const PODS = arg('--pods', 100);
 const NODES = Math.max(2, arg('--nodes', 3));
 const RUN = process.argv.includes('--run') ? process.argv[process.argv.indexOf('--run') + 1] : 'dist';
 if (RUN !== 'dist' && RUN !== 'source') throw new Error(`--run: dist or source, not ${JSON.stringify(RUN)}`);
+const SHIM = join(ROOT, 'cni/shim/podroute-cni');
+const CNI_ARG = process.argv.includes('--cni') ? process.argv[process.argv.indexOf('--cni') + 1] : undefined;
+if (CNI_ARG !== undefined && CNI_ARG !== 'shim' && CNI_ARG !== 'node' && CNI_ARG !== 'both')
+  throw new Error(`--cni: shim, node or both, not ${JSON.stringify(CNI_ARG)}`);
+type Mode = 'shim' | 'node';
 
 class RouteMonitor {
   readonly seen = new Map<string, number>();
@@ -85,6 +95,12 @@ async function main(): Promise<void> {
     if (!process.argv.includes('--no-build')) execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
     process.env.PODROUTE_RUN = 'dist'; // inherited by the agents and every podroute-cni call
   }
+  // The shim is built as npm's install step builds it, if there is a C compiler.
+  if (!process.argv.includes('--no-build') && spawnSync(process.env.CC || 'cc', ['--version'], { stdio: 'ignore' }).status === 0)
+    execFileSync('sh', [join(ROOT, 'cni/shim/build.sh')], { stdio: ['ignore', 2, 2] });
+  const cniMode = CNI_ARG ?? (existsSync(SHIM) ? 'shim' : 'node');
+  if (cniMode !== 'node' && !existsSync(SHIM)) throw new Error(`--cni ${cniMode}: ${SHIM} is not built (cni/shim/build.sh)`);
+  const modes: Mode[] = cniMode === 'both' ? ['shim', 'node'] : [cniMode as Mode];
   const lab = new Lab({ tag: 'bag' });
   const redis = await startRedis({ args: ['--unixsocket', join(lab.dir, 'redis.sock'), '--unixsocketperm', '777'] });
   const sock = join(lab.dir, 'redis.sock');
@@ -127,6 +143,8 @@ async function main(): Promise<void> {
           '1',
           '--default-pool',
           'none',
+          '--cni-socket',
+          join(lab.dir, `n${i}-cni.sock`),
         ],
         { name: 'agent', cwd: ROOT },
       );
@@ -170,12 +188,12 @@ async function main(): Promise<void> {
         if (!claimed.has(ip)) claimed.set(ip, performance.now());
       }
     });
-    const total: number[] = [],
-      cni: number[] = [],
-      after: number[] = [],
-      nodeStart: number[] = [],
-      cniStart: number[] = [],
-      overNode: number[] = [];
+    const samples = () => ({ total: [] as number[], cni: [] as number[], after: [] as number[], cniStart: [] as number[] });
+    const by: Record<Mode, ReturnType<typeof samples>> = { shim: samples(), node: samples() };
+    const nodeStart: number[] = [];
+    // The shim calls node 1's agent; the Node plugin ignores the variable.
+    const cniEnv = { PODROUTE_CNI_SOCKET: join(lab.dir, 'n1-cni.sock') };
+    const program = (m: Mode) => (m === 'shim' ? [SHIM] : undefined);
     const conf = JSON.stringify({
       cniVersion: '1.0.0',
       name: 'k8s-pod-network',
@@ -184,6 +202,8 @@ async function main(): Promise<void> {
       datastore: { type: 'redis', url: sock },
     });
     for (let i = 0; i < PODS; i++) {
+      const mode = modes[i % modes.length]!;
+      const m = by[mode];
       const pod = await lab.namespace(`p${i}`);
       // Beside each ADD, under the same load (this machine is shared): starting Node itself, the
       // floor of any CNI call, and podroute-cni VERSION, the plugin's own start-up (no store, no kernel).
@@ -191,37 +211,44 @@ async function main(): Promise<void> {
       await nodes[0]!.ns.exec(['node', '-e', '0']);
       const bare = performance.now() - t0;
       nodeStart.push(bare);
-      const v = await callCni(nodes[0]!.ns, 'VERSION', {}, '{"cniVersion":"1.0.0"}');
+      const v = await callCni(nodes[0]!.ns, 'VERSION', cniEnv, '{"cniVersion":"1.0.0"}', program(mode));
       if (v.code !== 0) throw new Error(`CNI VERSION: ${v.stdout}`);
-      cniStart.push(v.ms);
+      m.cniStart.push(v.ms);
       t0 = performance.now();
       const r = await callCni(
         nodes[0]!.ns,
         'ADD',
-        { CNI_CONTAINERID: `bench${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' },
+        { ...cniEnv, CNI_CONTAINERID: `bench${i}`, CNI_NETNS: `/var/run/netns/${pod.name}`, CNI_IFNAME: 'eth0' },
         conf,
+        program(mode),
       );
       const t1 = performance.now();
       if (r.code !== 0) throw new Error(`CNI ADD ${i}: ${r.stdout}`);
       const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
       const arrivals = await Promise.all(monitors.map((m) => m.wait(ip)));
       const last = Math.max(...arrivals);
-      total.push(last - t0);
-      cni.push(t1 - t0);
-      overNode.push(t1 - t0 - bare);
-      after.push(last - (claimed.get(ip) ?? t1));
+      m.total.push(last - t0);
+      m.cni.push(t1 - t0);
+      m.after.push(last - (claimed.get(ip) ?? t1));
     }
     await watch.close();
     await ds.close();
     const node = process.versions.node;
-    console.log(`agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, bins run ${RUN}, ${new Date().toISOString()}`);
-    console.log(`  CNI ADD start → route in every other kernel: ${fmt(total)}`);
-    console.log(`  CNI ADD (process start to exit):              ${fmt(cni)}`);
-    console.log(`  block claim seen in store → route in every other kernel: ${fmt(after)}`);
+    console.log(
+      `agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, bins run ${RUN}, CNI ${modes.join(' and ')}, ${new Date().toISOString()}`,
+    );
+    for (const mode of modes) {
+      const m = by[mode];
+      const what = mode === 'shim' ? 'the C shim → the agent' : 'the Node plugin';
+      console.log(`  CNI through ${what} (${m.total.length} pods):`);
+      console.log(`    CNI ADD start → route in every other kernel: ${fmt(m.total)}`);
+      console.log(`    CNI ADD (process start to exit):              ${fmt(m.cni)}`);
+      console.log(`    block claim seen in store → route in every other kernel: ${fmt(m.after)}`);
+      console.log(`    CNI VERSION (start, answer):                  ${fmt(m.cniStart)}`);
+    }
+    const after = [...by.shim.after, ...by.node.after];
     console.log(`  reference, ip route add → seen by monitor:    ${fmt(reference)}`);
     console.log(`  reference, node -e 0 (process start to exit): ${fmt(nodeStart)}`);
-    console.log(`  podroute-cni VERSION (start, load, answer):   ${fmt(cniStart)}`);
-    console.log(`  CNI ADD minus the node -e 0 run beside it:    ${fmt(overNode)}`);
     console.log(
       `  load average at the end: ${loadavg()
         .map((x) => x.toFixed(2))
