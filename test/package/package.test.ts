@@ -167,4 +167,17 @@ describe('the packed package, installed in an empty project', function () {
     assert.equal(stray.code, 2);
     assert.match(stray.stderr, /unknown argument "ADD"/);
   });
+
+  it('npm install builds the CNI shim, which runs the Node plugin (podroute-cni-node) when no agent listens', async function () {
+    const shim = join(app, 'node_modules/podroute/cni/shim/podroute-cni');
+    if (!existsSync(shim)) {
+      console.log('      skipped: the shim did not build at install (no C compiler)');
+      this.skip();
+    }
+    const env = { CNI_COMMAND: 'VERSION', PODROUTE_CNI_SOCKET: join(tmp, 'no-agent.sock') };
+    const viaShim = ok(await run([shim], app, { env, input: '{"cniVersion":"1.0.0"}' }), 'the shim, CNI VERSION');
+    const viaNode = ok(await run([bin('podroute-cni-node')], app, { env, input: '{"cniVersion":"1.0.0"}' }), 'podroute-cni-node');
+    assert.equal(viaShim.stdout, viaNode.stdout);
+    assert.equal((JSON.parse(viaShim.stdout) as { cniVersion: string }).cniVersion, '1.0.0');
+  });
 });
