@@ -13,7 +13,7 @@ import type { RibPeer } from './peer.js';
 import { prefixKey, v4WireLength, writeV4Key, writeV6Key, type PrefixKey, type V4Key, type V6Key } from './prefix.js';
 import type { Journal, JournalReader } from './journal.js';
 import type { PrefixSlots } from './slots.js';
-import { localPathId, type Path, type PrefixTable } from './table.js';
+import { localPathId, type NumberedTable, type Path } from './table.js';
 import type { OutAttrSet, UpdateGroup } from './update-group.js';
 import { encodeMessage, endOfRib, maxMessageLength, writeUpdateHeader } from './wire.js';
 
@@ -27,7 +27,7 @@ class SentPaths {
 
 /** What the RIB hands an Adj-RIB-Out per family: the table, its change journal and prefix numbers. */
 export interface FamilySources {
-  table: PrefixTable<PrefixKey>;
+  table: NumberedTable;
   journal: Journal;
   slots: PrefixSlots;
 }
@@ -38,7 +38,7 @@ export interface FamilyOut extends JournalReader {
   family: AddressFamily;
   v6: boolean;
   addPath: boolean;
-  table: PrefixTable<PrefixKey>;
+  table: NumberedTable;
   journal: Journal;
   slots: PrefixSlots;
   /**
@@ -54,7 +54,8 @@ export interface FamilyOut extends JournalReader {
 interface DumpTask {
   kind: 'dump';
   fam: FamilyOut;
-  keys: Iterator<PrefixKey>;
+  /** Prefix numbers of the table. */
+  numbers: Iterator<number>;
   /** Send even what the peer already has (route refresh). */
   force: boolean;
   done: boolean;
@@ -124,7 +125,7 @@ export class AdjRibOut {
       this.fams.push(fam);
       this.byFamily[family] = fam;
       // The initial table, then End-of-RIB (RFC 4724 §2), per family.
-      this.tasks.push({ kind: 'dump', fam, keys: table.keys(), force: false, done: false });
+      this.tasks.push({ kind: 'dump', fam, numbers: table.numbers(), force: false, done: false });
       this.tasks.push({ kind: 'message', buffer: encodeMessage(endOfRib(family), o) });
     }
   }
@@ -188,7 +189,7 @@ export class AdjRibOut {
         kind: 'message',
         buffer: encodeMessage({ type: 'route-refresh', afi, safi: Safi.UNICAST, subtype: RouteRefreshSubtype.BORR }),
       });
-    this.tasks.push({ kind: 'dump', fam, keys: fam.table.keys(), force: true, done: false });
+    this.tasks.push({ kind: 'dump', fam, numbers: fam.table.numbers(), force: true, done: false });
     if (enhanced)
       this.tasks.push({
         kind: 'message',
@@ -278,12 +279,12 @@ export class AdjRibOut {
       if (f.pending === 0) f.cursor = j.end;
     } else {
       while (estimate < room) {
-        const r = dump.keys.next();
+        const r = dump.numbers.next();
         if (r.done) {
           dump.done = true;
           break;
         }
-        estimate += this.process(f, r.value, -1, dump.force, buckets, withdrawals);
+        estimate += this.process(f, f.slots.keys[r.value], r.value, dump.force, buckets, withdrawals);
       }
     }
     let bytes = 0;
@@ -320,7 +321,7 @@ export class AdjRibOut {
    * prefix's number when the caller knows it, -1 otherwise. Returns estimated octets.
    */
   private process(f: FamilyOut, key: PrefixKey, n: number, force: boolean, buckets: Map<OutAttrSet, Bucket>, wd: Bucket): number {
-    const head = f.table.get(key);
+    const head = n < 0 ? f.table.get(key) : f.table.head(n);
     if (f.addPath) return this.processAddPath(f, key, head, force, buckets, wd);
     const desired = head === undefined ? null : this.exportable(f, key, head);
     if (n < 0) n = f.slots.get(key) ?? -1;

@@ -22,18 +22,7 @@ import { Journal } from './journal.js';
 import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
 import { familyOfPrefix, formatKey, prefixKey, v4Key, v6Key, type PrefixKey } from './prefix.js';
 import { PrefixSlots } from './slots.js';
-import {
-  freeLocalPathId,
-  isStale,
-  localPathId,
-  metaWithId,
-  multipathCount,
-  Path,
-  setStale,
-  V4Table,
-  V6Table,
-  type PrefixTable,
-} from './table.js';
+import { freeLocalPathId, isStale, localPathId, metaWithId, multipathCount, Path, setStale, NumberedTable } from './table.js';
 import type { BestPathChange, RibOptions, RibPeerConfig, RibRoute } from './types.js';
 import { groupKey, UpdateGroup } from './update-group.js';
 
@@ -43,10 +32,8 @@ class FamilyRib {
   readonly outs: AdjRibOut[] = [];
   readonly slots = new PrefixSlots();
   readonly journal = new Journal(this.slots);
-  constructor(
-    readonly family: AddressFamily,
-    readonly table: PrefixTable<PrefixKey>,
-  ) {}
+  readonly table = new NumberedTable(this.slots);
+  constructor(readonly family: AddressFamily) {}
 }
 
 function familyOfAfi(afi: number, safi: number): AddressFamily | undefined {
@@ -72,8 +59,8 @@ export class Rib {
   private readonly attrs = new AttrInterner((a) => this.looped(a));
   private readonly nextHops = new NextHopInterner();
   private readonly fams: Record<AddressFamily, FamilyRib> = {
-    'ipv4-unicast': new FamilyRib('ipv4-unicast', new V4Table() as PrefixTable<PrefixKey>),
-    'ipv6-unicast': new FamilyRib('ipv6-unicast', new V6Table() as PrefixTable<PrefixKey>),
+    'ipv4-unicast': new FamilyRib('ipv4-unicast'),
+    'ipv6-unicast': new FamilyRib('ipv6-unicast'),
   };
   private readonly peerSet = new Set<RibPeer>();
   private readonly groups = new Map<string, UpdateGroup>();

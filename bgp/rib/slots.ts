@@ -1,9 +1,10 @@
-// Dense numbers for a family's prefixes, shared by its change journal and its Adj-RIB-Outs:
-// the journal's entries are numbers, and each Adj-RIB-Out records what it sent as one entry
-// per number (the id of the exported attribute set: 16 bits, 32 once its group has more than
-// 65,535 sets) instead of a Map entry per prefix, which at 1,400 reflector clients × 5,600
-// prefixes was most of the reflector's memory. A number lives while the journal or a peer
-// holds it, so a prefix is looked up once per change, not once per change and peer.
+// Dense numbers for a family's prefixes, shared by its Loc-RIB table, change journal and
+// Adj-RIB-Outs: the table keeps a prefix's paths at its number, the journal's entries are
+// numbers, and each Adj-RIB-Out records what it sent as one entry per number (the id of the
+// exported attribute set: 16 bits, 32 once its group has more than 65,535 sets) instead of a
+// Map entry per prefix, which at 1,400 reflector clients × 5,600 prefixes was most of the
+// reflector's memory. A number lives while the table, the journal or a peer holds it, so a
+// change looks its prefix up once, and no peer looks it up at all.
 import type { PrefixKey, V4Key } from './prefix.js';
 import { V4Map } from './v4-map.js';
 
@@ -33,6 +34,10 @@ export class PrefixSlots {
   readonly keys: PrefixKey[] = [];
   private holders = new Int32Array(1024);
   private readonly free: number[] = [];
+  // The last key looked up and its number (-1: none). A change looks its prefix up in the
+  // table, then sets it, then journals it: one lookup does for the three.
+  private lastKey: PrefixKey = -1;
+  private lastN = -1;
 
   /** Highest number in use + 1: how far a per-peer array may need to reach. */
   get capacity(): number {
@@ -40,12 +45,16 @@ export class PrefixSlots {
   }
 
   get(key: PrefixKey): number | undefined {
-    return this.index.get(key);
+    if (key !== this.lastKey) {
+      this.lastKey = key;
+      this.lastN = this.index.get(key) ?? -1;
+    }
+    return this.lastN < 0 ? undefined : this.lastN;
   }
 
   /** The prefix's number, one more holder. */
   acquire(key: PrefixKey): number {
-    const n = this.index.get(key);
+    const n = this.get(key);
     return n === undefined ? this.add(key) : this.hold(n);
   }
 
@@ -58,7 +67,9 @@ export class PrefixSlots {
   /** One holder fewer; the number is free once none is left. */
   release(n: number): void {
     if (--this.holders[n] === 0) {
-      this.index.delete(this.keys[n]);
+      const key = this.keys[n];
+      this.index.delete(key);
+      if (key === this.lastKey) this.lastN = -1;
       this.free.push(n);
     }
   }
@@ -76,6 +87,8 @@ export class PrefixSlots {
       }
     } else this.keys[n] = key;
     this.index.set(key, n);
+    this.lastKey = key;
+    this.lastN = n;
     this.holders[n] = 1;
     return n;
   }

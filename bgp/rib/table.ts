@@ -1,11 +1,11 @@
-// The Loc-RIB's storage: prefix key → the first Path of that prefix. The paths of a prefix
+// The Loc-RIB's storage: prefix → the first Path of that prefix. The paths of a prefix
 // form a singly linked list through Path.next, best first, then the rest of the ECMP set,
 // then the others. That list is also every peer's Adj-RIB-In for the prefix (a path knows
-// its peer), so a route costs one Path object plus one Map entry, whatever the peer count.
+// its peer), so a route costs one Path object plus its prefix's number, whatever the peer count.
 import type { AttrSet, NextHop } from './attr-set.js';
 import type { RibPeer } from './peer.js';
-import type { PrefixKey, V4Key, V6Key } from './prefix.js';
-import { V4Map } from './v4-map.js';
+import type { PrefixKey } from './prefix.js';
+import type { PrefixSlots } from './slots.js';
 
 const STALE = 1;
 const MP_SHIFT = 1;
@@ -75,33 +75,69 @@ export interface PrefixTable<K extends PrefixKey> {
   forEach(fn: (head: Path, key: K) => void): void;
 }
 
-/** IPv4: one Map per prefix length, keyed by the address as an int32 (see V4Map). */
-export class V4Table extends V4Map<Path> implements PrefixTable<V4Key> {}
+/**
+ * A family's Loc-RIB, reached through the family's prefix numbers: key → number (one lookup
+ * in PrefixSlots, which repeats the last answer for free), number → first Path (an array).
+ * The change journal and the Adj-RIB-Outs hold numbers, so they reach a prefix's paths with no
+ * lookup at all. The table holds the number of every prefix it has.
+ */
+export class NumberedTable implements PrefixTable<PrefixKey> {
+  private readonly heads: Array<Path | undefined> = [];
+  private count = 0;
 
-export class V6Table implements PrefixTable<V6Key> {
-  private readonly map = new Map<string, Path>();
+  constructor(readonly slots: PrefixSlots) {}
 
-  get(key: V6Key): Path | undefined {
-    return this.map.get(key);
+  get(key: PrefixKey): Path | undefined {
+    const n = this.slots.get(key);
+    return n === undefined ? undefined : this.heads[n];
   }
 
-  set(key: V6Key, head: Path): void {
-    this.map.set(key, head);
+  /** The first path of a prefix by its number. */
+  head(n: number): Path | undefined {
+    return this.heads[n];
   }
 
-  delete(key: V6Key): void {
-    this.map.delete(key);
+  set(key: PrefixKey, head: Path): void {
+    const slots = this.slots;
+    const heads = this.heads;
+    let n = slots.get(key);
+    if (n !== undefined && heads[n] !== undefined) {
+      heads[n] = head;
+      return;
+    }
+    n = n === undefined ? slots.add(key) : slots.hold(n);
+    // Kept packed: grown one element at a time, never with a gap.
+    while (heads.length <= n) heads.push(undefined);
+    heads[n] = head;
+    this.count++;
+  }
+
+  delete(key: PrefixKey): void {
+    const n = this.slots.get(key);
+    if (n === undefined || this.heads[n] === undefined) return;
+    this.heads[n] = undefined;
+    this.count--;
+    this.slots.release(n);
   }
 
   get size(): number {
-    return this.map.size;
+    return this.count;
   }
 
-  keys(): IterableIterator<V6Key> {
-    return this.map.keys();
+  /** The numbers of the prefixes in the table, in number order; safe while the table changes. */
+  *numbers(): IterableIterator<number> {
+    for (let n = 0; n < this.heads.length; n++) if (this.heads[n] !== undefined) yield n;
   }
 
-  forEach(fn: (head: Path, key: V6Key) => void): void {
-    for (const [key, head] of this.map) fn(head, key);
+  *keys(): IterableIterator<PrefixKey> {
+    for (const n of this.numbers()) yield this.slots.keys[n];
+  }
+
+  forEach(fn: (head: Path, key: PrefixKey) => void): void {
+    const heads = this.heads;
+    for (let n = 0; n < heads.length; n++) {
+      const h = heads[n];
+      if (h !== undefined) fn(h, this.slots.keys[n]);
+    }
   }
 }

@@ -1,7 +1,7 @@
 // A Map keyed by IPv4 prefix keys that stores no heap number per key. A V4Key
 // (address * 64 + length) past 32.0.0.0 is no Smi, so a Map keyed by it boxes each key and
 // hashes a double; split by length, each part is keyed by the address as an int32, which V8
-// keeps inline. The Loc-RIB's table and the prefix numbers both use it.
+// keeps inline. A family's prefix numbers use it, and through them the Loc-RIB's table.
 import type { V4Key } from './prefix.js';
 
 export class V4Map<T> {
