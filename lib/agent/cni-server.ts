@@ -166,7 +166,11 @@ export function serveCni(socketPath: string, options: CniServerOptions = {}): Cn
   server.maxConnections = 256;
   server.on('error', (e) => log('error', { error: `cni socket: ${e.message}` }));
 
-  mkdirSync(dirname(socketPath), { recursive: true });
+  try {
+    mkdirSync(dirname(socketPath), { recursive: true });
+  } catch (e) {
+    throw new Error(`cniSocket: cannot make the folder of ${socketPath}: ${(e as Error).message}`);
+  }
   // A socket left by a killed agent is replaced; any other file is not ours to delete.
   if (existsSync(socketPath)) {
     if (!lstatSync(socketPath).isSocket()) throw new Error(`cniSocket: ${socketPath} exists and is not a socket`);

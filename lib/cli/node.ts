@@ -322,9 +322,10 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     health?.close();
     void Promise.all([agent.stop(why, { graceful }), cni?.close()]).finally(() => ds.close().finally(() => process.exit(0)));
   };
-  const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
+  // The CNI socket first: a path it cannot take fails the start before anything listens.
   const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
   const cni = cniPath === undefined ? undefined : serveCni(cniPath, { log });
+  const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
   const health = healthPort === 0 ? undefined : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost);
   process.on('SIGTERM', () => stop('SIGTERM'));
