@@ -3,7 +3,7 @@
 // attributes (rules of the road, then export policy) and their encoding once, and every
 // member reuses them. A route reflector with 200 clients does that work once, not 200 times.
 import { encodeMessage, writeIpv6Bytes } from './wire.js';
-import type { AddressFamily, CodecOptions, PathAttributes } from '../codec/index.js';
+import { decodePathAttributes, type AddressFamily, type CodecOptions, type PathAttributes } from '../codec/index.js';
 import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
 import { toTwoOctetAs } from './as4.js';
 import { passOnUnrecognised } from './pass-on.js';
@@ -25,10 +25,15 @@ export class OutAttrSet {
     readonly attrBytes: Buffer,
     /** IPv6: the MP_REACH next hop field (16 or 32 octets). */
     readonly mpNextHop: Buffer | undefined,
-    /** The attributes as sent (for inspection and tests). */
-    readonly attributes: Readonly<PathAttributes>,
+    /** The attributes as sent, kept only when attrBytes do not read back as them (2-octet AS numbers). */
+    private readonly given: Readonly<PathAttributes> | undefined,
     readonly nextHop: string,
   ) {}
+
+  /** The attributes as sent (for inspection and tests): read back from attrBytes, which a group holds per set anyway. */
+  get attributes(): Readonly<PathAttributes> {
+    return this.given ?? Object.freeze(decodePathAttributes(this.attrBytes));
+  }
 }
 
 /**
@@ -243,7 +248,7 @@ export class UpdateGroup {
         writeIpv6Bytes(nh, mpNextHop, 0, 'next hop');
         if (ll !== undefined) writeIpv6Bytes(ll, mpNextHop, 16, 'link-local next hop');
       }
-      out = new OutAttrSet(key, family, Buffer.from(attrBytes), mpNextHop, Object.freeze(a), nh);
+      out = new OutAttrSet(key, family, Buffer.from(attrBytes), mpNextHop, this.fourOctetAs ? undefined : Object.freeze(a), nh);
       this.outSets.set(key, out);
     }
     return out;
