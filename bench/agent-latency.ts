@@ -6,6 +6,10 @@
 // --cni shim (the default once cni/shim/podroute-cni is built) runs the C shim, which hands the
 // call to node 1's agent over its CNI socket; --cni node runs the Node plugin, a process per
 // call; --cni both alternates the two pod by pod, so both are measured under the same load.
+// --gap MS (default 250): each ADD starts at least this long after the previous pod's route
+// arrived. A BGP connection sends UPDATEs prompted by new changes at most every 200 ms
+// (coalesceMs in bgp/session/connection.ts), so pods closer together than that measure the
+// coalescing, not one pod's path; --gap 0 shows that burst case.
 // --run dist (the default) builds dist/ first and runs the bins as an installed package does:
 // podroute-cni is then dist/cni.js, one bundled file. --run source runs the TypeScript through
 // tsx, as a checkout does, for comparison (every CNI call then starts tsx).
@@ -37,6 +41,7 @@ const arg = (name: string, d: number) => {
   return i >= 0 ? Number(process.argv[i + 1]) : d;
 };
 const PODS = arg('--pods', 100);
+const GAP_MS = arg('--gap', 250);
 const NODES = Math.max(2, arg('--nodes', 3));
 const RUN = process.argv.includes('--run') ? process.argv[process.argv.indexOf('--run') + 1] : 'dist';
 if (RUN !== 'dist' && RUN !== 'source') throw new Error(`--run: dist or source, not ${JSON.stringify(RUN)}`);
@@ -201,6 +206,7 @@ async function main(): Promise<void> {
       nodename: 'n1',
       datastore: { type: 'redis', url: sock },
     });
+    let lastArrival = -Infinity;
     for (let i = 0; i < PODS; i++) {
       const mode = modes[i % modes.length]!;
       const m = by[mode];
@@ -214,6 +220,8 @@ async function main(): Promise<void> {
       const v = await callCni(nodes[0]!.ns, 'VERSION', cniEnv, '{"cniVersion":"1.0.0"}', program(mode));
       if (v.code !== 0) throw new Error(`CNI VERSION: ${v.stdout}`);
       m.cniStart.push(v.ms);
+      const quiet = lastArrival + GAP_MS - performance.now();
+      if (quiet > 0) await new Promise((resolve) => setTimeout(resolve, quiet));
       t0 = performance.now();
       const r = await callCni(
         nodes[0]!.ns,
@@ -227,6 +235,7 @@ async function main(): Promise<void> {
       const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
       const arrivals = await Promise.all(monitors.map((m) => m.wait(ip)));
       const last = Math.max(...arrivals);
+      lastArrival = last;
       m.total.push(last - t0);
       m.cni.push(t1 - t0);
       m.after.push(last - (claimed.get(ip) ?? t1));
@@ -235,7 +244,7 @@ async function main(): Promise<void> {
     await ds.close();
     const node = process.versions.node;
     console.log(
-      `agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, bins run ${RUN}, CNI ${modes.join(' and ')}, ${new Date().toISOString()}`,
+      `agent latency: ${PODS} pods, ${NODES} nodes, node ${node}, bins run ${RUN}, CNI ${modes.join(' and ')}, gap ${GAP_MS} ms, ${new Date().toISOString()}`,
     );
     for (const mode of modes) {
       const m = by[mode];
