@@ -6,11 +6,11 @@
 // reflector's memory. A number lives while the table, the journal or a peer holds it, so a
 // change looks its prefix up once, and no peer looks it up at all.
 import type { PrefixKey, V4Key } from './prefix.js';
-import { V4Map } from './v4-map.js';
+import { V4Index } from './v4-index.js';
 
 /** PrefixKey → number. */
 class KeyIndex {
-  private readonly v4 = new V4Map<number>();
+  private readonly v4 = new V4Index();
   private readonly v6 = new Map<PrefixKey, number>();
 
   get(key: PrefixKey): number | undefined {

@@ -91,6 +91,11 @@ export class UpdateGroup {
   // at most one set past its life, until the next lookup.
   private lastAttrs: AttrSet | undefined;
   private lastEntries: CacheEntries = new Map();
+  // And the last decision: consecutive prefixes of an UPDATE share set, next hop and peer, so
+  // most decisions (asked once per change by every idle group, then by every member) repeat it.
+  private lastNextHop: NextHop | undefined;
+  private lastPeer: RibPeer | undefined;
+  private lastOut: OutAttrSet | null = null;
   private readonly outSets = new Map<string, OutAttrSet>();
   // Numbers of the held sets; 0 stays unused, meaning "nothing sent".
   private readonly byId: Array<OutAttrSet | undefined> = [undefined];
@@ -143,6 +148,7 @@ export class UpdateGroup {
     if (policy?.perPrefix) return this.compute(family, key, path);
     let entries: CacheEntries | undefined;
     if (path.attrs === this.lastAttrs) {
+      if (path.nextHop === this.lastNextHop && path.peer === this.lastPeer) return this.lastOut;
       entries = this.lastEntries;
     } else {
       entries = this.cache.get(path.attrs);
@@ -158,10 +164,17 @@ export class UpdateGroup {
       bySource = new Map();
       entries.set(path.nextHop, bySource);
     }
-    const known = bySource.get(path.peer);
-    if (known !== undefined || bySource.has(path.peer)) return known ?? null;
-    const out = this.compute(family, key, path);
-    bySource.set(path.peer, out);
+    let out = bySource.get(path.peer);
+    if (out === undefined) {
+      if (bySource.has(path.peer)) out = null;
+      else {
+        out = this.compute(family, key, path);
+        bySource.set(path.peer, out);
+      }
+    }
+    this.lastNextHop = path.nextHop;
+    this.lastPeer = path.peer;
+    this.lastOut = out;
     return out;
   }
 
