@@ -47,8 +47,10 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     if (attributes.nextHop === undefined && nlri.length > 0) problems.push(missing(T.NEXT_HOP));
   }
   if (problems.length > 0) throw worstOf(problems, update);
-  // Not enumerable: the message stays the plain object it always was (and compares so).
-  if (attrEnd > attrStart) Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
+  // Not enumerable: the message stays the plain object it always was (and compares so). Only
+  // bytes with 4-octet AS numbers: those read back alone, as the attributes decoded here.
+  if (attrEnd > attrStart && options.fourOctetAs !== false)
+    Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
   return update;
 }
 
@@ -56,7 +58,9 @@ const RECEIVED = Symbol('path attributes as received');
 
 /**
  * The path attributes of an UPDATE exactly as they came off the wire, when the UPDATE decoded
- * without a problem; undefined for one built in code or copied. Shares the received buffer.
+ * without a problem on a session with 4-octet AS numbers (so that decodePathAttributes reads
+ * them back as they were decoded); undefined otherwise, and for one built in code or copied.
+ * Shares the received buffer.
  */
 export function receivedAttributes(m: UpdateMessage): Buffer | undefined {
   return (m as { [RECEIVED]?: Buffer })[RECEIVED];

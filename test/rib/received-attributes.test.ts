@@ -2,7 +2,7 @@
 // give, on real traffic, exactly the attributes the eager path gives (the path taken by an
 // UPDATE built in code, which carries no received bytes).
 import assert from 'node:assert/strict';
-import { BgpError, decodeMessage, receivedAttributes, type UpdateMessage } from '../../bgp/codec/index.js';
+import { BgpError, decodeMessage, encodeMessage, receivedAttributes, type UpdateMessage } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import { Rib, type RibPeer, type RibRoute } from '../../bgp/rib/index.js';
 import { receivedKey } from '../../bgp/rib/attr-set.js';
@@ -48,7 +48,11 @@ function replay(localAs: number, fresh: (m: UpdateMessage) => UpdateMessage): { 
     }
     updates++;
     const given = fresh(m);
-    if (receivedAttributes(given) !== undefined) received++;
+    if (receivedAttributes(given) !== undefined) {
+      // 2-octet AS numbers would read back as 4-octet ones: such a session's bytes are not offered.
+      assert.ok(r.fourOctetAs, 'received bytes offered from a 2-octet AS session');
+      received++;
+    }
     if (withdraw) rib.treatAsWithdraw(peer, given);
     else rib.update(peer, given);
   }
@@ -98,6 +102,57 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
       else assert.ok(loops > 0, "the internal peer's routes carry our AS");
     });
   }
+
+  it('a 2-octet AS session offers no bytes, and its AS4_PATH is merged as before', () => {
+    const attributes = {
+      origin: 'igp' as const,
+      asPath: [{ type: 'sequence' as const, asns: [23456, 65001] }],
+      nextHop: '192.0.2.1',
+      as4Path: [{ type: 'sequence' as const, asns: [4_200_000_001, 65001] }],
+    };
+    const wire = encodeMessage(
+      { type: 'update', withdrawn: [], attributes, nlri: [{ prefix: '198.51.100.0/24' }] },
+      { fourOctetAs: false },
+    );
+    for (const fourOctetAs of [false, true]) {
+      const m = decodeMessage(wire, { fourOctetAs: false });
+      assert.equal(m.type, 'update');
+      if (m.type !== 'update') return;
+      assert.equal(receivedAttributes(m), undefined);
+      const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254' });
+      // A peer the RIB wrongly believes 4-octet still gets the decoded attributes, not the bytes.
+      const peer = rib.addPeer({ address: '192.0.2.1', asn: 23456, routerId: '192.0.2.1', fourOctetAs });
+      rib.update(peer, m);
+      const expected = fourOctetAs ? [23456, 65001] : [4_200_000_001, 65001];
+      assert.deepEqual(rib.lookup('198.51.100.0/24')?.best.attributes.asPath, [{ type: 'sequence', asns: expected }]);
+      assert.equal(rib.lookup('198.51.100.0/24')?.best.attributes.as4Path, undefined);
+    }
+  });
+
+  it('a 4-octet AS session offers the bytes; the route keeps neither next hop nor AS4_PATH in its set', () => {
+    const attributes = {
+      origin: 'igp' as const,
+      asPath: [{ type: 'sequence' as const, asns: [4_200_000_001, 65001] }],
+      nextHop: '192.0.2.1',
+      med: 5,
+      localPref: 300,
+      as4Path: [{ type: 'sequence' as const, asns: [4_200_000_001] }],
+      communities: [0xfde80001],
+    };
+    const wire = encodeMessage({ type: 'update', withdrawn: [], attributes, nlri: [{ prefix: '198.51.100.0/24' }] }, {});
+    const m = decodeMessage(wire, {});
+    assert.equal(m.type, 'update');
+    if (m.type !== 'update') return;
+    assert.ok(receivedAttributes(m) !== undefined);
+    const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254' });
+    const peer = rib.addPeer({ address: '192.0.2.1', asn: 4_200_000_001, routerId: '192.0.2.1' });
+    rib.update(peer, m);
+    const best = rib.lookup('198.51.100.0/24')?.best;
+    assert.equal(best?.nextHop, '192.0.2.1');
+    // LOCAL_PREF from another AS is ignored (RFC 4271 §5.1.5).
+    assert.deepEqual(best?.attributes, { origin: 'igp', asPath: attributes.asPath, med: 5, communities: [0xfde80001] });
+    assert.ok(Object.isFrozen(best?.attributes));
+  });
 
   it('keys by what routes share: next hop, MP and AS4 attributes out, reflection attributes out from an external peer', () => {
     // ORIGIN igp, NEXT_HOP, LOCAL_PREF 100, ORIGINATOR_ID, AS4_PATH, a community.
