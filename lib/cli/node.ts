@@ -202,6 +202,8 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'programming-problems': 'warning',
   'policy-disabled': 'warning',
   'dataplane-fallback': 'warning',
+  'cni-call-timeout': 'warning',
+  'cni-request-refused': 'warning',
 };
 
 let logger: Logger = createLogger();
