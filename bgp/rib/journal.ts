@@ -42,6 +42,8 @@ export class Journal {
   readonly idle: JournalReader[] = [];
   /** The other readers: each append counts towards their pending. */
   readonly active: JournalReader[] = [];
+  /** Counts readers going idle or leaving the idle list other than by wake(). */
+  idleChanges = 0;
   /** Per prefix number: its entry, NONE when it has none. */
   private at: Int32Array = new Int32Array(1024).fill(NONE);
   private compactAt = 4096;
@@ -99,6 +101,7 @@ export class Journal {
 
   /** O(1): a mass flap closes every session at once. */
   remove(r: JournalReader): void {
+    if (r.idle) this.idleChanges++;
     const list = r.idle ? this.idle : this.active;
     const i = r.place;
     if (list[i] === r) {
@@ -121,6 +124,7 @@ export class Journal {
     r.pending = 0;
     r.place = this.idle.length;
     this.idle.push(r);
+    this.idleChanges++;
   }
 
   /**

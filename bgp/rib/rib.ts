@@ -28,11 +28,21 @@ import { groupKey, UpdateGroup } from './update-group.js';
 
 export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast'];
 
+/** Whether two paths (or none) get the same export decisions: same attributes, next hop and peer. */
+function sameRoute(a: Path | undefined, b: Path | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.attrs === b.attrs && a.nextHop === b.nextHop && a.peer === b.peer;
+}
+
 class FamilyRib {
   readonly outs: AdjRibOut[] = [];
   readonly slots = new PrefixSlots();
   readonly journal = new Journal(this.slots);
   readonly table = new NumberedTable(this.slots);
+  /** The last change that woke no one, and the idle list it was decided against (see Rib.wake). */
+  quietOld: Path | undefined;
+  quietBest: Path | undefined;
+  quietIdle = -1;
   constructor(readonly family: AddressFamily) {}
 }
 
@@ -589,14 +599,19 @@ export class Rib {
   private wake(fr: FamilyRib, key: PrefixKey, oldHead: Path | undefined, best: Path | undefined): void {
     const journal = fr.journal;
     const idle = journal.idle as FamilyOut[];
+    // A flood's prefixes come with the same attributes, next hop and peer, one after the
+    // other: when the last change woke no one and the idle list is the same, neither does this.
+    if (fr.quietIdle === journal.idleChanges && sameRoute(fr.quietOld, oldHead) && sameRoute(fr.quietBest, best)) return;
     // Each group decides once per change, however its members interleave in the idle list.
     const call = ++this.wakeCall;
+    let quiet = true;
     let kept = 0;
     for (let i = 0; i < idle.length; i++) {
       const f = idle[i];
       let wake = f.addPath;
       if (!wake && (oldHead !== undefined || best !== undefined)) {
         const g = f.out.group;
+        if (g.exportPerPrefix) quiet = false;
         if (g.wakeCall !== call) {
           g.wakeCall = call;
           g.wakeVerdict =
@@ -606,6 +621,7 @@ export class Rib {
         wake = g.wakeVerdict;
       }
       if (wake) {
+        quiet = false;
         journal.wake(f);
         f.out.wake();
       } else {
@@ -614,6 +630,9 @@ export class Rib {
       }
     }
     idle.length = kept;
+    fr.quietIdle = quiet ? journal.idleChanges : -1;
+    fr.quietOld = quiet ? oldHead : undefined;
+    fr.quietBest = quiet ? best : undefined;
   }
 
   private view(family: AddressFamily, prefix: string, p: Path): RibRoute {
