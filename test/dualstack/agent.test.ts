@@ -5,15 +5,14 @@
 // Pods are made here as the CNI plugin makes them (IPAM of both families, a veth, a
 // WorkloadEndpoint with both addresses), and ping each other over IPv6 across nodes.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
-import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, PODROUTE, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
-import type { RedisServer } from '../support/redis.js';
+import type { Netns, Segment } from '../support/netns.js';
+import { agentStatus, PODROUTE, type AgentProcess, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
+import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
 import { handMadePod } from './pod.js';
 
 type Agent = AgentProcess & { ip6: string };
@@ -28,12 +27,11 @@ interface Pod {
 
 describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespaces, real kernel)', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'ds' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('ds');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
-  let sock: string;
   let segment: Segment;
-  const agents = new Map<string, Agent>();
+  const agents = cluster.agents as Map<string, Agent>;
   const pods: Pod[] = [];
 
   async function startAgent(name: string, index: number, withIp6 = true): Promise<Agent> {
@@ -41,12 +39,9 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     const ip6 = `fd00:95::${index}`;
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24`, v6: `${ip6}/64` });
-    const control = join(lab.dir, `${name}.sock`);
-    const flags = [...(withIp6 ? ['--ip6', `${ip6}/64`] : []), '--policy', 'off'];
-    const a: Agent = { ...spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags }), ip6 };
-    agents.set(name, a);
-    await agentReady(a, 60_000);
-    return a;
+    const a = await cluster.startAgent(ns, { name, ip: `${ip}/24`, ...(withIp6 ? { ip6: `${ip6}/64` } : {}), flags: ['--policy', 'off'] });
+    // A node started without --ip6 still has its IPv6 address on eth0, for a test to give it later.
+    return Object.assign(a, { ip6 });
   }
 
   const status = agentStatus;
@@ -58,20 +53,15 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     return pod;
   }
 
-  /** `ip -6 route` lines of podroute's protocol (81) in a node's kernel. */
-  async function routes6(a: Agent): Promise<string[]> {
-    return (await a.ns.ip('-6', 'route', 'show', 'proto', '81'))
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-  }
+  const routes6 = (a: Agent) => ourRoutes(a.ns, '-6');
 
   async function v6BlocksOf(node: string): Promise<string[]> {
     return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr).filter((c) => c.includes(':'));
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ds = cluster.ds;
     await ds.create(ipPool('pods-v4', '10.94.0.0/16'));
     await ds.create({
       apiVersion: API_VERSION,
@@ -82,11 +72,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     segment = await lab.segment();
     await Promise.all([startAgent('n1', 1), startAgent('n2', 2), startAgent('n3', 3)]);
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('registers each Node with its IPv6 address (spec.bgp.ipv6Address)', async () => {
     for (const a of agents.values()) {
@@ -163,15 +149,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   });
 
   it('pods on different nodes ping each other over IPv6', async () => {
-    const failures: string[] = [];
-    for (const from of pods) {
-      for (const to of pods) {
-        if (from === to) continue;
-        const r = await from.ns.exec(['ping', '-6', '-c', '1', '-W', '2', to.ip6]);
-        if (r.code !== 0) failures.push(`${from.name} -> ${to.name} ${to.ip6}: ${r.stdout}${r.stderr}`);
-      }
-    }
-    assert.deepEqual(failures, []);
+    assert.deepEqual(await pingFailures(pods), []);
   });
 
   it('a /128 borrowed from another node’s v6 block: announced by the borrower, reached over IPv6 from everywhere', async () => {

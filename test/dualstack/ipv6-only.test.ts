@@ -4,14 +4,13 @@
 // (Calico's CALICO_ROUTER_ID), the mesh runs over IPv6 only, felix programs IPv6 routes only,
 // and pods made as the CNI plugin makes them ping each other over IPv6.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { hashRouterId } from '../../lib/agent/index.js';
 import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
-import type { RedisServer } from '../support/redis.js';
+import type { Netns, Segment } from '../support/netns.js';
+import { agentStatus, type AgentProcess, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
+import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
 import { handMadePod } from './pod.js';
 
 type Agent = AgentProcess & { ip6: string };
@@ -25,24 +24,18 @@ interface Pod {
 
 describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any link)', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'v6o' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('v6o');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
-  let sock: string;
   let segment: Segment;
-  const agents = new Map<string, Agent>();
+  const agents = cluster.agents as Map<string, Agent>;
   const pods: Pod[] = [];
 
-  async function startAgent(name: string, index: number, extra: string[] = []): Promise<Agent> {
+  async function startAgent(name: string, index: number, routerId?: string): Promise<void> {
     const ip6 = `fd00:96::${index}`;
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v6: `${ip6}/64` });
-    const control = join(lab.dir, `${name}.sock`);
-    const flags = ['--ip', 'none', '--ip6', `${ip6}/64`, '--policy', 'off', ...extra];
-    const a: Agent = { ...spawnAgent(ns, { name, ip: 'none', datastore: sock, control, flags }), ip6 };
-    agents.set(name, a);
-    await agentReady(a, 60_000);
-    return a;
+    await cluster.startAgent(ns, { name, ip: 'none', ip6: `${ip6}/64`, ...(routerId ? { routerId } : {}), flags: ['--policy', 'off'] });
   }
 
   /** A pod as the CNI plugin makes it in an IPv6-only cluster: one IPv6 address, a veth, its WorkloadEndpoint. */
@@ -52,28 +45,20 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
     return pod;
   }
 
-  async function routes(a: Agent, family: '-4' | '-6'): Promise<string[]> {
-    return (await a.ns.ip(family, 'route', 'show', 'proto', '81'))
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-  }
+  const routes = (a: Agent, family: '-4' | '-6') => ourRoutes(a.ns, family);
 
   async function v6BlocksOf(node: string): Promise<string[]> {
     return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr);
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ds = cluster.ds;
     await ds.create(ipPool('pods-v6', 'fd00:97::/48', { blockSize: 122 }));
     segment = await lab.segment();
-    await Promise.all([startAgent('n1', 1, ['--router-id', '10.255.0.1']), startAgent('n2', 2), startAgent('n3', 3)]);
+    await Promise.all([startAgent('n1', 1, '10.255.0.1'), startAgent('n2', 2), startAgent('n3', 3)]);
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('registers each Node with its IPv6 address and no IPv4 one; router IDs from --router-id or the node name', async () => {
     for (const a of agents.values()) {
@@ -121,14 +106,7 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
       });
       assert.deepEqual(await routes(a, '-4'), [], `${a.name} has no IPv4 route of ours`);
     }
-    const failures: string[] = [];
-    for (const from of pods)
-      for (const to of pods) {
-        if (from === to) continue;
-        const r = await from.ns.exec(['ping', '-6', '-c', '1', '-W', '2', to.ip6]);
-        if (r.code !== 0) failures.push(`${from.name} -> ${to.name} ${to.ip6}: ${r.stdout}${r.stderr}`);
-      }
-    assert.deepEqual(failures, []);
+    assert.deepEqual(await pingFailures(pods), []);
   });
 
   it('a deleted pod’s /128 goes, and its emptied block goes on every node', async () => {

@@ -4,20 +4,14 @@
 // from the node's IPv6 address (masqueraded in the `inet podroute` table) and its answer comes
 // back; with natOutgoing off on the pool, the far host sees nothing it could answer.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AgentStatus } from '../../lib/agent/index.js';
-import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { callCni } from '../cni/call.js';
-import { Lab, type Netns } from '../support/netns.js';
-import { clusterRedis } from '../support/node-agents.js';
+import type { Netns } from '../support/netns.js';
+import { podNetconf } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
-import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { AgentCluster } from './cluster.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const PODROUTE = join(ROOT, 'bin/podroute.js');
 const NODE6 = 'fd00:97::1';
 const FAR6 = 'fd00:97::99';
 const PORT = 7007;
@@ -29,16 +23,14 @@ const ASK = `const s=require('node:dgram').createSocket('udp6');s.on('message',(
 
 describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leaving every pool (agent, CNI, real kernel)', function () {
   this.timeout(180_000);
-  const lab = new Lab({ tag: 'nat6' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('nat6');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let node: Netns;
   let far: Netns;
   let pod: Netns;
-  let agent: ManagedProcess;
   let echo: ManagedProcess;
   let podIp6 = '';
-  const control = () => join(lab.dir, 'n1.sock');
 
   const pool = (name: string, cidr: string, blockSize: number, natOutgoing: boolean) => ({
     apiVersion: API_VERSION,
@@ -54,9 +46,8 @@ describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leavin
   };
 
   before(async () => {
-    const cluster = await clusterRedis(lab.dir);
-    ({ redis, ds } = cluster);
-    const sock = cluster.sock;
+    await cluster.open();
+    ds = cluster.ds;
     await ds.create(pool('pods4', '10.96.0.0/24', 26, false));
     await ds.create(pool('pods6', 'fd00:96::/120', 122, true));
     node = await lab.namespace('n1');
@@ -68,38 +59,7 @@ describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leavin
       v6: `${FAR6}/64`,
     });
     echo = far.spawn(['node', '-e', ECHO], { name: `echo-${Date.now()}` });
-    agent = node.spawn(
-      [
-        'node',
-        PODROUTE,
-        'node',
-        'run',
-        '--name',
-        'n1',
-        '--ip',
-        '10.97.0.1/24',
-        '--ip6',
-        `${NODE6}/64`,
-        '--uplink',
-        'eth0',
-        '--datastore',
-        sock,
-        '--control',
-        control(),
-        '--health-port',
-        '0',
-        '--default-pool',
-        'none',
-      ],
-      { name: `agent-${Date.now()}`, cwd: ROOT },
-    );
-    await waitFor(
-      async () => {
-        if (!agent.running) throw new Error(`agent exited: ${agent.tail()}`);
-        return (await callControl<AgentStatus>(control(), 'GET', '/status').catch(() => undefined))?.ready ?? false;
-      },
-      { what: 'agent n1 ready', until: (r) => r, timeoutMs: 60_000, intervalMs: 250 },
-    );
+    await cluster.startAgent(node, { name: 'n1', ip: '10.97.0.1/24', ip6: `${NODE6}/64` });
     pod = await lab.namespace('pod');
     const add = await callCni(
       node,
@@ -110,24 +70,13 @@ describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leavin
         CNI_IFNAME: 'eth0',
         CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1',
       },
-      JSON.stringify({
-        cniVersion: '1.0.0',
-        name: 'k8s-pod-network',
-        type: 'podroute-cni',
-        nodename: 'n1',
-        datastore: { type: 'redis', url: sock },
-        ipam: { type: 'calico-ipam', assign_ipv4: 'true', assign_ipv6: 'true' },
-      }),
+      podNetconf('n1', cluster.sock, { ipam: { type: 'calico-ipam', assign_ipv4: 'true', assign_ipv6: 'true' } }),
     );
     assert.equal(add.code, 0, add.stdout);
     podIp6 = (add.json as { ips: { address: string }[] }).ips[1]!.address.split('/')[0]!;
     assert.match(podIp6, /^fd00:96::/);
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it("a pod's IPv6 datagram to an address outside every pool reaches it from the node's IPv6 address, and the answer comes back", async () => {
     // Until felix has programmed the pod's /128 and the masquerade rule, nothing comes back.

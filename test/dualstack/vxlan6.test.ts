@@ -5,15 +5,14 @@
 // vxlan-v6.calico to that node's IPv6 VTEP (the outer packet between node IPv6 addresses,
 // which the router does know), and the same-subnet pair routes directly on eth0.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../lib/resources/annotations.js';
-import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, spawnAgent, type AgentProcess, clusterRedis, ipPool } from '../support/node-agents.js';
-import type { RedisServer } from '../support/redis.js';
+import type { Netns, Segment } from '../support/netns.js';
+import { agentStatus, type AgentProcess, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
+import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
 import { handMadePod } from './pod.js';
 
 interface Node {
@@ -34,10 +33,9 @@ interface Pod {
 
 describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (namespaces, real kernel)', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'vx6' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('vx6');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
-  let sock: string;
   const subnets = new Map<1 | 2, Segment>();
   const nodes: Node[] = [
     { name: 'n1', subnet: 1, ip: '10.97.1.1', ip6: 'fd00:97:1::1' },
@@ -52,10 +50,7 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
     await subnets.get(n.subnet)!.attach(ns, { ifname: 'eth0', v4: `${n.ip}/24`, v6: `${n.ip6}/64` });
     await ns.ip('route', 'add', 'default', 'via', `10.97.${n.subnet}.254`);
     await ns.ip('-6', 'route', 'add', 'default', 'via', `fd00:97:${n.subnet}::fe`);
-    const control = join(lab.dir, `${n.name}.sock`);
-    const flags = ['--ip6', `${n.ip6}/64`, '--policy', 'off'];
-    n.agent = spawnAgent(ns, { name: n.name, ip: `${n.ip}/24`, datastore: sock, control, flags });
-    await agentReady(n.agent, 60_000);
+    n.agent = await cluster.startAgent(ns, { name: n.name, ip: `${n.ip}/24`, ip6: `${n.ip6}/64`, flags: ['--policy', 'off'] });
   }
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
@@ -65,13 +60,7 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
     return pod;
   }
 
-  /** `ip -6 route` lines of podroute's protocol (81) in a node's kernel. */
-  async function routes6(n: Node): Promise<string[]> {
-    return (await n.agent!.ns.ip('-6', 'route', 'show', 'proto', '81'))
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-  }
+  const routes6 = (n: Node) => ourRoutes(n.agent!.ns, '-6');
 
   async function v6BlockOf(name: string): Promise<string> {
     const blocks = (await new Ipam(ds).blocksForNode(name)).map((b) => b.cidr).filter((c) => c.includes(':'));
@@ -85,7 +74,8 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ds = cluster.ds;
     await ds.create(ipPool('vx-v4', '10.98.0.0/16', { vxlanMode: 'CrossSubnet' }));
     await ds.create({
       apiVersion: API_VERSION,
@@ -103,11 +93,7 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
     await router.run(['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
     await Promise.all(nodes.map(startNode));
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('the mesh reaches across the router: an IPv4 and an IPv6 session to each other node, all Established', async () => {
     await waitFor(() => Promise.all(nodes.map((n) => agentStatus(n.agent!))), {
@@ -181,17 +167,7 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
   });
 
   it('pods ping each other over IPv6 (and IPv4) in and across subnets', async () => {
-    const failures: string[] = [];
-    for (const from of pods) {
-      for (const to of pods) {
-        if (from === to) continue;
-        const r6 = await from.ns.exec(['ping', '-6', '-c', '1', '-W', '2', to.ip6]);
-        if (r6.code !== 0) failures.push(`${from.name} -> ${to.name} ${to.ip6}: ${r6.stdout}${r6.stderr}`);
-        const r4 = await from.ns.exec(['ping', '-c', '1', '-W', '2', to.ip]);
-        if (r4.code !== 0) failures.push(`${from.name} -> ${to.name} ${to.ip}: ${r4.stdout}${r4.stderr}`);
-      }
-    }
-    assert.deepEqual(failures, []);
+    assert.deepEqual(await pingFailures(pods, [6, 4]), []);
   });
 
   it('the cross-subnet IPv6 ping really went through vxlan-v6.calico: its counters moved', async () => {

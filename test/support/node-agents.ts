@@ -18,20 +18,26 @@ export const PODROUTE = join(ROOT, 'bin/podroute.js');
 export interface AgentProcess {
   name: string;
   ns: Netns;
-  /** The node's IPv4 address, without its length. */
+  /** The node's IPv4 address, without its length (`none` on an IPv6-only node). */
   ip: string;
+  /** The node's IPv6 address, without its length, when it was given one. */
+  ip6?: string;
   control: string;
   proc: ManagedProcess;
 }
 
 export interface AgentSpawn {
   name: string;
-  /** IPv4 address with its length. */
+  /** IPv4 address with its length, or `none` for an IPv6-only node. */
   ip: string;
+  /** IPv6 address with its length (`--ip6`). */
+  ip6?: string;
+  /** `--router-id`: without it an IPv6-only node takes a hash of its name. */
+  routerId?: string;
   /** Where the cluster's state is (a Redis socket or URL). */
   datastore: string;
   control: string;
-  /** Flags after the lab's defaults (a later flag wins): `--health-port 9099`, `--ip6 …`. */
+  /** Flags after the lab's defaults (a later flag wins): `--health-port 9099`, `--policy off`. */
   flags?: readonly string[];
 }
 
@@ -53,8 +59,10 @@ const LAB_FLAGS = [
 
 export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
   const argv = ['node', PODROUTE, 'node', 'run', '--name', s.name, '--ip', s.ip, '--datastore', s.datastore, '--control', s.control];
-  const proc = ns.spawn([...argv, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: ROOT });
-  return { name: s.name, ns, ip: s.ip.split('/')[0]!, control: s.control, proc };
+  const v6 = [...(s.ip6 ? ['--ip6', s.ip6] : []), ...(s.routerId ? ['--router-id', s.routerId] : [])];
+  const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: ROOT });
+  const ip6 = s.ip6 ? { ip6: s.ip6.split('/')[0]! } : {};
+  return { name: s.name, ns, ip: s.ip.split('/')[0]!, ...ip6, control: s.control, proc };
 }
 
 export function agentStatus(a: Pick<AgentProcess, 'name' | 'control' | 'proc'>): Promise<AgentStatus> {
