@@ -12,10 +12,10 @@
 // (slot-N.lock, created exclusively, naming its PID), so each slot's images stay cached.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { request } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { engineAnswers } from '../../lib/lab/docker.js';
 
 export interface TestDocker {
   /** For the docker CLI (`-H`) and DOCKER_HOST: unix:///…/docker.sock. */
@@ -87,18 +87,6 @@ function takeSlot(base: string): { slot: number; lock: string } | undefined {
   return undefined;
 }
 
-function ping(socket: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ socketPath: socket, path: '/_ping', timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-    req.end();
-  });
-}
-
 const tail = (file: string): string => {
   try {
     return readFileSync(file, 'utf8').trim().split('\n').slice(-5).join('\n');
@@ -155,12 +143,13 @@ async function start(): Promise<Acquired> {
     gone = true;
   });
   const deadline = Date.now() + 30_000;
-  while (!(await ping(socket))) {
+  const host = `unix://${socket}`;
+  while (!(await engineAnswers(host))) {
     if (gone) return giveUp(`dockerd exited at start: ${tail(logFile)}`);
     if (Date.now() > deadline) return giveUp(`dockerd did not answer on ${socket} within 30 s: ${tail(logFile)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  engine = { host: `unix://${socket}`, socket, pid, dataRoot, lock: taken.lock, execRoot, exited };
+  engine = { host, socket, pid, dataRoot, lock: taken.lock, execRoot, exited };
   return { docker: engine };
 }
 
