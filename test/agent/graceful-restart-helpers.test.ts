@@ -5,9 +5,6 @@
 // time and FRR's prefix version stay as they were, and the route is there at every poll.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AgentStatus } from '../../lib/agent/index.js';
-import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
@@ -15,13 +12,10 @@ import { Bird } from '../support/bird.js';
 import { Frr } from '../support/frr.js';
 import { waitRoutes } from '../support/lab.js';
 import { Lab, type Netns } from '../support/netns.js';
-import { clusterRedis, ipPool } from '../support/node-agents.js';
-import type { ManagedProcess } from '../support/process.js';
+import { type AgentProcess, agentReady, clusterRedis, ipPool, spawnAgent } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
 import { sleep, waitFor } from '../support/wait.js';
 
-const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-const PODROUTE = join(ROOT, 'bin/podroute.js');
 const NODE = { name: 'n1', ip: '10.93.0.1' };
 const B = { asn: 65010, ip: '10.93.0.2' };
 const F = { asn: 65020, ip: '10.93.0.3' };
@@ -41,48 +35,12 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
   let nsNode: Netns;
   let bird: Bird;
   let frr: Frr;
-  let agent: ManagedProcess;
+  let agent: AgentProcess;
   let block: string;
-  const control = () => join(lab.dir, 'n1.sock');
 
-  function startAgent(): ManagedProcess {
-    return nsNode.spawn(
-      [
-        'node',
-        PODROUTE,
-        'node',
-        'run',
-        '--name',
-        NODE.name,
-        '--ip',
-        `${NODE.ip}/24`,
-        '--uplink',
-        'eth0',
-        '--datastore',
-        sock,
-        '--control',
-        control(),
-        '--health-port',
-        '9099',
-        '--hold-time',
-        '9',
-        '--connect-retry',
-        '1',
-        '--default-pool',
-        'none',
-      ],
-      { name: `agent-${Date.now()}`, cwd: ROOT },
-    );
-  }
-
-  async function ready(proc: ManagedProcess): Promise<AgentStatus> {
-    return waitFor(
-      async () => {
-        if (!proc.running) throw new Error(`agent exited: ${proc.tail()}`);
-        return callControl<AgentStatus>(control(), 'GET', '/status').catch(() => undefined);
-      },
-      { what: 'agent ready', until: (s) => s?.ready === true, timeoutMs: 40_000, intervalMs: 200 },
-    ) as Promise<AgentStatus>;
+  function startAgent(): AgentProcess {
+    const control = join(lab.dir, 'n1.sock');
+    return spawnAgent(nsNode, { name: NODE.name, ip: `${NODE.ip}/24`, datastore: sock, control, flags: ['--health-port', '9099'] });
   }
 
   async function birdSince(): Promise<string | undefined> {
@@ -120,7 +78,7 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
     });
     [bird, frr] = await Promise.all([Bird.start(nsB, helper(B)), Frr.start(nsF, helper(F), { zebra: false })]);
     agent = startAgent();
-    await ready(agent);
+    await agentReady(agent);
     // A pod, so that the node holds a block and advertises it.
     const pod = await lab.namespace('pod1');
     const r = await callCni(
@@ -170,11 +128,11 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
         await sleep(200);
       }
     })();
-    await agent.stop(0, 'SIGKILL');
+    await agent.proc.stop(0, 'SIGKILL');
     await waitFor(frrPath, { what: 'FRR: the block stale', until: (p) => p?.stale === true, timeoutMs: 20_000 });
     await sleep(1500); // down for a while, as a real restart is
     agent = startAgent();
-    const s = await ready(agent);
+    const s = await agentReady(agent);
     assert.equal(s.restarting, true, 'the kernel routes left behind say the agent restarted');
     await waitFor(frrPath, { what: 'FRR: the block fresh again', until: (p) => p !== undefined && !p.stale, timeoutMs: 60_000 });
     const gr = (await frr.neighbor(NODE.ip)).gracefulRestartInfo as { rBit?: boolean; ipv4Unicast?: { fBit?: boolean } } | undefined;
