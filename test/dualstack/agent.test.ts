@@ -9,21 +9,11 @@ import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.j
 import { Ipam } from '../../lib/ipam/index.js';
 import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';
-import type { Netns, Segment } from '../support/netns.js';
-import { agentStatus, PODROUTE, type AgentProcess, ipPool } from '../support/node-agents.js';
+import type { Segment } from '../support/netns.js';
+import { agentStatus, PODROUTE, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
-import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
-import { handMadePod } from './pod.js';
-
-type Agent = AgentProcess & { ip6: string };
-interface Pod {
-  name: string;
-  node: string;
-  ns: Netns;
-  iface: string;
-  ip: string;
-  ip6: string;
-}
+import { type Agent6, AgentCluster, ourRoutes, pingFailures } from './cluster.js';
+import { type DualStackPod, handMadePod } from './pod.js';
 
 describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespaces, real kernel)', function () {
   this.timeout(240_000);
@@ -31,10 +21,10 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   const lab = cluster.lab;
   let ds: BackendDatastore;
   let segment: Segment;
-  const agents = cluster.agents as Map<string, Agent>;
-  const pods: Pod[] = [];
+  const agents = cluster.agents as Map<string, Agent6>;
+  const pods: DualStackPod[] = [];
 
-  async function startAgent(name: string, index: number, withIp6 = true): Promise<Agent> {
+  async function startAgent(name: string, index: number, withIp6 = true): Promise<Agent6> {
     const ip = `10.95.0.${index}`;
     const ip6 = `fd00:95::${index}`;
     const ns = await lab.namespace(name);
@@ -47,13 +37,13 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   const status = agentStatus;
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
-  async function addPod(node: string, name: string, pools6?: string[]): Promise<Pod> {
-    const pod = (await handMadePod({ lab, ds, host: agents.get(node)!.ns, node, name, pools6 })) as Pod;
+  async function addPod(node: string, name: string, pools6?: string[]): Promise<DualStackPod> {
+    const pod = (await handMadePod({ lab, ds, host: agents.get(node)!.ns, node, name, pools6 })) as DualStackPod;
     pods.push(pod);
     return pod;
   }
 
-  const routes6 = (a: Agent) => ourRoutes(a.ns, '-6');
+  const routes6 = (a: Agent6) => ourRoutes(a.ns, '-6');
 
   async function v6BlocksOf(node: string): Promise<string[]> {
     return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr).filter((c) => c.includes(':'));
@@ -104,7 +94,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     const p3 = await addPod('n3', 'p3');
     const [b1, b2, b3] = [(await v6BlocksOf('n1'))[0]!, (await v6BlocksOf('n2'))[0]!, (await v6BlocksOf('n3'))[0]!];
     assert.match(b1, /\/122$/);
-    const expect: Record<string, { own: string; pod: Pod; remote: [string, string][] }> = {
+    const expect: Record<string, { own: string; pod: DualStackPod; remote: [string, string][] }> = {
       n1: {
         own: b1,
         pod: p1,
@@ -274,7 +264,7 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
   });
   it('an IPv6 address set on a running node’s Node (bare, as Calico allows) brings up its IPv6 sessions live', async () => {
     const n4 = await startAgent('n4', 4, false);
-    const mesh = async (a: Agent) => (await status(a)).peers.filter((p) => p.type === 'mesh' && p.state === 'Established');
+    const mesh = async (a: Agent6) => (await status(a)).peers.filter((p) => p.type === 'mesh' && p.state === 'Established');
     const v4only = await waitFor(() => mesh(n4), { what: 'n4 in the IPv4 mesh', until: (p) => p.length === 3, timeoutMs: 30_000 });
     assert.ok(v4only.every((p) => !p.address.includes(':')));
     assert.equal((await status(n4)).addressV6, undefined);

@@ -8,6 +8,9 @@ import { Lab, type Netns } from '../support/netns.js';
 import { agentReady, type AgentProcess, type AgentSpawn, clusterRedis, spawnAgent } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
 
+/** An agent started with an IPv6 address (or, on eth0, one to be given later). */
+export type Agent6 = AgentProcess & { ip6: string };
+
 export class AgentCluster {
   readonly lab: Lab;
   readonly agents = new Map<string, AgentProcess>();

@@ -3,11 +3,11 @@
 // one ADD gets an address of each family, both on the pod's eth0 with a default route per
 // family; a failure of either family leaves neither allocated; DEL frees both.
 import assert from 'node:assert/strict';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
 import { Lab, type Netns } from '../support/netns.js';
-import { clusterRedis } from '../support/node-agents.js';
+import { clusterRedis, ipPool, podNetconf } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
 
 const GW6 = 'fe80::ecee:eeff:feee:eeee';
@@ -27,23 +27,9 @@ describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)
   let host: Netns;
   let sock: string;
   const conf = (ipam: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({
-      cniVersion: '1.0.0',
-      name: 'k8s-pod-network',
-      type: 'podroute-cni',
-      nodename: 'node-a',
-      datastore: { type: 'redis', url: sock },
-      ...(ipam ? { ipam } : {}),
-      ...extra,
-    });
+    podNetconf('node-a', sock, { ...(ipam ? { ipam } : {}), ...extra });
   const dual = { type: 'calico-ipam', assign_ipv4: 'true', assign_ipv6: 'true' };
-  const pool = (name: string, cidr: string, blockSize: number) =>
-    ds.create({
-      apiVersion: API_VERSION,
-      kind: 'IPPool',
-      metadata: { name },
-      spec: { cidr, blockSize, ipipMode: 'Never', vxlanMode: 'Never' },
-    });
+  const pool = (name: string, cidr: string, blockSize: number) => ds.create(ipPool(name, cidr, { blockSize }));
 
   before(async () => {
     ({ redis, sock, ds } = await clusterRedis(lab.dir));

@@ -7,20 +7,11 @@ import assert from 'node:assert/strict';
 import { hashRouterId } from '../../lib/agent/index.js';
 import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import type { Netns, Segment } from '../support/netns.js';
-import { agentStatus, type AgentProcess, ipPool } from '../support/node-agents.js';
+import type { Segment } from '../support/netns.js';
+import { agentStatus, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
-import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
-import { handMadePod } from './pod.js';
-
-type Agent = AgentProcess & { ip6: string };
-interface Pod {
-  name: string;
-  node: string;
-  ns: Netns;
-  iface: string;
-  ip6: string;
-}
+import { type Agent6, AgentCluster, ourRoutes, pingFailures } from './cluster.js';
+import { type HandMadePod, handMadePod } from './pod.js';
 
 describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any link)', function () {
   this.timeout(240_000);
@@ -28,8 +19,8 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
   const lab = cluster.lab;
   let ds: BackendDatastore;
   let segment: Segment;
-  const agents = cluster.agents as Map<string, Agent>;
-  const pods: Pod[] = [];
+  const agents = cluster.agents as Map<string, Agent6>;
+  const pods: HandMadePod[] = [];
 
   async function startAgent(name: string, index: number, routerId?: string): Promise<void> {
     const ip6 = `fd00:96::${index}`;
@@ -39,13 +30,13 @@ describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any
   }
 
   /** A pod as the CNI plugin makes it in an IPv6-only cluster: one IPv6 address, a veth, its WorkloadEndpoint. */
-  async function addPod(node: string, name: string): Promise<Pod> {
+  async function addPod(node: string, name: string): Promise<HandMadePod> {
     const pod = await handMadePod({ lab, ds, host: agents.get(node)!.ns, node, name, v4: false });
     pods.push(pod);
     return pod;
   }
 
-  const routes = (a: Agent, family: '-4' | '-6') => ourRoutes(a.ns, family);
+  const routes = (a: Agent6, family: '-4' | '-6') => ourRoutes(a.ns, family);
 
   async function v6BlocksOf(node: string): Promise<string[]> {
     return (await new Ipam(ds).blocksForNode(node)).map((b) => b.cidr);

@@ -20,6 +20,9 @@ export interface HandMadePod {
   ip6: string;
 }
 
+/** A pod with an address of each family. */
+export type DualStackPod = HandMadePod & { ip: string };
+
 export async function handMadePod(o: {
   lab: Lab;
   ds: BackendDatastore;

@@ -9,11 +9,11 @@ import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../lib/resources/annotations.js';
-import type { Netns, Segment } from '../support/netns.js';
-import { agentStatus, type AgentProcess, ipPool } from '../support/node-agents.js';
+import type { Segment } from '../support/netns.js';
+import { type AgentProcess, agentStatus, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
 import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
-import { handMadePod } from './pod.js';
+import { type DualStackPod, handMadePod } from './pod.js';
 
 interface Node {
   name: string;
@@ -21,14 +21,6 @@ interface Node {
   ip: string;
   ip6: string;
   agent?: AgentProcess;
-}
-interface Pod {
-  name: string;
-  node: string;
-  ns: Netns;
-  iface: string;
-  ip: string;
-  ip6: string;
 }
 
 describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (namespaces, real kernel)', function () {
@@ -43,7 +35,7 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
     { name: 'n2', subnet: 2, ip: '10.97.2.2', ip6: 'fd00:97:2::2' },
   ];
   const node = (name: string) => nodes.find((n) => n.name === name)!;
-  const pods: Pod[] = [];
+  const pods: DualStackPod[] = [];
 
   async function startNode(n: Node): Promise<void> {
     const ns = await lab.namespace(n.name);
@@ -54,8 +46,8 @@ describe('dual stack: VXLAN over IPv6 across a router for CrossSubnet pools (nam
   }
 
   /** A pod as the CNI plugin makes it: one address of each family, a veth, its WorkloadEndpoint. */
-  async function addPod(nodeName: string, name: string): Promise<Pod> {
-    const pod = (await handMadePod({ lab, ds, host: node(nodeName).agent!.ns, node: nodeName, name })) as Pod;
+  async function addPod(nodeName: string, name: string): Promise<DualStackPod> {
+    const pod = (await handMadePod({ lab, ds, host: node(nodeName).agent!.ns, node: nodeName, name })) as DualStackPod;
     pods.push(pod);
     return pod;
   }
