@@ -6,6 +6,7 @@ import { BgpError, decodeMessage, encodeMessage, receivedAttributes, type Update
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import { Rib, type RibPeer, type RibRoute } from '../../bgp/rib/index.js';
 import { receivedKey } from '../../bgp/rib/attr-set.js';
+import { drain, updatesOf } from './helpers.js';
 
 const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
 const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
@@ -152,6 +153,48 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
     // LOCAL_PREF from another AS is ignored (RFC 4271 §5.1.5).
     assert.deepEqual(best?.attributes, { origin: 'igp', asPath: attributes.asPath, med: 5, communities: [0xfde80001] });
     assert.ok(Object.isFrozen(best?.attributes));
+  });
+
+  it("an exported set's attributes read back from its bytes are those sent, and a 2-octet group's are kept as given", () => {
+    const attributes = {
+      origin: 'igp' as const,
+      asPath: [{ type: 'sequence' as const, asns: [4_200_000_001] }],
+      nextHop: '192.0.2.1',
+      communities: [0xfde80001],
+      unknown: [{ type: 99, flags: 0xc0, value: Buffer.from([1, 2, 3]) }],
+    };
+    const wire = encodeMessage({ type: 'update', withdrawn: [], attributes, nlri: [{ prefix: '198.51.100.0/24' }] }, {});
+    const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254' });
+    const from = rib.addPeer({ address: '192.0.2.1', asn: 4_200_000_001, routerId: '192.0.2.1' });
+    const four = rib.addPeer({ address: '192.0.2.2', asn: 65002, routerId: '192.0.2.2', localAddress: '192.0.2.254' });
+    const two = rib.addPeer({ address: '192.0.2.3', asn: 65003, routerId: '192.0.2.3', localAddress: '192.0.2.254', fourOctetAs: false });
+    for (const p of [from, four, two]) drain(rib.adjRibOut(p)!);
+    rib.update(from, decodeMessage(wire, {}) as UpdateMessage);
+    for (const [peer, options] of [
+      [four, {}],
+      [two, { fourOctetAs: false }],
+    ] as const) {
+      const sent = updatesOf(drain(rib.adjRibOut(peer)!, options).messages);
+      assert.equal(sent.length, 1);
+      const [set] = rib.adjRibOut(peer)!.sentFor('ipv4-unicast', '198.51.100.0/24');
+      // Passed on with the Partial bit (RFC 4271 §9), our AS first, our address as next hop.
+      const expected = {
+        origin: 'igp',
+        asPath: [{ type: 'sequence', asns: [65000, 4_200_000_001] }],
+        nextHop: '192.0.2.254',
+        communities: [0xfde80001],
+        unknown: [{ type: 99, flags: 0xe0, value: Buffer.from([1, 2, 3]) }],
+      };
+      assert.deepEqual(set.attributes, expected);
+      assert.ok(Object.isFrozen(set.attributes));
+      if (options.fourOctetAs === false) {
+        // What the 2-octet peer decodes: AS_TRANS in AS_PATH, the truth in AS4_PATH.
+        assert.deepEqual(sent[0].attributes.asPath, [{ type: 'sequence', asns: [65000, 23456] }]);
+      } else {
+        const { wire: _, ...got } = sent[0].attributes;
+        assert.deepEqual(got, expected);
+      }
+    }
   });
 
   it('keys by what routes share: next hop, MP and AS4 attributes out, reflection attributes out from an external peer', () => {
