@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
 import { docker, dockerArgv, dockerHost, dockerResult, engineAnswers, imageExists, inspectContainer } from './docker.js';
-import { controlSocket, nsName } from './runner.js';
+import { cniSocket, controlSocket, nsName } from './runner.js';
 import { writeState, type LabContainer, type LabState } from './state.js';
 import { execCommand, linkExists, poll, run } from './system.js';
 import type { Topology, TopologyNode } from './topology.js';
@@ -198,7 +198,12 @@ async function ensureLinks(state: LabState, topo: Topology): Promise<void> {
 
 /** What every container of the lab is given besides the topology's own: the lab's datastore and the node's control socket. */
 function labContainerEnv(state: LabState, node: TopologyNode): Record<string, string> {
-  const env: Record<string, string> = { ...node.env, NODENAME: node.name, PODROUTE_CONTROL: controlSocket(state, node.name) };
+  const env: Record<string, string> = {
+    ...node.env,
+    NODENAME: node.name,
+    PODROUTE_CONTROL: controlSocket(state, node.name),
+    PODROUTE_CNI_SOCKET: cniSocket(state, node.name),
+  };
   // No management network: the lab's Redis is reached on its socket, whatever address the topology names.
   if (state.redisSocket) env.PODROUTE_REDIS_URL = state.redisSocket;
   return env;

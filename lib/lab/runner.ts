@@ -56,6 +56,8 @@ export function runsFrr(state: LabState, node: string): boolean {
 
 export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
 export const controlSocket = (state: Pick<LabState, 'dir'>, node: string) => join(state.dir, `${node}.sock`);
+/** Each node's agent serves CNI calls on its own socket: the nodes of a lab share one host's /run. */
+export const cniSocket = (state: Pick<LabState, 'dir'>, node: string) => join(state.dir, `${node}-cni.sock`);
 export const frrDir = (state: Pick<LabState, 'dir'>, node: string) => join(state.dir, node, 'frr');
 
 /** Environment for exec lines and `lab exec`: podroute on PATH, pointed at this lab's datastore and the node's agent. */
@@ -67,6 +69,7 @@ export function labEnv(state: LabState, node: TopologyNode | undefined): NodeJS.
   if (node) {
     Object.assign(env, node.env);
     env.PODROUTE_CONTROL = controlSocket(state, node.name);
+    env.PODROUTE_CNI_SOCKET = cniSocket(state, node.name);
     env.NODENAME = node.name;
   }
   // The lab's own Redis replaces whatever datastore the topology names (a container address here unreachable).
