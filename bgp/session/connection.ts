@@ -36,11 +36,12 @@ export class BgpConnection {
   private closed = false;
   private pumping = false;
   /**
-   * Least time between two batches of UPDATEs prompted by new changes (ms). The first change
-   * after a quiet spell goes at once; while changes keep coming they go out together, so a
-   * reflector whose clients announce one after another sends each client a few large writes,
-   * not one small UPDATE per announcing client. The table dump and a draining socket are not held.
-   * Far below the 5 s RFC 4271 (§10) suggests as iBGP's MinRouteAdvertisementIntervalTimer.
+   * Least time between two batches of UPDATEs prompted by new changes (ms), unless kick() is
+   * given another. The first change after a quiet spell goes at once; while changes keep coming
+   * they go out together, so a reflector whose clients announce one after another sends each
+   * client a few large writes, not one small UPDATE per announcing client. The table dump and
+   * a draining socket are not held. Far below the 5 s RFC 4271 (§10) suggests as iBGP's
+   * MinRouteAdvertisementIntervalTimer.
    */
   coalesceMs = 200;
   private lastKick = -Infinity;
@@ -95,10 +96,10 @@ export class BgpConnection {
     this.pump();
   }
 
-  /** Call when the source has new UPDATEs to send: pumps now, or after `coalesceMs` since the last kick. */
-  kick(): void {
+  /** Call when the source has new UPDATEs to send: pumps now, or once `gapMs` (default `coalesceMs`) has passed since the last kick. */
+  kick(gapMs = this.coalesceMs): void {
     if (this.closed || !this.source || this.kickTimer !== undefined) return;
-    const wait = this.lastKick + this.coalesceMs - performance.now();
+    const wait = this.lastKick + gapMs - performance.now();
     if (wait <= 0) {
       this.lastKick = performance.now();
       this.pump();

@@ -247,9 +247,9 @@ export class Peer extends EventEmitter<PeerEvents> {
     this.established?.conn?.setSource(source);
   }
 
-  /** Tells the peer that its update source has more to send. */
-  kick(): void {
-    this.established?.conn?.kick();
+  /** Tells the peer that its update source has more to send; `gapMs`: the least time since its last batch. */
+  kick(gapMs?: number): void {
+    this.established?.conn?.kick(gapMs);
   }
 
   sendRouteRefresh(family: AddressFamily): void {
