@@ -146,6 +146,11 @@ export class UpdateGroup {
   exportPath(family: AddressFamily, key: PrefixKey, path: Path): OutAttrSet | null {
     const policy = this.exportPolicy;
     if (policy?.perPrefix) return this.compute(family, key, path);
+    // Communities that stop a path here need no cache entry: on a replay of real traffic every
+    // set is new, and ten eBGP groups each made two Maps per NO_EXPORT set to remember a null.
+    const wk = path.attrs.wellKnown;
+    if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)))
+      return null;
     let entries: CacheEntries | undefined;
     if (path.attrs === this.lastAttrs) {
       if (path.nextHop === this.lastNextHop && path.peer === this.lastPeer) return this.lastOut;
