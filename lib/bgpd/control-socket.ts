@@ -88,7 +88,7 @@ export async function resolveControlSocket(c: ControlSocketConfig, path: string,
 }
 
 /** A stale socket from a killed daemon is removed; a live one, or any other file, is not ours. */
-async function refuseLiveSocket(path: string, field: string): Promise<void> {
+export async function refuseLiveSocket(path: string, field: string): Promise<void> {
   let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(path);

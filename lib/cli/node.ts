@@ -27,6 +27,7 @@ import {
 import { felixSettings } from '../agent/felix-configuration.js';
 import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { callControl } from '../bgpd/control.js';
+import { refuseLiveSocket } from '../bgpd/control-socket.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
 
@@ -326,6 +327,10 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
   };
   // The CNI socket first: a path it cannot take fails the start before anything listens.
   const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
+  // A socket another agent answers on stays its own (two agents on one node would take each
+  // other's calls); one left by a killed agent is replaced.
+  if (cniPath) await refuseLiveSocket(cniPath, 'cniSocket');
+  await refuseLiveSocket(c.control ?? DEFAULT_CONTROL, 'control');
   const cni = cniPath === undefined ? undefined : serveCni(cniPath, { log });
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;

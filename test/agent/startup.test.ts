@@ -2,6 +2,8 @@
 // without ever serving its health port or leaving its control socket behind.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listening, podroute } from '../support/daemon.js';
@@ -37,6 +39,23 @@ describe('node run: a configuration it cannot start from is refused before it li
 
   it('an agent whose start() fails (no interface to autodetect from) closes what it opened', async () => {
     await refused(['--ip-autodetection-method', 'interface=podroute-none0'], /podroute-none0/);
+  });
+
+  it('a CNI or control socket another process answers on is left to it', async () => {
+    // Two agents on one node would take each other's CNI calls; a socket a killed agent left
+    // behind answers nobody and is replaced (the other suites start agents over such leftovers).
+    const path = join(dir, 'taken.sock');
+    const other = createServer().listen(path);
+    await once(other, 'listening');
+    try {
+      await refused(['--ip', '10.0.0.1/24', '--cni-socket', path], /cniSocket: .*taken\.sock: another daemon answers on it/);
+      const exit = await podroute(['node', 'run', '--name', 'n1', '--dataplane', 'memory', '--datastore', 'memory', '--control', path]);
+      assert.equal(exit.code, 1, exit.stderr);
+      assert.match(exit.stderr, /control: .*taken\.sock: another daemon answers on it/);
+      assert.equal(existsSync(path), true, "the other process's socket was removed");
+    } finally {
+      other.close();
+    }
   });
 
   it('an AS number out of range', async () => {
