@@ -6,10 +6,10 @@
 // --cni shim (the default once cni/shim/podroute-cni is built) runs the C shim, which hands the
 // call to node 1's agent over its CNI socket; --cni node runs the Node plugin, a process per
 // call; --cni both alternates the two pod by pod, so both are measured under the same load.
-// --gap MS (default 250): each ADD starts at least this long after the previous pod's route
-// arrived. A BGP connection sends UPDATEs prompted by new changes at most every 200 ms
-// (coalesceMs in bgp/session/connection.ts), so pods closer together than that measure the
-// coalescing, not one pod's path; --gap 0 shows that burst case.
+// --gap MS (default 0: back to back): each ADD starts at least this long after the previous
+// pod's route arrived. A session holds UPDATEs prompted by new changes for 0.2 ms per session
+// of its speaker after its last batch (at most 200 ms, pacingMs in bgp/speaker.ts): nothing for
+// these agents' two peers, but a gap shows one pod's path alone on a speaker with many.
 // --run dist (the default) builds dist/ first and runs the bins as an installed package does:
 // podroute-cni is then dist/cni.js, one bundled file. --run source runs the TypeScript through
 // tsx, as a checkout does, for comparison (every CNI call then starts tsx).
@@ -41,7 +41,7 @@ const arg = (name: string, d: number) => {
   return i >= 0 ? Number(process.argv[i + 1]) : d;
 };
 const PODS = arg('--pods', 100);
-const GAP_MS = arg('--gap', 250);
+const GAP_MS = arg('--gap', 0);
 const NODES = Math.max(2, arg('--nodes', 3));
 const RUN = process.argv.includes('--run') ? process.argv[process.argv.indexOf('--run') + 1] : 'dist';
 if (RUN !== 'dist' && RUN !== 'source') throw new Error(`--run: dist or source, not ${JSON.stringify(RUN)}`);
