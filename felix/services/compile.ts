@@ -134,11 +134,45 @@ interface Endpoint {
   readonly local: boolean;
 }
 
-// Compiled ports by input object: a recompile after one endpoint changed compiles that port
-// alone, and every other port's chains are the very objects they were (which the plan skips).
-const compiledPorts = new WeakMap<ServicePort, { variant: string; compiled: CompiledPort }>();
+/** A port as compiled: its content when it was (flat, see portContent) and what it gave. */
+interface Kept {
+  readonly variant: string;
+  readonly content: readonly unknown[];
+  readonly compiled: CompiledPort;
+}
 
+/**
+ * Compiles services for one programmer of them (a node agent's feed): it remembers each port
+ * it compiled, so a recompile after one endpoint changed compiles that port alone, and every
+ * other port's chains and sets are the very objects they were (which the plan skips without
+ * reading them). A port is taken from memory only while its content is what it was when
+ * compiled: one edited in place is compiled again.
+ */
+export class ServiceCompiler {
+  private readonly memory = newMemory();
+
+  constructor(readonly options: ServiceCompileOptions = {}) {}
+
+  compile(input: ServiceInput): ServiceTable {
+    return compileWith(input, this.options, this.memory);
+  }
+}
+
+/** One compile from nothing remembered (a ServiceCompiler remembers ports across compiles). */
 export function compileServices(input: ServiceInput, options: ServiceCompileOptions = {}): ServiceTable {
+  return compileWith(input, options, newMemory());
+}
+
+/** What a compiler keeps from one compile to the next. */
+interface Memory {
+  readonly ports: WeakMap<ServicePort, Kept>;
+  /** The last compile's maps and hairpin sets, given again while their elements are unchanged. */
+  maps: NftMap[];
+  readonly hairpins: Partial<Record<Family, NftSet>>;
+}
+const newMemory = (): Memory => ({ ports: new WeakMap(), maps: [], hairpins: {} });
+
+function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory: Memory): ServiceTable {
   const mark = options.masqueradeMark ?? DEFAULT_MASQUERADE_MARK;
   if (!Number.isInteger(mark) || mark <= 0 || mark > 0xffffffff || (mark & (mark - 1)) !== 0) {
     throw new ServiceCompileError('options.masqueradeMark', `${mark} is not a single mark bit`);
@@ -169,7 +203,7 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   const conflicts: string[] = [];
   const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
   for (const p of ports) {
-    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, mapOver, variant);
+    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, mapOver, variant, memory.ports);
     chains.push(...compiled.chains);
     sets.push(...compiled.sets);
     for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
@@ -194,7 +228,12 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
     const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
     if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
     sets.push(
-      reuseHairpins(f, { name: hairpinSet(f), type: `${type} . ${type}`, interval: false, elements: [...hairpins[f]].sort(byText) }),
+      reuseHairpins(memory, f, {
+        name: hairpinSet(f),
+        type: `${type} . ${type}`,
+        interval: false,
+        elements: [...hairpins[f]].sort(byText),
+      }),
     );
     const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
     if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
@@ -208,29 +247,27 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
       { name: noEndpointNodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(noEndpointNodePortsMap(f)) ?? [] },
     ];
   });
-  return { sets, maps: reuseMaps(maps), chains, conflicts };
+  return { sets, maps: reuseMaps(memory, maps), chains, conflicts };
 }
 
 // The hairpin sets hold an element per endpoint of this node: kept as the same object while unchanged.
-const lastHairpins: Partial<Record<Family, NftSet>> = {};
-function reuseHairpins(f: Family, set: NftSet): NftSet {
-  const old = lastHairpins[f];
+function reuseHairpins(memory: Memory, f: Family, set: NftSet): NftSet {
+  const old = memory.hairpins[f];
   if (old && old.elements.length === set.elements.length && old.elements.every((e, i) => e === set.elements[i])) return old;
-  lastHairpins[f] = set;
+  memory.hairpins[f] = set;
   return set;
 }
 
 // The maps hold an element per frontend of every service: when none changed they are the very
 // objects of the last compile, which the plan skips without comparing elements.
-let lastMaps: NftMap[] = [];
-function reuseMaps(maps: NftMap[]): NftMap[] {
+function reuseMaps(memory: Memory, maps: NftMap[]): NftMap[] {
   const same = (a: NftMap, b: NftMap): boolean =>
     a.name === b.name &&
     a.type === b.type &&
     a.elements.length === b.elements.length &&
     a.elements.every((e, i) => e.key === b.elements[i]!.key && e.verdict === b.elements[i]!.verdict);
-  const out = maps.map((m) => lastMaps.find((old) => same(old, m)) ?? m);
-  lastMaps = out;
+  const out = maps.map((m) => memory.maps.find((old) => same(old, m)) ?? m);
+  memory.maps = out;
   return out;
 }
 
@@ -313,9 +350,16 @@ function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[
   ];
 }
 
-function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, boolean>, mapOver: number, variant: string): CompiledPort {
-  const kept = compiledPorts.get(p);
-  if (kept && kept.variant === variant) return kept.compiled;
+function compilePort(
+  p: ServicePort,
+  index: number,
+  hasCluster: Record<Family, boolean>,
+  mapOver: number,
+  variant: string,
+  kept: WeakMap<ServicePort, Kept>,
+): CompiledPort {
+  const had = kept.get(p);
+  if (had && had.variant === variant && sameContent(p, had.content)) return had.compiled;
   const field = `services[${index}]`;
   if (!PROTOCOLS.has(p.protocol))
     throw new ServiceCompileError(`${field}.protocol`, `${JSON.stringify(p.protocol)} is not tcp, udp or sctp`);
@@ -442,6 +486,48 @@ function compilePort(p: ServicePort, index: number, hasCluster: Record<Family, b
     }
   }
   const compiled = { id: p.id, chains, sets, elements, hairpins };
-  compiledPorts.set(p, { variant, compiled });
+  kept.set(p, { variant, content: portContent(p), compiled });
   return compiled;
+}
+
+// Whatever compilePort reads of a port, flat, arrays marked as such: two ports with one content
+// compile alike. Compared value by value, a port of 10 endpoints is some 50 comparisons.
+const LIST = Symbol('list');
+const NOT_LIST = Symbol('not a list');
+
+function visitContent(p: ServicePort, visit: (v: unknown) => boolean): boolean {
+  const list = (v: unknown, item: (x: unknown) => boolean): boolean => {
+    if (!Array.isArray(v)) return visit(NOT_LIST) && visit(v);
+    if (!visit(LIST) || !visit(v.length)) return false;
+    for (const x of v) if (!item(x)) return false;
+    return true;
+  };
+  const endpoint = (e: unknown): boolean => {
+    const x = e as Partial<ServiceEndpoint> | undefined;
+    return visit(x?.address) && visit(x?.port) && visit(x?.local);
+  };
+  return (
+    visit(p.id) &&
+    visit(p.protocol) &&
+    visit(p.port) &&
+    visit(p.nodePort) &&
+    visit(p.affinityTimeoutSeconds) &&
+    visit(p.externalLocal) &&
+    visit(p.internalLocal) &&
+    list(p.clusterIPs, visit) &&
+    list(p.externalIPs, visit) &&
+    list(p.loadBalancerIPs, visit) &&
+    list(p.endpoints, endpoint)
+  );
+}
+
+function portContent(p: ServicePort): unknown[] {
+  const out: unknown[] = [];
+  visitContent(p, (v) => out.push(v) > 0);
+  return out;
+}
+
+function sameContent(p: ServicePort, content: readonly unknown[]): boolean {
+  let i = 0;
+  return visitContent(p, (v) => Object.is(v, content[i++])) && i === content.length;
 }

@@ -7,6 +7,7 @@ export {
   DEFAULT_ENDPOINT_MAP_OVER,
   DEFAULT_MASQUERADE_MARK,
   type ServiceCompileOptions,
+  ServiceCompiler,
   type ServiceTable,
 } from './compile.js';
 export { ServiceCompileError } from './compile-error.js';

@@ -1,7 +1,7 @@
 // How the node agent hands services to felix: compile, then set the services' part of the table
 // the policy programmer already keeps (one programmer, one table, one transaction per change).
 import type { PolicyApplyReport, PolicyProgrammer } from '../policy/programmer.js';
-import { compileServices, type ServiceCompileOptions, type ServiceTable } from './compile.js';
+import type { ServiceCompiler, ServiceTable } from './compile.js';
 import type { ServiceConntrack } from './conntrack.js';
 import type { ServiceInput } from './input.js';
 
@@ -9,7 +9,8 @@ import type { ServiceInput } from './input.js';
 export const SERVICES_PART = 'services';
 
 /**
- * Compiles `input` and applies it beside whatever policy the programmer holds. Throws
+ * Compiles `input` with `compiler` (one per programmer: it remembers the ports it compiled) and
+ * applies it beside whatever policy the programmer holds. Throws
  * ServiceCompileError (naming the field) for input felix cannot program, and then nothing
  * changes; the apply's outcome is in the report (and the programmer's 'report' event).
  * With `conntrack`, the UDP entries the change left pointing at removed endpoints are deleted
@@ -18,10 +19,10 @@ export const SERVICES_PART = 'services';
 export function programServices(
   programmer: PolicyProgrammer,
   input: ServiceInput,
-  options?: ServiceCompileOptions,
+  compiler: ServiceCompiler,
   conntrack?: ServiceConntrack,
 ): { table: ServiceTable; applied: Promise<PolicyApplyReport> } {
-  const table = compileServices(input, options);
+  const table = compiler.compile(input);
   const applied = programmer.updatePart(SERVICES_PART, table);
   if (!conntrack) return { table, applied };
   const cleaned = applied.then(async (r) => {

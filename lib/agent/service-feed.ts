@@ -9,6 +9,7 @@ import {
   programServices,
   ServiceCompileError,
   type ServiceCompileOptions,
+  ServiceCompiler,
   ServiceConntrack,
   type ServiceInput,
 } from '../../felix/index.js';
@@ -38,6 +39,8 @@ export class ServiceFeed {
   private started = false;
   private applied: Promise<unknown> = Promise.resolve();
   private readonly conntrack: ServiceConntrack | undefined;
+  /** This feed's own: it remembers the ports it compiled, so a change recompiles only those it touched. */
+  private readonly compiler: ServiceCompiler;
   /** The input last handed to felix. */
   input: ServiceInput | undefined;
   /** Why felix refused the last input, if it did (the previous services stay programmed). */
@@ -45,6 +48,7 @@ export class ServiceFeed {
 
   constructor(private readonly options: ServiceFeedOptions) {
     this.builder = new ServiceInputBuilder(options.nodeName);
+    this.compiler = new ServiceCompiler(options.compile);
     this.conntrack = options.conntrack ? new ServiceConntrack(options.conntrack) : undefined;
   }
 
@@ -99,7 +103,7 @@ export class ServiceFeed {
     // The builder hands back the same object when nothing changed: hand felix nothing new then.
     if (input === this.input) return;
     try {
-      const { table, applied } = programServices(this.options.programmer, input, this.options.compile, this.conntrack);
+      const { table, applied } = programServices(this.options.programmer, input, this.compiler, this.conntrack);
       this.input = input;
       if (this.refused !== undefined) this.options.log('services-accepted', {});
       this.refused = undefined;

@@ -9,9 +9,9 @@ import { PolicyProgrammer } from '../../felix/policy/programmer.js';
 import { renderNftScript } from '../../felix/policy/render.js';
 import { mergeTable } from '../../felix/policy/table-parts.js';
 import { NftTableError } from '../../felix/policy/table-state.js';
-import { compileServices, type ServiceTable } from '../../felix/services/compile.js';
+import { compileServices, ServiceCompiler, type ServiceTable } from '../../felix/services/compile.js';
 import { ServiceCompileError } from '../../felix/services/compile-error.js';
-import type { ServiceInput, ServicePort } from '../../felix/services/input.js';
+import type { ServiceEndpoint, ServiceInput, ServicePort } from '../../felix/services/input.js';
 import { clusterChain, endpointChain, externalChain, localChain } from '../../felix/services/names.js';
 import { SERVICES_PART } from '../../felix/services/program.js';
 
@@ -301,18 +301,89 @@ describe('felix services compiler', () => {
       );
     const dataplane = new MemoryNftDataplane();
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0 });
+    const compiler = new ServiceCompiler();
     const all = make();
-    const first = await programmer.updatePart(SERVICES_PART, compileServices(input(all)));
+    const first = await programmer.updatePart(SERVICES_PART, compiler.compile(input(all)));
     assert.ok(first.ok, first.error);
     assert.equal(dataplane.applied.length, 1);
     // Only service 7 is a new object: the others are the same input objects, as a feed keeps them.
     const next = [...all];
     next[7] = make(4)[7]!;
-    const second = await programmer.updatePart(SERVICES_PART, compileServices(input(next)));
+    const second = await programmer.updatePart(SERVICES_PART, compiler.compile(input(next)));
     assert.ok(second.ok, second.error);
     // The service's chain is refilled: its off-cluster masquerade and its nine endpoints.
     assert.deepEqual(second.opCounts, { 'flush chain': 1, 'add rule': 10 }, second.script);
     const resync = await programmer.resync();
     assert.equal(resync.ops, 0, resync.script);
+  });
+
+  it('two compilers in one process each give what a fresh compile gives, and keep their own ports across what the other compiles', () => {
+    const ports = (n: number, base: number) =>
+      Array.from({ length: n }, (_, i) =>
+        port({
+          id: `ns/s${i}/p/tcp`,
+          clusterIPs: [`10.96.${base}.${i}`],
+          nodePort: 30000 + base + i,
+          endpoints: [
+            { address: `10.65.${base}.${i}`, port: 8080, local: true },
+            { address: `10.66.${base}.${i}`, port: 8080, local: false },
+          ],
+        }),
+      );
+    // Two agents of one process (a lab): their own services, one seeing the pools and one not.
+    const a = new ServiceCompiler();
+    const b = new ServiceCompiler({ endpointMapOver: 1 });
+    const aPorts = ports(20, 1);
+    const bPorts = ports(20, 2);
+    const aIn = (ps: ServicePort[]) => input(ps);
+    const bIn = (ps: ServicePort[]) => input(ps, { clusterCidrs: [], nodeAddresses: ['192.168.1.6'] });
+    const a1 = a.compile(aIn(aPorts));
+    const b1 = b.compile(bIn(bPorts));
+    // The same port objects in both: each compiler compiles them its own way.
+    const shared = b.compile(bIn(aPorts));
+    assert.deepEqual(shared, compileServices(bIn(aPorts), { endpointMapOver: 1 }));
+    assert.deepEqual(a1, compileServices(aIn(aPorts)));
+    assert.deepEqual(b1, compileServices(bIn(bPorts), { endpointMapOver: 1 }));
+    const aNext = [...aPorts];
+    aNext[3] = port({ ...aPorts[3]!, endpoints: aPorts[3]!.endpoints.slice(1) });
+    const a2 = a.compile(aIn(aNext));
+    const bNext = [...bPorts];
+    bNext[5] = port({ ...bPorts[5]!, endpoints: [] });
+    const b2 = b.compile(bIn(bNext));
+    assert.deepEqual(a2, compileServices(aIn(aNext)));
+    assert.deepEqual(b2, compileServices(bIn(bNext), { endpointMapOver: 1 }));
+    // What did not change is the very object it was, whatever the other compiler did meanwhile.
+    const cluster = (t: ServiceTable, i: number) => chain(t, clusterChain(`ns/s${i}/p/tcp`, 4));
+    assert.equal(cluster(a2, 4), cluster(a1, 4));
+    assert.equal(cluster(b2, 4), cluster(b1, 4));
+    assert.notEqual(cluster(a2, 3), cluster(a1, 3));
+    assert.notEqual(cluster(a2, 4), cluster(shared, 4));
+  });
+
+  it('a port edited in place is compiled again, not taken from what the compiler remembers', () => {
+    const compiler = new ServiceCompiler();
+    const p = port({ nodePort: 30080 });
+    const first = compiler.compile(input([p]));
+    const edits: [string, (q: { -readonly [K in keyof ServicePort]: ServicePort[K] }) => void][] = [
+      ['an endpoint added to its list', (q) => (q.endpoints as ServiceEndpoint[]).push({ address: '10.65.0.4', port: 8080, local: false })],
+      ['an endpoint object changed', (q) => ((q.endpoints[0] as { local: boolean }).local = false)],
+      ['its port', (q) => (q.port = 81)],
+      ['its NodePort', (q) => (q.nodePort = 30081)],
+      ['a cluster IP in its list', (q) => ((q.clusterIPs as string[])[0] = '10.96.0.11')],
+      ['an external IP', (q) => (q.externalIPs = ['192.0.2.10'])],
+      ['its affinity', (q) => (q.affinityTimeoutSeconds = 60)],
+      ['its external traffic policy', (q) => (q.externalLocal = true)],
+    ];
+    let last = first;
+    for (const [what, edit] of edits) {
+      edit(p);
+      const again = compiler.compile(input([p]));
+      assert.notDeepEqual(again, last, what);
+      // A fresh compile of a copy: what the port now says.
+      assert.deepEqual(again, compileServices(input([structuredClone(p)])), what);
+      last = again;
+    }
+    // Unedited, it is remembered.
+    assert.equal(chain(compiler.compile(input([p])), clusterChain(ID, 4)), chain(last, clusterChain(ID, 4)));
   });
 });

@@ -128,7 +128,7 @@ describe('felix services: stale UDP conntrack entries', () => {
     let conntrack: ServiceConntrack;
 
     async function program(next: ServiceInput, clean: boolean): Promise<void> {
-      const report = await programServices(node.programmer, next, undefined, clean ? conntrack : undefined).applied;
+      const report = await programServices(node.programmer, next, node.compiler, clean ? conntrack : undefined).applied;
       assert.ok(report.ok, report.error);
     }
 

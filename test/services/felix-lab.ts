@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { NftablesDataplane } from '../../felix/policy/nft-dataplane.js';
 import { PolicyProgrammer } from '../../felix/policy/programmer.js';
 import { programServices } from '../../felix/services/program.js';
-import type { ServiceCompileOptions } from '../../felix/services/compile.js';
+import { type ServiceCompileOptions, ServiceCompiler } from '../../felix/services/compile.js';
 import type { ServiceInput } from '../../felix/services/input.js';
 import type { PolicyApplyReport } from '../../felix/policy/programmer.js';
 import type { Lab, Netns } from '../support/netns.js';
@@ -105,6 +105,8 @@ export interface Probe {
 export class ServiceNode {
   readonly pods = new Map<string, { ns: Netns; spec: PodSpec; server: ManagedProcess }>();
   readonly programmer: PolicyProgrammer;
+  /** The node's, as an agent keeps one beside its programmer. */
+  readonly compiler = new ServiceCompiler();
 
   private constructor(
     readonly lab: Lab,
@@ -163,9 +165,10 @@ export class ServiceNode {
     return p.ns;
   }
 
-  /** Compiles and applies the services (beside the empty policy); fails the test if nft refused it. */
+  /** Compiles and applies the services (beside the empty policy); fails the test if nft refused it. Options other than the defaults take a compiler of their own. */
   async program(input: ServiceInput, options?: ServiceCompileOptions): Promise<PolicyApplyReport> {
-    const report = await programServices(this.programmer, input, options).applied;
+    const compiler = options ? new ServiceCompiler(options) : this.compiler;
+    const report = await programServices(this.programmer, input, compiler).applied;
     assert.ok(report.ok, `apply failed: ${report.error}\n${report.script.slice(0, 4000)}`);
     return report;
   }
