@@ -163,14 +163,15 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
   return compileWith(input, options, newMemory());
 }
 
-/** What a compiler keeps from one compile to the next. */
+/**
+ * What a compiler keeps from one compile to the next: its ports. The maps and sets made of every
+ * port's elements (frontends, hairpins) are built anew each time; the programmer's table state
+ * keys them by content (policy/table-state.ts), so unchanged ones are still skipped by the plan.
+ */
 interface Memory {
   readonly ports: WeakMap<ServicePort, Kept>;
-  /** The last compile's maps and hairpin sets, given again while their elements are unchanged. */
-  maps: NftMap[];
-  readonly hairpins: Partial<Record<Family, NftSet>>;
 }
-const newMemory = (): Memory => ({ ports: new WeakMap(), maps: [], hairpins: {} });
+const newMemory = (): Memory => ({ ports: new WeakMap() });
 
 function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory: Memory): ServiceTable {
   const mark = options.masqueradeMark ?? DEFAULT_MASQUERADE_MARK;
@@ -227,14 +228,7 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
   for (const f of FAMILIES) {
     const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
     if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
-    sets.push(
-      reuseHairpins(memory, f, {
-        name: hairpinSet(f),
-        type: `${type} . ${type}`,
-        interval: false,
-        elements: [...hairpins[f]].sort(byText),
-      }),
-    );
+    sets.push({ name: hairpinSet(f), type: `${type} . ${type}`, interval: false, elements: [...hairpins[f]].sort(byText) });
     const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
     if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
   }
@@ -247,28 +241,7 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
       { name: noEndpointNodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(noEndpointNodePortsMap(f)) ?? [] },
     ];
   });
-  return { sets, maps: reuseMaps(memory, maps), chains, conflicts };
-}
-
-// The hairpin sets hold an element per endpoint of this node: kept as the same object while unchanged.
-function reuseHairpins(memory: Memory, f: Family, set: NftSet): NftSet {
-  const old = memory.hairpins[f];
-  if (old && old.elements.length === set.elements.length && old.elements.every((e, i) => e === set.elements[i])) return old;
-  memory.hairpins[f] = set;
-  return set;
-}
-
-// The maps hold an element per frontend of every service: when none changed they are the very
-// objects of the last compile, which the plan skips without comparing elements.
-function reuseMaps(memory: Memory, maps: NftMap[]): NftMap[] {
-  const same = (a: NftMap, b: NftMap): boolean =>
-    a.name === b.name &&
-    a.type === b.type &&
-    a.elements.length === b.elements.length &&
-    a.elements.every((e, i) => e.key === b.elements[i]!.key && e.verdict === b.elements[i]!.verdict);
-  const out = maps.map((m) => memory.maps.find((old) => same(old, m)) ?? m);
-  memory.maps = out;
-  return out;
+  return { sets, maps, chains, conflicts };
 }
 
 function readCidrs(list: readonly string[], field: string): Record<Family, string[]> {
