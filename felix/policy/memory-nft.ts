@@ -23,6 +23,7 @@ import type { NftBaseChain } from './nft-model.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
 import { ruleRefs } from './table-state.js';
+import { comparedSetFlags } from './set-flags.js';
 
 interface MemRule {
   readonly expr: string;
@@ -93,8 +94,8 @@ export class MemoryNftDataplane implements NftDataplane {
       sets.set(
         s.name,
         s.timeout !== undefined
-          ? { name: s.name, type: s.type, flags: [...(s.interval ? ['interval'] : []), 'timeout'], elements: new Set(), timeout: s.timeout }
-          : { name: s.name, type: s.type, flags: s.interval ? ['interval'] : [], elements: new Set(s.elements) },
+          ? { name: s.name, type: s.type, flags: comparedSetFlags(s), elements: new Set(), timeout: s.timeout }
+          : { name: s.name, type: s.type, flags: comparedSetFlags(s), elements: new Set(s.elements) },
       );
     const maps = new Map<string, InstalledMap>();
     for (const m of t.maps.values())

@@ -14,6 +14,7 @@ import type {
   RuleCounterRow,
 } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalVerdict, elementFromJson, verdictFromJson } from './element-text.js';
+import { listedSetFlags } from './set-flags.js';
 
 interface JsonSet {
   name: string;
@@ -129,7 +130,7 @@ export function readTableJson(json: string, family: string, name: string): Insta
     if (e.set && ours(e.set)) {
       const s = e.set;
       const type = joined(s.type);
-      const flags = [...(s.flags ?? [])].filter((f) => f !== 'dynamic').sort();
+      const flags = listedSetFlags(s.flags ?? []);
       if (typeof s.timeout === 'number') {
         // The packet path's elements (session affinity): not ours to compare.
         sets.set(s.name, { name: s.name, type, flags, elements: new Set(), timeout: s.timeout });

@@ -6,6 +6,7 @@
 import type { NftOp } from './dataplane.js';
 import type { NftMapElement } from './nft-model.js';
 import { baseChainHeader, quote, tableRef } from './render.js';
+import { declaredSetFlags } from './set-flags.js';
 import { checkName, checkText, checkType, checkVerdict } from './table-state.js';
 
 function elementList(elements: readonly string[]): string {
@@ -43,12 +44,8 @@ export function opLine(table: { readonly family: 'inet'; readonly name: string }
         throw new Error(`nft set ${op.set}: type ${JSON.stringify(op.type)} is not an nft type`);
       const timeout = op.timeout;
       if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new Error(`nft set ${op.set}: timeout ${timeout}`);
-      const flags =
-        timeout !== undefined
-          ? ` flags ${op.interval ? 'interval,' : ''}dynamic,timeout; timeout ${timeout}s;`
-          : op.interval
-            ? ' flags interval;'
-            : '';
+      const declared = declaredSetFlags(op);
+      const flags = `${declared ? ` flags ${declared};` : ''}${timeout !== undefined ? ` timeout ${timeout}s;` : ''}`;
       const elements = op.elements.length ? ` elements = ${elementList(op.elements)};` : '';
       return `add set ${t} ${op.set} { type ${op.type};${flags}${elements} }`;
     }

@@ -3,6 +3,7 @@
 // base chain's header) are exported so that a dataplane writing incremental commands prints
 // them exactly as a full load does.
 import type { NftBaseChain, NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
+import { declaredSetFlags } from './set-flags.js';
 
 export interface RenderOptions {
   /**
@@ -64,8 +65,9 @@ export function elementList(elements: readonly string[], indent = ''): string {
 /** The declarations inside `set NAME { … }`, one per line, without the braces. */
 export function setBody(set: NftSet): string[] {
   const lines = [`type ${set.type}`];
-  if (set.timeout !== undefined) lines.push(`flags ${set.interval ? 'interval,' : ''}dynamic,timeout`, `timeout ${set.timeout}s`);
-  else if (set.interval) lines.push('flags interval');
+  const flags = declaredSetFlags(set);
+  if (flags) lines.push(`flags ${flags}`);
+  if (set.timeout !== undefined) lines.push(`timeout ${set.timeout}s`);
   if (set.elements.length > 0 && set.timeout === undefined) lines.push(`elements = ${elementList(set.elements, '\t\t')}`);
   return lines;
 }

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
+import { comparedSetFlags } from './set-flags.js';
 
 /** The kernel keeps 128 bytes of a rule comment, NUL included. */
 const MAX_COMMENT_BYTES = 127;
@@ -132,8 +133,7 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
     const timeout = set.timeout;
     if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
       throw new NftTableError(`${field}.timeout`, `${timeout} is not a whole number of seconds`);
-    // nft lists a dynamic set's flags as `timeout` alone (and `interval` first when both).
-    const flags = [...(set.interval ? ['interval'] : []), ...(timeout !== undefined ? ['timeout'] : [])];
+    const flags = comparedSetFlags(set);
     state = {
       name: set.name,
       type,
