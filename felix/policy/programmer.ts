@@ -46,7 +46,8 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   private wantState: InstalledTable;
   /** The table update() gave, and the parts updatePart() gave: `want` is their union. */
   private base: NftTable;
-  private readonly parts = new Map<string, NftTablePart>();
+  // Replaced, never changed in place: a part refused by mergeTable or tableState leaves it as it was.
+  private parts: ReadonlyMap<string, NftTablePart> = new Map();
   private ids?: Map<string, string>;
   /** The kernel's table as the last successful apply left it; undefined: read it first. */
   private believed?: InstalledTable;
@@ -107,10 +108,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     const desired = mergeTable(base, parts);
     const state = tableState(desired);
     this.base = base;
-    if (parts !== this.parts) {
-      this.parts.clear();
-      for (const [k, v] of parts) this.parts.set(k, v);
-    }
+    this.parts = parts;
     this.want = desired;
     this.wantState = state;
     this.ids = undefined;
