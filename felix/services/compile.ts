@@ -134,10 +134,10 @@ interface Endpoint {
   readonly local: boolean;
 }
 
-/** A port as compiled: its content when it was (flat, see portContent) and what it gave. */
+/** A port as compiled: its content when it was (see portContent) and what it gave. */
 interface Kept {
   readonly variant: string;
-  readonly content: readonly unknown[];
+  readonly content: PortContent;
   readonly compiled: CompiledPort;
 }
 
@@ -463,44 +463,57 @@ function compilePort(
   return compiled;
 }
 
-// Whatever compilePort reads of a port, flat, arrays marked as such: two ports with one content
-// compile alike. Compared value by value, a port of 10 endpoints is some 50 comparisons.
-const LIST = Symbol('list');
-const NOT_LIST = Symbol('not a list');
-
-function visitContent(p: ServicePort, visit: (v: unknown) => boolean): boolean {
-  const list = (v: unknown, item: (x: unknown) => boolean): boolean => {
-    if (!Array.isArray(v)) return visit(NOT_LIST) && visit(v);
-    if (!visit(LIST) || !visit(v.length)) return false;
-    for (const x of v) if (!item(x)) return false;
-    return true;
-  };
-  const endpoint = (e: unknown): boolean => {
-    const x = e as Partial<ServiceEndpoint> | undefined;
-    return visit(x?.address) && visit(x?.port) && visit(x?.local);
-  };
-  return (
-    visit(p.id) &&
-    visit(p.protocol) &&
-    visit(p.port) &&
-    visit(p.nodePort) &&
-    visit(p.affinityTimeoutSeconds) &&
-    visit(p.externalLocal) &&
-    visit(p.internalLocal) &&
-    list(p.clusterIPs, visit) &&
-    list(p.externalIPs, visit) &&
-    list(p.loadBalancerIPs, visit) &&
-    list(p.endpoints, endpoint)
-  );
+// Whatever compilePort reads of a port, copied once it compiled (so its lists are lists): two
+// ports with one content compile alike. Compared field by field, some 40 comparisons for a port
+// of 10 endpoints, without allocating.
+interface PortContent {
+  readonly port: ServicePort;
+  readonly clusterIPs: readonly string[] | undefined;
+  readonly externalIPs: readonly string[] | undefined;
+  readonly loadBalancerIPs: readonly string[] | undefined;
+  /** address, port, local of each endpoint in turn. */
+  readonly endpoints: readonly unknown[];
 }
 
-function portContent(p: ServicePort): unknown[] {
-  const out: unknown[] = [];
-  visitContent(p, (v) => out.push(v) > 0);
-  return out;
+function portContent(p: ServicePort): PortContent {
+  const copy = (l: readonly string[] | undefined) => (l === undefined ? undefined : [...l]);
+  return {
+    port: { ...p },
+    clusterIPs: copy(p.clusterIPs),
+    externalIPs: copy(p.externalIPs),
+    loadBalancerIPs: copy(p.loadBalancerIPs),
+    endpoints: p.endpoints.flatMap((e) => [e.address, e.port, e.local]),
+  };
 }
 
-function sameContent(p: ServicePort, content: readonly unknown[]): boolean {
-  let i = 0;
-  return visitContent(p, (v) => Object.is(v, content[i++])) && i === content.length;
+function sameList(now: unknown, was: readonly string[] | undefined): boolean {
+  if (was === undefined) return now === undefined;
+  if (!Array.isArray(now) || now.length !== was.length) return false;
+  for (let i = 0; i < was.length; i++) if (now[i] !== was[i]) return false;
+  return true;
+}
+
+function sameContent(p: ServicePort, c: PortContent): boolean {
+  const was = c.port;
+  if (
+    p.id !== was.id ||
+    p.protocol !== was.protocol ||
+    p.port !== was.port ||
+    p.nodePort !== was.nodePort ||
+    p.affinityTimeoutSeconds !== was.affinityTimeoutSeconds ||
+    p.externalLocal !== was.externalLocal ||
+    p.internalLocal !== was.internalLocal ||
+    !sameList(p.clusterIPs, c.clusterIPs) ||
+    !sameList(p.externalIPs, c.externalIPs) ||
+    !sameList(p.loadBalancerIPs, c.loadBalancerIPs)
+  )
+    return false;
+  const eps: unknown = p.endpoints;
+  const flat = c.endpoints;
+  if (!Array.isArray(eps) || eps.length * 3 !== flat.length) return false;
+  for (let i = 0; i < eps.length; i++) {
+    const e = eps[i] as ServiceEndpoint | undefined;
+    if (e?.address !== flat[3 * i] || e?.port !== flat[3 * i + 1] || e?.local !== flat[3 * i + 2]) return false;
+  }
+  return true;
 }
