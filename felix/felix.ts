@@ -3,7 +3,7 @@
 // on a timer, per-route failures retried with backoff and reported.
 
 import { EventEmitter } from 'node:events';
-import { defaultMetric, type Dataplane, type DeviceStatus, type RouteWrite, type SysctlOutcome, type WriteOutcome } from './dataplane.js';
+import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
 import type { DesiredState } from './desired.js';
 import { DesiredTable, type RemoteRouteChange } from './desired-table.js';
 import {
@@ -237,36 +237,6 @@ export class Felix extends EventEmitter<FelixEvents> {
     return run;
   }
 
-  /**
-   * Writes routes; an IPv6 onlink replace the kernel refuses is tried again as delete, then
-   * create. Linux checks an IPv6 onlink gateway against the table (ip6_route_check_nh_onlink),
-   * where the route being replaced can cover the gateway through another device: a remote block
-   * moving from direct to VXLAN (CrossSubnet to Always) has its VTEP address inside the block.
-   */
-  private async writeRoutes(writes: readonly RouteWrite[]): Promise<WriteOutcome[]> {
-    const outcomes = [...(await this.dataplane.writeRoutes(writes, this.protocol))];
-    const retry = writes.flatMap((w, i) => {
-      const o = outcomes[i];
-      const onlink = w.route.type === 'unicast' && w.route.nextHops.some((h) => h.onlink);
-      // EINVAL from rtnetlink; ip -batch reports the kernel's message under another errno.
-      const refused = o.errno === 22 || /invalid gateway/i.test(o.error ?? '');
-      return !o.ok && refused && w.op === 'replace' && onlink && w.route.dst.includes(':') ? [i] : [];
-    });
-    if (retry.length === 0) return outcomes;
-    const again = await this.dataplane.writeRoutes(
-      retry.flatMap((i) => [
-        { op: 'delete' as const, route: writes[i].route, metric: writes[i].metric },
-        { op: 'create' as const, route: writes[i].route },
-      ]),
-      this.protocol,
-    );
-    retry.forEach((i, k) => {
-      // Once the old route is gone, what counts is the create (a failure is retried as a replace).
-      if (again[2 * k].ok) outcomes[i] = again[2 * k + 1];
-    });
-    return outcomes;
-  }
-
   private async run(): Promise<ApplyReport> {
     const t0 = performance.now();
     const resync = this.needResync;
@@ -284,7 +254,7 @@ export class Felix extends EventEmitter<FelixEvents> {
       resync || changed.all
         ? planRoutes([...table.routes.values()], this.installed, this.protocol)
         : planChanged(new Set([...changed.dsts, ...this.failed.keys()]), table.routes, this.installed);
-    const outcomes = await this.writeRoutes(plan.writes);
+    const outcomes = await this.dataplane.writeRoutes(plan.writes, this.protocol);
     let created = 0,
       replaced = 0,
       deleted = 0;

@@ -19,6 +19,7 @@ import {
 import { MAIN_TABLE, type InstalledRoute, type Neighbor, type NextHop, type Route } from './model.js';
 import { canonicalCidr, formatAddress, parseAddress } from '../ip/index.js';
 import { errnoName } from './netlink/errno.js';
+import { retryOnlinkReplaces } from './onlink-replace.js';
 
 export interface IpBatchDataplaneOptions {
   /** Path of a network namespace (e.g. /var/run/netns/x); default: the process's own. */
@@ -118,7 +119,15 @@ export class IpBatchDataplane implements Dataplane {
     return out;
   }
 
+  /** Writes routes; an IPv6 onlink replace the kernel refuses is written as delete, then create (onlink-replace.ts). */
   async writeRoutes(writes: readonly RouteWrite[], protocol: number): Promise<WriteOutcome[]> {
+    const outcomes = this.writeOnce(writes, protocol);
+    // What ip prints for the kernel's EINVAL: its extended ack, or without one the errno's text.
+    const refused = (o: WriteOutcome) => /Nexthop has invalid gateway|RTNETLINK answers: Invalid argument/.test(o.error ?? '');
+    return retryOnlinkReplaces(writes, outcomes, refused, async (again) => this.writeOnce(again, protocol));
+  }
+
+  private writeOnce(writes: readonly RouteWrite[], protocol: number): WriteOutcome[] {
     const lines = writes.map((w) => {
       const metric = w.op === 'create' ? '' : ` metric ${w.metric ?? defaultMetric(w.route.dst)}`;
       if (w.op === 'delete') return `route del ${w.route.dst} proto ${protocol}${metric}`;

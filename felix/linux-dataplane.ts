@@ -34,6 +34,7 @@ import { readRoute, writeRoute, writeRouteDump, UnknownDeviceError } from './net
 import { NetlinkSocket, type BatchResult, type NetlinkSocketOptions } from './netlink/socket.js';
 import { RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE } from './netlink/constants.js';
 import { parseInterfaceAddress } from '../ip/index.js';
+import { retryOnlinkReplaces } from './onlink-replace.js';
 
 export interface LinuxDataplaneOptions extends NetlinkSocketOptions {
   /** Families to dump and manage. Default both. */
@@ -83,7 +84,19 @@ export class LinuxDataplane implements Dataplane {
     return out;
   }
 
+  /** Writes routes; an IPv6 onlink replace the kernel refuses is written as delete, then create (onlink-replace.ts). */
   async writeRoutes(writes: readonly RouteWrite[], protocol: number): Promise<WriteOutcome[]> {
+    const outcomes = await this.writeOnce(writes, protocol);
+    // EINVAL, with the kernel's extended ack (after the errno, in brackets) when it gives one:
+    // "Nexthop has invalid gateway" (or device mismatch, in later kernels' words).
+    const refused = (o: WriteOutcome) => {
+      const ack = /\((.*)\)$/.exec(o.error ?? '')?.[1];
+      return o.errno === 22 && (ack === undefined || ack.startsWith('Nexthop has invalid gateway'));
+    };
+    return retryOnlinkReplaces(writes, outcomes, refused, (again) => this.writeOnce(again, protocol));
+  }
+
+  private async writeOnce(writes: readonly RouteWrite[], protocol: number): Promise<WriteOutcome[]> {
     this.refreshLinks();
     const outcomes: WriteOutcome[] = new Array(writes.length);
     const w = this.sock.writer(Math.max(1 << 16, writes.length * 64));

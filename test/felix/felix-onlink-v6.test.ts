@@ -1,7 +1,8 @@
 // An IPv6 remote block that moves from direct to VXLAN, in a namespace's kernel. Linux checks
 // an IPv6 onlink gateway against the route table, and the route being replaced (the block
 // via the node on eth0) covers the new gateway (the node's VTEP, inside that block) through
-// another device: the plain replace fails with EINVAL. Felix must still get there.
+// another device: the plain replace fails with EINVAL. Felix must still get there, and both
+// Linux dataplanes do it themselves (delete, then create), Felix knowing nothing of it.
 import assert from 'node:assert/strict';
 import {
   Felix,
@@ -81,5 +82,17 @@ for (const kind of kinds)
       felix.update({ pools: [{ cidr: 'fd00::/16', vxlanMode: 'CrossSubnet' }] });
       assert.deepEqual((await felix.apply()).failures, []);
       assert.deepEqual(block(), [{ dst: 'fd00:66::/122', type: 'unicast', nextHops: [{ dev: 'eth0', gateway: 'fd00:1::6' }] }]);
+    });
+
+    // The workaround is the dataplane's, which knows how the kernel's refusal reached it.
+    it('the dataplane itself writes the replace the kernel refuses as delete, then create', async () => {
+      const vxlan = { dev: 'vxlan-v6.calico', gateway: 'fd00:66::', onlink: true };
+      const direct = { dev: 'eth0', gateway: 'fd00:1::6' };
+      const write = (hop: typeof vxlan | typeof direct) =>
+        dp!.writeRoutes([{ op: 'replace', route: { dst: 'fd00:66::/122', type: 'unicast', nextHops: [hop] } }], PODROUTE_PROTOCOL);
+      assert.deepEqual(await write(vxlan), [{ ok: true }]);
+      assert.deepEqual(block(), [{ dst: 'fd00:66::/122', type: 'unicast', nextHops: [vxlan] }]);
+      assert.deepEqual(await write(direct), [{ ok: true }]);
+      assert.deepEqual(block(), [{ dst: 'fd00:66::/122', type: 'unicast', nextHops: [direct] }]);
     });
   });
