@@ -29,7 +29,13 @@ import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { callControl } from '../bgpd/control.js';
 import { refuseLiveSocket } from '../bgpd/control-socket.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
-import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type DatastoreConfig } from '../datastore/index.js';
+import {
+  datastoreConfigFromEnv,
+  datastoreFromFlag,
+  openDatastore,
+  type BackendDatastore,
+  type DatastoreConfig,
+} from '../datastore/index.js';
 
 export const DEFAULT_CONTROL = '/var/run/podroute/node.sock';
 
@@ -254,7 +260,25 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     level: c.logSeverityScreen === undefined ? 'info' : logLevel(c.logSeverityScreen, 'logSeverityScreen'),
     format: c.logFormat === undefined ? 'json' : logFormat(c.logFormat, 'logFormat'),
   });
+  // The sockets first, before the datastore opens: a path it cannot take, or one another agent
+  // answers on (two agents on one node would take each other's calls), fails the start with
+  // nothing open. A socket a killed agent left behind is replaced.
+  const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
+  if (cniPath) await refuseLiveSocket(cniPath, 'cniSocket');
+  await refuseLiveSocket(c.control ?? DEFAULT_CONTROL, 'control');
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
+  try {
+    return await runAgent(c, ds, cniPath);
+  } catch (e) {
+    // Whatever failed before the agent ran, its datastore connection, sockets or port would
+    // keep a process up that a supervisor takes for a running agent.
+    process.stderr.write(`podroute: ${(e as Error).message}\n`);
+    await Promise.race([ds.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    process.exit(1);
+  }
+}
+
+async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string | undefined): Promise<number> {
   const nodeName = c.nodeName ?? hostname().toLowerCase();
   // FelixConfiguration (default, then node.<name>) under the flags and the environment, as Felix.
   const fromStore = felixSettings((await ds.list('FelixConfiguration')).items, nodeName);
@@ -325,12 +349,6 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     health?.close();
     void Promise.all([agent.stop(why, { graceful }), cni?.close()]).finally(() => ds.close().finally(() => process.exit(0)));
   };
-  // The CNI socket first: a path it cannot take fails the start before anything listens.
-  const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
-  // A socket another agent answers on stays its own (two agents on one node would take each
-  // other's calls); one left by a killed agent is replaced.
-  if (cniPath) await refuseLiveSocket(cniPath, 'cniSocket');
-  await refuseLiveSocket(c.control ?? DEFAULT_CONTROL, 'control');
   const cni = cniPath === undefined ? undefined : serveCni(cniPath, { log });
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;

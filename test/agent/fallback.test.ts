@@ -73,6 +73,9 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
         '1',
         '--default-pool',
         'none',
+        // Two agents on one host: neither takes the default CNI socket (nothing here calls it).
+        '--cni-socket',
+        'off',
       ],
       { name: 'agent', cwd: checkout },
     );

@@ -54,6 +54,8 @@ describe('node run: health port and control socket are local', function () {
       'none',
       '--control',
       control,
+      '--cni-socket',
+      'off',
       ...extra,
     ];
     const proc = host.spawn(['sh', '-c', `umask 000; ${env} exec "$@"`, 'sh', ...argv], { name, cwd: ROOT });
