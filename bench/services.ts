@@ -1,6 +1,7 @@
 // Services benchmark: --services service ports (default 10,000) × --endpoints endpoints (default
-// 10), every tenth with a NodePort, programmed by felix (compileServices, then the policy
-// programmer's one `nft -f` transaction into `inet podroute`) and, in the same run in a namespace
+// 10), every tenth with a NodePort, programmed by felix as the agent does (programServices: its
+// ServiceCompiler, the policy programmer's one `nft -f` transaction into `inet podroute`, then the
+// stale-conntrack step with Debian's conntrack in the namespace) and, in the same run in a namespace
 // of its own, the same set written in kube-proxy's iptables shape and loaded with
 // iptables-restore (bench/services-iptables.ts). Then --updates changes of one endpoint of one
 // service on both sides (felix: recompile of the changed service and its difference; reference:
@@ -11,17 +12,19 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
-  compileServices,
+  ConntrackTool,
   type InstalledTable,
   type NftApplyResult,
   type NftDataplane,
   NftablesDataplane,
   type NftOp,
   PolicyProgrammer,
+  programServices,
   type RuleCounterRow,
+  ServiceCompiler,
+  ServiceConntrack,
   type ServiceInput,
   type ServicePort,
-  SERVICES_PART,
 } from '../felix/index.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import { installedCounts, tableCounts } from './policy-podroute.js';
@@ -98,18 +101,35 @@ class TimedDataplane implements NftDataplane {
   close(): void {}
 }
 
+/** The agent's conntrack step (plan the stale entries from the last input, delete them), timed. */
+class TimedConntrack extends ServiceConntrack {
+  ms = 0;
+  override async applied(input: ServiceInput): Promise<number> {
+    const t0 = performance.now();
+    try {
+      return await super.applied(input);
+    } finally {
+      this.ms = performance.now() - t0;
+    }
+  }
+}
+
 interface Ours {
+  /** From the call to the report, conntrack step included. */
+  totalMs: number;
+  /** programServices' synchronous part: compile, merge with the policy table, table state. */
   compileMs: number;
   /** Plan and nft, as the programmer's report measures it. */
   applyMs: number;
   nftMs: number;
+  conntrackMs: number;
   ops: number;
 }
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/services.ts needs root (network namespaces, nft, iptables)');
-  for (const tool of ['nft', 'iptables-restore', 'iptables-save']) {
-    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables`);
+  for (const tool of ['nft', 'iptables-restore', 'iptables-save', 'conntrack']) {
+    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables conntrack`);
   }
   const started = new Date();
   const loadStart = loadavg();
@@ -122,19 +142,24 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   const out: string[] = [];
   try {
-    const dataplane = new TimedDataplane(new NftablesDataplane({ netns: namespaces.add('n'), timeoutMs: 600_000 }));
+    const netns = namespaces.add('n');
+    const dataplane = new TimedDataplane(new NftablesDataplane({ netns, timeoutMs: 600_000 }));
+    const compiler = new ServiceCompiler();
+    const conntrack = new TimedConntrack(new ConntrackTool({ netns }));
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
     const ref = new KubeProxyIptables(namespaces.add('i'), CLUSTER_CIDR);
 
     const ports = Array.from({ length: SERVICES }, (_, i) => servicePort(i));
     const input = (): ServiceInput => ({ services: ports, nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] });
     const apply = async (): Promise<Ours> => {
+      conntrack.ms = 0;
       const t0 = performance.now();
-      const compiled = compileServices(input());
+      const { applied } = programServices(programmer, input(), compiler, conntrack);
       const compileMs = performance.now() - t0;
-      const r = await programmer.updatePart(SERVICES_PART, compiled);
+      const r = await applied;
+      const totalMs = performance.now() - t0;
       if (!r.ok) throw new Error(`felix apply failed: ${r.error}`);
-      return { compileMs, applyMs: r.durationMs, nftMs: dataplane.applyMs, ops: r.ops };
+      return { totalMs, compileMs, applyMs: r.durationMs, nftMs: dataplane.applyMs, conntrackMs: conntrack.ms, ops: r.ops };
     };
 
     // The initial load, the reference first (its namespace is as empty as ours).
@@ -170,7 +195,7 @@ async function main(): Promise<void> {
     const final = await programmer.resync();
     if (!final.ok || final.ops !== 0) throw new Error(`resync after the updates changed ${final.ops} things`);
 
-    const oursTotal = (o: Ours) => o.compileMs + o.applyMs;
+    const oursTotal = (o: Ours) => o.totalMs;
     const refTotal = (r: ReferenceApply) => r.renderMs + r.restoreMs;
     out.push(`bench/services — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
     out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}`);
@@ -209,14 +234,15 @@ async function main(): Promise<void> {
     out.push('Initial load (ms):');
     out.push(
       table(
-        ['side', 'total', 'compile / render', 'plan + nft / restore', 'of which the kernel tool', 'ratio to reference'],
+        ['side', 'total', 'compile / render', 'plan + nft / restore', 'of which the kernel tool', 'conntrack step', 'ratio to reference'],
         [
           [
-            'felix (compileServices + programmer)',
+            'felix (programServices: compile, programmer, conntrack)',
             ms(oursTotal(load)),
             ms(load.compileMs),
             ms(load.applyMs),
             ms(load.nftMs),
+            ms(load.conntrackMs),
             ratio(oursTotal(load), refTotal(refLoad)),
           ],
           [
@@ -225,6 +251,7 @@ async function main(): Promise<void> {
             ms(refLoad.renderMs),
             ms(refLoad.restoreMs),
             ms(refLoad.restoreMs),
+            '',
             '1.0×',
           ],
         ],
@@ -258,6 +285,11 @@ async function main(): Promise<void> {
           row(
             'felix, nft -f alone',
             ours.map((o) => o.nftMs),
+            refs.map((r) => r.restoreMs),
+          ),
+          row(
+            'felix, conntrack step',
+            ours.map((o) => o.conntrackMs),
             refs.map((r) => r.restoreMs),
           ),
           row('reference, total', refs.map(refTotal), refs.map(refTotal)),
