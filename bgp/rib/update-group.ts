@@ -18,8 +18,11 @@ export class OutAttrSet {
   refs = 0;
   /** Its number in the group while some peer holds it (0 when none does): what an Adj-RIB-Out records as sent. */
   id = 0;
+  /** The next set of the group whose bytes hash alike (the group's table chains them). */
+  sameHash: OutAttrSet | undefined = undefined;
   constructor(
-    readonly key: string,
+    /** A hash of family, attrBytes and mpNextHop: how the group finds an equal set, without a key that copies the bytes. */
+    readonly hash: number,
     readonly family: AddressFamily,
     /** Encoded path attributes; IPv4 includes NEXT_HOP, IPv6 leaves MP_REACH_NLRI out. */
     readonly attrBytes: Buffer,
@@ -34,14 +37,36 @@ export class OutAttrSet {
   get attributes(): Readonly<PathAttributes> {
     return this.given ?? Object.freeze(decodePathAttributes(this.attrBytes));
   }
+
+  /** Whether this set is what these would encode to. */
+  sameAs(family: AddressFamily, attrBytes: Buffer, mpNextHop: Buffer | undefined): boolean {
+    if (this.family !== family || !this.attrBytes.equals(attrBytes)) return false;
+    if (mpNextHop === undefined || this.mpNextHop === undefined) return mpNextHop === this.mpNextHop;
+    return this.mpNextHop.equals(mpNextHop);
+  }
+}
+
+/** FNV-1a over the octets, continuing from `h`. */
+function fnv(b: Buffer, h: number): number {
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return h;
 }
 
 /**
- * Export decisions of one attribute set, by next hop and source peer. Two levels of Maps, not
- * a list to scan: a reflector or a mesh member holds one next hop per client for the same
- * attribute set, thousands of them.
+ * Export decisions of one attribute set. The first (next hop, source peer) asked is answered
+ * inline: a speaker's received set nearly always comes with one next hop from one peer, and
+ * two Maps per set and group cost ~300 octets. The others go in two levels of Maps, made when
+ * a second one is asked, not a list to scan: a reflector or a mesh member holds one next hop
+ * per client for the same attribute set, thousands of them.
  */
-type CacheEntries = Map<NextHop, Map<RibPeer, OutAttrSet | null>>;
+class ExportCache {
+  more: Map<NextHop, Map<RibPeer, OutAttrSet | null>> | undefined = undefined;
+  constructor(
+    readonly nextHop: NextHop,
+    readonly peer: RibPeer,
+    readonly out: OutAttrSet | null,
+  ) {}
+}
 
 export interface GroupSettings {
   localAs: number;
@@ -85,18 +110,20 @@ export function groupKey(peer: RibPeer): string {
 export class UpdateGroup {
   readonly info: UpdateGroupInfo;
   readonly members = new Set<RibPeer>();
-  private readonly cache = new WeakMap<AttrSet, CacheEntries>();
+  private readonly cache = new WeakMap<AttrSet, ExportCache>();
   // The last set looked up: an UPDATE's prefixes share one set, so most lookups repeat the
   // previous one, and a WeakMap lookup per prefix and peer showed in the profiles. It holds
   // at most one set past its life, until the next lookup.
   private lastAttrs: AttrSet | undefined;
-  private lastEntries: CacheEntries = new Map();
+  private lastEntry: ExportCache | undefined;
   // And the last decision: consecutive prefixes of an UPDATE share set, next hop and peer, so
   // most decisions (asked once per change by every idle group, then by every member) repeat it.
   private lastNextHop: NextHop | undefined;
   private lastPeer: RibPeer | undefined;
   private lastOut: OutAttrSet | null = null;
-  private readonly outSets = new Map<string, OutAttrSet>();
+  /** The sets by hash, those of one hash chained through sameHash. */
+  private readonly outSets = new Map<number, OutAttrSet>();
+  private outCount = 0;
   // Numbers of the held sets; 0 stays unused, meaning "nothing sent".
   private readonly byId: Array<OutAttrSet | undefined> = [undefined];
   private readonly freeIds: number[] = [];
@@ -134,7 +161,7 @@ export class UpdateGroup {
   }
 
   get size(): number {
-    return this.outSets.size;
+    return this.outCount;
   }
 
   /** Whether an export decision costs a policy run per prefix (no cache by attribute set). */
@@ -151,34 +178,39 @@ export class UpdateGroup {
     const wk = path.attrs.wellKnown;
     if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)))
       return null;
-    let entries: CacheEntries | undefined;
+    const nextHop = path.nextHop;
+    const peer = path.peer;
+    let entry: ExportCache | undefined;
     if (path.attrs === this.lastAttrs) {
-      if (path.nextHop === this.lastNextHop && path.peer === this.lastPeer) return this.lastOut;
-      entries = this.lastEntries;
+      if (nextHop === this.lastNextHop && peer === this.lastPeer) return this.lastOut;
+      entry = this.lastEntry;
     } else {
-      entries = this.cache.get(path.attrs);
-      if (entries === undefined) {
-        entries = new Map();
-        this.cache.set(path.attrs, entries);
+      entry = this.cache.get(path.attrs);
+    }
+    let out: OutAttrSet | null | undefined;
+    if (entry === undefined) {
+      out = this.compute(family, key, path);
+      entry = new ExportCache(nextHop, peer, out);
+      this.cache.set(path.attrs, entry);
+    } else if (entry.nextHop === nextHop && entry.peer === peer) {
+      out = entry.out;
+    } else {
+      entry.more ??= new Map();
+      let bySource = entry.more.get(nextHop);
+      if (bySource === undefined) {
+        bySource = new Map();
+        entry.more.set(nextHop, bySource);
       }
-      this.lastAttrs = path.attrs;
-      this.lastEntries = entries;
-    }
-    let bySource = entries.get(path.nextHop);
-    if (bySource === undefined) {
-      bySource = new Map();
-      entries.set(path.nextHop, bySource);
-    }
-    let out = bySource.get(path.peer);
-    if (out === undefined) {
-      if (bySource.has(path.peer)) out = null;
-      else {
+      out = bySource.get(peer);
+      if (out === undefined) {
         out = this.compute(family, key, path);
-        bySource.set(path.peer, out);
+        bySource.set(peer, out);
       }
     }
-    this.lastNextHop = path.nextHop;
-    this.lastPeer = path.peer;
+    this.lastAttrs = path.attrs;
+    this.lastEntry = entry;
+    this.lastNextHop = nextHop;
+    this.lastPeer = peer;
     this.lastOut = out;
     return out;
   }
@@ -257,24 +289,53 @@ export class UpdateGroup {
     const wire = this.fourOctetAs ? a : toTwoOctetAs(a);
     const msg = encodeMessage({ type: 'update', withdrawn: [], attributes: wire, nlri: [] }, this.encodeOptions);
     const attrBytes = msg.subarray(23);
-    const key = family + '|' + attrBytes.toString('latin1') + (v6 ? '|' + nh + '|' + (ll ?? '') : '');
-    let out = this.outSets.get(key);
-    if (out === undefined) {
-      let mpNextHop: Buffer | undefined;
-      if (v6) {
-        mpNextHop = Buffer.alloc(ll === undefined ? 16 : 32);
-        writeIpv6Bytes(nh, mpNextHop, 0, 'next hop');
-        if (ll !== undefined) writeIpv6Bytes(ll, mpNextHop, 16, 'link-local next hop');
-      }
-      out = new OutAttrSet(key, family, Buffer.from(attrBytes), mpNextHop, this.fourOctetAs ? undefined : Object.freeze(a), nh);
-      this.outSets.set(key, out);
+    let mpNextHop: Buffer | undefined;
+    if (v6) {
+      mpNextHop = Buffer.alloc(ll === undefined ? 16 : 32);
+      writeIpv6Bytes(nh, mpNextHop, 0, 'next hop');
+      if (ll !== undefined) writeIpv6Bytes(ll, mpNextHop, 16, 'link-local next hop');
     }
+    let hash = fnv(attrBytes, v6 ? 0x811c9dc6 : 0x811c9dc5);
+    if (mpNextHop !== undefined) hash = fnv(mpNextHop, hash);
+    const first = this.outSets.get(hash);
+    for (let s = first; s !== undefined; s = s.sameHash) if (s.sameAs(family, attrBytes, mpNextHop)) return s;
+    const out = new OutAttrSet(hash, family, Buffer.from(attrBytes), mpNextHop, this.fourOctetAs ? undefined : Object.freeze(a), nh);
+    this.link(out);
     return out;
+  }
+
+  /** Puts a set in the table (at the head of its hash's chain). */
+  private link(out: OutAttrSet): void {
+    out.sameHash = this.outSets.get(out.hash);
+    this.outSets.set(out.hash, out);
+    this.outCount++;
+  }
+
+  /** Takes a set out of the table; false when it was not in it. */
+  private unlink(out: OutAttrSet): boolean {
+    let s = this.outSets.get(out.hash);
+    if (s === out) {
+      if (out.sameHash === undefined) this.outSets.delete(out.hash);
+      else this.outSets.set(out.hash, out.sameHash);
+    } else {
+      while (s !== undefined && s.sameHash !== out) s = s.sameHash;
+      if (s === undefined) return false;
+      s.sameHash = out.sameHash;
+    }
+    out.sameHash = undefined;
+    this.outCount--;
+    return true;
+  }
+
+  /** Whether a set is in the table. */
+  private linked(out: OutAttrSet): boolean {
+    for (let s = this.outSets.get(out.hash); s !== undefined; s = s.sameHash) if (s === out) return true;
+    return false;
   }
 
   acquire(out: OutAttrSet): void {
     if (out.refs++ !== 0) return;
-    if (this.outSets.get(out.key) !== out) this.outSets.set(out.key, out);
+    if (!this.linked(out)) this.link(out);
     const id = this.freeIds.pop() ?? this.byId.length;
     this.byId[id] = out;
     out.id = id;
@@ -282,7 +343,7 @@ export class UpdateGroup {
 
   release(out: OutAttrSet): void {
     if (--out.refs !== 0) return;
-    if (this.outSets.get(out.key) === out) this.outSets.delete(out.key);
+    this.unlink(out);
     this.byId[out.id] = undefined;
     this.freeIds.push(out.id);
     out.id = 0;

@@ -1,0 +1,77 @@
+// An update group's exported sets: paths whose exported attributes come out the same share one
+// encoded set (and so one UPDATE), and a received set reached through several next hops or
+// source peers is exported once per (next hop, peer), each with its own next hop.
+import assert from 'node:assert/strict';
+import { Rib } from '../../bgp/rib/index.js';
+import { announced, drain, seq, updatesOf, v4Update } from './helpers.js';
+
+function setup(monitorAs: number) {
+  const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
+  const a = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '1.1.1.1', families: [] });
+  const b = rib.addPeer({ address: '192.0.2.3', asn: 65001, routerId: '1.1.1.3', families: [] });
+  const mon = rib.addPeer({
+    address: '192.0.2.2',
+    asn: monitorAs,
+    routerId: '1.1.1.2',
+    localAddress: '192.0.2.100',
+    families: ['ipv4-unicast'],
+  });
+  return { rib, a, b, mon, out: rib.adjRibOut(mon)! };
+}
+
+describe('rib: exported sets of an update group', () => {
+  it('two received sets that differ only in what eBGP drops (MED) go out as one set, in one UPDATE', () => {
+    const { rib, a, out } = setup(65002);
+    rib.update(a, v4Update(['198.51.100.0/24'], { med: 10 }));
+    rib.update(a, v4Update(['203.0.113.0/24'], { med: 20 }));
+    const { messages } = drain(out);
+    const updates = updatesOf(messages);
+    assert.equal(updates.length, 1);
+    assert.deepEqual(updates[0].nlri.map((n) => n.prefix).sort(), ['198.51.100.0/24', '203.0.113.0/24']);
+    assert.equal(updates[0].attributes.med, undefined);
+    const [x] = out.sentFor('ipv4-unicast', '198.51.100.0/24');
+    const [y] = out.sentFor('ipv4-unicast', '203.0.113.0/24');
+    assert.ok(x !== undefined && x === y, 'one shared set');
+    assert.equal(out.group.size, 1);
+  });
+
+  it('a set no peer holds leaves the group, and an equal one is made again when needed', () => {
+    const { rib, a, out } = setup(65002);
+    rib.update(a, v4Update(['198.51.100.0/24', '203.0.113.0/24'], { med: 10 }));
+    drain(out);
+    assert.equal(out.group.size, 1);
+    rib.update(a, v4Update([], {}, ['198.51.100.0/24', '203.0.113.0/24']));
+    drain(out);
+    assert.equal(out.group.size, 0);
+    assert.deepEqual(out.sentFor('ipv4-unicast', '198.51.100.0/24'), []);
+    rib.update(a, v4Update(['198.51.100.0/24'], { med: 30 }));
+    const { messages } = drain(out);
+    assert.deepEqual(
+      announced(messages).map((r) => [r.prefix, r.attributes.asPath]),
+      [['198.51.100.0/24', seq(65000, 65001)]],
+    );
+    assert.equal(out.group.size, 1);
+    assert.equal(out.sentFor('ipv4-unicast', '198.51.100.0/24').length, 1);
+  });
+
+  it('one received set from two peers with two next hops: each prefix keeps its own next hop towards iBGP', () => {
+    const { rib, a, b, out } = setup(65000);
+    // Same attributes, so the same interned set; only the next hop and the source differ.
+    rib.update(a, v4Update(['198.51.100.0/24'], { nextHop: '192.0.2.1' }));
+    rib.update(b, v4Update(['203.0.113.0/24'], { nextHop: '192.0.2.3' }));
+    rib.update(a, v4Update(['198.51.101.0/24'], { nextHop: '192.0.2.1' }));
+    rib.update(b, v4Update(['203.0.114.0/24'], { nextHop: '192.0.2.3' }));
+    rib.update(a, v4Update(['198.51.102.0/24'], { nextHop: '192.0.2.9' }));
+    const { messages } = drain(out);
+    const got = new Map(announced(messages).map((r) => [r.prefix, r.attributes.nextHop]));
+    assert.deepEqual([...got].sort(), [
+      ['198.51.100.0/24', '192.0.2.1'],
+      ['198.51.101.0/24', '192.0.2.1'],
+      ['198.51.102.0/24', '192.0.2.9'],
+      ['203.0.113.0/24', '192.0.2.3'],
+      ['203.0.114.0/24', '192.0.2.3'],
+    ]);
+    assert.equal(out.group.size, 3, 'one exported set per next hop');
+    for (const r of announced(messages)) assert.equal(r.attributes.localPref, 100);
+  });
+});
