@@ -11,6 +11,7 @@
 // of octets, and most sets are never asked (the decision process reads only the numbers).
 import { AttrType as T, decodePathAttributes, encodeMessage } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
+import type { ExportCache } from './update-group.js';
 
 export const NO_EXPORT = 0xffffff01;
 export const NO_ADVERTISE = 0xffffff02;
@@ -40,6 +41,8 @@ export class AttrSet {
   readonly wellKnown: number;
   /** Routes with these attributes are loops by the interner's rule (our AS, router ID or cluster ID in them). */
   readonly looped: boolean;
+  /** The update groups' export decisions for this set, one record per group (update-group.ts): they live and die with it. */
+  exports: ExportCache | undefined = undefined;
   /** The attributes when they were given as an object; undefined when they are decoded from `key` on demand. */
   private readonly given: Readonly<PathAttributes> | undefined;
 

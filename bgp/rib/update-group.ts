@@ -53,18 +53,23 @@ function fnv(b: Buffer, h: number): number {
 }
 
 /**
- * Export decisions of one attribute set. The first (next hop, source peer) asked is answered
- * inline: a speaker's received set nearly always comes with one next hop from one peer, and
- * two Maps per set and group cost ~300 octets. The others go in two levels of Maps, made when
- * a second one is asked, not a list to scan: a reflector or a mesh member holds one next hop
- * per client for the same attribute set, thousands of them.
+ * One group's export decisions for one attribute set, kept on the set (a WeakMap per group
+ * grew to 65k slots, 1 MB, for 4k live sets over the MRT replay: dead keys hold their slots
+ * until a collection). The first (next hop, source peer) asked is answered inline: a
+ * received set nearly always comes with one next hop from one peer, and two Maps per set and
+ * group cost ~300 octets. The others go in two levels of Maps, made when a second one is
+ * asked, not a list to scan: a reflector or a mesh member holds one next hop per client for
+ * the same attribute set, thousands of them.
  */
-class ExportCache {
+export class ExportCache {
   more: Map<NextHop, Map<RibPeer, OutAttrSet | null>> | undefined = undefined;
   constructor(
+    readonly group: UpdateGroup,
     readonly nextHop: NextHop,
     readonly peer: RibPeer,
     readonly out: OutAttrSet | null,
+    /** The next group's record for the same set. */
+    public next: ExportCache | undefined,
   ) {}
 }
 
@@ -110,9 +115,8 @@ export function groupKey(peer: RibPeer): string {
 export class UpdateGroup {
   readonly info: UpdateGroupInfo;
   readonly members = new Set<RibPeer>();
-  private readonly cache = new WeakMap<AttrSet, ExportCache>();
   // The last set looked up: an UPDATE's prefixes share one set, so most lookups repeat the
-  // previous one, and a WeakMap lookup per prefix and peer showed in the profiles. It holds
+  // previous one, and a cache lookup per prefix and peer showed in the profiles. It holds
   // at most one set past its life, until the next lookup.
   private lastAttrs: AttrSet | undefined;
   private lastEntry: ExportCache | undefined;
@@ -185,13 +189,13 @@ export class UpdateGroup {
       if (nextHop === this.lastNextHop && peer === this.lastPeer) return this.lastOut;
       entry = this.lastEntry;
     } else {
-      entry = this.cache.get(path.attrs);
+      entry = this.entryOf(path.attrs);
     }
     let out: OutAttrSet | null | undefined;
     if (entry === undefined) {
       out = this.compute(family, key, path);
-      entry = new ExportCache(nextHop, peer, out);
-      this.cache.set(path.attrs, entry);
+      entry = new ExportCache(this, nextHop, peer, out, path.attrs.exports);
+      path.attrs.exports = entry;
     } else if (entry.nextHop === nextHop && entry.peer === peer) {
       out = entry.out;
     } else {
@@ -213,6 +217,22 @@ export class UpdateGroup {
     this.lastPeer = peer;
     this.lastOut = out;
     return out;
+  }
+
+  /**
+   * This group's record on a set. Records of groups whose last member has left (a group is
+   * never joined again then) are unlinked on the way: every group that looks a set up after
+   * one it has no record of walks the whole list, so they last only on sets no group asks about.
+   */
+  private entryOf(set: AttrSet): ExportCache | undefined {
+    let prev: ExportCache | undefined;
+    for (let e = set.exports; e !== undefined; e = e.next) {
+      if (e.group === this) return e;
+      if (e.group.members.size > 0) prev = e;
+      else if (prev === undefined) set.exports = e.next;
+      else prev.next = e.next;
+    }
+    return undefined;
   }
 
   /** Rules of the road (RFC 4271 §5, RFC 1997), then the export policy. */

@@ -74,4 +74,21 @@ describe('rib: exported sets of an update group', () => {
     assert.equal(out.group.size, 3, 'one exported set per next hop');
     for (const r of announced(messages)) assert.equal(r.attributes.localPref, 100);
   });
+
+  it("a peer that comes back gets a new group whose answers follow its new settings, not the old group's", () => {
+    const { rib, a, mon, out } = setup(65002);
+    rib.update(a, v4Update(['198.51.100.0/24']));
+    assert.equal(announced(drain(out).messages)[0].attributes.nextHop, '192.0.2.100');
+    rib.peerDown(mon);
+    const mon2 = rib.addPeer({
+      address: '192.0.2.4',
+      asn: 65002,
+      routerId: '1.1.1.4',
+      localAddress: '192.0.2.101',
+      families: ['ipv4-unicast'],
+    });
+    const out2 = rib.adjRibOut(mon2)!;
+    assert.notEqual(out2.group, out.group);
+    assert.equal(announced(drain(out2).messages)[0].attributes.nextHop, '192.0.2.101');
+  });
 });
