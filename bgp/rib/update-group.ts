@@ -317,6 +317,8 @@ export class UpdateGroup {
     }
     let hash = fnv(attrBytes, v6 ? 0x811c9dc6 : 0x811c9dc5);
     if (mpNextHop !== undefined) hash = fnv(mpNextHop, hash);
+    // 30 bits: a small integer to V8, where a full 32-bit hash is a boxed number as a Map key and a field.
+    hash &= 0x3fffffff;
     const first = this.outSets.get(hash);
     for (let s = first; s !== undefined; s = s.sameHash) if (s.sameAs(family, attrBytes, mpNextHop)) return s;
     const out = new OutAttrSet(hash, family, Buffer.from(attrBytes), mpNextHop, this.fourOctetAs ? undefined : Object.freeze(a), nh);
