@@ -2,16 +2,14 @@
 // shim's framing, the limits, the socket's mode, the environment a call may carry, and the warm
 // datastore client: one Redis connection for many calls, a fresh one after the store came back.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callEnvironment, cniSocketPath, DEFAULT_CNI_SOCKET, serveCni, type CniServer } from '../../lib/agent/cni-server.js';
-import { ROOT } from '../support/node-agents.js';
+import { buildShimOrSkip, SHIM } from '../support/cni-shim.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
-
-const SHIM = join(ROOT, 'cni/shim/podroute-cni');
 
 /** One call through the shim: exit code and stdout. */
 function shim(socket: string, env: Record<string, string>, stdin: string): Promise<{ code: number; stdout: string }> {
@@ -52,12 +50,7 @@ describe('agent CNI socket (the C shim, real Redis)', function () {
       .filter((l) => l.includes('name=podroute-command')).length;
 
   before(async function () {
-    const cc = process.env.CC || 'cc';
-    if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).error) {
-      console.log(`      skipped: no C compiler (${cc}) to build the shim`);
-      this.skip();
-    }
-    execFileSync('sh', [join(ROOT, 'cni/shim/build.sh')], { stdio: 'inherit' });
+    buildShimOrSkip(this);
     dir = mkdtempSync(join(tmpdir(), 'podroute-cnisock-'));
     socket = join(dir, 'run', 'cni.sock');
     redis = await startRedis();

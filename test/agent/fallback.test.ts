@@ -7,13 +7,10 @@ import { cpSync, readFileSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLinuxDataplane, LinuxDataplane } from '../../felix/index.js';
-import type { AgentStatus } from '../../lib/agent/index.js';
-import { callControl } from '../../lib/bgpd/control.js';
 import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { Lab, type Netns, type Segment } from '../support/netns.js';
-import { clusterRedis, ipPool } from '../support/node-agents.js';
-import type { ManagedProcess } from '../support/process.js';
+import { Lab, type Segment } from '../support/netns.js';
+import { type AgentProcess, agentReady, clusterRedis, ipPool, spawnAgent } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
@@ -29,7 +26,7 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
   let sock: string;
   let segment: Segment;
   let checkout: string;
-  const agents = new Map<string, { ns: Netns; control: string; proc: ManagedProcess }>();
+  const agents = new Map<string, AgentProcess>();
 
   before(async () => {
     checkout = join(lab.dir, 'podroute');
@@ -48,45 +45,15 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
   async function startAgent(name: string, index: number): Promise<void> {
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `10.95.0.${index}/24` });
-    const control = join(lab.dir, `${name}.sock`);
-    const proc = ns.spawn(
-      [
-        'node',
-        join(checkout, 'bin/podroute.js'),
-        'node',
-        'run',
-        '--name',
-        name,
-        '--ip',
-        `10.95.0.${index}/24`,
-        '--uplink',
-        'eth0',
-        '--datastore',
-        sock,
-        '--control',
-        control,
-        '--health-port',
-        '0',
-        '--hold-time',
-        '9',
-        '--connect-retry',
-        '1',
-        '--default-pool',
-        'none',
-        // Two agents on one host: neither takes the default CNI socket (nothing here calls it).
-        '--cni-socket',
-        'off',
-      ],
-      { name: 'agent', cwd: checkout },
-    );
-    agents.set(name, { ns, control, proc });
-    await waitFor(
-      async () => {
-        if (!proc.running) throw new Error(`agent ${name} exited: ${proc.tail()}`);
-        return (await callControl<AgentStatus>(control, 'GET', '/status').catch(() => undefined))?.ready ?? false;
-      },
-      { what: `agent ${name} ready`, until: (r) => r, timeoutMs: 40_000, intervalMs: 200 },
-    );
+    const agent = spawnAgent(ns, {
+      name,
+      ip: `10.95.0.${index}/24`,
+      datastore: sock,
+      control: join(lab.dir, `${name}.sock`),
+      root: checkout,
+    });
+    agents.set(name, agent);
+    await agentReady(agent);
   }
 
   const kernelRoutes = async (name: string) =>

@@ -4,18 +4,18 @@
 // namespaces, real packets. The shim the agent-path cases run is a copy in the lab folder, with
 // no Node plugin beside it and none on PATH: a call that did not reach the agent fails there.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Segment } from '../support/netns.js';
-import { agentReady, agentStatus, clusterRedis, ipPool, podNetconf, ROOT, spawnAgent, type AgentProcess } from '../support/node-agents.js';
+import { agentReady, agentStatus, clusterRedis, ipPool, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
+import { buildShimOrSkip, SHIM } from '../support/cni-shim.js';
 import { waitFor } from '../support/wait.js';
 import { callCni, podEnv, type CniCall } from './call.js';
 
-const SHIM_IN_PACKAGE = join(ROOT, 'cni/shim/podroute-cni');
 const BARE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 interface Result {
@@ -52,14 +52,9 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
   const cniSocket = (node: string) => join(lab.dir, `${node}-cni.sock`);
 
   before(async function () {
-    const cc = process.env.CC || 'cc';
-    if (spawnSync(cc, ['--version'], { stdio: 'ignore' }).error) {
-      console.log(`      skipped: no C compiler (${cc}) to build the shim`);
-      this.skip();
-    }
-    execFileSync('sh', [join(ROOT, 'cni/shim/build.sh')], { stdio: 'inherit' });
+    buildShimOrSkip(this);
     shim = join(lab.dir, 'podroute-cni');
-    copyFileSync(SHIM_IN_PACKAGE, shim);
+    copyFileSync(SHIM, shim);
     ({ redis, sock, ds } = await clusterRedis(lab.dir));
     await ds.create(ipPool('pods', '10.93.0.0/24', { blockSize: 28 }));
     segment = await lab.segment();
@@ -167,7 +162,7 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
     for (const [i, where] of [join(lab.dir, 'absent.sock'), stale, 'off'].entries()) {
       const p = await pod(`fnone${i}`);
       const env = { ...podEnv(p), PODROUTE_CNI_SOCKET: where };
-      const add = await callCni(node('n1').ns, 'ADD', env, podNetconf('n1', sock), [SHIM_IN_PACKAGE]);
+      const add = await callCni(node('n1').ns, 'ADD', env, podNetconf('n1', sock), [SHIM]);
       assert.equal(add.code, 0, `${where}: ${add.stdout}`);
       assert.match(addr(add), /^10\.93\.0\.\d+$/);
       // The agent routes to the pod once it sees the WorkloadEndpoint.
@@ -176,7 +171,7 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
         until: (r) => r.code === 0,
         timeoutMs: 15_000,
       });
-      const del = await callCni(node('n1').ns, 'DEL', env, podNetconf('n1', sock), [SHIM_IN_PACKAGE]);
+      const del = await callCni(node('n1').ns, 'DEL', env, podNetconf('n1', sock), [SHIM]);
       assert.equal(del.code, 0, del.stdout);
     }
     // The lab's copy has no Node plugin to fall back to: it says so as a CNI error, try again later.

@@ -39,6 +39,8 @@ export interface AgentSpawn {
   control: string;
   /** Flags after the lab's defaults (a later flag wins): `--health-port 9099`, `--policy off`. */
   flags?: readonly string[];
+  /** The podroute tree to run (default this checkout): a copy can lack what a host may lack. */
+  root?: string;
 }
 
 // No CNI socket unless a suite asks: agents run as root would all claim /run/podroute/cni.sock.
@@ -58,9 +60,23 @@ const LAB_FLAGS = [
 ];
 
 export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
-  const argv = ['node', PODROUTE, 'node', 'run', '--name', s.name, '--ip', s.ip, '--datastore', s.datastore, '--control', s.control];
+  const root = s.root ?? ROOT;
+  const argv = [
+    'node',
+    join(root, 'bin/podroute.js'),
+    'node',
+    'run',
+    '--name',
+    s.name,
+    '--ip',
+    s.ip,
+    '--datastore',
+    s.datastore,
+    '--control',
+    s.control,
+  ];
   const v6 = [...(s.ip6 ? ['--ip6', s.ip6] : []), ...(s.routerId ? ['--router-id', s.routerId] : [])];
-  const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: ROOT });
+  const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: root });
   const ip6 = s.ip6 ? { ip6: s.ip6.split('/')[0]! } : {};
   return { name: s.name, ns, ip: s.ip.split('/')[0]!, ...ip6, control: s.control, proc };
 }
