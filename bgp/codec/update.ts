@@ -51,7 +51,33 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   // bytes with 4-octet AS numbers: those read back alone, as the attributes decoded here.
   if (attrEnd > attrStart && options.fourOctetAs !== false)
     Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
+  // The IPv4 prefix fields as they came, so that a table can key them from the octets without
+  // reading back the text made for the message. Not enumerable, as above.
+  if (withdrawn.length > 0 || nlri.length > 0) {
+    const fields: ReceivedNlri = { withdrawn: b.subarray(pos + 2, withdrawnEnd), nlri: b.subarray(attrEnd, end), addPath };
+    Object.defineProperty(update, RECEIVED_NLRI, { value: fields });
+  }
   return update;
+}
+
+const RECEIVED_NLRI = Symbol('IPv4 prefix fields as received');
+
+/** The withdrawn routes and NLRI fields of an UPDATE, octets as received (RFC 4271 §4.3). */
+export interface ReceivedNlri {
+  readonly withdrawn: Buffer;
+  readonly nlri: Buffer;
+  /** Whether each prefix is preceded by a path identifier (RFC 7911). */
+  readonly addPath: boolean;
+}
+
+/**
+ * The IPv4 withdrawn routes and NLRI fields of an UPDATE decoded without a problem, sharing
+ * the received buffer; undefined for one built in code or copied, or with no IPv4 prefixes.
+ * They hold exactly the prefixes of `withdrawn` and `nlri`, in order, unless those arrays were
+ * changed after decoding.
+ */
+export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
+  return (m as { [RECEIVED_NLRI]?: ReceivedNlri })[RECEIVED_NLRI];
 }
 
 const RECEIVED = Symbol('path attributes as received');

@@ -52,6 +52,26 @@ export function v4Key(prefix: string): V4Key {
   return maskV4(addr, len) * 64 + len;
 }
 
+/**
+ * Keys of the prefixes in an IPv4 NLRI field already checked by the codec, written from
+ * out[0]; returns how many. The same keys v4Key gives for the text the codec made of them.
+ */
+export function v4KeysFromWire(b: Buffer, addPath: boolean, out: V4Key[]): number {
+  let pos = 0;
+  let count = 0;
+  const end = b.length;
+  while (pos < end) {
+    if (addPath) pos += 4;
+    const len = b[pos++];
+    const n = (len + 7) >> 3;
+    const addr =
+      (n > 0 ? b[pos] * 0x1000000 : 0) + (n > 1 ? b[pos + 1] << 16 : 0) + (n > 2 ? b[pos + 2] << 8 : 0) + (n > 3 ? b[pos + 3] : 0);
+    pos += n;
+    out[count++] = maskV4(addr, len) * 64 + len;
+  }
+  return count;
+}
+
 function maskV4(addr: number, len: number): number {
   if (len === 0) return 0;
   if (len === 32) return addr >>> 0;

@@ -3,7 +3,7 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, Safi, receivedAttributes } from '../codec/index.js';
+import { Afi, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { mergeAs4Path } from './as4.js';
 import {
@@ -20,7 +20,7 @@ import { selectBest, type DecisionOptions } from './decision.js';
 import { RibPeer } from './peer.js';
 import { Journal } from './journal.js';
 import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
-import { familyOfPrefix, formatKey, prefixKey, v4Key, v6Key, type PrefixKey } from './prefix.js';
+import { familyOfPrefix, formatKey, prefixKey, v4Key, v4KeysFromWire, v6Key, type PrefixKey } from './prefix.js';
 import { PrefixSlots } from './slots.js';
 import { freeLocalPathId, isStale, localPathId, metaWithId, multipathCount, Path, setStale, NumberedTable } from './table.js';
 import type { BestPathChange, RibOptions, RibPeerConfig, RibRoute } from './types.js';
@@ -165,7 +165,14 @@ export class Rib {
   /** Applies one UPDATE from a peer: withdrawals first, then announcements. */
   update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
     const a = msg.attributes;
-    if (msg.withdrawn.length > 0) this.withdrawInternal(peer, 'ipv4-unicast', msg.withdrawn);
+    const wire = receivedNlri(msg);
+    if (msg.withdrawn.length > 0)
+      this.withdrawInternal(
+        peer,
+        'ipv4-unicast',
+        msg.withdrawn,
+        wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
+      );
     if (a.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
       const f = familyOfAfi(a.mpUnreach.afi, a.mpUnreach.safi);
       if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn);
@@ -176,7 +183,8 @@ export class Rib {
         peer.stats.treatAsWithdraw += msg.nlri.length;
         this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri);
       } else {
-        this.announce(peer, 'ipv4-unicast', msg.nlri, a, receivedAttributes(msg), a.nextHop, undefined);
+        const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, msg.nlri.length);
+        this.announce(peer, 'ipv4-unicast', msg.nlri, a, receivedAttributes(msg), a.nextHop, undefined, keys);
       }
     }
     const mp = a.mpReach;
@@ -357,12 +365,22 @@ export class Rib {
     return family === 'ipv4-unicast' ? v4Key(prefix) : v6Key(prefix);
   }
 
-  private withdrawInternal(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[]): void {
+  /**
+   * The IPv4 keys of a prefix field as received, in a scratch array reused by the next call;
+   * undefined when the field does not hold the count expected (the message was changed).
+   */
+  private wireKeysOf(field: Buffer, addPath: boolean, expected: number): PrefixKey[] | undefined {
+    return v4KeysFromWire(field, addPath, this.wireKeys) === expected ? this.wireKeys : undefined;
+  }
+
+  private readonly wireKeys: number[] = [];
+
+  private withdrawInternal(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[], keys?: readonly PrefixKey[]): void {
     const fr = this.fams[family];
     peer.stats.withdrawn += nlri.length;
     for (let i = 0; i < nlri.length; i++) {
       const n = nlri[i];
-      this.remove(fr, this.keyOf(family, n.prefix), peer, n.pathId ?? 0);
+      this.remove(fr, keys !== undefined ? keys[i] : this.keyOf(family, n.prefix), peer, n.pathId ?? 0);
     }
   }
 
@@ -375,6 +393,8 @@ export class Rib {
     raw: Buffer | undefined,
     nextHop: string,
     linkLocal: string | undefined,
+    /** The prefixes' keys, when read from the wire already. */
+    keys?: readonly PrefixKey[],
   ): void {
     const fr = this.fams[family];
     peer.stats.announced += nlri.length;
@@ -390,7 +410,8 @@ export class Rib {
     if (set.looped) {
       peer.stats.loopRejected += nlri.length;
       // An announcement we drop still replaces what the peer sent before for these prefixes.
-      for (let i = 0; i < nlri.length; i++) this.remove(fr, this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
+      for (let i = 0; i < nlri.length; i++)
+        this.remove(fr, keys !== undefined ? keys[i] : this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
       this.attrs.dropIfUnused(set);
       return;
     }
@@ -399,7 +420,7 @@ export class Rib {
     if (policy === undefined) {
       for (let i = 0; i < nlri.length; i++) {
         const n = nlri[i];
-        this.upsert(fr, this.keyOf(family, n.prefix), peer, n.pathId ?? 0, nh, set);
+        this.upsert(fr, keys !== undefined ? keys[i] : this.keyOf(family, n.prefix), peer, n.pathId ?? 0, nh, set);
       }
     } else {
       const neighbor = { address: peer.address, asn: peer.asn, type: peer.type };
@@ -410,7 +431,7 @@ export class Rib {
       const made: Array<AttrSet | NextHop> = [];
       for (let i = 0; i < nlri.length; i++) {
         const n = nlri[i];
-        const key = this.keyOf(family, n.prefix);
+        const key = keys !== undefined ? keys[i] : this.keyOf(family, n.prefix);
         if (verdict === undefined || policy.perPrefix) {
           verdict = policy.evaluate({ family, prefix: n.prefix, nextHop, attributes: set.attributes, neighbor });
         }

@@ -1,0 +1,91 @@
+// The table keys an UPDATE's IPv4 prefixes from the octets as received; it must hold exactly
+// what it holds when keyed from the text the codec made of them (an UPDATE built in code or
+// copied carries no octets and takes that path).
+import assert from 'node:assert/strict';
+import { decodeMessage, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
+import { Rib, type RibPeer } from '../../bgp/rib/index.js';
+import { v4Key, v4KeysFromWire } from '../../bgp/rib/prefix.js';
+
+/** An UPDATE message on the wire: withdrawn field, ORIGIN/AS_PATH/NEXT_HOP, NLRI field. */
+function updateBytes(withdrawn: number[], nlri: number[]): Buffer {
+  const attrs = [0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9, 0x40, 3, 4, 192, 0, 2, 1];
+  const body = [withdrawn.length >> 8, withdrawn.length & 255, ...withdrawn, 0, nlri.length > 0 ? attrs.length : 0];
+  if (nlri.length > 0) body.push(...attrs, ...nlri);
+  const len = 19 + body.length;
+  return Buffer.from([...new Array(16).fill(0xff), len >> 8, len & 255, 2, ...body]);
+}
+
+/** A prefix field entry: optional path id, length, significant octets (host bits as given). */
+function entry(length: number, octets: number[], pathId?: number): number[] {
+  const id = pathId === undefined ? [] : [pathId >>> 24, (pathId >> 16) & 255, (pathId >> 8) & 255, pathId & 255];
+  return [...id, length, ...octets.slice(0, (length + 7) >> 3)];
+}
+
+function tableOf(updates: UpdateMessage[], addPath: boolean): string[] {
+  const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254', collectChanges: false });
+  const peer: RibPeer = rib.addPeer({
+    address: '192.0.2.1',
+    asn: 65001,
+    routerId: '192.0.2.1',
+    families: ['ipv4-unicast'],
+    addPath: addPath ? ['ipv4-unicast'] : undefined,
+  } as never);
+  for (const u of updates) rib.update(peer, u);
+  return [...rib.routes('ipv4-unicast')].map((r) => `${r.prefix} ${r.pathId}`).sort();
+}
+
+describe('rib: IPv4 prefixes keyed from the wire', () => {
+  for (const addPath of [false, true]) {
+    it(`holds what the text keys hold${addPath ? ' (ADD-PATH)' : ''}, host bits and /0 and /32 included`, () => {
+      const id = (n: number) => (addPath ? n : undefined);
+      const wire = [
+        updateBytes(
+          [],
+          [
+            ...entry(24, [10, 1, 2, 99], id(1)), // host bits past the length are set on the wire
+            ...entry(0, [], id(2)),
+            ...entry(32, [255, 255, 255, 255], id(0xffffffff)),
+            ...entry(25, [10, 9, 8, 255], id(3)),
+            ...entry(8, [172], id(4)),
+            ...entry(1, [0xff], id(5)),
+          ],
+        ),
+        updateBytes(entry(8, [172, 16], id(4)), entry(16, [192, 168], id(6))),
+      ];
+      const decoded = wire.map((b) => decodeMessage(b, { fourOctetAs: true, addPath: { 'ipv4-unicast': addPath } }) as UpdateMessage);
+      assert.ok(receivedNlri(decoded[0]) !== undefined, 'the decoded UPDATE offers its prefix fields');
+      const copied = decoded.map((m) => ({ ...m }));
+      assert.equal(receivedNlri(copied[0]), undefined);
+      const fromWire = tableOf(decoded, addPath);
+      assert.deepEqual(fromWire, tableOf(copied, addPath));
+      const p = (s: string, n: number) => `${s} ${addPath ? n : 0}`;
+      assert.deepEqual(
+        fromWire,
+        [
+          p('0.0.0.0/0', 2),
+          p('10.1.2.0/24', 1),
+          p('10.9.8.128/25', 3),
+          p('128.0.0.0/1', 5),
+          p('192.168.0.0/16', 6),
+          p('255.255.255.255/32', 0xffffffff),
+        ].sort(),
+      );
+    });
+  }
+
+  it('keys a message whose prefix list was changed after decoding from the list', () => {
+    const m = decodeMessage(updateBytes([], entry(24, [10, 0, 0])), { fourOctetAs: true }) as UpdateMessage;
+    m.nlri.push({ prefix: '10.0.1.0/24' });
+    assert.deepEqual(tableOf([m], false), ['10.0.0.0/24 0', '10.0.1.0/24 0']);
+  });
+
+  it('gives the key v4Key gives for every length and for host bits', () => {
+    const out: number[] = [];
+    for (let len = 0; len <= 32; len++) {
+      const octets = [203, 0, 113, 77].map((o, i) => (i * 8 < len ? o : 0));
+      const field = Buffer.from(entry(len, [203, 0, 113, 77]));
+      assert.equal(v4KeysFromWire(field, false, out), 1);
+      assert.equal(out[0], v4Key(`${octets.join('.')}/${len}`), `/${len}`);
+    }
+  });
+});
