@@ -102,12 +102,18 @@ describe('rib: change journal', () => {
     rib.update(a, v4Update(['10.1.0.0/16'], { communities: [NO_EXPORT] }));
     assert.equal(ebgp.hasWork, false);
     const ibgp = monitor(rib, 2, { ibgp: true });
-    assert.deepEqual(announced(drain(ibgp).messages).map((r) => r.prefix), ['10.1.0.0/16']);
+    assert.deepEqual(
+      announced(drain(ibgp).messages).map((r) => r.prefix),
+      ['10.1.0.0/16'],
+    );
     // Same attributes, next hop and peer as the change that woke no one.
     rib.update(a, v4Update(['10.2.0.0/16'], { communities: [NO_EXPORT] }));
     assert.equal(ebgp.hasWork, false);
     assert.equal(ibgp.hasWork, true);
-    assert.deepEqual(announced(drain(ibgp).messages).map((r) => r.prefix), ['10.2.0.0/16']);
+    assert.deepEqual(
+      announced(drain(ibgp).messages).map((r) => r.prefix),
+      ['10.2.0.0/16'],
+    );
   });
 
   it('sessions closing in any order leave the others reading: idle, busy, first, last', () => {
