@@ -5,9 +5,10 @@
 // the netconf in, the exit code and stdout back. The call runs through runCni, the Node plugin's
 // own code (every check, the undo stack, the result shapes), with the environment passed
 // explicitly, so calls run side by side as separate processes would.
-import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import { dirname } from 'node:path';
+import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
 import { CNI_CODES, CniError } from '../cni/errors.js';
 import { runCni } from '../cni/main.js';
 import { STATUS_CODES } from '../cni/status-gc.js';
@@ -103,7 +104,7 @@ export interface CniServerOptions {
   callTimeoutMs?: number;
 }
 
-export function serveCni(socketPath: string, options: CniServerOptions = {}): CniServer {
+export async function serveCni(socketPath: string, options: CniServerOptions = {}): Promise<CniServer> {
   const log = options.log ?? (() => undefined);
   const callTimeoutMs = options.callTimeoutMs ?? CNI_CALL_TIMEOUT_MS;
   const stores = new WarmStores();
@@ -164,27 +165,19 @@ export function serveCni(socketPath: string, options: CniServerOptions = {}): Cn
     });
   });
   server.maxConnections = 256;
-  server.on('error', (e) => log('error', { error: `cni socket: ${e.message}` }));
 
   try {
     mkdirSync(dirname(socketPath), { recursive: true });
   } catch (e) {
     throw new Error(`cniSocket: cannot make the folder of ${socketPath}: ${(e as Error).message}`);
   }
-  // A socket left by a killed agent is replaced; any other file is not ours to delete.
-  if (existsSync(socketPath)) {
-    if (!lstatSync(socketPath).isSocket()) throw new Error(`cniSocket: ${socketPath} exists and is not a socket`);
-    unlinkSync(socketPath);
-  }
-  // bind() makes the file under an owner-only umask (synchronously inside listen()), and the
-  // mode is set before the event loop can accept anyone: never open to others, even briefly.
-  const umask = process.umask(0o177);
-  try {
-    server.listen(socketPath);
-  } finally {
-    process.umask(umask);
-  }
-  if (server.listening) chmodSync(socketPath, CNI_SOCKET_MODE);
+  // As a daemon's control socket: a live one is another agent's, a stale one is replaced, and
+  // the file is never open to others, even briefly; a bind that fails fails the start.
+  await refuseLiveSocket(socketPath, 'cniSocket');
+  await listenControlSocket(server, { path: socketPath, mode: CNI_SOCKET_MODE }).catch((e: Error) => {
+    throw new Error(`cniSocket: ${socketPath}: ${e.message}`);
+  });
+  server.on('error', (e) => log('error', { error: `cni socket: ${e.message}` }));
 
   return {
     path: socketPath,

@@ -3,7 +3,7 @@
 // left to the umask, and a request is bounded in size and in time.
 import { chownSync, chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
 import type http from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { ConfigError, at, isObj, onlyKeys } from './fields.js';
 
@@ -114,7 +114,7 @@ export async function refuseLiveSocket(path: string, field: string): Promise<voi
  * the first connection can be accepted (bind and listen run synchronously in listen(), and the
  * event loop accepts nothing until this returns). Resolves once listening.
  */
-export function listenControlSocket(server: http.Server, s: ControlSocket): Promise<void> {
+export function listenControlSocket(server: Server, s: ControlSocket): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.once('listening', () => {

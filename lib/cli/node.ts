@@ -260,11 +260,9 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     level: c.logSeverityScreen === undefined ? 'info' : logLevel(c.logSeverityScreen, 'logSeverityScreen'),
     format: c.logFormat === undefined ? 'json' : logFormat(c.logFormat, 'logFormat'),
   });
-  // The sockets first, before the datastore opens: a path it cannot take, or one another agent
-  // answers on (two agents on one node would take each other's calls), fails the start with
-  // nothing open. A socket a killed agent left behind is replaced.
   const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
-  if (cniPath) await refuseLiveSocket(cniPath, 'cniSocket');
+  // A control socket another agent answers on stays its own; one a killed agent left behind is
+  // replaced. Checked before the datastore opens (serveCni checks its own socket so).
   await refuseLiveSocket(c.control ?? DEFAULT_CONTROL, 'control');
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   try {
@@ -349,7 +347,8 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     health?.close();
     void Promise.all([agent.stop(why, { graceful }), cni?.close()]).finally(() => ds.close().finally(() => process.exit(0)));
   };
-  const cni = cniPath === undefined ? undefined : serveCni(cniPath, { log });
+  // The CNI socket first: a path it cannot take or bind fails the start before anything listens.
+  const cni = cniPath === undefined ? undefined : await serveCni(cniPath, { log });
   const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
   const health = healthPort === 0 ? undefined : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost);

@@ -54,7 +54,7 @@ describe('agent CNI socket (the C shim, real Redis)', function () {
     dir = mkdtempSync(join(tmpdir(), 'podroute-cnisock-'));
     socket = join(dir, 'run', 'cni.sock');
     redis = await startRedis();
-    server = serveCni(socket);
+    server = await serveCni(socket);
   });
   after(async () => {
     await server?.close();
@@ -64,6 +64,13 @@ describe('agent CNI socket (the C shim, real Redis)', function () {
 
   it('makes its socket 0660, in a folder it creates', () => {
     assert.equal(statSync(socket).mode & 0o777, 0o660);
+  });
+
+  it('a socket another server answers on, or one it cannot bind, fails with the field named', async () => {
+    await assert.rejects(serveCni(socket), /cniSocket: .*: another daemon answers on it/);
+    // Longer than sun_path holds: the bind fails, which must fail the start, not only be logged.
+    await assert.rejects(serveCni(join(dir, 'x'.repeat(120), 'cni.sock')), /^Error: cniSocket: /);
+    assert.equal(statSync(socket).isSocket(), true, 'the serving socket was kept');
   });
 
   it('runs many calls, side by side too, on one datastore connection', async () => {
@@ -105,7 +112,7 @@ describe('agent CNI socket (the C shim, real Redis)', function () {
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
-    const slow = serveCni(join(dir, 'slow.sock'), { callTimeoutMs: 300 });
+    const slow = await serveCni(join(dir, 'slow.sock'), { callTimeoutMs: 300 });
     try {
       const conf = JSON.stringify({
         cniVersion: '1.1.0',

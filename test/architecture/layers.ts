@@ -21,9 +21,11 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   // Levelled logs, a leaf every daemon shares.
   'lib/log': [],
   'lib/bgpd': ['lib/log', 'bgp', 'reflector', 'ip'],
-  // lib/cni: the agent runs the plugin's calls for the CNI shim (cni-server.ts).
+  // lib/cni: the agent runs the plugin's calls for the CNI shim (cni-server.ts); lib/bgpd: its
+  // socket rules (control-socket.ts) for that socket.
   'lib/agent': [
     'lib/log',
+    'lib/bgpd',
     'lib/cni',
     'lib/ipam',
     'lib/policy',
