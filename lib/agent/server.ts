@@ -3,10 +3,11 @@
 // probes (/metrics, /liveness, /readiness, as calico/node's 9099). Both are local: the socket
 // is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
 // Felix's healthHost), and neither holds a request that is large or slow.
-import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { describeRoute } from '../../felix/index.js';
+import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
 import type { NodeAgent } from './agent.js';
 
 function reply(res: http.ServerResponse, status: number, body: unknown, type = 'application/json'): void {
@@ -48,13 +49,10 @@ function limitedServer(handler: http.RequestListener): http.Server {
   return server;
 }
 
-export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): http.Server {
+export async function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): Promise<http.Server> {
   mkdirSync(dirname(socketPath), { recursive: true });
-  // A socket left by a killed agent is replaced; any other file is not ours to delete.
-  if (existsSync(socketPath)) {
-    if (!lstatSync(socketPath).isSocket()) throw new Error(`control: ${socketPath} exists and is not a socket`);
-    unlinkSync(socketPath);
-  }
+  // A socket another agent answers on is its own; one a killed agent left behind is replaced.
+  await refuseLiveSocket(socketPath, 'control');
   const server = limitedServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://agent');
     try {
@@ -97,15 +95,10 @@ export function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: 
       reply(res, 500, { error: (e as Error).message });
     }
   });
-  // bind() makes the file under an owner-only umask (it runs synchronously inside listen()), and
-  // the mode is set before the event loop can accept anyone: never open to others, even briefly.
-  const umask = process.umask(0o177);
-  try {
-    server.listen(socketPath);
-  } finally {
-    process.umask(umask);
-  }
-  if (server.listening) chmodSync(socketPath, CONTROL_SOCKET_MODE);
+  // Never open to others, even briefly; a bind that fails fails the start.
+  await listenControlSocket(server, { path: socketPath, mode: CONTROL_SOCKET_MODE }).catch((e: Error) => {
+    throw new Error(`control: ${socketPath}: ${e.message}`);
+  });
   return server;
 }
 

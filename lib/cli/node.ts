@@ -27,7 +27,6 @@ import {
 import { felixSettings } from '../agent/felix-configuration.js';
 import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { callControl } from '../bgpd/control.js';
-import { refuseLiveSocket } from '../bgpd/control-socket.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
 import {
   datastoreConfigFromEnv,
@@ -261,9 +260,6 @@ export async function nodeRun(args: readonly string[]): Promise<number> {
     format: c.logFormat === undefined ? 'json' : logFormat(c.logFormat, 'logFormat'),
   });
   const cniPath = cniSocketPath(c.cniSocket, process.getuid?.() === 0);
-  // A control socket another agent answers on stays its own; one a killed agent left behind is
-  // replaced. Checked before the datastore opens (serveCni checks its own socket so).
-  await refuseLiveSocket(c.control ?? DEFAULT_CONTROL, 'control');
   const ds = await openDatastore(c.datastore ?? { type: 'memory' });
   try {
     return await runAgent(c, ds, cniPath);
@@ -349,9 +345,20 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
   };
   // The CNI socket first: a path it cannot take or bind fails the start before anything listens.
   const cni = cniPath === undefined ? undefined : await serveCni(cniPath, { log });
-  const control = serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control'));
+  // A socket or port that fails closes what is already open, so no socket file is left behind.
+  const control = await serveAgentControl(agent, c.control ?? DEFAULT_CONTROL, () => stop('control')).catch(async (e) => {
+    await cni?.close(0);
+    throw e;
+  });
   const healthPort = c.healthPort ?? fromStore.healthPort ?? 9099;
-  const health = healthPort === 0 ? undefined : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost);
+  const health =
+    healthPort === 0
+      ? undefined
+      : await serveHealth(agent, healthPort, c.healthHost ?? fromStore.healthHost).catch(async (e) => {
+          await new Promise((resolve) => control.close(resolve));
+          await cni?.close(0);
+          throw e;
+        });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {

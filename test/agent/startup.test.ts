@@ -53,6 +53,24 @@ describe('node run: a configuration it cannot start from is refused before it li
       assert.equal(exit.code, 1, exit.stderr);
       assert.match(exit.stderr, /control: .*taken\.sock: another daemon answers on it/);
       assert.equal(existsSync(path), true, "the other process's socket was removed");
+      // Refused after the CNI socket was made: that one is closed again, not left behind.
+      const cni = join(dir, 'cni-before-control.sock');
+      const second = await podroute([
+        'node',
+        'run',
+        '--name',
+        'n1',
+        '--dataplane',
+        'memory',
+        '--datastore',
+        'memory',
+        '--control',
+        path,
+        '--cni-socket',
+        cni,
+      ]);
+      assert.equal(second.code, 1, second.stderr);
+      assert.equal(existsSync(cni), false, 'the CNI socket was left behind');
     } finally {
       other.close();
     }
