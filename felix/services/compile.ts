@@ -134,10 +134,9 @@ interface Endpoint {
   readonly local: boolean;
 }
 
-/** A port as compiled: its content when it was (see portContent) and what it gave. */
+/** A port as compiled: what it gave, under the options it was compiled with. */
 interface Kept {
   readonly variant: string;
-  readonly content: PortContent;
   readonly compiled: CompiledPort;
 }
 
@@ -145,8 +144,9 @@ interface Kept {
  * Compiles services for one programmer of them (a node agent's feed): it remembers each port
  * it compiled, so a recompile after one endpoint changed compiles that port alone, and every
  * other port's chains and sets are the very objects they were (which the plan skips without
- * reading them). A port is taken from memory only while its content is what it was when
- * compiled: one edited in place is compiled again.
+ * reading them). A port is remembered by its object, so ports are values: a changed port is a
+ * new object, as ServiceInputBuilder hands them over (it compares each port's content once, where
+ * it builds them); one edited in place would be served from memory.
  */
 export class ServiceCompiler {
   private readonly memory = newMemory();
@@ -332,7 +332,7 @@ function compilePort(
   kept: WeakMap<ServicePort, Kept>,
 ): CompiledPort {
   const had = kept.get(p);
-  if (had && had.variant === variant && sameContent(p, had.content)) return had.compiled;
+  if (had && had.variant === variant) return had.compiled;
   const field = `services[${index}]`;
   if (!PROTOCOLS.has(p.protocol))
     throw new ServiceCompileError(`${field}.protocol`, `${JSON.stringify(p.protocol)} is not tcp, udp or sctp`);
@@ -459,61 +459,6 @@ function compilePort(
     }
   }
   const compiled = { id: p.id, chains, sets, elements, hairpins };
-  kept.set(p, { variant, content: portContent(p), compiled });
+  kept.set(p, { variant, compiled });
   return compiled;
-}
-
-// Whatever compilePort reads of a port, copied once it compiled (so its lists are lists): two
-// ports with one content compile alike. Compared field by field, some 40 comparisons for a port
-// of 10 endpoints, without allocating.
-interface PortContent {
-  readonly port: ServicePort;
-  readonly clusterIPs: readonly string[] | undefined;
-  readonly externalIPs: readonly string[] | undefined;
-  readonly loadBalancerIPs: readonly string[] | undefined;
-  /** address, port, local of each endpoint in turn. */
-  readonly endpoints: readonly unknown[];
-}
-
-function portContent(p: ServicePort): PortContent {
-  const copy = (l: readonly string[] | undefined) => (l === undefined ? undefined : [...l]);
-  return {
-    port: { ...p },
-    clusterIPs: copy(p.clusterIPs),
-    externalIPs: copy(p.externalIPs),
-    loadBalancerIPs: copy(p.loadBalancerIPs),
-    endpoints: p.endpoints.flatMap((e) => [e.address, e.port, e.local]),
-  };
-}
-
-function sameList(now: unknown, was: readonly string[] | undefined): boolean {
-  if (was === undefined) return now === undefined;
-  if (!Array.isArray(now) || now.length !== was.length) return false;
-  for (let i = 0; i < was.length; i++) if (now[i] !== was[i]) return false;
-  return true;
-}
-
-function sameContent(p: ServicePort, c: PortContent): boolean {
-  const was = c.port;
-  if (
-    p.id !== was.id ||
-    p.protocol !== was.protocol ||
-    p.port !== was.port ||
-    p.nodePort !== was.nodePort ||
-    p.affinityTimeoutSeconds !== was.affinityTimeoutSeconds ||
-    p.externalLocal !== was.externalLocal ||
-    p.internalLocal !== was.internalLocal ||
-    !sameList(p.clusterIPs, c.clusterIPs) ||
-    !sameList(p.externalIPs, c.externalIPs) ||
-    !sameList(p.loadBalancerIPs, c.loadBalancerIPs)
-  )
-    return false;
-  const eps: unknown = p.endpoints;
-  const flat = c.endpoints;
-  if (!Array.isArray(eps) || eps.length * 3 !== flat.length) return false;
-  for (let i = 0; i < eps.length; i++) {
-    const e = eps[i] as ServiceEndpoint | undefined;
-    if (e?.address !== flat[3 * i] || e?.port !== flat[3 * i + 1] || e?.local !== flat[3 * i + 2]) return false;
-  }
-  return true;
 }
