@@ -6,6 +6,7 @@ export { decodeMessage, encodeMessage, maxMessageLength } from './message.js';
 export { MessageFramer } from './framer.js';
 export { endOfRib, endOfRibFamily, receivedAttributes, receivedNlri, type ReceivedNlri } from './update.js';
 export { decodePathAttributes } from './attributes-decode.js';
+export { canonicalFlags, ruleByType } from './attribute-rules.js';
 export { shutdownCommunicationData } from './notification.js';
 export { formatIpv4, formatIpv6, parsePrefix } from './address.js';
 export { negotiatedOptions, openAs, findCapability, commonFamilies, type NegotiatedOptions } from './negotiate.js';

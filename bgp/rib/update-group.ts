@@ -4,7 +4,15 @@
 // member reuses them. A route reflector with 200 clients does that work once, not 200 times.
 import { encodeMessage, writeIpv6Bytes } from './wire.js';
 import { decodePathAttributes, type AddressFamily, type CodecOptions, type PathAttributes } from '../codec/index.js';
-import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
+import {
+  COMMUNITY_NO_ADVERTISE,
+  COMMUNITY_NO_EXPORT,
+  COMMUNITY_NO_EXPORT_SUBCONFED,
+  ipv4Number,
+  type AttrSet,
+  type NextHop,
+} from './attr-set.js';
+import { ibgpExportBytes } from './ibgp-export.js';
 import { toTwoOctetAs } from './as4.js';
 import { passOnUnrecognised } from './pass-on.js';
 import { applyActions, prependAs, type CompiledPolicy } from './policy.js';
@@ -245,6 +253,10 @@ export class UpdateGroup {
     const reflection = this.settings.reflection;
     if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
 
+    if (!ebgp && src.type === 'ebgp' && this.exportPolicy === undefined && this.fourOctetAs) {
+      const out = this.exportExternalBytes(family, path);
+      if (out !== undefined) return out;
+    }
     let a: PathAttributes = { ...set.attributes };
     if (a.unknown !== undefined && src.type !== 'local') {
       // Ours (originated with attributes of the caller's choosing) go as given; a peer's are passed on.
@@ -302,13 +314,46 @@ export class UpdateGroup {
     return this.intern(family, a, nh, ll);
   }
 
+  /**
+   * An external peer's route to this internal group, the set's bytes edited (ibgp-export.ts);
+   * what compute() would give, or null for no next hop, or undefined when the bytes need the
+   * general way.
+   */
+  private exportExternalBytes(family: AddressFamily, path: Path): OutAttrSet | null | undefined {
+    const v6 = family === 'ipv6-unicast';
+    let nh: string | undefined = path.nextHop.address;
+    let ll: string | undefined;
+    if (this.nextHopSelf || nh === '0.0.0.0' || nh === '::') {
+      nh = v6 ? this.localAddressV6 : this.localAddress;
+      if (v6) ll = this.linkLocalAddressV6;
+    }
+    if (nh === undefined || nh === '0.0.0.0' || nh === '::') {
+      this.noNextHop++;
+      return null;
+    }
+    const bytes = ibgpExportBytes(path.attrs.key, v6 ? -1 : ipv4Number(nh), this.settings.defaultLocalPref);
+    if (bytes === undefined) return undefined;
+    return this.internBytes(family, bytes, nh, ll, undefined);
+  }
+
   private intern(family: AddressFamily, a: PathAttributes, nh: string, ll: string | undefined): OutAttrSet {
     const v6 = family === 'ipv6-unicast';
     if (!v6) a.nextHop = nh;
     else delete a.nextHop;
     const wire = this.fourOctetAs ? a : toTwoOctetAs(a);
     const msg = encodeMessage({ type: 'update', withdrawn: [], attributes: wire, nlri: [] }, this.encodeOptions);
-    const attrBytes = msg.subarray(23);
+    return this.internBytes(family, msg.subarray(23), nh, ll, this.fourOctetAs ? undefined : Object.freeze(a));
+  }
+
+  /** The group's set of these encoded attributes, made when there is none (the bytes are copied then). */
+  private internBytes(
+    family: AddressFamily,
+    attrBytes: Buffer,
+    nh: string,
+    ll: string | undefined,
+    given: Readonly<PathAttributes> | undefined,
+  ): OutAttrSet {
+    const v6 = family === 'ipv6-unicast';
     let mpNextHop: Buffer | undefined;
     if (v6) {
       mpNextHop = Buffer.alloc(ll === undefined ? 16 : 32);
@@ -321,7 +366,7 @@ export class UpdateGroup {
     hash &= 0x3fffffff;
     const first = this.outSets.get(hash);
     for (let s = first; s !== undefined; s = s.sameHash) if (s.sameAs(family, attrBytes, mpNextHop)) return s;
-    const out = new OutAttrSet(hash, family, Buffer.from(attrBytes), mpNextHop, this.fourOctetAs ? undefined : Object.freeze(a), nh);
+    const out = new OutAttrSet(hash, family, Buffer.from(attrBytes), mpNextHop, given, nh);
     this.link(out);
     return out;
   }
