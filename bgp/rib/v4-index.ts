@@ -1,24 +1,23 @@
-// IPv4 prefix key → number, by open addressing in typed arrays. A V4Key (address * 64 +
+// IPv4 prefix key → number, by open addressing in a typed array. A V4Key (address * 64 +
 // length) past 32.0.0.0 is no Smi, so a Map keyed by it boxes each key; split by length into
 // Maps keyed by the address as an int32 it did not box, but each lookup in a Map of a million
 // entries still cost ~400 ns in cache misses, and the Maps' backing stores were a million
 // entries for the GC to walk. Here a lookup is a multiply and, mostly, one probe, and the
-// arrays hold no pointers at all: 8 octets a slot, at most half of them in use.
+// array holds no pointers at all: 8 octets a slot, at most half of them in use. A slot's two
+// words sit side by side, so that a probe of a table far larger than the caches costs one
+// miss, not one per word.
 import type { V4Key } from './prefix.js';
 
 const EMPTY = -1;
 
 export class V4Index {
-  /** Per slot: the address, as an int32. */
-  private addrs: Int32Array;
-  /** Per slot: number * 64 + prefix length; EMPTY for a free slot. */
-  private values: Int32Array;
+  /** Per slot, two int32s: the address, then number * 64 + prefix length (EMPTY for a free slot). */
+  private slots: Int32Array;
   private shift: number;
   private count = 0;
 
   constructor(bits = 10) {
-    this.addrs = new Int32Array(1 << bits);
-    this.values = new Int32Array(1 << bits).fill(EMPTY);
+    this.slots = emptySlots(bits);
     this.shift = 32 - bits;
   }
 
@@ -29,19 +28,19 @@ export class V4Index {
   get(key: V4Key): number | undefined {
     const len = key % 64;
     const a = ((key - len) / 64) | 0;
-    const values = this.values;
-    const mask = values.length - 1;
-    for (let i = this.home(a, len); ; i = (i + 1) & mask) {
-      const v = values[i];
+    const slots = this.slots;
+    const mask = slots.length - 2;
+    for (let i = this.home(a, len); ; i = (i + 2) & mask) {
+      const v = slots[i + 1];
       if (v === EMPTY) return undefined;
-      if ((v & 63) === len && this.addrs[i] === a) return v >> 6;
+      if ((v & 63) === len && slots[i] === a) return v >> 6;
     }
   }
 
   /** Numbers up to 2^25 - 1. */
   set(key: V4Key, n: number): void {
     if (n >= 1 << 25) throw new RangeError(`IPv4 prefix number ${n}: the index holds up to 33,554,431`);
-    if (2 * (this.count + 1) > this.values.length) this.grow();
+    if (4 * (this.count + 1) > this.slots.length) this.grow();
     const len = key % 64;
     const a = ((key - len) / 64) | 0;
     this.put(a, len, n * 64 + len);
@@ -50,58 +49,60 @@ export class V4Index {
   delete(key: V4Key): void {
     const len = key % 64;
     const a = ((key - len) / 64) | 0;
-    const addrs = this.addrs;
-    const values = this.values;
-    const mask = values.length - 1;
+    const slots = this.slots;
+    const mask = slots.length - 2;
     let i = this.home(a, len);
-    for (; ; i = (i + 1) & mask) {
-      const v = values[i];
+    for (; ; i = (i + 2) & mask) {
+      const v = slots[i + 1];
       if (v === EMPTY) return;
-      if ((v & 63) === len && addrs[i] === a) break;
+      if ((v & 63) === len && slots[i] === a) break;
     }
     this.count--;
     // Backward shift: pull later entries of the run into the gap when the gap lies between
     // their home and where they are, so a lookup never meets a gap before its key.
-    for (let j = (i + 1) & mask; values[j] !== EMPTY; j = (j + 1) & mask) {
-      const h = this.home(addrs[j], values[j] & 63);
+    for (let j = (i + 2) & mask; slots[j + 1] !== EMPTY; j = (j + 2) & mask) {
+      const h = this.home(slots[j], slots[j + 1] & 63);
       if (((j - h) & mask) >= ((j - i) & mask)) {
-        addrs[i] = addrs[j];
-        values[i] = values[j];
+        slots[i] = slots[j];
+        slots[i + 1] = slots[j + 1];
         i = j;
       }
     }
-    values[i] = EMPTY;
+    slots[i + 1] = EMPTY;
   }
 
   private put(a: number, len: number, value: number): void {
-    const addrs = this.addrs;
-    const values = this.values;
-    const mask = values.length - 1;
+    const slots = this.slots;
+    const mask = slots.length - 2;
     let i = this.home(a, len);
-    for (; values[i] !== EMPTY; i = (i + 1) & mask) {
-      if ((values[i] & 63) === len && addrs[i] === a) {
-        values[i] = value;
+    for (; slots[i + 1] !== EMPTY; i = (i + 2) & mask) {
+      if ((slots[i + 1] & 63) === len && slots[i] === a) {
+        slots[i + 1] = value;
         return;
       }
     }
-    addrs[i] = a;
-    values[i] = value;
+    slots[i] = a;
+    slots[i + 1] = value;
     this.count++;
   }
 
-  /** Fibonacci hashing of the address, the length mixed in: the top bits of the product. */
+  /** Fibonacci hashing of the address, the length mixed in: the top bits of the product, as an even index. */
   private home(a: number, len: number): number {
-    return Math.imul(a ^ Math.imul(len, 0x27d4eb2d), 0x9e3779b1) >>> this.shift;
+    return (Math.imul(a ^ Math.imul(len, 0x27d4eb2d), 0x9e3779b1) >>> this.shift) << 1;
   }
 
   private grow(): void {
-    const addrs = this.addrs;
-    const values = this.values;
+    const old = this.slots;
     const bits = 32 - this.shift + 1;
-    this.addrs = new Int32Array(1 << bits);
-    this.values = new Int32Array(1 << bits).fill(EMPTY);
+    this.slots = emptySlots(bits);
     this.shift = 32 - bits;
     this.count = 0;
-    for (let i = 0; i < values.length; i++) if (values[i] !== EMPTY) this.put(addrs[i], values[i] & 63, values[i]);
+    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== EMPTY) this.put(old[i], old[i + 1] & 63, old[i + 1]);
   }
+}
+
+function emptySlots(bits: number): Int32Array {
+  const slots = new Int32Array(2 << bits);
+  for (let i = 1; i < slots.length; i += 2) slots[i] = EMPTY;
+  return slots;
 }
