@@ -17,14 +17,14 @@ export function readNlri(b: Buffer, pos: number, end: number, ipv6: boolean, add
   while (pos < end) {
     let pathId: number | undefined;
     if (addPath) {
-      if (pos + 5 > end) throw new NlriSyntaxError('path identifier overruns the NLRI field');
+      if (pos + 5 > end) throw pathIdOverrun();
       pathId = b.readUInt32BE(pos);
       pos += 4;
     }
     const length = b[pos++];
-    if (length > max) throw new NlriSyntaxError(`prefix length ${length} is more than ${max}`);
+    if (length > max) throw tooLong(length, max);
     const n = (length + 7) >> 3;
-    if (pos + n > end) throw new NlriSyntaxError(`prefix of length ${length} overruns the NLRI field`);
+    if (pos + n > end) throw overrun(length);
     let prefix: string;
     if (!ipv6) {
       const a = n > 0 ? b[pos] : 0;
@@ -40,4 +40,34 @@ export function readNlri(b: Buffer, pos: number, end: number, ipv6: boolean, add
     pos += n;
     out.push({ prefix, pathId });
   }
+}
+
+/** Checks a run of prefixes as readNlri does, without making them; returns how many there are. */
+export function countNlri(b: Buffer, pos: number, end: number, ipv6: boolean, addPath: boolean): number {
+  const max = ipv6 ? 128 : 32;
+  let count = 0;
+  while (pos < end) {
+    if (addPath) {
+      if (pos + 5 > end) throw pathIdOverrun();
+      pos += 4;
+    }
+    const length = b[pos++];
+    if (length > max) throw tooLong(length, max);
+    pos += (length + 7) >> 3;
+    if (pos > end) throw overrun(length);
+    count++;
+  }
+  return count;
+}
+
+function pathIdOverrun(): NlriSyntaxError {
+  return new NlriSyntaxError('path identifier overruns the NLRI field');
+}
+
+function tooLong(length: number, max: number): NlriSyntaxError {
+  return new NlriSyntaxError(`prefix length ${length} is more than ${max}`);
+}
+
+function overrun(length: number): NlriSyntaxError {
+  return new NlriSyntaxError(`prefix of length ${length} overruns the NLRI field`);
 }

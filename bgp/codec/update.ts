@@ -4,7 +4,7 @@ import { writeAttributes } from './attributes-encode.js';
 import { Afi, AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
 import { BgpError, moreSevere } from './errors.js';
 import { writeNlriInto } from './nlri-encode.js';
-import { NlriSyntaxError, readNlri } from './nlri.js';
+import { NlriSyntaxError, countNlri, readNlri } from './nlri.js';
 import type { AddressFamily, CodecOptions, Nlri, UpdateMessage } from './types.js';
 import type { Writer } from './writer.js';
 
@@ -23,6 +23,15 @@ function readField(b: Buffer, pos: number, end: number, addPath: boolean, what: 
   return out;
 }
 
+function countField(b: Buffer, pos: number, end: number, addPath: boolean, what: string): number {
+  try {
+    return countNlri(b, pos, end, false, addPath);
+  } catch (e) {
+    if (e instanceof NlriSyntaxError) throw updateError(S.INVALID_NETWORK_FIELD, `${what}: ${e.message}`);
+    throw e;
+  }
+}
+
 /** Decodes the body of an UPDATE (the octets after the header). */
 export function decodeUpdate(b: Buffer, pos: number, end: number, options: CodecOptions): UpdateMessage {
   if (end - pos < 4) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'shorter than its two length fields');
@@ -33,31 +42,79 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   if (attrEnd > end) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'total path attribute length overruns the message');
 
   const addPath = options.addPath?.['ipv4-unicast'] === true;
-  const withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
+  const withdrawnCount = countField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
   const problems: Problem[] = [];
   const attributes = decodeAttributes(b, attrStart, attrEnd, options, problems);
-  const nlri = readField(b, attrEnd, end, addPath, 'NLRI');
-  const update: UpdateMessage = { type: 'update', withdrawn, attributes, nlri };
+  const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
+  const update: UpdateMessage = { type: 'update', withdrawn: [], attributes, nlri: [] };
 
   const mp = attributes.mpReach;
-  if (nlri.length > 0 || (mp && (mp.nlri?.length || mp.raw))) {
+  if (nlriCount > 0 || (mp && (mp.nlri?.length || mp.raw))) {
     // RFC 7606 §3 (d): an announcement without a mandatory attribute is withdrawn instead.
     if (attributes.origin === undefined) problems.push(missing(T.ORIGIN));
     if (attributes.asPath === undefined) problems.push(missing(T.AS_PATH));
-    if (attributes.nextHop === undefined && nlri.length > 0) problems.push(missing(T.NEXT_HOP));
+    if (attributes.nextHop === undefined && nlriCount > 0) problems.push(missing(T.NEXT_HOP));
   }
-  if (problems.length > 0) throw worstOf(problems, update);
+  if (problems.length > 0) {
+    update.withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
+    update.nlri = readField(b, attrEnd, end, addPath, 'NLRI');
+    throw worstOf(problems, update);
+  }
   // Not enumerable: the message stays the plain object it always was (and compares so). Only
   // bytes with 4-octet AS numbers: those read back alone, as the attributes decoded here.
   if (attrEnd > attrStart && options.fourOctetAs !== false)
     Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
-  // The IPv4 prefix fields as they came, so that a table can key them from the octets without
-  // reading back the text made for the message. Not enumerable, as above.
-  if (withdrawn.length > 0 || nlri.length > 0) {
-    const fields: ReceivedNlri = { withdrawn: b.subarray(pos + 2, withdrawnEnd), nlri: b.subarray(attrEnd, end), addPath };
+  // The IPv4 prefix fields as they came, so that a table can key them from the octets; the
+  // lists of prefixes as objects are made when first read (a speaker's table never reads them).
+  if (withdrawnCount > 0 || nlriCount > 0) {
+    const fields = new PrefixFields(b.subarray(pos + 2, withdrawnEnd), b.subarray(attrEnd, end), addPath, withdrawnCount, nlriCount);
     Object.defineProperty(update, RECEIVED_NLRI, { value: fields });
+    if (withdrawnCount > 0) listOnDemand(update, 'withdrawn', fields);
+    if (nlriCount > 0) listOnDemand(update, 'nlri', fields);
   }
   return update;
+}
+
+/** The prefix fields of a received UPDATE, and whether its prefix lists were ever made. */
+class PrefixFields implements ReceivedNlri {
+  unread = true;
+  /** A list was set in code: the octets no longer say what the message holds. */
+  replaced = false;
+  constructor(
+    readonly withdrawn: Buffer,
+    readonly nlri: Buffer,
+    readonly addPath: boolean,
+    readonly withdrawnCount: number,
+    readonly nlriCount: number,
+  ) {}
+}
+
+/**
+ * Makes a prefix list an enumerable property read on demand: the first read (or a write)
+ * turns it into the plain array property it would have been, so the message compares, spreads
+ * and serialises as before.
+ */
+function listOnDemand(update: UpdateMessage, name: 'withdrawn' | 'nlri', fields: PrefixFields): void {
+  const settle = (list: Nlri[]): Nlri[] => {
+    fields.unread = false;
+    Object.defineProperty(update, name, { value: list, writable: true, enumerable: true, configurable: true });
+    return list;
+  };
+  const set = (list: Nlri[]): void => {
+    fields.replaced = true;
+    settle(list);
+  };
+  Object.defineProperty(update, name, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      const field = name === 'nlri' ? fields.nlri : fields.withdrawn;
+      const list: Nlri[] = [];
+      readNlri(field, 0, field.length, false, fields.addPath, list);
+      return settle(list);
+    },
+    set,
+  });
 }
 
 const RECEIVED_NLRI = Symbol('IPv4 prefix fields as received');
@@ -68,16 +125,25 @@ export interface ReceivedNlri {
   readonly nlri: Buffer;
   /** Whether each prefix is preceded by a path identifier (RFC 7911). */
   readonly addPath: boolean;
+  /** How many prefixes each field holds. */
+  readonly withdrawnCount: number;
+  readonly nlriCount: number;
+  /**
+   * True while the message's `withdrawn` and `nlri` have been neither read nor set: they are
+   * then exactly these fields, and a reader that needs only the octets leaves them unmade.
+   */
+  readonly unread: boolean;
 }
 
 /**
  * The IPv4 withdrawn routes and NLRI fields of an UPDATE decoded without a problem, sharing
- * the received buffer; undefined for one built in code or copied, or with no IPv4 prefixes.
- * They hold exactly the prefixes of `withdrawn` and `nlri`, in order, unless those arrays were
- * changed after decoding.
+ * the received buffer; undefined for one built in code or copied, with no IPv4 prefixes, or
+ * whose `withdrawn` or `nlri` was set since. They hold exactly the prefixes of `withdrawn` and
+ * `nlri`, in order, unless those arrays were changed in place after decoding.
  */
 export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
-  return (m as { [RECEIVED_NLRI]?: ReceivedNlri })[RECEIVED_NLRI];
+  const fields = (m as { [RECEIVED_NLRI]?: PrefixFields })[RECEIVED_NLRI];
+  return fields?.replaced ? undefined : fields;
 }
 
 const RECEIVED = Symbol('path attributes as received');
@@ -133,6 +199,8 @@ export function endOfRib(family: AddressFamily): UpdateMessage {
 
 /** The family whose End-of-RIB this UPDATE is, or undefined when it is not one. */
 export function endOfRibFamily(m: UpdateMessage): AddressFamily | undefined {
+  const fields = receivedNlri(m);
+  if (fields?.unread) return undefined; // it has prefixes, or it would not have these
   if (m.withdrawn.length || m.nlri.length) return undefined;
   const a = m.attributes;
   let count = 0;

@@ -166,25 +166,41 @@ export class Rib {
   update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
     const a = msg.attributes;
     const wire = receivedNlri(msg);
-    if (msg.withdrawn.length > 0)
+    if (wire?.unread && !wire.addPath) {
+      // Keyed from the octets, the codec's prefix objects never made: a million of them (a
+      // string and an object each) were a tenth of a full table's ingest, GC included.
+      if (wire.withdrawnCount > 0) {
+        const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
+        this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
+      }
+    } else if (msg.withdrawn.length > 0)
       this.withdrawInternal(
         peer,
         'ipv4-unicast',
         msg.withdrawn,
+        msg.withdrawn.length,
         wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
       );
     if (a.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
       const f = familyOfAfi(a.mpUnreach.afi, a.mpUnreach.safi);
-      if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn);
+      if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn, a.mpUnreach.withdrawn.length);
     }
-    if (msg.nlri.length > 0) {
+    if (wire?.unread && !wire.addPath) {
+      // A clean decode has the mandatory attributes of an announcement (or it threw).
+      if (wire.nlriCount > 0) {
+        const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
+        // An import policy reads each prefix as text: then the list is made.
+        const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, receivedAttributes(msg), a.nextHop!, undefined, keys);
+      }
+    } else if (msg.nlri.length > 0) {
       if (a.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
         // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
         peer.stats.treatAsWithdraw += msg.nlri.length;
-        this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri);
+        this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length);
       } else {
         const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, msg.nlri.length);
-        this.announce(peer, 'ipv4-unicast', msg.nlri, a, receivedAttributes(msg), a.nextHop, undefined, keys);
+        this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, a, receivedAttributes(msg), a.nextHop, undefined, keys);
       }
     }
     const mp = a.mpReach;
@@ -193,9 +209,9 @@ export class Rib {
       if (f !== undefined) {
         if (mp.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
           peer.stats.treatAsWithdraw += mp.nlri.length;
-          this.withdrawInternal(peer, f, mp.nlri);
+          this.withdrawInternal(peer, f, mp.nlri, mp.nlri.length);
         } else {
-          this.announce(peer, f, mp.nlri, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop);
+          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop);
         }
       }
     }
@@ -204,7 +220,7 @@ export class Rib {
 
   /** Withdraws a list of prefixes of a peer. */
   withdraw(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[]): BestPathChange[] {
-    this.withdrawInternal(peer, family, nlri);
+    this.withdrawInternal(peer, family, nlri, nlri.length);
     return this.take();
   }
 
@@ -225,7 +241,7 @@ export class Rib {
     for (const [f, list] of lists) {
       if (f === undefined || !list || list.length === 0) continue;
       peer.stats.treatAsWithdraw += list.length;
-      this.withdrawInternal(peer, f, list);
+      this.withdrawInternal(peer, f, list, list.length);
     }
     return this.take();
   }
@@ -375,19 +391,33 @@ export class Rib {
 
   private readonly wireKeys: number[] = [];
 
-  private withdrawInternal(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[], keys?: readonly PrefixKey[]): void {
+  /**
+   * Withdraws `count` prefixes: `keys` when given (read from the wire), else those of `nlri`.
+   * Without `nlri` there are no path identifiers (no ADD-PATH).
+   */
+  private withdrawInternal(
+    peer: RibPeer,
+    family: AddressFamily,
+    nlri: readonly Nlri[] | undefined,
+    count: number,
+    keys?: readonly PrefixKey[],
+  ): void {
     const fr = this.fams[family];
-    peer.stats.withdrawn += nlri.length;
-    for (let i = 0; i < nlri.length; i++) {
-      const n = nlri[i];
-      this.remove(fr, keys !== undefined ? keys[i] : this.keyOf(family, n.prefix), peer, n.pathId ?? 0);
-    }
+    peer.stats.withdrawn += count;
+    for (let i = 0; i < count; i++) this.remove(fr, this.keyAt(family, nlri, keys, i), peer, nlri?.[i].pathId ?? 0);
   }
 
+  /** The key of the i-th prefix: from the keys read off the wire when there are some. */
+  private keyAt(family: AddressFamily, nlri: readonly Nlri[] | undefined, keys: readonly PrefixKey[] | undefined, i: number): PrefixKey {
+    return keys !== undefined ? keys[i] : this.keyOf(family, nlri![i].prefix);
+  }
+
+  /** Announces `count` prefixes, as withdrawInternal takes them. */
   private announce(
     peer: RibPeer,
     family: AddressFamily,
-    nlri: readonly Nlri[],
+    nlri: readonly Nlri[] | undefined,
+    count: number,
     received: Readonly<PathAttributes>,
     /** The attributes' bytes as received, when the UPDATE came off the wire clean. */
     raw: Buffer | undefined,
@@ -397,7 +427,7 @@ export class Rib {
     keys?: readonly PrefixKey[],
   ): void {
     const fr = this.fams[family];
-    peer.stats.announced += nlri.length;
+    peer.stats.announced += count;
     let set: AttrSet;
     if (raw !== undefined && peer.fourOctetAs) {
       // Keyed by the bytes themselves: a known set costs no decoding or encoding at all.
@@ -408,21 +438,20 @@ export class Rib {
       set = this.attrs.intern(this.shareableReceived(peer, received));
     }
     if (set.looped) {
-      peer.stats.loopRejected += nlri.length;
+      peer.stats.loopRejected += count;
       // An announcement we drop still replaces what the peer sent before for these prefixes.
-      for (let i = 0; i < nlri.length; i++)
-        this.remove(fr, keys !== undefined ? keys[i] : this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
+      for (let i = 0; i < count; i++) this.remove(fr, this.keyAt(family, nlri, keys, i), peer, nlri?.[i].pathId ?? 0);
       this.attrs.dropIfUnused(set);
       return;
     }
     const nh = this.nextHops.intern(nextHop, linkLocal);
     const policy = peer.importPolicy;
     if (policy === undefined) {
-      for (let i = 0; i < nlri.length; i++) {
-        const n = nlri[i];
-        this.upsert(fr, keys !== undefined ? keys[i] : this.keyOf(family, n.prefix), peer, n.pathId ?? 0, nh, set);
-      }
+      if (nlri === undefined) for (let i = 0; i < count; i++) this.upsert(fr, keys![i], peer, 0, nh, set);
+      else for (let i = 0; i < count; i++) this.upsert(fr, this.keyAt(family, nlri, keys, i), peer, nlri[i].pathId ?? 0, nh, set);
     } else {
+      // A policy reads each prefix as text: the caller gives the list.
+      if (nlri === undefined) throw new TypeError('announce: an import policy needs the prefixes as a list');
       const neighbor = { address: peer.address, asn: peer.asn, type: peer.type };
       let verdict: PolicyVerdict | undefined;
       let lastActions: PolicyActions | undefined;

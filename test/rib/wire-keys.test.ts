@@ -52,12 +52,19 @@ describe('rib: IPv4 prefixes keyed from the wire', () => {
         ),
         updateBytes(entry(8, [172, 16], id(4)), entry(16, [192, 168], id(6))),
       ];
-      const decoded = wire.map((b) => decodeMessage(b, { fourOctetAs: true, addPath: { 'ipv4-unicast': addPath } }) as UpdateMessage);
+      const decode = () => wire.map((b) => decodeMessage(b, { fourOctetAs: true, addPath: { 'ipv4-unicast': addPath } }) as UpdateMessage);
+      const decoded = decode();
       assert.ok(receivedNlri(decoded[0]) !== undefined, 'the decoded UPDATE offers its prefix fields');
-      const copied = decoded.map((m) => ({ ...m }));
-      assert.equal(receivedNlri(copied[0]), undefined);
       const fromWire = tableOf(decoded, addPath);
+      // Without ADD-PATH the table takes the octets alone and never makes the prefix lists.
+      for (const m of decoded) assert.equal(receivedNlri(m)!.unread, !addPath);
+      const copied = decode().map((m) => ({ ...m }));
+      assert.equal(receivedNlri(copied[0]), undefined);
       assert.deepEqual(fromWire, tableOf(copied, addPath));
+      const read = decode();
+      for (const m of read) assert.ok(m.nlri.length + m.withdrawn.length > 0);
+      assert.equal(receivedNlri(read[0])!.unread, false);
+      assert.deepEqual(tableOf(read, addPath), fromWire, 'the lists read, then keyed from the octets');
       const p = (s: string, n: number) => `${s} ${addPath ? n : 0}`;
       assert.deepEqual(
         fromWire,
@@ -77,6 +84,30 @@ describe('rib: IPv4 prefixes keyed from the wire', () => {
     const m = decodeMessage(updateBytes([], entry(24, [10, 0, 0])), { fourOctetAs: true }) as UpdateMessage;
     m.nlri.push({ prefix: '10.0.1.0/24' });
     assert.deepEqual(tableOf([m], false), ['10.0.0.0/24 0', '10.0.1.0/24 0']);
+    const replaced = decodeMessage(updateBytes(entry(8, [10]), entry(24, [10, 0, 0])), { fourOctetAs: true }) as UpdateMessage;
+    replaced.nlri = [{ prefix: '10.0.2.0/24' }];
+    assert.deepEqual(tableOf([replaced], false), ['10.0.2.0/24 0']);
+  });
+
+  it('gives an import policy the prefixes as text', () => {
+    const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254', collectChanges: false });
+    const seen: string[] = [];
+    const peer = rib.addPeer({
+      address: '192.0.2.1',
+      asn: 65001,
+      routerId: '192.0.2.1',
+      importPolicy: (r) => {
+        seen.push(r.prefix);
+        return r.prefix !== '10.0.1.0/24';
+      },
+    });
+    const m = decodeMessage(updateBytes([], [...entry(24, [10, 0, 0]), ...entry(24, [10, 0, 1])]), { fourOctetAs: true }) as UpdateMessage;
+    rib.update(peer, m);
+    assert.deepEqual(seen, ['10.0.0.0/24', '10.0.1.0/24']);
+    assert.deepEqual(
+      [...rib.routes('ipv4-unicast')].map((r) => r.prefix),
+      ['10.0.0.0/24'],
+    );
   });
 
   it('gives the key v4Key gives for every length and for host bits', () => {
