@@ -46,8 +46,6 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   const problems: Problem[] = [];
   const attributes = decodeAttributes(b, attrStart, attrEnd, options, problems);
   const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
-  const update: UpdateMessage = { type: 'update', withdrawn: [], attributes, nlri: [] };
-
   const mp = attributes.mpReach;
   if (nlriCount > 0 || (mp && (mp.nlri?.length || mp.raw))) {
     // RFC 7606 §3 (d): an announcement without a mandatory attribute is withdrawn instead.
@@ -56,22 +54,28 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     if (attributes.nextHop === undefined && nlriCount > 0) problems.push(missing(T.NEXT_HOP));
   }
   if (problems.length > 0) {
-    update.withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
-    update.nlri = readField(b, attrEnd, end, addPath, 'NLRI');
-    throw worstOf(problems, update);
+    const withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
+    throw worstOf(problems, { type: 'update', withdrawn, attributes, nlri: readField(b, attrEnd, end, addPath, 'NLRI') });
+  }
+  let update: UpdateMessage;
+  if (withdrawnCount === 0 && nlriCount === 0) update = { type: 'update', withdrawn: [], attributes, nlri: [] };
+  else {
+    // The IPv4 prefix fields as they came, so that a table can key them from the octets; the
+    // lists of prefixes as objects are made when first read (a speaker's table never reads
+    // them). Built in key order, with shared accessors: every such message has one shape.
+    update = { type: 'update' } as UpdateMessage;
+    if (withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
+    else update.withdrawn = [];
+    update.attributes = attributes;
+    if (nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
+    else update.nlri = [];
+    const fields = new PrefixFields(b.subarray(pos + 2, withdrawnEnd), b.subarray(attrEnd, end), addPath, withdrawnCount, nlriCount);
+    Object.defineProperty(update, RECEIVED_NLRI, { value: fields });
   }
   // Not enumerable: the message stays the plain object it always was (and compares so). Only
   // bytes with 4-octet AS numbers: those read back alone, as the attributes decoded here.
   if (attrEnd > attrStart && options.fourOctetAs !== false)
     Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
-  // The IPv4 prefix fields as they came, so that a table can key them from the octets; the
-  // lists of prefixes as objects are made when first read (a speaker's table never reads them).
-  if (withdrawnCount > 0 || nlriCount > 0) {
-    const fields = new PrefixFields(b.subarray(pos + 2, withdrawnEnd), b.subarray(attrEnd, end), addPath, withdrawnCount, nlriCount);
-    Object.defineProperty(update, RECEIVED_NLRI, { value: fields });
-    if (withdrawnCount > 0) listOnDemand(update, 'withdrawn', fields);
-    if (nlriCount > 0) listOnDemand(update, 'nlri', fields);
-  }
   return update;
 }
 
@@ -90,34 +94,40 @@ class PrefixFields implements ReceivedNlri {
 }
 
 /**
- * Makes a prefix list an enumerable property read on demand: the first read (or a write)
- * turns it into the plain array property it would have been, so the message compares, spreads
- * and serialises as before.
+ * A prefix list as an enumerable property read on demand: the first read (or a write) turns
+ * it into the plain array property it would have been, so the message compares, spreads and
+ * serialises as before. The accessors are shared (they find the fields through `this`).
  */
-function listOnDemand(update: UpdateMessage, name: 'withdrawn' | 'nlri', fields: PrefixFields): void {
-  const settle = (list: Nlri[]): Nlri[] => {
-    fields.unread = false;
-    Object.defineProperty(update, name, { value: list, writable: true, enumerable: true, configurable: true });
+function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
+  const settle = (m: UpdateMessage, list: Nlri[]): Nlri[] => {
+    fieldsOf(m).unread = false;
+    Object.defineProperty(m, name, { value: list, writable: true, enumerable: true, configurable: true });
     return list;
   };
-  const set = (list: Nlri[]): void => {
-    fields.replaced = true;
-    settle(list);
-  };
-  Object.defineProperty(update, name, {
+  return {
     enumerable: true,
     configurable: true,
-    get: () => {
+    get(this: UpdateMessage): Nlri[] {
+      const fields = fieldsOf(this);
       const field = name === 'nlri' ? fields.nlri : fields.withdrawn;
       const list: Nlri[] = [];
       readNlri(field, 0, field.length, false, fields.addPath, list);
-      return settle(list);
+      return settle(this, list);
     },
-    set,
-  });
+    set(this: UpdateMessage, list: Nlri[]): void {
+      fieldsOf(this).replaced = true;
+      settle(this, list);
+    },
+  };
+}
+
+function fieldsOf(m: UpdateMessage): PrefixFields {
+  return (m as unknown as { [RECEIVED_NLRI]: PrefixFields })[RECEIVED_NLRI];
 }
 
 const RECEIVED_NLRI = Symbol('IPv4 prefix fields as received');
+const WITHDRAWN_ON_DEMAND = onDemand('withdrawn');
+const NLRI_ON_DEMAND = onDemand('nlri');
 
 /** The withdrawn routes and NLRI fields of an UPDATE, octets as received (RFC 4271 §4.3). */
 export interface ReceivedNlri {

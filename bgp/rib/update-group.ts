@@ -133,6 +133,9 @@ export class UpdateGroup {
   private lastNextHop: NextHop | undefined;
   private lastPeer: RibPeer | undefined;
   private lastOut: OutAttrSet | null = null;
+  // The IPv4 next hop last written on bytes, as text and number: a group's routes have few.
+  private lastNextHopText = '';
+  private lastNextHopNumber = 0;
   /** The sets by hash, those of one hash chained through sameHash. */
   private readonly outSets = new Map<number, OutAttrSet>();
   private outCount = 0;
@@ -331,7 +334,11 @@ export class UpdateGroup {
       this.noNextHop++;
       return null;
     }
-    const bytes = ibgpExportBytes(path.attrs.key, v6 ? -1 : ipv4Number(nh), this.settings.defaultLocalPref);
+    if (!v6 && nh !== this.lastNextHopText) {
+      this.lastNextHopText = nh;
+      this.lastNextHopNumber = ipv4Number(nh);
+    }
+    const bytes = ibgpExportBytes(path.attrs.key, v6 ? -1 : this.lastNextHopNumber, this.settings.defaultLocalPref);
     if (bytes === undefined) return undefined;
     return this.internBytes(family, bytes, nh, ll, undefined);
   }
