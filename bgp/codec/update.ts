@@ -57,40 +57,56 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     const withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
     throw worstOf(problems, { type: 'update', withdrawn, attributes, nlri: readField(b, attrEnd, end, addPath, 'NLRI') });
   }
+  // What came off the wire, kept beside the message (not enumerable: the message stays the
+  // plain object it always was, and compares so) as offsets into the received octets.
+  const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, options.fourOctetAs !== false, addPath, withdrawnCount, nlriCount);
   let update: UpdateMessage;
   if (withdrawnCount === 0 && nlriCount === 0) update = { type: 'update', withdrawn: [], attributes, nlri: [] };
   else {
-    // The IPv4 prefix fields as they came, so that a table can key them from the octets; the
-    // lists of prefixes as objects are made when first read (a speaker's table never reads
-    // them). Built in key order, with shared accessors: every such message has one shape.
+    // The lists of prefixes as objects are made when first read (a speaker's table keys the
+    // prefixes from the octets and never reads them). Built in key order, with shared
+    // accessors: every such message has one shape.
     update = { type: 'update' } as UpdateMessage;
     if (withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
     else update.withdrawn = [];
     update.attributes = attributes;
     if (nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
     else update.nlri = [];
-    const fields = new PrefixFields(b.subarray(pos + 2, withdrawnEnd), b.subarray(attrEnd, end), addPath, withdrawnCount, nlriCount);
-    Object.defineProperty(update, RECEIVED_NLRI, { value: fields });
   }
-  // Not enumerable: the message stays the plain object it always was (and compares so). Only
-  // bytes with 4-octet AS numbers: those read back alone, as the attributes decoded here.
-  if (attrEnd > attrStart && options.fourOctetAs !== false)
-    Object.defineProperty(update, RECEIVED, { value: b.subarray(attrStart, attrEnd) });
+  Object.defineProperty(update, RECEIVED, { value: received });
   return update;
 }
 
-/** The prefix fields of a received UPDATE, and whether its prefix lists were ever made. */
-class PrefixFields implements ReceivedNlri {
+/** A received UPDATE's octets: where its fields lie, and whether its prefix lists were ever made. */
+class Received implements ReceivedNlri {
   unread = true;
   /** A list was set in code: the octets no longer say what the message holds. */
   replaced = false;
   constructor(
-    readonly withdrawn: Buffer,
-    readonly nlri: Buffer,
+    private readonly b: Buffer,
+    private readonly withdrawnStart: number,
+    private readonly withdrawnEnd: number,
+    private readonly attrEnd: number,
+    private readonly end: number,
+    /** Whether the attributes read back alone as decoded (4-octet AS numbers). */
+    private readonly fourOctetAs: boolean,
     readonly addPath: boolean,
     readonly withdrawnCount: number,
     readonly nlriCount: number,
   ) {}
+
+  get withdrawn(): Buffer {
+    return this.b.subarray(this.withdrawnStart, this.withdrawnEnd);
+  }
+
+  get nlri(): Buffer {
+    return this.b.subarray(this.attrEnd, this.end);
+  }
+
+  get attributes(): Buffer | undefined {
+    const start = this.withdrawnEnd + 2;
+    return this.fourOctetAs && this.attrEnd > start ? this.b.subarray(start, this.attrEnd) : undefined;
+  }
 }
 
 /**
@@ -121,11 +137,11 @@ function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
   };
 }
 
-function fieldsOf(m: UpdateMessage): PrefixFields {
-  return (m as unknown as { [RECEIVED_NLRI]: PrefixFields })[RECEIVED_NLRI];
+function fieldsOf(m: UpdateMessage): Received {
+  return (m as unknown as { [RECEIVED]: Received })[RECEIVED];
 }
 
-const RECEIVED_NLRI = Symbol('IPv4 prefix fields as received');
+const RECEIVED = Symbol('the octets as received');
 const WITHDRAWN_ON_DEMAND = onDemand('withdrawn');
 const NLRI_ON_DEMAND = onDemand('nlri');
 
@@ -152,11 +168,9 @@ export interface ReceivedNlri {
  * `nlri`, in order, unless those arrays were changed in place after decoding.
  */
 export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
-  const fields = (m as { [RECEIVED_NLRI]?: PrefixFields })[RECEIVED_NLRI];
-  return fields?.replaced ? undefined : fields;
+  const r = (m as { [RECEIVED]?: Received })[RECEIVED];
+  return r === undefined || r.replaced || r.withdrawnCount + r.nlriCount === 0 ? undefined : r;
 }
-
-const RECEIVED = Symbol('path attributes as received');
 
 /**
  * The path attributes of an UPDATE exactly as they came off the wire, when the UPDATE decoded
@@ -165,7 +179,7 @@ const RECEIVED = Symbol('path attributes as received');
  * Shares the received buffer.
  */
 export function receivedAttributes(m: UpdateMessage): Buffer | undefined {
-  return (m as { [RECEIVED]?: Buffer })[RECEIVED];
+  return (m as { [RECEIVED]?: Received })[RECEIVED]?.attributes;
 }
 
 function missing(type: number): Problem {
