@@ -82,6 +82,9 @@ class Received implements ReceivedNlri {
   unread = true;
   /** A list was set in code: the octets no longer say what the message holds. */
   replaced = false;
+  /** The prefix lists once made (or set). */
+  withdrawnList: Nlri[] | undefined = undefined;
+  nlriList: Nlri[] | undefined = undefined;
   constructor(
     private readonly b: Buffer,
     private readonly withdrawnStart: number,
@@ -110,29 +113,34 @@ class Received implements ReceivedNlri {
 }
 
 /**
- * A prefix list as an enumerable property read on demand: the first read (or a write) turns
- * it into the plain array property it would have been, so the message compares, spreads and
- * serialises as before. The accessors are shared (they find the fields through `this`).
+ * A prefix list as an enumerable property read on demand: made on the first read and kept,
+ * and a write replaces it, so the message compares, spreads and serialises as a plain one.
+ * The accessors are shared (they find the octets through `this`) and stay in place: turning
+ * the property into a plain one on first read cost more than decoding the prefixes.
  */
 function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
-  const settle = (m: UpdateMessage, list: Nlri[]): Nlri[] => {
-    fieldsOf(m).unread = false;
-    Object.defineProperty(m, name, { value: list, writable: true, enumerable: true, configurable: true });
-    return list;
-  };
   return {
     enumerable: true,
     configurable: true,
     get(this: UpdateMessage): Nlri[] {
-      const fields = fieldsOf(this);
-      const field = name === 'nlri' ? fields.nlri : fields.withdrawn;
-      const list: Nlri[] = [];
-      readNlri(field, 0, field.length, false, fields.addPath, list);
-      return settle(this, list);
+      const r = fieldsOf(this);
+      let list = name === 'nlri' ? r.nlriList : r.withdrawnList;
+      if (list === undefined) {
+        const field = name === 'nlri' ? r.nlri : r.withdrawn;
+        list = [];
+        readNlri(field, 0, field.length, false, r.addPath, list);
+        if (name === 'nlri') r.nlriList = list;
+        else r.withdrawnList = list;
+        r.unread = false;
+      }
+      return list;
     },
     set(this: UpdateMessage, list: Nlri[]): void {
-      fieldsOf(this).replaced = true;
-      settle(this, list);
+      const r = fieldsOf(this);
+      if (name === 'nlri') r.nlriList = list;
+      else r.withdrawnList = list;
+      r.unread = false;
+      r.replaced = true;
     },
   };
 }
