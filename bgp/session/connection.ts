@@ -33,6 +33,8 @@ export type UpdateSource = () => Buffer | undefined;
  * cost the replay of real updates ~10 % more CPU; 128 KiB costs it ~3 %.
  */
 export const TURN_BUDGET = 128 * 1024;
+/** A read this large comes from a socket with more waiting (Node reads 64 KiB at a time). */
+const FLOOD_READ = 16 * 1024;
 let turnBytes = 0;
 let turnCounted = false;
 
@@ -191,9 +193,10 @@ export class BgpConnection {
       turnCounted = true;
       setImmediate(newTurn);
     }
-    if (turnBytes > TURN_BUDGET) {
-      // This turn has read enough: the connections read on in the next one, after the sessions
-      // have sent what changed (see TURN_BUDGET).
+    if (turnBytes > TURN_BUDGET && chunk.length >= FLOOD_READ) {
+      // This turn has read enough: a connection that is flooding reads on in the next one,
+      // after the sessions have sent what changed (see TURN_BUDGET). Small reads go on: a
+      // pause costs two system calls, and a reflector's thousand clients each send little.
       this.socket.pause();
       setImmediate(() => {
         if (!this.closed) this.socket.resume();
