@@ -183,7 +183,7 @@ export function receivedKey(b: Buffer, external: boolean): string {
   while (p < b.length) {
     const type = b[p + 1];
     const next = (b[p] & 0x10) !== 0 ? p + 4 + b.readUInt16BE(p + 2) : p + 3 + b[p + 2];
-    if (dropped(type, external)) {
+    if (notShared(type, external)) {
       if (p > keptFrom) n += b.copy(scratchFor(b.length), n, keptFrom, p);
       keptFrom = next;
     }
@@ -202,7 +202,8 @@ function scratchFor(length: number): Buffer {
   return scratch;
 }
 
-function dropped(type: number, external: boolean): boolean {
+/** Whether receivedKey leaves an attribute of this type out of the key (see there). */
+export function notShared(type: number, external: boolean): boolean {
   switch (type) {
     case T.NEXT_HOP:
     case T.MP_REACH_NLRI:

@@ -5,6 +5,7 @@
 // most of the export's cost on real traffic. The output is the codec's canonical encoding of
 // the same attributes, octet for octet, so both ways find the same exported set.
 import { AttrFlag, AttrType as T, canonicalFlags, ruleByType } from '../codec/index.js';
+import { notShared } from './attr-set.js';
 
 let scratch = Buffer.alloc(4096);
 
@@ -35,16 +36,9 @@ export function ibgpExportBytes(key: string, nextHop: number, localPref: number)
     p = vs + length;
     if (type <= last || p > n) return undefined;
     last = type;
-    switch (type) {
-      case T.NEXT_HOP:
-      case T.MP_REACH_NLRI:
-      case T.MP_UNREACH_NLRI:
-      case T.AS4_PATH:
-      case T.AS4_AGGREGATOR:
-      case T.ORIGINATOR_ID:
-      case T.CLUSTER_LIST:
-        return undefined;
-    }
+    // What an external peer's set never holds (receivedKey drops it) but LOCAL_PREF, which
+    // is kept as it is.
+    if (type !== T.LOCAL_PREF && notShared(type, true)) return undefined;
     if (!nextHopDone && type > T.NEXT_HOP) {
       o = writeU32(out, o, T.NEXT_HOP, nextHop);
       nextHopDone = true;
