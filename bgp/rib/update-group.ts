@@ -256,9 +256,23 @@ export class UpdateGroup {
     const reflection = this.settings.reflection;
     if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
 
+    // The next hop first: the export on bytes below needs it, and not the attributes.
+    const v6 = family === 'ipv6-unicast';
+    let nh: string | undefined = path.nextHop.address;
+    let ll: string | undefined;
+    if (ebgp || this.nextHopSelf || nh === '0.0.0.0' || nh === '::') {
+      nh = v6 ? this.localAddressV6 : this.localAddress;
+      if (v6) ll = this.linkLocalAddressV6;
+    }
     if (!ebgp && src.type === 'ebgp' && this.exportPolicy === undefined && this.fourOctetAs) {
-      const out = this.exportExternalBytes(family, path);
-      if (out !== undefined) return out;
+      // The common case (an external route to internal peers) edits the set's bytes, octet for
+      // octet what the general way below gives (ibgp-export.ts).
+      if (nh === undefined || nh === '0.0.0.0' || nh === '::') {
+        this.noNextHop++;
+        return null;
+      }
+      const bytes = ibgpExportBytes(set.key, v6 ? -1 : this.ipv4NextHop(nh), this.settings.defaultLocalPref);
+      if (bytes !== undefined) return this.internBytes(family, bytes, nh, ll, undefined);
     }
     let a: PathAttributes = { ...set.attributes };
     if (a.unknown !== undefined && src.type !== 'local') {
@@ -267,10 +281,6 @@ export class UpdateGroup {
       if (kept) a.unknown = kept;
       else delete a.unknown;
     }
-    let nh: string | undefined = path.nextHop.address;
-    let ll: string | undefined;
-    const v6 = family === 'ipv6-unicast';
-    const unspecified = nh === '0.0.0.0' || nh === '::';
     if (ebgp) {
       a.asPath = prependAs(a.asPath, [this.settings.localAs]);
       delete a.localPref;
@@ -278,14 +288,8 @@ export class UpdateGroup {
       if (src.type !== 'local') delete a.med;
       delete a.originatorId;
       delete a.clusterList;
-      nh = v6 ? this.localAddressV6 : this.localAddress;
-      if (v6) ll = this.linkLocalAddressV6;
     } else {
       if (a.localPref === undefined) a.localPref = this.settings.defaultLocalPref;
-      if (this.nextHopSelf || unspecified) {
-        nh = v6 ? this.localAddressV6 : this.localAddress;
-        if (v6) ll = this.linkLocalAddressV6;
-      }
       if (src.type === 'ibgp' && reflection?.reflect) reflection.reflect(a, src, this.info);
     }
     const policy = this.exportPolicy;
@@ -317,30 +321,13 @@ export class UpdateGroup {
     return this.intern(family, a, nh, ll);
   }
 
-  /**
-   * An external peer's route to this internal group, the set's bytes edited (ibgp-export.ts);
-   * what compute() would give, or null for no next hop, or undefined when the bytes need the
-   * general way.
-   */
-  private exportExternalBytes(family: AddressFamily, path: Path): OutAttrSet | null | undefined {
-    const v6 = family === 'ipv6-unicast';
-    let nh: string | undefined = path.nextHop.address;
-    let ll: string | undefined;
-    if (this.nextHopSelf || nh === '0.0.0.0' || nh === '::') {
-      nh = v6 ? this.localAddressV6 : this.localAddress;
-      if (v6) ll = this.linkLocalAddressV6;
-    }
-    if (nh === undefined || nh === '0.0.0.0' || nh === '::') {
-      this.noNextHop++;
-      return null;
-    }
-    if (!v6 && nh !== this.lastNextHopText) {
+  /** An IPv4 next hop as a number; a group's routes have few, so the last one is remembered. */
+  private ipv4NextHop(nh: string): number {
+    if (nh !== this.lastNextHopText) {
       this.lastNextHopText = nh;
       this.lastNextHopNumber = ipv4Number(nh);
     }
-    const bytes = ibgpExportBytes(path.attrs.key, v6 ? -1 : this.lastNextHopNumber, this.settings.defaultLocalPref);
-    if (bytes === undefined) return undefined;
-    return this.internBytes(family, bytes, nh, ll, undefined);
+    return this.lastNextHopNumber;
   }
 
   private intern(family: AddressFamily, a: PathAttributes, nh: string, ll: string | undefined): OutAttrSet {
