@@ -13,9 +13,11 @@ import {
   type PathAttributes,
 } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
+import { Rib, type RibPeer } from '../../bgp/rib/index.js';
 import { attributesKey, ipv4Number, receivedKey } from '../../bgp/rib/attr-set.js';
 import { ibgpExportBytes } from '../../bgp/rib/ibgp-export.js';
 import { passOnUnrecognised } from '../../bgp/rib/pass-on.js';
+import { drain } from './helpers.js';
 
 const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
 const LOCAL_PREF = 100;
@@ -74,6 +76,62 @@ describe('export to internal peers on bytes (ibgp-export)', function () {
     }
     // Real traffic is nearly all in ascending order: the bytes must be the common way, not a rare one.
     assert.ok(onBytes > keys.size * 0.95, `${onBytes} of ${keys.size} sets exported on bytes`);
+  });
+
+  it('exports every route of the dump as a group that takes the general way does', () => {
+    // Two internal groups alike but for an export policy that accepts everything: a policy
+    // takes the group the general way (decode, edit, encode), its absence the way on bytes.
+    const rib = new Rib({ localAs: 64512, routerId: '192.0.2.254', collectChanges: false });
+    const families = ['ipv4-unicast', 'ipv6-unicast'] as const;
+    const internal = {
+      asn: 64512,
+      families: [...families],
+      localAddress: '192.0.2.254',
+      localAddressV6: '2001:db8::fe',
+      fourOctetAs: true,
+    };
+    const bytes = rib.addPeer({ ...internal, address: '192.0.2.101', routerId: '192.0.2.101' });
+    const general = rib.addPeer({ ...internal, address: '192.0.2.102', routerId: '192.0.2.102', exportPolicy: () => true });
+    const peers = new Map<string, RibPeer>();
+    for (const r of readMrtFile(MRT)) {
+      if (r.kind !== 'message') continue;
+      const name = `${r.peerIp} ${r.peerAs} ${r.fourOctetAs}`;
+      let peer = peers.get(name);
+      if (peer === undefined) {
+        peer = rib.addPeer({
+          address: r.peerIp,
+          asn: r.peerAs,
+          routerId: `10.0.${peers.size >> 8}.${peers.size & 255}`,
+          families: [...families],
+          fourOctetAs: r.fourOctetAs,
+        });
+        peers.set(name, peer);
+      }
+      try {
+        const m = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
+        if (m.type === 'update') rib.update(peer, m);
+      } catch (e) {
+        if (!(e instanceof BgpError) || e.update === undefined) throw e;
+        if (e.action === 'treat-as-withdraw') rib.treatAsWithdraw(peer, e.update);
+        else rib.update(peer, e.update);
+      }
+    }
+    const outBytes = rib.adjRibOut(bytes)!;
+    const outGeneral = rib.adjRibOut(general)!;
+    drain(outBytes);
+    drain(outGeneral);
+    let compared = 0;
+    for (const f of families) {
+      for (const route of rib.routes(f)) {
+        const [x] = outBytes.sentFor(f, route.prefix);
+        const [y] = outGeneral.sentFor(f, route.prefix);
+        assert.ok(x !== undefined && y !== undefined, `${route.prefix} sent to both`);
+        assert.ok(x.attrBytes.equals(y.attrBytes), `${route.prefix}: ${x.attrBytes.toString('hex')} / ${y.attrBytes.toString('hex')}`);
+        assert.deepEqual(x.mpNextHop, y.mpNextHop, route.prefix);
+        compared++;
+      }
+    }
+    assert.ok(compared > 10_000, `only ${compared} routes compared`);
   });
 
   it("gives the canonical encoding's octets for sets built in code", () => {
