@@ -123,7 +123,7 @@ function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
     enumerable: true,
     configurable: true,
     get(this: UpdateMessage): Nlri[] {
-      const r = fieldsOf(this);
+      const r = receivedOf(this)!;
       let list = name === 'nlri' ? r.nlriList : r.withdrawnList;
       if (list === undefined) {
         const field = name === 'nlri' ? r.nlri : r.withdrawn;
@@ -136,7 +136,7 @@ function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
       return list;
     },
     set(this: UpdateMessage, list: Nlri[]): void {
-      const r = fieldsOf(this);
+      const r = receivedOf(this)!;
       if (name === 'nlri') r.nlriList = list;
       else r.withdrawnList = list;
       r.unread = false;
@@ -145,8 +145,8 @@ function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
   };
 }
 
-function fieldsOf(m: UpdateMessage): Received {
-  return (m as unknown as { [RECEIVED]: Received })[RECEIVED];
+function receivedOf(m: UpdateMessage): Received | undefined {
+  return (m as { [RECEIVED]?: Received })[RECEIVED];
 }
 
 const RECEIVED = Symbol('the octets as received');
@@ -176,7 +176,7 @@ export interface ReceivedNlri {
  * `nlri`, in order, unless those arrays were changed in place after decoding.
  */
 export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
-  const r = (m as { [RECEIVED]?: Received })[RECEIVED];
+  const r = receivedOf(m);
   return r === undefined || r.replaced || r.withdrawnCount + r.nlriCount === 0 ? undefined : r;
 }
 
@@ -187,7 +187,7 @@ export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
  * Shares the received buffer.
  */
 export function receivedAttributes(m: UpdateMessage): Buffer | undefined {
-  return (m as { [RECEIVED]?: Received })[RECEIVED]?.attributes;
+  return receivedOf(m)?.attributes;
 }
 
 function missing(type: number): Problem {
