@@ -1,7 +1,7 @@
 // Builders for RIB tests: UPDATEs as the codec would hand them over, and peers.
 import type { AsPathSegment, BgpMessage, CodecOptions, Nlri, PathAttributes, UpdateMessage } from '../../bgp/codec/index.js';
 import { decodeMessage } from '../../bgp/codec/index.js';
-import type { AdjRibOut } from '../../bgp/rib/index.js';
+import type { AdjRibOut, Rib, RibPeer } from '../../bgp/rib/index.js';
 
 export const seq = (...asns: number[]): AsPathSegment[] => [{ type: 'sequence', asns }];
 
@@ -75,4 +75,24 @@ export function withdrawnOf(messages: BgpMessage[]): Nlri[] {
     out.push(...(m.attributes.mpUnreach?.withdrawn ?? []));
   }
   return out;
+}
+
+/**
+ * Replaying an MRT dump into a RIB: the RIB peer of a record's collector session (address, AS,
+ * 2- or 4-octet), registered with both unicast families the first time `peers` meets it.
+ */
+export function mrtPeer(rib: Rib, peers: Map<string, RibPeer>, r: { peerIp: string; peerAs: number; fourOctetAs: boolean }): RibPeer {
+  const name = `${r.peerIp} AS${r.peerAs} ${r.fourOctetAs ? 4 : 2}`;
+  let peer = peers.get(name);
+  if (peer === undefined) {
+    peer = rib.addPeer({
+      address: r.peerIp,
+      asn: r.peerAs,
+      routerId: `10.0.${peers.size >> 8}.${peers.size & 255}`,
+      families: ['ipv4-unicast', 'ipv6-unicast'],
+      fourOctetAs: r.fourOctetAs,
+    });
+    peers.set(name, peer);
+  }
+  return peer;
 }

@@ -17,7 +17,7 @@ import { Rib, type RibPeer } from '../../bgp/rib/index.js';
 import { attributesKey, ipv4Number, receivedKey } from '../../bgp/rib/attr-set.js';
 import { ibgpExportBytes } from '../../bgp/rib/ibgp-export.js';
 import { passOnUnrecognised } from '../../bgp/rib/pass-on.js';
-import { drain } from './helpers.js';
+import { drain, mrtPeer } from './helpers.js';
 
 const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
 const LOCAL_PREF = 100;
@@ -95,18 +95,7 @@ describe('export to internal peers on bytes (ibgp-export)', function () {
     const peers = new Map<string, RibPeer>();
     for (const r of readMrtFile(MRT)) {
       if (r.kind !== 'message') continue;
-      const name = `${r.peerIp} ${r.peerAs} ${r.fourOctetAs}`;
-      let peer = peers.get(name);
-      if (peer === undefined) {
-        peer = rib.addPeer({
-          address: r.peerIp,
-          asn: r.peerAs,
-          routerId: `10.0.${peers.size >> 8}.${peers.size & 255}`,
-          families: [...families],
-          fourOctetAs: r.fourOctetAs,
-        });
-        peers.set(name, peer);
-      }
+      const peer = mrtPeer(rib, peers, r);
       try {
         const m = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
         if (m.type === 'update') rib.update(peer, m);

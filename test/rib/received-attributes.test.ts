@@ -6,7 +6,7 @@ import { BgpError, decodeMessage, encodeMessage, receivedAttributes, type Update
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import { Rib, type RibPeer, type RibRoute } from '../../bgp/rib/index.js';
 import { receivedKey } from '../../bgp/rib/attr-set.js';
-import { drain, updatesOf } from './helpers.js';
+import { drain, mrtPeer, updatesOf } from './helpers.js';
 
 const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
 const FAMILIES = ['ipv4-unicast', 'ipv6-unicast'] as const;
@@ -23,18 +23,7 @@ function replay(localAs: number, fresh: (m: UpdateMessage) => UpdateMessage): { 
   let updates = 0;
   for (const r of readMrtFile(MRT)) {
     if (r.kind !== 'message') continue;
-    const name = `${r.peerIp} AS${r.peerAs} ${r.fourOctetAs ? 4 : 2}`;
-    let peer = peers.get(name);
-    if (peer === undefined) {
-      peer = rib.addPeer({
-        address: r.peerIp,
-        asn: r.peerAs,
-        routerId: `10.0.${peers.size >> 8}.${peers.size & 255}`,
-        families: [...FAMILIES],
-        fourOctetAs: r.fourOctetAs,
-      });
-      peers.set(name, peer);
-    }
+    const peer = mrtPeer(rib, peers, r);
     let m: UpdateMessage;
     let withdraw = false;
     try {
