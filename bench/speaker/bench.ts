@@ -25,6 +25,8 @@ export interface PhaseFigures {
   expected: number;
   /** CPU seconds of the daemon's processes during the phase. */
   cpuSec: number;
+  /** Of cpuSec, what the main thread of each process took (the rest: GC, JIT, I/O threads). */
+  mainThreadCpuSec: number;
   rssMb: number;
   /** RSS when the phase began. */
   rssBeforeMb: number;
@@ -113,6 +115,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
         monitorHeld: result.monitorHeld,
         expected: info.expectSize,
         cpuSec: after.cpu - before.cpu,
+        mainThreadCpuSec: after.mainThreadCpu - before.mainThreadCpu,
         rssMb: after.rss / MB,
         rssBeforeMb: before.rss / MB,
         peakRssMb: after.peakRss / MB,
@@ -122,7 +125,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       figures.push(f);
       if (result.sessionsDown.length > 0) log(`  ${kind} ${info.name}: sessions down: ${result.sessionsDown.join('; ')}`);
       log(
-        `  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s, rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`,
+        `  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s (main thread ${f.mainThreadCpuSec.toFixed(2)} s), rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`,
       );
       if (f.timedOut) break;
     }

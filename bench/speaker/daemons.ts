@@ -65,13 +65,7 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
   const version = await versionOf(ns, kind);
   switch (kind) {
     case 'podroute': {
-      // Node flags for bgpd alone (heap limit, --cpu-prof): Podroute.start spawns before its first await.
-      const saved = process.env.NODE_OPTIONS;
-      process.env.NODE_OPTIONS = podrouteNodeOptions.join(' ');
-      const starting = Podroute.start(ns, config, { peerDefaults: { gracefulRestart: false } });
-      if (saved === undefined) delete process.env.NODE_OPTIONS;
-      else process.env.NODE_OPTIONS = saved;
-      const d = await starting;
+      const d = await Podroute.start(ns, config, { peerDefaults: { gracefulRestart: false }, nodeArgs: podrouteNodeOptions });
       return {
         kind,
         version,
@@ -140,25 +134,35 @@ interface GobgpNeighborJson {
   afi_safis?: { state?: { received?: number; accepted?: number } }[];
 }
 
-/** Resident and peak resident set (VmRSS, VmHWM) in octets, and CPU seconds (user + system). */
+/**
+ * Resident and peak resident set (VmRSS, VmHWM) in octets, and CPU seconds (user + system):
+ * of the whole process, and of its main thread alone (a Node daemon's GC and JIT threads, or
+ * FRR's I/O threads, are the difference).
+ */
 export interface ProcessSample {
   rss: number;
   peakRss: number;
   cpu: number;
+  mainThreadCpu: number;
 }
 
 const TICKS = 100; // USER_HZ on Linux
 
+function cpuOf(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
 export function sampleProcesses(pids: readonly number[]): ProcessSample {
-  const s: ProcessSample = { rss: 0, peakRss: 0, cpu: 0 };
+  const s: ProcessSample = { rss: 0, peakRss: 0, cpu: 0, mainThreadCpu: 0 };
   for (const pid of pids) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       s.rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
       s.peakRss += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      s.cpu += (Number(fields[11]) + Number(fields[12])) / TICKS;
+      s.cpu += cpuOf(`/proc/${pid}/stat`);
+      s.mainThreadCpu += cpuOf(`/proc/${pid}/task/${pid}/stat`);
     } catch {
       /* exited: counts nothing */
     }

@@ -3,7 +3,7 @@
 //
 //   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
 //        [--json out.json] [--timeout-scale 2] [--force] [--repeat 3] [--profile dir] [--poll-ms 200]
-//        [--bgpd-node-options '--optimize-for-size']
+//        [--bgpd-node-options '--single-threaded-gc']
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '1' },
     /** How often the daemon's own counters are read (0: never; the "daemon has all" column stays empty). */
     'poll-ms': { type: 'string', default: '200' },
-    /** Extra Node flags for podroute bgpd (e.g. V8 heap settings), space-separated. */
+    /** Extra Node flags for podroute bgpd, space-separated, on its command line (so V8 flags NODE_OPTIONS refuses work too). */
     'bgpd-node-options': { type: 'string', default: '' },
     /** Directory for podroute bgpd's CPU profiles (written when it stops). */
     profile: { type: 'string' },
@@ -103,9 +103,9 @@ lines.push(
 const versions = new Map(all.map((f) => [f.daemon, f.version]));
 lines.push(`versions: ${[...versions.values()].join('; ')}`, '');
 lines.push(
-  '| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | ÷ CPU | ÷ RSS growth | ÷ peak RSS | load (1 min) |',
+  '| scenario | daemon | daemon has all (s) | monitor has all (s) | CPU (s) | main thread CPU (s) | RSS after (MB) | RSS growth (MB) | peak RSS (MB) | podroute ÷ this: time | ÷ CPU | ÷ RSS growth | ÷ peak RSS | load (1 min) |',
 );
-lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const s of scenarios) {
   const rows = all.filter((f) => f.scenario === s.name && f.measured);
   for (const f of rows) {
@@ -115,7 +115,7 @@ for (const s of scenarios) {
       : `${fmt(f.monitorSec)} (${f.monitorHeld.toLocaleString('en')}/${f.expected.toLocaleString('en')}${f.timedOut ? ', timed out' : ''})`;
     const name = rows.some((r) => r.phase !== f.phase) ? `${s.name} ${f.phase}` : s.name;
     lines.push(
-      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.cpuSec, f.cpuSec)} | ${f.daemon === 'podroute' ? '' : growthRatio(ours, f)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
+      `| ${name} | ${f.daemon} | ${fmt(f.receiveSec)} | ${monitor} | ${fmt(f.cpuSec)} | ${fmt(f.mainThreadCpuSec)} | ${fmt(f.rssMb, 0)} | ${fmt(f.rssMb - f.rssBeforeMb, 0)} | ${fmt(f.peakRssMb, 0)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.monitorSec, f.complete ? f.monitorSec : undefined)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.cpuSec, f.cpuSec)} | ${f.daemon === 'podroute' ? '' : growthRatio(ours, f)} | ${f.daemon === 'podroute' ? '' : ratio(ours?.peakRssMb, f.peakRssMb)} | ${fmt(f.load[0])} |`,
     );
   }
 }

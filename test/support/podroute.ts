@@ -36,6 +36,8 @@ export interface PodrouteOptions {
   gracefulRestart?: Record<string, unknown>;
   /** Where the daemon keeps its run marker; start() gives it one in the lab, never the host's /run/podroute. */
   stateDir?: string;
+  /** Node flags before the script: V8 flags that NODE_OPTIONS refuses (--single-threaded-gc) go here. */
+  nodeArgs?: readonly string[];
 }
 
 export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOptions = {}): string {
@@ -112,7 +114,10 @@ export class Podroute {
     const control = join(ns.lab.dir, `${ns.shortName}-${name}.sock`);
     const stateDir = options.stateDir ?? join(ns.lab.dir, `${ns.shortName}-${name}-state`);
     writeFileSync(file, renderPodrouteConfig(config, { ...options, stateDir }));
-    const proc = ns.spawn(['node', join(ROOT, 'bin/podroute.js'), 'bgpd', '--config', file, '--control', control], { name, cwd: ROOT });
+    const proc = ns.spawn(
+      ['node', ...(options.nodeArgs ?? []), join(ROOT, 'bin/podroute.js'), 'bgpd', '--config', file, '--control', control],
+      { name, cwd: ROOT },
+    );
     const speaker = new Podroute(ns, config, control, proc);
     await waitFor(
       async () => {
