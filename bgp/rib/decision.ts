@@ -31,11 +31,6 @@ const all: Path[] = [];
 const cand: Path[] = [];
 const mp: Path[] = [];
 
-function localPref(p: Path, o: DecisionOptions): number {
-  const lp = p.attrs.localPref;
-  return lp >= 0 ? lp : o.defaultLocalPref;
-}
-
 function routerId(p: Path): number {
   const o = p.attrs.originatorId;
   return o >= 0 ? o : p.peer.routerIdNumber;
@@ -55,21 +50,47 @@ export function compareTieBreak(a: Path, b: Path): number {
   return a.pathId - b.pathId;
 }
 
-function keepMax(n: number, value: (p: Path) => number): number {
-  let best = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = value(cand[i]);
-    if (v > best) best = v;
-  }
+/**
+ * Steps 1-4 at once: they are total preorders, so one pass keeps the candidates that tie on
+ * all four at their best (a lexicographic maximum). One comparison, not a closure per step:
+ * this runs for every prefix that has more than one path.
+ */
+function keepBestSteps1to4(n: number, defaultLocalPref: number): number {
   let k = 0;
-  for (let i = 0; i < n; i++) if (value(cand[i]) === best) cand[k++] = cand[i];
+  let best = cand[0];
+  for (let i = 0; i < n; i++) {
+    const p = cand[i];
+    const c = i === 0 ? 0 : compareSteps1to4(p, best, defaultLocalPref);
+    if (c < 0) {
+      best = p;
+      k = 0;
+    }
+    if (c <= 0) cand[k++] = p;
+  }
   return k;
 }
 
-const byAsPath = (p: Path): number => -p.attrs.asPathLength;
-const byOrigin = (p: Path): number => -p.attrs.origin;
-const byLocal = (p: Path): number => (p.peer.type === 'local' ? 1 : 0);
-const byEbgp = (p: Path): number => (p.peer.type === 'ebgp' ? 1 : 0);
+/** Negative when a wins on steps 1-4, 0 on a tie. */
+function compareSteps1to4(a: Path, b: Path, defaultLocalPref: number): number {
+  const la = a.attrs.localPref >= 0 ? a.attrs.localPref : defaultLocalPref;
+  const lb = b.attrs.localPref >= 0 ? b.attrs.localPref : defaultLocalPref;
+  if (la !== lb) return lb - la;
+  const oa = a.peer.type === 'local' ? 1 : 0;
+  const ob = b.peer.type === 'local' ? 1 : 0;
+  if (oa !== ob) return ob - oa;
+  if (a.attrs.asPathLength !== b.attrs.asPathLength) return a.attrs.asPathLength - b.attrs.asPathLength;
+  return a.attrs.origin - b.attrs.origin;
+}
+
+/** Step 6: eBGP over iBGP, when both are still there. */
+function keepEbgp(n: number): number {
+  let any = false;
+  for (let i = 0; i < n; i++) if (cand[i].peer.type === 'ebgp') any = true;
+  if (!any) return n;
+  let k = 0;
+  for (let i = 0; i < n; i++) if (cand[i].peer.type === 'ebgp') cand[k++] = cand[i];
+  return k;
+}
 
 function med(p: Path): number {
   return Math.max(p.attrs.med, 0);
@@ -108,15 +129,18 @@ export function selectBest(head: Path, o: DecisionOptions): Path {
   let total = 0;
   for (let p: Path | null = head; p !== null; p = p.next) all[total++] = p;
   for (let i = 0; i < total; i++) cand[i] = all[i];
-  let n = total;
-  n = keepMax(n, (p) => localPref(p, o));
-  if (n > 1) n = keepMax(n, byLocal);
-  if (n > 1) n = keepMax(n, byAsPath);
-  if (n > 1) n = keepMax(n, byOrigin);
+  let n = keepBestSteps1to4(total, o.defaultLocalPref);
   if (n > 1) n = keepLowestMed(n, o.alwaysCompareMed);
-  if (n > 1) n = keepMax(n, byEbgp);
-  // Steps 7-10 are total orders: sorting the tied candidates puts the best first.
-  if (n > 1) {
+  if (n > 1) n = keepEbgp(n);
+  // Steps 7-10 are total orders. One best: a scan finds it. Multipath: the tied are sorted,
+  // so the ECMP set is taken in preference order.
+  if (n > 1 && o.maxPaths <= 1) {
+    let b = 0;
+    for (let i = 1; i < n; i++) if (compareTieBreak(cand[i], cand[b]) < 0) b = i;
+    const t = cand[0];
+    cand[0] = cand[b];
+    cand[b] = t;
+  } else if (n > 1) {
     const tied = cand.slice(0, n).sort(compareTieBreak);
     for (let i = 0; i < n; i++) cand[i] = tied[i];
   }
