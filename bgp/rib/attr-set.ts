@@ -184,18 +184,28 @@ export function receivedKey(b: Buffer, external: boolean): string {
     const type = b[p + 1];
     const next = (b[p] & 0x10) !== 0 ? p + 4 + b.readUInt16BE(p + 2) : p + 3 + b[p + 2];
     if (notShared(type, external)) {
-      if (p > keptFrom) n += b.copy(scratchFor(b.length), n, keptFrom, p);
+      n = copyRun(b, keptFrom, p, scratchFor(b.length), n);
       keptFrom = next;
     }
     p = next;
   }
   if (keptFrom === 0) return b.toString('latin1');
-  if (b.length > keptFrom) n += b.copy(scratchFor(b.length), n, keptFrom, b.length);
+  n = copyRun(b, keptFrom, b.length, scratchFor(b.length), n);
   // One flat string: a concatenation would keep its parts alive beside the flattened key.
   return scratch.toString('latin1', 0, n);
 }
 
 let scratch = Buffer.alloc(4096);
+
+/**
+ * Copies b[from, to) to out at n and returns the new end. The runs are a few dozen octets, where
+ * a loop beats Buffer.copy's trip through the runtime (a tenth of the key's cost on real traffic).
+ */
+function copyRun(b: Buffer, from: number, to: number, out: Buffer, n: number): number {
+  if (to - from > 256) return n + b.copy(out, n, from, to);
+  for (let i = from; i < to; i++) out[n++] = b[i];
+  return n;
+}
 
 function scratchFor(length: number): Buffer {
   if (scratch.length < length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
