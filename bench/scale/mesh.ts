@@ -7,6 +7,7 @@
 // The agent is read through its control socket (`GET /status`, as `podroute node status`).
 //
 //   node --import tsx bench/scale/mesh.ts [--nodes 100,500,1000,2000] [--timeout 120] [--json file] [--profile dir]
+//        [--node-args '--single-threaded']   (Node flags on the agent's command line)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentStatus } from '../../lib/agent/index.js';
@@ -23,6 +24,7 @@ const SIZES = arg('nodes', '100,500,1000,2000').split(',').map(Number);
 const TIMEOUT_S = Number(arg('timeout', '120'));
 const JSON_OUT = arg('json', '');
 const PROFILE = arg('profile', '');
+const NODE_ARGS = arg('node-args', '').split(' ').filter(Boolean);
 for (const n of SIZES) if (!(n >= 1 && n <= 60000)) throw new Error(`--nodes: ${n} is not in 1..60000`);
 const ASN = 64512;
 const AGENT_IP = '127.0.0.1';
@@ -62,6 +64,7 @@ async function startAgent(dir: string, datastore: string, port: number): Promise
   const control = join(dir, 'agent.sock');
   const argv = [
     'node',
+    ...NODE_ARGS,
     join(ROOT, 'bin/podroute.js'),
     'node',
     'run',
