@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { decodeMessage, encodeMessage, type PathAttributes } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import type { Expectation } from './monitor.js';
-import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Key, withdrawUpdates, type V4Prefix } from './wire.js';
+import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Key, v4OfKey, withdrawUpdates, type V4Prefix } from './wire.js';
 
 export const DUT_ADDRESS = '10.90.0.1';
 export const MONITOR_ADDRESS = '10.90.0.100';
@@ -225,7 +225,7 @@ const mrt: Scenario = {
       held += table.size;
       for (const k of table) union.add(k);
     }
-    const final = tables.map((t) => [...t].map((k) => ({ addr: Math.floor(k / 64), len: k % 64 })));
+    const final = tables.map((t) => [...t].map(v4OfKey));
     return [{ ...phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, held), held: final }];
   },
 };
@@ -236,7 +236,7 @@ const mrt: Scenario = {
  * its tables, as one that has run for a while meets a re-convergence; the cold figures stay
  * the scenario's own.
  */
-function warm(s: Scenario): Scenario {
+export function warm(s: Scenario): Scenario {
   return {
     ...s,
     name: `${s.name}-warm`,
@@ -264,30 +264,28 @@ export function prefixKey(text: string): number {
   return v4Key(Math.floor(addr / host) * host, len);
 }
 
+const oneBy100k = unique('1x100k', 1, 100_000, 120);
+
 export const SCENARIOS: Scenario[] = [
-  unique('1x100k', 1, 100_000, 120),
+  oneBy100k,
   unique('10x10k', 10, 10_000, 120),
   { ...unique('10x100k', 10, 100_000, 300), skip: { gobgp: 'GoBGP 3.10 needed ~90 s for 10×10k here; 10×100k would take many minutes' } },
   mrt,
   withdrawAll,
   churn,
   calico,
-  warm(unique('1x100k', 1, 100_000, 120)),
+  warm(oneBy100k),
   { ...warm(mrt), skip: { gobgp: 'GoBGP 3.10 takes ~50 s for one replay here' } },
 ];
 
 /** Not in the default run: the self-test of the injector and monitor (test/bench). */
 export const SMOKE: Scenario = unique('1x10k', 1, 10_000, 60);
 
+/** A scenario by name; `<name>-warm` is the warm variant of any scenario that has one. */
 export function scenarioByName(name: string): Scenario {
-  const s = [...SCENARIOS, SMOKE].find((x) => x.name === name) ?? warmOf(name);
-  if (!s) throw new Error(`unknown scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}`);
+  const byName = (n: string) => [...SCENARIOS, SMOKE].find((x) => x.name === n);
+  const base = name.endsWith('-warm') ? byName(name.slice(0, -'-warm'.length)) : undefined;
+  const s = byName(name) ?? (base && warm(base));
+  if (!s) throw new Error(`unknown scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}, or <name>-warm`);
   return s;
-}
-
-/** The warm variant of any scenario whose last phase says what the testers hold (e.g. 10x100k-warm). */
-function warmOf(name: string): Scenario | undefined {
-  if (!name.endsWith('-warm')) return undefined;
-  const base = [...SCENARIOS, SMOKE].find((x) => x.name === name.slice(0, -'-warm'.length));
-  return base && warm(base);
 }

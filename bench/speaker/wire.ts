@@ -33,6 +33,11 @@ export function v4Key(addr: number, len: number): number {
   return addr * 64 + len;
 }
 
+/** The prefix a monitor key stands for (v4Key's inverse). */
+export function v4OfKey(key: number): V4Prefix {
+  return { addr: Math.floor(key / 64), len: key % 64 };
+}
+
 function nlriOctets(len: number): number {
   return 1 + ((len + 7) >> 3);
 }

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { decodeMessage } from '../../bgp/codec/index.js';
 import { benchOne } from '../../bench/speaker/bench.js';
 import { RouteMonitor } from '../../bench/speaker/monitor.js';
-import { prefixKey, SMOKE } from '../../bench/speaker/scenarios.js';
-import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Text, withdrawUpdates } from '../../bench/speaker/wire.js';
+import { prefixKey, scenarioByName, SMOKE, topologyOf } from '../../bench/speaker/scenarios.js';
+import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4OfKey, v4Text, withdrawUpdates } from '../../bench/speaker/wire.js';
 
 const attributes = (tag = 0) => ({
   origin: 'igp' as const,
@@ -67,6 +67,33 @@ describe('bench/speaker: injector and monitor', () => {
   it('host bits past the length do not make a second key', () => {
     assert.equal(prefixKey('11.0.0.129/25'), prefixKey('11.0.0.128/25'));
     assert.notEqual(prefixKey('11.0.0.0/24'), prefixKey('11.0.0.0/25'));
+  });
+
+  it('a warm variant runs the phases unmeasured, withdraws exactly what the testers hold, then measures them', () => {
+    const cold = SMOKE.build(topologyOf(SMOKE));
+    const w = scenarioByName(`${SMOKE.name}-warm`);
+    const phases = w.build(topologyOf(w));
+    assert.deepEqual(
+      phases.map((p) => [p.name, p.measured, p.expect.size]),
+      [
+        ['announce (warm-up)', false, 10_000],
+        ['withdraw all', false, 0],
+        ['announce', true, 10_000],
+      ],
+    );
+    assert.deepEqual(phases[2]!.bytes, cold[0]!.bytes);
+    const withdrawn = phases[1]!.bytes.flatMap((stream) => {
+      const out: string[] = [];
+      for (let p = 0; p < stream.length; p += stream.readUInt16BE(p + 16)) {
+        const m = decodeMessage(stream.subarray(p, p + stream.readUInt16BE(p + 16)));
+        if (m.type === 'update') out.push(...m.withdrawn.map((n) => n.prefix));
+      }
+      return out;
+    });
+    assert.deepEqual(withdrawn, prefixes.map(v4Text));
+    // The MRT replay's held prefixes come back from the monitor's keys.
+    for (const text of ['0.0.0.0/0', '11.0.0.0/8', '203.0.113.128/25', '255.255.255.255/32'])
+      assert.equal(v4Text(v4OfKey(prefixKey(text))), text);
   });
 
   it('end to end: 10,000 /32s injected through podroute bgpd all reach the monitor', async function () {
