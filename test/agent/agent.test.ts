@@ -71,7 +71,10 @@ describe('node agent (memory datastore, loopback BGP)', function () {
       until: (r) => r.includes(`${ip1}/32 dev calia`) && r.includes(`blackhole ${b1}`),
     });
     // One route per block: never the /32 of a pod inside it.
-    assert.ok(!cluster.routes('n3').some((r) => r.startsWith(`${ip1}/32`) || r.startsWith(`${ip2}/32`)));
+    assert.ok(
+      !cluster.routes('n3').some((r) => r.startsWith(`${ip1}/32`) || r.startsWith(`${ip2}/32`)),
+      `n3 routes the /32 of ${ip1} or ${ip2}: want only their blocks`,
+    );
     assert.deepEqual(cluster.agents.get('n1')!.status().advertised.blocks, [b1]);
 
     // A fourth node: every old node peers with it, nobody restarts.
@@ -100,6 +103,11 @@ describe('node agent (memory datastore, loopback BGP)', function () {
         .get('n1')!
         .status()
         .peers.every((p) => p.type === 'mesh'),
+      `n1 has a peer that is not mesh: ${cluster.agents
+        .get('n1')!
+        .status()
+        .peers.map((p) => `${p.address} ${p.type}`)
+        .join(', ')}`,
     );
   });
 
@@ -251,7 +259,10 @@ describe('node agent (memory datastore, loopback BGP)', function () {
     });
     const paths = cluster.agents.get('c3')!.speaker!.lookup(b4)!.paths;
     assert.equal(paths.length, 2, 'one copy from each reflector');
-    assert.ok(paths.every((p) => p.attributes.originatorId === '127.0.0.4' && p.attributes.clusterList?.[0] === '1.0.0.1'));
+    assert.ok(
+      paths.every((p) => p.attributes.originatorId === '127.0.0.4' && p.attributes.clusterList?.[0] === '1.0.0.1'),
+      `want every path reflected from 127.0.0.4 via cluster 1.0.0.1: ${paths.map((p) => `${p.attributes.originatorId} ${p.attributes.clusterList?.join(',')}`).join('; ')}`,
+    );
     // Stopping one reflector loses nothing.
     await cluster.remove('rr1');
     await ds.delete('Node', 'rr1');
@@ -296,8 +307,12 @@ describe('node agent (memory datastore, loopback BGP)', function () {
       neighbors.some(
         (n) => n.kind === 'arp' && n.address === v2['podroute.io/vxlan-tunnel-address'] && n.mac === v2['podroute.io/vxlan-tunnel-mac'],
       ),
+      `n1 has no ARP entry for n2's VTEP: ${neighbors.map((n) => `${n.kind} ${n.address} ${n.mac}`).join('; ')}`,
     );
-    assert.ok(neighbors.some((n) => n.kind === 'fdb' && n.address === '127.0.0.2' && n.mac === v2['podroute.io/vxlan-tunnel-mac']));
+    assert.ok(
+      neighbors.some((n) => n.kind === 'fdb' && n.address === '127.0.0.2' && n.mac === v2['podroute.io/vxlan-tunnel-mac']),
+      `n1 has no FDB entry for n2's VTEP at 127.0.0.2: ${neighbors.map((n) => `${n.kind} ${n.address} ${n.mac}`).join('; ')}`,
+    );
     assert.notEqual(v1['podroute.io/vxlan-tunnel-mac'], v2['podroute.io/vxlan-tunnel-mac']);
   });
 });

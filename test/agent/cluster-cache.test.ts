@@ -73,7 +73,13 @@ describe('agent cluster cache', () => {
       answers.filter(([k]) => k === 'IPAMConfiguration'),
       [['IPAMConfiguration', false]],
     );
-    assert.ok(answers.filter(([k]) => CLUSTER_KINDS.includes(k as never)).every(([, relevant]) => relevant));
+    assert.ok(
+      answers.filter(([k]) => CLUSTER_KINDS.includes(k as never)).every(([, relevant]) => relevant),
+      `cluster kinds answered not relevant: ${answers
+        .filter(([k, relevant]) => CLUSTER_KINDS.includes(k as never) && !relevant)
+        .map(([k]) => k)
+        .join(', ')}`,
+    );
 
     await ds.delete('Node', 'n2');
     await ds.delete('BGPPeer', 'tor');

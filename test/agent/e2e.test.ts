@@ -194,7 +194,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     const pids = ['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid);
     await startAgent('n4', 4);
     await waitMesh(['n1', 'n2', 'n3', 'n4']);
-    assert.ok(pids.every(pidAlive));
+    assert.ok(pids.every(pidAlive), `old agents gone (pids ${pids.filter((p) => !pidAlive(p)).join(', ')}): want them to keep running`);
     assert.deepEqual(
       ['n1', 'n2', 'n3'].map((n) => agents.get(n)!.proc.pid),
       pids,

@@ -63,7 +63,7 @@ describe('node run without the netlink addon: the ip -batch fallback', function 
       .filter(Boolean);
 
   it('with the addon built (this checkout) the dataplane is rtnetlink', () => {
-    assert.ok(createLinuxDataplane() instanceof LinuxDataplane);
+    assert.ok(createLinuxDataplane() instanceof LinuxDataplane, 'createLinuxDataplane() did not give the rtnetlink LinuxDataplane');
   });
 
   it('says once on stderr that it uses ip -batch, and programs the learned and own routes through it', async () => {

@@ -114,7 +114,10 @@ describe('agent node speaker', () => {
       bgp.ensure({ asn: 64512, port, clusterId: undefined, routerId: '127.0.0.1' });
       await waitFor(() => errors.length, { what: 'listen error', until: (n) => n === 1 });
       assert.match(errors[0]!.message, new RegExp(`^BGP listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
-      assert.ok(logged.some(([e, f]) => e === 'listen-error' && f.port === port));
+      assert.ok(
+        logged.some(([e, f]) => e === 'listen-error' && f.port === port),
+        `no listen-error logged for port ${port}: ${logged.map(([e]) => e).join(', ')}`,
+      );
     });
   });
 });

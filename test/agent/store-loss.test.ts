@@ -83,7 +83,10 @@ describe('node agent: the datastore comes back empty under it (Redis without per
       until: (n) => n === 2,
       timeoutMs: 30_000,
     });
-    assert.ok(logs.some(([e, f]) => e === 'datastore-replaced' && /empty|replaced/.test(String(f.problem))));
+    assert.ok(
+      logs.some(([e, f]) => e === 'datastore-replaced' && /empty|replaced/.test(String(f.problem))),
+      `no datastore-replaced log for the empty store: ${JSON.stringify(logs.filter(([e]) => e === 'datastore-replaced'))}`,
+    );
 
     // Held: nothing of the dataplane moves, the sessions stay up, and the status says why.
     for (let i = 0; i < 6; i++) {
@@ -93,7 +96,10 @@ describe('node agent: the datastore comes back empty under it (Redis without per
     for (const n of ['n1', 'n2']) {
       const st = cluster.agents.get(n)!.status();
       assert.ok(st.datastoreHeld?.restored, `${n} reports it holds`);
-      assert.ok(st.peers.every((p) => p.state === 'Established'));
+      assert.ok(
+        st.peers.every((p) => p.state === 'Established'),
+        `${n} peers not all Established: ${st.peers.map((p) => `${p.address} ${p.state}`).join(', ')}`,
+      );
     }
     await assert.rejects(
       ipam.autoAssign({ handle: 'during', node: 'n1' }),
@@ -111,7 +117,13 @@ describe('node agent: the datastore comes back empty under it (Redis without per
       until: (h) => h.every((x) => x === undefined),
       timeoutMs: 10_000,
     });
-    assert.ok(logs.some(([e]) => e === 'datastore-repaired'));
+    assert.ok(
+      logs.some(([e]) => e === 'datastore-repaired'),
+      `no datastore-repaired log: ${logs
+        .slice(-20)
+        .map(([e]) => e)
+        .join(', ')}`,
+    );
 
     // Allocation resumes, never with an address a pod holds; the new pod's route reaches the other node.
     const fresh = await addPod('n2', 'e');

@@ -99,7 +99,10 @@ describe('agent VTEP', () => {
     assert.equal(datastoreErrors, 1);
     assert.equal(logged[0]?.[0], 'vxlan-tunnel-error');
     await allocator.ensure(await self(), await pools());
-    assert.ok((await self()).metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION]);
+    assert.ok(
+      (await self()).metadata.annotations?.[VXLAN_ADDRESS_ANNOTATION],
+      'no VXLAN tunnel address annotation once the pools are known',
+    );
   });
 
   it("an IPv6 VXLAN pool: an IPv6 endpoint from the node's IPv6 block with its own MAC, beside the IPv4 one", async () => {

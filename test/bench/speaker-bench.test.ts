@@ -20,7 +20,10 @@ describe('bench/speaker: injector and monitor', () => {
 
   it('packs /32s into full 4096-octet UPDATEs that decode to exactly the prefixes given, in order', () => {
     const updates = announceUpdates(prefixes, attributes());
-    assert.ok(updates.every((u) => u.length <= 4096));
+    assert.ok(
+      updates.every((u) => u.length <= 4096),
+      `an UPDATE over 4096 octets: longest ${Math.max(...updates.map((u) => u.length))}`,
+    );
     assert.ok(
       updates.slice(0, -1).every((u) => u.length > 4096 - 5),
       'every message but the last is full',
@@ -57,7 +60,7 @@ describe('bench/speaker: injector and monitor', () => {
     assert.equal(monitor.complete, false, 'one prefix still carries the old tag');
     for (const u of announceUpdates(prefixes.slice(9999), attributes(2))) monitor.update(u);
     assert.equal(monitor.complete, true);
-    assert.ok(monitor.routes.has(prefixKey('11.0.39.15/32')));
+    assert.ok(monitor.routes.has(prefixKey('11.0.39.15/32')), `11.0.39.15/32 missing from the monitor (${monitor.size} routes)`);
     monitor.expect({ size: 0, tag: 0 });
     for (const u of withdrawUpdates(prefixes)) monitor.update(u);
     assert.equal(monitor.size, 0);
@@ -103,6 +106,6 @@ describe('bench/speaker: injector and monitor', () => {
     assert.equal(f.complete, true, `monitor held ${f.monitorHeld} of ${f.expected}`);
     assert.equal(f.monitorHeld, 10_000);
     assert.notEqual(f.receiveSec, undefined, 'the daemon reported all 10,000 received');
-    assert.ok(f.monitorSec > 0 && f.sentSec >= 0);
+    assert.ok(f.monitorSec > 0 && f.sentSec >= 0, `monitorSec ${f.monitorSec}, sentSec ${f.sentSec}`);
   });
 });

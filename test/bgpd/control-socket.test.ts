@@ -127,11 +127,11 @@ describe('bgpd control socket: mode, group and limits', function () {
     const file = join(dir, 'file');
     writeFileSync(file, 'keep me');
     await assert.rejects(resolveControlSocket({ mode: 0o660 }, file), /control: .*file exists and is not a socket/);
-    assert.ok(statSync(file).isFile());
+    assert.ok(statSync(file).isFile(), `${file} is no longer a plain file`);
     // A socket file left by a killed daemon: a process that bound it and exited without unlinking.
     const stale = join(dir, 'stale.sock');
     execFileSync('python3', ['-c', 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', stale]);
-    assert.ok(statSync(stale).isSocket());
+    assert.ok(statSync(stale).isSocket(), `${stale} is not a socket`);
     servers.push(await serveControl(speaker, await resolveControlSocket({ mode: 0o660 }, stale), () => {}));
     assert.equal((await callControl<{ asn: number }>(stale, 'GET', '/status')).asn, 64512);
   });
@@ -151,7 +151,10 @@ describe('bgpd control socket: mode, group and limits', function () {
     const small = bigOriginate(MAX_REQUEST_BODY / 2);
     const ok = await post(path, '/originate', small);
     assert.equal(ok.status, 200, ok.text);
-    assert.ok(speaker.routes('ipv4-unicast').length > 10_000);
+    assert.ok(
+      speaker.routes('ipv4-unicast').length > 10_000,
+      `${speaker.routes('ipv4-unicast').length} ipv4-unicast routes: want more than 10,000`,
+    );
   });
 
   it('a client that trickles its headers or its body is cut off within the time limits', async () => {

@@ -226,7 +226,10 @@ networks:
       const del = await podroute(['bgpd', 'rib', 'del', '10.7.0.0/24', '--control', a], {}, ns);
       assert.equal(del.code, 0, del.stderr);
       const routes = await podroute(['bgpd', 'routes', '--control', a, '-o', 'json'], {}, ns);
-      assert.ok(!(JSON.parse(routes.stdout) as { prefix: string }[]).some((r) => r.prefix === '10.7.0.0/24'));
+      assert.ok(
+        !(JSON.parse(routes.stdout) as { prefix: string }[]).some((r) => r.prefix === '10.7.0.0/24'),
+        '10.7.0.0/24 still in bgpd routes after rib del',
+      );
       const unknown = await podroute(['bgpd', 'neighbor', '127.0.0.99', '--control', a], {}, ns);
       assert.equal(unknown.code, 1);
       assert.match(unknown.stderr, /127\.0\.0\.99 is not a peer/);
@@ -257,7 +260,13 @@ networks:
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as { level: string; event: string });
-      assert.ok(lines.some((l) => l.level === 'info' && l.event === 'peer-up'));
+      assert.ok(
+        lines.some((l) => l.level === 'info' && l.event === 'peer-up'),
+        `no info peer-up in B's JSON log: ${lines
+          .slice(-10)
+          .map((l) => `${l.level} ${l.event}`)
+          .join(', ')}`,
+      );
       assert.ok(!lines.some((l) => l.event === 'end-of-rib'), 'debug lines are not logged at info');
       const [bgpd, node] = await Promise.all([
         podroute(['bgpd', '--config', join(lab.dir, 'a.yaml'), '--log-level', 'loud']),

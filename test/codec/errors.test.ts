@@ -180,7 +180,7 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
   it('AS_PATH read with 2-octet ASes when the session has no 4-octet AS', () => {
     const attrs = Buffer.concat([origin(), attr(0x40, 2, [2, 2, 0xfd, 0xe9, 0xfd, 0xea]), nextHop(10, 0, 0, 1)]);
     const m = decodeMessage(rawUpdate(Buffer.alloc(0), attrs, nlri16), { fourOctetAs: false });
-    assert.ok(m.type === 'update');
+    assert.ok(m.type === 'update', `decoded a ${m.type}, not an update`);
     assert.deepEqual(m.attributes.asPath, [{ type: 'sequence', asns: [65001, 65002] }]);
   });
   const lengthCases: Array<[string, Buffer, number, ErrorAction]> = [
@@ -246,7 +246,7 @@ describe('codec errors: RFC 4271 §6.3 UPDATE and RFC 7606', () => {
     const unknown = attr(0xe0, 200, [1, 2, 3]);
     const bytes = rawUpdate(Buffer.alloc(0), Buffer.concat([mandatory(), unknown]), nlri16);
     const m = decodeMessage(bytes);
-    assert.ok(m.type === 'update');
+    assert.ok(m.type === 'update', `decoded a ${m.type}, not an update`);
     assert.deepEqual(m.attributes.unknown, [{ type: 200, flags: 0xe0, value: Buffer.from([1, 2, 3]) }]);
     assert.deepEqual(encodeMessage(m), bytes);
   });

@@ -77,7 +77,7 @@ describe('codec: prefix lists made on demand', () => {
       decodeMessage(noNextHop, { fourOctetAs: true });
       assert.fail('decoded an announcement without NEXT_HOP');
     } catch (e) {
-      assert.ok(e instanceof BgpError && e.update !== undefined);
+      assert.ok(e instanceof BgpError && e.update !== undefined, `want a BgpError carrying the UPDATE, got ${String(e)}`);
       assert.equal(receivedNlri(e.update), undefined);
       assert.deepEqual(
         e.update.nlri.map((n) => n.prefix),

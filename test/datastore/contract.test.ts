@@ -68,10 +68,10 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
         assert.notEqual((await b.raw.identity()).storeId, first.storeId);
         const repaired = await a.raw.markRepaired();
         assert.equal(repaired.storeId, first.storeId, 'a repair keeps the store');
-        assert.ok(repaired.epoch > 0);
+        assert.ok(repaired.epoch > 0, `epoch ${repaired.epoch} after a repair: want > 0`);
         assert.deepEqual(await a.raw.identity(), repaired);
         // Another repair, even in the same millisecond, is later still.
-        assert.ok((await a.raw.markRepaired()).epoch > repaired.epoch);
+        assert.ok((await a.raw.markRepaired()).epoch > repaired.epoch, `a second repair's epoch is not after ${repaired.epoch}`);
       });
 
       it('refuses to allocate from another store or an empty one, until that store is repaired', async () => {

@@ -83,12 +83,15 @@ describe('datastore: Redis outage during a watch', function () {
       },
       20_000,
     );
-    assert.ok(statuses.lastIndexOf('connected') > statuses.indexOf('disconnected'));
+    assert.ok(
+      statuses.lastIndexOf('connected') > statuses.indexOf('disconnected'),
+      `no reconnect after the disconnect: ${statuses.join(' ')}`,
+    );
     assertNoDuplicates(view);
     // Nothing was half-written by the failed calls: state is whole and the failed handle holds nothing.
     const after = await assertIpamConsistent(other);
     assert.equal(after.addresses.size, before.addresses.size - 1 + 10);
-    assert.ok(![...after.addresses.values()].includes('during'));
+    assert.ok(![...after.addresses.values()].includes('during'), "an address of handle 'during' (a failed call) is held");
     // The first client is usable again once its connection is back.
     await until(
       'client reconnected',
@@ -104,7 +107,7 @@ describe('datastore: Redis outage during a watch', function () {
 
   it('data lost (no persistence): the watcher sees a new store and resyncs, deleting what vanished', async () => {
     const { view, statuses } = await setup(false);
-    assert.ok(view.objects.size > 0);
+    assert.ok(view.objects.size > 0, 'the view holds no objects after setup');
     await redis!.kill();
     await until('watcher noticed', () => statuses.includes('disconnected'));
     await redis!.restart();

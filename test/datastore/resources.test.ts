@@ -52,7 +52,7 @@ items:
       ['IPPool', 'BGPConfiguration', 'BGPPeer', 'Node'],
     );
     const p = rs[0]!;
-    assert.ok(p.kind === 'IPPool');
+    assert.ok(p.kind === 'IPPool', `first resource is ${p.kind}, not IPPool`);
     assert.deepEqual(p.spec, {
       cidr: '192.168.0.0/16',
       blockSize: 26,

@@ -162,7 +162,10 @@ export function datastoreSuite(backend: SuiteBackend): void {
     );
     const del = view.events[3]!;
     assert.ok(del.type === 'delete' && del.previous?.metadata.labels?.a === 'b', 'a delete carries the deleted object');
-    assert.ok(view.events.every((e) => e.type === 'synced' || !e.synthetic));
+    assert.ok(
+      view.events.every((e) => e.type === 'synced' || !e.synthetic),
+      `synthetic events: ${view.events.flatMap((e) => (e.type !== 'synced' && e.synthetic ? [`${e.type} ${e.kind}/${e.key}`] : [])).join(', ')}`,
+    );
   });
 
   it('without a revision: lists, says synced, then follows; kinds filter', async () => {

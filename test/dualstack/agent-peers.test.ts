@@ -71,7 +71,7 @@ describe('dual stack: the agent’s sessions, next hops and IPv6 address', () =>
   it('an IPv6 session is sourced from the node’s IPv6 address and carries ipv6-unicast only; IPv4 ones ipv4-unicast', () => {
     const s = { port: 179, localAddress: '10.0.0.1', localAddressV6: 'fd00::1' };
     const [v4, v6] = desiredPeers(view(a)).filter((p) => p.source === 'Node/b');
-    assert.ok(v4 && v6);
+    assert.ok(v4 && v6, `want an IPv4 and an IPv6 session to Node/b, got ${v4?.address} and ${v6?.address}`);
     const c4 = neighborConfig(v4, s);
     const c6 = neighborConfig(v6, s);
     assert.deepEqual([c4.localAddress, c4.families], ['10.0.0.1', ['ipv4-unicast']]);

@@ -83,7 +83,10 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     for (const [i, s] of got.entries()) {
       const others = all.filter((a) => a !== all[i]);
       assert.deepEqual(s.peers.map((p) => p.address).sort(), [...others.map((a) => a.ip), ...others.map((a) => a.ip6)].sort());
-      assert.ok(s.peers.every((p) => p.type === 'mesh'));
+      assert.ok(
+        s.peers.every((p) => p.type === 'mesh'),
+        `node ${i} has a peer that is not mesh: ${s.peers.map((p) => `${p.address} ${p.type}`).join(', ')}`,
+      );
       assert.equal(s.addressV6, `${all[i]!.ip6}/64`);
     }
   });
@@ -266,7 +269,10 @@ describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespa
     const n4 = await startAgent('n4', 4, false);
     const mesh = async (a: Agent6) => (await status(a)).peers.filter((p) => p.type === 'mesh' && p.state === 'Established');
     const v4only = await waitFor(() => mesh(n4), { what: 'n4 in the IPv4 mesh', until: (p) => p.length === 3, timeoutMs: 30_000 });
-    assert.ok(v4only.every((p) => !p.address.includes(':')));
+    assert.ok(
+      v4only.every((p) => !p.address.includes(':')),
+      `n4 has an IPv6 mesh session before its Node has an IPv6 address: ${v4only.map((p) => p.address).join(', ')}`,
+    );
     assert.equal((await status(n4)).addressV6, undefined);
     const node = (await ds.get('Node', 'n4'))!;
     await ds.apply({

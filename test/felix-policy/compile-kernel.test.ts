@@ -83,7 +83,10 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
         `no generated rule matches ${needle}`,
       );
     }
-    assert.ok(all.some((t) => t.sets.some((s) => s.elements.length >= 6)));
+    assert.ok(
+      all.some((t) => t.sets.some((s) => s.elements.length >= 6)),
+      'no set with six elements or more',
+    );
     // Address sets both plain (a selector's hosts) and with intervals (nets), each of both families.
     for (const interval of [false, true])
       for (const prefix of ['s4-', 's6-'])
@@ -91,7 +94,10 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
           all.some((t) => t.sets.some((s) => s.name.startsWith(prefix) && s.interval === interval && s.elements.length >= 2)),
           `no ${prefix} set ${interval ? 'with' : 'without'} intervals and two elements`,
         );
-    assert.ok(all.some((t) => (t.maps ?? []).every((m) => m.elements.length >= 2)));
+    assert.ok(
+      all.some((t) => (t.maps ?? []).every((m) => m.elements.length >= 2)),
+      'no table whose maps all have two elements or more',
+    );
   });
 
   it('a node-sized table: 250 endpoints, 300 policies, sets of 5,000 members, loads in one transaction', async () => {

@@ -213,7 +213,7 @@ describe('felix policy compiler: real packets through the compiled table (pods o
       ['c', 'b', 'tcp', 80, false], // denied in tier 1
       ['c', 'b', 'udp', 80, false], // Deny comes before the Allow
     ]);
-    assert.ok((await counterPackets(node.node, 'gnp.pass-a/in/0')) > 0);
+    assert.ok((await counterPackets(node.node, 'gnp.pass-a/in/0')) > 0, 'gnp.pass-a/in/0 counted no packets');
     assert.ok((await counterPackets(node.node, 'calib/in/tier1')) > 0, 'the drop at the end of tier 2 counted a -> b tcp/81');
     assert.ok((await counterPackets(node.node, 'gnp.allow-all/in/0')) === 0, 'the Log rule saw nothing: everything left tier 1 before it');
   });
@@ -330,7 +330,7 @@ describe('felix policy compiler: real packets through the compiled table (pods o
     assert.equal(await node.ping('b', INTERNET_ADDRESS), true);
     const [inside] = await node.probe('a', [{ protocol: 'tcp', host: node.address('c'), port: 80 }]);
     assert.deepEqual(inside, { ok: true, seen: node.address('a') });
-    assert.ok((await counterPackets(node.node, 'natOutgoing/v4')) > 0);
+    assert.ok((await counterPackets(node.node, 'natOutgoing/v4')) > 0, 'natOutgoing/v4 counted no packets');
     const [out6, inside6] = await node.probe('a', [
       { protocol: 'tcp', host: INTERNET_ADDRESS6, port: 80 },
       { protocol: 'udp', host: node.address6('b'), port: 80 },

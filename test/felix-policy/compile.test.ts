@@ -556,7 +556,10 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         local.chains.filter((c) => !before.chains.includes(c)).map((c) => c.name),
         ['from-calib', 'to-calib'],
       );
-      assert.ok(local.sets.every((set, i) => set === before.sets[i]));
+      assert.ok(
+        local.sets.every((set, i) => set === before.sets[i]),
+        'a set calib does not touch was rebuilt, not reused',
+      );
       assert.notEqual(local.maps, before.maps);
     });
 
@@ -741,7 +744,10 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         names.every((n) => n.length <= MAX_NAME),
         names.join(' '),
       );
-      assert.ok(lines(t, 'to-calia').includes(`jump ${nftName('pi-', id)}`));
+      assert.ok(
+        lines(t, 'to-calia').includes(`jump ${nftName('pi-', id)}`),
+        `to-calia does not jump to ${nftName('pi-', id)}: ${lines(t, 'to-calia').join('; ')}`,
+      );
     });
   });
 

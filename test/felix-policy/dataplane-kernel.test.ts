@@ -159,7 +159,7 @@ describe('felix/policy nftables dataplane in a kernel', function () {
     assert.equal((await prog.update(policy([C2]))).ok, true);
     const before = await prog.counters();
     assert.equal(await pings(c2, 3), false);
-    assert.ok(await pings(c1, 2));
+    assert.ok(await pings(c1, 2), 'c1 cannot ping while only c2 is denied');
     const after = await prog.counters();
     const delta = (id: string) => (after.get(id)?.packets ?? 0) - (before.get(id)?.packets ?? 0);
     assert.equal(delta('deny/in/0'), 3, 'three echo requests from c2 dropped');
@@ -196,7 +196,7 @@ describe('felix/policy nftables dataplane in a kernel', function () {
     assert.equal(r2.ok, true, r2.error);
     assert.equal((await prog.resync()).ops, 0);
     assert.equal(await pings(c1), false);
-    assert.ok(await pings(c2));
+    assert.ok(await pings(c2), 'c2 cannot ping after the update that denies only c1');
     const r3 = await prog.update(policy([C2]));
     assert.equal(r3.ok, true, r3.error);
     assert.equal((await prog.resync()).ops, 0);
@@ -206,7 +206,7 @@ describe('felix/policy nftables dataplane in a kernel', function () {
   it('recreates the table when someone deletes it', async () => {
     assert.equal((await prog.update(policy([C2]))).ok, true);
     await nft('delete', 'table', 'inet', 'podroute');
-    assert.ok(await pings(c2));
+    assert.ok(await pings(c2), 'c2 cannot ping with the table deleted');
     const r = await prog.resync();
     assert.equal(r.ok, true, r.error);
     assert.equal(r.transaction[0].kind, 'add table');

@@ -249,7 +249,13 @@ describe('felix/policy PolicyProgrammer (in-memory dataplane)', () => {
     const reports = await Promise.all(runs);
     await prog.settled();
     assert.equal(most, 1);
-    assert.ok(reports.every((r) => r.ok));
+    assert.ok(
+      reports.every((r) => r.ok),
+      `an update failed: ${reports
+        .filter((r) => !r.ok)
+        .map((r) => r.error)
+        .join('; ')}`,
+    );
     assert.equal(dp.applied.length, 2, 'the first apply, then one for the ten updates made while it ran');
     assert.deepEqual(await elements(dp, 's4-web'), ['10.65.0.19', '10.65.0.2', '10.65.0.3']);
   });

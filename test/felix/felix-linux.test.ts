@@ -157,7 +157,10 @@ for (const kind of kinds)
         ['10.65.0.4/32'],
       );
       assert.match(r.failures[0].error, /ENODEV.*cali3/);
-      assert.ok(r.sysctlFailures.some((s) => /cali3\/proxy_arp/.test(s.error ?? '')));
+      assert.ok(
+        r.sysctlFailures.some((s) => /cali3\/proxy_arp/.test(s.error ?? '')),
+        `no cali3/proxy_arp sysctl failure: ${JSON.stringify(r.sysctlFailures)}`,
+      );
       sh(`ip -n ${ns} link add cali3 type veth peer name cali3p && ip -n ${ns} link set cali3 up && ip -n ${ns} link set cali3p up`);
       const deadline = Date.now() + 10_000;
       while (felix.failures.size && Date.now() < deadline) await new Promise((res) => setTimeout(res, 25));
@@ -273,7 +276,7 @@ for (const kind of kinds)
         // A replace that cannot be written leaves the previous route (VXLAN, from the test
         // before) in place rather than nothing, and stays on the retry list.
         assert.match(sh(`ip -n ${ns} route show 10.68.0.0/26`), /dev vxlan\.calico proto 81 onlink/);
-        assert.ok(felix.failures.has('10.68.0.0/26'));
+        assert.ok(felix.failures.has('10.68.0.0/26'), `10.68.0.0/26 not on the retry list: ${[...felix.failures.keys()].join(', ')}`);
       }
     });
   });

@@ -83,7 +83,7 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     dp.routes.delete('10.65.0.2/32|0'); // deleted by hand
     const r2 = await felix.resync();
     assert.equal(r2.routesCreated, 1);
-    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+    assert.ok(dp.routes.has('10.65.0.2/32|0'), '10.65.0.2/32 deleted by hand was not re-created by the resync');
   });
 
   it('a failed write is reported per route and retried until it succeeds', async () => {
@@ -99,11 +99,11 @@ describe('felix reconciliation (in-memory dataplane)', () => {
       [['10.65.0.2/32', 'create']],
     );
     assert.match(r.failures[0].error, /ENOBUFS/);
-    assert.ok(felix.failures.has('10.65.0.2/32'));
+    assert.ok(felix.failures.has('10.65.0.2/32'), `10.65.0.2/32 not on the retry list: ${[...felix.failures.keys()].join(', ')}`);
     const deadline = Date.now() + 5000;
     while (felix.failures.size && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
     assert.equal(felix.failures.size, 0);
-    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+    assert.ok(dp.routes.has('10.65.0.2/32|0'), '10.65.0.2/32 not created by the retry');
     assert.deepEqual(reports.slice(0, 3), [1, 1, 0]);
   });
 
@@ -120,7 +120,7 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     dp.addLink('cali1');
     const deadline = Date.now() + 5000;
     while (!dp.routes.has('10.65.0.2/32|0') && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-    assert.ok(dp.routes.has('10.65.0.2/32|0'));
+    assert.ok(dp.routes.has('10.65.0.2/32|0'), '10.65.0.2/32 not created once cali1 appeared');
   });
 
   it('no ipip driver: tunl0 reported unavailable, tunl0 routes fail with a reason, others go in', async () => {
@@ -137,7 +137,7 @@ describe('felix reconciliation (in-memory dataplane)', () => {
       r.failures.map((f) => f.dst),
       ['10.67.0.0/26'],
     );
-    assert.ok(dp.routes.has('10.66.0.0/26|0'));
+    assert.ok(dp.routes.has('10.66.0.0/26|0'), '10.66.0.0/26 not programmed beside the failed tunl0 route');
   });
 
   it('VXLAN: device with VTEP address, ARP and FDB entries; stale entries removed', async () => {

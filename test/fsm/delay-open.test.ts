@@ -53,7 +53,10 @@ for (const [name, startEvent, tcpEvent] of [
       const quiet = step(delaying(), bad, 0);
       assert.equal(quiet.state.state, 'Idle');
       assert.equal(quiet.state.connectRetryCounter, 1);
-      assert.ok(!actionsOf(quiet.actions).some((a) => a.startsWith('sendNotification')));
+      assert.ok(
+        !actionsOf(quiet.actions).some((a) => a.startsWith('sendNotification')),
+        `a NOTIFICATION sent without SendNOTIFICATIONwithoutOPEN: ${actionsOf(quiet.actions).join(', ')}`,
+      );
       const loud = step(delaying({ sendNotificationWithoutOpen: true }), bad, 0);
       assert.equal(actionsOf(loud.actions)[0], 'sendNotification:2/6');
       assert.ok(!actionsOf(loud.actions).includes('sendOpen:90'), 'no OPEN goes out for a refused OPEN');
@@ -81,7 +84,10 @@ for (const [name, startEvent, tcpEvent] of [
 
     it('BGPHeaderErr while delaying sends its NOTIFICATION only with SendNOTIFICATIONwithoutOPEN', () => {
       const quiet = step(delaying(), sample('BGPHeaderErr'), 0);
-      assert.ok(!actionsOf(quiet.actions).some((a) => a.startsWith('sendNotification')));
+      assert.ok(
+        !actionsOf(quiet.actions).some((a) => a.startsWith('sendNotification')),
+        `a NOTIFICATION sent without SendNOTIFICATIONwithoutOPEN: ${actionsOf(quiet.actions).join(', ')}`,
+      );
       const loud = step(delaying({ sendNotificationWithoutOpen: true }), sample('BGPHeaderErr'), 0);
       assert.equal(actionsOf(loud.actions)[0], 'sendNotification:1/2');
       assert.equal(loud.state.connectRetryCounter, 1);

@@ -63,7 +63,7 @@ describe('FSM: hold time negotiation', () => {
 
   it('the OPEN we send offers the configured hold time, even 0', () => {
     const r = step(go(fresh({ holdTime: 0 }), 'ManualStart'), { type: 'Tcp_CR_Acked' }, 0);
-    assert.ok(actionsOf(r.actions).includes('sendOpen:0'));
+    assert.ok(actionsOf(r.actions).includes('sendOpen:0'), `no sendOpen:0 in ${actionsOf(r.actions).join(', ')}`);
     assert.deepEqual(running(r.state), { HoldTimer: 240 }, 'the large OpenSent hold timer runs regardless');
   });
 

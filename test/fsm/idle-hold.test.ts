@@ -91,7 +91,10 @@ describe('FSM: ConnectRetryCounter and IdleHold back-off', () => {
   it('AllowAutomaticStart false: no restart after an error, automatic starts ignored, manual start works', () => {
     const s = failOnce(fresh({ allowAutomaticStart: false }));
     assert.deepEqual(running(s), {});
-    assert.ok(!s.restartAfterError || s.timers.IdleHoldTimer === null);
+    assert.ok(
+      !s.restartAfterError || s.timers.IdleHoldTimer === null,
+      `restartAfterError ${s.restartAfterError} with IdleHoldTimer ${s.timers.IdleHoldTimer}`,
+    );
     for (const type of [
       'AutomaticStart',
       'AutomaticStart_with_PassiveTcpEstablishment',

@@ -208,7 +208,10 @@ describe('speaker features against FRR, BIRD, GoBGP', function () {
       until: (n) => stats(n).updatesRecv > stats(before).updatesRecv,
       timeoutMs: 15_000,
     });
-    assert.ok(stats(after).updatesRecv > stats(before).updatesRecv);
+    assert.ok(
+      stats(after).updatesRecv > stats(before).updatesRecv,
+      `updatesRecv ${stats(after).updatesRecv}, before ${stats(before).updatesRecv}: want more`,
+    );
     await waitRoutes(frrA, 'ipv4', ['10.240.0.0/24']);
   });
 

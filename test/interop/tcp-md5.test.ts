@@ -183,8 +183,14 @@ describe('TCP-MD5 with FRR and BIRD (podroute bgpd)', function () {
       assert.equal(p.messagesIn, 0);
     }
     // The good sessions were never disturbed.
-    assert.ok((await frr.peers()).every((p) => p.established));
-    assert.ok((await bird.peers()).every((p) => p.established));
+    assert.ok(
+      (await frr.peers()).every((p) => p.established),
+      'an FRR session with the right key is down',
+    );
+    assert.ok(
+      (await bird.peers()).every((p) => p.established),
+      'a BIRD session with the right key is down',
+    );
   });
 
   it('the capture shows the MD5 option (kind 19) on our SYN to FRR, on BIRD`s SYN to us and on our listener`s SYN-ACK', async () => {
@@ -203,7 +209,7 @@ describe('TCP-MD5 with FRR and BIRD (podroute bgpd)', function () {
     }
     // Every SYN between us and the two unkeyed-or-misskeyed peers that we sent is signed too.
     const toBad = all.filter((s) => s.src === PR.v4 && (s.dst === FRR_WRONG.v4 || s.dst === BIRD_NONE.v4) && !s.ack);
-    assert.ok(toBad.length > 0);
+    assert.ok(toBad.length > 0, `no SYN captured from us to the mis-keyed or keyless peers (${all.length} segments captured)`);
     for (const s of toBad) assert.ok(s.options.includes(19), `unsigned SYN to ${s.dst}`);
     // BIRD without a password sends unsigned SYNs, which our kernel drops: no SYN-ACK ever goes back.
     assert.ok(

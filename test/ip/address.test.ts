@@ -54,11 +54,11 @@ describe('ip/ address text', () => {
 
   it('reads at an offset and leaves the bytes around alone', () => {
     const out = new Uint8Array(24).fill(7);
-    assert.ok(parseIpv6Into('fd00::1:2', out, 4));
+    assert.ok(parseIpv6Into('fd00::1:2', out, 4), 'parseIpv6Into refused fd00::1:2');
     assert.deepEqual([...out.subarray(0, 4)], [7, 7, 7, 7]);
     assert.deepEqual([...out.subarray(20)], [7, 7, 7, 7]);
     assert.equal(formatIpv6(out, 4), 'fd00::1:2');
-    assert.ok(parseIpv4Into('192.0.2.1', out, 20));
+    assert.ok(parseIpv4Into('192.0.2.1', out, 20), 'parseIpv4Into refused 192.0.2.1');
     assert.equal(formatIpv4(out, 20), '192.0.2.1');
     for (const tooLong of ['1:2:3:4:5:6:7:1.2.3.4', '1:2:3:4:5:6:7:8:9', '1::2:3:4:5:6:7:8:9']) {
       out.fill(7);

@@ -77,18 +77,24 @@ describe('ip/ prefixes', () => {
 
   it('tells containment and overlap, for prefixes and for addresses', () => {
     const c = (t: string) => parseCidr(t);
-    assert.ok(cidrContains(c('10.0.0.0/8'), c('10.1.0.0/16')));
-    assert.ok(cidrContains(c('10.0.0.0/8'), c('10.0.0.0/8')));
-    assert.ok(!cidrContains(c('10.1.0.0/16'), c('10.0.0.0/8')));
-    assert.ok(!cidrContains(c('10.0.0.0/8'), c('11.0.0.0/16')));
+    assert.ok(cidrContains(c('10.0.0.0/8'), c('10.1.0.0/16')), '10.0.0.0/8 should contain 10.1.0.0/16');
+    assert.ok(cidrContains(c('10.0.0.0/8'), c('10.0.0.0/8')), '10.0.0.0/8 should contain itself');
+    assert.ok(!cidrContains(c('10.1.0.0/16'), c('10.0.0.0/8')), '10.1.0.0/16 should not contain 10.0.0.0/8');
+    assert.ok(!cidrContains(c('10.0.0.0/8'), c('11.0.0.0/16')), '10.0.0.0/8 should not contain 11.0.0.0/16');
     assert.ok(!cidrContains(c('0.0.0.0/0'), c('::/0')), 'never across families');
-    assert.ok(cidrContains(c('0.0.0.0/0'), c('255.255.255.255/32')));
+    assert.ok(cidrContains(c('0.0.0.0/0'), c('255.255.255.255/32')), '0.0.0.0/0 should contain 255.255.255.255/32');
     assert.ok(cidrContains(parseCidr('10.0.1.5/24', 'x', false), parseAddress('10.0.1.200')), 'an interface address holds its subnet');
-    assert.ok(!cidrContains(parseCidr('10.0.1.5/24', 'x', false), parseAddress('10.0.2.1')));
-    assert.ok(cidrContains(c('fd00::/122'), parseAddress('fd00::3f')));
-    assert.ok(!cidrContains(c('fd00::/122'), parseAddress('fd00::40')));
-    assert.ok(cidrsOverlap(c('10.0.0.0/8'), c('10.2.0.0/16')) && cidrsOverlap(c('10.2.0.0/16'), c('10.0.0.0/8')));
-    assert.ok(!cidrsOverlap(c('10.0.0.0/25'), c('10.0.0.128/25')));
+    assert.ok(
+      !cidrContains(parseCidr('10.0.1.5/24', 'x', false), parseAddress('10.0.2.1')),
+      'the subnet of 10.0.1.5/24 should not hold 10.0.2.1',
+    );
+    assert.ok(cidrContains(c('fd00::/122'), parseAddress('fd00::3f')), 'fd00::/122 should contain fd00::3f');
+    assert.ok(!cidrContains(c('fd00::/122'), parseAddress('fd00::40')), 'fd00::/122 should not contain fd00::40');
+    assert.ok(
+      cidrsOverlap(c('10.0.0.0/8'), c('10.2.0.0/16')) && cidrsOverlap(c('10.2.0.0/16'), c('10.0.0.0/8')),
+      '10.0.0.0/8 and 10.2.0.0/16 should overlap, both ways',
+    );
+    assert.ok(!cidrsOverlap(c('10.0.0.0/25'), c('10.0.0.128/25')), '10.0.0.0/25 and 10.0.0.128/25 should not overlap');
   });
 
   it('agrees with bigint arithmetic on containment (random prefixes)', () => {

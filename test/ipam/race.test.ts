@@ -143,7 +143,10 @@ for (const r of RACES) {
       assert.equal(new Set(second.map((a) => a.ip)).size, total);
       const spare = r.blocks * 64 - total;
       const old = new Set(first.map((a) => a.ip));
-      assert.ok(second.filter((a) => old.has(a.ip)).length >= total - spare);
+      assert.ok(
+        second.filter((a) => old.has(a.ip)).length >= total - spare,
+        `${second.filter((a) => old.has(a.ip)).length} addresses reused: want at least ${total - spare}`,
+      );
       await assertIpamConsistent(stores[0]!);
     });
   });

@@ -24,7 +24,10 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     for (let i = 0; i < 6; i++) got.push(await ipam.autoAssign({ handle: `h${i}`, node: 'n1' }));
     const blocks = new Set(got.map((g) => g.block));
     assert.equal(blocks.size, 2, 'four addresses per /30: the fifth opens a second block');
-    assert.ok(got.every((g) => !g.borrowed && g.pool === 'p'));
+    assert.ok(
+      got.every((g) => !g.borrowed && g.pool === 'p'),
+      `want every address from pool p, not borrowed: ${JSON.stringify(got.map((g) => [g.pool, g.borrowed]))}`,
+    );
     assert.equal(new Set(got.map((g) => g.ip)).size, 6);
     const mine = await ipam.blocksForNode('n1');
     assert.deepEqual(
@@ -42,14 +45,14 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     assert.notEqual(a.block, b.block);
     // n3 finds no free block: it borrows from one of them, and says so.
     const c = await ipam.autoAssign({ handle: 'c', node: 'n3' });
-    assert.ok(c.borrowed);
+    assert.ok(c.borrowed, `n3's address ${c.ip} is not marked borrowed`);
     assert.deepEqual(await ipam.blocksForNode('n3'), []);
     const borrowed = await ipam.borrowedAddresses('n3');
     assert.deepEqual(
       borrowed.map((x) => x.ip),
       [c.ip],
     );
-    assert.ok(borrowed[0]!.owner === 'n1' || borrowed[0]!.owner === 'n2');
+    assert.ok(borrowed[0]!.owner === 'n1' || borrowed[0]!.owner === 'n2', `borrowed from ${borrowed[0]?.owner}: want n1 or n2`);
     await config({ strictAffinity: true });
     await assert.rejects(
       ipam.autoAssign({ handle: 'd', node: 'n3' }),
@@ -90,7 +93,7 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     const all = [];
     for (let i = 0; i < 16; i++) all.push((await ipam.autoAssign({ handle: `x${i}`, node: 'n2' })).ip);
     assert.equal(new Set(all).size, 16);
-    assert.ok(all.includes(a.ip) && all.includes(b.ip));
+    assert.ok(all.includes(a.ip) && all.includes(b.ip), `${a.ip} or ${b.ip} not handed out again: ${all.join(' ')}`);
     await assert.rejects(ipam.autoAssign({ handle: 'y', node: 'n2' }), /no free IPv4 address/);
   });
 
@@ -138,7 +141,10 @@ export function ipamSuite(open: () => Promise<BackendDatastore>): void {
     const first = await ipam.autoAssign({ handle: 'a', node: 'n1' });
     const got = [first, ...(await Promise.all(others.map((o, i) => o.autoAssign({ handle: `b${i}`, node: 'n1' }))))];
     assert.deepEqual(new Set(got.map((g) => g.block)), new Set([first.block]), 'one /29 serves all three');
-    assert.ok(got.every((g) => !g.borrowed));
+    assert.ok(
+      got.every((g) => !g.borrowed),
+      `an address was borrowed: ${got.map((g) => g.borrowed).join(' ')}`,
+    );
     assert.equal(new Set(got.map((g) => g.ip)).size, 3);
     assert.deepEqual(await others[0]!.releaseByHandle('b1'), [got[2]!.ip]);
     const again = await others[1]!.autoAssign({ handle: 'c', node: 'n1' });

@@ -103,13 +103,22 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
 
   it('lab pod del: CNI DEL inside the node container takes its route and veth, the pod namespace goes', async () => {
     const pod = lab.state.pods.find((p) => p.node === 'n3')!;
-    assert.ok((await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)));
+    assert.ok(
+      (await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)),
+      `n3 has no route for ${pod.ip} dev cali* before the delete`,
+    );
     const r = await cli('pod', 'del', pod.name);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     lab.state = readState(lab.stateRoot, 'mesh')!;
     assert.equal(lab.state.pods.length, 2);
-    assert.ok(!(await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)));
-    assert.ok(!(await execCommand(['ip', 'netns', 'list'])).stdout.includes(pod.namespace));
+    assert.ok(
+      !(await lab.kernelRoutes('n3')).some((l) => l.startsWith(`${pod.ip} dev cali`)),
+      `n3 still routes ${pod.ip} to a cali device after pod del`,
+    );
+    assert.ok(
+      !(await execCommand(['ip', 'netns', 'list'])).stdout.includes(pod.namespace),
+      `pod namespace ${pod.namespace} still exists after pod del`,
+    );
   });
 
   // `docker stop` sends SIGTERM, which the agent takes as a restart: its sessions close without

@@ -147,7 +147,7 @@ describe('lab images (containerlab/build-images.sh)', function () {
     assert.equal(r.code, 0, r.stderr);
     const answer = JSON.parse(r.stdout) as { cniVersion: string; supportedVersions: string[] };
     assert.equal(answer.cniVersion, '1.0.0');
-    assert.ok(answer.supportedVersions.includes('1.0.0'));
+    assert.ok(answer.supportedVersions.includes('1.0.0'), `supportedVersions ${answer.supportedVersions.join(', ')} lacks 1.0.0`);
     const tools = await cli(
       'run',
       '--rm',

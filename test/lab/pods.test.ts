@@ -94,7 +94,10 @@ describe('lab pods: namespaces, labels, named ports, relabel (mesh.clab.yml, CLI
       'projectcalico.org/namespace': 'x',
       'projectcalico.org/orchestrator': 'k8s',
     });
-    assert.ok(Number(after!.metadata.resourceVersion) > Number(before!.metadata.resourceVersion));
+    assert.ok(
+      Number(after!.metadata.resourceVersion) > Number(before!.metadata.resourceVersion),
+      `resourceVersion ${after?.metadata.resourceVersion} is not after ${before?.metadata.resourceVersion}`,
+    );
     assert.deepEqual(after?.spec, before?.spec, 'only the labels change');
     assert.deepEqual(readState(lab.stateRoot, 'mesh')!.pods.find((p) => p.k8sNamespace === 'x')?.labels, { app: 'db', tier: 'back' });
     // Bad labels are refused by the WorkloadEndpoint's validation and change nothing.
@@ -126,7 +129,7 @@ describe('lab pods: namespaces, labels, named ports, relabel (mesh.clab.yml, CLI
     const r = await cli('pod', 'del', 'x/a');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(await wep('x', 'a'), undefined);
-    assert.ok(await wep('y', 'a'));
+    assert.ok(await wep('y', 'a'), 'pod y/a went too');
     lab.state = readState(lab.stateRoot, 'mesh')!;
     assert.deepEqual(lab.state.pods.map(podRef).sort(), ['b', 'y/a']);
     // Now "a" is unambiguous.

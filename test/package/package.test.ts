@@ -69,7 +69,10 @@ describe('the packed package, installed in an empty project', function () {
 
   it('ships dist/ and no sources, and installs no build tools', () => {
     const pkg = join(app, 'node_modules/podroute');
-    assert.ok(existsSync(join(pkg, 'dist/index.js')) && existsSync(join(pkg, 'dist/index.d.ts')));
+    assert.ok(
+      existsSync(join(pkg, 'dist/index.js')) && existsSync(join(pkg, 'dist/index.d.ts')),
+      `${pkg} lacks dist/index.js or dist/index.d.ts`,
+    );
     assert.ok(existsSync(join(pkg, 'dist/cni.js')), 'the bundled CNI plugin');
     assert.ok(!existsSync(join(pkg, 'lib/cni/main.ts')), 'TypeScript sources are not shipped');
     for (const tool of ['tsx', 'esbuild', 'typescript', 'mocha']) {
@@ -99,7 +102,10 @@ describe('the packed package, installed in an empty project', function () {
     );
     // The root loads the whole library, but still no database client until one is opened.
     const root = loaded('root-loaded');
-    assert.ok(root.some((u) => u.endsWith('/podroute/dist/index.js')));
+    assert.ok(
+      root.some((u) => u.endsWith('/podroute/dist/index.js')),
+      `the root did not load podroute/dist/index.js (${root.length} modules loaded)`,
+    );
     assert.deepEqual(
       root.filter((u) => /\/node_modules\/(ioredis|etcd3)\//.test(u)),
       [],
@@ -158,7 +164,7 @@ describe('the packed package, installed in an empty project', function () {
     );
     const answer = JSON.parse(cni.stdout) as { cniVersion: string; supportedVersions: string[] };
     assert.equal(answer.cniVersion, '1.0.0');
-    assert.ok(answer.supportedVersions.includes('1.0.0'));
+    assert.ok(answer.supportedVersions.includes('1.0.0'), `supportedVersions ${answer.supportedVersions.join(', ')} lacks 1.0.0`);
     // A runtime's error path: no CNI_COMMAND gives the CNI error object and exit 1.
     const bad = await run([bin('podroute-cni')], app, { input: '{}' });
     assert.equal(bad.code, 1);

@@ -42,7 +42,7 @@ describe('podroute policy (CLI)', () => {
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^pod x\/a on node n1, addresses 10\.65\.0\.2/);
     assert.match(r.out, /knp\.default\.x\.only-b/);
-    assert.ok(r.out.endsWith('\n'));
+    assert.ok(r.out.endsWith('\n'), `output does not end with a newline: ${JSON.stringify(r.out.slice(-40))}`);
   });
 
   it('verdict: b may reach a on TCP 80, not on 81, and the deciding rule is named', async () => {

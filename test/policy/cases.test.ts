@@ -26,7 +26,7 @@ describe('policy matrix cases (against the reference, no lab)', () => {
   const none: CasePolicies = { kubernetes: [], calico: [] };
   it('there are at least 25 Kubernetes cases and the Calico ones', () => {
     assert.ok(KUBERNETES_CASES.length >= 25, `${KUBERNETES_CASES.length} Kubernetes cases`);
-    assert.ok(CALICO_CASES.length >= 4);
+    assert.ok(CALICO_CASES.length >= 4, `${CALICO_CASES.length} Calico cases`);
     const names = [...KUBERNETES_CASES, ...CALICO_CASES].map((c) => c.name);
     assert.equal(new Set(names).size, names.length, 'case names are unique (they are test titles)');
   });

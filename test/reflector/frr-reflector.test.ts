@@ -95,7 +95,7 @@ describe('FRR as the reflector, our speakers as clients', function () {
         timeoutMs: 10_000,
       },
     );
-    assert.ok(adv.advertisedRoutes?.[PLAIN]);
+    assert.ok(adv.advertisedRoutes?.[PLAIN], `FRR does not advertise ${PLAIN} to ${ours[0].address}`);
     // …and pr2 holds everything but it. FRR also reflects pr2's own route back to it (it has
     // no split horizon towards the originating client): that one carries pr2's router ID as
     // ORIGINATOR_ID too, and pr2 keeps only its local path.

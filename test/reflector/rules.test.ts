@@ -124,7 +124,7 @@ describe('reflector rules (RFC 4456 through the RIB hook)', () => {
   it('options: the cluster ID defaults to the router ID; a bad one or a non-iBGP client is refused with the field named', () => {
     const o = reflectorSpeakerOptions({ asn: AS, routerId: '10.0.0.9', listen: false });
     assert.equal(o.rib?.clusterId, '10.0.0.9');
-    assert.ok(o.rib?.reflection);
+    assert.ok(o.rib?.reflection, 'reflection is off in the reflector options');
     assert.throws(() => reflectorSpeakerOptions({ asn: AS, routerId: '10.0.0.9', clusterId: 'rack-1' }), /clusterId: "rack-1"/);
     const rr = new RouteReflector({ asn: AS, routerId: '10.0.0.9', listen: false });
     assert.throws(() => rr.addClient({ address: '10.0.0.1', asn: 65001 }), /client 10\.0\.0\.1: asn 65001 is not ours/);

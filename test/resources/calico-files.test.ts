@@ -52,7 +52,7 @@ describe('Calico files as written', () => {
     if (s.expect.ok) {
       it(`${s.file} ${name}: applies`, () => {
         const [r] = parseResources(s.text);
-        assert.ok(r);
+        assert.ok(r, `${s.file} ${name}: parsed no resource`);
       });
     } else {
       const field = s.expect.field;

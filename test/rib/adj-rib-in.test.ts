@@ -23,7 +23,10 @@ describe('rib: Adj-RIB-In', () => {
     const r3 = rib.lookup('10.3.0.0/16')!.best;
     assert.equal(r1.attributes, r2.attributes);
     assert.equal(r1.attributes, r3.attributes);
-    assert.ok(Object.isFrozen(r1.attributes) && Object.isFrozen(r1.attributes.communities));
+    assert.ok(
+      Object.isFrozen(r1.attributes) && Object.isFrozen(r1.attributes.communities),
+      'the shared attributes or their communities are not frozen',
+    );
     assert.equal(r1.attributes.wire, undefined);
     assert.equal(r1.attributes.nextHop, undefined);
     assert.equal(r3.nextHop, '192.0.2.2');

@@ -56,11 +56,12 @@ describe('rib: UPDATE packing', () => {
       for (let i = 0; i < prefixes.length; i += 500) rib.update(src, v6Update(prefixes.slice(i, i + 500), { asPath: seq(65001) }));
       const { raw, messages } = drain(out, { extendedMessage });
       checkExactlyOnce(messages, prefixes);
-      for (const b of raw) assert.ok(b.length <= limit);
+      for (const b of raw) assert.ok(b.length <= limit, `a ${b.length}-octet message: limit ${limit}`);
       const updates = updatesOf(messages);
       const full = updates.length - 1;
       // Every message but the last is full: another /64 (9 octets) would not have fit.
-      for (const b of raw.filter((_, i) => updatesOf([messages[i]]).length === 1).slice(0, full)) assert.ok(b.length + 9 > limit);
+      for (const b of raw.filter((_, i) => updatesOf([messages[i]]).length === 1).slice(0, full))
+        assert.ok(b.length + 9 > limit, `a ${b.length}-octet message had room for another /64 (limit ${limit})`);
     });
   }
 
@@ -74,7 +75,7 @@ describe('rib: UPDATE packing', () => {
     assert.equal(updates.length, 2);
     assert.deepEqual(updates.map((u) => u.attributes.communities).sort(), [[1], [2]]);
     assert.equal(updates[0].nlri.length, 150);
-    assert.ok(raw.length >= 2);
+    assert.ok(raw.length >= 2, `${raw.length} messages: want at least 2`);
   });
 
   it('withdrawals are packed too, IPv4 and IPv6', () => {
@@ -160,7 +161,7 @@ describe('rib: UPDATE packing', () => {
       all.push(...batch.map((b) => decodeMessage(b)));
       calls++;
     }
-    assert.ok(calls >= 5);
+    assert.ok(calls >= 5, `${calls} pulls: want at least 5`);
     checkExactlyOnce(all, v4(10000));
     assert.equal(out.hasWork, false);
   });
@@ -185,7 +186,7 @@ describe('rib: UPDATE packing', () => {
     const { messages } = drain(rib.adjRibOut(late)!);
     assert.equal(messages.length, 2);
     assert.equal(announced([messages[0]]).length, 10);
-    assert.ok(isEor(messages[1]));
+    assert.ok(isEor(messages[1]), `the second message is a ${messages[1]?.type}, not End-of-RIB`);
   });
 
   it('route refresh sends the whole table again; enhanced refresh wraps it in BoRR/EoRR', () => {

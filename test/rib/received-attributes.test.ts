@@ -133,7 +133,7 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
     const m = decodeMessage(wire, {});
     assert.equal(m.type, 'update');
     if (m.type !== 'update') return;
-    assert.ok(receivedAttributes(m) !== undefined);
+    assert.ok(receivedAttributes(m) !== undefined, 'receivedAttributes gave nothing for a decoded UPDATE');
     const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254' });
     const peer = rib.addPeer({ address: '192.0.2.1', asn: 4_200_000_001, routerId: '192.0.2.1' });
     rib.update(peer, m);
@@ -141,7 +141,7 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
     assert.equal(best?.nextHop, '192.0.2.1');
     // LOCAL_PREF from another AS is ignored (RFC 4271 §5.1.5).
     assert.deepEqual(best?.attributes, { origin: 'igp', asPath: attributes.asPath, med: 5, communities: [0xfde80001] });
-    assert.ok(Object.isFrozen(best?.attributes));
+    assert.ok(Object.isFrozen(best?.attributes), 'the best path attributes are not frozen');
   });
 
   it("an exported set's attributes read back from its bytes are those sent, and a 2-octet group's are kept as given", () => {
@@ -175,7 +175,7 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
         unknown: [{ type: 99, flags: 0xe0, value: Buffer.from([1, 2, 3]) }],
       };
       assert.deepEqual(set.attributes, expected);
-      assert.ok(Object.isFrozen(set.attributes));
+      assert.ok(Object.isFrozen(set.attributes), 'the set attributes are not frozen');
       if (options.fourOctetAs === false) {
         // What the 2-octet peer decodes: AS_TRANS in AS_PATH, the truth in AS4_PATH.
         assert.deepEqual(sent[0].attributes.asPath, [{ type: 'sequence', asns: [65000, 23456] }]);

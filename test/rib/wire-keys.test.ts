@@ -62,7 +62,7 @@ describe('rib: IPv4 prefixes keyed from the wire', () => {
       assert.equal(receivedNlri(copied[0]), undefined);
       assert.deepEqual(fromWire, tableOf(copied, addPath));
       const read = decode();
-      for (const m of read) assert.ok(m.nlri.length + m.withdrawn.length > 0);
+      for (const m of read) assert.ok(m.nlri.length + m.withdrawn.length > 0, 'an UPDATE decoded with neither NLRI nor withdrawn prefixes');
       assert.equal(receivedNlri(read[0])!.unread, false);
       assert.deepEqual(tableOf(read, addPath), fromWire, 'the lists read, then keyed from the octets');
       const p = (s: string, n: number) => `${s} ${addPath ? n : 0}`;

@@ -87,7 +87,10 @@ describe('services: which service addresses a node announces (Calico’s rules)'
     slices[0] = slice('web-a', 'web', [{ ...endpoint('10.94.0.1', 'n1'), conditions: { ready: false, serving: true, terminating: true } }]);
     assert.deepEqual(byNode(ALL, [web], slices), { n1: [], n2: [], n3: [] });
     // The ranges stay on every node meanwhile.
-    assert.ok(serviceRoutes('n2', ALL, { services: [web], slices }).ranges.includes('10.96.0.0/12'));
+    assert.ok(
+      serviceRoutes('n2', ALL, { services: [web], slices }).ranges.includes('10.96.0.0/12'),
+      'n2 lost the service range 10.96.0.0/12',
+    );
   });
 
   it('Local: external and LB IPs as /32 when inside the configured ranges of their kind, never outside them', () => {

@@ -201,7 +201,7 @@ function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; clos
     await new Promise((r) => setTimeout(r, 300));
     await Promise.all(controllers.map((c) => c.settled()));
     assert.equal(await ds.revision(), rev);
-    assert.ok(rev > before);
+    assert.ok(rev > before, `revision ${rev} is not after ${before}`);
   });
 
   it('a deleted service takes its slices with it; a slice changed by hand is put back', async () => {

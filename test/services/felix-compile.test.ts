@@ -76,6 +76,7 @@ describe('felix services compiler', () => {
     assert.deepEqual(t.sets.find((s) => s.name === 'svc-hairpin-v4')?.elements, ['10.65.0.2 . 10.65.0.2']);
     assert.ok(
       rules(t, 'svc-nat-postrouting').includes('ct status dnat ip saddr . ip daddr @svc-hairpin-v4 counter masquerade fully-random'),
+      `no hairpin masquerade rule: ${rules(t, 'svc-nat-postrouting').join('; ')}`,
     );
     // The dispatch: one lookup per family in a map, whatever the number of services.
     assert.deepEqual(rules(t, 'svc-dispatch'), [
@@ -195,7 +196,10 @@ describe('felix services compiler', () => {
 
   it('NodePorts on the addresses given instead of every local address', () => {
     const t = compileServices(input([port({ nodePort: 30080 })], { nodeAddresses: ['192.168.1.5', 'fd00:1::5'] }));
-    assert.ok(rules(t, 'svc-dispatch').includes('ip daddr @svc-nodeport-ips-v4 meta l4proto . th dport vmap @svc-nodeports-v4'));
+    assert.ok(
+      rules(t, 'svc-dispatch').includes('ip daddr @svc-nodeport-ips-v4 meta l4proto . th dport vmap @svc-nodeports-v4'),
+      `no NodePort dispatch on the given addresses: ${rules(t, 'svc-dispatch').join('; ')}`,
+    );
     assert.deepEqual(t.sets.find((s) => s.name === 'svc-nodeport-ips-v4')?.elements, ['192.168.1.5']);
   });
 

@@ -103,7 +103,10 @@ describe('felix services: real packets through the services part of inet podrout
       assert.ok(share >= 0.2 && share <= 0.47, `${e.name} took ${(share * 100).toFixed(1)}%: ${describeResults(results)}`);
     }
     // Pod to pod through a service keeps the client's address.
-    assert.ok(results.every((r) => r.seen === addressOf('cl').v4));
+    assert.ok(
+      results.every((r) => r.seen === addressOf('cl').v4),
+      `want every connection seen from ${addressOf('cl').v4}: ${describeResults(results)}`,
+    );
   });
 
   it('a port over endpointMapOver endpoints picks one through a numgen map, uniformly too', async () => {

@@ -170,6 +170,6 @@ describe('services: the ServiceInput for one node', () => {
     assert.notEqual(builder.build({ ...src, nodeAddresses: ['192.168.0.2'], services: [WEB], slices: [other] }), b);
     const table = compileServices(b);
     assert.deepEqual(table.conflicts, []);
-    assert.ok(table.chains.length > 0);
+    assert.ok(table.chains.length > 0, 'no chains compiled');
   });
 });

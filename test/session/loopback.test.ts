@@ -190,7 +190,10 @@ describe('speaker against a raw peer: errors on the wire', function () {
       timeoutMs: 5000,
       intervalMs: 10,
     });
-    assert.ok(peer.received.some((m) => m.type === 'open'));
+    assert.ok(
+      peer.received.some((m) => m.type === 'open'),
+      `the peer received no OPEN: ${peer.received.map((m) => m.type).join(', ')}`,
+    );
     return peer;
   }
 

@@ -85,6 +85,6 @@ describe('speaker: the restarting side of graceful restart', function () {
     const waited = (performance.now() - start) / 1000;
     assert.ok(waited >= 2, `sent after ${waited.toFixed(1)} s`);
     // The helper's route reached us meanwhile: only what we send was held back.
-    assert.ok(restarted.lookup('10.1.0.0/24'));
+    assert.ok(restarted.lookup('10.1.0.0/24'), "the helper's 10.1.0.0/24 is not in our table");
   });
 });

@@ -164,7 +164,7 @@ describe('interop harness: FRR, BIRD, GoBGP and ExaBGP in namespaces', function 
     for (const daemon of [bird, gobgp] as BgpDaemon[]) {
       await waitRoutes(daemon, 'ipv4', ['10.204.0.0/24'], { where: (r) => r.asPath.join(' ') === '65001 65004' });
     }
-    assert.ok(exabgp.process.running);
+    assert.ok(exabgp.process.running, 'the ExaBGP process is not running');
   });
 
   it('a GoBGP announcement and withdrawal through the CLI reach FRR and BIRD', async () => {

@@ -65,7 +65,7 @@ describe('harness units', () => {
         seg('c', isn + 4, 'defgh'), // overlaps
         seg('s', 1001, 'xyz', { fin: true }),
       ]);
-      assert.ok(connection);
+      assert.ok(connection, 'no connection reassembled');
       assert.equal(connection.client.port, 40000);
       assert.equal(connection.clientToServer.bytes.toString(), 'abcdefgh');
       assert.equal(connection.clientToServer.retransmits, 2);
