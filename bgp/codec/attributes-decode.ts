@@ -148,62 +148,65 @@ function copy(b: Buffer, start: number, end: number): Buffer {
   return Buffer.from(b.subarray(start, end));
 }
 
-function need(ok: boolean, subcode: number, message: string): void {
-  if (!ok) throw new Malformed(subcode, message);
+// The checks below throw with a message built only when they fail: a template string in an
+// argument would be built for every attribute of every UPDATE.
+function lengthOk(ok: boolean, name: string, len: number): void {
+  if (!ok) throw new Malformed(S.ATTRIBUTE_LENGTH_ERROR, `${name} length ${len}`);
+}
+
+/** RFC 4271 §6.3: 0.0.0.0, 255.255.255.255 and multicast addresses are no host's. */
+function isHostAddress(a: number): boolean {
+  return a !== 0 && a !== 0xffffffff && a >>> 28 !== 0xe;
 }
 
 function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: boolean, options: CodecOptions, a: PathAttributes): void {
   const len = ve - vs;
   switch (type) {
     case T.ORIGIN:
-      need(len === 1, S.ATTRIBUTE_LENGTH_ERROR, `ORIGIN length ${len}`);
-      need(b[vs] <= 2, S.INVALID_ORIGIN_ATTRIBUTE, `ORIGIN value ${b[vs]}`);
+      lengthOk(len === 1, 'ORIGIN', len);
+      if (b[vs] > 2) throw new Malformed(S.INVALID_ORIGIN_ATTRIBUTE, `ORIGIN value ${b[vs]}`);
       a.origin = ORIGINS[b[vs]];
       return;
     case T.AS_PATH:
       a.asPath = readAsPath(b, vs, ve, fourOctet ? 4 : 2, S.MALFORMED_AS_PATH, 'AS_PATH');
       return;
     case T.NEXT_HOP:
-      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `NEXT_HOP length ${len}`);
+      lengthOk(len === 4, 'NEXT_HOP', len);
       // RFC 4271 §6.3: an address no host can have is an invalid next hop; the route is ignored.
-      need(
-        b.readUInt32BE(vs) !== 0 && b.readUInt32BE(vs) !== 0xffffffff && (b[vs] & 0xf0) !== 0xe0,
-        S.INVALID_NEXT_HOP_ATTRIBUTE,
-        `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`,
-      );
+      if (!isHostAddress(b.readUInt32BE(vs))) throw new Malformed(S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
       a.nextHop = formatIpv4(b, vs);
       return;
     case T.MULTI_EXIT_DISC:
-      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `MULTI_EXIT_DISC length ${len}`);
+      lengthOk(len === 4, 'MULTI_EXIT_DISC', len);
       a.med = b.readUInt32BE(vs);
       return;
     case T.LOCAL_PREF:
-      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `LOCAL_PREF length ${len}`);
+      lengthOk(len === 4, 'LOCAL_PREF', len);
       a.localPref = b.readUInt32BE(vs);
       return;
     case T.ATOMIC_AGGREGATE:
-      need(len === 0, S.ATTRIBUTE_LENGTH_ERROR, `ATOMIC_AGGREGATE length ${len}`);
+      lengthOk(len === 0, 'ATOMIC_AGGREGATE', len);
       a.atomicAggregate = true;
       return;
     case T.AGGREGATOR: {
       const asLen = fourOctet ? 4 : 2;
-      need(len === asLen + 4, S.ATTRIBUTE_LENGTH_ERROR, `AGGREGATOR length ${len}`);
+      lengthOk(len === asLen + 4, 'AGGREGATOR', len);
       a.aggregator = { asn: fourOctet ? b.readUInt32BE(vs) : b.readUInt16BE(vs), address: formatIpv4(b, vs + asLen) };
       return;
     }
     case T.COMMUNITIES: {
-      need(len > 0 && len % 4 === 0, S.ATTRIBUTE_LENGTH_ERROR, `COMMUNITIES length ${len}`);
+      lengthOk(len > 0 && len % 4 === 0, 'COMMUNITIES', len);
       const c = new Array<number>(len >> 2);
       for (let i = 0; i < c.length; i++) c[i] = b.readUInt32BE(vs + 4 * i);
       a.communities = c;
       return;
     }
     case T.ORIGINATOR_ID:
-      need(len === 4, S.ATTRIBUTE_LENGTH_ERROR, `ORIGINATOR_ID length ${len}`);
+      lengthOk(len === 4, 'ORIGINATOR_ID', len);
       a.originatorId = formatIpv4(b, vs);
       return;
     case T.CLUSTER_LIST: {
-      need(len > 0 && len % 4 === 0, S.ATTRIBUTE_LENGTH_ERROR, `CLUSTER_LIST length ${len}`);
+      lengthOk(len > 0 && len % 4 === 0, 'CLUSTER_LIST', len);
       const ids: string[] = [];
       for (let o = vs; o < ve; o += 4) ids.push(formatIpv4(b, o));
       a.clusterList = ids;
@@ -216,7 +219,7 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
       a.mpUnreach = readMpUnreach(b, vs, ve, options);
       return;
     case T.EXTENDED_COMMUNITIES: {
-      need(len > 0 && len % 8 === 0, S.ATTRIBUTE_LENGTH_ERROR, `EXTENDED_COMMUNITIES length ${len}`);
+      lengthOk(len > 0 && len % 8 === 0, 'EXTENDED_COMMUNITIES', len);
       const c: Buffer[] = [];
       for (let o = vs; o < ve; o += 8) c.push(Buffer.from(b.subarray(o, o + 8)));
       a.extendedCommunities = c;
@@ -226,11 +229,11 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
       a.as4Path = readAsPath(b, vs, ve, 4, S.OPTIONAL_ATTRIBUTE_ERROR, 'AS4_PATH');
       return;
     case T.AS4_AGGREGATOR:
-      need(len === 8, S.ATTRIBUTE_LENGTH_ERROR, `AS4_AGGREGATOR length ${len}`);
+      lengthOk(len === 8, 'AS4_AGGREGATOR', len);
       a.as4Aggregator = { asn: b.readUInt32BE(vs), address: formatIpv4(b, vs + 4) };
       return;
     case T.LARGE_COMMUNITY: {
-      need(len > 0 && len % 12 === 0, S.ATTRIBUTE_LENGTH_ERROR, `LARGE_COMMUNITY length ${len}`);
+      lengthOk(len > 0 && len % 12 === 0, 'LARGE_COMMUNITY', len);
       const c: [number, number, number][] = [];
       for (let o = vs; o < ve; o += 12) c.push([b.readUInt32BE(o), b.readUInt32BE(o + 4), b.readUInt32BE(o + 8)]);
       a.largeCommunities = c;
@@ -242,13 +245,13 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
 function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: number, name: string): AsPathSegment[] {
   const segments: AsPathSegment[] = [];
   while (p < end) {
-    need(p + 2 <= end, subcode, `${name} segment header is cut short`);
+    if (p + 2 > end) throw new Malformed(subcode, `${name} segment header is cut short`);
     const type = SEGMENT_TYPES[b[p]];
-    need(type !== undefined, subcode, `${name} segment type ${b[p]}`);
+    if (type === undefined) throw new Malformed(subcode, `${name} segment type ${b[p]}`);
     const count = b[p + 1];
-    need(count > 0, subcode, `${name} segment of length 0`);
+    if (count <= 0) throw new Malformed(subcode, `${name} segment of length 0`);
     p += 2;
-    need(p + count * asLen <= end, subcode, `${name} segment overruns the attribute`);
+    if (p + count * asLen > end) throw new Malformed(subcode, `${name} segment overruns the attribute`);
     const asns = new Array<number>(count);
     for (let i = 0; i < count; i++, p += asLen) asns[i] = asLen === 4 ? b.readUInt32BE(p) : b.readUInt16BE(p);
     segments.push({ type: type as AsPathSegmentType, asns });
@@ -273,14 +276,14 @@ function readMpNlri(b: Buffer, p: number, end: number, ipv6: boolean, addPath: b
 }
 
 function readMpReach(b: Buffer, vs: number, ve: number, options: CodecOptions): MpReach {
-  need(ve - vs >= 5, S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_REACH_NLRI is shorter than its fixed fields');
+  if (ve - vs < 5) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_REACH_NLRI is shorter than its fixed fields');
   const afi = b.readUInt16BE(vs);
   const safi = b[vs + 2];
   const family = familyOf(afi, safi);
   if (!family) return { afi, safi, raw: Buffer.from(b.subarray(vs + 3, ve)) };
   const nhLen = b[vs + 3];
   let p = vs + 4;
-  need(p + nhLen + 1 <= ve, S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} overruns the attribute`);
+  if (p + nhLen + 1 > ve) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} overruns the attribute`);
   const mp: MpReach = { afi, safi };
   if (nhLen === 4) {
     mp.nextHop = formatIpv4(b, p);
@@ -288,7 +291,7 @@ function readMpReach(b: Buffer, vs: number, ve: number, options: CodecOptions): 
     mp.nextHop = formatIpv6(b, p);
     if (nhLen === 32) mp.linkLocalNextHop = formatIpv6(b, p + 16);
   } else {
-    need(false, S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} for ${family}`);
+    throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} for ${family}`);
   }
   p += nhLen;
   if (b[p] !== 0) mp.reserved = b[p];
@@ -297,7 +300,7 @@ function readMpReach(b: Buffer, vs: number, ve: number, options: CodecOptions): 
 }
 
 function readMpUnreach(b: Buffer, vs: number, ve: number, options: CodecOptions): MpUnreach {
-  need(ve - vs >= 3, S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_UNREACH_NLRI is shorter than its fixed fields');
+  if (ve - vs < 3) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_UNREACH_NLRI is shorter than its fixed fields');
   const afi = b.readUInt16BE(vs);
   const safi = b[vs + 2];
   const family = familyOf(afi, safi);
