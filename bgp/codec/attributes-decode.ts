@@ -173,7 +173,8 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
     case T.NEXT_HOP:
       lengthOk(len === 4, 'NEXT_HOP', len);
       // RFC 4271 §6.3: an address no host can have is an invalid next hop; the route is ignored.
-      if (!isHostAddress(b.readUInt32BE(vs))) throw new Malformed(S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
+      if (!isHostAddress(b.readUInt32BE(vs)))
+        throw new Malformed(S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
       a.nextHop = formatIpv4(b, vs);
       return;
     case T.MULTI_EXIT_DISC:

@@ -117,6 +117,26 @@ function keepLowestMed(n: number, always: boolean): number {
 }
 
 /**
+ * Two paths, one best: most prefixes with more than one path have two, and between two the
+ * steps are one comparison each (MED's non-transitivity needs a third path to show).
+ */
+function selectOfTwo(a: Path, b: Path, o: DecisionOptions): Path {
+  let c = compareSteps1to4(a, b, o.defaultLocalPref);
+  if (c === 0 && (o.alwaysCompareMed || neighbourAs(a) === neighbourAs(b))) c = med(a) - med(b);
+  if (c === 0 && a.peer.type !== b.peer.type) {
+    if (a.peer.type === 'ebgp') c = -1;
+    else if (b.peer.type === 'ebgp') c = 1;
+  }
+  if (c === 0) c = compareTieBreak(a, b);
+  const best = c <= 0 ? a : b;
+  const other = best === a ? b : a;
+  best.next = other;
+  other.next = null;
+  setMultipathCount(best, 1);
+  return best;
+}
+
+/**
  * Runs the decision process over the paths of one prefix, reorders the list (best, then
  * the rest of the ECMP set, then the others in their previous order), records the ECMP
  * count on the new first path and returns it.
@@ -126,6 +146,7 @@ export function selectBest(head: Path, o: DecisionOptions): Path {
     if (multipathCount(head) !== 1) setMultipathCount(head, 1);
     return head;
   }
+  if (head.next.next === null && o.maxPaths <= 1) return selectOfTwo(head, head.next, o);
   let total = 0;
   for (let p: Path | null = head; p !== null; p = p.next) all[total++] = p;
   for (let i = 0; i < total; i++) cand[i] = all[i];

@@ -174,6 +174,43 @@ describe('rib: decision process (RFC 4271 §9.1.2)', () => {
     assert.equal(r.best.nextHop, '192.0.2.3');
   });
 
+  it('two paths pick the same best as the full process does (random pairs, both orders)', () => {
+    // With one best, two paths take a shortcut; with multipath on, they go through every step.
+    let seed = 19;
+    const rnd = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const pick = <T>(xs: T[]): T => xs[rnd(xs.length)];
+    const side = (n: number): Side => {
+      const external = rnd(2) === 0;
+      const asn = external ? pick([65001, 65002]) : 65000;
+      const attrs: PathAttributes = {
+        asPath: seq(...(external ? [asn] : [pick([65001, 65002])]), ...[7, 8].slice(0, rnd(3))),
+        origin: pick(['igp', 'egp', 'incomplete'] as const),
+        nextHop: `192.0.2.${n}`,
+      };
+      const localPref = pick([undefined, 100, 200]);
+      if (localPref !== undefined) attrs.localPref = localPref;
+      const med = pick([undefined, 0, 5]);
+      if (med !== undefined) attrs.med = med;
+      if (!external && rnd(3) === 0) attrs.originatorId = pick(['1.1.1.1', '9.9.9.9']);
+      if (!external && rnd(3) === 0) attrs.clusterList = ['10.0.0.1'].slice(0, rnd(2));
+      return { peer: { address: `192.0.2.${n}`, asn, routerId: pick(['1.1.1.1', '1.1.1.5', '9.9.9.9']) }, attrs };
+    };
+    for (let i = 0; i < 400; i++) {
+      const a = side(1 + rnd(50));
+      const b = side(51 + rnd(50));
+      for (const always of [false, true]) {
+        for (const order of ['ab', 'ba'] as const) {
+          const shortcut = winner(a, b, { alwaysCompareMed: always }, order);
+          const full = winner(a, b, { alwaysCompareMed: always, multipath: { maxPaths: 2 } }, order);
+          assert.equal(shortcut, full, `pair ${i} (${order}, always-compare-med ${always}): ${JSON.stringify([a, b])}`);
+        }
+      }
+    }
+  });
+
   it('the best path moves to the next one on withdrawal, and "removed" comes with the last one', () => {
     const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
     const a = rib.addPeer(ebgp(1));
