@@ -4,7 +4,7 @@ import { FSM_EVENT_NUMBER } from './events.js';
 import { isAcceptableHoldTime, keepaliveTimeFor, negotiateHoldTime } from './hold-time.js';
 import { FsmErrorSubcode, cease, collisionCease, fsmError, holdTimerExpired, unacceptableHoldTime } from './notification.js';
 import { Transition } from './transition.js';
-import type { FsmEvent, FsmResult, FsmState, Notification, PeerOpen, TimerName } from './types.js';
+import type { FsmAction, FsmEvent, FsmResult, FsmState, Notification, PeerOpen, TimerName } from './types.js';
 
 const TIMER_OF_EVENT: Partial<Record<FsmEvent['type'], TimerName>> = {
   ConnectRetryTimer_Expires: 'ConnectRetryTimer',
@@ -390,15 +390,23 @@ function openConfirm(t: Transition): void {
 function established(state: FsmState, update: boolean): FsmResult {
   const hold = state.negotiatedHoldTime ?? 0;
   const restartHold = hold !== 0 && state.timers.HoldTimer !== null;
-  if (!update) {
-    return { state, actions: restartHold ? [{ type: 'startTimer', timer: 'HoldTimer', seconds: hold }] : NO_ACTIONS };
+  if (!update) return { state, actions: restartHold ? steadyActions(hold).keepalive : NO_ACTIONS };
+  return { state, actions: restartHold ? steadyActions(hold).update : PROCESS_UPDATE };
+}
+
+// Every UPDATE and KEEPALIVE of an Established session gets one of the same few action
+// lists: made once per hold time, frozen, not once per message (a table is ~10^5 UPDATEs).
+const PROCESS_UPDATE: readonly FsmAction[] = Object.freeze([Object.freeze({ type: 'processUpdate' as const })]);
+const steady = new Map<number, { keepalive: readonly FsmAction[]; update: readonly FsmAction[] }>();
+
+function steadyActions(hold: number): { keepalive: readonly FsmAction[]; update: readonly FsmAction[] } {
+  let a = steady.get(hold);
+  if (a === undefined) {
+    const restart: FsmAction = Object.freeze({ type: 'startTimer', timer: 'HoldTimer', seconds: hold });
+    a = { keepalive: Object.freeze([restart]), update: Object.freeze([PROCESS_UPDATE[0], restart]) };
+    steady.set(hold, a);
   }
-  return {
-    state,
-    actions: restartHold
-      ? [{ type: 'processUpdate' }, { type: 'startTimer', timer: 'HoldTimer', seconds: hold }]
-      : [{ type: 'processUpdate' }],
-  };
+  return a;
 }
 
 function establishedState(t: Transition): void {

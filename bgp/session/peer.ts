@@ -79,6 +79,9 @@ export interface PeerEvents {
 }
 
 const FAMILY_OF: Record<string, AddressFamily> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
+// The events of every UPDATE and KEEPALIVE: made once, not per message.
+const UPDATE_MSG: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
+const KEEPALIVE_MSG: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
 
 function idNumber(id: string): number {
   const p = id.split('.').map(Number);
@@ -386,9 +389,9 @@ export class Peer extends EventEmitter<PeerEvents> {
         return this.onOpen(a, conn, m);
       case 'update':
         a.pending = { update: m };
-        return a.dispatch({ type: 'UpdateMsg' });
+        return a.dispatch(UPDATE_MSG);
       case 'keepalive':
-        return a.dispatch({ type: 'KeepAliveMsg' });
+        return a.dispatch(KEEPALIVE_MSG);
       case 'notification': {
         const comm = m.shutdownCommunication ? ` "${m.shutdownCommunication}"` : '';
         this.lastError = `received NOTIFICATION ${m.code}/${m.subcode}${comm}`;
@@ -414,7 +417,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (e.action !== 'session-reset' && e.update) {
       // RFC 7606: the session stays up; the RIB withdraws or uses what could be read.
       a.pending = { update: e.update, error: e };
-      return a.dispatch({ type: 'UpdateMsg' });
+      return a.dispatch(UPDATE_MSG);
     }
     a.dispatch({ type: 'UpdateMsgErr', notification });
   }
