@@ -121,7 +121,8 @@ class Attempt {
         const before = this.fsm.state;
         const r = step(this.fsm, e, performance.now());
         this.fsm = r.state;
-        for (const a of r.actions) if (!this.timers.apply(a)) this.peer.perform(this, a);
+        const actions = r.actions;
+        for (let i = 0; i < actions.length; i++) if (!this.timers.apply(actions[i])) this.peer.perform(this, actions[i]);
         if (this.fsm.state !== before) this.peer.stateChanged(this);
       }
     } finally {
