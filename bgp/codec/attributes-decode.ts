@@ -244,7 +244,13 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
 }
 
 function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: number, name: string): AsPathSegment[] {
-  const segments: AsPathSegment[] = [];
+  // Counted first, so the list is made at its size: an empty array that is pushed to reserves
+  // 17 slots, and nearly every path has one segment (a tenth of what a replay of real
+  // updates allocated was these lists).
+  let n = 0;
+  for (let q = p; q + 2 <= end; q += 2 + b[q + 1] * asLen) n++;
+  const segments = new Array<AsPathSegment>(n);
+  n = 0;
   while (p < end) {
     if (p + 2 > end) throw new Malformed(subcode, `${name} segment header is cut short`);
     const type = SEGMENT_TYPES[b[p]];
@@ -255,7 +261,7 @@ function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: nu
     if (p + count * asLen > end) throw new Malformed(subcode, `${name} segment overruns the attribute`);
     const asns = new Array<number>(count);
     for (let i = 0; i < count; i++, p += asLen) asns[i] = asLen === 4 ? b.readUInt32BE(p) : b.readUInt16BE(p);
-    segments.push({ type: type as AsPathSegmentType, asns });
+    segments[n++] = { type: type as AsPathSegmentType, asns };
   }
   return segments;
 }
