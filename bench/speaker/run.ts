@@ -2,8 +2,8 @@
 // other in one run, then a table per scenario with ratios of podroute against each reference.
 //
 //   node --import tsx bench/speaker/run.ts [--scenario 1x100k,10x10k] [--daemons podroute,bird]
-//        [--json out.json] [--timeout-scale 2] [--force] [--repeat 3] [--profile dir] [--poll-ms 200]
-//        [--bgpd-node-options '--single-threaded-gc']
+//        [--json out.json] [--timeout-scale 2] [--force] [--repeat 3] [--profile dir] [--alloc-profile dir]
+//        [--poll-ms 200] [--bgpd-node-options '--single-threaded-gc']
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -28,6 +28,8 @@ const { values } = parseArgs({
     'bgpd-node-options': { type: 'string', default: '' },
     /** Directory for podroute bgpd's CPU profiles (written when it stops). */
     profile: { type: 'string' },
+    /** Directory for podroute bgpd's allocation profiles, collected objects included (written when it stops). */
+    'alloc-profile': { type: 'string' },
   },
 });
 
@@ -42,6 +44,11 @@ if (values.profile) {
   mkdirSync(resolve(values.profile), { recursive: true });
   process.env.PODROUTE_CPU_PROFILE_DIR = resolve(values.profile);
   podrouteNodeOptions.push(`--import=${fileURLToPath(new URL('./cpu-profile.mjs', import.meta.url))}`, '--heapsnapshot-signal=SIGUSR2');
+}
+if (values['alloc-profile']) {
+  mkdirSync(resolve(values['alloc-profile']), { recursive: true });
+  process.env.PODROUTE_ALLOC_PROFILE_DIR = resolve(values['alloc-profile']);
+  podrouteNodeOptions.push(`--import=${fileURLToPath(new URL('./alloc-profile.mjs', import.meta.url))}`);
 }
 
 const repeat = Math.max(1, Number(values.repeat));
