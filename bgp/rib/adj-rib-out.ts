@@ -64,8 +64,17 @@ interface DumpTask {
 type Task = DumpTask | { kind: 'message'; buffer: Buffer };
 
 class Bucket {
-  readonly keys: PrefixKey[] = [];
-  readonly ids: number[] = [];
+  readonly keys: PrefixKey[];
+  readonly ids: number[];
+  /**
+   * Made with its first prefix when it has one: a list made by a literal is its exact size,
+   * while the first push to an empty one reserves 17 slots, and most attribute sets of real
+   * updates go out with one or two prefixes.
+   */
+  constructor(key?: PrefixKey, id = 0) {
+    this.keys = key === undefined ? [] : [key];
+    this.ids = key === undefined ? [] : [id];
+  }
 }
 
 export interface AdjRibOutStats {
@@ -303,17 +312,15 @@ export class AdjRibOut {
   }
 
   private add(buckets: Map<OutAttrSet, Bucket>, set: OutAttrSet, key: PrefixKey, id: number): number {
-    let b = buckets.get(set);
-    let extra = 0;
+    const b = buckets.get(set);
+    this.stats.announced++;
     if (b === undefined) {
-      b = new Bucket();
-      buckets.set(set, b);
-      extra = set.attrBytes.length + 23;
+      buckets.set(set, new Bucket(key, id));
+      return set.attrBytes.length + 23;
     }
     b.keys.push(key);
     b.ids.push(id);
-    this.stats.announced++;
-    return extra;
+    return 0;
   }
 
   /**
