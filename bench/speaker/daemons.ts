@@ -24,7 +24,7 @@ export interface DaemonUnderTest {
 }
 
 /**
- * Node flags for `podroute bgpd` (--bgpd-node-options, --profile). None by default: Node 20's
+ * Node flags for `podroute bgpd` (--bgpd-node-options, --profile, --alloc-profile). None by default: Node 20's
  * default heap limit here (4,144 MB) holds 10×100k with room to spare (the peak is ~400 MB),
  * so bgpd is measured as it ships.
  */

@@ -220,13 +220,13 @@ const mrt: Scenario = {
       prefixes += withdrawn.length + nlri.length;
     }
     const union = new Set<number>();
-    let held = 0;
+    let dutReceived = 0;
     for (const table of tables) {
-      held += table.size;
+      dutReceived += table.size;
       for (const k of table) union.add(k);
     }
-    const final = tables.map((t) => [...t].map(v4OfKey));
-    return [{ ...phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, held), held: final }];
+    const held = tables.map((t) => [...t].map(v4OfKey));
+    return [{ ...phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, dutReceived), held }];
   },
 };
 
