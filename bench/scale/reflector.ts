@@ -7,7 +7,7 @@
 //
 //   node --import tsx bench/scale/reflector.ts [--clients 1400] [--daemons podroute,bird,frr]
 //        [--sample-every 50] [--concurrency 100] [--timeout 300] [--json file] [--profile dir]
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ASN, HOLD_TIME, REFLECTORS, RR_ADDRESS, startReflector, type ReflectorKind } from './daemons.js';
 import { Tester, blocksOf, freePort, load, loopback, mb, now, quiet, sample, type ProcSample } from './harness.js';
@@ -23,6 +23,8 @@ const CONCURRENCY = Number(arg('concurrency', '100'));
 const TIMEOUT_S = Number(arg('timeout', '300'));
 const JSON_OUT = arg('json', '');
 const PROFILE = arg('profile', '');
+// The profiler writes into the directory; it does not make it.
+if (PROFILE) mkdirSync(PROFILE, { recursive: true });
 for (const d of DAEMONS) if (!REFLECTORS.includes(d)) throw new Error(`--daemons: ${d} is not one of ${REFLECTORS.join(', ')}`);
 if (!(CLIENTS >= 2 && CLIENTS <= 65000)) throw new Error(`--clients: ${CLIENTS} is not in 2..65000`);
 
