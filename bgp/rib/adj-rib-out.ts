@@ -8,14 +8,20 @@
 // indexed by the family's shared prefix numbers, or the sets per ADD-PATH id), so a change
 // that alters nothing sends nothing, and a prefix that stops being exported is withdrawn only
 // if the peer had it.
+//
+// Peers of an update group that are in sync share all this through a subgroup (subgroup.ts):
+// the family readers, the record and the packed UPDATEs are the subgroup's, and the peer only
+// keeps its place in the subgroup's queue.
 import { Afi, RouteRefreshSubtype, Safi, type AddressFamily } from '../codec/index.js';
 import type { RibPeer } from './peer.js';
-import { prefixKey, v4WireLength, writeV4Key, writeV6Key, type PrefixKey, type V4Key, type V6Key } from './prefix.js';
+import { prefixKey, type PrefixKey } from './prefix.js';
 import type { Journal, JournalReader } from './journal.js';
+import { Bucket, emitAnnounce, emitWithdraw, wireLength } from './out-messages.js';
 import type { PrefixSlots } from './slots.js';
+import { type Subgroup, sync } from './subgroup.js';
 import { localPathId, type NumberedTable, type Path } from './table.js';
 import type { OutAttrSet, UpdateGroup } from './update-group.js';
-import { encodeMessage, endOfRib, maxMessageLength, writeUpdateHeader } from './wire.js';
+import { encodeMessage, endOfRib, maxMessageLength } from './wire.js';
 
 /** The sets sent for one prefix with ADD-PATH: parallel arrays of our path ids and their attributes. */
 class SentPaths {
@@ -32,9 +38,16 @@ export interface FamilySources {
   slots: PrefixSlots;
 }
 
-/** One family of an Adj-RIB-Out: a reader of the family's journal. */
+/** Who reads a family's journal: an Adj-RIB-Out, or a subgroup of them in sync. */
+export interface JournalOwner {
+  readonly group: UpdateGroup;
+  /** A change in the journal concerns it while it was idle. */
+  wake(): void;
+}
+
+/** One family of an Adj-RIB-Out (or of a subgroup): a reader of the family's journal. */
 export interface FamilyOut extends JournalReader {
-  readonly out: AdjRibOut;
+  out: JournalOwner;
   family: AddressFamily;
   v6: boolean;
   addPath: boolean;
@@ -63,20 +76,6 @@ interface DumpTask {
 
 type Task = DumpTask | { kind: 'message'; buffer: Buffer };
 
-class Bucket {
-  readonly keys: PrefixKey[];
-  readonly ids: number[];
-  /**
-   * Made with its first prefix when it has one: a list made by a literal is its exact size,
-   * while the first push to an empty one reserves 17 slots, and most attribute sets of real
-   * updates go out with one or two prefixes.
-   */
-  constructor(key?: PrefixKey, id = 0) {
-    this.keys = key === undefined ? [] : [key];
-    this.ids = key === undefined ? [] : [id];
-  }
-}
-
 export interface AdjRibOutStats {
   messages: number;
   announced: number;
@@ -94,11 +93,28 @@ export class AdjRibOut {
    */
   onReady: (() => void) | undefined;
   readonly stats: AdjRibOutStats = { messages: 0, announced: 0, withdrawn: 0, tooLarge: 0 };
-  private readonly fams: FamilyOut[] = [];
-  private readonly byFamily: Partial<Record<AddressFamily, FamilyOut>> = {};
+  /** Its families: its own, or its subgroup's while it is in one. */
+  fams: FamilyOut[] = [];
+  readonly allowOwn: boolean;
+  /**
+   * What peers must share to be in one subgroup (families, message size, own routes);
+   * undefined for a peer with ADD-PATH, which never joins one.
+   */
+  readonly shape: string | undefined;
+  /** The subgroup it is in sync with, if any. */
+  subgroup: Subgroup | undefined = undefined;
+  /** In a subgroup: the number of the next message of the subgroup's queue it reads. */
+  pos = 0;
+  /** In a subgroup, per family: the prefixes whose best path it sent us (so it has nothing for them). */
+  own: Set<number>[] = [];
+  /** Not before this time (ms) does it try again to join a subgroup that refused it. */
+  syncAfter = 0;
+  closed = false;
+  private byFamily: Partial<Record<AddressFamily, FamilyOut>> = {};
   private readonly tasks: Task[] = [];
+  /** Messages a subgroup it left had queued for it: they go before anything else. */
+  private readonly owed: Buffer[] = [];
   private signalled = false;
-  private readonly allowOwn: boolean;
   private readonly addPathMax: number;
 
   constructor(
@@ -137,6 +153,9 @@ export class AdjRibOut {
       this.tasks.push({ kind: 'dump', fam, numbers: table.numbers(), force: false, done: false });
       this.tasks.push({ kind: 'message', buffer: encodeMessage(endOfRib(family), o) });
     }
+    this.shape = this.fams.some((f) => f.addPath)
+      ? undefined
+      : `${this.fams.map((f) => f.family).join(',')}|${this.maxMessageLength}|${this.allowOwn}`;
   }
 
   get families(): AddressFamily[] {
@@ -155,7 +174,9 @@ export class AdjRibOut {
 
   /** Whether anything waits to be pulled. */
   get hasWork(): boolean {
-    if (this.tasks.length > 0) return true;
+    const sg = this.subgroup;
+    if (sg !== undefined && this.pos < sg.end) return true;
+    if (this.tasks.length > 0 || this.owed.length > 0) return true;
     // Holes and entries of no concern (a path behind the best, without ADD-PATH) are not work.
     for (const f of this.fams) if (f.pending > 0) return true;
     return false;
@@ -165,13 +186,16 @@ export class AdjRibOut {
   get pendingCount(): number {
     let n = 0;
     for (const f of this.fams) n += f.pending;
+    if (this.subgroup !== undefined) n += this.subgroup.queuedFor(this);
     return n;
   }
 
   /** Prefixes this peer currently has from us. */
   sentCount(family: AddressFamily): number {
     const f = this.byFamily[family];
-    return f === undefined ? 0 : f.addPath ? f.paths.size : f.sentCount;
+    if (f === undefined) return 0;
+    if (f.addPath) return f.paths.size;
+    return this.subgroup === undefined ? f.sentCount : f.sentCount - this.own[this.fams.indexOf(f)].size;
   }
 
   /** What this peer has from us for a prefix: the set sent, or one per ADD-PATH id; none if nothing. */
@@ -180,7 +204,9 @@ export class AdjRibOut {
     if (f === undefined) return [];
     const key = prefixKey(family, prefix);
     if (f.addPath) return f.paths.get(key)?.sets ?? [];
-    const s = this.sentSet(f, key, -1);
+    const n = f.slots.get(key) ?? -1;
+    if (this.subgroup !== undefined && n >= 0 && this.own[this.fams.indexOf(f)].has(n)) return [];
+    const s = this.sentSet(f, key, n);
     return s === undefined ? [] : [s];
   }
 
@@ -189,8 +215,10 @@ export class AdjRibOut {
    * BoRR and EoRR when enhanced route refresh was negotiated (RFC 7313).
    */
   refresh(family: AddressFamily): void {
-    const fam = this.byFamily[family];
-    if (fam === undefined) throw new TypeError(`refresh: family ${family} is not negotiated with ${this.peer.address}`);
+    if (this.byFamily[family] === undefined) throw new TypeError(`refresh: family ${family} is not negotiated with ${this.peer.address}`);
+    // Its table goes again to it alone: it leaves its subgroup first.
+    this.subgroup?.split(this);
+    const fam = this.byFamily[family]!;
     const enhanced = this.peer.config.enhancedRouteRefresh === true;
     const afi = fam.v6 ? Afi.IPV6 : Afi.IPV4;
     if (enhanced)
@@ -213,8 +241,14 @@ export class AdjRibOut {
    * Returns [] when there is nothing to send.
    */
   pull(maxBytes = 65536): Buffer[] {
+    if (this.subgroup !== undefined) return this.pullShared(this.subgroup, maxBytes);
     const out: Buffer[] = [];
     let bytes = 0;
+    while (this.owed.length > 0 && bytes < maxBytes) {
+      const b = this.owed.shift()!;
+      out.push(b);
+      bytes += b.length;
+    }
     while (bytes < maxBytes) {
       let drained = false;
       for (const f of this.fams) {
@@ -239,12 +273,27 @@ export class AdjRibOut {
     if (!this.hasWork) {
       this.signalled = false;
       for (const f of this.fams) f.journal.sleep(f);
+      // Caught up: a peer in sync with others of its group shares their state from now on.
+      if (this.shape !== undefined) sync(this);
     }
     return out;
   }
 
   /** Gives back the shared sets this peer held (session down). */
   close(): void {
+    this.closed = true;
+    if (this.group.waiting === this) this.group.waiting = undefined;
+    if (this.subgroup !== undefined) {
+      this.subgroup.leave(this);
+      this.fams = [];
+    } else this.release();
+    this.tasks.length = 0;
+    this.owed.length = 0;
+    this.onReady = undefined;
+  }
+
+  /** Drops its own record of what it sent and its places in the journals (it joins a subgroup, or closes). */
+  release(): void {
     for (const f of this.fams) {
       f.journal.remove(f);
       for (const s of f.paths.values()) for (const x of s.sets) this.group.release(x);
@@ -258,14 +307,66 @@ export class AdjRibOut {
       f.sent = new Uint16Array(0);
       f.sentCount = 0;
     }
-    this.tasks.length = 0;
-    this.onReady = undefined;
   }
 
-  private kick(): void {
+  /** It reads from a subgroup from now on, or again alone (families in the same order). */
+  useFamilies(fams: FamilyOut[]): void {
+    this.fams = fams;
+    this.byFamily = {};
+    for (const f of fams) this.byFamily[f.family] = f;
+  }
+
+  /**
+   * Starts its session in a subgroup: `initial` (the subgroup's record as UPDATEs) is its
+   * table, sent before its End-of-RIB markers and the subgroup's queue.
+   */
+  startIn(sg: Subgroup, initial: Buffer[]): void {
+    this.release();
+    const markers = this.tasks.filter((t) => t.kind === 'message');
+    this.tasks.length = 0;
+    for (const t of markers) this.tasks.push(t);
+    this.owe(initial);
+    this.useFamilies(sg.fams);
+    this.subgroup = sg;
+    this.pos = sg.end;
+    this.own = sg.fams.map(() => new Set());
+  }
+
+  /** Messages it still has to send, first of all (what its subgroup had queued when it left). */
+  owe(buffers: Buffer[]): void {
+    for (const b of buffers) this.owed.push(b);
+  }
+
+  kick(): void {
     if (this.signalled) return;
     this.signalled = true;
     this.onReady?.();
+  }
+
+  /** Reads the subgroup's queue, which the subgroup fills from the journal when this peer reaches its end. */
+  private pullShared(sg: Subgroup, maxBytes: number): Buffer[] {
+    const out: Buffer[] = [];
+    let bytes = 0;
+    // Its initial table and End-of-RIB first, when it joined as its session started.
+    while (bytes < maxBytes && (this.owed.length > 0 || this.tasks.length > 0)) {
+      const b = this.owed.length > 0 ? this.owed.shift()! : (this.tasks.shift() as { buffer: Buffer }).buffer;
+      out.push(b);
+      bytes += b.length;
+    }
+    while (bytes < maxBytes) {
+      if (this.pos === sg.end && !sg.fill(maxBytes - bytes)) break;
+      const m = sg.queue[this.pos++ - sg.base];
+      m.left--;
+      if (m.only === undefined ? m.except === this : m.only !== this) continue;
+      out.push(m.buffer);
+      bytes += m.buffer.length;
+      this.stats.announced += m.announced;
+      this.stats.withdrawn += m.withdrawn;
+    }
+    sg.trim();
+    this.stats.messages += out.length;
+    if (!this.hasWork) this.signalled = false;
+    return out;
   }
 
   private drain(f: FamilyOut, dump: DumpTask | undefined, room: number, out: Buffer[]): number {
@@ -297,18 +398,14 @@ export class AdjRibOut {
       }
     }
     let bytes = 0;
-    for (const [set, b] of buckets) bytes += this.emitAnnounce(f, set, b, out);
-    if (withdrawals.keys.length > 0) bytes += this.emitWithdraw(f, withdrawals, out);
+    for (const [set, b] of buckets) bytes += emitAnnounce(f, this.maxMessageLength, set, b, out, this.stats);
+    if (withdrawals.keys.length > 0) bytes += emitWithdraw(f, this.maxMessageLength, withdrawals, out);
     return bytes;
   }
 
   private exportable(f: FamilyOut, key: PrefixKey, p: Path): OutAttrSet | null {
     if (p.peer === this.peer && !this.allowOwn) return null;
     return this.group.exportPath(f.family, key, p);
-  }
-
-  private wireLength(f: FamilyOut, key: PrefixKey): number {
-    return (f.v6 ? (key as V6Key).length : v4WireLength(key as V4Key)) + (f.addPath ? 4 : 0);
   }
 
   private add(buckets: Map<OutAttrSet, Bucket>, set: OutAttrSet, key: PrefixKey, id: number): number {
@@ -335,20 +432,20 @@ export class AdjRibOut {
     const sent = this.sentSet(f, key, n);
     if (desired === null) {
       if (sent === undefined) return 0;
-      this.forget(f, n);
+      forgetSent(f, n);
       this.group.release(sent);
       wd.keys.push(key);
       wd.ids.push(0);
       this.stats.withdrawn++;
-      return this.wireLength(f, key);
+      return wireLength(f, key);
     }
     if (desired === sent && !force) return 0;
     if (desired !== sent) {
       this.group.acquire(desired);
-      this.record(f, key, n, desired, sent === undefined);
+      recordSent(f, key, n, desired, sent === undefined);
       if (sent !== undefined) this.group.release(sent);
     }
-    return this.add(buckets, desired, key, 0) + this.wireLength(f, key);
+    return this.add(buckets, desired, key, 0) + wireLength(f, key);
   }
 
   private processAddPath(
@@ -373,7 +470,7 @@ export class AdjRibOut {
     for (let i = 0; i < ids.length; i++) {
       const j = sent === undefined ? -1 : sent.ids.indexOf(ids[i]);
       if (force || j < 0 || sent!.sets[j] !== sets[i]) {
-        estimate += this.add(buckets, sets[i], key, ids[i]) + this.wireLength(f, key);
+        estimate += this.add(buckets, sets[i], key, ids[i]) + wireLength(f, key);
       }
       this.group.acquire(sets[i]);
     }
@@ -383,7 +480,7 @@ export class AdjRibOut {
           wd.keys.push(key);
           wd.ids.push(sent.ids[j]);
           this.stats.withdrawn++;
-          estimate += this.wireLength(f, key);
+          estimate += wireLength(f, key);
         }
         this.group.release(sent.sets[j]);
       }
@@ -400,125 +497,29 @@ export class AdjRibOut {
     const id = f.sent[n];
     return id === 0 ? undefined : this.group.held(id);
   }
+}
 
-  /** Records a held set as sent for a prefix (its number or -1); `added` when the peer had nothing for it. */
-  private record(f: FamilyOut, key: PrefixKey, n: number, set: OutAttrSet, added: boolean): void {
-    if (added) {
-      n = n < 0 ? f.slots.acquire(key) : f.slots.hold(n);
-      f.sentCount++;
-      // A quarter more than the numbers in use: one array per peer, so slack costs peers × prefixes.
-      if (n >= f.sent.length) f.sent = this.grown(f.sent, Math.max(1024, f.slots.capacity + (f.slots.capacity >> 2)), set.id);
-    }
-    if (set.id > 0xffff && f.sent instanceof Uint16Array) f.sent = this.grown(f.sent, f.sent.length, set.id);
-    f.sent[n] = set.id;
+/** Records a held set as sent for a prefix (its number or -1); `added` when the peer had nothing for it. */
+export function recordSent(f: FamilyOut, key: PrefixKey, n: number, set: OutAttrSet, added: boolean): void {
+  if (added) {
+    n = n < 0 ? f.slots.acquire(key) : f.slots.hold(n);
+    f.sentCount++;
+    // A quarter more than the numbers in use: one array per peer, so slack costs peers × prefixes.
+    if (n >= f.sent.length) f.sent = grown(f.sent, Math.max(1024, f.slots.capacity + (f.slots.capacity >> 2)), set.id);
   }
+  if (set.id > 0xffff && f.sent instanceof Uint16Array) f.sent = grown(f.sent, f.sent.length, set.id);
+  f.sent[n] = set.id;
+}
 
-  private grown(a: Uint16Array | Uint32Array, length: number, id: number): Uint16Array | Uint32Array {
-    const b = id > 0xffff || a instanceof Uint32Array ? new Uint32Array(length) : new Uint16Array(length);
-    b.set(a);
-    return b;
-  }
+function grown(a: Uint16Array | Uint32Array, length: number, id: number): Uint16Array | Uint32Array {
+  const b = id > 0xffff || a instanceof Uint32Array ? new Uint32Array(length) : new Uint16Array(length);
+  b.set(a);
+  return b;
+}
 
-  private forget(f: FamilyOut, n: number): void {
-    f.sent[n] = 0;
-    f.slots.release(n);
-    f.sentCount--;
-  }
-
-  private writeNlri(f: FamilyOut, b: Bucket, from: number, to: number, buf: Buffer, pos: number): number {
-    for (let k = from; k < to; k++) {
-      if (f.addPath) {
-        buf.writeUInt32BE(b.ids[k], pos);
-        pos += 4;
-      }
-      pos = f.v6 ? writeV6Key(b.keys[k] as V6Key, buf, pos) : writeV4Key(b.keys[k] as V4Key, buf, pos);
-    }
-    return pos;
-  }
-
-  /** How many entries from `from` fit in `room` octets; returns the end index and their size. */
-  private fit(f: FamilyOut, b: Bucket, from: number, room: number): [number, number] {
-    let size = 0;
-    let j = from;
-    for (; j < b.keys.length; j++) {
-      const l = this.wireLength(f, b.keys[j]);
-      if (size + l > room) break;
-      size += l;
-    }
-    return [j, size];
-  }
-
-  private emitAnnounce(f: FamilyOut, set: OutAttrSet, b: Bucket, out: Buffer[]): number {
-    const attrs = set.attrBytes;
-    const nh = set.mpNextHop;
-    // IPv6: MP_REACH_NLRI goes first (RFC 7606 §5.1), always with a 2-octet length.
-    const mpHead = f.v6 ? 4 + 5 + nh!.length : 0;
-    const fixed = 23 + mpHead + attrs.length;
-    let bytes = 0;
-    let i = 0;
-    while (i < b.keys.length) {
-      const [j, nlriBytes] = this.fit(f, b, i, this.maxMessageLength - fixed);
-      if (j === i) {
-        this.stats.tooLarge++;
-        i++;
-        continue;
-      }
-      const size = fixed + nlriBytes;
-      const buf = Buffer.allocUnsafe(size);
-      writeUpdateHeader(buf, size);
-      buf.writeUInt16BE(0, 19);
-      // IPv6: every octet after this field is attributes; IPv4: the NLRI follow them.
-      buf.writeUInt16BE(f.v6 ? size - 23 : attrs.length, 21);
-      let pos = 23;
-      if (f.v6) {
-        buf[pos] = 0x90; // optional, extended length
-        buf[pos + 1] = 14;
-        buf.writeUInt16BE(5 + nh!.length + nlriBytes, pos + 2);
-        buf.writeUInt16BE(Afi.IPV6, pos + 4);
-        buf[pos + 6] = Safi.UNICAST;
-        buf[pos + 7] = nh!.length;
-        nh!.copy(buf, pos + 8);
-        buf[pos + 8 + nh!.length] = 0;
-        pos = this.writeNlri(f, b, i, j, buf, pos + mpHead);
-        attrs.copy(buf, pos);
-      } else {
-        attrs.copy(buf, pos);
-        this.writeNlri(f, b, i, j, buf, pos + attrs.length);
-      }
-      out.push(buf);
-      bytes += size;
-      i = j;
-    }
-    return bytes;
-  }
-
-  private emitWithdraw(f: FamilyOut, b: Bucket, out: Buffer[]): number {
-    const fixed = f.v6 ? 23 + 7 : 23;
-    let bytes = 0;
-    let i = 0;
-    while (i < b.keys.length) {
-      const [j, nlriBytes] = this.fit(f, b, i, this.maxMessageLength - fixed);
-      const size = fixed + nlriBytes;
-      const buf = Buffer.allocUnsafe(size);
-      writeUpdateHeader(buf, size);
-      if (f.v6) {
-        buf.writeUInt16BE(0, 19);
-        buf.writeUInt16BE(size - 23, 21);
-        buf[23] = 0x90;
-        buf[24] = 15;
-        buf.writeUInt16BE(3 + nlriBytes, 25);
-        buf.writeUInt16BE(Afi.IPV6, 27);
-        buf[29] = Safi.UNICAST;
-        this.writeNlri(f, b, i, j, buf, 30);
-      } else {
-        buf.writeUInt16BE(nlriBytes, 19);
-        const pos = this.writeNlri(f, b, i, j, buf, 21);
-        buf.writeUInt16BE(0, pos);
-      }
-      out.push(buf);
-      bytes += size;
-      i = j;
-    }
-    return bytes;
-  }
+/** The peer no longer has anything for prefix number n. */
+export function forgetSent(f: FamilyOut, n: number): void {
+  f.sent[n] = 0;
+  f.slots.release(n);
+  f.sentCount--;
 }

@@ -3,6 +3,7 @@ export { Rib, FAMILIES, type OriginateOptions } from './rib.js';
 export { RibPeer, type RibPeerStats } from './peer.js';
 export { AdjRibOut, type AdjRibOutStats } from './adj-rib-out.js';
 export { UpdateGroup, OutAttrSet } from './update-group.js';
+export { Subgroup } from './subgroup.js';
 export { AttrSet, AttrInterner, NextHop, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, asPathLength } from './attr-set.js';
 export { compareTieBreak, type DecisionOptions } from './decision.js';
 export { mergeAs4Path, toTwoOctetAs } from './as4.js';

@@ -5,6 +5,7 @@
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
 import { Afi, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
+import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
 import {
   AttrInterner,
@@ -351,6 +352,7 @@ export class Rib {
     const out = new AdjRibOut(peer, group, sources);
     peer.out = out;
     peer.up = true;
+    joinAtStart(out);
     for (const f of out.families) this.fams[f].outs.push(out);
   }
 

@@ -16,7 +16,9 @@ import { ibgpExportBytes } from './ibgp-export.js';
 import { toTwoOctetAs } from './as4.js';
 import { passOnUnrecognised } from './pass-on.js';
 import { applyActions, prependAs, type CompiledPolicy } from './policy.js';
+import type { AdjRibOut } from './adj-rib-out.js';
 import type { RibPeer } from './peer.js';
+import type { Subgroup } from './subgroup.js';
 import { formatKey, type PrefixKey } from './prefix.js';
 import type { Path } from './table.js';
 import type { IbgpReflectionHook, UpdateGroupInfo } from './types.js';
@@ -154,6 +156,10 @@ export class UpdateGroup {
   /** The RIB's wake() call this group last decided for, and its verdict (the RIB's scratch). */
   wakeCall = 0;
   wakeVerdict = false;
+  /** Its members' subgroups: those in sync share one record of what was sent, and the UPDATEs. */
+  readonly subgroups: Subgroup[] = [];
+  /** A member caught up and alone: the next one caught up may found a subgroup with it. */
+  waiting: AdjRibOut | undefined = undefined;
 
   constructor(
     readonly key: string,
@@ -413,5 +419,10 @@ export class UpdateGroup {
   /** The held set of a number acquire() gave it. */
   held(id: number): OutAttrSet {
     return this.byId[id]!;
+  }
+
+  /** How many exported sets some peer holds (for status and tests). */
+  get heldSets(): number {
+    return this.byId.length - 1 - this.freeIds.length;
   }
 }
