@@ -35,6 +35,8 @@ export interface Queued {
   left: number;
 }
 
+/** How long an image no new member has used is kept. */
+const IMAGE_MS = 30_000;
 /** How long a peer the subgroup refused waits before it asks again. */
 const RETRY_MS = 1000;
 
@@ -98,9 +100,11 @@ export class Subgroup implements JournalOwner {
   /**
    * The record encoded as UPDATEs, as it was at queue number `imageAt`: what a new member is
    * sent as its initial table, with the queue's messages since. Made when a peer joins at the
-   * start of its session, dropped once the queue since holds more than it.
+   * start of its session, dropped once the queue since holds more than it, or when no peer
+   * has joined for IMAGE_MS (for a full table it is tens of megabytes).
    */
   private image: Buffer[] | undefined = undefined;
+  private imageUsed = 0;
   private imageAt = 0;
   private imageOctets = 0;
   private imagePrefixes = 0;
@@ -181,6 +185,7 @@ export class Subgroup implements JournalOwner {
     if (this.queue.length === before) return false;
     // The image with the messages since would cost a new member more than a new image.
     if (this.image !== undefined && this.octets - this.offsetAt(this.imageAt) > this.imageOctets) this.image = undefined;
+    if (this.image !== undefined && Date.now() - this.imageUsed > IMAGE_MS) this.image = undefined;
     // A member this far behind would hold every message since: it goes on alone. (Counted
     // before this fill: a member that had read everything, such as the one asking, stays.)
     if (this.members.size > 1)
@@ -207,6 +212,7 @@ export class Subgroup implements JournalOwner {
   welcome(k: AdjRibOut): void {
     if (!this.caughtUp) this.fill(Number.POSITIVE_INFINITY);
     if (this.image === undefined) this.draw();
+    this.imageUsed = Date.now();
     const initial = this.image!.slice();
     let announced = this.imagePrefixes;
     for (let p = this.imageAt; p < this.end; p++) {
