@@ -52,13 +52,16 @@ export function felixInput(
   }));
   const remoteVteps: RemoteVtep[] = [];
   for (const n of cache.nodes.values()) {
-    if (n.metadata.name === cache.nodeName) continue;
-    const an = n.metadata.annotations ?? {};
-    for (const [nodeIp, vtepIp, vtepMac] of [
-      [nodeIpv4(n), an[VXLAN_ADDRESS_ANNOTATION], an[VXLAN_MAC_ANNOTATION]],
-      [nodeIpv6(n), an[VXLAN_ADDRESS_V6_ANNOTATION], an[VXLAN_MAC_V6_ANNOTATION]],
-    ]) {
-      if (vtepIp && vtepMac && nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
+    // Most nodes of a BGP-routed cluster have no VTEP: their addresses are not worth parsing.
+    const an = n.metadata.annotations;
+    if (an === undefined || n.metadata.name === cache.nodeName) continue;
+    if (an[VXLAN_ADDRESS_ANNOTATION] && an[VXLAN_MAC_ANNOTATION]) {
+      const nodeIp = nodeIpv4(n);
+      if (nodeIp) remoteVteps.push({ nodeIp, vtepIp: an[VXLAN_ADDRESS_ANNOTATION], vtepMac: an[VXLAN_MAC_ANNOTATION] });
+    }
+    if (an[VXLAN_ADDRESS_V6_ANNOTATION] && an[VXLAN_MAC_V6_ANNOTATION]) {
+      const nodeIp = nodeIpv6(n);
+      if (nodeIp) remoteVteps.push({ nodeIp, vtepIp: an[VXLAN_ADDRESS_V6_ANNOTATION], vtepMac: an[VXLAN_MAC_V6_ANNOTATION] });
     }
   }
   const a = self.metadata.annotations ?? {};
