@@ -2,7 +2,7 @@
 // and memory from /proc (the figures least disturbed by others' load on the machine), the
 // machine's load, and cleanup of everything started, by PID.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,4 +210,26 @@ export function blocksOf(i: number, base = 0x0a400000): string[] {
 export function loopback(second: number, i: number): string {
   const n = i + 1;
   return `127.${second}.${n >> 8}.${n & 255}`;
+}
+
+/**
+ * Waits until the process's first .cpuprofile in `dir` is whole (bench/speaker/cpu-profile.mjs
+ * writes it in one synchronous call, so a file that parses is complete), at most `ms`. A process
+ * stopped by SIGTERM writes none: send it SIGHUP first.
+ */
+export async function profileWritten(dir: string, pid: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  const name = `bgpd-${pid}-0.cpuprofile`;
+  while (Date.now() < deadline) {
+    if (readdirSync(dir).includes(name)) {
+      try {
+        JSON.parse(readFileSync(join(dir, name), 'utf8'));
+        return;
+      } catch {
+        // Still being written.
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stderr.write(`  no whole ${name} in ${dir} after ${ms / 1000} s: the profile may be cut short\n`);
 }

@@ -8,13 +8,29 @@
 //
 //   node --import tsx bench/scale/mesh.ts [--nodes 100,500,1000,2000] [--timeout 120] [--json file] [--profile dir]
 //        [--node-args '--single-threaded']   (Node flags on the agent's command line)
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { request } from 'node:http';
 import { API_VERSION, redisDatastore } from '../../lib/datastore/public.js';
 import { startRedis } from '../../test/support/redis.js';
-import { ROOT, Tester, blocksOf, freePort, load, loopback, mb, now, removeDir, sample, start, stop, tempDir, waitFor } from './harness.js';
+import {
+  ROOT,
+  Tester,
+  blocksOf,
+  freePort,
+  load,
+  loopback,
+  mb,
+  now,
+  profileWritten,
+  removeDir,
+  sample,
+  start,
+  stop,
+  tempDir,
+  waitFor,
+} from './harness.js';
 
 function arg(name: string, d: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,6 +40,8 @@ const SIZES = arg('nodes', '100,500,1000,2000').split(',').map(Number);
 const TIMEOUT_S = Number(arg('timeout', '120'));
 const JSON_OUT = arg('json', '');
 const PROFILE = arg('profile', '');
+// The profiler writes into the directory; it does not make it.
+if (PROFILE) mkdirSync(PROFILE, { recursive: true });
 const NODE_ARGS = arg('node-args', '').split(' ').filter(Boolean);
 for (const n of SIZES) if (!(n >= 1 && n <= 60000)) throw new Error(`--nodes: ${n} is not in 1..60000`);
 const ASN = 64512;
@@ -72,7 +90,7 @@ async function startAgent(dir: string, datastore: string, port: number): Promise
     ...['--dataplane', 'memory', '--policy', 'off', '--datastore', datastore, '--control', control],
     ...['--health-port', '0', '--default-pool', 'none'],
   ];
-  // --profile: a .cpuprofile of the agent's whole run (bench/speaker/cpu-profile.mjs, written at exit).
+  // --profile: a .cpuprofile of the agent's run (bench/speaker/cpu-profile.mjs), asked for by SIGHUP at the end.
   const env = PROFILE
     ? { ...process.env, NODE_OPTIONS: `--import ${join(ROOT, 'bench/speaker/cpu-profile.mjs')}`, PODROUTE_CPU_PROFILE_DIR: PROFILE }
     : process.env;
@@ -262,6 +280,11 @@ async function runOne(n: number): Promise<MeshResult> {
     r.peakEnd = Math.max(peak, end.peak);
     r.testerCpu = sample([tester.pid]).cpu - testerBefore.cpu;
     r.loadAfter = load();
+    // The agent's own stop may not end in an exit the profiler sees: it writes what it has on SIGHUP.
+    if (PROFILE) {
+      process.kill(a.pid, 'SIGHUP');
+      await profileWritten(PROFILE, a.pid, 30_000);
+    }
     return r;
   } finally {
     await agent?.stop();

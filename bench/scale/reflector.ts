@@ -7,10 +7,9 @@
 //
 //   node --import tsx bench/scale/reflector.ts [--clients 1400] [--daemons podroute,bird,frr]
 //        [--sample-every 50] [--concurrency 100] [--timeout 300] [--json file] [--profile dir]
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { ASN, HOLD_TIME, REFLECTORS, RR_ADDRESS, startReflector, type ReflectorKind } from './daemons.js';
-import { Tester, blocksOf, freePort, load, loopback, mb, now, quiet, sample, type ProcSample } from './harness.js';
+import { Tester, blocksOf, freePort, load, loopback, mb, now, profileWritten, quiet, sample, type ProcSample } from './harness.js';
 
 function arg(name: string, d: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -180,24 +179,3 @@ for (const kind of DAEMONS) {
 console.log(table(results));
 if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));
 process.exit(0);
-
-/**
- * Waits until the process's first .cpuprofile in `dir` is whole (the profiler writes it in one
- * synchronous call, so a file that parses is complete), at most `ms`.
- */
-async function profileWritten(dir: string, pid: number, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  const name = `bgpd-${pid}-0.cpuprofile`;
-  while (Date.now() < deadline) {
-    if (readdirSync(dir).includes(name)) {
-      try {
-        JSON.parse(readFileSync(join(dir, name), 'utf8'));
-        return;
-      } catch {
-        // Still being written.
-      }
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  process.stderr.write(`  no whole ${name} in ${dir} after ${ms / 1000} s: the profile may be cut short\n`);
-}
