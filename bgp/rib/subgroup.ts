@@ -406,29 +406,31 @@ export class Subgroup implements JournalOwner {
   }
 
   private emit(f: FamilyOut, batch: Batch): void {
-    const max = this.maxMessageLength;
-    const out: Buffer[] = [];
-    for (const [except, sets] of batch.announce)
-      for (const [set, b] of sets) {
-        emitAnnounce(f, max, set, b, out, this.counts);
-        this.queueAll(out, except, undefined, b.keys.length, 0);
-      }
-    for (const [except, b] of batch.withdraw) {
-      emitWithdraw(f, max, b, out);
-      this.queueAll(out, except, undefined, 0, b.keys.length);
-    }
-    for (const [only, sets] of batch.announceTo)
-      for (const [set, b] of sets) {
-        emitAnnounce(f, max, set, b, out, this.counts);
-        this.queueAll(out, undefined, only, b.keys.length, 0);
-      }
-    for (const [only, b] of batch.withdrawTo) {
-      emitWithdraw(f, max, b, out);
-      this.queueAll(out, undefined, only, 0, b.keys.length);
-    }
+    this.emitEach(f, batch.announce, batch.withdraw, false);
+    this.emitEach(f, batch.announceTo, batch.withdrawTo, true);
     if (this.counts.tooLarge > 0) {
       for (const m of this.members) m.stats.tooLarge += this.counts.tooLarge;
       this.counts.tooLarge = 0;
+    }
+  }
+
+  /** Packs and queues the buckets, keyed by the member they skip or, `alone`, the one they are for. */
+  private emitEach(
+    f: FamilyOut,
+    announce: Map<AdjRibOut | undefined, Map<OutAttrSet, Bucket>>,
+    withdraw: Map<AdjRibOut | undefined, Bucket>,
+    alone: boolean,
+  ): void {
+    const max = this.maxMessageLength;
+    const out: Buffer[] = [];
+    for (const [m, sets] of announce)
+      for (const [set, b] of sets) {
+        emitAnnounce(f, max, set, b, out, this.counts);
+        this.queueAll(out, alone ? undefined : m, alone ? m : undefined, b.keys.length, 0);
+      }
+    for (const [m, b] of withdraw) {
+      emitWithdraw(f, max, b, out);
+      this.queueAll(out, alone ? undefined : m, alone ? m : undefined, 0, b.keys.length);
     }
   }
 
