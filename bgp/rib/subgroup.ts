@@ -10,9 +10,11 @@
 // the subgroup notes that member, which then has nothing for the prefix, and a queued UPDATE
 // names the member it skips, or the one member it is for.
 //
-// A peer joins once it has caught up alone (its initial table sent) and its record equals the
-// subgroup's. It leaves with a copy of the record when it asks for a route refresh, when the
-// queue runs too far ahead of it, or when its session goes down.
+// A peer whose session starts with no routes of its own joins at once: its initial table is
+// the record, encoded once (the image) for all the peers that start after it. Another peer
+// joins once it has caught up alone (its initial table sent) and its record equals the
+// subgroup's. A member leaves with a copy of the record when it asks for a route refresh, when
+// the queue runs too far ahead of it, or when its session goes down.
 import { forgetSent, recordSent, type AdjRibOut, type FamilyOut, type JournalOwner } from './adj-rib-out.js';
 import { Bucket, emitAnnounce, emitWithdraw, wireLength } from './out-messages.js';
 import type { RibPeer } from './peer.js';
