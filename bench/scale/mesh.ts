@@ -8,7 +8,7 @@
 //
 //   node --import tsx bench/scale/mesh.ts [--nodes 100,500,1000,2000] [--timeout 120] [--json file] [--profile dir]
 //        [--node-args '--single-threaded']   (Node flags on the agent's command line)
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { request } from 'node:http';
@@ -49,6 +49,11 @@ const AGENT_IP = '127.0.0.1';
 
 export interface MeshResult {
   nodes: number;
+  /**
+   * TCP connections from the agent's address still in TIME_WAIT when it starts (a previous run's):
+   * each is a port its connects must bind around, which slowed 4,000 peers from 5 s to 17 s.
+   */
+  timeWaitAtStart: number;
   loadBefore: string;
   loadAfter: string;
   idleRss: number;
@@ -198,6 +203,7 @@ async function runOne(n: number): Promise<MeshResult> {
       concurrency: 0,
     });
     const testerBefore = sample([tester.pid]);
+    const timeWaitAtStart = timeWaits(AGENT_IP);
     const t0 = now();
     agent = await startAgent(dir, sock, port);
     const a = agent;
@@ -235,7 +241,7 @@ async function runOne(n: number): Promise<MeshResult> {
     };
     const base = 4 * n;
     slowestStatusMs = 0;
-    const r: MeshResult = { nodes: n, loadBefore, loadAfter: '', idleRss, controlS, rssEnd: 0, peakEnd: 0, testerCpu: 0 };
+    const r: MeshResult = { nodes: n, timeWaitAtStart, loadBefore, loadAfter: '', idleRss, controlS, rssEnd: 0, peakEnd: 0, testerCpu: 0 };
     let established: number | undefined;
     const programmed = await until('all Established and programmed', (c) => {
       if (established === undefined && c.established === n) established = secs();
@@ -295,16 +301,32 @@ async function runOne(n: number): Promise<MeshResult> {
   }
 }
 
+/** Sockets in TIME_WAIT whose local address is `ipv4` (/proc/net/tcp: little-endian hex, state 06). */
+function timeWaits(ipv4: string): number {
+  const hex = ipv4
+    .split('.')
+    .reverse()
+    .map((o) => Number(o).toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase();
+  let n = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, local, , state] = line.trim().split(/\s+/);
+    if (state === '06' && local?.startsWith(`${hex}:`)) n++;
+  }
+  return n;
+}
+
 const f = (x: number | undefined, d = 1) => (x === undefined ? '—' : x.toFixed(d));
 
 function table(results: MeshResult[]): string {
   const rows = [
-    '| simulated nodes | control socket up (s) | all Established (s) | all 4N routes programmed (s) | agent CPU to there (s) | RSS idle → programmed (MB) | RSS peak (MB) | growth per peer (KiB) | churn: 10% down withdrawn / back / borrowed /32s programmed (s) | churn CPU (s) | slowest status answer (s) | load before / after | tester CPU (s) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| simulated nodes | TIME_WAIT on its address at start | control socket up (s) | all Established (s) | all 4N routes programmed (s) | agent CPU to there (s) | RSS idle → programmed (MB) | RSS peak (MB) | growth per peer (KiB) | churn: 10% down withdrawn / back / borrowed /32s programmed (s) | churn CPU (s) | slowest status answer (s) | load before / after | tester CPU (s) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     rows.push(
-      `| ${r.nodes}${r.failed ? ` (${r.failed})` : ''} | ${f(r.controlS)} | ${f(r.establishedS)} | ${f(r.programmedS)} | ${f(r.cpuAtProgrammed)} | ${f(mb(r.idleRss), 0)} → ${r.rssAtProgrammed === undefined ? '—' : f(mb(r.rssAtProgrammed), 0)} | ${f(mb(r.peakEnd), 0)} | ${r.rssAtProgrammed === undefined ? '—' : f((r.rssAtProgrammed - r.idleRss) / 1024 / r.nodes, 0)} | ${f(r.downS)} / ${f(r.backS)} / ${f(r.borrowS)} | ${f(r.churnCpu)} | ${f(r.slowestStatusS)} | ${r.loadBefore} / ${r.loadAfter} | ${f(r.testerCpu)} |`,
+      `| ${r.nodes}${r.failed ? ` (${r.failed})` : ''} | ${r.timeWaitAtStart} | ${f(r.controlS)} | ${f(r.establishedS)} | ${f(r.programmedS)} | ${f(r.cpuAtProgrammed)} | ${f(mb(r.idleRss), 0)} → ${r.rssAtProgrammed === undefined ? '—' : f(mb(r.rssAtProgrammed), 0)} | ${f(mb(r.peakEnd), 0)} | ${r.rssAtProgrammed === undefined ? '—' : f((r.rssAtProgrammed - r.idleRss) / 1024 / r.nodes, 0)} | ${f(r.downS)} / ${f(r.backS)} / ${f(r.borrowS)} | ${f(r.churnCpu)} | ${f(r.slowestStatusS)} | ${r.loadBefore} / ${r.loadAfter} | ${f(r.testerCpu)} |`,
     );
   }
   return rows.join('\n');
@@ -324,6 +346,7 @@ for (const n of SIZES) {
     process.stderr.write(`  ${n} failed: ${(e as Error).stack}\n`);
     results.push({
       nodes: n,
+      timeWaitAtStart: timeWaits(AGENT_IP),
       loadBefore: '',
       loadAfter: load(),
       idleRss: 0,
