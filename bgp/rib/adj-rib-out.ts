@@ -294,19 +294,7 @@ export class AdjRibOut {
 
   /** Drops its own record of what it sent and its places in the journals (it joins a subgroup, or closes). */
   release(): void {
-    for (const f of this.fams) {
-      f.journal.remove(f);
-      for (const s of f.paths.values()) for (const x of s.sets) this.group.release(x);
-      f.paths.clear();
-      const n = Math.min(f.sent.length, f.slots.capacity);
-      for (let i = 0; i < n; i++) {
-        if (f.sent[i] === 0) continue;
-        this.group.release(this.group.held(f.sent[i]));
-        f.slots.release(i);
-      }
-      f.sent = new Uint16Array(0);
-      f.sentCount = 0;
-    }
+    releaseFamilies(this.group, this.fams);
   }
 
   /** It reads from a subgroup from now on, or again alone (families in the same order). */
@@ -317,19 +305,30 @@ export class AdjRibOut {
   }
 
   /**
+   * Reads from the subgroup from now on, at the end of its queue: its own record goes. `own`
+   * per family: the prefixes whose best path it sent us.
+   */
+  enter(sg: Subgroup, own: Set<number>[]): void {
+    this.release();
+    this.useFamilies(sg.fams);
+    this.subgroup = sg;
+    this.pos = sg.end;
+    this.own = own;
+  }
+
+  /**
    * Starts its session in a subgroup: `initial` (the subgroup's record as UPDATEs) is its
    * table, sent before its End-of-RIB markers and the subgroup's queue.
    */
   startIn(sg: Subgroup, initial: Buffer[]): void {
-    this.release();
+    this.enter(
+      sg,
+      sg.fams.map(() => new Set()),
+    );
     const markers = this.tasks.filter((t) => t.kind === 'message');
     this.tasks.length = 0;
     for (const t of markers) this.tasks.push(t);
     this.owe(initial);
-    this.useFamilies(sg.fams);
-    this.subgroup = sg;
-    this.pos = sg.end;
-    this.own = sg.fams.map(() => new Set());
   }
 
   /** Messages it still has to send, first of all (what its subgroup had queued when it left). */
@@ -515,6 +514,23 @@ function grown(a: Uint16Array | Uint32Array, length: number, id: number): Uint16
   const b = id > 0xffff || a instanceof Uint32Array ? new Uint32Array(length) : new Uint16Array(length);
   b.set(a);
   return b;
+}
+
+/** Gives back every set and prefix number the families' records hold, and leaves their journals. */
+export function releaseFamilies(group: UpdateGroup, fams: readonly FamilyOut[]): void {
+  for (const f of fams) {
+    f.journal.remove(f);
+    for (const s of f.paths.values()) for (const x of s.sets) group.release(x);
+    f.paths.clear();
+    const n = Math.min(f.sent.length, f.slots.capacity);
+    for (let i = 0; i < n; i++) {
+      if (f.sent[i] === 0) continue;
+      group.release(group.held(f.sent[i]));
+      f.slots.release(i);
+    }
+    f.sent = new Uint16Array(0);
+    f.sentCount = 0;
+  }
 }
 
 /** The peer no longer has anything for prefix number n. */

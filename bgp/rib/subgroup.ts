@@ -15,7 +15,7 @@
 // joins once it has caught up alone (its initial table sent) and its record equals the
 // subgroup's. A member leaves with a copy of the record when it asks for a route refresh, when
 // the queue runs too far ahead of it, or when its session goes down.
-import { forgetSent, recordSent, type AdjRibOut, type FamilyOut, type JournalOwner } from './adj-rib-out.js';
+import { forgetSent, recordSent, releaseFamilies, type AdjRibOut, type FamilyOut, type JournalOwner } from './adj-rib-out.js';
 import { Bucket, emitAnnounce, emitWithdraw, wireLength } from './out-messages.js';
 import type { RibPeer } from './peer.js';
 import type { PrefixKey } from './prefix.js';
@@ -250,11 +250,10 @@ export class Subgroup implements JournalOwner {
       }
       owns.push(own);
     }
-    k.release();
-    k.useFamilies(this.fams);
-    k.subgroup = this;
-    k.pos = this.end;
-    k.own = owns.map((own) => new Set(own));
+    k.enter(
+      this,
+      owns.map((own) => new Set(own)),
+    );
     for (let i = 0; i < owns.length; i++) for (const n of owns[i]) this.source[i].set(n, k);
     this.members.add(k);
     return true;
@@ -290,21 +289,10 @@ export class Subgroup implements JournalOwner {
       return;
     }
     // The last one: the record goes with it.
-    const g = this.group;
-    for (const f of this.fams) {
-      f.journal.remove(f);
-      const n = Math.min(f.sent.length, f.slots.capacity);
-      for (let x = 0; x < n; x++) {
-        if (f.sent[x] === 0) continue;
-        g.release(g.held(f.sent[x]));
-        f.slots.release(x);
-      }
-      f.sent = new Uint16Array(0);
-      f.sentCount = 0;
-    }
+    releaseFamilies(this.group, this.fams);
     this.queue.length = 0;
     this.image = undefined;
-    g.subgroups.splice(g.subgroups.indexOf(this), 1);
+    this.group.subgroups.splice(this.group.subgroups.indexOf(this), 1);
   }
 
   /** Octets queued before message number p. */
