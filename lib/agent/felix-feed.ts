@@ -34,6 +34,12 @@ export function learnedNextHops(c: BestPathChange, selfAddresses: string | reado
   return [...hops].filter((h) => !self.has(h) && h !== '0.0.0.0' && h !== '::');
 }
 
+/** Per family: a Node's address, and the annotations that give its VTEP's address and MAC. */
+const VTEP_FAMILIES = [
+  [nodeIpv4, VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION],
+  [nodeIpv6, VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION],
+] as const;
+
 /** The whole felix input for `self`, from the cache, the learned routes and the blocks we announce. */
 export function felixInput(
   cache: ClusterCache,
@@ -52,16 +58,15 @@ export function felixInput(
   }));
   const remoteVteps: RemoteVtep[] = [];
   for (const n of cache.nodes.values()) {
-    // Most nodes of a BGP-routed cluster have no VTEP: their addresses are not worth parsing.
     const an = n.metadata.annotations;
     if (an === undefined || n.metadata.name === cache.nodeName) continue;
-    if (an[VXLAN_ADDRESS_ANNOTATION] && an[VXLAN_MAC_ANNOTATION]) {
-      const nodeIp = nodeIpv4(n);
-      if (nodeIp) remoteVteps.push({ nodeIp, vtepIp: an[VXLAN_ADDRESS_ANNOTATION], vtepMac: an[VXLAN_MAC_ANNOTATION] });
-    }
-    if (an[VXLAN_ADDRESS_V6_ANNOTATION] && an[VXLAN_MAC_V6_ANNOTATION]) {
-      const nodeIp = nodeIpv6(n);
-      if (nodeIp) remoteVteps.push({ nodeIp, vtepIp: an[VXLAN_ADDRESS_V6_ANNOTATION], vtepMac: an[VXLAN_MAC_V6_ANNOTATION] });
+    for (const [address, vtepAnnotation, macAnnotation] of VTEP_FAMILIES) {
+      const vtepIp = an[vtepAnnotation];
+      const vtepMac = an[macAnnotation];
+      // Most nodes of a BGP-routed cluster have no VTEP: their addresses are not worth parsing.
+      if (!vtepIp || !vtepMac) continue;
+      const nodeIp = address(n);
+      if (nodeIp) remoteVteps.push({ nodeIp, vtepIp, vtepMac });
     }
   }
   const a = self.metadata.annotations ?? {};
