@@ -4,8 +4,8 @@
 // random churn, partial reads at each member's own pace, sessions lost, route refreshes and
 // members the queue leaves behind.
 import assert from 'node:assert/strict';
-import type { BgpMessage, PathAttributes } from '../../bgp/codec/index.js';
-import { Rib, Subgroup, type AdjRibOut, type RibPeer } from '../../bgp/rib/index.js';
+import { decodeMessage, type BgpMessage, type PathAttributes } from '../../bgp/codec/index.js';
+import { Rib, Subgroup, type RibPeer } from '../../bgp/rib/index.js';
 import { drain, isEor, seq, updatesOf, v4Update, v6Update } from './helpers.js';
 
 type Held = Map<string, string>;
@@ -143,9 +143,13 @@ describe('rib: subgroups of peers in sync', () => {
         const out = rib.adjRibOut(p)!;
         apply(held.get(p)!, drain(out, {}, budget).messages);
       };
+      // One pull of about `budget` octets, as a session whose socket then fills.
       const pullSome = (p: RibPeer, budget: number) => {
-        const b = rib.adjRibOut(p)!.pull(budget);
-        apply(held.get(p)!, drain({ pull: () => (b.length ? b.splice(0) : []) } as unknown as AdjRibOut).messages);
+        const messages = rib
+          .adjRibOut(p)!
+          .pull(budget)
+          .map((b) => decodeMessage(b));
+        apply(held.get(p)!, messages);
       };
       let largest = 0;
       let splits = 0;
