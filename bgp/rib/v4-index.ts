@@ -94,15 +94,25 @@ export class V4Index {
   private grow(): void {
     const old = this.slots;
     const bits = 32 - this.shift + 1;
-    this.slots = emptySlots(bits);
-    this.shift = 32 - bits;
-    this.count = 0;
-    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== EMPTY) this.put(old[i], old[i + 1] & 63, old[i + 1]);
+    const slots = emptySlots(bits);
+    const shift = 32 - bits;
+    const mask = slots.length - 2;
+    // Every key is distinct: each goes to the first free slot from its home, with no compare.
+    for (let j = 0; j < old.length; j += 2) {
+      const v = old[j + 1];
+      if (v === EMPTY) continue;
+      const a = old[j];
+      let i = (Math.imul(a ^ Math.imul(v & 63, 0x27d4eb2d), 0x9e3779b1) >>> shift) << 1;
+      while (slots[i + 1] !== EMPTY) i = (i + 2) & mask;
+      slots[i] = a;
+      slots[i + 1] = v;
+    }
+    this.slots = slots;
+    this.shift = shift;
   }
 }
 
 function emptySlots(bits: number): Int32Array {
-  const slots = new Int32Array(2 << bits);
-  for (let i = 1; i < slots.length; i += 2) slots[i] = EMPTY;
-  return slots;
+  // Every word EMPTY, the address words too: fill is one pass in native code.
+  return new Int32Array(2 << bits).fill(EMPTY);
 }
