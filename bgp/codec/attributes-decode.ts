@@ -30,6 +30,25 @@ class Malformed extends Error {
 
 export function decodeAttributes(b: Buffer, pos: number, end: number, options: CodecOptions, problems: Problem[]): PathAttributes {
   const attrs: PathAttributes = {};
+  walk(b, pos, end, options, problems, attrs);
+  return attrs;
+}
+
+/** checkAttributes met an MP attribute: its NLRI are wanted as objects, so decode instead. */
+export const NEEDS_DECODE = -1;
+
+/**
+ * Checks path attributes as decodeAttributes would, finding the same problems, but makes no
+ * objects: a speaker that keys attribute sets by their octets need never see them as objects.
+ * Returns a bitmask (unsigned) of the types 0-31 present, or NEEDS_DECODE on meeting
+ * MP_REACH_NLRI or MP_UNREACH_NLRI (the check stops there). Meaningful only without problems.
+ */
+export function checkAttributes(b: Buffer, pos: number, end: number, options: CodecOptions, problems: Problem[]): number {
+  return walk(b, pos, end, options, problems, undefined);
+}
+
+/** Reads the attributes into `attrs`, or only checks them when it is undefined (see checkAttributes). */
+function walk(b: Buffer, pos: number, end: number, options: CodecOptions, problems: Problem[], attrs: PathAttributes | undefined): number {
   const fourOctet = options.fourOctetAs !== false;
   let canonical = true;
   let lastType = 0;
@@ -68,6 +87,7 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
       break;
     }
     p = ve;
+    if (attrs === undefined && (type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI)) return NEEDS_DECODE;
 
     const seen = type < 32 ? (seenLow & (1 << type)) !== 0 : (seenHigh?.has(type) ?? false);
     if (seen) {
@@ -83,12 +103,14 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     }
     if (type < 32) seenLow |= 1 << type;
     else (seenHigh ??= new Set()).add(type);
-    if (count === layout.length) layout = grow(layout);
-    layout[count++] = (type << 8) | flags;
     const rule = ruleByType[type];
-    if (canonical && (type <= lastType || flags !== (rule ? canonicalFlags(type, length) : canonicalFlags(type, length, flags))))
-      canonical = false;
-    lastType = type;
+    if (attrs !== undefined) {
+      if (count === layout.length) layout = grow(layout);
+      layout[count++] = (type << 8) | flags;
+      if (canonical && (type <= lastType || flags !== (rule ? canonicalFlags(type, length) : canonicalFlags(type, length, flags))))
+        canonical = false;
+      lastType = type;
+    }
 
     if (!rule) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
@@ -98,7 +120,7 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
           message: `unrecognized well-known attribute ${type}`,
           data: copy(b, start, ve),
         });
-      } else {
+      } else if (attrs !== undefined) {
         (attrs.unknown ??= []).push({ type, flags, value: Buffer.from(b.subarray(vs, ve)) });
       }
       continue;
@@ -111,16 +133,17 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
     } catch (e) {
       if (!(e instanceof Malformed)) throw e;
       problems.push({ action: rule.malformed, subcode: e.subcode, message: e.message, data: copy(b, start, ve) });
-      count--;
+      if (attrs !== undefined) count--;
     }
   }
+  if (attrs === undefined) return seenLow >>> 0;
   if (!canonical) {
     // Built only for the UPDATEs that need it; the layout itself is kept in a reused array.
     const wire = new Array<{ type: number; flags: number }>(count);
     for (let i = 0; i < count; i++) wire[i] = { type: layout[i] >> 8, flags: layout[i] & 0xff };
     attrs.wire = wire;
   }
-  return attrs;
+  return seenLow >>> 0;
 }
 
 /**
@@ -159,44 +182,56 @@ function isHostAddress(a: number): boolean {
   return a !== 0 && a !== 0xffffffff && a >>> 28 !== 0xe;
 }
 
-function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: boolean, options: CodecOptions, a: PathAttributes): void {
+/** Checks one attribute's value and, when `a` is given, sets it there (see walk). */
+function decodeOne(
+  type: number,
+  b: Buffer,
+  vs: number,
+  ve: number,
+  fourOctet: boolean,
+  options: CodecOptions,
+  a: PathAttributes | undefined,
+): void {
   const len = ve - vs;
   switch (type) {
     case T.ORIGIN:
       lengthOk(len === 1, 'ORIGIN', len);
       if (b[vs] > 2) throw new Malformed(S.INVALID_ORIGIN_ATTRIBUTE, `ORIGIN value ${b[vs]}`);
-      a.origin = ORIGINS[b[vs]];
+      if (a) a.origin = ORIGINS[b[vs]];
       return;
-    case T.AS_PATH:
-      a.asPath = readAsPath(b, vs, ve, fourOctet ? 4 : 2, S.MALFORMED_AS_PATH, 'AS_PATH');
+    case T.AS_PATH: {
+      const n = checkAsPath(b, vs, ve, fourOctet ? 4 : 2, S.MALFORMED_AS_PATH, 'AS_PATH');
+      if (a) a.asPath = readAsPath(b, vs, ve, fourOctet ? 4 : 2, n);
       return;
+    }
     case T.NEXT_HOP:
       lengthOk(len === 4, 'NEXT_HOP', len);
       // RFC 4271 §6.3: an address no host can have is an invalid next hop; the route is ignored.
       if (!isHostAddress(b.readUInt32BE(vs)))
         throw new Malformed(S.INVALID_NEXT_HOP_ATTRIBUTE, `NEXT_HOP ${formatIpv4(b, vs)} is not a host address`);
-      a.nextHop = formatIpv4(b, vs);
+      if (a) a.nextHop = formatIpv4(b, vs);
       return;
     case T.MULTI_EXIT_DISC:
       lengthOk(len === 4, 'MULTI_EXIT_DISC', len);
-      a.med = b.readUInt32BE(vs);
+      if (a) a.med = b.readUInt32BE(vs);
       return;
     case T.LOCAL_PREF:
       lengthOk(len === 4, 'LOCAL_PREF', len);
-      a.localPref = b.readUInt32BE(vs);
+      if (a) a.localPref = b.readUInt32BE(vs);
       return;
     case T.ATOMIC_AGGREGATE:
       lengthOk(len === 0, 'ATOMIC_AGGREGATE', len);
-      a.atomicAggregate = true;
+      if (a) a.atomicAggregate = true;
       return;
     case T.AGGREGATOR: {
       const asLen = fourOctet ? 4 : 2;
       lengthOk(len === asLen + 4, 'AGGREGATOR', len);
-      a.aggregator = { asn: fourOctet ? b.readUInt32BE(vs) : b.readUInt16BE(vs), address: formatIpv4(b, vs + asLen) };
+      if (a) a.aggregator = { asn: fourOctet ? b.readUInt32BE(vs) : b.readUInt16BE(vs), address: formatIpv4(b, vs + asLen) };
       return;
     }
     case T.COMMUNITIES: {
       lengthOk(len > 0 && len % 4 === 0, 'COMMUNITIES', len);
+      if (!a) return;
       const c = new Array<number>(len >> 2);
       for (let i = 0; i < c.length; i++) c[i] = b.readUInt32BE(vs + 4 * i);
       a.communities = c;
@@ -204,37 +239,43 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
     }
     case T.ORIGINATOR_ID:
       lengthOk(len === 4, 'ORIGINATOR_ID', len);
-      a.originatorId = formatIpv4(b, vs);
+      if (a) a.originatorId = formatIpv4(b, vs);
       return;
     case T.CLUSTER_LIST: {
       lengthOk(len > 0 && len % 4 === 0, 'CLUSTER_LIST', len);
+      if (!a) return;
       const ids: string[] = [];
       for (let o = vs; o < ve; o += 4) ids.push(formatIpv4(b, o));
       a.clusterList = ids;
       return;
     }
+    // Never met by a check: walk stops before them.
     case T.MP_REACH_NLRI:
-      a.mpReach = readMpReach(b, vs, ve, options);
+      a!.mpReach = readMpReach(b, vs, ve, options);
       return;
     case T.MP_UNREACH_NLRI:
-      a.mpUnreach = readMpUnreach(b, vs, ve, options);
+      a!.mpUnreach = readMpUnreach(b, vs, ve, options);
       return;
     case T.EXTENDED_COMMUNITIES: {
       lengthOk(len > 0 && len % 8 === 0, 'EXTENDED_COMMUNITIES', len);
+      if (!a) return;
       const c: Buffer[] = [];
       for (let o = vs; o < ve; o += 8) c.push(Buffer.from(b.subarray(o, o + 8)));
       a.extendedCommunities = c;
       return;
     }
-    case T.AS4_PATH:
-      a.as4Path = readAsPath(b, vs, ve, 4, S.OPTIONAL_ATTRIBUTE_ERROR, 'AS4_PATH');
+    case T.AS4_PATH: {
+      const n = checkAsPath(b, vs, ve, 4, S.OPTIONAL_ATTRIBUTE_ERROR, 'AS4_PATH');
+      if (a) a.as4Path = readAsPath(b, vs, ve, 4, n);
       return;
+    }
     case T.AS4_AGGREGATOR:
       lengthOk(len === 8, 'AS4_AGGREGATOR', len);
-      a.as4Aggregator = { asn: b.readUInt32BE(vs), address: formatIpv4(b, vs + 4) };
+      if (a) a.as4Aggregator = { asn: b.readUInt32BE(vs), address: formatIpv4(b, vs + 4) };
       return;
     case T.LARGE_COMMUNITY: {
       lengthOk(len > 0 && len % 12 === 0, 'LARGE_COMMUNITY', len);
+      if (!a) return;
       const c: [number, number, number][] = [];
       for (let o = vs; o < ve; o += 12) c.push([b.readUInt32BE(o), b.readUInt32BE(o + 4), b.readUInt32BE(o + 8)]);
       a.largeCommunities = c;
@@ -243,25 +284,35 @@ function decodeOne(type: number, b: Buffer, vs: number, ve: number, fourOctet: b
   }
 }
 
-function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: number, name: string): AsPathSegment[] {
-  // Counted first, so the list is made at its size: an empty array that is pushed to reserves
-  // 17 slots, and nearly every path has one segment (on a replay of real updates the AS_PATHs
-  // were a tenth of all allocation, and those unused slots a third of that).
+/** Checks an AS_PATH or AS4_PATH value; returns its number of segments. */
+function checkAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, subcode: number, name: string): number {
   let n = 0;
-  for (let q = p; q + 2 <= end; q += 2 + b[q + 1] * asLen) n++;
+  while (p < end) {
+    if (p + 2 > end) throw new Malformed(subcode, `${name} segment header is cut short`);
+    if (SEGMENT_TYPES[b[p]] === undefined) throw new Malformed(subcode, `${name} segment type ${b[p]}`);
+    const count = b[p + 1];
+    if (count <= 0) throw new Malformed(subcode, `${name} segment of length 0`);
+    p += 2 + count * asLen;
+    if (p > end) throw new Malformed(subcode, `${name} segment overruns the attribute`);
+    n++;
+  }
+  return n;
+}
+
+/** The segments of a checked AS_PATH of `n` segments. */
+function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, n: number): AsPathSegment[] {
+  // Made at its size: an empty array that is pushed to reserves 17 slots, and nearly every path
+  // has one segment (on a replay of real updates the AS_PATHs were a tenth of all allocation,
+  // and those unused slots a third of that).
   const segments = new Array<AsPathSegment>(n);
   n = 0;
   while (p < end) {
-    if (p + 2 > end) throw new Malformed(subcode, `${name} segment header is cut short`);
-    const type = SEGMENT_TYPES[b[p]];
-    if (type === undefined) throw new Malformed(subcode, `${name} segment type ${b[p]}`);
+    const type = SEGMENT_TYPES[b[p]] as AsPathSegmentType;
     const count = b[p + 1];
-    if (count <= 0) throw new Malformed(subcode, `${name} segment of length 0`);
     p += 2;
-    if (p + count * asLen > end) throw new Malformed(subcode, `${name} segment overruns the attribute`);
     const asns = new Array<number>(count);
     for (let i = 0; i < count; i++, p += asLen) asns[i] = asLen === 4 ? b.readUInt32BE(p) : b.readUInt16BE(p);
-    segments[n++] = { type: type as AsPathSegmentType, asns };
+    segments[n++] = { type, asns };
   }
   return segments;
 }

@@ -1,11 +1,11 @@
 // UPDATE (RFC 4271 §4.3) with the error handling of RFC 7606, and End-of-RIB (RFC 4724 §2).
-import { decodeAttributes, familyOf, type Problem } from './attributes-decode.js';
+import { NEEDS_DECODE, checkAttributes, decodeAttributes, familyOf, type Problem } from './attributes-decode.js';
 import { writeAttributes } from './attributes-encode.js';
 import { Afi, AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
 import { BgpError, moreSevere } from './errors.js';
 import { writeNlriInto } from './nlri-encode.js';
 import { NlriSyntaxError, countNlri, readNlri } from './nlri.js';
-import type { AddressFamily, CodecOptions, Nlri, UpdateMessage } from './types.js';
+import type { AddressFamily, CodecOptions, Nlri, PathAttributes, UpdateMessage } from './types.js';
 import type { Writer } from './writer.js';
 
 function updateError(subcode: number, message: string, data?: Buffer): BgpError {
@@ -44,6 +44,26 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   const addPath = options.addPath?.['ipv4-unicast'] === true;
   const withdrawnCount = countField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
   const problems: Problem[] = [];
+  const fourOctetAs = options.fourOctetAs !== false;
+  if (fourOctetAs && (withdrawnCount > 0 || attrEnd < end)) {
+    // Checked now, made into objects when first read: a speaker keys attribute sets by these
+    // octets and reads them as objects only for a set it has not seen, if at all.
+    const seen = checkAttributes(b, attrStart, attrEnd, options, problems);
+    const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
+    if (seen !== NEEDS_DECODE && problems.length === 0 && (nlriCount === 0 || (seen & MANDATORY) === MANDATORY)) {
+      const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount);
+      const update = { type: 'update' } as UpdateMessage;
+      if (withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
+      else update.withdrawn = [];
+      Object.defineProperty(update, 'attributes', ATTRIBUTES_ON_DEMAND);
+      if (nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
+      else update.nlri = [];
+      Object.defineProperty(update, RECEIVED, { value: received });
+      return update;
+    }
+    // An MP attribute, or a problem: decoded as below, which reports the problems again.
+    problems.length = 0;
+  }
   const attributes = decodeAttributes(b, attrStart, attrEnd, options, problems);
   const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
   const mp = attributes.mpReach;
@@ -59,7 +79,8 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   }
   // What came off the wire, kept beside the message (not enumerable: the message stays the
   // plain object it always was, and compares so) as offsets into the received octets.
-  const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, options.fourOctetAs !== false, addPath, withdrawnCount, nlriCount);
+  const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, fourOctetAs, addPath, withdrawnCount, nlriCount);
+  received.attributesList = attributes;
   let update: UpdateMessage;
   if (withdrawnCount === 0 && nlriCount === 0) update = { type: 'update', withdrawn: [], attributes, nlri: [] };
   else {
@@ -85,6 +106,10 @@ class Received implements ReceivedNlri {
   /** The prefix lists once made (or set). */
   withdrawnList: Nlri[] | undefined = undefined;
   nlriList: Nlri[] | undefined = undefined;
+  /** The attributes once made (or set); until then they were only checked. */
+  attributesList: PathAttributes | undefined = undefined;
+  /** The attributes were set in code: the octets no longer say what they are. */
+  attributesReplaced = false;
   constructor(
     private readonly b: Buffer,
     private readonly withdrawnStart: number,
@@ -108,7 +133,19 @@ class Received implements ReceivedNlri {
 
   get attributes(): Buffer | undefined {
     const start = this.withdrawnEnd + 2;
-    return this.fourOctetAs && this.attrEnd > start ? this.b.subarray(start, this.attrEnd) : undefined;
+    return this.fourOctetAs && this.attrEnd > start && !this.attributesReplaced ? this.b.subarray(start, this.attrEnd) : undefined;
+  }
+
+  get attributesUnread(): boolean {
+    return this.attributesList === undefined;
+  }
+
+  /** The attributes as objects, decoded from octets checked already. */
+  decodeAttributes(): PathAttributes {
+    const problems: Problem[] = [];
+    const a = decodeAttributes(this.b, this.withdrawnEnd + 2, this.attrEnd, { fourOctetAs: true }, problems);
+    if (problems.length > 0) throw new Error(`codec: path attributes that passed the check decode with a problem: ${problems[0].message}`);
+    return a;
   }
 }
 
@@ -145,6 +182,25 @@ function onDemand(name: 'withdrawn' | 'nlri'): PropertyDescriptor {
   };
 }
 
+/** The attributes as an enumerable property read on demand, as the prefix lists (see there). */
+const ATTRIBUTES_ON_DEMAND: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: UpdateMessage): PathAttributes {
+    const r = receivedOf(this)!;
+    r.attributesList ??= r.decodeAttributes();
+    return r.attributesList;
+  },
+  set(this: UpdateMessage, a: PathAttributes): void {
+    const r = receivedOf(this)!;
+    r.attributesList = a;
+    r.attributesReplaced = true;
+  },
+};
+
+/** ORIGIN, AS_PATH and NEXT_HOP: an IPv4 announcement without one is withdrawn (RFC 7606 §3 (d)). */
+const MANDATORY = (1 << T.ORIGIN) | (1 << T.AS_PATH) | (1 << T.NEXT_HOP);
+
 function receivedOf(m: UpdateMessage): Received | undefined {
   return (m as { [RECEIVED]?: Received })[RECEIVED];
 }
@@ -167,6 +223,11 @@ export interface ReceivedNlri {
    * then exactly these fields, and a reader that needs only the octets leaves them unmade.
    */
   readonly unread: boolean;
+  /**
+   * True while the message's `attributes` have been neither read nor set: they are then exactly
+   * receivedAttributes (checked, 4-octet AS numbers, no MP_REACH_NLRI or MP_UNREACH_NLRI).
+   */
+  readonly attributesUnread: boolean;
 }
 
 /**
