@@ -46,39 +46,169 @@ export class AttrSet {
   /** The attributes when they were given as an object; undefined when they are decoded from `key` on demand. */
   private readonly given: Readonly<PathAttributes> | undefined;
 
-  /**
-   * `a` gives the numbers; it is kept as `attributes` unless `key` holds the same attributes
-   * as wire bytes (`lazy`), when it is dropped and decoded again only when asked for.
-   */
+  /** `given` (frozen here) is kept as `attributes`; without it they are decoded from `key`, received octets, when asked for. */
   constructor(
     readonly key: string,
-    a: Readonly<PathAttributes>,
-    lazy = false,
-    looped = false,
+    n: Readonly<SetNumbers>,
+    given: Readonly<PathAttributes> | undefined,
+    looped: boolean,
   ) {
-    this.localPref = a.localPref ?? -1;
-    this.asPathLength = asPathLength(a.asPath);
-    this.origin = a.origin === undefined ? 0 : ORIGIN_RANK[a.origin];
-    this.med = a.med ?? -1;
-    this.neighborAs = neighborAs(a.asPath);
-    this.originatorId = a.originatorId === undefined ? -1 : ipv4Number(a.originatorId);
-    this.clusterListLength = a.clusterList?.length ?? 0;
-    let wk = 0;
-    if (a.communities) {
-      for (const c of a.communities) {
-        if (c === NO_EXPORT) wk |= COMMUNITY_NO_EXPORT;
-        else if (c === NO_ADVERTISE) wk |= COMMUNITY_NO_ADVERTISE;
-        else if (c === NO_EXPORT_SUBCONFED) wk |= COMMUNITY_NO_EXPORT_SUBCONFED;
-      }
-    }
-    this.wellKnown = wk;
+    this.localPref = n.localPref;
+    this.asPathLength = n.asPathLength;
+    this.origin = n.origin;
+    this.med = n.med;
+    this.neighborAs = n.neighborAs;
+    this.originatorId = n.originatorId;
+    this.clusterListLength = n.clusterListLength;
+    this.wellKnown = n.wellKnown;
     this.looped = looped;
-    this.given = lazy ? undefined : deepFreeze(a);
+    this.given = given === undefined ? undefined : deepFreeze(given);
   }
 
   /** The full attributes, frozen. A lazily decoded set gives the same object while it is in the recent cache. */
   get attributes(): Readonly<PathAttributes> {
     return this.given ?? decoded(this);
+  }
+}
+
+/** What the decision process reads of a set: AttrSet's fields of the same names. */
+export interface SetNumbers {
+  localPref: number;
+  asPathLength: number;
+  origin: number;
+  med: number;
+  neighborAs: number;
+  originatorId: number;
+  clusterListLength: number;
+  wellKnown: number;
+}
+
+function wellKnownBit(c: number): number {
+  return c === NO_EXPORT
+    ? COMMUNITY_NO_EXPORT
+    : c === NO_ADVERTISE
+      ? COMMUNITY_NO_ADVERTISE
+      : c === NO_EXPORT_SUBCONFED
+        ? COMMUNITY_NO_EXPORT_SUBCONFED
+        : 0;
+}
+
+/** The numbers of attributes given as an object. */
+export function numbersOf(a: Readonly<PathAttributes>): SetNumbers {
+  let wk = 0;
+  if (a.communities) for (const c of a.communities) wk |= wellKnownBit(c);
+  return {
+    localPref: a.localPref ?? -1,
+    asPathLength: asPathLength(a.asPath),
+    origin: a.origin === undefined ? 0 : ORIGIN_RANK[a.origin],
+    med: a.med ?? -1,
+    neighborAs: neighborAs(a.asPath),
+    originatorId: a.originatorId === undefined ? -1 : ipv4Number(a.originatorId),
+    clusterListLength: a.clusterList?.length ?? 0,
+    wellKnown: wk,
+  };
+}
+
+/** Whose routes are loops (RFC 4271 §9, RFC 4456 §8): ours by AS, router ID or cluster ID. */
+export class LoopRule {
+  /** The IDs as numbers, -1 for none; an ID not written canonically matches nothing, as its text would not. */
+  private readonly routerIdNumber: number;
+  private readonly clusterIdNumber: number;
+  constructor(
+    readonly asn: number,
+    readonly routerId: string,
+    readonly clusterId: string | undefined,
+  ) {
+    this.routerIdNumber = canonicalIpv4Number(routerId);
+    this.clusterIdNumber = clusterId === undefined ? -1 : canonicalIpv4Number(clusterId);
+  }
+
+  looped(a: Readonly<PathAttributes>): boolean {
+    if (asPathContains(a.asPath, this.asn)) return true;
+    if (a.originatorId !== undefined && a.originatorId === this.routerId) return true;
+    if (this.clusterId !== undefined && a.clusterList?.includes(this.clusterId)) return true;
+    return false;
+  }
+
+  /**
+   * Reads the numbers of a key of received octets (see receivedKey: checked by the codec, AS
+   * numbers of 4 octets) into `n`, with no objects made; returns whether its routes are loops.
+   */
+  readWire(key: string, n: SetNumbers): boolean {
+    n.localPref = -1;
+    n.asPathLength = 0;
+    n.origin = 0;
+    n.med = -1;
+    n.neighborAs = -1;
+    n.originatorId = -1;
+    n.clusterListLength = 0;
+    n.wellKnown = 0;
+    let looped = false;
+    for (let p = 0; p < key.length; ) {
+      const extended = (key.charCodeAt(p) & 0x10) !== 0;
+      const type = key.charCodeAt(p + 1);
+      const vs = extended ? p + 4 : p + 3;
+      const ve = vs + (extended ? (key.charCodeAt(p + 2) << 8) | key.charCodeAt(p + 3) : key.charCodeAt(p + 2));
+      switch (type) {
+        case T.ORIGIN:
+          n.origin = key.charCodeAt(vs);
+          break;
+        case T.AS_PATH: {
+          let decided = false;
+          for (let q = vs; q < ve; ) {
+            const segment = key.charCodeAt(q);
+            const count = key.charCodeAt(q + 1);
+            q += 2;
+            if (segment === SEQUENCE) {
+              n.asPathLength += count;
+              if (!decided) n.neighborAs = u32(key, q);
+              decided = true;
+            } else if (segment === SET) {
+              n.asPathLength += 1;
+              decided = true;
+            }
+            for (let i = 0; i < count; i++, q += 4) if (u32(key, q) === this.asn) looped = true;
+          }
+          break;
+        }
+        case T.MULTI_EXIT_DISC:
+          n.med = u32(key, vs);
+          break;
+        case T.LOCAL_PREF:
+          n.localPref = u32(key, vs);
+          break;
+        case T.COMMUNITIES:
+          for (let q = vs; q < ve; q += 4) n.wellKnown |= wellKnownBit(u32(key, q));
+          break;
+        case T.ORIGINATOR_ID:
+          n.originatorId = u32(key, vs);
+          if (n.originatorId === this.routerIdNumber) looped = true;
+          break;
+        case T.CLUSTER_LIST:
+          n.clusterListLength = (ve - vs) >> 2;
+          for (let q = vs; q < ve; q += 4) if (u32(key, q) === this.clusterIdNumber) looped = true;
+          break;
+      }
+      p = ve;
+    }
+    return looped;
+  }
+}
+
+/** AS_PATH segment types (RFC 4271 §4.3). */
+const SET = 1;
+const SEQUENCE = 2;
+
+function u32(s: string, p: number): number {
+  return ((s.charCodeAt(p) << 24) | (s.charCodeAt(p + 1) << 16) | (s.charCodeAt(p + 2) << 8) | s.charCodeAt(p + 3)) >>> 0;
+}
+
+function canonicalIpv4Number(s: string): number {
+  try {
+    const n = ipv4Number(s);
+    return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.') === s ? n : -1;
+  } catch {
+    return -1;
   }
 }
 
@@ -232,16 +362,18 @@ export function notShared(type: number, external: boolean): boolean {
 
 export class AttrInterner {
   private readonly sets = new Map<string, AttrSet>();
+  /** Reused by internReceived: the numbers are copied into the set. */
+  private readonly numbers: SetNumbers = numbersOf({});
 
   /** `loops` marks the sets whose routes are dropped as loops (evaluated once per set). */
-  constructor(private readonly loops: (a: Readonly<PathAttributes>) => boolean = () => false) {}
+  constructor(private readonly loops: LoopRule = new LoopRule(-1, '', undefined)) {}
 
   /** The shared set for these attributes (which must already be shareable: see shareableAttributes). */
   intern(a: PathAttributes): AttrSet {
     const key = attributesKey(a);
     let set = this.sets.get(key);
     if (set === undefined) {
-      set = new AttrSet(key, a, false, this.loops(a));
+      set = new AttrSet(key, numbersOf(a), a, this.loops.looped(a));
       this.sets.set(key, set);
     }
     return set;
@@ -252,12 +384,10 @@ export class AttrInterner {
     return this.sets.get(key);
   }
 
-  /**
-   * A new set for received attributes: `key` from receivedKey, `a` what the same bytes decode
-   * to (shareable), read for the numbers and then dropped.
-   */
-  internReceived(key: string, a: Readonly<PathAttributes>): AttrSet {
-    const set = new AttrSet(key, a, true, this.loops(a));
+  /** A new set for received attributes, `key` from receivedKey: read from the octets, no objects made. */
+  internReceived(key: string): AttrSet {
+    const looped = this.loops.readWire(key, this.numbers);
+    const set = new AttrSet(key, this.numbers, undefined, looped);
     this.sets.set(key, set);
     return set;
   }

@@ -3,14 +3,14 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
+import { Afi, AttrType, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
 import {
   AttrInterner,
-  asPathContains,
   ipv4Number,
+  LoopRule,
   NextHop,
   NextHopInterner,
   receivedKey,
@@ -67,7 +67,7 @@ export class Rib {
   private readonly clusterId: string | undefined;
   private readonly decision: DecisionOptions;
   private readonly collect: () => boolean;
-  private readonly attrs = new AttrInterner((a) => this.looped(a));
+  private readonly attrs: AttrInterner;
   private readonly nextHops = new NextHopInterner();
   private readonly fams: Record<AddressFamily, FamilyRib> = {
     'ipv4-unicast': new FamilyRib('ipv4-unicast'),
@@ -79,6 +79,9 @@ export class Rib {
   /** Numbers wake() calls, so that an update group's verdict is reused within one. */
   private wakeCall = 0;
   private pathCount = 0;
+  /** wireNextHop's last answer: a peer sends few next hops, so their text is made once a run. */
+  private lastNextHopNumber = -1;
+  private lastNextHop = '';
 
   constructor(private readonly options: RibOptions) {
     if (!Number.isInteger(options.localAs) || options.localAs <= 0 || options.localAs > 0xffffffff) {
@@ -92,6 +95,7 @@ export class Rib {
       throw new TypeError(`routerId: "${options.routerId}" is not a dotted-quad BGP identifier`);
     }
     this.clusterId = options.clusterId;
+    this.attrs = new AttrInterner(new LoopRule(this.localAs, this.routerId, this.clusterId));
     const mp = options.multipath?.maxPaths ?? 1;
     if (!Number.isInteger(mp) || mp < 1 || mp > 63) throw new TypeError(`multipath.maxPaths: ${mp} is not between 1 and 63`);
     this.decision = {
@@ -165,8 +169,23 @@ export class Rib {
 
   /** Applies one UPDATE from a peer: withdrawals first, then announcements. */
   update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
-    const a = msg.attributes;
     const wire = receivedNlri(msg);
+    if (wire?.unread && wire.attributesUnread && !wire.addPath && peer.fourOctetAs) {
+      // All from the octets: the prefixes keyed, the attribute set found or read by its bytes,
+      // no object of the message made (a full table's UPDATEs each had a dozen).
+      if (wire.withdrawnCount > 0) {
+        const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
+        this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
+      }
+      if (wire.nlriCount > 0) {
+        const raw = receivedAttributes(msg)!;
+        const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
+        const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, undefined, raw, this.wireNextHop(raw), undefined, keys);
+      }
+      return this.take();
+    }
+    const a = msg.attributes;
     if (wire?.unread && !wire.addPath) {
       // Keyed from the octets, the codec's prefix objects never made: a million of them (a
       // string and an object each) were a tenth of a full table's ingest, GC included.
@@ -420,7 +439,8 @@ export class Rib {
     family: AddressFamily,
     nlri: readonly Nlri[] | undefined,
     count: number,
-    received: Readonly<PathAttributes>,
+    /** Undefined when `raw` says it all (a 4-octet-AS peer's). */
+    received: Readonly<PathAttributes> | undefined,
     /** The attributes' bytes as received, when the UPDATE came off the wire clean. */
     raw: Buffer | undefined,
     nextHop: string,
@@ -434,9 +454,10 @@ export class Rib {
     if (raw !== undefined && peer.fourOctetAs) {
       // Keyed by the bytes themselves: a known set costs no decoding or encoding at all.
       const key = receivedKey(raw, peer.type === 'ebgp');
-      set = this.attrs.get(key) ?? this.attrs.internReceived(key, this.shareableReceived(peer, received));
+      set = this.attrs.get(key) ?? this.attrs.internReceived(key);
     } else {
       // A 2-octet peer's AS4_PATH is merged in, and what we keep is no longer what came.
+      if (received === undefined) throw new TypeError('announce: the attributes, or their octets from a 4-octet-AS peer');
       set = this.attrs.intern(this.shareableReceived(peer, received));
     }
     if (set.looped) {
@@ -511,11 +532,22 @@ export class Rib {
     return base;
   }
 
-  private looped(a: Readonly<PathAttributes>): boolean {
-    if (asPathContains(a.asPath, this.localAs)) return true;
-    if (a.originatorId !== undefined && a.originatorId === this.routerId) return true;
-    if (this.clusterId !== undefined && a.clusterList?.includes(this.clusterId)) return true;
-    return false;
+  /** The NEXT_HOP of checked attribute octets that have one, as text. */
+  private wireNextHop(raw: Buffer): string {
+    for (let p = 0; p < raw.length; ) {
+      const extended = (raw[p] & 0x10) !== 0;
+      const vs = extended ? p + 4 : p + 3;
+      if (raw[p + 1] === AttrType.NEXT_HOP) {
+        const n = raw.readUInt32BE(vs);
+        if (n !== this.lastNextHopNumber) {
+          this.lastNextHopNumber = n;
+          this.lastNextHop = `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+        }
+        return this.lastNextHop;
+      }
+      p = vs + (extended ? raw.readUInt16BE(p + 2) : raw[p + 2]);
+    }
+    throw new TypeError('announce: attribute octets without NEXT_HOP');
   }
 
   /** Adds or replaces the path (peer, pathId) of a prefix and reruns the decision. */

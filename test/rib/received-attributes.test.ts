@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { BgpError, decodeMessage, encodeMessage, receivedAttributes, type UpdateMessage } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import { Rib, type RibPeer, type RibRoute } from '../../bgp/rib/index.js';
-import { receivedKey } from '../../bgp/rib/attr-set.js';
+import { AttrInterner, LoopRule, numbersOf, receivedKey, shareableAttributes } from '../../bgp/rib/attr-set.js';
 import { drain, mrtPeer, updatesOf } from './helpers.js';
 
 const MRT = new URL('../data/updates.20190101.0000.gz', import.meta.url).pathname;
@@ -199,5 +199,91 @@ describe('attribute sets kept as received bytes, decoded on demand (MRT dump of 
     assert.equal(receivedKey(b, true), Buffer.from([...origin, ...community]).toString('latin1'));
     const kept = Buffer.from([...origin, ...community]);
     assert.equal(receivedKey(kept, true), kept.toString('latin1'));
+  });
+
+  it("reads the decision's numbers and the loop test from the octets as from the decoded attributes", () => {
+    const decided = (set: ReturnType<AttrInterner['internReceived']>) => ({
+      localPref: set.localPref,
+      asPathLength: set.asPathLength,
+      origin: set.origin,
+      med: set.med,
+      neighborAs: set.neighborAs,
+      originatorId: set.originatorId,
+      clusterListLength: set.clusterListLength,
+      wellKnown: set.wellKnown,
+    });
+    // An AS that many of the dump's paths carry, so that some of them are loops.
+    const rule = new LoopRule(firstPeerAs(), '192.0.2.254', '192.0.2.253');
+    let sets = 0;
+    let loops = 0;
+    for (const r of readMrtFile(MRT)) {
+      if (r.kind !== 'message' || !r.fourOctetAs) continue;
+      let m: UpdateMessage;
+      try {
+        const d = decodeMessage(r.message, { fourOctetAs: true });
+        if (d.type !== 'update') continue;
+        m = d;
+      } catch {
+        continue;
+      }
+      const raw = receivedAttributes(m);
+      if (raw === undefined || m.attributes.origin === undefined) continue;
+      for (const external of [true, false]) {
+        const a = shareableAttributes(m.attributes);
+        delete a.as4Path;
+        delete a.as4Aggregator;
+        if (external) {
+          delete a.localPref;
+          delete a.originatorId;
+          delete a.clusterList;
+        }
+        const set = new AttrInterner(rule).internReceived(receivedKey(raw, external));
+        assert.deepEqual(decided(set), numbersOf(a));
+        assert.equal(set.looped, rule.looped(a));
+        sets++;
+        if (set.looped) loops++;
+      }
+    }
+    assert.ok(sets > 80_000 && loops > 1_000, `sets read: ${sets}, loops among them: ${loops}`);
+
+    // What a collector's eBGP feed lacks: a router ID, a cluster ID, AS sets and confederations.
+    const reflected = {
+      origin: 'egp' as const,
+      asPath: [
+        { type: 'confed-sequence' as const, asns: [65100] },
+        { type: 'set' as const, asns: [65001, 65002] },
+        { type: 'sequence' as const, asns: [65003, 65004] },
+      ],
+      nextHop: '192.0.2.1',
+      localPref: 250,
+      originatorId: '192.0.2.254',
+      clusterList: ['198.51.100.1', '192.0.2.253'],
+      communities: [0xffffff01, 0xffffff03, 7],
+    };
+    for (const [a, rule, looped] of [
+      [reflected, new LoopRule(65000, '192.0.2.254', undefined), true],
+      [{ ...reflected, originatorId: '192.0.2.9' }, new LoopRule(65000, '192.0.2.254', '192.0.2.253'), true],
+      [{ ...reflected, originatorId: '192.0.2.9' }, new LoopRule(65000, '192.0.2.254', '192.0.2.99'), false],
+      [{ ...reflected, originatorId: '192.0.2.9' }, new LoopRule(65100, '192.0.2.254', undefined), true],
+    ] as const) {
+      const m = decodeMessage(
+        encodeMessage({ type: 'update', withdrawn: [], attributes: a, nlri: [{ prefix: '10.0.0.0/8' }] }),
+      ) as UpdateMessage;
+      const set = new AttrInterner(rule).internReceived(receivedKey(receivedAttributes(m)!, false));
+      const { nextHop: _, ...shared } = a;
+      assert.deepEqual(decided(set), numbersOf(shared));
+      assert.deepEqual(decided(set), {
+        localPref: 250,
+        asPathLength: 3,
+        origin: 1,
+        med: -1,
+        neighborAs: -1,
+        originatorId: shared.originatorId === '192.0.2.9' ? 0xc0000209 : 0xc00002fe,
+        clusterListLength: 2,
+        wellKnown: 5,
+      });
+      assert.equal(set.looped, looped);
+      assert.equal(rule.looped(shared), looped);
+    }
   });
 });
