@@ -2,7 +2,7 @@
 // keeps its affinity; addresses come from the node's own blocks first, then from a newly
 // claimed block, and only when the pools have no free block left, borrowed from another
 // node's block (never under strict affinity). Release is by handle.
-import type { BackendDatastore } from '../datastore/index.js';
+import type { BackendDatastore, StoreIdentity } from '../datastore/index.js';
 import type { Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/ipam-store.js';
 import { cidrContains, cidrSize, familyBits, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../../ip/index.js';
 import { cidrName } from '../resources/names.js';
@@ -88,21 +88,32 @@ export class Ipam {
   }
 
   /**
-   * Throws IpamError StoreReplaced when the store is not the one recorded; else records it.
-   * Checked before each allocation: a store emptied between the check and the write is
-   * caught by the next call (the window is one call, not the rest of the store's life).
+   * Throws IpamError StoreReplaced when the store is not the one recorded; else returns what it
+   * read, for recordStore once the allocation is acknowledged. Checked before each allocation:
+   * a store emptied between the check and the write is caught by the next call (the window is
+   * one call, not the rest of the store's life).
    */
-  async checkStore(): Promise<void> {
+  async checkStore(): Promise<StoreIdentity | undefined> {
     const record = this.options.identity;
-    if (!record) return;
+    if (!record) return undefined;
     const now = await this.ds.raw.identity();
     const problem = storeIdentityProblem(await record.load(), now);
     if (problem) throw new IpamError(problem, 'StoreReplaced');
-    if (now.storeId !== null) await record.save(now);
+    return now;
+  }
+
+  /**
+   * Records the identity read before an allocation the store acknowledged. Not sooner: the
+   * revision read may count other callers' writes not yet acknowledged, which a failover may
+   * lose (Redis Sentinel promotes a replica without them), and a record of it would then read
+   * as a rollback. Our write acknowledged after them means they were kept too.
+   */
+  private async recordStore(now: StoreIdentity | undefined): Promise<void> {
+    if (now !== undefined && now.storeId !== null) await this.options.identity!.save(now);
   }
 
   async autoAssign(req: AutoAssignRequest): Promise<AssignedAddress> {
-    await this.checkStore();
+    const identity = await this.checkStore();
     const family = req.family ?? 4;
     if (family !== 4 && family !== 6) throw new IpamError(`family: must be 4 or 6, not ${String(family)}`, 'BadRequest');
     if (!req.handle) throw new IpamError('handle: is required', 'BadRequest');
@@ -141,6 +152,7 @@ export class Ipam {
       }
     }
     if (!got) throw new IpamError(`no free IPv${family} address in pools ${names.join(', ')} for node ${req.node}`, 'Exhausted');
+    await this.recordStore(identity);
     return this.describe(got, family, pools, req);
   }
 

@@ -105,6 +105,26 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
         // Back to the first store, unrepaired since: refused again.
         await assert.rejects(new Ipam(a, { identity: record }).autoAssign({ handle: 'h3', node: 'n1' }), refusedAsReplaced);
       });
+
+      it('records an identity only after an allocation the store acknowledged, so losing writes nobody was told of is no rollback', async () => {
+        const a = await openStore();
+        await a.apply(pool('p', '10.72.0.0/24', { blockSize: 28 }));
+        const record = memoryIdentityRecord();
+        const ipam = new Ipam(a, { identity: record });
+        await ipam.autoAssign({ handle: 'h0', node: 'n1' });
+        const recorded = (await record.load())!;
+        // Another caller's write, not yet acknowledged to it as far as we know (a Sentinel failover
+        // may still lose it), then a call of ours that reads the store and fails.
+        await a.apply(node('n2'));
+        assert.ok((await a.raw.identity()).revision > recorded.revision);
+        await assert.rejects(
+          ipam.autoAssign({ handle: 'h1', node: 'n1', pools: ['none'] }),
+          (e: unknown) => e instanceof IpamError && e.code === 'NoPool',
+        );
+        assert.deepEqual(await record.load(), recorded, 'a failed allocation records nothing it read');
+        await ipam.autoAssign({ handle: 'h2', node: 'n1' });
+        assert.ok((await record.load())!.revision > recorded.revision, 'an acknowledged one records what it read before');
+      });
     });
   });
 }

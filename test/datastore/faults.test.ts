@@ -236,7 +236,8 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
         // The issue's bar for a durable store: allocations go on within seconds of losing a member.
         if (backend.durable) assert.ok(resumed < 10_000, `allocation resumed ${resumed} ms after the kill`);
         if (backend.durable) {
-          assert.equal(refused, 0, 'the store kept its data: the guard has nothing to refuse');
+          const firstRefusal = lines.flat().find((l) => l.startsWith('refused ')) ?? '';
+          assert.equal(refused, 0, `the store kept its data: the guard has nothing to refuse (${firstRefusal})`);
           assert.ok(resumed < 15_000, `allocations resumed ${resumed} ms after the kill`);
         }
       },
