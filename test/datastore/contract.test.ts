@@ -116,7 +116,7 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
         // Another caller's write, not yet acknowledged to it as far as we know (a Sentinel failover
         // may still lose it), then a call of ours that reads the store and fails.
         await a.apply(node('n2'));
-        assert.ok((await a.raw.identity()).revision > recorded.revision);
+        assert.ok((await a.raw.identity()).revision > recorded.revision, 'the other write moved the revision on');
         await assert.rejects(
           ipam.autoAssign({ handle: 'h1', node: 'n1', pools: ['none'] }),
           (e: unknown) => e instanceof IpamError && e.code === 'NoPool',
