@@ -51,15 +51,7 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     const seen = checkAttributes(b, attrStart, attrEnd, options, problems);
     const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
     if (seen !== NEEDS_DECODE && problems.length === 0 && (nlriCount === 0 || (seen & MANDATORY) === MANDATORY)) {
-      const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount);
-      const update = { type: 'update' } as UpdateMessage;
-      if (withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
-      else update.withdrawn = [];
-      Object.defineProperty(update, 'attributes', ATTRIBUTES_ON_DEMAND);
-      if (nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
-      else update.nlri = [];
-      Object.defineProperty(update, RECEIVED, { value: received });
-      return update;
+      return messageOf(new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount));
     }
     // An MP attribute, or a problem: decoded as below, which reports the problems again.
     problems.length = 0;
@@ -77,24 +69,33 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     const withdrawn = readField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
     throw worstOf(problems, { type: 'update', withdrawn, attributes, nlri: readField(b, attrEnd, end, addPath, 'NLRI') });
   }
-  // What came off the wire, kept beside the message (not enumerable: the message stays the
-  // plain object it always was, and compares so) as offsets into the received octets.
   const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, fourOctetAs, addPath, withdrawnCount, nlriCount);
   received.attributesList = attributes;
-  let update: UpdateMessage;
-  if (withdrawnCount === 0 && nlriCount === 0) update = { type: 'update', withdrawn: [], attributes, nlri: [] };
-  else {
-    // The lists of prefixes as objects are made when first read (a speaker's table keys the
-    // prefixes from the octets and never reads them). Built in key order, with shared
-    // accessors: every such message has one shape.
-    update = { type: 'update' } as UpdateMessage;
-    if (withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
-    else update.withdrawn = [];
-    update.attributes = attributes;
-    if (nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
-    else update.nlri = [];
+  return messageOf(received);
+}
+
+/**
+ * The message of a cleanly decoded UPDATE. Its prefix lists, and its attributes when not made
+ * already, are made when first read (a speaker keys the prefixes and the attribute set from
+ * the octets and never reads them), through shared accessors, in key order. What came off the
+ * wire is kept beside the message, not enumerable: it stays the plain object it always was,
+ * and compares so.
+ */
+function messageOf(r: Received): UpdateMessage {
+  const attributes = r.attributesList;
+  if (r.withdrawnCount === 0 && r.nlriCount === 0 && attributes !== undefined) {
+    const update: UpdateMessage = { type: 'update', withdrawn: [], attributes, nlri: [] };
+    Object.defineProperty(update, RECEIVED, { value: r });
+    return update;
   }
-  Object.defineProperty(update, RECEIVED, { value: received });
+  const update = { type: 'update' } as UpdateMessage;
+  if (r.withdrawnCount > 0) Object.defineProperty(update, 'withdrawn', WITHDRAWN_ON_DEMAND);
+  else update.withdrawn = [];
+  if (attributes === undefined) Object.defineProperty(update, 'attributes', ATTRIBUTES_ON_DEMAND);
+  else update.attributes = attributes;
+  if (r.nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
+  else update.nlri = [];
+  Object.defineProperty(update, RECEIVED, { value: r });
   return update;
 }
 
