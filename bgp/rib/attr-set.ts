@@ -9,7 +9,8 @@
 // from received bytes keeps only them (as its key) and its numbers, and decodes the full
 // attributes when something asks: a decoded object costs about a kilobyte, the bytes tens
 // of octets, and most sets are never asked (the decision process reads only the numbers).
-import { AttrType as T, decodePathAttributes, encodeMessage } from '../codec/index.js';
+import { parseIpv4Into } from '../../ip/index.js';
+import { AttrType as T, decodePathAttributes, encodeMessage, formatIpv4 } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
 import type { ExportCache } from './update-group.js';
 
@@ -204,12 +205,8 @@ function u32(s: string, p: number): number {
 }
 
 function canonicalIpv4Number(s: string): number {
-  try {
-    const n = ipv4Number(s);
-    return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.') === s ? n : -1;
-  } catch {
-    return -1;
-  }
+  const b = Buffer.alloc(4);
+  return parseIpv4Into(s, b) && formatIpv4(b) === s ? b.readUInt32BE(0) : -1;
 }
 
 // Sets decoded lately. Readers come in bursts for one set (the prefixes of an UPDATE, each
@@ -312,7 +309,7 @@ export function receivedKey(b: Buffer, external: boolean): string {
   let p = 0;
   while (p < b.length) {
     const type = b[p + 1];
-    const next = (b[p] & 0x10) !== 0 ? p + 4 + b.readUInt16BE(p + 2) : p + 3 + b[p + 2];
+    const next = attributeEnd(b, p);
     if (notShared(type, external)) {
       n = copyRun(b, keptFrom, p, scratchFor(b.length), n);
       keptFrom = next;
@@ -323,6 +320,19 @@ export function receivedKey(b: Buffer, external: boolean): string {
   n = copyRun(b, keptFrom, b.length, scratchFor(b.length), n);
   // One flat string: a concatenation would keep its parts alive beside the flattened key.
   return scratch.toString('latin1', 0, n);
+}
+
+/** Where the attribute that starts at p in well-formed attribute octets ends. */
+function attributeEnd(b: Buffer, p: number): number {
+  return (b[p] & 0x10) !== 0 ? p + 4 + b.readUInt16BE(p + 2) : p + 3 + b[p + 2];
+}
+
+/** The NEXT_HOP of a cleanly decoded UPDATE's attribute octets, as text; undefined without one. */
+export function receivedNextHop(b: Buffer): string | undefined {
+  for (let p = 0; p < b.length; p = attributeEnd(b, p)) {
+    if (b[p + 1] === T.NEXT_HOP) return formatIpv4(b, (b[p] & 0x10) !== 0 ? p + 4 : p + 3);
+  }
+  return undefined;
 }
 
 let scratch = Buffer.alloc(4096);
@@ -366,7 +376,7 @@ export class AttrInterner {
   private readonly numbers: SetNumbers = numbersOf({});
 
   /** `loops` marks the sets whose routes are dropped as loops (evaluated once per set). */
-  constructor(private readonly loops: LoopRule = new LoopRule(-1, '', undefined)) {}
+  constructor(private readonly loops: LoopRule) {}
 
   /** The shared set for these attributes (which must already be shareable: see shareableAttributes). */
   intern(a: PathAttributes): AttrSet {

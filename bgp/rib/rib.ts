@@ -3,7 +3,7 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, AttrType, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
+import { Afi, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
@@ -14,6 +14,7 @@ import {
   NextHop,
   NextHopInterner,
   receivedKey,
+  receivedNextHop,
   shareableAttributes,
   type AttrSet,
 } from './attr-set.js';
@@ -64,7 +65,6 @@ export class Rib {
   readonly routerId: string;
   /** The source of locally originated routes. */
   readonly localPeer: RibPeer;
-  private readonly clusterId: string | undefined;
   private readonly decision: DecisionOptions;
   private readonly collect: () => boolean;
   private readonly attrs: AttrInterner;
@@ -79,9 +79,6 @@ export class Rib {
   /** Numbers wake() calls, so that an update group's verdict is reused within one. */
   private wakeCall = 0;
   private pathCount = 0;
-  /** wireNextHop's last answer: a peer sends few next hops, so their text is made once a run. */
-  private lastNextHopNumber = -1;
-  private lastNextHop = '';
 
   constructor(private readonly options: RibOptions) {
     if (!Number.isInteger(options.localAs) || options.localAs <= 0 || options.localAs > 0xffffffff) {
@@ -94,8 +91,7 @@ export class Rib {
     } catch {
       throw new TypeError(`routerId: "${options.routerId}" is not a dotted-quad BGP identifier`);
     }
-    this.clusterId = options.clusterId;
-    this.attrs = new AttrInterner(new LoopRule(this.localAs, this.routerId, this.clusterId));
+    this.attrs = new AttrInterner(new LoopRule(this.localAs, this.routerId, options.clusterId));
     const mp = options.multipath?.maxPaths ?? 1;
     if (!Number.isInteger(mp) || mp < 1 || mp > 63) throw new TypeError(`multipath.maxPaths: ${mp} is not between 1 and 63`);
     this.decision = {
@@ -181,7 +177,8 @@ export class Rib {
         const raw = receivedAttributes(msg)!;
         const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
         const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, undefined, raw, this.wireNextHop(raw), undefined, keys);
+        // The codec checked that an announcement has its NEXT_HOP.
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, undefined, raw, receivedNextHop(raw)!, undefined, keys);
       }
       return this.take();
     }
@@ -530,24 +527,6 @@ export class Rib {
       delete base.clusterList;
     }
     return base;
-  }
-
-  /** The NEXT_HOP of checked attribute octets that have one, as text. */
-  private wireNextHop(raw: Buffer): string {
-    for (let p = 0; p < raw.length; ) {
-      const extended = (raw[p] & 0x10) !== 0;
-      const vs = extended ? p + 4 : p + 3;
-      if (raw[p + 1] === AttrType.NEXT_HOP) {
-        const n = raw.readUInt32BE(vs);
-        if (n !== this.lastNextHopNumber) {
-          this.lastNextHopNumber = n;
-          this.lastNextHop = `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-        }
-        return this.lastNextHop;
-      }
-      p = vs + (extended ? raw.readUInt16BE(p + 2) : raw[p + 2]);
-    }
-    throw new TypeError('announce: attribute octets without NEXT_HOP');
   }
 
   /** Adds or replaces the path (peer, pathId) of a prefix and reruns the decision. */
