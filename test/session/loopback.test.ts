@@ -2,16 +2,8 @@
 // namespace): collisions, 100,000 prefixes checked one by one, and what a peer that sends
 // bad messages or falls silent gets back, read off the wire by a raw peer built on the codec.
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import {
-  BgpSpeaker,
-  MessageFramer,
-  decodeMessage,
-  encodeMessage,
-  type BgpMessage,
-  type NotificationMessage,
-  type OpenMessage,
-} from '../../index.js';
+import { BgpSpeaker, encodeMessage, type OpenMessage } from '../../index.js';
+import { RawPeer } from '../support/raw-peer.js';
 import { waitFor } from '../support/wait.js';
 
 let nextPort = 20000 + (process.pid % 5000) * 4;
@@ -110,56 +102,6 @@ describe('speaker sessions over loopback', function () {
 });
 
 /** A peer written with the codec alone, so a test can send exactly the bytes it wants. */
-class RawPeer {
-  readonly received: BgpMessage[] = [];
-  closed = false;
-  private readonly framer = new MessageFramer();
-  private constructor(readonly socket: net.Socket) {
-    socket.on('data', (c: Buffer) => {
-      for (const m of this.framer.push(c)) this.received.push(decodeMessage(m));
-    });
-    socket.on('close', () => (this.closed = true));
-    socket.on('error', () => undefined);
-  }
-
-  static connect(host: string, port: number, localAddress: string): Promise<RawPeer> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect({ host, port, localAddress }, () => resolve(new RawPeer(s)));
-      s.once('error', reject);
-    });
-  }
-
-  send(m: BgpMessage | Buffer): void {
-    this.socket.write(Buffer.isBuffer(m) ? m : encodeMessage(m));
-  }
-
-  open(asn: number, id: string, holdTime = 9): void {
-    this.send({
-      type: 'open',
-      version: 4,
-      myAs: asn,
-      holdTime,
-      bgpId: id,
-      capabilities: [
-        { kind: 'four-octet-as', asn },
-        { kind: 'multiprotocol', afi: 1, safi: 1 },
-      ],
-    });
-  }
-
-  notification(): Promise<NotificationMessage> {
-    return waitFor(() => this.received.find((m): m is NotificationMessage => m.type === 'notification'), {
-      what: 'a NOTIFICATION from the speaker',
-      until: (m) => m !== undefined,
-      timeoutMs: 15_000,
-      intervalMs: 20,
-    }) as Promise<NotificationMessage>;
-  }
-
-  destroy(): void {
-    this.socket.destroy();
-  }
-}
 
 describe('speaker against a raw peer: errors on the wire', function () {
   this.timeout(30_000);
