@@ -135,7 +135,26 @@ class Attempt {
     this.timers.stopAll();
     this.connecting?.destroy();
     this.conn?.destroy();
+    this.peer.attemptGone(this);
   }
+}
+
+/**
+ * Longest wait for the fate of a connection the peer may hold Established (see Peer.park): a
+ * live peer settles it within a round trip, by its KEEPALIVE, its Cease or a reset.
+ */
+const PARK_MS = 3000;
+
+/** A new connection's OPEN, held until the connection it would replace is settled. */
+interface Parked {
+  attempt: Attempt;
+  conn: BgpConnection;
+  open: OpenMessage;
+  /** The connection whose fate decides: Established, it wins; gone, the parked one carries on. */
+  waitingOn: Attempt;
+  /** What the peer sent on the parked connection meanwhile (its KEEPALIVE, a Cease). */
+  messages: BgpMessage[];
+  timer: NodeJS.Timeout;
 }
 
 export class Peer extends EventEmitter<PeerEvents> {
@@ -143,6 +162,7 @@ export class Peer extends EventEmitter<PeerEvents> {
   private primary: Attempt;
   private secondary: Attempt | undefined;
   private established: Attempt | undefined;
+  private parked: Parked | undefined;
   private source: UpdateSource | undefined;
   private stopping = false;
   /** For dynamic neighbours: every AS a peer of the range may have. */
@@ -276,15 +296,9 @@ export class Peer extends EventEmitter<PeerEvents> {
       p.dispatch({ type: 'TcpConnectionConfirmed' });
       return true;
     }
-    if (this.established) {
-      if (this.session?.gracefulRestart) {
-        // RFC 4724 §4.2: a restarting peer reconnects before our hold timer noticed; the old
-        // session is gone, its routes become stale, and the new connection carries on.
-        this.established.dispatch({ type: 'TcpConnectionFails' });
-        return this.acceptIncoming(socket);
-      }
-      return false;
-    }
+    // RFC 4724 §4.2: a peer that does graceful restart may reconnect after a restart before
+    // our hold timer noticed; its OPEN on the new connection decides (see onOpen).
+    if (this.established && !this.session?.gracefulRestart) return false;
     if (this.secondary) this.secondary.dispose();
     const s = this.newAttempt('incoming', false);
     this.secondary = s;
@@ -376,6 +390,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   stateChanged(a: Attempt): void {
+    const s = a.fsm.state;
+    if (this.parked?.waitingOn === a && s !== 'OpenConfirm' && s !== 'Established') queueMicrotask(() => this.release());
     if (a === this.primary || a === this.established) {
       this.since = Date.now();
       this.emit('state', a.fsm.state);
@@ -385,6 +401,12 @@ export class Peer extends EventEmitter<PeerEvents> {
   private onMessage(a: Attempt, conn: BgpConnection, m: BgpMessage): void {
     // A dropped connection may still hand over messages already read from its socket.
     if (a.disposed || a.conn !== conn) return;
+    if (this.parked?.attempt === a) {
+      // Until our KEEPALIVE on this connection, the peer has only a KEEPALIVE or a Cease to say.
+      if (this.parked.messages.length < 4) this.parked.messages.push(m);
+      else this.dump(a);
+      return;
+    }
     switch (m.type) {
       case 'open':
         return this.onOpen(a, conn, m);
@@ -411,6 +433,7 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   private onDecodeError(a: Attempt, conn: BgpConnection, e: BgpError): void {
     if (a.disposed || a.conn !== conn) return;
+    if (this.parked?.attempt === a) this.attemptGone(a); // the error ends this connection, parked or not
     this.lastError = e.message;
     const notification: Notification = { code: e.code, subcode: e.subcode, data: e.data };
     if (e.code === ErrorCode.MESSAGE_HEADER) return a.dispatch({ type: 'BGPHeaderErr', notification });
@@ -446,6 +469,13 @@ export class Peer extends EventEmitter<PeerEvents> {
     // The other connection to this peer, if any, collides with this one (§6.8).
     const other = a === this.primary ? this.secondary : this.primary;
     if (other?.conn && !other.disposed) {
+      // A peer doing graceful restart that dials us while our session is Established has
+      // restarted (RFC 4724 §4.2), or dialled just before that session came up and will drop
+      // the new connection itself: the old session's fate tells which. (A connection we
+      // dialled ourselves is simply late: §6.8 drops it.)
+      if (other.fsm.state === 'Established' && this.session?.gracefulRestart && a.direction === 'incoming') {
+        return this.park(a, conn, open, other);
+      }
       const outcome = resolveCollision({
         localBgpId: idNumber(this.local.routerId),
         remoteBgpId: peerOpen.bgpIdentifier,
@@ -455,11 +485,57 @@ export class Peer extends EventEmitter<PeerEvents> {
         newDirection: a.direction,
       });
       if (outcome === 'dumpNew') return this.dump(a);
-      if (outcome === 'dumpExisting') this.dump(other);
+      if (outcome === 'dumpExisting') {
+        if (other.fsm.state === 'OpenConfirm') return this.park(a, conn, open, other);
+        this.dump(other);
+      }
     }
     a.remoteOpen = open;
     conn.negotiate(negotiated.receive, negotiated.send);
     a.dispatch({ type: 'BGPOpen', open: peerOpen });
+  }
+
+  /**
+   * Holds `a`'s OPEN until `waitingOn` is settled. §6.8 would drop `waitingOn` now, but we have
+   * sent our KEEPALIVE on it, so the peer may hold it Established already (it dialled us before
+   * that, and the OPENs crossed), and a Cease there would end a session the peer considers up:
+   * a route flap, and a helper of graceful restart drops the stale routes it keeps for us.
+   * So the connection the peer settles wins: Established there means its KEEPALIVE comes and
+   * `a` is dropped; if the peer drops it, or it was a restarted peer's dead session (our
+   * KEEPALIVE draws a reset), `a` carries on. After PARK_MS the rule applies regardless.
+   */
+  private park(a: Attempt, conn: BgpConnection, open: OpenMessage, waitingOn: Attempt): void {
+    const timer = setTimeout(() => {
+      if (this.parked?.attempt !== a) return;
+      if (waitingOn === this.established) waitingOn.dispatch({ type: 'TcpConnectionFails' });
+      else this.dump(waitingOn);
+      this.release();
+    }, PARK_MS);
+    timer.unref?.();
+    this.parked = { attempt: a, conn, open, waitingOn, messages: [], timer };
+    if (waitingOn === this.established) waitingOn.conn?.sendMessage({ type: 'keepalive' });
+  }
+
+  /** Lets the parked OPEN (and what came after it) run, now that nothing else holds its place. */
+  private release(): void {
+    const p = this.parked;
+    if (!p) return;
+    this.parked = undefined;
+    clearTimeout(p.timer);
+    if (p.attempt.disposed || p.attempt.conn !== p.conn) return;
+    this.onOpen(p.attempt, p.conn, p.open);
+    for (const m of p.messages) this.onMessage(p.attempt, p.conn, m);
+  }
+
+  /** Called by an Attempt it disposes of: a parked OPEN waiting on it may go on; one of it is dropped. */
+  attemptGone(a: Attempt): void {
+    if (this.parked?.attempt === a) {
+      clearTimeout(this.parked.timer);
+      this.parked = undefined;
+    } else if (this.parked?.waitingOn === a) {
+      // After the caller has finished with `a` (a dump, a session's end).
+      queueMicrotask(() => this.release());
+    }
   }
 
   /** Drops the losing connection of a collision with Cease 6/7. */
@@ -476,6 +552,7 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   private onEstablished(a: Attempt, holdTime: number, keepaliveTime: number): void {
     if (a.disposed) return;
+    if (this.parked?.waitingOn === a) this.dump(this.parked.attempt);
     if (a !== this.primary) {
       // An incoming connection that reached Established wins over our still-pending one.
       this.primary.dispose();
