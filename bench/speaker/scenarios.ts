@@ -153,6 +153,7 @@ const calico: Scenario = {
   build(topo) {
     const pool = ipv4ToInt('10.128.0.0');
     const perTester: Buffer[][] = topo.testers.map(() => []);
+    const held: V4Prefix[][] = topo.testers.map(() => []);
     let total = 0;
     for (let n = 0; n < CALICO_NODES; n++) {
       const prefixes = prefixRange(pool + n * 4 * 64, 4, 26);
@@ -160,8 +161,9 @@ const calico: Scenario = {
       total += prefixes.length;
       const nextHop = `10.90.${1 + (n >> 8)}.${n & 255}`;
       perTester[n % topo.testers.length]!.push(...announceUpdates(prefixes, { origin: 'igp', asPath: [], nextHop, localPref: 100 }));
+      held[n % topo.testers.length]!.push(...prefixes);
     }
-    return [phase('announce', true, perTester, total, { size: total, tag: 0 }, total)];
+    return [{ ...phase('announce', true, perTester, total, { size: total, tag: 0 }, total), held }];
   },
 };
 
@@ -275,6 +277,7 @@ export const SCENARIOS: Scenario[] = [
   churn,
   calico,
   warm(oneBy100k),
+  warm(calico),
   { ...warm(mrt), skip: { gobgp: 'GoBGP 3.10 takes ~50 s for one replay here' } },
 ];
 
