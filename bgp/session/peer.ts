@@ -496,13 +496,13 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   /**
-   * Holds `a`'s OPEN until `waitingOn` is settled. §6.8 would drop `waitingOn` now, but we have
-   * sent our KEEPALIVE on it, so the peer may hold it Established already (it dialled us before
-   * that, and the OPENs crossed), and a Cease there would end a session the peer considers up:
-   * a route flap, and a helper of graceful restart drops the stale routes it keeps for us.
-   * So the connection the peer settles wins: Established there means its KEEPALIVE comes and
-   * `a` is dropped; if the peer drops it, or it was a restarted peer's dead session (our
-   * KEEPALIVE draws a reset), `a` carries on. After PARK_MS the rule applies regardless.
+   * Holds `a`'s OPEN until `waitingOn` is settled. The rule at hand (§6.8 for a connection in
+   * OpenConfirm, RFC 4724's takeover for an Established one) would end `waitingOn` now. But we
+   * have sent our KEEPALIVE on it, so the peer may hold it Established, and ending it would end a
+   * session the peer considers up: a route flap, and a graceful-restart helper drops the stale
+   * routes it keeps for us. So the peer settles it. Its KEEPALIVE there means `a` is dropped.
+   * Its Cease there, or a reset (a restarted peer's kernel answers our probe with one), means `a`
+   * carries on. After PARK_MS the rule applies regardless.
    */
   private park(a: Attempt, conn: BgpConnection, open: OpenMessage, waitingOn: Attempt): void {
     const timer = setTimeout(() => {
