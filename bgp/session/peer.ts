@@ -148,7 +148,6 @@ const PARK_MS = 3000;
 /** A new connection's OPEN, held until the connection it would replace is settled. */
 interface Parked {
   attempt: Attempt;
-  conn: BgpConnection;
   open: OpenMessage;
   /** The connection whose fate decides: Established, it wins; gone, the parked one carries on. */
   waitingOn: Attempt;
@@ -392,6 +391,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   stateChanged(a: Attempt): void {
     const s = a.fsm.state;
     if (this.parked?.waitingOn === a && s !== 'OpenConfirm' && s !== 'Established') queueMicrotask(() => this.release());
+    // Our own connection, parked, that failed: its OPEN is moot, and the attempt dials again.
+    if (this.parked?.attempt === a && s !== 'OpenSent') this.attemptGone(a);
     if (a === this.primary || a === this.established) {
       this.since = Date.now();
       this.emit('state', a.fsm.state);
@@ -474,7 +475,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       // the new connection itself: the old session's fate tells which. (A connection we
       // dialled ourselves is simply late: §6.8 drops it.)
       if (other.fsm.state === 'Established' && this.session?.gracefulRestart && a.direction === 'incoming') {
-        return this.park(a, conn, open, other);
+        return this.park(a, open, other);
       }
       const outcome = resolveCollision({
         localBgpId: idNumber(this.local.routerId),
@@ -486,7 +487,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       });
       if (outcome === 'dumpNew') return this.dump(a);
       if (outcome === 'dumpExisting') {
-        if (other.fsm.state === 'OpenConfirm') return this.park(a, conn, open, other);
+        if (other.fsm.state === 'OpenConfirm') return this.park(a, open, other);
         this.dump(other);
       }
     }
@@ -504,7 +505,7 @@ export class Peer extends EventEmitter<PeerEvents> {
    * Its Cease there, or a reset (a restarted peer's kernel answers our probe with one), means `a`
    * carries on. After PARK_MS the rule applies regardless.
    */
-  private park(a: Attempt, conn: BgpConnection, open: OpenMessage, waitingOn: Attempt): void {
+  private park(a: Attempt, open: OpenMessage, waitingOn: Attempt): void {
     const timer = setTimeout(() => {
       if (this.parked?.attempt !== a) return;
       if (waitingOn === this.established) waitingOn.dispatch({ type: 'TcpConnectionFails' });
@@ -512,7 +513,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       this.release();
     }, PARK_MS);
     timer.unref?.();
-    this.parked = { attempt: a, conn, open, waitingOn, messages: [], timer };
+    this.parked = { attempt: a, open, waitingOn, messages: [], timer };
     if (waitingOn === this.established) waitingOn.conn?.sendMessage({ type: 'keepalive' });
   }
 
@@ -522,12 +523,13 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (!p) return;
     this.parked = undefined;
     clearTimeout(p.timer);
-    if (p.attempt.disposed || p.attempt.conn !== p.conn) return;
-    this.onOpen(p.attempt, p.conn, p.open);
-    for (const m of p.messages) this.onMessage(p.attempt, p.conn, m);
+    const conn = p.attempt.conn;
+    if (p.attempt.disposed || conn === undefined) return;
+    this.onOpen(p.attempt, conn, p.open);
+    for (const m of p.messages) this.onMessage(p.attempt, conn, m);
   }
 
-  /** Called by an Attempt it disposes of: a parked OPEN waiting on it may go on; one of it is dropped. */
+  /** `a` is gone (disposed of, or its connection failed): an OPEN parked on it is dropped; one waiting on it may go on. */
   attemptGone(a: Attempt): void {
     if (this.parked?.attempt === a) {
       clearTimeout(this.parked.timer);

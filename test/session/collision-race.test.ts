@@ -134,3 +134,79 @@ describe('speaker: crossing OPENs never end a connection the peer may hold Estab
     assert.ok(!types(b).some((t) => t.startsWith('notification')), `no NOTIFICATION on the new connection: ${types(b)}`);
   });
 });
+
+describe('speaker: our own connection parked, then failed', function () {
+  this.timeout(30_000);
+  const HIGH = '127.0.4.12'; // the speaker: now the higher identifier, so §6.8 keeps our connection
+  const LOW = '127.0.4.11';
+  let speaker: BgpSpeaker;
+  let server: net.Server;
+  const raws: RawPeer[] = [];
+
+  afterEach(async () => {
+    for (const r of raws.splice(0)) r.destroy();
+    server.close();
+    await speaker.stop();
+  });
+
+  it('a new dial after the failure is parked afresh, and carries the session once the peer drops its own', async () => {
+    const px = nextPort++;
+    const py = nextPort++;
+    speaker = new BgpSpeaker({ asn: 65001, routerId: HIGH, listen: { host: HIGH, port: px } });
+    await speaker.start();
+    const dials: RawPeer[] = [];
+    server = net.createServer((s) => {
+      const r = new RawPeer(s);
+      raws.push(r);
+      // The first dial is refused with a Cease: while we wait to dial again (Idle), the peer's
+      // own connection comes up beside our attempt.
+      if (dials.push(r) === 1) {
+        r.send({ type: 'notification', code: 6, subcode: 5, data: Buffer.alloc(0) });
+        s.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(py, LOW, resolve));
+    // A second of IdleHold: the peer's connection has time to reach OpenConfirm before we dial again.
+    speaker.addPeer({ address: LOW, asn: 65002, port: py, localAddress: HIGH, holdTime: 9, connectRetryTime: 1, idleHoldTime: 1 });
+    const dial = (n: number) =>
+      waitFor(() => dials[n - 1], { what: `our dial ${n}`, until: (d) => d !== undefined, timeoutMs: 10_000, intervalMs: 5 });
+    await dial(1);
+    await waitFor(() => speaker.peerStatus()[0]?.state, {
+      what: 'Idle after the Cease',
+      until: (s) => s === 'Idle',
+      timeoutMs: 5000,
+      intervalMs: 5,
+    });
+    // The peer's own connection, up to OpenConfirm on our side.
+    const b = await RawPeer.connect(HIGH, px, LOW);
+    raws.push(b);
+    await b.message('open');
+    b.open(65002, LOW, 9, GR);
+    await b.message('keepalive');
+    // Our next dial crosses it and is parked (our KEEPALIVE is out on the peer's connection).
+    const a2 = await dial(2);
+    await a2.message('open');
+    a2.open(65002, LOW, 9, GR);
+    await sleep(200);
+    assert.deepEqual(types(a2), ['open'], 'the crossing dial is parked');
+    // It fails; the next dial crosses the peer's connection again.
+    a2.destroy();
+    const a3 = await dial(3);
+    await a3.message('open');
+    a3.open(65002, LOW, 9, GR);
+    await sleep(200);
+    assert.deepEqual(types(a3), ['open'], 'the next dial is parked too');
+    // The peer gives its own connection up: ours carries the session.
+    b.send({ type: 'notification', code: 6, subcode: 7, data: Buffer.alloc(0) });
+    b.socket.end();
+    await a3.message('keepalive');
+    a3.send({ type: 'keepalive' });
+    await waitFor(() => speaker.peerStatus()[0]?.state, {
+      what: 'Established',
+      until: (s) => s === 'Established',
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
+    assert.ok(!types(a3).some((t) => t.startsWith('notification')), `no NOTIFICATION on our connection: ${types(a3)}`);
+  });
+});
