@@ -166,26 +166,13 @@ export class Rib {
   /** Applies one UPDATE from a peer: withdrawals first, then announcements. */
   update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
     const wire = receivedNlri(msg);
-    if (wire?.unread && wire.attributesUnread && !wire.addPath && peer.fourOctetAs) {
-      // All from the octets: the prefixes keyed, the attribute set found or read by its bytes,
-      // no object of the message made (a full table's UPDATEs each had a dozen).
-      if (wire.withdrawnCount > 0) {
-        const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
-        this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
-      }
-      if (wire.nlriCount > 0) {
-        const raw = receivedAttributes(msg)!;
-        const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
-        const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
-        // The codec checked that an announcement has its NEXT_HOP.
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, undefined, raw, receivedNextHop(raw)!, undefined, keys);
-      }
-      return this.take();
-    }
-    const a = msg.attributes;
-    if (wire?.unread && !wire.addPath) {
-      // Keyed from the octets, the codec's prefix objects never made: a million of them (a
-      // string and an object each) were a tenth of a full table's ingest, GC included.
+    // Keyed from the octets, the codec's prefix objects never made: a million of them (a string
+    // and an object each) were a tenth of a full table's ingest, GC included.
+    const fromOctets = wire?.unread && !wire.addPath;
+    // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by its octets
+    // (there are no MP attributes then), and no attribute object is made either.
+    const a = fromOctets && wire.attributesUnread && peer.fourOctetAs ? undefined : msg.attributes;
+    if (fromOctets) {
       if (wire.withdrawnCount > 0) {
         const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
         this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
@@ -198,30 +185,33 @@ export class Rib {
         msg.withdrawn.length,
         wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
       );
-    if (a.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
+    if (a?.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
       const f = familyOfAfi(a.mpUnreach.afi, a.mpUnreach.safi);
       if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn, a.mpUnreach.withdrawn.length);
     }
-    if (wire?.unread && !wire.addPath) {
+    if (fromOctets) {
       // A clean decode has the mandatory attributes of an announcement (or it threw).
       if (wire.nlriCount > 0) {
+        const raw = receivedAttributes(msg);
         const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
         // An import policy reads each prefix as text: then the list is made.
         const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, receivedAttributes(msg), a.nextHop!, undefined, keys);
+        const nextHop = a === undefined ? receivedNextHop(raw!)! : a.nextHop!;
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw, nextHop, undefined, keys);
       }
     } else if (msg.nlri.length > 0) {
-      if (a.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
+      const attrs = a!; // not from the octets: read above
+      if (attrs.nextHop === undefined || attrs.origin === undefined || attrs.asPath === undefined) {
         // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
         peer.stats.treatAsWithdraw += msg.nlri.length;
         this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length);
       } else {
         const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, msg.nlri.length);
-        this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, a, receivedAttributes(msg), a.nextHop, undefined, keys);
+        this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, attrs, receivedAttributes(msg), attrs.nextHop, undefined, keys);
       }
     }
-    const mp = a.mpReach;
-    if (mp?.nlri && mp.nlri.length > 0) {
+    const mp = a?.mpReach;
+    if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
       const f = familyOfAfi(mp.afi, mp.safi);
       if (f !== undefined) {
         if (mp.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {

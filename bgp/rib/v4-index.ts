@@ -86,9 +86,8 @@ export class V4Index {
     this.count++;
   }
 
-  /** Fibonacci hashing of the address, the length mixed in: the top bits of the product, as an even index. */
   private home(a: number, len: number): number {
-    return (Math.imul(a ^ Math.imul(len, 0x27d4eb2d), 0x9e3779b1) >>> this.shift) << 1;
+    return homeSlot(a, len, this.shift);
   }
 
   private grow(): void {
@@ -102,7 +101,7 @@ export class V4Index {
       const v = old[j + 1];
       if (v === EMPTY) continue;
       const a = old[j];
-      let i = (Math.imul(a ^ Math.imul(v & 63, 0x27d4eb2d), 0x9e3779b1) >>> shift) << 1;
+      let i = homeSlot(a, v & 63, shift);
       while (slots[i + 1] !== EMPTY) i = (i + 2) & mask;
       slots[i] = a;
       slots[i + 1] = v;
@@ -110,6 +109,11 @@ export class V4Index {
     this.slots = slots;
     this.shift = shift;
   }
+}
+
+/** Fibonacci hashing of the address, the length mixed in: the top bits of the product, as an even index. */
+function homeSlot(a: number, len: number, shift: number): number {
+  return (Math.imul(a ^ Math.imul(len, 0x27d4eb2d), 0x9e3779b1) >>> shift) << 1;
 }
 
 function emptySlots(bits: number): Int32Array {
