@@ -38,7 +38,9 @@ export class ManagedProcess {
     if (this.child.pid === undefined) throw new Error(`${this.name}: could not start ${argv.join(' ')}`);
     this.pid = this.child.pid;
     const keep = (chunk: Buffer): void => {
-      this.log.write(chunk);
+      // Output can still arrive after 'exit' (the pipes drain later, or a forked child holds
+      // them), when stop() has closed the log already: the tail keeps it.
+      if (!this.log.writableEnded) this.log.write(chunk);
       this.tailText = (this.tailText + chunk.toString('utf8')).slice(-4000);
     };
     this.child.stdout!.on('data', keep);
