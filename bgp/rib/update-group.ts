@@ -72,11 +72,13 @@ function fnv(b: Buffer, h: number): number {
  * the same attribute set, thousands of them.
  */
 export class ExportCache {
-  more: Map<NextHop, Map<RibPeer, OutAttrSet | null>> | undefined = undefined;
+  more: Map<NextHop | AddressFamily, Map<RibPeer | null, OutAttrSet | null>> | undefined = undefined;
   constructor(
     readonly group: UpdateGroup,
-    readonly nextHop: NextHop,
-    readonly peer: RibPeer,
+    /** The path's next hop, or its family where the group's decision reads no next hop (a set may carry both). */
+    readonly nextHop: NextHop | AddressFamily,
+    /** The path's source, or null for any peer where the decision only asks whether it is us. */
+    readonly peer: RibPeer | null,
     readonly out: OutAttrSet | null,
     /** The next group's record for the same set. */
     public next: ExportCache | undefined,
@@ -132,8 +134,8 @@ export class UpdateGroup {
   private lastEntry: ExportCache | undefined;
   // And the last decision: consecutive prefixes of an UPDATE share set, next hop and peer, so
   // most decisions (asked once per change by every idle group, then by every member) repeat it.
-  private lastNextHop: NextHop | undefined;
-  private lastPeer: RibPeer | undefined;
+  private lastNextHop: NextHop | AddressFamily | undefined;
+  private lastPeer: RibPeer | null | undefined;
   private lastOut: OutAttrSet | null = null;
   // The IPv4 next hop last written on bytes, as text and number: a group's routes have few.
   private lastNextHopText = '';
@@ -151,6 +153,14 @@ export class UpdateGroup {
   readonly localAddressV6: string | undefined;
   readonly linkLocalAddressV6: string | undefined;
   private readonly nextHopSelf: boolean;
+  // What compute() reads of a path besides its attributes, so that the export cache is keyed by
+  // no more than that. With no export policy, a group that puts itself as next hop never reads
+  // the path's, and an eBGP group asks of the source only whether it is this speaker (iBGP
+  // reflection and the iBGP export on bytes need the source itself). A Calico top-of-rack peer
+  // is such a group: every node's blocks come with the node's own next hop, and one decision
+  // now does for all of them instead of one per node.
+  private readonly anyNextHop: boolean;
+  private readonly anySource: boolean;
   /** Paths not exported because no local address of their family was known for next-hop-self. */
   noNextHop = 0;
   /** The RIB's wake() call this group last decided for, and its verdict (the RIB's scratch). */
@@ -179,6 +189,8 @@ export class UpdateGroup {
     this.localAddressV6 = c.localAddressV6;
     this.linkLocalAddressV6 = c.linkLocalAddressV6;
     this.nextHopSelf = c.nextHopSelf === true;
+    this.anyNextHop = this.exportPolicy === undefined && (this.info.type === 'ebgp' || this.nextHopSelf);
+    this.anySource = this.exportPolicy === undefined && this.info.type === 'ebgp';
   }
 
   get size(): number {
@@ -199,8 +211,8 @@ export class UpdateGroup {
     const wk = path.attrs.wellKnown;
     if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)))
       return null;
-    const nextHop = path.nextHop;
-    const peer = path.peer;
+    const nextHop = this.anyNextHop ? family : path.nextHop;
+    const peer = this.anySource && path.peer.type !== 'local' ? null : path.peer;
     let entry: ExportCache | undefined;
     if (path.attrs === this.lastAttrs) {
       if (nextHop === this.lastNextHop && peer === this.lastPeer) return this.lastOut;

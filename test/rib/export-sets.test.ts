@@ -1,9 +1,10 @@
 // An update group's exported sets: paths whose exported attributes come out the same share one
 // encoded set (and so one UPDATE), and a received set reached through several next hops or
-// source peers is exported once per (next hop, peer), each with its own next hop.
+// source peers is exported once per (next hop, peer), each with its own next hop, where the
+// group's decision reads them (towards eBGP it reads neither, beyond whether the route is ours).
 import assert from 'node:assert/strict';
 import { Rib } from '../../bgp/rib/index.js';
-import { announced, drain, seq, updatesOf, v4Update } from './helpers.js';
+import { announced, drain, seq, updatesOf, v4Update, v6Update } from './helpers.js';
 
 function setup(monitorAs: number) {
   const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
@@ -90,5 +91,65 @@ describe('rib: exported sets of an update group', () => {
     const out2 = rib.adjRibOut(mon2)!;
     assert.notEqual(out2.group, out.group);
     assert.equal(announced(drain(out2).messages)[0].attributes.nextHop, '192.0.2.101');
+  });
+
+  describe('towards an eBGP peer, where the decision reads neither next hop nor source', () => {
+    function ebgpSetup() {
+      const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
+      // Calico's nodes over iBGP, each announcing its blocks with its own address as next hop.
+      const nodes = [1, 2, 3].map((i) => rib.addPeer({ address: `192.0.2.${i}`, asn: 65000, routerId: `1.1.1.${i}`, families: [] }));
+      const tor = rib.addPeer({
+        address: '192.0.2.254',
+        asn: 65100,
+        routerId: '1.1.1.254',
+        localAddress: '192.0.2.100',
+        localAddressV6: '2001:db8::100',
+        families: ['ipv4-unicast', 'ipv6-unicast'],
+      });
+      return { rib, nodes, out: rib.adjRibOut(tor)! };
+    }
+
+    it('one set from many nodes and next hops goes out as one set, with our next hop, in one UPDATE', () => {
+      const { rib, nodes, out } = ebgpSetup();
+      for (let i = 0; i < 12; i++) {
+        const node = nodes[i % 3];
+        rib.update(node, v4Update([`10.128.${i}.0/26`], { asPath: [], nextHop: `192.0.2.${10 + i}` }));
+      }
+      const updates = updatesOf(drain(out).messages);
+      assert.equal(updates.length, 1);
+      assert.equal(updates[0].nlri.length, 12);
+      assert.equal(updates[0].attributes.nextHop, '192.0.2.100');
+      assert.deepEqual(updates[0].attributes.asPath, seq(65000));
+      assert.equal(out.group.size, 1);
+    });
+
+    it("our own route keeps its MED where a peer's route of the same set loses it", () => {
+      const { rib, nodes, out } = ebgpSetup();
+      rib.update(nodes[0], v4Update(['198.51.100.0/24'], { asPath: [], med: 10, nextHop: '192.0.2.1' }));
+      rib.originate('203.0.113.0/24', { attributes: { med: 10 } });
+      const peers = rib.lookup('198.51.100.0/24')!.best.attributes;
+      const ours = rib.lookup('203.0.113.0/24')!.best.attributes;
+      assert.equal(peers, ours, 'the two routes share one received set');
+      const got = new Map(announced(drain(out).messages).map((r) => [r.prefix, r.attributes.med]));
+      assert.deepEqual([...got].sort(), [
+        ['198.51.100.0/24', undefined],
+        ['203.0.113.0/24', 10],
+      ]);
+    });
+
+    it("a set carrying IPv4 and IPv6 routes goes out with each family's own next hop", () => {
+      const { rib, nodes, out } = ebgpSetup();
+      rib.update(nodes[0], v4Update(['10.128.0.0/26'], { asPath: [], nextHop: '192.0.2.1' }));
+      rib.update(nodes[1], v6Update(['2001:db8:128::/122'], { asPath: [] }, '2001:db8::2'));
+      rib.update(nodes[2], v4Update(['10.128.1.0/26'], { asPath: [], nextHop: '192.0.2.3' }));
+      const v4 = rib.lookup('10.128.0.0/26')!.best.attributes;
+      assert.equal(rib.lookup('2001:db8:128::/122')!.best.attributes, v4, 'the two families share one received set');
+      const got = announced(drain(out).messages).map((r) => [r.prefix, r.attributes.nextHop ?? r.attributes.mpReach?.nextHop]);
+      assert.deepEqual(got.sort(), [
+        ['10.128.0.0/26', '192.0.2.100'],
+        ['10.128.1.0/26', '192.0.2.100'],
+        ['2001:db8:128::/122', '2001:db8::100'],
+      ]);
+    });
   });
 });
