@@ -85,7 +85,7 @@ function messageOf(r: Received): UpdateMessage {
   const attributes = r.attributesList;
   if (r.withdrawnCount === 0 && r.nlriCount === 0 && attributes !== undefined) {
     const update: UpdateMessage = { type: 'update', withdrawn: [], attributes, nlri: [] };
-    Object.defineProperty(update, RECEIVED, { value: r });
+    new Stamp(update, r);
     return update;
   }
   const update = { type: 'update' } as UpdateMessage;
@@ -95,7 +95,7 @@ function messageOf(r: Received): UpdateMessage {
   else update.attributes = attributes;
   if (r.nlriCount > 0) Object.defineProperty(update, 'nlri', NLRI_ON_DEMAND);
   else update.nlri = [];
-  Object.defineProperty(update, RECEIVED, { value: r });
+  new Stamp(update, r);
   return update;
 }
 
@@ -203,10 +203,33 @@ const ATTRIBUTES_ON_DEMAND: PropertyDescriptor = {
 const MANDATORY = (1 << T.ORIGIN) | (1 << T.AS_PATH) | (1 << T.NEXT_HOP);
 
 function receivedOf(m: UpdateMessage): Received | undefined {
-  return (m as { [RECEIVED]?: Received })[RECEIVED];
+  return Stamp.of(m);
 }
 
-const RECEIVED = Symbol('the octets as received');
+/** A constructor that hands back the object it is given, so that a subclass adds fields to it. */
+class Adopt {
+  constructor(o: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point of the class: the subclass's `this` is o.
+    return o;
+  }
+}
+
+/**
+ * Puts what came off the wire on a decoded message as a private field. Like the non-enumerable
+ * symbol-keyed property it replaces, it stays out of comparisons, spreads and JSON; unlike it,
+ * it is set by a store V8 compiles inline instead of an Object.defineProperty through the
+ * runtime, which was about a sixth of decoding a small UPDATE.
+ */
+class Stamp extends Adopt {
+  #received: Received;
+  constructor(m: UpdateMessage, r: Received) {
+    super(m);
+    this.#received = r;
+  }
+  static of(m: object): Received | undefined {
+    return #received in m ? (m as Stamp).#received : undefined;
+  }
+}
 const WITHDRAWN_ON_DEMAND = onDemand('withdrawn');
 const NLRI_ON_DEMAND = onDemand('nlri');
 

@@ -9,6 +9,7 @@ import {
   decodeMessage,
   encodeMessage,
   endOfRibFamily,
+  receivedAttributes,
   receivedNlri,
   type UpdateMessage,
 } from '../../bgp/codec/index.js';
@@ -51,6 +52,14 @@ describe('codec: prefix lists made on demand', () => {
       { ...sent, withdrawn: [{ prefix: '172.16.0.0/12', pathId: undefined }], nlri: m.nlri },
     );
     assert.deepEqual(encodeMessage(decode()), bytes, 'encodes back to the same octets');
+  });
+
+  it('leaves the octets behind in a copy, which says what it holds only through its lists', () => {
+    const m = decode();
+    assert.ok(receivedNlri(m) !== undefined, 'the decoded message has its octets');
+    assert.equal(receivedNlri({ ...m }), undefined);
+    assert.equal(receivedNlri(structuredClone(m)), undefined);
+    assert.equal(receivedAttributes({ ...m }), undefined);
   });
 
   it('takes a list set before it was read, and forgets the octets then', () => {
