@@ -2,7 +2,7 @@
 // pair), the daemon started, every tester session Established, then each phase timed.
 import { loadavg } from 'node:os';
 import { Lab } from '../../test/support/netns.js';
-import { sampleProcesses, startDaemon, type DaemonKind } from './daemons.js';
+import { cpuBetween, sampleProcesses, startDaemon, type DaemonKind } from './daemons.js';
 import { DUT_ADDRESS, LINK_PREFIX, MONITOR_ADDRESS, topologyOf, type Scenario } from './scenarios.js';
 import { TesterProcess } from './tester-process.js';
 import type { PhaseInfo } from './tester.js';
@@ -101,6 +101,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       }
       const { result } = await ran;
       const after = sampleProcesses(dut.pids);
+      const cpu = cpuBetween(before, after);
       const f: PhaseFigures = {
         scenario: scenario.name,
         phase: info.name,
@@ -114,8 +115,8 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
         timedOut: result.timedOut,
         monitorHeld: result.monitorHeld,
         expected: info.expectSize,
-        cpuSec: after.cpu - before.cpu,
-        mainThreadCpuSec: after.mainThreadCpu - before.mainThreadCpu,
+        cpuSec: cpu.cpu,
+        mainThreadCpuSec: cpu.mainThread,
         rssMb: after.rss / MB,
         rssBeforeMb: before.rss / MB,
         peakRssMb: after.peakRss / MB,
@@ -125,7 +126,7 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
       figures.push(f);
       if (result.sessionsDown.length > 0) log(`  ${kind} ${info.name}: sessions down: ${result.sessionsDown.join('; ')}`);
       log(
-        `  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(2)} s (main thread ${f.mainThreadCpuSec.toFixed(2)} s), rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`,
+        `  ${kind} ${info.name}: monitor ${f.monitorSec.toFixed(2)} s${f.complete ? '' : ` (INCOMPLETE ${f.monitorHeld}/${f.expected}${f.timedOut ? ', timed out' : ''})`}, daemon ${f.receiveSec?.toFixed(2) ?? '-'} s, sent ${f.sentSec.toFixed(2)} s, cpu ${f.cpuSec.toFixed(3)} s (main thread ${f.mainThreadCpuSec.toFixed(3)} s), rss ${f.rssMb.toFixed(0)} MB, peak ${f.peakRssMb.toFixed(0)} MB`,
       );
       if (f.timedOut) break;
     }

@@ -1,7 +1,7 @@
 // The daemons under test, each started in its own namespace from one RouterConfig with the
 // harness of test/support, with what the runner needs of them: the PIDs to measure and how many
 // prefixes the daemon says it has taken in from the testers.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Bird } from '../../test/support/bird.js';
 import type { RouterConfig } from '../../test/support/bgp-config.js';
 import { Frr } from '../../test/support/frr.js';
@@ -135,37 +135,70 @@ interface GobgpNeighborJson {
 }
 
 /**
- * Resident and peak resident set (VmRSS, VmHWM) in octets, and CPU seconds (user + system):
- * of the whole process, and of its main thread alone (a Node daemon's GC and JIT threads, or
- * FRR's I/O threads, are the difference).
+ * Resident and peak resident set (VmRSS, VmHWM) in octets, and CPU seconds: of the whole
+ * process, and of its main thread alone (a Node daemon's GC and JIT threads, or FRR's I/O
+ * threads, are the difference).
+ *
+ * CPU is the scheduler's own count per thread (/proc/<pid>/task/<tid>/schedstat, in ns), not
+ * the user and system ticks of /proc/<pid>/stat: those are 10 ms samples, and a `calico` phase
+ * is a few of them. A thread that ends within a phase takes its time since the phase began
+ * with it (none of the daemons here does; /proc/<pid>/stat's ticks stay the fallback).
  */
 export interface ProcessSample {
   rss: number;
   peakRss: number;
-  cpu: number;
-  mainThreadCpu: number;
+  /** CPU seconds of each thread, by "pid/tid". */
+  threads: Map<string, number>;
+  /** The main threads' keys. */
+  mainThreads: Set<string>;
 }
 
 const TICKS = 100; // USER_HZ on Linux
 
-function cpuOf(statFile: string): number {
+function ticksCpu(statFile: string): number {
   const stat = readFileSync(statFile, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS;
 }
 
+function threadCpu(pid: number, tid: string): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return ticksCpu(`/proc/${pid}/task/${tid}/stat`);
+  }
+}
+
 export function sampleProcesses(pids: readonly number[]): ProcessSample {
-  const s: ProcessSample = { rss: 0, peakRss: 0, cpu: 0, mainThreadCpu: 0 };
+  const s: ProcessSample = { rss: 0, peakRss: 0, threads: new Map(), mainThreads: new Set() };
   for (const pid of pids) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       s.rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
       s.peakRss += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-      s.cpu += cpuOf(`/proc/${pid}/stat`);
-      s.mainThreadCpu += cpuOf(`/proc/${pid}/task/${pid}/stat`);
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          s.threads.set(`${pid}/${tid}`, threadCpu(pid, tid));
+        } catch {
+          /* the thread ended meanwhile */
+        }
+      }
+      s.mainThreads.add(`${pid}/${pid}`);
     } catch {
       /* exited: counts nothing */
     }
   }
   return s;
+}
+
+/** CPU seconds between two samples: all threads, and the main threads alone. */
+export function cpuBetween(before: ProcessSample, after: ProcessSample): { cpu: number; mainThread: number } {
+  let cpu = 0;
+  let mainThread = 0;
+  for (const [t, sec] of after.threads) {
+    const d = sec - (before.threads.get(t) ?? 0);
+    cpu += d;
+    if (after.mainThreads.has(t)) mainThread += d;
+  }
+  return { cpu, mainThread };
 }
