@@ -335,6 +335,22 @@ export function receivedNextHop(b: Buffer): string | undefined {
   return undefined;
 }
 
+/**
+ * The prefix field of the MP_REACH_NLRI or MP_UNREACH_NLRI attribute in a cleanly decoded
+ * UPDATE's attribute octets (after its AFI, SAFI and, for MP_REACH_NLRI, next hop); undefined
+ * without one.
+ */
+export function receivedMpPrefixes(b: Buffer, type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI): Buffer | undefined {
+  for (let p = 0; p < b.length; p = attributeEnd(b, p)) {
+    if (b[p + 1] !== type) continue;
+    const vs = (b[p] & 0x10) !== 0 ? p + 4 : p + 3;
+    // AFI (2), SAFI (1); then MP_REACH_NLRI's next hop length, next hop and reserved octet.
+    const start = type === T.MP_UNREACH_NLRI ? vs + 3 : vs + 5 + b[vs + 3];
+    return b.subarray(start, attributeEnd(b, p));
+  }
+  return undefined;
+}
+
 let scratch = Buffer.alloc(4096);
 
 /**

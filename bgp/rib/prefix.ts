@@ -101,6 +101,7 @@ export function writeV4Key(key: V4Key, b: Buffer, pos: number): number {
 }
 
 const v6Bytes = Buffer.alloc(16);
+const v6Scratch = Buffer.alloc(17);
 
 /** "2001:db8::/32" → key. */
 export function v6Key(prefix: string): V6Key {
@@ -123,6 +124,33 @@ function v6KeyFromBytes(bytes: Uint8Array, len: number): V6Key {
     s += String.fromCharCode(o);
   }
   return s;
+}
+
+/**
+ * Keys of the prefixes in an IPv6 NLRI field already checked by the codec, written from
+ * out[0]; returns how many. The same keys v6Key gives for the text the codec made of them:
+ * the wire form, with the bits past the length cleared.
+ */
+export function v6KeysFromWire(b: Buffer, addPath: boolean, out: V6Key[]): number {
+  let pos = 0;
+  let count = 0;
+  const end = b.length;
+  while (pos < end) {
+    if (addPath) pos += 4;
+    const len = b[pos];
+    const n = (len + 7) >> 3;
+    const last = n === 0 ? 0 : b[pos + n];
+    const kept = (len & 7) === 0 ? last : last & (0xff << (8 - (len & 7)));
+    if (kept === last) out[count++] = b.toString('latin1', pos, pos + 1 + n);
+    else {
+      // Cleared in a copy, and made one flat string (a concatenation would keep two parts).
+      b.copy(v6Scratch, 0, pos, pos + n);
+      v6Scratch[n] = kept;
+      out[count++] = v6Scratch.toString('latin1', 0, 1 + n);
+    }
+    pos += 1 + n;
+  }
+  return count;
 }
 
 function formatV6Key(key: V6Key): string {

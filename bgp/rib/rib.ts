@@ -3,7 +3,7 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
+import { Afi, AttrType as T, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
@@ -14,6 +14,7 @@ import {
   NextHop,
   NextHopInterner,
   receivedKey,
+  receivedMpPrefixes,
   receivedNextHop,
   shareableAttributes,
   type AttrSet,
@@ -22,7 +23,7 @@ import { selectBest, type DecisionOptions } from './decision.js';
 import { RibPeer } from './peer.js';
 import { Journal } from './journal.js';
 import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
-import { familyOfPrefix, formatKey, prefixKey, v4Key, v4KeysFromWire, v6Key, type PrefixKey } from './prefix.js';
+import { familyOfPrefix, formatKey, prefixKey, v4Key, v4KeysFromWire, v6Key, v6KeysFromWire, type PrefixKey } from './prefix.js';
 import { PrefixSlots } from './slots.js';
 import { freeLocalPathId, isStale, localPathId, metaWithId, multipathCount, Path, setStale, NumberedTable } from './table.js';
 import type { BestPathChange, RibOptions, RibPeerConfig, RibRoute } from './types.js';
@@ -185,9 +186,13 @@ export class Rib {
         msg.withdrawn.length,
         wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
       );
-    if (a?.mpUnreach?.withdrawn && a.mpUnreach.withdrawn.length > 0) {
-      const f = familyOfAfi(a.mpUnreach.afi, a.mpUnreach.safi);
-      if (f !== undefined) this.withdrawInternal(peer, f, a.mpUnreach.withdrawn, a.mpUnreach.withdrawn.length);
+    const mpWithdrawn = a?.mpUnreach?.withdrawn;
+    if (mpWithdrawn && mpWithdrawn.length > 0) {
+      const f = familyOfAfi(a!.mpUnreach!.afi, a!.mpUnreach!.safi);
+      if (f !== undefined) {
+        const keys = this.mpKeysOf(msg, T.MP_UNREACH_NLRI, f, mpWithdrawn);
+        this.withdrawInternal(peer, f, mpWithdrawn, mpWithdrawn.length, keys);
+      }
     }
     if (fromOctets) {
       // A clean decode has the mandatory attributes of an announcement (or it threw).
@@ -218,7 +223,8 @@ export class Rib {
           peer.stats.treatAsWithdraw += mp.nlri.length;
           this.withdrawInternal(peer, f, mp.nlri, mp.nlri.length);
         } else {
-          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop);
+          const keys = this.mpKeysOf(msg, T.MP_REACH_NLRI, f, mp.nlri);
+          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop, keys);
         }
       }
     }
@@ -398,6 +404,27 @@ export class Rib {
   }
 
   private readonly wireKeys: number[] = [];
+  private readonly wireKeysV6: string[] = [];
+
+  /**
+   * The keys of an MP_REACH_NLRI or MP_UNREACH_NLRI prefix list read from the attribute's
+   * octets, as the IPv4 fields are: the codec made the list as text, which the RIB would
+   * otherwise parse back, a tenth of an IPv6 UPDATE's cost. Undefined for a message not
+   * decoded clean with 4-octet AS numbers, or whose octets do not hold as many prefixes.
+   */
+  private mpKeysOf(
+    msg: UpdateMessage,
+    type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
+    family: AddressFamily,
+    list: readonly Nlri[],
+  ): PrefixKey[] | undefined {
+    const raw = receivedAttributes(msg);
+    const field = raw && receivedMpPrefixes(raw, type);
+    if (field === undefined) return undefined;
+    const addPath = list[0].pathId !== undefined;
+    if (family === 'ipv4-unicast') return this.wireKeysOf(field, addPath, list.length);
+    return v6KeysFromWire(field, addPath, this.wireKeysV6) === list.length ? this.wireKeysV6 : undefined;
+  }
 
   /**
    * Withdraws `count` prefixes: `keys` when given (read from the wire), else those of `nlri`.

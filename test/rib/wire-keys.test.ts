@@ -1,10 +1,11 @@
-// The table keys an UPDATE's IPv4 prefixes from the octets as received; it must hold exactly
-// what it holds when keyed from the text the codec made of them (an UPDATE built in code or
-// copied carries no octets and takes that path).
+// The table keys an UPDATE's IPv4 prefixes, and those of its MP_REACH_NLRI and MP_UNREACH_NLRI,
+// from the octets as received; it must hold exactly what it holds when keyed from the text the
+// codec made of them (an UPDATE built in code or copied carries no octets and takes that path).
 import assert from 'node:assert/strict';
-import { decodeMessage, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
+import { decodeMessage, receivedAttributes, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
 import { Rib, type RibPeer } from '../../bgp/rib/index.js';
-import { v4Key, v4KeysFromWire } from '../../bgp/rib/prefix.js';
+import { receivedMpPrefixes } from '../../bgp/rib/attr-set.js';
+import { v4Key, v4KeysFromWire, v6Key, v6KeysFromWire } from '../../bgp/rib/prefix.js';
 
 /** An UPDATE message on the wire: withdrawn field, ORIGIN/AS_PATH/NEXT_HOP, NLRI field. */
 function updateBytes(withdrawn: number[], nlri: number[]): Buffer {
@@ -119,4 +120,71 @@ describe('rib: IPv4 prefixes keyed from the wire', () => {
       assert.equal(out[0], v4Key(`${octets.join('.')}/${len}`), `/${len}`);
     }
   });
+});
+
+/** An UPDATE whose only prefixes are in MP_UNREACH_NLRI (withdrawn) and MP_REACH_NLRI (nlri), of one AFI. */
+function mpUpdateBytes(afi: 1 | 2, withdrawn: number[], nlri: number[]): Buffer {
+  const attr = (type: number, value: number[]) => [0x90, type, value.length >> 8, value.length & 255, ...value];
+  const nextHop = afi === 1 ? [192, 0, 2, 1] : [0x20, 0x01, 0x0d, 0xb8, ...new Array(11).fill(0), 1];
+  const attrs: number[] = [];
+  if (withdrawn.length > 0) attrs.push(...attr(15, [0, afi, 1, ...withdrawn]));
+  if (nlri.length > 0)
+    attrs.push(0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9, ...attr(14, [0, afi, 1, nextHop.length, ...nextHop, 0, ...nlri]));
+  const body = [0, 0, attrs.length >> 8, attrs.length & 255, ...attrs];
+  const len = 19 + body.length;
+  return Buffer.from([...new Array(16).fill(0xff), len >> 8, len & 255, 2, ...body]);
+}
+
+describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets', () => {
+  const ones = new Array(16).fill(0xff);
+
+  it('gives the key v6Key gives for the text the codec makes, for every length, host bits set', () => {
+    const field: number[] = [];
+    for (let len = 0; len <= 128; len++) field.push(...entry(len, ones));
+    const m = decodeMessage(mpUpdateBytes(2, [], field), { fourOctetAs: true }) as UpdateMessage;
+    const list = m.attributes.mpReach!.nlri!;
+    assert.equal(list.length, 129);
+    const out: string[] = [];
+    assert.equal(v6KeysFromWire(receivedMpPrefixes(receivedAttributes(m)!, 14)!, false, out), 129);
+    for (let len = 0; len <= 128; len++) assert.equal(out[len], v6Key(list[len].prefix), list[len].prefix);
+  });
+
+  for (const afi of [2, 1] as const) {
+    for (const addPath of [false, true]) {
+      it(`holds what the text keys hold: ${afi === 2 ? 'IPv6' : 'IPv4 in MP attributes'}${addPath ? ', ADD-PATH' : ''}`, () => {
+        const family = afi === 2 ? 'ipv6-unicast' : 'ipv4-unicast';
+        const id = (n: number) => (addPath ? n : undefined);
+        const max = afi === 2 ? 128 : 32;
+        const lengths = [0, 1, 7, 8, 9, 24, 25, max - 1, max];
+        // Each prefix its own first octet, every octet past it all ones, host bits included.
+        const octetsOf = (i: number) => [0x20 + i, ...ones.slice(1)];
+        const announce = lengths.flatMap((len, i) => entry(len, octetsOf(i), id(i + 1)));
+        const gone = [1, 25, max].map((len) => lengths.indexOf(len));
+        const withdraw = gone.flatMap((i) => entry(lengths[i], octetsOf(i), id(i + 1)));
+        const wire = [mpUpdateBytes(afi, [], announce), mpUpdateBytes(afi, withdraw, [])];
+        const options = { fourOctetAs: true, addPath: { [family]: addPath } };
+        const tableOf = (updates: UpdateMessage[]) => {
+          const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254', collectChanges: false });
+          const peer = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '192.0.2.1', families: [family] });
+          const held: string[][] = [];
+          for (const u of updates) {
+            rib.update(peer, u);
+            held.push([...rib.routes(family)].map((r) => `${r.prefix} ${r.pathId}`).sort());
+          }
+          return held;
+        };
+        const decoded = wire.map((b) => decodeMessage(b, options) as UpdateMessage);
+        assert.ok(receivedAttributes(decoded[0]) !== undefined, 'the decoded UPDATE offers its attribute octets');
+        const copied = wire.map((b) => {
+          const m = decodeMessage(b, options) as UpdateMessage;
+          return { ...m, attributes: { ...m.attributes } };
+        });
+        assert.equal(receivedAttributes(copied[0]), undefined);
+        const fromWire = tableOf(decoded);
+        assert.deepEqual(fromWire, tableOf(copied));
+        assert.equal(fromWire[0].length, lengths.length, 'every prefix announced');
+        assert.equal(fromWire[1].length, lengths.length - 3, 'three withdrawn, host bits and all');
+      });
+    }
+  }
 });
