@@ -408,8 +408,8 @@ export class Rib {
 
   /**
    * The keys of an MP_REACH_NLRI or MP_UNREACH_NLRI prefix list read from the attribute's
-   * octets, as the IPv4 fields are: the codec made the list as text, which the RIB would
-   * otherwise parse back, a tenth of an IPv6 UPDATE's cost. Undefined for a message not
+   * octets, as the IPv4 fields are: the codec made the list as text, and parsing it back was
+   * about a tenth of an IPv6 UPDATE's decoding and update. Undefined for a message not
    * decoded clean with 4-octet AS numbers, or whose octets do not hold as many prefixes.
    */
   private mpKeysOf(

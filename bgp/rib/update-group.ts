@@ -69,7 +69,8 @@ function fnv(b: Buffer, h: number): number {
  * received set nearly always comes with one next hop from one peer, and two Maps per set and
  * group cost ~300 octets. The others go in two levels of Maps, made when a second one is
  * asked, not a list to scan: a reflector or a mesh member holds one next hop per client for
- * the same attribute set, thousands of them.
+ * the same attribute set, thousands of them. Where the decision reads no next hop or source
+ * (UpdateGroup.anyNextHop, anySource), they are not part of the key.
  */
 export class ExportCache {
   more: Map<NextHop | AddressFamily, Map<RibPeer | null, OutAttrSet | null>> | undefined = undefined;
