@@ -5,7 +5,7 @@ import { formatIpv4, formatIpv6 } from './address.js';
 import { canonicalFlags, ruleByType } from './attribute-rules.js';
 import { Afi, AttrFlag, AttrType as T, Safi, UpdateSubcode as S } from './constants.js';
 import type { ErrorAction } from './errors.js';
-import { NlriSyntaxError, readNlri } from './nlri.js';
+import { NlriSyntaxError, countNlri, readNlri } from './nlri.js';
 import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, Nlri, Origin, PathAttributes } from './types.js';
 
 export interface Problem {
@@ -34,14 +34,17 @@ export function decodeAttributes(b: Buffer, pos: number, end: number, options: C
   return attrs;
 }
 
-/** checkAttributes met an MP attribute: its NLRI are wanted as objects, so decode instead. */
+/**
+ * checkAttributes met an MP attribute it leaves to the full decode: one of a family the codec
+ * does not know, with ADD-PATH, or too short to say its family.
+ */
 export const NEEDS_DECODE = -1;
 
 /**
  * Checks path attributes as decodeAttributes would, finding the same problems, but makes no
  * objects: a speaker that keys attribute sets by their octets need never see them as objects.
- * Returns a bitmask (unsigned) of the types 0-31 present, or NEEDS_DECODE on meeting
- * MP_REACH_NLRI or MP_UNREACH_NLRI (the check stops there). Meaningful only without problems.
+ * Returns a bitmask (unsigned) of the types 0-31 present, or NEEDS_DECODE (the check stops
+ * there). Meaningful only without problems.
  */
 export function checkAttributes(b: Buffer, pos: number, end: number, options: CodecOptions, problems: Problem[]): number {
   return walk(b, pos, end, options, problems, undefined);
@@ -87,7 +90,8 @@ function walk(b: Buffer, pos: number, end: number, options: CodecOptions, proble
       break;
     }
     p = ve;
-    if (attrs === undefined && (type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI)) return NEEDS_DECODE;
+    if (attrs === undefined && (type === T.MP_REACH_NLRI || type === T.MP_UNREACH_NLRI) && !checkableMp(b, vs, ve, options))
+      return NEEDS_DECODE;
 
     const seen = type < 32 ? (seenLow & (1 << type)) !== 0 : (seenHigh?.has(type) ?? false);
     if (seen) {
@@ -251,10 +255,12 @@ function decodeOne(
     }
     // Never met by a check: walk stops before them.
     case T.MP_REACH_NLRI:
-      a!.mpReach = readMpReach(b, vs, ve, options);
+      if (a) a.mpReach = readMpReach(b, vs, ve, options);
+      else checkMpReach(b, vs, ve);
       return;
     case T.MP_UNREACH_NLRI:
-      a!.mpUnreach = readMpUnreach(b, vs, ve, options);
+      if (a) a.mpUnreach = readMpUnreach(b, vs, ve, options);
+      else checkMpNlri(b, vs + 3, ve, familyOf(b.readUInt16BE(vs), b[vs + 2])!, 'MP_UNREACH_NLRI');
       return;
     case T.EXTENDED_COMMUNITIES: {
       lengthOk(len > 0 && len % 8 === 0, 'EXTENDED_COMMUNITIES', len);
@@ -331,6 +337,34 @@ function readMpNlri(b: Buffer, p: number, end: number, ipv6: boolean, addPath: b
     throw e;
   }
   return out;
+}
+
+/** Whether an MP attribute is one checkAttributes checks itself: of a known family, without ADD-PATH. */
+function checkableMp(b: Buffer, vs: number, ve: number, options: CodecOptions): boolean {
+  if (ve - vs < 3) return false;
+  const family = familyOf(b.readUInt16BE(vs), b[vs + 2]);
+  return family !== undefined && options.addPath?.[family] !== true;
+}
+
+/** readMpReach's checks, for a known family (checkableMp), without making the next hop or the prefixes. */
+function checkMpReach(b: Buffer, vs: number, ve: number): void {
+  if (ve - vs < 5) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, 'MP_REACH_NLRI is shorter than its fixed fields');
+  const family = familyOf(b.readUInt16BE(vs), b[vs + 2])!;
+  const nhLen = b[vs + 3];
+  const p = vs + 4;
+  if (p + nhLen + 1 > ve) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} overruns the attribute`);
+  if (nhLen !== 4 && nhLen !== 16 && nhLen !== 32)
+    throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `MP_REACH_NLRI next hop length ${nhLen} for ${family}`);
+  checkMpNlri(b, p + nhLen + 1, ve, family, 'MP_REACH_NLRI');
+}
+
+function checkMpNlri(b: Buffer, p: number, end: number, family: string, name: string): void {
+  try {
+    countNlri(b, p, end, family === 'ipv6-unicast', false);
+  } catch (e) {
+    if (e instanceof NlriSyntaxError) throw new Malformed(S.OPTIONAL_ATTRIBUTE_ERROR, `${name}: ${e.message}`);
+    throw e;
+  }
 }
 
 function readMpReach(b: Buffer, vs: number, ve: number, options: CodecOptions): MpReach {

@@ -45,15 +45,21 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   const withdrawnCount = countField(b, pos + 2, withdrawnEnd, addPath, 'withdrawn routes');
   const problems: Problem[] = [];
   const fourOctetAs = options.fourOctetAs !== false;
-  if (fourOctetAs && (withdrawnCount > 0 || attrEnd < end)) {
+  if (fourOctetAs && (withdrawnCount > 0 || attrEnd < end || attrEnd > attrStart)) {
     // Checked now, made into objects when first read: a speaker keys attribute sets by these
     // octets and reads them as objects only for a set it has not seen, if at all.
     const seen = checkAttributes(b, attrStart, attrEnd, options, problems);
     const nlriCount = countField(b, attrEnd, end, addPath, 'NLRI');
-    if (seen !== NEEDS_DECODE && problems.length === 0 && (nlriCount === 0 || (seen & MANDATORY) === MANDATORY)) {
+    if (
+      seen !== NEEDS_DECODE &&
+      problems.length === 0 &&
+      (nlriCount === 0 || (seen & MANDATORY) === MANDATORY) &&
+      ((seen & (1 << T.MP_REACH_NLRI)) === 0 || (seen & MANDATORY_MP) === MANDATORY_MP)
+    ) {
       return messageOf(new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount));
     }
-    // An MP attribute, or a problem: decoded as below, which reports the problems again.
+    // An MP attribute left to the decode, a missing attribute or a problem: decoded as below,
+    // which reports them.
     problems.length = 0;
   }
   const attributes = decodeAttributes(b, attrStart, attrEnd, options, problems);
@@ -141,6 +147,22 @@ class Received implements ReceivedNlri {
     return this.attributesList === undefined;
   }
 
+  /**
+   * endOfRibFamily for attributes not read yet, from their octets: the family when they are
+   * one MP_UNREACH_NLRI of a known family with no prefix (RFC 4724 §2), else undefined.
+   */
+  endOfRibFamily(): AddressFamily | undefined {
+    const b = this.b;
+    const p = this.withdrawnEnd + 2;
+    if (this.attrEnd - p < 6 || b[p + 1] !== T.MP_UNREACH_NLRI) return undefined;
+    const extended = (b[p] & 0x10) !== 0;
+    const header = extended ? 4 : 3;
+    const length = extended ? b.readUInt16BE(p + 2) : b[p + 2];
+    // Its AFI and SAFI alone, and nothing after it.
+    if (length !== 3 || p + header + 3 !== this.attrEnd) return undefined;
+    return familyOf(b.readUInt16BE(p + header), b[p + header + 2]);
+  }
+
   /** The attributes as objects, decoded from octets checked already. */
   decodeAttributes(): PathAttributes {
     const problems: Problem[] = [];
@@ -201,6 +223,8 @@ const ATTRIBUTES_ON_DEMAND: PropertyDescriptor = {
 
 /** ORIGIN, AS_PATH and NEXT_HOP: an IPv4 announcement without one is withdrawn (RFC 7606 §3 (d)). */
 const MANDATORY = (1 << T.ORIGIN) | (1 << T.AS_PATH) | (1 << T.NEXT_HOP);
+/** ORIGIN and AS_PATH beside an MP_REACH_NLRI (its next hop is its own); without them the decode judges. */
+const MANDATORY_MP = (1 << T.ORIGIN) | (1 << T.AS_PATH);
 
 function receivedOf(m: UpdateMessage): Received | undefined {
   return Stamp.of(m);
@@ -252,6 +276,15 @@ export interface ReceivedNlri {
    * receivedAttributes (checked, 4-octet AS numbers, no MP_REACH_NLRI or MP_UNREACH_NLRI).
    */
   readonly attributesUnread: boolean;
+}
+
+/**
+ * Whether the path attributes of an UPDATE decoded without a problem were neither read nor set
+ * since: they are then exactly receivedAttributes, MP_REACH_NLRI and MP_UNREACH_NLRI included
+ * (the codec checked them all). False for a message built in code or copied.
+ */
+export function attributesUnread(m: UpdateMessage): boolean {
+  return receivedOf(m)?.attributesUnread === true;
 }
 
 /**
@@ -319,6 +352,9 @@ export function endOfRibFamily(m: UpdateMessage): AddressFamily | undefined {
   const fields = receivedNlri(m);
   if (fields?.unread) return undefined; // it has prefixes, or it would not have these
   if (m.withdrawn.length || m.nlri.length) return undefined;
+  // Attributes not made yet (a speaker asks this of every UPDATE) are read from their octets.
+  const r = receivedOf(m);
+  if (r?.attributesUnread) return r.endOfRibFamily();
   const a = m.attributes;
   let count = 0;
   for (const key in a) if (key !== 'wire' && a[key as keyof typeof a] !== undefined) count++;

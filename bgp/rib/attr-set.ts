@@ -10,7 +10,7 @@
 // attributes when something asks: a decoded object costs about a kilobyte, the bytes tens
 // of octets, and most sets are never asked (the decision process reads only the numbers).
 import { parseIpv4Into } from '../../ip/index.js';
-import { AttrType as T, decodePathAttributes, encodeMessage, formatIpv4 } from '../codec/index.js';
+import { AttrType as T, decodePathAttributes, encodeMessage, formatIpv4, formatIpv6 } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
 import type { ExportCache } from './update-group.js';
 
@@ -335,18 +335,35 @@ export function receivedNextHop(b: Buffer): string | undefined {
   return undefined;
 }
 
+/** An MP_REACH_NLRI or MP_UNREACH_NLRI attribute as received, read from its octets. */
+export interface ReceivedMp {
+  afi: number;
+  safi: number;
+  /** MP_REACH_NLRI's next hop, and the link-local one after it (RFC 2545), as text. */
+  nextHop: string | undefined;
+  linkLocal: string | undefined;
+  /** The prefix field, sharing the received octets. */
+  prefixes: Buffer;
+}
+
 /**
- * The prefix field of the MP_REACH_NLRI or MP_UNREACH_NLRI attribute in a cleanly decoded
- * UPDATE's attribute octets (after its AFI, SAFI and, for MP_REACH_NLRI, next hop); undefined
- * without one.
+ * The MP_REACH_NLRI (14) or MP_UNREACH_NLRI (15) attribute in a cleanly decoded UPDATE's
+ * attribute octets (which the codec checked as it would have decoded them); undefined without one.
  */
-export function receivedMpPrefixes(b: Buffer, type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI): Buffer | undefined {
+export function receivedMp(b: Buffer, type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI): ReceivedMp | undefined {
   for (let p = 0; p < b.length; p = attributeEnd(b, p)) {
     if (b[p + 1] !== type) continue;
     const vs = (b[p] & 0x10) !== 0 ? p + 4 : p + 3;
-    // AFI (2), SAFI (1); then MP_REACH_NLRI's next hop length, next hop and reserved octet.
-    const start = type === T.MP_UNREACH_NLRI ? vs + 3 : vs + 5 + b[vs + 3];
-    return b.subarray(start, attributeEnd(b, p));
+    const end = attributeEnd(b, p);
+    const afi = b.readUInt16BE(vs);
+    const safi = b[vs + 2];
+    if (type === T.MP_UNREACH_NLRI) return { afi, safi, nextHop: undefined, linkLocal: undefined, prefixes: b.subarray(vs + 3, end) };
+    // Next hop length (4, 16 or 32), next hop, a reserved octet, then the prefixes.
+    const nhLen = b[vs + 3];
+    const nh = vs + 4;
+    const nextHop = nhLen === 4 ? formatIpv4(b, nh) : formatIpv6(b, nh);
+    const linkLocal = nhLen === 32 ? formatIpv6(b, nh + 16) : undefined;
+    return { afi, safi, nextHop, linkLocal, prefixes: b.subarray(nh + nhLen + 1, end) };
   }
   return undefined;
 }

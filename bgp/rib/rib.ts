@@ -3,7 +3,7 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, AttrType as T, Safi, receivedAttributes, receivedNlri } from '../codec/index.js';
+import { Afi, AttrType as T, Safi, attributesUnread, receivedAttributes, receivedNlri } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
@@ -14,7 +14,7 @@ import {
   NextHop,
   NextHopInterner,
   receivedKey,
-  receivedMpPrefixes,
+  receivedMp,
   receivedNextHop,
   shareableAttributes,
   type AttrSet,
@@ -170,9 +170,11 @@ export class Rib {
     // Keyed from the octets, the codec's prefix objects never made: a million of them (a string
     // and an object each) were a tenth of a full table's ingest, GC included.
     const fromOctets = wire?.unread && !wire.addPath;
-    // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by its octets
-    // (there are no MP attributes then), and no attribute object is made either.
-    const a = fromOctets && wire.attributesUnread && peer.fourOctetAs ? undefined : msg.attributes;
+    // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by its octets,
+    // MP_REACH_NLRI and MP_UNREACH_NLRI are read from them too, and no attribute object is made.
+    const raw = peer.fourOctetAs && attributesUnread(msg) ? receivedAttributes(msg) : undefined;
+    const noIpv4 = wire === undefined && msg.withdrawn.length === 0 && msg.nlri.length === 0;
+    const a = raw !== undefined && (fromOctets || noIpv4) ? undefined : msg.attributes;
     if (fromOctets) {
       if (wire.withdrawnCount > 0) {
         const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
@@ -186,6 +188,7 @@ export class Rib {
         msg.withdrawn.length,
         wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
       );
+    if (a === undefined) this.mpFromOctets(peer, msg, raw!, T.MP_UNREACH_NLRI);
     const mpWithdrawn = a?.mpUnreach?.withdrawn;
     if (mpWithdrawn && mpWithdrawn.length > 0) {
       const f = familyOfAfi(a!.mpUnreach!.afi, a!.mpUnreach!.safi);
@@ -197,12 +200,11 @@ export class Rib {
     if (fromOctets) {
       // A clean decode has the mandatory attributes of an announcement (or it threw).
       if (wire.nlriCount > 0) {
-        const raw = receivedAttributes(msg);
         const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
         // An import policy reads each prefix as text: then the list is made.
         const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
         const nextHop = a === undefined ? receivedNextHop(raw!)! : a.nextHop!;
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw, nextHop, undefined, keys);
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, receivedAttributes(msg), nextHop, undefined, keys);
       }
     } else if (msg.nlri.length > 0) {
       const attrs = a!; // not from the octets: read above
@@ -215,6 +217,7 @@ export class Rib {
         this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, attrs, receivedAttributes(msg), attrs.nextHop, undefined, keys);
       }
     }
+    if (a === undefined) this.mpFromOctets(peer, msg, raw!, T.MP_REACH_NLRI);
     const mp = a?.mpReach;
     if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
       const f = familyOfAfi(mp.afi, mp.safi);
@@ -419,11 +422,36 @@ export class Rib {
     list: readonly Nlri[],
   ): PrefixKey[] | undefined {
     const raw = receivedAttributes(msg);
-    const field = raw && receivedMpPrefixes(raw, type);
-    if (field === undefined) return undefined;
-    const addPath = list[0].pathId !== undefined;
-    if (family === 'ipv4-unicast') return this.wireKeysOf(field, addPath, list.length);
-    return v6KeysFromWire(field, addPath, this.wireKeysV6) === list.length ? this.wireKeysV6 : undefined;
+    const mp = raw && receivedMp(raw, type);
+    if (mp === undefined) return undefined;
+    return this.mpKeys(mp.prefixes, family, list[0].pathId !== undefined, list.length);
+  }
+
+  private mpKeys(field: Buffer, family: AddressFamily, addPath: boolean, expected: number): PrefixKey[] | undefined {
+    if (family === 'ipv4-unicast') return this.wireKeysOf(field, addPath, expected);
+    return v6KeysFromWire(field, addPath, this.wireKeysV6) === expected ? this.wireKeysV6 : undefined;
+  }
+
+  /**
+   * An MP_UNREACH_NLRI or MP_REACH_NLRI applied from the octets of attributes nobody has read
+   * (the codec checked them, and leaves those with ADD-PATH to its full decode). An import
+   * policy reads the prefixes as text: for it the list is made.
+   */
+  private mpFromOctets(peer: RibPeer, msg: UpdateMessage, raw: Buffer, type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI): void {
+    const mp = receivedMp(raw, type);
+    if (mp === undefined) return;
+    const f = familyOfAfi(mp.afi, mp.safi);
+    if (f === undefined || mp.prefixes.length === 0) return;
+    const count =
+      f === 'ipv4-unicast' ? v4KeysFromWire(mp.prefixes, false, this.wireKeys) : v6KeysFromWire(mp.prefixes, false, this.wireKeysV6);
+    const keys = f === 'ipv4-unicast' ? this.wireKeys : this.wireKeysV6;
+    if (type === T.MP_UNREACH_NLRI) {
+      this.withdrawInternal(peer, f, undefined, count, keys);
+      return;
+    }
+    const nlri = peer.importPolicy === undefined ? undefined : msg.attributes.mpReach!.nlri;
+    // A clean decode has ORIGIN and AS_PATH beside an MP_REACH_NLRI (or the codec decoded it all).
+    this.announce(peer, f, nlri, count, undefined, raw, mp.nextHop!, mp.linkLocal, keys);
   }
 
   /**

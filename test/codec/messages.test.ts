@@ -4,6 +4,7 @@ import {
   decodeMessage,
   encodeMessage,
   endOfRib,
+  attributesUnread,
   endOfRibFamily,
   negotiatedOptions,
   MessageFramer,
@@ -204,6 +205,27 @@ describe('codec messages', () => {
     }
     assert.equal(encodeMessage(endOfRib('ipv4-unicast')).length, 23);
     assert.equal(endOfRibFamily({ type: 'update', withdrawn: [], nlri: [], attributes: { origin: 'igp' } }), undefined);
+  });
+
+  it('End-of-RIB read from the octets of attributes not yet made, as from the objects', () => {
+    const header = (length: number) => [...new Array(16).fill(0xff), length >> 8, length & 255, 2];
+    const update = (attrs: number[]) => Buffer.from([...header(23 + attrs.length), 0, 0, 0, attrs.length, ...attrs]);
+    const cases: Array<[string, number[], string | undefined]> = [
+      ['IPv6', [0x80, 15, 3, 0, 2, 1], 'ipv6-unicast'],
+      ['IPv6, extended length', [0x90, 15, 0, 3, 0, 2, 1], 'ipv6-unicast'],
+      ['IPv4 in MP_UNREACH_NLRI', [0x80, 15, 3, 0, 1, 1], 'ipv4-unicast'],
+      ['a withdrawn prefix', [0x80, 15, 5, 0, 2, 1, 8, 0x20], undefined],
+      ['another attribute after it', [0x80, 15, 3, 0, 2, 1, 0x40, 1, 1, 0], undefined],
+    ];
+    for (const [what, attrs, family] of cases) {
+      const m = decodeMessage(update(attrs)) as UpdateMessage;
+      assert.equal(attributesUnread(m), true, `${what}: attributes left unread`);
+      assert.equal(endOfRibFamily(m), family, what);
+      assert.equal(attributesUnread(m), true, `${what}: the answer made no attribute object`);
+      const made = decodeMessage(update(attrs)) as UpdateMessage;
+      assert.ok(made.attributes !== undefined, 'attributes made');
+      assert.equal(endOfRibFamily(made), family, `${what}, from the objects`);
+    }
   });
 
   it('NOTIFICATION with an RFC 8203 shutdown communication', () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { decodeMessage, receivedAttributes, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
 import { Rib, type RibPeer } from '../../bgp/rib/index.js';
-import { receivedMpPrefixes } from '../../bgp/rib/attr-set.js';
+import { receivedMp } from '../../bgp/rib/attr-set.js';
 import { v4Key, v4KeysFromWire, v6Key, v6KeysFromWire } from '../../bgp/rib/prefix.js';
 
 /** An UPDATE message on the wire: withdrawn field, ORIGIN/AS_PATH/NEXT_HOP, NLRI field. */
@@ -145,7 +145,7 @@ describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets'
     const list = m.attributes.mpReach!.nlri!;
     assert.equal(list.length, 129);
     const out: string[] = [];
-    assert.equal(v6KeysFromWire(receivedMpPrefixes(receivedAttributes(m)!, 14)!, false, out), 129);
+    assert.equal(v6KeysFromWire(receivedMp(receivedAttributes(m)!, 14)!.prefixes, false, out), 129);
     for (let len = 0; len <= 128; len++) assert.equal(out[len], v6Key(list[len].prefix), list[len].prefix);
   });
 
