@@ -253,7 +253,7 @@ function decodeOne(
       a.clusterList = ids;
       return;
     }
-    // Never met by a check: walk stops before them.
+    // A check meets them only for a family it knows, without ADD-PATH (checkableMp).
     case T.MP_REACH_NLRI:
       if (a) a.mpReach = readMpReach(b, vs, ve, options);
       else checkMpReach(b, vs, ve);
