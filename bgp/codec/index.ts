@@ -4,7 +4,15 @@ export * from './constants.js';
 export { BgpError, type ErrorAction } from './errors.js';
 export { decodeMessage, encodeMessage, maxMessageLength } from './message.js';
 export { MessageFramer } from './framer.js';
-export { attributesUnread, endOfRib, endOfRibFamily, receivedAttributes, receivedNlri, type ReceivedNlri } from './update.js';
+export {
+  attributesUnread,
+  endOfRib,
+  endOfRibFamily,
+  receivedAttributes,
+  receivedNlri,
+  type ReceivedNlri,
+  unreadMpAttributes,
+} from './update.js';
 export { decodePathAttributes } from './attributes-decode.js';
 export { canonicalFlags, ruleByType } from './attribute-rules.js';
 export { shutdownCommunicationData } from './notification.js';

@@ -56,7 +56,9 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
       (nlriCount === 0 || (seen & MANDATORY) === MANDATORY) &&
       ((seen & (1 << T.MP_REACH_NLRI)) === 0 || (seen & MANDATORY_MP) === MANDATORY_MP)
     ) {
-      return messageOf(new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount));
+      const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount);
+      received.mpChecked = (seen & MP_TYPES) !== 0;
+      return messageOf(received);
     }
     // An MP attribute left to the decode, a missing attribute or a problem: decoded as below,
     // which reports them.
@@ -117,6 +119,8 @@ class Received implements ReceivedNlri {
   attributesList: PathAttributes | undefined = undefined;
   /** The attributes were set in code: the octets no longer say what they are. */
   attributesReplaced = false;
+  /** The check met MP_REACH_NLRI or MP_UNREACH_NLRI among the attributes it left unmade. */
+  mpChecked = false;
   constructor(
     private readonly b: Buffer,
     private readonly withdrawnStart: number,
@@ -225,6 +229,7 @@ const ATTRIBUTES_ON_DEMAND: PropertyDescriptor = {
 const MANDATORY = (1 << T.ORIGIN) | (1 << T.AS_PATH) | (1 << T.NEXT_HOP);
 /** ORIGIN and AS_PATH beside an MP_REACH_NLRI (its next hop is its own); without them the decode judges. */
 const MANDATORY_MP = (1 << T.ORIGIN) | (1 << T.AS_PATH);
+const MP_TYPES = (1 << T.MP_REACH_NLRI) | (1 << T.MP_UNREACH_NLRI);
 
 function receivedOf(m: UpdateMessage): Received | undefined {
   return Stamp.of(m);
@@ -285,6 +290,15 @@ export interface ReceivedNlri {
  */
 export function attributesUnread(m: UpdateMessage): boolean {
   return receivedOf(m)?.attributesUnread === true;
+}
+
+/**
+ * Whether attributes still unread (attributesUnread) hold MP_REACH_NLRI or MP_UNREACH_NLRI: the
+ * codec saw while checking them, so a reader of the octets need not look for them.
+ */
+export function unreadMpAttributes(m: UpdateMessage): boolean {
+  const r = receivedOf(m);
+  return r?.attributesUnread === true && r.mpChecked;
 }
 
 /**

@@ -3,7 +3,7 @@
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
 import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, AttrType as T, Safi, attributesUnread, receivedAttributes, receivedNlri } from '../codec/index.js';
+import { Afi, AttrType as T, Safi, attributesUnread, receivedAttributes, receivedNlri, unreadMpAttributes } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import { mergeAs4Path } from './as4.js';
@@ -188,13 +188,15 @@ export class Rib {
         msg.withdrawn.length,
         wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
       );
-    if (a === undefined) this.mpFromOctets(peer, msg, raw!, T.MP_UNREACH_NLRI);
-    const mpWithdrawn = a?.mpUnreach?.withdrawn;
-    if (mpWithdrawn && mpWithdrawn.length > 0) {
-      const f = familyOfAfi(a!.mpUnreach!.afi, a!.mpUnreach!.safi);
+    // The codec saw whether unread attributes hold MP ones: an IPv4 UPDATE is not searched.
+    const mpOctets = a === undefined && unreadMpAttributes(msg);
+    if (mpOctets) this.mpFromOctets(peer, msg, raw!, T.MP_UNREACH_NLRI);
+    const unreach = a?.mpUnreach;
+    if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
+      const f = familyOfAfi(unreach.afi, unreach.safi);
       if (f !== undefined) {
-        const keys = this.mpKeysOf(msg, T.MP_UNREACH_NLRI, f, mpWithdrawn);
-        this.withdrawInternal(peer, f, mpWithdrawn, mpWithdrawn.length, keys);
+        const keys = this.mpKeysOf(msg, T.MP_UNREACH_NLRI, f, unreach.withdrawn);
+        this.withdrawInternal(peer, f, unreach.withdrawn, unreach.withdrawn.length, keys);
       }
     }
     if (fromOctets) {
@@ -217,7 +219,7 @@ export class Rib {
         this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, attrs, receivedAttributes(msg), attrs.nextHop, undefined, keys);
       }
     }
-    if (a === undefined) this.mpFromOctets(peer, msg, raw!, T.MP_REACH_NLRI);
+    if (mpOctets) this.mpFromOctets(peer, msg, raw!, T.MP_REACH_NLRI);
     const mp = a?.mpReach;
     if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
       const f = familyOfAfi(mp.afi, mp.safi);
@@ -399,20 +401,29 @@ export class Rib {
   }
 
   /**
-   * The IPv4 keys of a prefix field as received, in a scratch array reused by the next call;
-   * undefined when the field does not hold the count expected (the message was changed).
+   * The keys of a prefix field as received, in the family's scratch array (reused by the next
+   * call); undefined when the field does not hold the count expected (the message was changed).
    */
-  private wireKeysOf(field: Buffer, addPath: boolean, expected: number): PrefixKey[] | undefined {
-    return v4KeysFromWire(field, addPath, this.wireKeys) === expected ? this.wireKeys : undefined;
+  private wireKeysOf(field: Buffer, addPath: boolean, expected: number, family: AddressFamily = 'ipv4-unicast'): PrefixKey[] | undefined {
+    return this.readKeys(field, addPath, family) === expected ? this.scratchKeys(family) : undefined;
+  }
+
+  /** Reads a prefix field's keys into the family's scratch array; returns how many. */
+  private readKeys(field: Buffer, addPath: boolean, family: AddressFamily): number {
+    return family === 'ipv4-unicast' ? v4KeysFromWire(field, addPath, this.wireKeys) : v6KeysFromWire(field, addPath, this.wireKeysV6);
+  }
+
+  private scratchKeys(family: AddressFamily): PrefixKey[] {
+    return family === 'ipv4-unicast' ? this.wireKeys : this.wireKeysV6;
   }
 
   private readonly wireKeys: number[] = [];
   private readonly wireKeysV6: string[] = [];
 
   /**
-   * The keys of an MP_REACH_NLRI or MP_UNREACH_NLRI prefix list read from the attribute's
-   * octets, as the IPv4 fields are: the codec made the list as text, and parsing it back was
-   * about a tenth of an IPv6 UPDATE's decoding and update. Undefined for a message not
+   * The keys of a decoded MP_REACH_NLRI or MP_UNREACH_NLRI prefix list (ADD-PATH, or attributes
+   * read before) from the attribute's octets: the codec made the list as text, and parsing it
+   * back was about a tenth of an IPv6 UPDATE's decoding and update. Undefined for a message not
    * decoded clean with 4-octet AS numbers, or whose octets do not hold as many prefixes.
    */
   private mpKeysOf(
@@ -423,13 +434,7 @@ export class Rib {
   ): PrefixKey[] | undefined {
     const raw = receivedAttributes(msg);
     const mp = raw && receivedMp(raw, type);
-    if (mp === undefined) return undefined;
-    return this.mpKeys(mp.prefixes, family, list[0].pathId !== undefined, list.length);
-  }
-
-  private mpKeys(field: Buffer, family: AddressFamily, addPath: boolean, expected: number): PrefixKey[] | undefined {
-    if (family === 'ipv4-unicast') return this.wireKeysOf(field, addPath, expected);
-    return v6KeysFromWire(field, addPath, this.wireKeysV6) === expected ? this.wireKeysV6 : undefined;
+    return mp && this.wireKeysOf(mp.prefixes, list[0].pathId !== undefined, list.length, family);
   }
 
   /**
@@ -442,9 +447,8 @@ export class Rib {
     if (mp === undefined) return;
     const f = familyOfAfi(mp.afi, mp.safi);
     if (f === undefined || mp.prefixes.length === 0) return;
-    const count =
-      f === 'ipv4-unicast' ? v4KeysFromWire(mp.prefixes, false, this.wireKeys) : v6KeysFromWire(mp.prefixes, false, this.wireKeysV6);
-    const keys = f === 'ipv4-unicast' ? this.wireKeys : this.wireKeysV6;
+    const count = this.readKeys(mp.prefixes, false, f);
+    const keys = this.scratchKeys(f);
     if (type === T.MP_UNREACH_NLRI) {
       this.withdrawInternal(peer, f, undefined, count, keys);
       return;

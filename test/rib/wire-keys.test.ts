@@ -2,7 +2,7 @@
 // from the octets as received; it must hold exactly what it holds when keyed from the text the
 // codec made of them (an UPDATE built in code or copied carries no octets and takes that path).
 import assert from 'node:assert/strict';
-import { decodeMessage, receivedAttributes, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
+import { attributesUnread, decodeMessage, receivedAttributes, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
 import { Rib, type RibPeer } from '../../bgp/rib/index.js';
 import { receivedMp } from '../../bgp/rib/attr-set.js';
 import { v4Key, v4KeysFromWire, v6Key, v6KeysFromWire } from '../../bgp/rib/prefix.js';
@@ -187,4 +187,33 @@ describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets'
       });
     }
   }
+
+  it('applies an UPDATE with IPv4 prefixes and MP attributes both, from the octets, as from copies', () => {
+    // IPv4 NLRI with ORIGIN, AS_PATH and NEXT_HOP; IPv6 withdrawn and announced in MP attributes.
+    const attr = (type: number, value: number[]) => [0x90, type, value.length >> 8, value.length & 255, ...value];
+    const v6NextHop = [0x20, 0x01, 0x0d, 0xb8, ...new Array(11).fill(0), 1];
+    const attrs = [
+      ...[0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9, 0x40, 3, 4, 192, 0, 2, 1],
+      ...attr(15, [0, 2, 1, ...entry(48, [0x20, 0x01, 0x0d, 0xb8, 0, 9])]),
+      ...attr(14, [0, 2, 1, 16, ...v6NextHop, 0, ...entry(48, [0x20, 0x01, 0x0d, 0xb8, 0, 1])]),
+    ];
+    const body = [0, 0, attrs.length >> 8, attrs.length & 255, ...attrs, ...entry(24, [10, 0, 0])];
+    const bytes = Buffer.from([...new Array(16).fill(0xff), (19 + body.length) >> 8, (19 + body.length) & 255, 2, ...body]);
+    const first = mpUpdateBytes(2, [], entry(48, [0x20, 0x01, 0x0d, 0xb8, 0, 9]));
+    const tableOf = (updates: UpdateMessage[]) => {
+      const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254', collectChanges: false });
+      const peer = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '192.0.2.1', families: ['ipv4-unicast', 'ipv6-unicast'] });
+      for (const u of updates) rib.update(peer, u);
+      return (['ipv4-unicast', 'ipv6-unicast'] as const).flatMap((f) => [...rib.routes(f)].map((r) => `${r.prefix} via ${r.nextHop}`));
+    };
+    const decoded = [first, bytes].map((b) => decodeMessage(b, { fourOctetAs: true }) as UpdateMessage);
+    assert.equal(attributesUnread(decoded[1]), true, 'the attributes are left to be read from the octets');
+    const fromOctets = tableOf(decoded);
+    const copies = [first, bytes].map((b) => {
+      const m = decodeMessage(b, { fourOctetAs: true }) as UpdateMessage;
+      return { ...m, attributes: { ...m.attributes }, nlri: [...m.nlri] };
+    });
+    assert.deepEqual(fromOctets, tableOf(copies));
+    assert.deepEqual(fromOctets, ['10.0.0.0/24 via 192.0.2.1', '2001:db8:1::/48 via 2001:db8::1']);
+  });
 });
