@@ -3,7 +3,16 @@
 import { loadavg } from 'node:os';
 import { Lab } from '../../test/support/netns.js';
 import { cpuBetween, sampleProcesses, startDaemon, type DaemonKind } from './daemons.js';
-import { DUT_ADDRESS, LINK_PREFIX, MONITOR_ADDRESS, topologyOf, type Scenario } from './scenarios.js';
+import {
+  DUT_ADDRESS,
+  DUT_ADDRESS6,
+  LINK_PREFIX,
+  LINK_PREFIX6,
+  MONITOR_ADDRESS,
+  MONITOR_ADDRESS6,
+  topologyOf,
+  type Scenario,
+} from './scenarios.js';
 import { TesterProcess } from './tester-process.js';
 import type { PhaseInfo } from './tester.js';
 
@@ -55,12 +64,18 @@ export async function benchOne(scenario: Scenario, kind: DaemonKind, options: Be
   try {
     const dutNs = await lab.namespace('dut');
     const tstNs = await lab.namespace('tst');
-    await lab.link(dutNs, { ifname: 'eth0', v4: `${DUT_ADDRESS}/${LINK_PREFIX}` }, tstNs, {
+    const v6 = (a: string) => (topo.ipv6 ? `${a}/${LINK_PREFIX6}` : undefined);
+    await lab.link(dutNs, { ifname: 'eth0', v4: `${DUT_ADDRESS}/${LINK_PREFIX}`, v6: v6(DUT_ADDRESS6) }, tstNs, {
       ifname: 'eth0',
       v4: `10.90.0.2/${LINK_PREFIX}`,
+      v6: v6('fd90::2'),
     });
     for (const a of [...topo.testers.map((t) => t.address), MONITOR_ADDRESS])
       await tstNs.ip('addr', 'add', `${a}/${LINK_PREFIX}`, 'dev', 'eth0');
+    // The IPv6 next hops the testers announce must be on the daemon's link (BIRD checks).
+    if (topo.ipv6)
+      for (const a of [...topo.testers.map((t) => t.address6), MONITOR_ADDRESS6])
+        await tstNs.ip('-6', 'addr', 'add', `${a}/${LINK_PREFIX6}`, 'dev', 'eth0', 'nodad');
     const tester = new TesterProcess(tstNs);
     const prepared = await tester.call({ op: 'prepare', scenario: scenario.name }, 'prepared', 300_000);
     log(

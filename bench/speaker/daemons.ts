@@ -8,7 +8,7 @@ import { Frr } from '../../test/support/frr.js';
 import { Gobgp } from '../../test/support/gobgp.js';
 import type { Netns } from '../../test/support/netns.js';
 import { Podroute } from '../../test/support/podroute.js';
-import { DUT_ADDRESS, MONITOR_ADDRESS, type Topology } from './scenarios.js';
+import { DUT_ADDRESS, DUT_ADDRESS6, MONITOR_ADDRESS, type Topology } from './scenarios.js';
 
 export const DAEMONS = ['podroute', 'bird', 'frr', 'frr-zebra', 'gobgp'] as const;
 export type DaemonKind = (typeof DAEMONS)[number];
@@ -33,13 +33,16 @@ export const podrouteNodeOptions: string[] = [];
 export function routerConfig(topo: Topology): RouterConfig {
   // Long timers: a daemon busy with a million routes must not drop a session over a late keepalive.
   const timers = { holdTime: 90, keepaliveTime: 30, passive: true };
+  // IPv6 rides the IPv4 sessions, as on a dual-stack Calico node's.
+  const session = { ...timers, families: topo.ipv6 ? (['ipv4', 'ipv6'] as const).slice() : undefined };
   return {
     routerId: DUT_ADDRESS,
     asn: topo.dutAs,
     peers: [
-      ...topo.testers.map((t) => ({ address: t.address, remoteAs: t.asn, ...timers })),
-      { address: MONITOR_ADDRESS, remoteAs: topo.monitorAs, ...timers },
+      ...topo.testers.map((t) => ({ address: t.address, remoteAs: t.asn, ...session })),
+      { address: MONITOR_ADDRESS, remoteAs: topo.monitorAs, ...session },
     ],
+    nextHopV6: topo.ipv6 ? DUT_ADDRESS6 : undefined,
   };
 }
 
@@ -101,11 +104,12 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
         kind,
         version: kind === 'frr' ? `${version} (bgpd -Z)` : `${version} (bgpd + zebra)`,
         pids: d.processes.map((p) => p.pid),
-        received: async () =>
-          Object.entries((await d.summary('ipv4')).peers ?? {}).reduce(
-            (n, [address, p]) => n + (testers.has(address) ? (p.pfxRcd ?? 0) : 0),
-            0,
-          ),
+        received: async () => {
+          let n = 0;
+          for (const family of topo.ipv6 ? (['ipv4', 'ipv6'] as const) : (['ipv4'] as const))
+            for (const [address, p] of Object.entries((await d.summary(family)).peers ?? {})) if (testers.has(address)) n += p.pfxRcd ?? 0;
+          return n;
+        },
         stop: () => d.stop(),
       };
     }

@@ -1,6 +1,10 @@
-// The monitor's bookkeeping: the IPv4 routes the daemon under test has sent it, read straight
-// from UPDATE bytes (no decoding into objects), and whether they match what a phase expects.
-import { TAG_ASN } from './wire.js';
+// The monitor's bookkeeping: the IPv4 and IPv6 unicast routes the daemon under test has sent it,
+// read straight from UPDATE bytes (no decoding into objects), and whether they match what a
+// phase expects.
+import { TAG_ASN, v6Key } from './wire.js';
+
+/** An IPv4 prefix's key is a number (`v4Key`), an IPv6 prefix's a string (`v6Key`). */
+export type RouteKey = number | string;
 
 /** What the monitor must hold for a phase to be complete. */
 export interface Expectation {
@@ -12,7 +16,7 @@ export interface Expectation {
 
 export class RouteMonitor {
   /** prefix key → round tag of its last announcement. */
-  readonly routes = new Map<number, number>();
+  readonly routes = new Map<RouteKey, number>();
   private expected: Expectation = { size: 0, tag: 0 };
   /** Prefixes held whose tag is the expected one. */
   private matching = 0;
@@ -49,18 +53,17 @@ export class RouteMonitor {
     let changed = false;
     while (p < withdrawnEnd) {
       const len = b[p]!;
-      const key = readKey(b, p + 1, len);
+      changed = this.withdraw(readKey(b, p + 1, len)) || changed;
       p += 1 + ((len + 7) >> 3);
-      const old = this.routes.get(key);
-      if (old === undefined) continue;
-      if (old === this.expected.tag) this.matching--;
-      this.routes.delete(key);
-      this.withdrawn++;
-      changed = true;
     }
     const attrEnd = p + 2 + b.readUInt16BE(p);
     p += 2;
     let tag = 0;
+    // IPv6 unicast prefixes: where they start and end in MP_REACH_NLRI and MP_UNREACH_NLRI.
+    let reach = 0;
+    let reachEnd = 0;
+    let unreach = 0;
+    let unreachEnd = 0;
     while (p < attrEnd) {
       const flags = b[p]!;
       const type = b[p + 1]!;
@@ -74,25 +77,56 @@ export class RouteMonitor {
             break;
           }
         }
+      } else if ((type === 14 || type === 15) && b.readUInt16BE(value) === 2 && b[value + 2] === 1) {
+        if (type === 14) {
+          reach = value + 4 + b[value + 3]! + 1; // next hop, then the reserved octet
+          reachEnd = value + length;
+        } else {
+          unreach = value + 3;
+          unreachEnd = value + length;
+        }
       }
       p = value + length;
+    }
+    while (unreach < unreachEnd) {
+      const len = b[unreach]!;
+      changed = this.withdraw(v6Key(b, unreach + 1, len)) || changed;
+      unreach += 1 + ((len + 7) >> 3);
     }
     const end = b.length;
     while (p < end) {
       const len = b[p]!;
-      const key = readKey(b, p + 1, len);
+      this.announce(readKey(b, p + 1, len), tag);
       p += 1 + ((len + 7) >> 3);
-      const old = this.routes.get(key);
-      if (old === this.expected.tag) this.matching--;
-      this.routes.set(key, tag);
-      if (tag === this.expected.tag) this.matching++;
-      this.announced++;
+      changed = true;
+    }
+    while (reach < reachEnd) {
+      const len = b[reach]!;
+      this.announce(v6Key(b, reach + 1, len), tag);
+      reach += 1 + ((len + 7) >> 3);
       changed = true;
     }
     if (changed) {
       this.lastChange = performance.now();
       if (this.completeAt === undefined && this.complete) this.completeAt = this.lastChange;
     }
+  }
+
+  private withdraw(key: RouteKey): boolean {
+    const old = this.routes.get(key);
+    if (old === undefined) return false;
+    if (old === this.expected.tag) this.matching--;
+    this.routes.delete(key);
+    this.withdrawn++;
+    return true;
+  }
+
+  private announce(key: RouteKey, tag: number): void {
+    const old = this.routes.get(key);
+    if (old === this.expected.tag) this.matching--;
+    this.routes.set(key, tag);
+    if (tag === this.expected.tag) this.matching++;
+    this.announced++;
   }
 }
 

@@ -3,16 +3,38 @@
 import { fileURLToPath } from 'node:url';
 import { decodeMessage, encodeMessage, type PathAttributes } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
-import type { Expectation } from './monitor.js';
-import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4Key, v4OfKey, withdrawUpdates, type V4Prefix } from './wire.js';
+import type { Expectation, RouteKey } from './monitor.js';
+import {
+  announceUpdates,
+  announceUpdatesV6,
+  ipv4ToInt,
+  NO_EXPORT,
+  prefixRange,
+  TAG_ASN,
+  v4Key,
+  v4OfKey,
+  v6KeyOfText,
+  v6OfKey,
+  v6Range48,
+  withdrawUpdates,
+  withdrawUpdatesV6,
+  type V4Prefix,
+  type V6Prefix,
+} from './wire.js';
 
 export const DUT_ADDRESS = '10.90.0.1';
 export const MONITOR_ADDRESS = '10.90.0.100';
 export const LINK_PREFIX = 16;
+/** The link's IPv6 addresses, for the next hops of IPv6 routes (sessions stay on IPv4). */
+export const DUT_ADDRESS6 = 'fd90::1';
+export const MONITOR_ADDRESS6 = 'fd90::100';
+export const LINK_PREFIX6 = 64;
 export const MRT_FILE = fileURLToPath(new URL('../../test/data/updates.20190101.0000.gz', import.meta.url));
 
 export interface Tester {
   address: string;
+  /** Its IPv6 address on the link: the next hop of the IPv6 routes it announces. */
+  address6: string;
   asn: number;
 }
 
@@ -23,6 +45,8 @@ export interface Topology {
   testers: Tester[];
   /** Testers are iBGP neighbours of the daemon (Calico nodes), not eBGP ones. */
   ibgp: boolean;
+  /** Every session carries IPv6 unicast as well as IPv4 (dual stack, as Calico's do). */
+  ipv6: boolean;
 }
 
 export interface PhasePlan {
@@ -38,6 +62,8 @@ export interface PhasePlan {
   prefixes: number;
   /** Per tester, the prefixes it has announced and not withdrawn at the end of the phase (for the warm variants). */
   held?: V4Prefix[][];
+  /** The same for IPv6, in scenarios that announce it. */
+  heldV6?: V6Prefix[][];
 }
 
 export interface Scenario {
@@ -45,6 +71,8 @@ export interface Scenario {
   describe: string;
   testers: number;
   ibgp: boolean;
+  /** The sessions carry IPv6 unicast too (the daemon is configured for it). */
+  ipv6?: boolean;
   /** Seconds a phase may take before the daemon is declared too slow for it. */
   timeoutSec: number;
   /** Daemons left out of this scenario by default, and why. */
@@ -55,8 +83,12 @@ export interface Scenario {
 
 export function topologyOf(s: Scenario): Topology {
   const dutAs = s.ibgp ? 64512 : 65000;
-  const testers = Array.from({ length: s.testers }, (_, i) => ({ address: `10.90.0.${11 + i}`, asn: s.ibgp ? dutAs : 65001 + i }));
-  return { dutAs, monitorAs: s.ibgp ? 65100 : dutAs, testers, ibgp: s.ibgp };
+  const testers = Array.from({ length: s.testers }, (_, i) => ({
+    address: `10.90.0.${11 + i}`,
+    address6: `fd90::${11 + i}`,
+    asn: s.ibgp ? dutAs : 65001 + i,
+  }));
+  return { dutAs, monitorAs: s.ibgp ? 65100 : dutAs, testers, ibgp: s.ibgp, ipv6: s.ipv6 ?? false };
 }
 
 // NO_EXPORT keeps the daemon from sending each tester every other tester's routes (it would
@@ -65,6 +97,12 @@ function ebgpAttributes(t: Tester, tag = 0): PathAttributes {
   const communities = [NO_EXPORT];
   if (tag) communities.push(((TAG_ASN << 16) | tag) >>> 0);
   return { origin: 'igp', asPath: [{ type: 'sequence', asns: [t.asn] }], nextHop: t.address, communities };
+}
+
+/** The same without NEXT_HOP: an IPv6 route's next hop is in MP_REACH_NLRI. */
+function ebgpAttributes6(t: Tester): PathAttributes {
+  const { nextHop: _, ...rest } = ebgpAttributes(t);
+  return rest;
 }
 
 function phase(
@@ -103,6 +141,24 @@ function unique(name: string, testers: number, count: number, timeoutSec: number
       const updates = topo.testers.map((t, i) => announceUpdates(held[i]!, ebgpAttributes(t)));
       const total = testers * count;
       return [{ ...phase('announce', true, updates, total, { size: total, tag: 0 }, total), held }];
+    },
+  };
+}
+
+/** Tester i announces its own `count` /48s from 2a00:i·16::/48 on (each tester's own 2^20). */
+function unique6(name: string, testers: number, count: number, timeoutSec: number): Scenario {
+  return {
+    name,
+    testers,
+    ibgp: false,
+    ipv6: true,
+    timeoutSec,
+    describe: `${testers} eBGP tester(s) × ${count.toLocaleString('en')} unique IPv6 /48s in MP_REACH_NLRI, one attribute set each`,
+    build(topo) {
+      const heldV6 = topo.testers.map((_, i) => v6Range48(0x2a00_0000_0000 + i * 0x100000, count));
+      const updates = topo.testers.map((t, i) => announceUpdatesV6(heldV6[i]!, ebgpAttributes6(t), t.address6));
+      const total = testers * count;
+      return [{ ...phase('announce', true, updates, total, { size: total, tag: 0 }, total), held: topo.testers.map(() => []), heldV6 }];
     },
   };
 }
@@ -168,69 +224,83 @@ const calico: Scenario = {
 };
 
 /**
- * The MRT dump replayed: each collector session's IPv4 UPDATEs go, in order, to one tester
- * (sessions spread over the testers), re-encoded with the tester's AS prepended, its address
- * as next hop and NO_EXPORT added. IPv6 (MP_REACH/MP_UNREACH) is left out.
+ * The MRT dump replayed: each collector session's UPDATEs of one family go, in order, to one
+ * tester (sessions spread over the testers), re-encoded with the tester's AS prepended, its
+ * address as next hop and NO_EXPORT added. IPv4 is the NLRI and withdrawn fields; IPv6 is
+ * MP_REACH_NLRI and MP_UNREACH_NLRI. The other family is left out.
  */
-const mrt: Scenario = {
-  name: 'mrt',
-  testers: 10,
-  ibgp: false,
-  timeoutSec: 120,
-  describe:
-    'MRT replay of test/data/updates.20190101.0000.gz (IPv4 part, real attribute diversity), collector sessions spread over 10 eBGP testers',
-  build(topo) {
-    const loopAses = new Set([topo.dutAs, ...topo.testers.map((t) => t.asn)]);
-    const sessionTester = new Map<string, number>();
-    const perTester: Buffer[][] = topo.testers.map(() => []);
-    const tables = topo.testers.map(() => new Set<number>());
-    let prefixes = 0;
-    for (const r of readMrtFile(MRT_FILE)) {
-      if (r.kind !== 'message' || r.addPath || r.message[18] !== 2) continue;
-      let tester = sessionTester.get(r.peerIp);
-      if (tester === undefined) sessionTester.set(r.peerIp, (tester = sessionTester.size % topo.testers.length));
-      const t = topo.testers[tester]!;
-      const m = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
-      if (m.type !== 'update') continue;
-      const a = m.attributes;
-      const path = (a.as4Path ?? a.asPath ?? []).flatMap((s) => s.asns);
-      const nlri = path.some((asn) => loopAses.has(asn)) ? [] : m.nlri.map((n) => ({ prefix: n.prefix }));
-      const withdrawn = m.withdrawn.map((n) => ({ prefix: n.prefix }));
-      if (nlri.length === 0 && withdrawn.length === 0) continue;
-      const attributes: PathAttributes = {};
-      if (nlri.length > 0) {
-        attributes.origin = a.origin ?? 'igp';
-        attributes.asPath = [{ type: 'sequence', asns: [t.asn] }, ...(a.as4Path ?? a.asPath ?? [])];
-        attributes.nextHop = t.address;
-        if (a.med !== undefined) attributes.med = a.med;
-        if (a.atomicAggregate) attributes.atomicAggregate = true;
-        if (a.as4Aggregator ?? a.aggregator) attributes.aggregator = a.as4Aggregator ?? a.aggregator;
-        attributes.communities = [...(a.communities ?? []).filter((c) => c >>> 16 !== TAG_ASN && c !== NO_EXPORT), NO_EXPORT];
-        if (a.extendedCommunities?.length) attributes.extendedCommunities = a.extendedCommunities;
-        if (a.largeCommunities?.length) attributes.largeCommunities = a.largeCommunities;
+function replay(name: string, family: 'ipv4' | 'ipv6'): Scenario {
+  const v6 = family === 'ipv6';
+  return {
+    name,
+    testers: 10,
+    ibgp: false,
+    ipv6: v6,
+    timeoutSec: 120,
+    describe: `MRT replay of test/data/updates.20190101.0000.gz (${v6 ? 'IPv6' : 'IPv4'} part, real attribute diversity), collector sessions spread over 10 eBGP testers`,
+    build(topo) {
+      const loopAses = new Set([topo.dutAs, ...topo.testers.map((t) => t.asn)]);
+      const sessionTester = new Map<string, number>();
+      const perTester: Buffer[][] = topo.testers.map(() => []);
+      const tables = topo.testers.map(() => new Set<RouteKey>());
+      const keyOf = v6 ? v6KeyOfText : prefixKey;
+      let prefixes = 0;
+      for (const r of readMrtFile(MRT_FILE)) {
+        if (r.kind !== 'message' || r.addPath || r.message[18] !== 2) continue;
+        let tester = sessionTester.get(r.peerIp);
+        if (tester === undefined) sessionTester.set(r.peerIp, (tester = sessionTester.size % topo.testers.length));
+        const t = topo.testers[tester]!;
+        const m = decodeMessage(r.message, { fourOctetAs: r.fourOctetAs });
+        if (m.type !== 'update') continue;
+        const a = m.attributes;
+        const isV6 = (mp: { afi: number; safi: number } | undefined) => mp?.afi === 2 && mp.safi === 1;
+        const announced = v6 ? (isV6(a.mpReach) ? (a.mpReach?.nlri ?? []) : []) : m.nlri;
+        const path = (a.as4Path ?? a.asPath ?? []).flatMap((s) => s.asns);
+        const nlri = path.some((asn) => loopAses.has(asn)) ? [] : announced.map((n) => ({ prefix: n.prefix }));
+        const withdrawn = (v6 ? (isV6(a.mpUnreach) ? (a.mpUnreach?.withdrawn ?? []) : []) : m.withdrawn).map((n) => ({ prefix: n.prefix }));
+        if (nlri.length === 0 && withdrawn.length === 0) continue;
+        const attributes: PathAttributes = {};
+        if (nlri.length > 0) {
+          attributes.origin = a.origin ?? 'igp';
+          attributes.asPath = [{ type: 'sequence', asns: [t.asn] }, ...(a.as4Path ?? a.asPath ?? [])];
+          if (v6) attributes.mpReach = { afi: 2, safi: 1, nextHop: t.address6, nlri };
+          else attributes.nextHop = t.address;
+          if (a.med !== undefined) attributes.med = a.med;
+          if (a.atomicAggregate) attributes.atomicAggregate = true;
+          if (a.as4Aggregator ?? a.aggregator) attributes.aggregator = a.as4Aggregator ?? a.aggregator;
+          attributes.communities = [...(a.communities ?? []).filter((c) => c >>> 16 !== TAG_ASN && c !== NO_EXPORT), NO_EXPORT];
+          if (a.extendedCommunities?.length) attributes.extendedCommunities = a.extendedCommunities;
+          if (a.largeCommunities?.length) attributes.largeCommunities = a.largeCommunities;
+        }
+        if (v6 && withdrawn.length > 0) attributes.mpUnreach = { afi: 2, safi: 1, withdrawn };
+        let bytes: Buffer;
+        try {
+          bytes = v6
+            ? encodeMessage({ type: 'update', withdrawn: [], attributes, nlri: [] })
+            : encodeMessage({ type: 'update', withdrawn, attributes, nlri });
+        } catch {
+          continue; // grew past 4096 octets: rare, left out of both the stream and the expectation
+        }
+        perTester[tester]!.push(bytes);
+        const table = tables[tester]!;
+        for (const w of withdrawn) table.delete(keyOf(w.prefix));
+        for (const n of nlri) table.add(keyOf(n.prefix));
+        prefixes += withdrawn.length + nlri.length;
       }
-      let bytes: Buffer;
-      try {
-        bytes = encodeMessage({ type: 'update', withdrawn, attributes, nlri });
-      } catch {
-        continue; // grew past 4096 octets: rare, left out of both the stream and the expectation
+      const union = new Set<RouteKey>();
+      let dutReceived = 0;
+      for (const table of tables) {
+        dutReceived += table.size;
+        for (const k of table) union.add(k);
       }
-      perTester[tester]!.push(bytes);
-      const table = tables[tester]!;
-      for (const w of withdrawn) table.delete(prefixKey(w.prefix));
-      for (const n of nlri) table.add(prefixKey(n.prefix));
-      prefixes += withdrawn.length + nlri.length;
-    }
-    const union = new Set<number>();
-    let dutReceived = 0;
-    for (const table of tables) {
-      dutReceived += table.size;
-      for (const k of table) union.add(k);
-    }
-    const held = tables.map((t) => [...t].map(v4OfKey));
-    return [{ ...phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, dutReceived), held }];
-  },
-};
+      const held = tables.map((t) => (v6 ? [] : [...t].map((k) => v4OfKey(k as number))));
+      const heldV6 = v6 ? tables.map((t) => [...t].map((k) => v6OfKey(k as string))) : undefined;
+      return [{ ...phase('replay', true, perTester, prefixes, { size: union.size, tag: 0 }, dutReceived), held, heldV6 }];
+    },
+  };
+}
+
+const mrt = replay('mrt', 'ipv4');
 
 /**
  * `<name>-warm`: the scenario's phases run once unmeasured, every route withdrawn, then the
@@ -245,12 +315,15 @@ export function warm(s: Scenario): Scenario {
     describe: `${s.describe}; run once unmeasured and withdrawn first (a warm daemon)`,
     build(topo) {
       const phases = s.build(topo);
-      const held = phases[phases.length - 1]?.held;
+      const last = phases[phases.length - 1];
+      const held = last?.held;
       if (held === undefined) throw new Error(`scenario ${s.name}: no warm variant (its last phase does not say what the testers hold)`);
-      const count = held.reduce((n, t) => n + t.length, 0);
+      const heldV6 = last?.heldV6 ?? held.map(() => []);
+      const count = [...held, ...heldV6].reduce((n, t) => n + t.length, 0);
+      const withdraws = held.map((v4, i) => [...withdrawUpdates(v4), ...withdrawUpdatesV6(heldV6[i] ?? [])]);
       return [
         ...phases.map((p) => ({ ...p, name: `${p.name} (warm-up)`, measured: false })),
-        phase('withdraw all', false, held.map(withdrawUpdates), count, { size: 0, tag: 0 }, 0),
+        phase('withdraw all', false, withdraws, count, { size: 0, tag: 0 }, 0),
         ...phases,
       ];
     },
@@ -279,14 +352,17 @@ export const SCENARIOS: Scenario[] = [
   warm(oneBy100k),
   warm(calico),
   { ...warm(mrt), skip: { gobgp: 'GoBGP 3.10 takes ~50 s for one replay here' } },
+  unique6('1x100k-v6', 1, 100_000, 120),
+  replay('mrt-v6', 'ipv6'),
 ];
 
-/** Not in the default run: the self-test of the injector and monitor (test/bench). */
+/** Not in the default run: the self-tests of the injector and monitor (test/bench). */
 export const SMOKE: Scenario = unique('1x10k', 1, 10_000, 60);
+export const SMOKE_V6: Scenario = unique6('1x10k-v6', 1, 10_000, 60);
 
 /** A scenario by name; `<name>-warm` is the warm variant of any scenario that has one. */
 export function scenarioByName(name: string): Scenario {
-  const byName = (n: string) => [...SCENARIOS, SMOKE].find((x) => x.name === n);
+  const byName = (n: string) => [...SCENARIOS, SMOKE, SMOKE_V6].find((x) => x.name === n);
   const base = name.endsWith('-warm') ? byName(name.slice(0, -'-warm'.length)) : undefined;
   const s = byName(name) ?? (base && warm(base));
   if (!s) throw new Error(`unknown scenario ${JSON.stringify(name)}: one of ${SCENARIOS.map((x) => x.name).join(', ')}, or <name>-warm`);

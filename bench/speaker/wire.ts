@@ -1,5 +1,6 @@
 // Pre-encoded BGP traffic for the injector: OPEN, KEEPALIVE, and UPDATEs packed with as many
-// prefixes as fit one 4096-octet message, built once with our own codec before the clock starts.
+// prefixes as fit one 4096-octet message (IPv4 in the NLRI field, IPv6 in MP_REACH_NLRI and
+// MP_UNREACH_NLRI), built once with our own codec before the clock starts.
 import { encodeMessage, type Capability, type PathAttributes } from '../../bgp/codec/index.js';
 
 export const KEEPALIVE = encodeMessage({ type: 'keepalive' });
@@ -11,6 +12,8 @@ const MAX = 4096;
 export function openMessage(asn: number, routerId: string, holdTime: number): Buffer {
   const capabilities: Capability[] = [
     { kind: 'multiprotocol', afi: 1, safi: 1 },
+    // Offered always; a daemon configured for IPv4 alone negotiates IPv4 alone.
+    { kind: 'multiprotocol', afi: 2, safi: 1 },
     { kind: 'route-refresh' },
     { kind: 'four-octet-as', asn },
   ];
@@ -43,11 +46,11 @@ function nlriOctets(len: number): number {
 }
 
 /** Splits prefixes into runs that each fit one message next to `fixed` octets of the rest. */
-function* runs(prefixes: readonly V4Prefix[], fixed: number): Generator<V4Prefix[]> {
-  let run: V4Prefix[] = [];
+function* runs<P>(prefixes: readonly P[], fixed: number, lengthOf: (p: P) => number): Generator<P[]> {
+  let run: P[] = [];
   let size = fixed;
   for (const p of prefixes) {
-    const n = nlriOctets(p.len);
+    const n = nlriOctets(lengthOf(p));
     if (size + n > MAX) {
       yield run;
       run = [];
@@ -59,11 +62,13 @@ function* runs(prefixes: readonly V4Prefix[], fixed: number): Generator<V4Prefix
   if (run.length > 0) yield run;
 }
 
+const v4Length = (p: V4Prefix) => p.len;
+
 /** UPDATEs announcing `prefixes` with one attribute set, packed. */
 export function announceUpdates(prefixes: readonly V4Prefix[], attributes: PathAttributes): Buffer[] {
   const fixed = encodeMessage({ type: 'update', withdrawn: [], attributes, nlri: [] }).length;
   const out: Buffer[] = [];
-  for (const run of runs(prefixes, fixed)) {
+  for (const run of runs(prefixes, fixed, v4Length)) {
     out.push(encodeMessage({ type: 'update', withdrawn: [], attributes, nlri: run.map((p) => ({ prefix: v4Text(p) })) }));
   }
   return out;
@@ -72,9 +77,103 @@ export function announceUpdates(prefixes: readonly V4Prefix[], attributes: PathA
 /** UPDATEs withdrawing `prefixes`, packed. */
 export function withdrawUpdates(prefixes: readonly V4Prefix[]): Buffer[] {
   const out: Buffer[] = [];
-  for (const run of runs(prefixes, 23)) {
+  for (const run of runs(prefixes, 23, v4Length)) {
     out.push(encodeMessage({ type: 'update', withdrawn: run.map((p) => ({ prefix: v4Text(p) })), attributes: {}, nlri: [] }));
   }
+  return out;
+}
+
+/** An IPv6 prefix as the injector keeps it: its text, "2a00:0:1::/48". */
+export type V6Prefix = string;
+
+const v6Length = (p: V6Prefix) => Number(p.slice(p.indexOf('/') + 1));
+
+/**
+ * UPDATEs announcing IPv6 `prefixes` in MP_REACH_NLRI with `nextHop`, the other attributes
+ * from `attributes`, packed.
+ */
+export function announceUpdatesV6(prefixes: readonly V6Prefix[], attributes: PathAttributes, nextHop: string): Buffer[] {
+  const reach = (run: readonly V6Prefix[]): PathAttributes => ({
+    ...attributes,
+    mpReach: { afi: 2, safi: 1, nextHop, nlri: run.map((prefix) => ({ prefix })) },
+  });
+  // + 1: past 255 octets the MP attribute takes the extended (2-octet) length.
+  const fixed = encodeMessage({ type: 'update', withdrawn: [], attributes: reach([]), nlri: [] }).length + 1;
+  const out: Buffer[] = [];
+  for (const run of runs(prefixes, fixed, v6Length))
+    out.push(encodeMessage({ type: 'update', withdrawn: [], attributes: reach(run), nlri: [] }));
+  return out;
+}
+
+/** UPDATEs withdrawing IPv6 `prefixes` in MP_UNREACH_NLRI, packed. */
+export function withdrawUpdatesV6(prefixes: readonly V6Prefix[]): Buffer[] {
+  const unreach = (run: readonly V6Prefix[]): PathAttributes => ({
+    mpUnreach: { afi: 2, safi: 1, withdrawn: run.map((prefix) => ({ prefix })) },
+  });
+  const fixed = encodeMessage({ type: 'update', withdrawn: [], attributes: unreach([]), nlri: [] }).length + 1;
+  const out: Buffer[] = [];
+  for (const run of runs(prefixes, fixed, v6Length))
+    out.push(encodeMessage({ type: 'update', withdrawn: [], attributes: unreach(run), nlri: [] }));
+  return out;
+}
+
+/**
+ * `count` consecutive /48s from `base`, the prefix's 48 bits as a number (exact in a double):
+ * 0x2a00_0000_0000 is 2a00::/48.
+ */
+export function v6Range48(base: number, count: number): V6Prefix[] {
+  const out: V6Prefix[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const v = base + i;
+    const hex = (n: number) => n.toString(16);
+    out[i] = `${hex(Math.floor(v / 2 ** 32))}:${hex(Math.floor(v / 2 ** 16) & 0xffff)}:${hex(v & 0xffff)}::/48`;
+  }
+  return out;
+}
+
+/**
+ * The monitor's key for an IPv6 prefix: its length as one character, then its octets (the
+ * bits past the length cleared) as latin1 characters. `p` is where the octets start in `b`.
+ */
+export function v6Key(b: Uint8Array, p: number, len: number): string {
+  const n = (len + 7) >> 3;
+  let key = String.fromCharCode(len);
+  for (let i = 0; i < n; i++) {
+    let octet = b[p + i]!;
+    if (i === n - 1 && (len & 7) !== 0) octet &= (0xff << (8 - (len & 7))) & 0xff;
+    key += String.fromCharCode(octet);
+  }
+  return key;
+}
+
+/** The monitor's key of an IPv6 prefix's text ("2001:db8::/32"). */
+export function v6KeyOfText(text: string): string {
+  const slash = text.indexOf('/');
+  return v6Key(ipv6ToBytes(text.slice(0, slash)), 0, Number(text.slice(slash + 1)));
+}
+
+/** The prefix text a monitor key stands for (v6KeyOfText's inverse, in the long form). */
+export function v6OfKey(key: string): V6Prefix {
+  const octets = new Uint8Array(16);
+  for (let i = 1; i < key.length; i++) octets[i - 1] = key.charCodeAt(i);
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((octets[i]! << 8) | octets[i + 1]!).toString(16));
+  return `${groups.join(':')}/${key.charCodeAt(0)}`;
+}
+
+/** An IPv6 address's 16 octets (text as RFC 4291 writes it; no embedded IPv4). */
+export function ipv6ToBytes(text: string): Uint8Array {
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  if (groups.length !== 8) throw new Error(`not an IPv6 address: ${text}`);
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    const v = Number.parseInt(g, 16);
+    out[2 * i] = v >> 8;
+    out[2 * i + 1] = v & 0xff;
+  });
   return out;
 }
 

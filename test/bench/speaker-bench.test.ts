@@ -5,8 +5,22 @@ import assert from 'node:assert/strict';
 import { decodeMessage } from '../../bgp/codec/index.js';
 import { benchOne } from '../../bench/speaker/bench.js';
 import { RouteMonitor } from '../../bench/speaker/monitor.js';
-import { prefixKey, scenarioByName, SMOKE, topologyOf } from '../../bench/speaker/scenarios.js';
-import { announceUpdates, ipv4ToInt, NO_EXPORT, prefixRange, TAG_ASN, v4OfKey, v4Text, withdrawUpdates } from '../../bench/speaker/wire.js';
+import { prefixKey, scenarioByName, SMOKE, SMOKE_V6, topologyOf } from '../../bench/speaker/scenarios.js';
+import {
+  announceUpdates,
+  announceUpdatesV6,
+  ipv4ToInt,
+  NO_EXPORT,
+  prefixRange,
+  TAG_ASN,
+  v4OfKey,
+  v4Text,
+  v6KeyOfText,
+  v6OfKey,
+  v6Range48,
+  withdrawUpdates,
+  withdrawUpdatesV6,
+} from '../../bench/speaker/wire.js';
 
 const attributes = (tag = 0) => ({
   origin: 'igp' as const,
@@ -99,6 +113,87 @@ describe('bench/speaker: injector and monitor', () => {
       assert.equal(v4Text(v4OfKey(prefixKey(text))), text);
   });
 
+  describe('IPv6', () => {
+    const v6 = v6Range48(0x2a00_0000_0000, 10_000);
+    const { nextHop: _, ...attributes6 } = attributes();
+    const decodeAll = (updates: Buffer[]) =>
+      updates.map((u) => {
+        const m = decodeMessage(u);
+        assert.equal(m.type, 'update');
+        return m.type === 'update' ? m.attributes : {};
+      });
+
+    it('packs /48s into MP_REACH_NLRI and MP_UNREACH_NLRI of full 4096-octet UPDATEs, exactly the prefixes given', () => {
+      const updates = announceUpdatesV6(v6, attributes6, 'fd90::11');
+      assert.ok(updates.every((u) => u.length <= 4096) && updates.slice(0, -1).every((u) => u.length > 4096 - 7));
+      const decoded = decodeAll(updates);
+      assert.ok(decoded.every((a) => a.mpReach?.nextHop === 'fd90::11' && a.nextHop === undefined));
+      assert.deepEqual(
+        decoded.flatMap((a) => a.mpReach?.nlri ?? []).map((n) => v6KeyOfText(n.prefix)),
+        v6.map(v6KeyOfText),
+      );
+      const withdrawals = withdrawUpdatesV6(v6);
+      assert.ok(withdrawals.every((u) => u.length <= 4096) && withdrawals.slice(0, -1).every((u) => u.length > 4096 - 7));
+      assert.deepEqual(
+        decodeAll(withdrawals)
+          .flatMap((a) => a.mpUnreach?.withdrawn ?? [])
+          .map((n) => v6KeyOfText(n.prefix)),
+        v6.map(v6KeyOfText),
+      );
+    });
+
+    it('the monitor counts IPv6 announcements and withdrawals beside IPv4 ones, with their tags', () => {
+      const monitor = new RouteMonitor();
+      monitor.expect({ size: 20_000, tag: 0 });
+      for (const u of announceUpdates(prefixes, attributes())) monitor.update(u);
+      for (const u of announceUpdatesV6(v6, attributes6, 'fd90::11')) monitor.update(u);
+      assert.equal(monitor.size, 20_000);
+      assert.equal(monitor.complete, true);
+      assert.ok(monitor.routes.has(v6KeyOfText('2a00:0:2710::/48')) === false && monitor.routes.has(v6KeyOfText('2a00:0:270f::/48')));
+      monitor.expect({ size: 20_000, tag: 3 });
+      const { nextHop: __, ...tagged } = attributes(3);
+      for (const u of announceUpdatesV6(v6, tagged, 'fd90::11')) monitor.update(u);
+      assert.equal(monitor.complete, false, 'the IPv4 half still carries tag 0');
+      for (const u of announceUpdates(prefixes, attributes(3))) monitor.update(u);
+      assert.equal(monitor.complete, true);
+      monitor.expect({ size: 10_000, tag: 3 });
+      for (const u of withdrawUpdatesV6(v6)) monitor.update(u);
+      assert.equal(monitor.size, 10_000);
+      assert.equal(monitor.complete, true);
+      assert.equal(monitor.withdrawn, 10_000);
+    });
+
+    it('keys clear host bits, tell lengths apart, and come back as the same prefix', () => {
+      assert.equal(v6KeyOfText('2001:db8::1/32'), v6KeyOfText('2001:db8::/32'));
+      assert.equal(v6KeyOfText('2001:db8:ff80::/41'), v6KeyOfText('2001:db8:ffff::/41'));
+      assert.notEqual(v6KeyOfText('2001:db8::/32'), v6KeyOfText('2001:db8::/33'));
+      for (const text of ['::/0', '2001:db8::/32', '2a00:0:1::/48', 'fd90::11/128', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128'])
+        assert.equal(v6KeyOfText(v6OfKey(v6KeyOfText(text))), v6KeyOfText(text), text);
+      assert.equal(v6OfKey(v6KeyOfText('2001:db8::/32')), '2001:db8:0:0:0:0:0:0/32');
+    });
+
+    it('a warm IPv6 variant withdraws exactly the /48s it announced', () => {
+      const w = scenarioByName(`${SMOKE_V6.name}-warm`);
+      const phases = w.build(topologyOf(w));
+      assert.deepEqual(
+        phases.map((p) => [p.name, p.measured, p.expect.size]),
+        [
+          ['announce (warm-up)', false, 10_000],
+          ['withdraw all', false, 0],
+          ['announce', true, 10_000],
+        ],
+      );
+      const monitor = new RouteMonitor();
+      for (const phase of phases) {
+        monitor.expect(phase.expect);
+        for (const stream of phase.bytes)
+          for (let p = 0; p < stream.length; p += stream.readUInt16BE(p + 16))
+            monitor.update(stream.subarray(p, p + stream.readUInt16BE(p + 16)));
+        assert.equal(monitor.complete, true, `${phase.name}: monitor holds ${monitor.size}`);
+      }
+    });
+  });
+
   it('end to end: 10,000 /32s injected through podroute bgpd all reach the monitor', async function () {
     this.timeout(60_000);
     const [f] = await benchOne(SMOKE, 'podroute', { stallMs: 5000 });
@@ -107,5 +202,14 @@ describe('bench/speaker: injector and monitor', () => {
     assert.equal(f.monitorHeld, 10_000);
     assert.notEqual(f.receiveSec, undefined, 'the daemon reported all 10,000 received');
     assert.ok(f.monitorSec > 0 && f.sentSec >= 0, `monitorSec ${f.monitorSec}, sentSec ${f.sentSec}`);
+  });
+
+  it('end to end: 10,000 IPv6 /48s on the IPv4 sessions through podroute bgpd all reach the monitor', async function () {
+    this.timeout(60_000);
+    const [f] = await benchOne(SMOKE_V6, 'podroute', { stallMs: 5000 });
+    assert.ok(f, 'one phase measured');
+    assert.equal(f.complete, true, `monitor held ${f.monitorHeld} of ${f.expected}`);
+    assert.equal(f.monitorHeld, 10_000);
+    assert.notEqual(f.receiveSec, undefined, 'the daemon reported all 10,000 received');
   });
 });
