@@ -5,25 +5,26 @@
 // Map entry per prefix, which at 1,400 reflector clients × 5,600 prefixes was most of the
 // reflector's memory. A number lives while the table, the journal or a peer holds it, so a
 // change looks its prefix up once, and no peer looks it up at all.
-import type { PrefixKey, V4Key } from './prefix.js';
+import type { PrefixKey, V4Key, V6Key } from './prefix.js';
 import { V4Index } from './v4-index.js';
+import { V6Index } from './v6-index.js';
 
 /** PrefixKey → number. */
 class KeyIndex {
   private readonly v4 = new V4Index();
-  private readonly v6 = new Map<PrefixKey, number>();
+  private readonly v6 = new V6Index();
 
   get(key: PrefixKey): number | undefined {
-    return typeof key === 'string' ? this.v6.get(key) : this.v4.get(key as V4Key);
+    return typeof key === 'string' ? this.v6.get(key as V6Key) : this.v4.get(key as V4Key);
   }
 
   set(key: PrefixKey, n: number): void {
-    if (typeof key === 'string') this.v6.set(key, n);
+    if (typeof key === 'string') this.v6.set(key as V6Key, n);
     else this.v4.set(key as V4Key, n);
   }
 
   delete(key: PrefixKey): void {
-    if (typeof key === 'string') this.v6.delete(key);
+    if (typeof key === 'string') this.v6.delete(key as V6Key);
     else this.v4.delete(key as V4Key);
   }
 }
