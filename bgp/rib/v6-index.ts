@@ -66,11 +66,13 @@ export class V6Index {
     this.count--;
     const slots = this.slots;
     const end = slots.length;
-    const next = (j: number) => (j + STRIDE === end ? 0 : j + STRIDE);
     // Backward shift, as in V4Index: a lookup never meets a gap before its key.
-    for (let j = next(i); slots[j + 4] !== EMPTY; j = next(j)) {
+    for (let j = i + STRIDE === end ? 0 : i + STRIDE; slots[j + 4] !== EMPTY; j = j + STRIDE === end ? 0 : j + STRIDE) {
       const h = this.home(slots[j], slots[j + 1], slots[j + 2], slots[j + 3], slots[j + 4] & 255, this.bits);
-      if ((j - h + end) % end >= (j - i + end) % end) {
+      // How far j is from its home and from the gap, walking forward around the end.
+      const fromHome = j >= h ? j - h : j - h + end;
+      const fromGap = j >= i ? j - i : j - i + end;
+      if (fromHome >= fromGap) {
         for (let k = 0; k < STRIDE; k++) slots[i + k] = slots[j + k];
         i = j;
       }
