@@ -12,6 +12,7 @@
 import { parseIpv4Into } from '../../ip/index.js';
 import { AttrType as T, decodePathAttributes, encodeMessage, formatIpv4, formatIpv6 } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
+import { mergeAs4Path } from './as4.js';
 import type { ExportCache } from './update-group.js';
 
 export const NO_EXPORT = 0xffffff01;
@@ -284,6 +285,27 @@ export function shareableAttributes(a: Readonly<PathAttributes>): PathAttributes
     if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   }
   return out;
+}
+
+/**
+ * What of a peer's received attributes its routes share: receivedKey's rule on bytes, here on
+ * objects. AS4_PATH and AS4_AGGREGATOR are merged in from a 2-octet speaker and mean nothing
+ * between 4-octet ones (RFC 6793 §4.1); from another AS, LOCAL_PREF is ignored (RFC 4271
+ * §5.1.5) and so are the reflection attributes.
+ */
+export function shareableReceived(received: Readonly<PathAttributes>, fourOctetAs: boolean, ebgp: boolean): PathAttributes {
+  let base = shareableAttributes(received);
+  if (!fourOctetAs) base = mergeAs4Path(base);
+  else {
+    delete base.as4Path;
+    delete base.as4Aggregator;
+  }
+  if (ebgp) {
+    delete base.localPref;
+    delete base.originatorId;
+    delete base.clusterList;
+  }
+  return base;
 }
 
 /**

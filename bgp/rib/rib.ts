@@ -6,7 +6,6 @@ import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../code
 import { Afi, AttrType as T, Safi, attributesUnread, receivedAttributes, receivedNlri, unreadMpAttributes } from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
-import { mergeAs4Path } from './as4.js';
 import {
   AttrInterner,
   ipv4Number,
@@ -17,6 +16,7 @@ import {
   receivedMp,
   receivedNextHop,
   shareableAttributes,
+  shareableReceived,
   type AttrSet,
 } from './attr-set.js';
 import { selectBest, type DecisionOptions } from './decision.js';
@@ -504,7 +504,7 @@ export class Rib {
     } else {
       // A 2-octet peer's AS4_PATH is merged in, and what we keep is no longer what came.
       if (received === undefined) throw new TypeError('announce: the attributes, or their octets from a 4-octet-AS peer');
-      set = this.attrs.intern(this.shareableReceived(peer, received));
+      set = this.attrs.intern(shareableReceived(received, peer.fourOctetAs, peer.type === 'ebgp'));
     }
     if (set.looped) {
       peer.stats.loopRejected += count;
@@ -558,24 +558,6 @@ export class Rib {
     }
     this.attrs.dropIfUnused(set);
     this.nextHops.dropIfUnused(nh);
-  }
-
-  /** What of a peer's attributes its routes share (see receivedKey for the same rule on bytes). */
-  private shareableReceived(peer: RibPeer, received: Readonly<PathAttributes>): PathAttributes {
-    let base = shareableAttributes(received);
-    if (!peer.fourOctetAs) base = mergeAs4Path(base);
-    else {
-      // Between 4-octet speakers these attributes mean nothing (RFC 6793 §4.1).
-      delete base.as4Path;
-      delete base.as4Aggregator;
-    }
-    if (peer.type === 'ebgp') {
-      // RFC 4271 §5.1.5: LOCAL_PREF from another AS is ignored; reflection attributes too.
-      delete base.localPref;
-      delete base.originatorId;
-      delete base.clusterList;
-    }
-    return base;
   }
 
   /** Adds or replaces the path (peer, pathId) of a prefix and reruns the decision. */
