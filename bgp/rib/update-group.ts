@@ -162,7 +162,7 @@ export class UpdateGroup {
   // now does for all of them instead of one per node.
   private readonly anyNextHop: boolean;
   private readonly anySource: boolean;
-  /** Paths not exported because no local address of their family was known for next-hop-self. */
+  /** Export decisions that found no next hop (no local address of the family for next-hop-self); one decision stands for every path the export cache answers from it. */
   noNextHop = 0;
   /** The RIB's wake() call this group last decided for, and its verdict (the RIB's scratch). */
   wakeCall = 0;

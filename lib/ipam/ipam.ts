@@ -93,7 +93,7 @@ export class Ipam {
    * a store emptied between the check and the write is caught by the next call (the window is
    * one call, not the rest of the store's life).
    */
-  async checkStore(): Promise<StoreIdentity | undefined> {
+  private async checkStore(): Promise<StoreIdentity | undefined> {
     const record = this.options.identity;
     if (!record) return undefined;
     const now = await this.ds.raw.identity();
