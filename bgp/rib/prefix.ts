@@ -78,20 +78,34 @@ function maskV4(addr: number, len: number): number {
   return ((addr >>> (32 - len)) << (32 - len)) >>> 0;
 }
 
+/**
+ * A V4Key's prefix length. Not `key % 64`: a key from 32.0.0.0 up is no Smi, and V8 takes the
+ * remainder of doubles with x87's fprem, ~20 ns, where this division and floor (exact: keys
+ * are integers under 2^38) take ~1.
+ */
+export function v4KeyLength(key: V4Key): number {
+  return (key - Math.floor(key / 64) * 64) | 0;
+}
+
+/** A V4Key's address, as an unsigned 32-bit number. */
+export function v4KeyAddress(key: V4Key): number {
+  return Math.floor(key / 64);
+}
+
 function formatV4Key(key: V4Key): string {
-  const len = key % 64;
-  const a = (key - len) / 64;
+  const len = v4KeyLength(key);
+  const a = v4KeyAddress(key);
   return (a >>> 24) + '.' + ((a >>> 16) & 255) + '.' + ((a >>> 8) & 255) + '.' + (a & 255) + '/' + len;
 }
 
 /** Octets of the prefix in an NLRI field: the length octet and the significant octets. */
 export function v4WireLength(key: V4Key): number {
-  return 1 + (((key % 64) + 7) >> 3);
+  return 1 + ((v4KeyLength(key) + 7) >> 3);
 }
 
 export function writeV4Key(key: V4Key, b: Buffer, pos: number): number {
-  const len = key % 64;
-  const a = (key - len) / 64;
+  const len = v4KeyLength(key);
+  const a = v4KeyAddress(key);
   b[pos++] = len;
   if (len > 0) b[pos++] = a >>> 24;
   if (len > 8) b[pos++] = (a >>> 16) & 255;

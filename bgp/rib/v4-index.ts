@@ -6,7 +6,7 @@
 // array holds no pointers at all: 8 octets a slot, at most half of them in use. A slot's two
 // words sit side by side, so that a probe of a table far larger than the caches costs one
 // miss, not one per word.
-import type { V4Key } from './prefix.js';
+import { v4KeyAddress, v4KeyLength, type V4Key } from './prefix.js';
 
 const EMPTY = -1;
 
@@ -26,8 +26,8 @@ export class V4Index {
   }
 
   get(key: V4Key): number | undefined {
-    const len = key % 64;
-    const a = ((key - len) / 64) | 0;
+    const len = v4KeyLength(key);
+    const a = v4KeyAddress(key) | 0;
     const slots = this.slots;
     const mask = slots.length - 2;
     for (let i = this.home(a, len); ; i = (i + 2) & mask) {
@@ -41,14 +41,14 @@ export class V4Index {
   set(key: V4Key, n: number): void {
     if (n >= 1 << 25) throw new RangeError(`IPv4 prefix number ${n}: the index holds up to 33,554,431`);
     if (4 * (this.count + 1) > this.slots.length) this.grow();
-    const len = key % 64;
-    const a = ((key - len) / 64) | 0;
+    const len = v4KeyLength(key);
+    const a = v4KeyAddress(key) | 0;
     this.put(a, len, n * 64 + len);
   }
 
   delete(key: V4Key): void {
-    const len = key % 64;
-    const a = ((key - len) / 64) | 0;
+    const len = v4KeyLength(key);
+    const a = v4KeyAddress(key) | 0;
     const slots = this.slots;
     const mask = slots.length - 2;
     let i = this.home(a, len);
