@@ -206,7 +206,8 @@ export class Rib {
         // An import policy reads each prefix as text: then the list is made.
         const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
         const nextHop = a === undefined ? receivedNextHop(raw!)! : a.nextHop!;
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, receivedAttributes(msg), nextHop, undefined, keys);
+        // raw when read above: each read of the octets is a new Buffer view.
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw ?? receivedAttributes(msg), nextHop, undefined, keys);
       }
     } else if (msg.nlri.length > 0) {
       const attrs = a!; // not from the octets: read above
