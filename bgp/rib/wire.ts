@@ -20,7 +20,8 @@ export function writeIpv6Bytes(address: string, b: Buffer, pos: number, field: s
 
 /** The 19-octet header of an UPDATE of this total length. */
 export function writeUpdateHeader(b: Buffer, length: number): void {
-  b.fill(0xff, 0, 16);
+  // The marker by a loop: Buffer#fill's checks cost ~100 ns, more than the rest of a small UPDATE's header.
+  for (let i = 0; i < 16; i++) b[i] = 0xff;
   b.writeUInt16BE(length, 16);
   b[18] = UPDATE;
 }
