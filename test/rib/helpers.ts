@@ -1,4 +1,5 @@
 // Builders for RIB tests: UPDATEs as the codec would hand them over, and peers.
+import assert from 'node:assert/strict';
 import type { AsPathSegment, BgpMessage, CodecOptions, Nlri, PathAttributes, UpdateMessage } from '../../bgp/codec/index.js';
 import { decodeMessage } from '../../bgp/codec/index.js';
 import type { AdjRibOut, Rib, RibPeer } from '../../bgp/rib/index.js';
@@ -95,4 +96,43 @@ export function mrtPeer(rib: Rib, peers: Map<string, RibPeer>, r: { peerIp: stri
     peers.set(name, peer);
   }
   return peer;
+}
+
+/** What the prefix indexes (V4Index, V6Index) have in common. */
+export interface PrefixIndex<K> {
+  readonly size: number;
+  get(key: K): number | undefined;
+  set(key: K, n: number): void;
+  delete(key: K): void;
+}
+
+/**
+ * Runs 200,000 random inserts, overwrites and deletions of keys from `pool` on `index` and on a
+ * Map, checking every 1,000 steps that they agree; then deletes every key. A fixed generator
+ * from `seed`: the same sequence every run.
+ */
+export function agreesWithMap<K>(index: PrefixIndex<K>, pool: readonly K[], seed: number): void {
+  const rand = (n: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const ref = new Map<K, number>();
+  for (let step = 0; step < 200_000; step++) {
+    const key = pool[rand(pool.length)];
+    if (rand(3) === 0) {
+      index.delete(key);
+      ref.delete(key);
+    } else {
+      index.set(key, step);
+      ref.set(key, step);
+    }
+    if (step % 1000 === 0) {
+      assert.equal(index.size, ref.size);
+      for (const k of pool) assert.equal(index.get(k), ref.get(k), `step ${step}`);
+    }
+  }
+  for (const k of pool) assert.equal(index.get(k), ref.get(k));
+  for (const k of pool) index.delete(k);
+  assert.equal(index.size, 0);
+  for (const k of pool) assert.equal(index.get(k), undefined);
 }
