@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { decodeMessage } from '../../bgp/codec/index.js';
 import { benchOne } from '../../bench/speaker/bench.js';
 import { RouteMonitor } from '../../bench/speaker/monitor.js';
-import { prefixKey, scenarioByName, SMOKE, SMOKE_V6, topologyOf } from '../../bench/speaker/scenarios.js';
+import { type PhasePlan, prefixKey, type Scenario, scenarioByName, SMOKE, SMOKE_V6, topologyOf } from '../../bench/speaker/scenarios.js';
 import {
   announceUpdates,
   announceUpdatesV6,
@@ -28,6 +28,21 @@ const attributes = (tag = 0) => ({
   nextHop: '10.90.0.11',
   communities: tag ? [NO_EXPORT, ((TAG_ASN << 16) | tag) >>> 0] : [NO_EXPORT],
 });
+
+/** A 10,000-prefix scenario's warm variant: warm-up, withdraw all, then the measured announce. */
+function warmPhases(s: Scenario): PhasePlan[] {
+  const w = scenarioByName(`${s.name}-warm`);
+  const phases = w.build(topologyOf(w));
+  assert.deepEqual(
+    phases.map((p) => [p.name, p.measured, p.expect.size]),
+    [
+      ['announce (warm-up)', false, 10_000],
+      ['withdraw all', false, 0],
+      ['announce', true, 10_000],
+    ],
+  );
+  return phases;
+}
 
 describe('bench/speaker: injector and monitor', () => {
   const prefixes = prefixRange(ipv4ToInt('11.0.0.0'), 10_000);
@@ -88,16 +103,7 @@ describe('bench/speaker: injector and monitor', () => {
 
   it('a warm variant runs the phases unmeasured, withdraws exactly what the testers hold, then measures them', () => {
     const cold = SMOKE.build(topologyOf(SMOKE));
-    const w = scenarioByName(`${SMOKE.name}-warm`);
-    const phases = w.build(topologyOf(w));
-    assert.deepEqual(
-      phases.map((p) => [p.name, p.measured, p.expect.size]),
-      [
-        ['announce (warm-up)', false, 10_000],
-        ['withdraw all', false, 0],
-        ['announce', true, 10_000],
-      ],
-    );
+    const phases = warmPhases(SMOKE);
     assert.deepEqual(phases[2]!.bytes, cold[0]!.bytes);
     const withdrawn = phases[1]!.bytes.flatMap((stream) => {
       const out: string[] = [];
@@ -173,16 +179,7 @@ describe('bench/speaker: injector and monitor', () => {
     });
 
     it('a warm IPv6 variant withdraws exactly the /48s it announced', () => {
-      const w = scenarioByName(`${SMOKE_V6.name}-warm`);
-      const phases = w.build(topologyOf(w));
-      assert.deepEqual(
-        phases.map((p) => [p.name, p.measured, p.expect.size]),
-        [
-          ['announce (warm-up)', false, 10_000],
-          ['withdraw all', false, 0],
-          ['announce', true, 10_000],
-        ],
-      );
+      const phases = warmPhases(SMOKE_V6);
       const monitor = new RouteMonitor();
       for (const phase of phases) {
         monitor.expect(phase.expect);
