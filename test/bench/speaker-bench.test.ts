@@ -131,15 +131,24 @@ describe('bench/speaker: injector and monitor', () => {
 
     it('packs /48s into MP_REACH_NLRI and MP_UNREACH_NLRI of full 4096-octet UPDATEs, exactly the prefixes given', () => {
       const updates = announceUpdatesV6(v6, attributes6, 'fd90::11');
-      assert.ok(updates.every((u) => u.length <= 4096) && updates.slice(0, -1).every((u) => u.length > 4096 - 7));
+      assert.ok(
+        updates.every((u) => u.length <= 4096) && updates.slice(0, -1).every((u) => u.length > 4096 - 7),
+        `every UPDATE at most 4096 octets and all but the last full: ${updates.map((u) => u.length).join(', ')}`,
+      );
       const decoded = decodeAll(updates);
-      assert.ok(decoded.every((a) => a.mpReach?.nextHop === 'fd90::11' && a.nextHop === undefined));
+      assert.ok(
+        decoded.every((a) => a.mpReach?.nextHop === 'fd90::11' && a.nextHop === undefined),
+        'every UPDATE has its next hop in MP_REACH_NLRI and no NEXT_HOP',
+      );
       assert.deepEqual(
         decoded.flatMap((a) => a.mpReach?.nlri ?? []).map((n) => v6KeyOfText(n.prefix)),
         v6.map(v6KeyOfText),
       );
       const withdrawals = withdrawUpdatesV6(v6);
-      assert.ok(withdrawals.every((u) => u.length <= 4096) && withdrawals.slice(0, -1).every((u) => u.length > 4096 - 7));
+      assert.ok(
+        withdrawals.every((u) => u.length <= 4096) && withdrawals.slice(0, -1).every((u) => u.length > 4096 - 7),
+        `every withdrawal at most 4096 octets and all but the last full: ${withdrawals.map((u) => u.length).join(', ')}`,
+      );
       assert.deepEqual(
         decodeAll(withdrawals)
           .flatMap((a) => a.mpUnreach?.withdrawn ?? [])
@@ -155,7 +164,8 @@ describe('bench/speaker: injector and monitor', () => {
       for (const u of announceUpdatesV6(v6, attributes6, 'fd90::11')) monitor.update(u);
       assert.equal(monitor.size, 20_000);
       assert.equal(monitor.complete, true);
-      assert.ok(monitor.routes.has(v6KeyOfText('2a00:0:2710::/48')) === false && monitor.routes.has(v6KeyOfText('2a00:0:270f::/48')));
+      assert.equal(monitor.routes.has(v6KeyOfText('2a00:0:270f::/48')), true, 'the last /48 announced is held');
+      assert.equal(monitor.routes.has(v6KeyOfText('2a00:0:2710::/48')), false, 'the /48 after it was never announced');
       monitor.expect({ size: 20_000, tag: 3 });
       const { nextHop: __, ...tagged } = attributes(3);
       for (const u of announceUpdatesV6(v6, tagged, 'fd90::11')) monitor.update(u);
