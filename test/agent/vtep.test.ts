@@ -92,6 +92,17 @@ describe('agent VTEP', () => {
     assert.equal(logged.length, 1);
   });
 
+  it('asked again with the Node as it was before its VTEP was written (a cache behind its watch), it keeps the one it has', async () => {
+    await ds.create(pool('vx', '10.72.0.0/16', 'CrossSubnet'));
+    const stale = await self();
+    await allocator.ensure(stale, await pools());
+    const address = (await self()).metadata.annotations![VXLAN_ADDRESS_ANNOTATION]!;
+    await allocator.ensure(stale, await pools());
+    assert.equal((await self()).metadata.annotations![VXLAN_ADDRESS_ANNOTATION], address, 'the VTEP address did not move');
+    assert.deepEqual(await ipam.releaseByHandle('vxlan-tunnel-addr-n1'), [address], "one address under the node's handle");
+    assert.equal(logged.length, 1, JSON.stringify(logged));
+  });
+
   it('a failure is logged and counted, and the next attempt can succeed', async () => {
     await ds.create(pool('vx', '10.72.0.0/16', 'Always'));
     // A pool the datastore does not know: IPAM refuses it.
