@@ -1,7 +1,7 @@
 // Pre-encoded BGP traffic for the injector: OPEN, KEEPALIVE, and UPDATEs packed with as many
 // prefixes as fit one 4096-octet message (IPv4 in the NLRI field, IPv6 in MP_REACH_NLRI and
 // MP_UNREACH_NLRI), built once with our own codec before the clock starts.
-import { encodeMessage, type Capability, type PathAttributes } from '../../bgp/codec/index.js';
+import { encodeMessage, formatIpv6, parsePrefix, type Capability, type PathAttributes } from '../../bgp/codec/index.js';
 
 export const KEEPALIVE = encodeMessage({ type: 'keepalive' });
 /** Community that carries a scenario's round number to the monitor (64999:round). */
@@ -148,33 +148,15 @@ export function v6Key(b: Uint8Array, p: number, len: number): string {
 
 /** The monitor's key of an IPv6 prefix's text ("2001:db8::/32"). */
 export function v6KeyOfText(text: string): string {
-  const slash = text.indexOf('/');
-  return v6Key(ipv6ToBytes(text.slice(0, slash)), 0, Number(text.slice(slash + 1)));
+  const p = parsePrefix(text);
+  return v6Key(p.bytes, 0, p.length);
 }
 
-/** The prefix text a monitor key stands for (v6KeyOfText's inverse, in the long form). */
+/** The prefix text a monitor key stands for (v6KeyOfText's inverse). */
 export function v6OfKey(key: string): V6Prefix {
-  const octets = new Uint8Array(16);
+  const octets = Buffer.alloc(16);
   for (let i = 1; i < key.length; i++) octets[i - 1] = key.charCodeAt(i);
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((octets[i]! << 8) | octets[i + 1]!).toString(16));
-  return `${groups.join(':')}/${key.charCodeAt(0)}`;
-}
-
-/** An IPv6 address's 16 octets (text as RFC 4291 writes it; no embedded IPv4). */
-export function ipv6ToBytes(text: string): Uint8Array {
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  if (groups.length !== 8) throw new Error(`not an IPv6 address: ${text}`);
-  const out = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    const v = Number.parseInt(g, 16);
-    out[2 * i] = v >> 8;
-    out[2 * i + 1] = v & 0xff;
-  });
-  return out;
+  return `${formatIpv6(octets, 0)}/${key.charCodeAt(0)}`;
 }
 
 /** `count` consecutive /`len` prefixes from `base`. */
