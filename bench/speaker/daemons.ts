@@ -3,7 +3,7 @@
 // prefixes the daemon says it has taken in from the testers.
 import { readdirSync, readFileSync } from 'node:fs';
 import { Bird } from '../../test/support/bird.js';
-import type { RouterConfig } from '../../test/support/bgp-config.js';
+import type { Family, RouterConfig } from '../../test/support/bgp-config.js';
 import { Frr } from '../../test/support/frr.js';
 import { Gobgp } from '../../test/support/gobgp.js';
 import type { Netns } from '../../test/support/netns.js';
@@ -30,11 +30,15 @@ export interface DaemonUnderTest {
  */
 export const podrouteNodeOptions: string[] = [];
 
+/** The families every session carries: IPv6 rides the IPv4 sessions, as on a dual-stack Calico node's. */
+function familiesOf(topo: Topology): Family[] {
+  return topo.ipv6 ? ['ipv4', 'ipv6'] : ['ipv4'];
+}
+
 export function routerConfig(topo: Topology): RouterConfig {
   // Long timers: a daemon busy with a million routes must not drop a session over a late keepalive.
   const timers = { holdTime: 90, keepaliveTime: 30, passive: true };
-  // IPv6 rides the IPv4 sessions, as on a dual-stack Calico node's.
-  const session = { ...timers, families: topo.ipv6 ? (['ipv4', 'ipv6'] as const).slice() : undefined };
+  const session = { ...timers, families: familiesOf(topo) };
   return {
     routerId: DUT_ADDRESS,
     asn: topo.dutAs,
@@ -106,7 +110,7 @@ export async function startDaemon(kind: DaemonKind, ns: Netns, topo: Topology): 
         pids: d.processes.map((p) => p.pid),
         received: async () => {
           let n = 0;
-          for (const family of topo.ipv6 ? (['ipv4', 'ipv6'] as const) : (['ipv4'] as const))
+          for (const family of familiesOf(topo))
             for (const [address, p] of Object.entries((await d.summary(family)).peers ?? {})) if (testers.has(address)) n += p.pfxRcd ?? 0;
           return n;
         },
