@@ -41,18 +41,6 @@ export function vtepHandle(node: string, family: 4 | 6 = 4): string {
   return `${FAMILIES[family].handle}${node}`;
 }
 
-/** The families `node` needs a VTEP of and lacks, each with the VXLAN pool to take it from. */
-function wantedOf(node: Node, vxlan: readonly IPPool[]): [4 | 6, IPPool][] {
-  const wanted: [4 | 6, IPPool][] = [];
-  for (const family of [4, 6] as const) {
-    const pool = vxlan.find((p) => (p.spec.cidr.includes(':') ? 6 : 4) === family);
-    if (!pool || node.metadata.annotations?.[FAMILIES[family].address]) continue;
-    if (family === 6 && !node.spec.bgp?.ipv6Address) continue;
-    wanted.push([family, pool]);
-  }
-  return wanted;
-}
-
 export interface VtepAllocatorOptions {
   nodeName: string;
   datastore: BackendDatastore;
@@ -74,20 +62,17 @@ export class VtepAllocator {
   async ensure(self: Node, pools: Iterable<IPPool>): Promise<void> {
     if (this.pending) return;
     const vxlan = [...pools].filter((p) => !p.spec.disabled && p.spec.vxlanMode && p.spec.vxlanMode !== 'Never');
-    if (wantedOf(self, vxlan).length === 0) return;
+    const wanted: [4 | 6, IPPool][] = [];
+    for (const family of [4, 6] as const) {
+      const pool = vxlan.find((p) => (p.spec.cidr.includes(':') ? 6 : 4) === family);
+      if (!pool || self.metadata.annotations?.[FAMILIES[family].address]) continue;
+      if (family === 6 && !self.spec.bgp?.ipv6Address) continue;
+      wanted.push([family, pool]);
+    }
+    if (wanted.length === 0) return;
     this.pending = true;
     try {
-      // `self` may be the agent's cached copy, behind the write of a VTEP just made: asked
-      // from it, IPAM would hand the handle a second address and the VTEP would move.
-      let fresh: Node | undefined;
-      try {
-        fresh = await this.options.datastore.get('Node', this.options.nodeName);
-      } catch (e) {
-        this.options.onDatastoreError();
-        this.options.log('vxlan-tunnel-error', { error: (e as Error).message });
-        return;
-      }
-      for (const [family, pool] of wantedOf(fresh ?? self, vxlan)) await this.allocate(fresh ?? self, pool, family);
+      for (const [family, pool] of wanted) await this.allocate(self, pool, family);
     } finally {
       this.pending = false;
     }
@@ -97,6 +82,9 @@ export class VtepAllocator {
     const { nodeName, datastore: ds, ipam, log } = this.options;
     const f = FAMILIES[family];
     try {
+      // Decided from the Node as stored: the agent's copy may be behind the write of a VTEP
+      // just made, and asked again IPAM would give the handle a second address (the VTEP moves).
+      if (((await ds.get('Node', nodeName)) ?? self).metadata.annotations?.[f.address]) return;
       const got = await ipam.autoAssign({
         handle: vtepHandle(nodeName, family),
         node: nodeName,
