@@ -166,8 +166,9 @@ const char = String.fromCharCode;
 /**
  * The `n` octets from b[pos] as one flat latin1 string, the last of them replaced by `last`.
  * String.fromCharCode with its arguments spelled out makes the string without leaving
- * JavaScript: Buffer#toString('latin1') cost ~120 ns a prefix in its call into C++, this ~30
- * up to a /64. Past nine octets the call is the cheaper.
+ * JavaScript: Buffer#toString('latin1') cost ~115–150 ns a prefix in its call into C++, this
+ * ~35 for a /48 or a /64. For a /128 the call was the cheaper (~70 ns against ~120), so past
+ * nine octets it is the call.
  */
 function wireString(b: Buffer, pos: number, n: number, last: number): string {
   const p = pos;
