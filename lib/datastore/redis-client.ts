@@ -34,6 +34,18 @@ export interface RedisDatastoreOptions {
 }
 
 /**
+ * Replies refusing a call before it ran: the server is a replica (READONLY; MASTERDOWN when it
+ * lost its primary), is still loading its data (LOADING), or has too few replicas for
+ * min-replicas-to-write (NOREPLICAS). A write script fails at its first write, so it changed
+ * nothing either.
+ */
+const NOT_PRIMARY = /^(READONLY|MASTERDOWN|LOADING|NOREPLICAS)\b/;
+/** WAIT on a server demoted since the script before it ran there: that write may be lost in the resync. */
+const DEMOTED_BEFORE_WAIT = /WAIT cannot be used with replica/;
+/** The replies that say this connection reached a replica: reconnect (through the sentinels) to find the primary. */
+const ON_A_REPLICA = /^(READONLY|MASTERDOWN)\b|WAIT cannot be used with replica/;
+
+/**
  * The ioredis settings, and why:
  * - enableOfflineQueue false: while disconnected a call fails at once with
  *   DatastoreUnavailableError instead of waiting in a queue for an outage of unknown length
@@ -43,6 +55,11 @@ export interface RedisDatastoreOptions {
  *   script whose reply was lost could allocate twice for one request.
  * - retryStrategy: the connection itself is retried forever with capped exponential
  *   back-off and jitter, so the store comes back on its own.
+ * - reconnectOnError: a reply saying the server is a replica now (ON_A_REPLICA) drops the
+ *   connection, so the next one asks the sentinels again for the primary. A primary restarted
+ *   after a failover answers as primary until Sentinel demotes it, and a client that reached it
+ *   in that window would otherwise write against a replica until the connection broke. The
+ *   call itself still fails (1, not 2: never resent).
  * - protocol 2: RESP2 reply shapes for XREAD and scripts, stable across ioredis versions.
  */
 export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | 'watch'): RedisOptions {
@@ -65,6 +82,7 @@ export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | '
     // A blocking XREAD waits up to a second; give it room on the watch connection.
     commandTimeout: role === 'watch' ? 10_000 : (o.commandTimeoutMs ?? 5000),
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000) + Math.floor(Math.random() * 100),
+    reconnectOnError: (err: Error) => (ON_A_REPLICA.test(err.message) ? 1 : false),
     protocol: 2,
     connectionName: `podroute-${role}`,
   };
@@ -189,6 +207,15 @@ export async function guard<T>(client: Redis, call: () => Promise<T>): Promise<T
     const msg = e instanceof Error ? e.message : String(e);
     if (/enableOfflineQueue|Stream isn't writeable/i.test(msg)) {
       throw new DatastoreUnavailableError(`${describe(client)} is not connected; the call was not sent, retry when the store is back`, e);
+    }
+    if (NOT_PRIMARY.test(msg)) {
+      throw new DatastoreUnavailableError(`${describe(client)} refused the call without applying it (${msg}); retry`, e);
+    }
+    if (DEMOTED_BEFORE_WAIT.test(msg)) {
+      throw new DatastoreUnavailableError(
+        `${describe(client)} became a replica after the write; it may or may not have been applied and could be lost in the resync, retry`,
+        e,
+      );
     }
     if (/Connection is closed|MaxRetriesPerRequest|timed out|ECONNRESET|EPIPE|ECONNREFUSED/i.test(msg)) {
       throw new DatastoreUnavailableError(`${describe(client)} was lost during the call (${msg}); it may or may not have been applied`, e);

@@ -1,7 +1,9 @@
 // Redis replica acknowledgement: with Sentinel every write waits for a replica (WAIT), and a
-// write no replica acknowledges fails loudly. (The primary SIGKILLed while processes allocate
+// write no replica acknowledges fails loudly. A client left on a server demoted to replica is
+// told its write was not applied, and finds the primary again. (The primary SIGKILLed while processes allocate
 // through Sentinel is the sentinel row of faults.test.ts.)
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import { DatastoreUnavailableError, datastoreConfigFromEnv, redisDatastore } from '../../lib/datastore/index.js';
 import { replicaAck } from '../../lib/datastore/redis-client.js';
 import { Ipam } from '../../lib/ipam/index.js';
@@ -57,6 +59,52 @@ describe('datastore: Redis replica acknowledgement (WAIT)', function () {
       assert.equal((await ds.list('IPPool')).items.length, 1);
     } finally {
       await ds.close();
+    }
+  });
+
+  it('a server demoted under a connected client: the write is refused as not applied, the client reconnects, writes go on once it is primary', async () => {
+    redis = await startRedis();
+    const other = await startRedis();
+    const admin = new Redis(redis.url, { protocol: 2 });
+    const ds = await redisDatastore({ url: redis.url, name: 'demoted' });
+    const commandClient = async (): Promise<string | undefined> =>
+      String(await admin.client('LIST'))
+        .split('\n')
+        .find((l) => l.includes('name=podroute-command'))
+        ?.match(/^id=(\d+)/)?.[1];
+    try {
+      await ds.create(pool('before', '10.62.0.0/24'));
+      const first = await commandClient();
+      assert.ok(first, 'the datastore holds a named command connection');
+      // What a primary restarted after a failover goes through when Sentinel reconfigures it.
+      await admin.replicaof('127.0.0.1', other.port);
+      await assert.rejects(ds.create(pool('during', '10.62.1.0/24')), (e: unknown) => {
+        assert.ok(e instanceof DatastoreUnavailableError, String(e));
+        assert.match(e.message, /refused the call without applying it \(READONLY/);
+        return true;
+      });
+      await admin.replicaof('NO', 'ONE');
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        try {
+          await ds.create(pool('after', '10.62.2.0/24'));
+          break;
+        } catch (e) {
+          assert.ok(e instanceof DatastoreUnavailableError && Date.now() < deadline, `writes did not resume: ${e}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      const second = await commandClient();
+      assert.ok(second !== undefined && second !== first, `the client reconnected after READONLY (connection ${first}, now ${second})`);
+      assert.deepEqual(
+        (await ds.list('IPPool')).items.map((p) => p.metadata.name).sort(),
+        ['after', 'before'],
+        'the refused write left nothing',
+      );
+    } finally {
+      await ds.close();
+      admin.disconnect();
+      await other.stop();
     }
   });
 });

@@ -230,7 +230,7 @@ export interface SentinelGroup {
   primaryPort(): Promise<number>;
   /** The server that is the primary now. */
   primary(): Promise<RedisServer>;
-  /** Waits (bounded) until the sentinels name a primary other than `port`; returns the new one. */
+  /** Waits (bounded) until every sentinel names the same primary, other than `port`; returns it. */
   waitForFailover(port: number, waitMs?: number): Promise<number>;
   /**
    * Starts a killed server again and makes it a replica of the current primary (REPLICAOF, as
@@ -352,12 +352,17 @@ export async function startSentinelGroup(options: { persist?: boolean } = {}): P
     throw e;
   }
 
+  /** The primary's port as the sentinel on `port` names it, or undefined when it does not answer. */
+  const namedBy = async (port: number): Promise<number | undefined> => {
+    const r = await ask(port, ['SENTINEL', 'get-master-addr-by-name', name]).catch(() => '');
+    const m = /^\*2\r\n\$\d+\r\n[^\r]+\r\n\$\d+\r\n(\d+)\r\n/.exec(r);
+    return m ? Number(m[1]) : undefined;
+  };
   const primaryPort = async (): Promise<number> => {
     // Ask each sentinel until one answers: one of them may be the thing that is down.
     for (const port of ports) {
-      const r = await ask(port, ['SENTINEL', 'get-master-addr-by-name', name]).catch(() => '');
-      const m = /^\*2\r\n\$\d+\r\n[^\r]+\r\n\$\d+\r\n(\d+)\r\n/.exec(r);
-      if (m) return Number(m[1]);
+      const named = await namedBy(port);
+      if (named !== undefined) return named;
     }
     throw new Error('no sentinel named a primary');
   };
@@ -378,9 +383,13 @@ export async function startSentinelGroup(options: { persist?: boolean } = {}): P
     async waitForFailover(port, waitMs = 20_000) {
       const deadline = Date.now() + waitMs;
       for (;;) {
-        const now = await primaryPort().catch(() => port);
-        if (now !== port) return now;
-        if (Date.now() > deadline) throw new Error(`the sentinels did not promote a new primary within ${waitMs} ms`);
+        // Every sentinel, not the first to answer: one still naming the old primary would send a
+        // client to it once rejoin restarts it, empty and a primary until REPLICAOF.
+        const named = await Promise.all(ports.map(namedBy));
+        const now = named[0];
+        if (now !== undefined && now !== port && named.every((n) => n === now)) return now;
+        if (Date.now() > deadline)
+          throw new Error(`the sentinels did not all name a new primary within ${waitMs} ms (${named.join(', ')})`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
