@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { DatastoreUnavailableError, datastoreConfigFromEnv, redisDatastore } from '../../lib/datastore/index.js';
-import { replicaAck } from '../../lib/datastore/redis-client.js';
+import { loadRedis, newClient, replicaAck, waitForReplicas, whenReady } from '../../lib/datastore/redis-client.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { pool } from './suite.js';
@@ -103,6 +103,35 @@ describe('datastore: Redis replica acknowledgement (WAIT)', function () {
       );
     } finally {
       await ds.close();
+      admin.disconnect();
+      await other.stop();
+    }
+  });
+
+  it('WAIT on a server demoted after the write: "may or may not have been applied", and the client reconnects', async () => {
+    redis = await startRedis();
+    const other = await startRedis();
+    await loadRedis();
+    const client = newClient({ url: redis.url }, 'command');
+    const admin = new Redis(redis.url, { protocol: 2 });
+    try {
+      await whenReady(client, 5000);
+      await client.set('k', 'v');
+      await admin.replicaof('127.0.0.1', other.port);
+      let reconnecting = false;
+      client.once('reconnecting', () => {
+        reconnecting = true;
+      });
+      await assert.rejects(waitForReplicas(client, { replicas: 1, timeoutMs: 100 }), (e: unknown) => {
+        assert.ok(e instanceof DatastoreUnavailableError, String(e));
+        assert.match(e.message, /became a replica after the write; it may or may not have been applied/);
+        return true;
+      });
+      const deadline = Date.now() + 5000;
+      while (!reconnecting && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(reconnecting, 'the client dropped its connection to the replica');
+    } finally {
+      client.disconnect();
       admin.disconnect();
       await other.stop();
     }
