@@ -65,7 +65,9 @@ export function ibgpExportBytes(key: string, nextHop: number, localPref: number)
       out[o + 2] = length;
       o += 3;
     }
-    o += out.write(key.slice(vs, p), o, 'latin1');
+    // A loop, not Buffer#write of a substring: values are a few dozen octets, where the call into
+    // C++ and the substring cost more than the copy.
+    for (let i = vs; i < p; i++) out[o++] = key.charCodeAt(i);
   }
   if (!nextHopDone) o = writeU32(out, o, T.NEXT_HOP, nextHop);
   if (!localPrefDone) o = writeU32(out, o, T.LOCAL_PREF, localPref);
