@@ -92,7 +92,7 @@ export class VtepAllocator {
         pools: [pool.metadata.name],
         attrs: { type: 'vxlanTunnelAddress' },
       });
-      // Re-read: the other family's endpoint may have been written just before.
+      // Read again just before the write: apply replaces the whole Node, and IPAM took a while.
       const current = (await ds.get('Node', nodeName)) ?? self;
       await ds.apply({
         ...current,

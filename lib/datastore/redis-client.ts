@@ -42,8 +42,8 @@ export interface RedisDatastoreOptions {
 const NOT_PRIMARY = /^(READONLY|MASTERDOWN|LOADING|NOREPLICAS)\b/;
 /** WAIT on a server demoted since the script before it ran there: that write may be lost in the resync. */
 const DEMOTED_BEFORE_WAIT = /WAIT cannot be used with replica/;
-/** The replies that say this connection reached a replica: reconnect (through the sentinels) to find the primary. */
-const ON_A_REPLICA = /^(READONLY|MASTERDOWN)\b|WAIT cannot be used with replica/;
+/** Whether a reply says this connection reached a replica: reconnect (through the sentinels) to find the primary. */
+const onAReplica = (message: string): boolean => /^(READONLY|MASTERDOWN)\b/.test(message) || DEMOTED_BEFORE_WAIT.test(message);
 
 /**
  * The ioredis settings, and why:
@@ -55,7 +55,7 @@ const ON_A_REPLICA = /^(READONLY|MASTERDOWN)\b|WAIT cannot be used with replica/
  *   script whose reply was lost could allocate twice for one request.
  * - retryStrategy: the connection itself is retried forever with capped exponential
  *   back-off and jitter, so the store comes back on its own.
- * - reconnectOnError: a reply saying the server is a replica now (ON_A_REPLICA) drops the
+ * - reconnectOnError: a reply saying the server is a replica now (onAReplica) drops the
  *   connection, so the next one asks the sentinels again for the primary. A primary restarted
  *   after a failover answers as primary until Sentinel demotes it, and a client that reached it
  *   in that window would otherwise write against a replica until the connection broke. The
@@ -82,7 +82,7 @@ export function redisClientOptions(o: RedisDatastoreOptions, role: 'command' | '
     // A blocking XREAD waits up to a second; give it room on the watch connection.
     commandTimeout: role === 'watch' ? 10_000 : (o.commandTimeoutMs ?? 5000),
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2000) + Math.floor(Math.random() * 100),
-    reconnectOnError: (err: Error) => (ON_A_REPLICA.test(err.message) ? 1 : false),
+    reconnectOnError: (err: Error) => (onAReplica(err.message) ? 1 : false),
     protocol: 2,
     connectionName: `podroute-${role}`,
   };
