@@ -4,7 +4,7 @@
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, parseAddress, type Cidr } from '../ip/index.js';
-import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type UpdateMessage } from './codec/index.js';
+import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
 import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
@@ -342,7 +342,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     peer.on('state', (s) => this.emit('peerState', config.address, s));
     peer.on('established', (info) => this.onEstablished(n, info));
     peer.on('down', (d) => this.onDown(n, d));
-    peer.on('update', (m, e) => this.onUpdate(n, m, e));
+    peer.on('receivedUpdate', (u, e) => this.onUpdate(n, u, e));
     peer.on('endOfRib', (f) => this.onEndOfRib(n, f));
     peer.on('routeRefresh', (f, subtype) => {
       if (subtype === 0 && n.rib?.out) n.rib.out.refresh(f);
@@ -446,10 +446,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     }
   }
 
-  private onUpdate(n: Neighbor, m: UpdateMessage, error: BgpError | undefined): void {
+  private onUpdate(n: Neighbor, u: ReceivedUpdate, error: BgpError | undefined): void {
     if (!n.rib) return;
     if (error) this.emit('updateError', n.config.address, error);
-    this.publish(error?.action === 'treat-as-withdraw' ? this.rib.treatAsWithdraw(n.rib, m) : this.rib.update(n.rib, m));
+    this.publish(error?.action === 'treat-as-withdraw' ? this.rib.treatAsWithdraw(n.rib, u.message) : this.rib.update(n.rib, u));
     if (n.maxPrefix) this.checkMaxPrefix(n, n.maxPrefix);
     if (this.options.maxRoutes) this.checkMaxRoutes(n, this.options.maxRoutes);
   }

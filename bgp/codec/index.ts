@@ -2,7 +2,7 @@
 export * from './types.js';
 export * from './constants.js';
 export { BgpError, type ErrorAction } from './errors.js';
-export { decodeMessage, encodeMessage, maxMessageLength } from './message.js';
+export { decodeMessage, decodeReceivedMessage, encodeMessage, maxMessageLength, type ReceivedMessage } from './message.js';
 export { MessageFramer } from './framer.js';
 export {
   attributesUnread,
@@ -11,7 +11,11 @@ export {
   receivedAttributes,
   receivedNlri,
   type ReceivedNlri,
+  receivedUpdate,
+  type ReceivedUpdate,
   unreadMpAttributes,
+  updateMessageOf,
+  withoutIpv4Prefixes,
 } from './update.js';
 export { decodePathAttributes } from './attributes-decode.js';
 export { canonicalFlags, ruleByType } from './attribute-rules.js';

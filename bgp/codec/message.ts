@@ -13,7 +13,7 @@ import { decodeNotification, encodeNotification } from './notification.js';
 import { decodeOpen, encodeOpen } from './open.js';
 import { decodeRouteRefresh, encodeRouteRefresh } from './route-refresh.js';
 import type { BgpMessage, CodecOptions, UpdateMessage } from './types.js';
-import { decodeUpdate, writeUpdate } from './update.js';
+import { decodeReceivedUpdate, type ReceivedUpdate, writeUpdate } from './update.js';
 import { Writer } from './writer.js';
 
 /** The smallest valid length of each message type (RFC 4271 §4, RFC 2918 §3). */
@@ -55,6 +55,15 @@ export function checkHeader(b: Buffer, pos: number, maxLength: number): number {
  * the message is malformed; see BgpError.action for what the session should do.
  */
 export function decodeMessage(bytes: Uint8Array, options: CodecOptions = {}): BgpMessage {
+  const m = decodeReceivedMessage(bytes, options);
+  return m.type === 'update' ? m.message : m;
+}
+
+/** A decoded message, an UPDATE as received (its message object made when asked for). */
+export type ReceivedMessage = Exclude<BgpMessage, UpdateMessage> | ReceivedUpdate;
+
+/** As decodeMessage, with an UPDATE handed back as received: a speaker reads its octets, not its objects. */
+export function decodeReceivedMessage(bytes: Uint8Array, options: CodecOptions = {}): ReceivedMessage {
   const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (b.length < HEADER_LENGTH) throw lengthError(b.length, `shorter than the ${HEADER_LENGTH}-octet header`);
   const length = checkHeader(b, 0, maxMessageLength(options));
@@ -71,7 +80,7 @@ export function decodeMessage(bytes: Uint8Array, options: CodecOptions = {}): Bg
     case MessageType.OPEN:
       return decodeOpen(b, HEADER_LENGTH, length);
     case MessageType.UPDATE:
-      return decodeUpdate(b, HEADER_LENGTH, length, options);
+      return decodeReceivedUpdate(b, HEADER_LENGTH, length, options);
     case MessageType.NOTIFICATION:
       return decodeNotification(b, HEADER_LENGTH, length);
     case MessageType.KEEPALIVE:

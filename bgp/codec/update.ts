@@ -34,6 +34,14 @@ function countField(b: Buffer, pos: number, end: number, addPath: boolean, what:
 
 /** Decodes the body of an UPDATE (the octets after the header). */
 export function decodeUpdate(b: Buffer, pos: number, end: number, options: CodecOptions): UpdateMessage {
+  return decodeReceivedUpdate(b, pos, end, options).message;
+}
+
+/**
+ * Decodes the body of an UPDATE as decodeUpdate does, checks and errors included, and hands it
+ * back as received: its message object is made when first asked for.
+ */
+export function decodeReceivedUpdate(b: Buffer, pos: number, end: number, options: CodecOptions): ReceivedUpdate {
   if (end - pos < 4) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'shorter than its two length fields');
   const withdrawnEnd = pos + 2 + b.readUInt16BE(pos);
   if (withdrawnEnd + 2 > end) throw updateError(S.MALFORMED_ATTRIBUTE_LIST, 'withdrawn routes length overruns the message');
@@ -58,7 +66,7 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
     ) {
       const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, true, addPath, withdrawnCount, nlriCount);
       received.mpChecked = (seen & MP_TYPES) !== 0;
-      return messageOf(received);
+      return received;
     }
     // An MP attribute left to the decode, a missing attribute or a problem: decoded as below,
     // which reports them.
@@ -79,7 +87,23 @@ export function decodeUpdate(b: Buffer, pos: number, end: number, options: Codec
   }
   const received = new Received(b, pos + 2, withdrawnEnd, attrEnd, end, fourOctetAs, addPath, withdrawnCount, nlriCount);
   received.attributesList = attributes;
-  return messageOf(received);
+  return received;
+}
+
+/**
+ * An UPDATE as it came off the wire. A reader that needs only its octets (receivedNlri,
+ * receivedAttributes and the like take it as they take a message) never has its message made:
+ * the objects of a decoded UPDATE were a tenth of a speaker's work on a table transfer.
+ */
+export interface ReceivedUpdate {
+  readonly type: 'update';
+  /** The decoded message, made on the first read and the same object after. */
+  readonly message: UpdateMessage;
+}
+
+/** A message built in code or decoded before, as a ReceivedUpdate: its octets are the message's own, if any. */
+export function receivedUpdate(message: UpdateMessage): ReceivedUpdate {
+  return receivedOf(message) ?? { type: 'update', message };
 }
 
 /**
@@ -108,7 +132,8 @@ function messageOf(r: Received): UpdateMessage {
 }
 
 /** A received UPDATE's octets: where its fields lie, and whether its prefix lists were ever made. */
-class Received implements ReceivedNlri {
+class Received implements ReceivedNlri, ReceivedUpdate {
+  readonly type = 'update';
   unread = true;
   /** A list was set in code: the octets no longer say what the message holds. */
   replaced = false;
@@ -121,6 +146,8 @@ class Received implements ReceivedNlri {
   attributesReplaced = false;
   /** The check met MP_REACH_NLRI or MP_UNREACH_NLRI among the attributes it left unmade. */
   mpChecked = false;
+  /** The message, once asked for. */
+  private made: UpdateMessage | undefined = undefined;
   constructor(
     private readonly b: Buffer,
     private readonly withdrawnStart: number,
@@ -133,6 +160,11 @@ class Received implements ReceivedNlri {
     readonly withdrawnCount: number,
     readonly nlriCount: number,
   ) {}
+
+  get message(): UpdateMessage {
+    this.made ??= messageOf(this);
+    return this.made;
+  }
 
   get withdrawn(): Buffer {
     return this.b.subarray(this.withdrawnStart, this.withdrawnEnd);
@@ -231,8 +263,19 @@ const MANDATORY = (1 << T.ORIGIN) | (1 << T.AS_PATH) | (1 << T.NEXT_HOP);
 const MANDATORY_MP = (1 << T.ORIGIN) | (1 << T.AS_PATH);
 const MP_TYPES = (1 << T.MP_REACH_NLRI) | (1 << T.MP_UNREACH_NLRI);
 
-function receivedOf(m: UpdateMessage): Received | undefined {
-  return Stamp.of(m);
+/** What came off the wire for a message or a received UPDATE; undefined for one built in code or copied. */
+function receivedOf(m: UpdateMessage | ReceivedUpdate): Received | undefined {
+  if (m instanceof Received) return m;
+  return Stamp.of(isReceived(m) ? m.message : m);
+}
+
+function isReceived(m: UpdateMessage | ReceivedUpdate): m is ReceivedUpdate {
+  return 'message' in m;
+}
+
+/** The message of a received UPDATE, or the message itself. */
+export function updateMessageOf(m: UpdateMessage | ReceivedUpdate): UpdateMessage {
+  return isReceived(m) ? m.message : m;
 }
 
 /** A constructor that hands back the object it is given, so that a subclass adds fields to it. */
@@ -288,7 +331,7 @@ export interface ReceivedNlri {
  * since: they are then exactly receivedAttributes, MP_REACH_NLRI and MP_UNREACH_NLRI included
  * (the codec checked them all). False for a message built in code or copied.
  */
-export function attributesUnread(m: UpdateMessage): boolean {
+export function attributesUnread(m: UpdateMessage | ReceivedUpdate): boolean {
   return receivedOf(m)?.attributesUnread === true;
 }
 
@@ -296,7 +339,7 @@ export function attributesUnread(m: UpdateMessage): boolean {
  * Whether attributes still unread (attributesUnread) hold MP_REACH_NLRI or MP_UNREACH_NLRI: the
  * codec saw while checking them, so a reader of the octets need not look for them.
  */
-export function unreadMpAttributes(m: UpdateMessage): boolean {
+export function unreadMpAttributes(m: UpdateMessage | ReceivedUpdate): boolean {
   const r = receivedOf(m);
   return r?.attributesUnread === true && r.mpChecked;
 }
@@ -307,9 +350,17 @@ export function unreadMpAttributes(m: UpdateMessage): boolean {
  * whose `withdrawn` or `nlri` was set since. They hold exactly the prefixes of `withdrawn` and
  * `nlri`, in order, unless those arrays were changed in place after decoding.
  */
-export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
+export function receivedNlri(m: UpdateMessage | ReceivedUpdate): ReceivedNlri | undefined {
   const r = receivedOf(m);
   return r === undefined || r.replaced || r.withdrawnCount + r.nlriCount === 0 ? undefined : r;
+}
+
+/** Whether an UPDATE has no IPv4 withdrawn routes and no IPv4 NLRI: from its octets while its lists are unmade. */
+export function withoutIpv4Prefixes(m: UpdateMessage | ReceivedUpdate): boolean {
+  const r = receivedOf(m);
+  if (r?.unread) return r.withdrawnCount + r.nlriCount === 0;
+  const msg = updateMessageOf(m);
+  return msg.withdrawn.length === 0 && msg.nlri.length === 0;
 }
 
 /**
@@ -318,7 +369,7 @@ export function receivedNlri(m: UpdateMessage): ReceivedNlri | undefined {
  * them back as they were decoded); undefined otherwise, and for one built in code or copied.
  * Shares the received buffer.
  */
-export function receivedAttributes(m: UpdateMessage): Buffer | undefined {
+export function receivedAttributes(m: UpdateMessage | ReceivedUpdate): Buffer | undefined {
   return receivedOf(m)?.attributes;
 }
 
@@ -362,14 +413,12 @@ export function endOfRib(family: AddressFamily): UpdateMessage {
 }
 
 /** The family whose End-of-RIB this UPDATE is, or undefined when it is not one. */
-export function endOfRibFamily(m: UpdateMessage): AddressFamily | undefined {
-  const fields = receivedNlri(m);
-  if (fields?.unread) return undefined; // it has prefixes, or it would not have these
-  if (m.withdrawn.length || m.nlri.length) return undefined;
-  // Attributes not made yet (a speaker asks this of every UPDATE) are read from their octets.
+export function endOfRibFamily(m: UpdateMessage | ReceivedUpdate): AddressFamily | undefined {
+  // Prefix lists and attributes not made yet (a speaker asks this of every UPDATE) are read from their octets.
+  if (!withoutIpv4Prefixes(m)) return undefined;
   const r = receivedOf(m);
   if (r?.attributesUnread) return r.endOfRibFamily();
-  const a = m.attributes;
+  const a = updateMessageOf(m).attributes;
   let count = 0;
   for (const key in a) if (key !== 'wire' && a[key as keyof typeof a] !== undefined) count++;
   if (count === 0) return 'ipv4-unicast';

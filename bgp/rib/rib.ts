@@ -2,8 +2,18 @@
 // the Adj-RIB-Out queues. The speaker drives it: addPeer when a session is established,
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
-import type { AddressFamily, Nlri, PathAttributes, UpdateMessage } from '../codec/index.js';
-import { Afi, AttrType as T, Safi, attributesUnread, receivedAttributes, receivedNlri, unreadMpAttributes } from '../codec/index.js';
+import type { AddressFamily, Nlri, PathAttributes, ReceivedUpdate, UpdateMessage } from '../codec/index.js';
+import {
+  Afi,
+  AttrType as T,
+  Safi,
+  attributesUnread,
+  receivedAttributes,
+  receivedNlri,
+  unreadMpAttributes,
+  updateMessageOf,
+  withoutIpv4Prefixes,
+} from '../codec/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import {
@@ -164,38 +174,41 @@ export class Rib {
 
   // ---- inbound -----------------------------------------------------------------------
 
-  /** Applies one UPDATE from a peer: withdrawals first, then announcements. */
-  update(peer: RibPeer, msg: UpdateMessage): BestPathChange[] {
-    const wire = receivedNlri(msg);
+  /**
+   * Applies one UPDATE from a peer: withdrawals first, then announcements. One as received is
+   * read from its octets where it can be: its message is made only for what they cannot give.
+   */
+  update(peer: RibPeer, u: UpdateMessage | ReceivedUpdate): BestPathChange[] {
+    const wire = receivedNlri(u);
     // Keyed from the octets, the codec's prefix objects never made: a million of them (a string
     // and an object each) were a tenth of a full table's ingest, GC included.
     const fromOctets = wire?.unread && !wire.addPath;
     // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by its octets,
     // MP_REACH_NLRI and MP_UNREACH_NLRI are read from them too, and no attribute object is made.
-    const raw = peer.fourOctetAs && attributesUnread(msg) ? receivedAttributes(msg) : undefined;
-    const noIpv4 = wire === undefined && msg.withdrawn.length === 0 && msg.nlri.length === 0;
-    const a = raw !== undefined && (fromOctets || noIpv4) ? undefined : msg.attributes;
+    const raw = peer.fourOctetAs && attributesUnread(u) ? receivedAttributes(u) : undefined;
+    const noIpv4 = wire === undefined && withoutIpv4Prefixes(u);
+    const a = raw !== undefined && (fromOctets || noIpv4) ? undefined : updateMessageOf(u).attributes;
     if (fromOctets) {
       if (wire.withdrawnCount > 0) {
         const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
         this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
       }
-    } else if (msg.withdrawn.length > 0)
+    } else if (updateMessageOf(u).withdrawn.length > 0)
       this.withdrawInternal(
         peer,
         'ipv4-unicast',
-        msg.withdrawn,
-        msg.withdrawn.length,
-        wire && this.wireKeysOf(wire.withdrawn, wire.addPath, msg.withdrawn.length),
+        updateMessageOf(u).withdrawn,
+        updateMessageOf(u).withdrawn.length,
+        wire && this.wireKeysOf(wire.withdrawn, wire.addPath, updateMessageOf(u).withdrawn.length),
       );
     // The codec saw whether unread attributes hold MP ones: an IPv4 UPDATE is not searched.
-    const mpOctets = a === undefined && unreadMpAttributes(msg);
-    if (mpOctets) this.mpFromOctets(peer, msg, raw!, T.MP_UNREACH_NLRI);
+    const mpOctets = a === undefined && unreadMpAttributes(u);
+    if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_UNREACH_NLRI);
     const unreach = a?.mpUnreach;
     if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
       const f = familyOfAfi(unreach.afi, unreach.safi);
       if (f !== undefined) {
-        const keys = this.mpKeysOf(msg, T.MP_UNREACH_NLRI, f, unreach.withdrawn);
+        const keys = this.mpKeysOf(u, T.MP_UNREACH_NLRI, f, unreach.withdrawn);
         this.withdrawInternal(peer, f, unreach.withdrawn, unreach.withdrawn.length, keys);
       }
     }
@@ -204,23 +217,33 @@ export class Rib {
       if (wire.nlriCount > 0) {
         const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
         // An import policy reads each prefix as text: then the list is made.
-        const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
+        const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(u).nlri;
         const nextHop = a === undefined ? receivedNextHop(raw!)! : a.nextHop!;
         // raw when read above: each read of the octets is a new Buffer view.
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw ?? receivedAttributes(msg), nextHop, undefined, keys);
+        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw ?? receivedAttributes(u), nextHop, undefined, keys);
       }
-    } else if (msg.nlri.length > 0) {
+    } else if (updateMessageOf(u).nlri.length > 0) {
       const attrs = a!; // not from the octets: read above
       if (attrs.nextHop === undefined || attrs.origin === undefined || attrs.asPath === undefined) {
         // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
-        peer.stats.treatAsWithdraw += msg.nlri.length;
-        this.withdrawInternal(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length);
+        peer.stats.treatAsWithdraw += updateMessageOf(u).nlri.length;
+        this.withdrawInternal(peer, 'ipv4-unicast', updateMessageOf(u).nlri, updateMessageOf(u).nlri.length);
       } else {
-        const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, msg.nlri.length);
-        this.announce(peer, 'ipv4-unicast', msg.nlri, msg.nlri.length, attrs, receivedAttributes(msg), attrs.nextHop, undefined, keys);
+        const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, updateMessageOf(u).nlri.length);
+        this.announce(
+          peer,
+          'ipv4-unicast',
+          updateMessageOf(u).nlri,
+          updateMessageOf(u).nlri.length,
+          attrs,
+          receivedAttributes(u),
+          attrs.nextHop,
+          undefined,
+          keys,
+        );
       }
     }
-    if (mpOctets) this.mpFromOctets(peer, msg, raw!, T.MP_REACH_NLRI);
+    if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_REACH_NLRI);
     const mp = a?.mpReach;
     if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
       const f = familyOfAfi(mp.afi, mp.safi);
@@ -229,8 +252,8 @@ export class Rib {
           peer.stats.treatAsWithdraw += mp.nlri.length;
           this.withdrawInternal(peer, f, mp.nlri, mp.nlri.length);
         } else {
-          const keys = this.mpKeysOf(msg, T.MP_REACH_NLRI, f, mp.nlri);
-          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(msg), mp.nextHop, mp.linkLocalNextHop, keys);
+          const keys = this.mpKeysOf(u, T.MP_REACH_NLRI, f, mp.nlri);
+          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(u), mp.nextHop, mp.linkLocalNextHop, keys);
         }
       }
     }
@@ -428,7 +451,7 @@ export class Rib {
    * decoded clean with 4-octet AS numbers, or whose octets do not hold as many prefixes.
    */
   private mpKeysOf(
-    msg: UpdateMessage,
+    msg: UpdateMessage | ReceivedUpdate,
     type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
     family: AddressFamily,
     list: readonly Nlri[],
@@ -443,7 +466,12 @@ export class Rib {
    * (the codec checked them, and leaves those with ADD-PATH to its full decode). An import
    * policy reads the prefixes as text: for it the list is made.
    */
-  private mpFromOctets(peer: RibPeer, msg: UpdateMessage, raw: Buffer, type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI): void {
+  private mpFromOctets(
+    peer: RibPeer,
+    msg: UpdateMessage | ReceivedUpdate,
+    raw: Buffer,
+    type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
+  ): void {
     const mp = receivedMp(raw, type);
     if (mp === undefined) return;
     const f = familyOfAfi(mp.afi, mp.safi);
@@ -454,7 +482,7 @@ export class Rib {
       this.withdrawInternal(peer, f, undefined, count, keys);
       return;
     }
-    const nlri = peer.importPolicy === undefined ? undefined : msg.attributes.mpReach!.nlri;
+    const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(msg).attributes.mpReach!.nlri;
     // A clean decode has ORIGIN and AS_PATH beside an MP_REACH_NLRI (or the codec decoded it all).
     this.announce(peer, f, nlri, count, undefined, raw, mp.nextHop!, mp.linkLocal, keys);
   }

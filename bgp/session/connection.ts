@@ -6,15 +6,17 @@ import type { Socket } from 'node:net';
 import {
   BgpError,
   MessageFramer,
-  decodeMessage,
+  decodeReceivedMessage,
   encodeMessage,
   maxMessageLength,
   type BgpMessage,
   type CodecOptions,
+  type ReceivedMessage,
 } from '../codec/index.js';
 
 export interface ConnectionHandlers {
-  message(m: BgpMessage): void;
+  /** A message read; an UPDATE comes as received, its message object made when asked for. */
+  message(m: ReceivedMessage): void;
   /** A message that could not be decoded; for UPDATEs under RFC 7606 `error.update` holds what was read. */
   decodeError(error: BgpError): void;
   closed(error?: Error): void;
@@ -212,9 +214,9 @@ export class BgpConnection {
     for (const raw of messages) {
       if (this.closed) return;
       this.messagesIn++;
-      let m: BgpMessage;
+      let m: ReceivedMessage;
       try {
-        m = decodeMessage(raw, this.receive);
+        m = decodeReceivedMessage(raw, this.receive);
       } catch (e) {
         if (!(e instanceof BgpError)) throw e;
         this.handlers.decodeError(e);

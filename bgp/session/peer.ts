@@ -13,11 +13,13 @@ import {
   findCapability,
   negotiatedOptions,
   openAs,
+  receivedUpdate,
   shutdownCommunicationData,
   type AddressFamily,
-  type BgpMessage,
   type NegotiatedOptions,
   type OpenMessage,
+  type ReceivedMessage,
+  type ReceivedUpdate,
   type UpdateMessage,
 } from '../codec/index.js';
 import {
@@ -73,6 +75,12 @@ export interface PeerEvents {
   down: [SessionDown];
   /** An UPDATE to apply. `error` is set under RFC 7606 treat-as-withdraw or attribute-discard. */
   update: [UpdateMessage, BgpError | undefined];
+  /**
+   * The same UPDATE as received, just before `update`, whose message is made only for a
+   * listener to `update` or a read of `.message`: a reader of the octets alone (the codec's
+   * receivedNlri and receivedAttributes take it) spares the objects.
+   */
+  receivedUpdate: [ReceivedUpdate, BgpError | undefined];
   endOfRib: [AddressFamily];
   /** The peer asks for our Adj-RIB-Out again (RFC 2918); subtype 1/2 are BoRR/EoRR (RFC 7313). */
   routeRefresh: [AddressFamily, number];
@@ -96,7 +104,7 @@ class Attempt {
   connecting: net.Socket | undefined;
   remoteOpen: OpenMessage | undefined;
   localOpen: OpenMessage | undefined;
-  pending: { update: UpdateMessage; error?: BgpError } | undefined;
+  pending: { update: ReceivedUpdate; error?: BgpError } | undefined;
   private queue: FsmEvent[] = [];
   private draining = false;
   disposed = false;
@@ -152,7 +160,7 @@ interface Parked {
   /** The connection whose fate decides: Established, it wins; gone, the parked one carries on. */
   waitingOn: Attempt;
   /** What the peer sent on the parked connection meanwhile (its KEEPALIVE, a Cease). */
-  messages: BgpMessage[];
+  messages: ReceivedMessage[];
   timer: NodeJS.Timeout;
 }
 
@@ -374,8 +382,12 @@ export class Peer extends EventEmitter<PeerEvents> {
         a.pending = undefined;
         if (!p || a !== this.established) return;
         const eor = p.error ? undefined : endOfRibFamily(p.update);
-        if (eor) this.emit('endOfRib', eor);
-        else this.emit('update', p.update, p.error);
+        if (eor) {
+          this.emit('endOfRib', eor);
+          return;
+        }
+        this.emit('receivedUpdate', p.update, p.error);
+        if (this.listenerCount('update') > 0) this.emit('update', p.update.message, p.error);
         return;
       }
       case 'deleteRoutes':
@@ -399,7 +411,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     }
   }
 
-  private onMessage(a: Attempt, conn: BgpConnection, m: BgpMessage): void {
+  private onMessage(a: Attempt, conn: BgpConnection, m: ReceivedMessage): void {
     // A dropped connection may still hand over messages already read from its socket.
     if (a.disposed || a.conn !== conn) return;
     if (this.parked?.attempt === a) {
@@ -441,7 +453,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (e.code === ErrorCode.OPEN_MESSAGE) return a.dispatch({ type: 'BGPOpenMsgErr', notification });
     if (e.action !== 'session-reset' && e.update) {
       // RFC 7606: the session stays up; the RIB withdraws or uses what could be read.
-      a.pending = { update: e.update, error: e };
+      a.pending = { update: receivedUpdate(e.update), error: e };
       return a.dispatch(UPDATE_MSG);
     }
     a.dispatch({ type: 'UpdateMsgErr', notification });

@@ -2,7 +2,15 @@
 // from the octets as received; it must hold exactly what it holds when keyed from the text the
 // codec made of them (an UPDATE built in code or copied carries no octets and takes that path).
 import assert from 'node:assert/strict';
-import { attributesUnread, decodeMessage, receivedAttributes, receivedNlri, type UpdateMessage } from '../../bgp/codec/index.js';
+import {
+  attributesUnread,
+  decodeMessage,
+  decodeReceivedMessage,
+  receivedAttributes,
+  receivedNlri,
+  type ReceivedUpdate,
+  type UpdateMessage,
+} from '../../bgp/codec/index.js';
 import { Rib, type RibPeer } from '../../bgp/rib/index.js';
 import { receivedMp } from '../../bgp/rib/attr-set.js';
 import { v4Key, v4KeysFromWire, v6Key, v6KeysFromWire } from '../../bgp/rib/prefix.js';
@@ -200,7 +208,7 @@ describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets'
     const body = [0, 0, attrs.length >> 8, attrs.length & 255, ...attrs, ...entry(24, [10, 0, 0])];
     const bytes = Buffer.from([...new Array(16).fill(0xff), (19 + body.length) >> 8, (19 + body.length) & 255, 2, ...body]);
     const first = mpUpdateBytes(2, [], entry(48, [0x20, 0x01, 0x0d, 0xb8, 0, 9]));
-    const tableOf = (updates: UpdateMessage[]) => {
+    const tableOf = (updates: Array<UpdateMessage | ReceivedUpdate>) => {
       const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254', collectChanges: false });
       const peer = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '192.0.2.1', families: ['ipv4-unicast', 'ipv6-unicast'] });
       for (const u of updates) rib.update(peer, u);
@@ -215,5 +223,10 @@ describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets'
     });
     assert.deepEqual(fromOctets, tableOf(copies));
     assert.deepEqual(fromOctets, ['10.0.0.0/24 via 192.0.2.1', '2001:db8:1::/48 via 2001:db8::1']);
+    // As a session hands them over: received, no message made unless the table asks for it.
+    const received = [first, bytes].map((b) => decodeReceivedMessage(b, { fourOctetAs: true }) as ReceivedUpdate);
+    assert.deepEqual(tableOf(received), fromOctets);
+    assert.equal(attributesUnread(received[1]), true, 'the table read the attributes from their octets');
+    assert.equal(receivedNlri(received[1])?.unread, true, 'and the IPv4 prefixes');
   });
 });
