@@ -176,7 +176,8 @@ class Received implements ReceivedNlri, ReceivedUpdate {
 
   get attributes(): Buffer | undefined {
     const start = this.withdrawnEnd + 2;
-    return this.fourOctetAs && this.attrEnd > start && !this.attributesReplaced ? this.b.subarray(start, this.attrEnd) : undefined;
+    // None at all (a withdrawal) is empty octets: a reader needs no message to learn that.
+    return this.fourOctetAs && !this.attributesReplaced ? this.b.subarray(start, this.attrEnd) : undefined;
   }
 
   get attributesUnread(): boolean {
@@ -366,8 +367,8 @@ export function withoutIpv4Prefixes(m: UpdateMessage | ReceivedUpdate): boolean 
 /**
  * The path attributes of an UPDATE exactly as they came off the wire, when the UPDATE decoded
  * without a problem on a session with 4-octet AS numbers (so that decodePathAttributes reads
- * them back as they were decoded); undefined otherwise, and for one built in code or copied.
- * Shares the received buffer.
+ * them back as they were decoded); empty for one without attributes (a withdrawal); undefined
+ * otherwise, and for one built in code or copied. Shares the received buffer.
  */
 export function receivedAttributes(m: UpdateMessage | ReceivedUpdate): Buffer | undefined {
   return receivedOf(m)?.attributes;

@@ -82,6 +82,13 @@ describe('codec: an UPDATE as received', () => {
     assert.equal(attributesUnread(r), true, 'neither test made the attributes');
   });
 
+  it('a withdrawal’s attributes are empty octets, read without the message', () => {
+    const r = received({ type: 'update', withdrawn: [{ prefix: '10.1.0.0/16' }], attributes: {}, nlri: [] });
+    assert.equal(receivedAttributes(r)?.length, 0);
+    assert.equal(attributesUnread(r), true);
+    assert.equal(receivedNlri(r)?.withdrawnCount, 1);
+  });
+
   it('End-of-RIB is told from a received UPDATE as from its message', () => {
     assert.equal(endOfRibFamily(received(endOfRib('ipv4-unicast'))), 'ipv4-unicast');
     assert.equal(endOfRibFamily(received(endOfRib('ipv6-unicast'))), 'ipv6-unicast');

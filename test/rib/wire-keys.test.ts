@@ -228,5 +228,9 @@ describe('rib: MP_REACH_NLRI and MP_UNREACH_NLRI prefixes keyed from the octets'
     assert.deepEqual(tableOf(received), fromOctets);
     assert.equal(attributesUnread(received[1]), true, 'the table read the attributes from their octets');
     assert.equal(receivedNlri(received[1])?.unread, true, 'and the IPv4 prefixes');
+    // A withdrawal has no attributes to read: none are made for it.
+    const withdrawal = decodeReceivedMessage(updateBytes(entry(24, [10, 0, 0]), []), { fourOctetAs: true }) as ReceivedUpdate;
+    assert.deepEqual(tableOf([...received, withdrawal]), ['2001:db8:1::/48 via 2001:db8::1']);
+    assert.equal(attributesUnread(withdrawal), true, 'the withdrawal was applied from its octets alone');
   });
 });
