@@ -193,14 +193,13 @@ export class Rib {
         const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
         this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
       }
-    } else if (updateMessageOf(u).withdrawn.length > 0)
-      this.withdrawInternal(
-        peer,
-        'ipv4-unicast',
-        updateMessageOf(u).withdrawn,
-        updateMessageOf(u).withdrawn.length,
-        wire && this.wireKeysOf(wire.withdrawn, wire.addPath, updateMessageOf(u).withdrawn.length),
-      );
+    } else {
+      const withdrawn = updateMessageOf(u).withdrawn;
+      if (withdrawn.length > 0) {
+        const keys = wire && this.wireKeysOf(wire.withdrawn, wire.addPath, withdrawn.length);
+        this.withdrawInternal(peer, 'ipv4-unicast', withdrawn, withdrawn.length, keys);
+      }
+    }
     // The codec saw whether unread attributes hold MP ones: an IPv4 UPDATE is not searched.
     const mpOctets = a === undefined && unreadMpAttributes(u);
     if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_UNREACH_NLRI);
@@ -222,25 +221,18 @@ export class Rib {
         // raw when read above: each read of the octets is a new Buffer view.
         this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw ?? receivedAttributes(u), nextHop, undefined, keys);
       }
-    } else if (updateMessageOf(u).nlri.length > 0) {
-      const attrs = a!; // not from the octets: read above
-      if (attrs.nextHop === undefined || attrs.origin === undefined || attrs.asPath === undefined) {
-        // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
-        peer.stats.treatAsWithdraw += updateMessageOf(u).nlri.length;
-        this.withdrawInternal(peer, 'ipv4-unicast', updateMessageOf(u).nlri, updateMessageOf(u).nlri.length);
-      } else {
-        const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, updateMessageOf(u).nlri.length);
-        this.announce(
-          peer,
-          'ipv4-unicast',
-          updateMessageOf(u).nlri,
-          updateMessageOf(u).nlri.length,
-          attrs,
-          receivedAttributes(u),
-          attrs.nextHop,
-          undefined,
-          keys,
-        );
+    } else {
+      const nlri = updateMessageOf(u).nlri;
+      if (nlri.length > 0) {
+        const attrs = a!; // not from the octets: read above
+        if (attrs.nextHop === undefined || attrs.origin === undefined || attrs.asPath === undefined) {
+          // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
+          peer.stats.treatAsWithdraw += nlri.length;
+          this.withdrawInternal(peer, 'ipv4-unicast', nlri, nlri.length);
+        } else {
+          const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, nlri.length);
+          this.announce(peer, 'ipv4-unicast', nlri, nlri.length, attrs, receivedAttributes(u), attrs.nextHop, undefined, keys);
+        }
       }
     }
     if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_REACH_NLRI);
