@@ -2,7 +2,9 @@
 // the same run. `node --import tsx bench/codec.ts [passes]`
 //
 //   decode   decodeMessage over every message of the dump, already in memory, prefix lists read
-//   decode-unread  the same, the IPv4 prefix lists left unread (made on demand): a speaker's case
+//   decode-unread  the same, the IPv4 prefix lists left unread (made on demand)
+//   decode-received  decodeReceivedMessage: checked, no message object made unless asked for,
+//            the speaker's case (its RIB reads the octets)
 //   encode   encodeMessage of every decoded message (byte-for-byte layouts included)
 //   packed   encodeMessage of the dump's IPv4 prefixes packed 780 to an UPDATE under one
 //            attribute set: the codec API's cost per prefix, not per message (the speaker
@@ -15,7 +17,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
-import { type BgpMessage, type CodecOptions, decodeMessage, encodeMessage, type Nlri, readMrt, type UpdateMessage } from '../index.js';
+import {
+  type BgpMessage,
+  type CodecOptions,
+  decodeMessage,
+  decodeReceivedMessage,
+  encodeMessage,
+  type Nlri,
+  readMrt,
+  type UpdateMessage,
+} from '../index.js';
 
 const passes = Number(process.argv[2] ?? 20);
 const file = new URL('../test/data/updates.20190101.0000.gz', import.meta.url).pathname;
@@ -63,14 +74,17 @@ for (const m of messages) prefixes += prefixesOf(decodeMessage(m.bytes, m.option
 // Decoded messages are not kept while decoding is timed: a speaker drops each one once the
 // RIB has it, and a large live heap would make every garbage collection mark it again. The
 // prefix lists are read (they are made on first read): every prefix is decoded, as a user of
-// the codec reads them; `decode-unread` is the speaker's case, whose table keys the IPv4
-// prefixes from the octets.
+// the codec reads them; `decode-unread` leaves them unmade, and `decode-received` is the
+// speaker's case: its table reads the octets, and no message object is made at all.
 const decodeS = best(() => {
   for (const m of messages) prefixesOf(decodeMessage(m.bytes, m.options));
 }, 'decode');
 best(() => {
   for (const m of messages) decodeMessage(m.bytes, m.options);
 }, 'decode-unread');
+best(() => {
+  for (const m of messages) decodeReceivedMessage(m.bytes, m.options);
+}, 'decode-received');
 let decoded: BgpMessage[] = messages.map((m) => decodeMessage(m.bytes, m.options));
 best(() => {
   for (let i = 0; i < decoded.length; i++) encodeMessage(decoded[i], messages[i].options);
@@ -140,6 +154,7 @@ console.log(
 for (const [name, count] of [
   ['decode', messages.length],
   ['decode-unread', messages.length],
+  ['decode-received', messages.length],
   ['encode', messages.length],
 ] as const) {
   const b = runs[name][0];
