@@ -1,7 +1,8 @@
 // TCP-MD5 (RFC 2385) for BGP sessions: Node cannot set TCP_MD5SIG, so this sets it on a
 // socket Node already owns (a listener, per peer address) and makes the socket an outgoing
 // session starts from, with its key set before the SYN. Node's net.Socket then takes that
-// descriptor over and connects it; nothing else of a session lives here.
+// descriptor over and connects it; nothing else of a session lives here. Sessions dialed from a
+// given local address come from here too, keyed or not: Node cannot set IP_BIND_ADDRESS_NO_PORT.
 #define _GNU_SOURCE
 #include <node_api.h>
 #include <sys/socket.h>
@@ -131,9 +132,50 @@ static napi_value md5_set_key(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// socket(peerAddress, key, localAddress|null) -> fd: a non-blocking TCP socket of the peer's
-// family with the key for the peer set and, when given, bound to the local address. The
-// caller connects it (net.Socket({ fd }).connect), so the SYN already carries the option.
+// A non-blocking TCP socket of the peer's family, with the key for the peer set when one is
+// given (klen > 0) and bound to the local address when one is given. It binds with
+// IP_BIND_ADDRESS_NO_PORT: the source port is then chosen at connect, by the whole 4-tuple.
+// A plain bind() must find a port free of every socket on that address, TIME_WAIT included,
+// so an agent restarted at a few thousand peers spent most of its start searching for ports
+// (and fails outright once the ephemeral range is spent on one address). Returns the fd, or
+// NULL with an exception pending.
+static napi_value session_socket(napi_env env, const char *address, const char *key, size_t klen, const char *local) {
+  int domain = strchr(address, ':') ? AF_INET6 : AF_INET;
+  int fd = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  const char *why = "";
+  if (klen > 0 && set_key(fd, address, key, klen, -1, &why) < 0) {
+    int e = errno;
+    close(fd);
+    return throw_errno(env, why, e);
+  }
+  if (local != NULL) {
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (sockaddr_for(domain, local, &ss, &sslen) < 0) {
+      close(fd);
+      return throw_text(env, "socket: localAddress is not of the peer's family");
+    }
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one) < 0) {
+      int e = errno;
+      close(fd);
+      return throw_errno(env, "setsockopt(IP_BIND_ADDRESS_NO_PORT)", e);
+    }
+    if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
+      int e = errno;
+      close(fd);
+      return throw_errno(env, "bind(localAddress)", e);
+    }
+  }
+  napi_value r;
+  napi_create_int32(env, fd, &r);
+  return r;
+}
+
+// socket(peerAddress, key, localAddress|null) -> fd: a session socket with the key for the
+// peer set. The caller connects it (net.Socket({ fd }).connect), so the SYN already carries
+// the option.
 static napi_value md5_socket(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -148,31 +190,21 @@ static napi_value md5_socket(napi_env env, napi_callback_info info) {
   napi_typeof(env, argv[2], &t);
   int has_local = t == napi_string;
   if (has_local && read_string(env, argv[2], local, sizeof local, &llen) < 0) return throw_text(env, "socket: localAddress");
-  int domain = strchr(address, ':') ? AF_INET6 : AF_INET;
-  int fd = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
-  if (fd < 0) return throw_errno(env, "socket", errno);
-  const char *why = "";
-  if (set_key(fd, address, key, klen, -1, &why) < 0) {
-    int e = errno;
-    close(fd);
-    return throw_errno(env, why, e);
-  }
-  if (has_local) {
-    struct sockaddr_storage ss;
-    socklen_t sslen;
-    if (sockaddr_for(domain, local, &ss, &sslen) < 0) {
-      close(fd);
-      return throw_text(env, "socket: localAddress is not of the peer's family");
-    }
-    if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
-      int e = errno;
-      close(fd);
-      return throw_errno(env, "bind(localAddress)", e);
-    }
-  }
-  napi_value r;
-  napi_create_int32(env, fd, &r);
-  return r;
+  return session_socket(env, address, key, klen, has_local ? local : NULL);
+}
+
+// dialSocket(peerAddress, localAddress) -> fd: an unkeyed session socket bound to the local
+// address (see session_socket for why Node's own bind-then-connect is not used).
+static napi_value dial_socket(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 2) return throw_text(env, "dialSocket(peerAddress, localAddress)");
+  char address[64], local[64];
+  size_t alen, llen;
+  if (read_string(env, argv[0], address, sizeof address, &alen) < 0) return throw_text(env, "dialSocket: peerAddress must be a string");
+  if (read_string(env, argv[1], local, sizeof local, &llen) < 0) return throw_text(env, "dialSocket: localAddress must be a string");
+  return session_socket(env, address, NULL, 0, local);
 }
 
 // close(fd): for a socket that never reached net.Socket.
@@ -190,6 +222,7 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor d[] = {
     {"setKey", NULL, md5_set_key, NULL, NULL, NULL, napi_default, NULL},
     {"socket", NULL, md5_socket, NULL, NULL, NULL, napi_default, NULL},
+    {"dialSocket", NULL, dial_socket, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, md5_close, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof d / sizeof d[0], d);

@@ -13,6 +13,11 @@ export interface TcpMd5Native {
   setKey(fd: number, address: string, key: string, prefixLength: number): void;
   /** A non-blocking TCP socket of the peer's family, keyed for the peer, bound to `localAddress` if given. */
   socket(peerAddress: string, key: string, localAddress: string | null): number;
+  /**
+   * An unkeyed socket of the peer's family bound to `localAddress` with IP_BIND_ADDRESS_NO_PORT
+   * (both sockets bind so). Absent from an addon built before it.
+   */
+  dialSocket?(peerAddress: string, localAddress: string): number;
   close(fd: number): void;
 }
 
@@ -89,13 +94,31 @@ export interface ConnectOptions {
 /**
  * A connecting socket, as net.connect returns one: with a password, the addon makes the socket
  * and sets the key, and node:net connects it. Failures arrive as 'error' events either way.
+ *
+ * From a given local address the addon makes the socket too, when it is there: node:net binds
+ * before it connects, so the kernel must find a source port that no socket on that address
+ * holds, TIME_WAIT included. A node agent restarted at 4,000 peers then spent most of its start
+ * in that search, and a few tens of thousands of such sockets exhaust the port range on the
+ * address. The addon's sockets bind with IP_BIND_ADDRESS_NO_PORT: the port is chosen at
+ * connect, unique per peer rather than per address. A zoned (link-local) address goes through
+ * node:net, which keeps its zone.
  */
 export function connectSession(o: ConnectOptions): net.Socket {
-  if (o.password === undefined) return net.connect({ host: o.host, port: o.port, localAddress: o.localAddress });
+  const { password, localAddress } = o;
+  if (password === undefined) {
+    const n = localAddress !== undefined && !localAddress.includes('%') ? loadTcpMd5() : null;
+    if (!n?.dialSocket) return net.connect({ host: o.host, port: o.port, localAddress });
+    return connectFrom(n, o, () => n.dialSocket!(o.host, localAddress!));
+  }
   const n = requireTcpMd5(o.host);
+  return connectFrom(n, o, () => n.socket(o.host, password, localAddress ?? null));
+}
+
+/** Connects the socket the addon makes; a failure to make it arrives as an 'error' event. */
+function connectFrom(n: TcpMd5Native, o: ConnectOptions, make: () => number): net.Socket {
   let fd: number;
   try {
-    fd = n.socket(o.host, o.password, o.localAddress ?? null);
+    fd = make();
   } catch (e) {
     const failed = new net.Socket();
     process.nextTick(() => failed.destroy(e as Error));
