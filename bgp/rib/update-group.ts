@@ -23,6 +23,10 @@ import { formatKey, type PrefixKey } from './prefix.js';
 import type { Path } from './table.js';
 import type { IbgpReflectionHook, UpdateGroupInfo } from './types.js';
 
+// One constant: an OR of the two in the test was an operation that had no type feedback until
+// the first eBGP export, whose arrival deoptimized the code around it.
+const NO_EXPORT_ANY = COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED;
+
 /** Exported attributes, encoded once: what every UPDATE of this set carries. */
 export class OutAttrSet {
   refs = 0;
@@ -210,8 +214,7 @@ export class UpdateGroup {
     // Communities that stop a path here need no cache entry: on a replay of real traffic every
     // set is new, and ten eBGP groups each made two Maps per NO_EXPORT set to remember a null.
     const wk = path.attrs.wellKnown;
-    if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)))
-      return null;
+    if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & NO_EXPORT_ANY)) return null;
     const nextHop = this.anyNextHop ? family : path.nextHop;
     const peer = this.anySource && path.peer.type !== 'local' ? null : path.peer;
     let entry: ExportCache | undefined;
@@ -271,7 +274,7 @@ export class UpdateGroup {
     const src = path.peer;
     const ebgp = this.info.type === 'ebgp';
     if (set.wellKnown & COMMUNITY_NO_ADVERTISE) return null;
-    if (ebgp && set.wellKnown & (COMMUNITY_NO_EXPORT | COMMUNITY_NO_EXPORT_SUBCONFED)) return null;
+    if (ebgp && set.wellKnown & NO_EXPORT_ANY) return null;
     const reflection = this.settings.reflection;
     if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
 
