@@ -64,19 +64,18 @@ export function v4KeysFromWire(b: Buffer, addPath: boolean, out: V4Key[]): numbe
     if (addPath) pos += 4;
     const len = b[pos++];
     const n = (len + 7) >> 3;
-    // One path for every length: a branch per octet left the loads of the fourth octet without
-    // type feedback until the first prefix longer than /24 came, and its arrival deoptimized
-    // this function and every caller it was inlined into.
+    // One path for every length, in int32 arithmetic: a branch per octet left the fourth octet's
+    // load without type feedback until the first prefix longer than /24, and a sum overflowed
+    // Smis at the first address past 2^31; either deoptimized this function and the callers it
+    // was inlined into. A shift by 32 (n = 0) is none, and addr is 0 then.
     let addr = 0;
-    for (let i = 0; i < n; i++) addr = addr * 256 + b[pos + i];
+    for (let i = 0; i < n; i++) addr = (addr << 8) | b[pos + i];
     pos += n;
-    out[count++] = maskV4(addr * OCTET_SCALE[n], len) * 64 + len;
+    out[count++] = maskV4(addr << (32 - 8 * n), len) * 64 + len;
   }
   return count;
 }
 
-/** 256^(4-n): n octets of an address read as a number, moved to the top of 32 bits. */
-const OCTET_SCALE = Float64Array.of(2 ** 32, 2 ** 24, 2 ** 16, 2 ** 8, 1);
 /** The netmask of each prefix length, as an int32 (so /0 is 0 and /32 all ones, without a branch). */
 const MASK_V4 = Int32Array.from({ length: 33 }, (_, len) => (len === 0 ? 0 : -1 << (32 - len)));
 
