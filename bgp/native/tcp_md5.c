@@ -22,6 +22,13 @@ static napi_value throw_errno(napi_env env, const char *what, int e) {
   napi_create_error(env, NULL, text, &err);
   napi_create_int32(env, e, &code);
   napi_set_named_property(env, err, "errno", code);
+  // The symbolic name too, as node:net's errors carry it (EADDRNOTAVAIL, EADDRINUSE, …).
+  const char *name = strerrorname_np(e);
+  if (name != NULL) {
+    napi_value n;
+    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &n);
+    napi_set_named_property(env, err, "code", n);
+  }
   napi_throw(env, err);
   return NULL;
 }

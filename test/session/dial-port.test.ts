@@ -3,9 +3,11 @@
 // bind-then-connect does. Shown in a namespace whose ephemeral port range is one port: through
 // the addon, sessions to two peers both come up on that port; through node:net, the second
 // finds no free port on the address. At scale the second case is what a restarted agent meets
-// when its earlier connections to thousands of peers are still in TIME_WAIT.
+// when its earlier connections to thousands of peers are still in TIME_WAIT. A socket the addon
+// cannot make fails as node:net's would, with the same error code.
 import assert from 'node:assert/strict';
-import { loadTcpMd5 } from '../../bgp/index.js';
+import { loadTcpMd5, setTcpMd5AddonPath } from '../../bgp/index.js';
+import { connectSession } from '../../bgp/session/tcp-md5.js';
 import { Lab, type Netns } from '../support/netns.js';
 
 // Three speakers in one process: A dials B and C, which only listen.
@@ -65,5 +67,24 @@ describe('dialling peers from a local address: a source port per peer', function
     const ns = await onePortNamespace(lab, 'net');
     const states = await dial(ns, { PODROUTE_TCP_MD5_ADDON: '/nonexistent/tcp_md5.node' });
     assert.equal(states.filter((s) => s === 'Established').length, 1, `one session up, the other without a port: ${states}`);
+  });
+
+  it("a local address the host lacks: an 'error' event with node:net's code, addon or not", async () => {
+    const failure = () =>
+      new Promise<NodeJS.ErrnoException>((resolve, reject) => {
+        // 192.0.2.1 (TEST-NET-1) is on no interface here; nothing listens on port 9.
+        const s = connectSession({ host: '127.0.0.1', port: 9, localAddress: '192.0.2.1' });
+        s.once('error', resolve);
+        s.once('connect', () => reject(new Error('connected from an address the host does not have')));
+      });
+    const viaAddon = await failure();
+    setTcpMd5AddonPath('/nonexistent/tcp_md5.node');
+    try {
+      const viaNet = await failure();
+      assert.equal(viaNet.code, 'EADDRNOTAVAIL', viaNet.message);
+      assert.equal(viaAddon.code, viaNet.code, `through the addon: ${viaAddon.message}`);
+    } finally {
+      setTcpMd5AddonPath(undefined);
+    }
   });
 });
