@@ -305,9 +305,13 @@ const mrt = replay('mrt', 'ipv4');
 /**
  * Prefixes a warm variant's warm-up passes through the daemon at the least (up to 20 rounds):
  * one round of a small scenario is too short for V8 to finish tiering its hot paths up
- * (`calico`'s 2,100 prefixes left ~50 compiles to the measured phase).
+ * (`calico`'s 2,100 prefixes left ~50 compiles to the measured phase). Two rounds at the least:
+ * announcing again after a withdrawal takes paths the first announcement did not (prefix
+ * numbers reused, a journal with holes), and with one round `1x100k-warm` deoptimized and
+ * recompiled `upsert`, `announce` and the export's `process` in its measured phase.
  */
 const WARM_UP_PREFIXES = 50_000;
+const WARM_UP_MIN_ROUNDS = 2;
 const WARM_UP_MAX_ROUNDS = 20;
 
 /**
@@ -330,7 +334,7 @@ export function warm(s: Scenario): Scenario {
       const count = [...held, ...heldV6].reduce((n, t) => n + t.length, 0);
       const withdraws = held.map((v4, i) => [...withdrawUpdates(v4), ...withdrawUpdatesV6(heldV6[i] ?? [])]);
       const perRound = phases.reduce((n, p) => n + p.prefixes, 0) + count;
-      const rounds = Math.min(WARM_UP_MAX_ROUNDS, Math.max(1, Math.ceil(WARM_UP_PREFIXES / perRound)));
+      const rounds = Math.min(WARM_UP_MAX_ROUNDS, Math.max(WARM_UP_MIN_ROUNDS, Math.ceil(WARM_UP_PREFIXES / perRound)));
       const warmUp: PhasePlan[] = [];
       for (let r = 1; r <= rounds; r++) {
         const of = rounds > 1 ? ` ${r}/${rounds}` : '';

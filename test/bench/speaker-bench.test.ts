@@ -124,6 +124,20 @@ describe('bench/speaker: injector and monitor', () => {
       assert.equal(v4Text(v4OfKey(prefixKey(text))), text);
   });
 
+  it('a scenario past the warm-up target in one round still warms up twice (announcing after a withdrawal takes other paths)', () => {
+    const w = scenarioByName('1x100k-warm');
+    assert.deepEqual(
+      w.build(topologyOf(w)).map((p) => [p.name, p.measured, p.expect.size]),
+      [
+        ['announce (warm-up 1/2)', false, 100_000],
+        ['withdraw all 1/2', false, 0],
+        ['announce (warm-up 2/2)', false, 100_000],
+        ['withdraw all 2/2', false, 0],
+        ['announce', true, 100_000],
+      ],
+    );
+  });
+
   describe('IPv6', () => {
     const v6 = v6Range48(0x2a00_0000_0000, 10_000);
     const { nextHop: _, ...attributes6 } = attributes();
