@@ -1,7 +1,8 @@
 // TCP-MD5 (RFC 2385) for BGP sessions, through the N-API addon in bgp/native: Node cannot set
 // TCP_MD5SIG itself. A peer with a password gets its key on the speaker's listening socket and
 // on every socket it connects from, before the SYN. Without the addon such a peer is refused
-// with TcpMd5UnavailableError: a session that should be signed never runs unsigned.
+// with TcpMd5UnavailableError: a session that should be signed never runs unsigned. The same
+// addon makes the socket of every session dialled from a localAddress (see connectSession).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
