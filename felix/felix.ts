@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
 import type { DesiredState } from './desired.js';
 import { DesiredTable, type RemoteRouteChange } from './desired-table.js';
+import { EEXIST, ESRCH, errnoText } from './errno.js';
 import {
   DEFAULT_DEVICE_NAMES,
   type FelixInput,
@@ -265,7 +266,7 @@ export class Felix extends EventEmitter<FelixEvents> {
         o = outcomes[i];
       // ESRCH on a delete: gone already. Trusted after an incremental apply (our record may
       // be old), not after a resync that has just seen the route.
-      if (o.ok || (w.op === 'delete' && o.errno === 3 && !resync)) {
+      if (o.ok || (w.op === 'delete' && o.errno === ESRCH && !resync)) {
         if (w.op === 'delete') {
           if (ours.get(w.route.dst) === w.route) ours.delete(w.route.dst);
           else {
@@ -282,8 +283,13 @@ export class Felix extends EventEmitter<FelixEvents> {
         continue;
       }
       // EEXIST on create: our record was stale or another program got there first: look again.
-      if (w.op === 'create' && o.errno === 17) this.needResync = true;
-      const f: RouteFailure = { dst: w.route.dst, op: w.op, route: describeRoute(w.route), error: o.error ?? `errno ${o.errno}` };
+      if (w.op === 'create' && o.errno === EEXIST) this.needResync = true;
+      const f: RouteFailure = {
+        dst: w.route.dst,
+        op: w.op,
+        route: describeRoute(w.route),
+        error: o.error ?? (o.errno === undefined ? 'failed' : errnoText(o.errno)),
+      };
       this.failed.set(w.route.dst, f);
       failures.push(f);
     }

@@ -16,9 +16,9 @@ import {
   type VxlanDeviceSpec,
   type WriteOutcome,
 } from './dataplane.js';
+import { EEXIST, EINVAL, ENETUNREACH, ENODEV, EOPNOTSUPP, EPERM, ESRCH, errnoText } from './errno.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor, type NextHop, type Route } from './model.js';
 import { canonicalCidr, formatAddress, parseAddress } from '../ip/index.js';
-import { errnoName } from './netlink/errno.js';
 import { retryOnlinkReplaces } from './onlink-replace.js';
 
 export interface IpBatchDataplaneOptions {
@@ -32,13 +32,14 @@ interface Run {
   stderr: string;
 }
 
+// ip prints the kernel's words, not its number: read the errno back from them (EINVAL when none match).
 const ERRNO: [RegExp, number][] = [
-  [/File exists/, 17],
-  [/No such process/, 3],
-  [/Cannot find device|No such device/, 19],
-  [/Network is unreachable|invalid gateway/, 101],
-  [/Operation not permitted/, 1],
-  [/Unknown device type|not supported/i, 95],
+  [/File exists/, EEXIST],
+  [/No such process/, ESRCH],
+  [/Cannot find device|No such device/, ENODEV],
+  [/Network is unreachable|invalid gateway/, ENETUNREACH],
+  [/Operation not permitted/, EPERM],
+  [/Unknown device type|not supported/i, EOPNOTSUPP],
 ];
 
 interface IpRoute {
@@ -82,8 +83,8 @@ export class IpBatchDataplane implements Dataplane {
         continue;
       }
       const msg = text.join('; ') || 'failed';
-      const errno = ERRNO.find(([re]) => re.test(msg))?.[1] ?? 22;
-      out[Number(m[1]) - 1] = { ok: false, errno, error: `${errnoName(errno)}: ${msg} [${cmd} -batch]` };
+      const errno = ERRNO.find(([re]) => re.test(msg))?.[1] ?? EINVAL;
+      out[Number(m[1]) - 1] = { ok: false, errno, error: `${errnoText(errno)}: ${msg} [${cmd} -batch]` };
       text = [];
     }
     return out;

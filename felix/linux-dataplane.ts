@@ -14,8 +14,8 @@ import {
   type VxlanDeviceSpec,
   type WriteOutcome,
 } from './dataplane.js';
+import { EEXIST, EINVAL, ENODEV, EOPNOTSUPP, errnoText } from './errno.js';
 import { MAIN_TABLE, type InstalledRoute, type Neighbor } from './model.js';
-import { errnoName } from './netlink/errno.js';
 import {
   readAddress,
   readLink,
@@ -91,7 +91,7 @@ export class LinuxDataplane implements Dataplane {
     // "Nexthop has invalid gateway" (or device mismatch, in later kernels' words).
     const refused = (o: WriteOutcome) => {
       const ack = /\((.*)\)$/.exec(o.error ?? '')?.[1];
-      return o.errno === 22 && (ack === undefined || ack.startsWith('Nexthop has invalid gateway'));
+      return o.errno === EINVAL && (ack === undefined || ack.startsWith('Nexthop has invalid gateway'));
     };
     return retryOnlinkReplaces(writes, outcomes, refused, (again) => this.writeOnce(again, protocol));
   }
@@ -116,7 +116,13 @@ export class LinuxDataplane implements Dataplane {
         });
         sent.push(i);
       } catch (e) {
-        outcomes[i] = { ok: false, errno: 19, error: e instanceof UnknownDeviceError ? `ENODEV: ${e.message}` : (e as Error).message };
+        // No such device: the route is reported and not sent; the next apply tries again, by
+        // which time the pod's veth or the tunnel may exist (or the route is no longer wanted).
+        outcomes[i] = {
+          ok: false,
+          errno: ENODEV,
+          error: e instanceof UnknownDeviceError ? errnoText(ENODEV, e.message) : (e as Error).message,
+        };
       }
     });
     fill(outcomes, sent, await this.sock.execute(w));
@@ -147,7 +153,7 @@ export class LinuxDataplane implements Dataplane {
     for (const [i, { op, neighbor }] of writes.entries()) {
       const l = this.byName.get(neighbor.dev);
       if (!l) {
-        outcomes[i] = { ok: false, errno: 19, error: `ENODEV: device ${neighbor.dev} does not exist` };
+        outcomes[i] = { ok: false, errno: ENODEV, error: errnoText(ENODEV, `device ${neighbor.dev} does not exist`) };
         continue;
       }
       writeNeighbor(w, op, neighbor, l.index);
@@ -249,9 +255,11 @@ export class LinuxDataplane implements Dataplane {
     let l = this.byName.get(s.name);
     if (!l) {
       const r = await this.one((w) => writeIpipCreate(w, s.name, s.mtu));
-      if (!r.ok && r.errno !== 17) {
+      // EEXIST: tunl0 appeared since the device list was read (loading the ipip module makes
+      // one in every namespace): take it as made. EOPNOTSUPP: there is no ipip driver at all.
+      if (!r.ok && r.errno !== EEXIST) {
         const why =
-          r.errno === 95
+          r.errno === EOPNOTSUPP
             ? 'the kernel has no ipip driver ("Unknown device type"); IPIP routes cannot be programmed on this host: use VXLAN'
             : r.error;
         return { name: s.name, ok: false, detail: `creating ${s.name}: ${why}` };
@@ -304,6 +312,6 @@ function fill(outcomes: WriteOutcome[], sent: readonly number[], r: BatchResult)
   sent.forEach((i, k) => {
     const errno = r.errors[k];
     outcomes[i] =
-      errno === 0 ? { ok: true } : { ok: false, errno, error: `${errnoName(errno)}${r.messages.has(k) ? ` (${r.messages.get(k)})` : ''}` };
+      errno === 0 ? { ok: true } : { ok: false, errno, error: `${errnoText(errno)}${r.messages.has(k) ? ` (${r.messages.get(k)})` : ''}` };
   });
 }

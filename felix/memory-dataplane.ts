@@ -13,6 +13,7 @@ import {
   type VxlanDeviceSpec,
   type WriteOutcome,
 } from './dataplane.js';
+import { EEXIST, ENOBUFS, ENODEV, ENOENT, ESRCH, errnoText } from './errno.js';
 import { MAIN_TABLE, neighborKey, type InstalledRoute, type Neighbor } from './model.js';
 
 export interface MemoryDataplaneOptions {
@@ -66,19 +67,18 @@ export class MemoryDataplane implements Dataplane {
       const fail = this.failNext.get(w.route.dst);
       if (fail) {
         this.failNext.set(w.route.dst, fail - 1);
-        return { ok: false, errno: 105, error: 'ENOBUFS: injected failure' };
+        return { ok: false, errno: ENOBUFS, error: errnoText(ENOBUFS, 'injected failure') };
       }
       const metric = w.metric ?? defaultMetric(w.route.dst);
       const key = `${w.route.dst}|${metric}`;
       const had = this.routes.get(key);
       if (w.op === 'delete') {
-        if (!had || had.protocol !== protocol) return { ok: false, errno: 3, error: 'ESRCH: No such process' };
+        if (!had || had.protocol !== protocol) return { ok: false, errno: ESRCH, error: errnoText(ESRCH) };
         this.routes.delete(key);
         return { ok: true };
       }
-      if (w.op === 'create' && had) return { ok: false, errno: 17, error: 'EEXIST: File exists' };
-      for (const h of w.route.nextHops)
-        if (!this.links.has(h.dev)) return { ok: false, errno: 19, error: `ENODEV: device ${h.dev} does not exist` };
+      if (w.op === 'create' && had) return { ok: false, errno: EEXIST, error: errnoText(EEXIST) };
+      for (const h of w.route.nextHops) if (!this.links.has(h.dev)) return noDevice(h.dev);
       this.routes.set(key, {
         dst: w.route.dst,
         type: w.route.type,
@@ -98,9 +98,9 @@ export class MemoryDataplane implements Dataplane {
   async writeNeighbors(writes: readonly NeighborWrite[]): Promise<WriteOutcome[]> {
     return writes.map(({ op, neighbor }) => {
       this.writes++;
-      if (!this.links.has(neighbor.dev)) return { ok: false, errno: 19, error: `ENODEV: device ${neighbor.dev} does not exist` };
+      if (!this.links.has(neighbor.dev)) return noDevice(neighbor.dev);
       const key = neighborKey(neighbor);
-      if (op === 'delete') return this.neighbors.delete(key) ? { ok: true } : { ok: false, errno: 2, error: 'ENOENT' };
+      if (op === 'delete') return this.neighbors.delete(key) ? { ok: true } : { ok: false, errno: ENOENT, error: errnoText(ENOENT) };
       this.neighbors.set(key, { ...neighbor });
       return { ok: true };
     });
@@ -136,4 +136,8 @@ export class MemoryDataplane implements Dataplane {
   }
 
   close(): void {}
+}
+
+function noDevice(dev: string): WriteOutcome {
+  return { ok: false, errno: ENODEV, error: errnoText(ENODEV, `device ${dev} does not exist`) };
 }

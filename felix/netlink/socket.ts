@@ -4,7 +4,10 @@
 import { NLMSG_DONE, NLMSG_ERROR, NLMSGERR_ATTR_MSG, NLM_F_ACK, NLM_F_ACK_TLVS, NLM_F_CAPPED, NETLINK_ROUTE } from './constants.js';
 import { inNetns, loadNative, nativeLoadError, type NetlinkNative } from './native.js';
 import { MessageWriter, forEachAttr } from './writer.js';
-import { errnoName } from './errno.js';
+import { ENOBUFS, ETIMEDOUT, errnoText, replyLost } from '../errno.js';
+
+// A request's slot in a batch before its answer arrives; never an errno (those are positive).
+const UNANSWERED = -1;
 
 /** The outcome of one request in a batch: 0 for success, else a positive errno. */
 export interface BatchResult {
@@ -18,7 +21,7 @@ export class NetlinkError extends Error {
     readonly errno: number,
     readonly detail?: string,
   ) {
-    super(`${errnoName(errno)}${detail ? `: ${detail}` : ''}`);
+    super(`${errnoText(errno)}${detail ? `: ${detail}` : ''}`);
     this.name = 'NetlinkError';
   }
 }
@@ -80,7 +83,7 @@ export class NetlinkSocket {
   async execute(w: MessageWriter): Promise<BatchResult> {
     this.check();
     const count = w.count;
-    const errors = new Int32Array(count).fill(-1);
+    const errors = new Int32Array(count).fill(UNANSWERED);
     const messages = new Map<number, string>();
     if (count === 0) return { errors, messages };
     this.seq = w.seqAfter;
@@ -102,13 +105,13 @@ export class NetlinkSocket {
           got = this.n.recv(this.fd, this.rx, this.timeout);
         } catch (e) {
           // ENOBUFS: the kernel dropped replies. Requests without an answer stay unknown.
-          const code = (e as { errno?: number }).errno ?? 105;
-          for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = code;
+          const code = (e as { errno?: number }).errno ?? ENOBUFS;
+          for (let i = first; i < last; i++) if (errors[i] === UNANSWERED) errors[i] = code;
           pending = 0;
           break;
         }
         if (got === 0) {
-          for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = 110; // ETIMEDOUT
+          for (let i = first; i < last; i++) if (errors[i] === UNANSWERED) errors[i] = ETIMEDOUT;
           break;
         }
         let o = 0;
@@ -118,7 +121,7 @@ export class NetlinkSocket {
           const type = this.rx.readUInt16LE(o + 4);
           if (type === NLMSG_ERROR) {
             const idx = this.rx.readUInt32LE(o + 8) - base;
-            if (idx >= first && idx < last && errors[idx] === -1) {
+            if (idx >= first && idx < last && errors[idx] === UNANSWERED) {
               errors[idx] = -this.rx.readInt32LE(o + 16);
               if (!barrier || idx === last - 1) pending--;
               const flags = this.rx.readUInt16LE(o + 6);
@@ -134,8 +137,9 @@ export class NetlinkSocket {
         }
       }
       // Requests before the barrier that drew no error succeeded: the kernel answers in order.
-      if (barrier && errors[last - 1] !== -1 && errors[last - 1] !== 110 && errors[last - 1] !== 105)
-        for (let i = first; i < last; i++) if (errors[i] === -1) errors[i] = 0;
+      // Not when the barrier's own answer was lost: then the silent ones are unknown too.
+      if (barrier && errors[last - 1] !== UNANSWERED && !replyLost(errors[last - 1]))
+        for (let i = first; i < last; i++) if (errors[i] === UNANSWERED) errors[i] = 0;
       first = last;
       if (first < count) await new Promise<void>((r) => setImmediate(r));
     }
@@ -153,7 +157,7 @@ export class NetlinkSocket {
     this.n.send(this.fd, w.buf, w.len);
     for (;;) {
       const got = this.n.recv(this.fd, this.rx, this.timeout);
-      if (got === 0) throw new NetlinkError(110, 'no reply to a dump request');
+      if (got === 0) throw new NetlinkError(ETIMEDOUT, 'no reply to a dump request');
       let o = 0;
       while (o + 16 <= got) {
         const len = this.rx.readUInt32LE(o);

@@ -21,7 +21,7 @@ import {
   type RuleCounter,
   type ServiceInput,
 } from '../../felix/index.js';
-import { EtcdBackend, RedisBackend, type BackendDatastore, type WatchEvent, type Watcher } from '../datastore/index.js';
+import type { BackendDatastore, Durability, WatchEvent, Watcher } from '../datastore/index.js';
 import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
@@ -212,27 +212,25 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     return this.advertiser?.advertised ?? NOTHING_ADVERTISED;
   }
 
-  /** A Redis that can lose acknowledged writes comes back and hands out addresses twice: say so loudly. */
+  /**
+   * A store that can lose acknowledged writes comes back and hands out addresses twice: say so
+   * loudly. The store says how it keeps them (a memory store is for tests and demos: no warning).
+   */
   private async warnIfStoreMayForget(): Promise<void> {
-    const raw = this.options.datastore.raw;
-    if (raw instanceof EtcdBackend) {
-      try {
-        const members = await raw.members();
-        // One member is one disk: losing it loses every allocation; two cannot lose either.
-        if (members < 3) this.log('datastore-no-failover', { members, advice: 'run etcd with three or more members' });
-      } catch (e) {
-        this.log('datastore-persistence-unknown', { error: (e as Error).message });
-      }
+    let d: Durability;
+    try {
+      d = await this.ds.durability();
+    } catch (e) {
+      // Redis's CONFIG may be renamed or forbidden (managed Redis), etcd may not answer: say that we could not tell.
+      this.log('datastore-persistence-unknown', { error: (e as Error).message });
       return;
     }
-    if (!(raw instanceof RedisBackend)) return;
-    try {
-      const p = await raw.persistence();
-      if (p.risk)
-        this.log('datastore-persistence-risk', { risk: p.risk, appendonly: p.appendonly, appendfsync: p.appendfsync, save: p.save });
-    } catch (e) {
-      // CONFIG may be renamed or forbidden (managed Redis): say that we could not tell.
-      this.log('datastore-persistence-unknown', { error: (e as Error).message });
+    // One etcd member is one disk: losing it loses every allocation; two cannot lose either.
+    if (d.store === 'etcd' && d.members < 3)
+      this.log('datastore-no-failover', { members: d.members, advice: 'run etcd with three or more members' });
+    if (d.store === 'redis' && d.persistence.risk) {
+      const p = d.persistence;
+      this.log('datastore-persistence-risk', { risk: p.risk, appendonly: p.appendonly, appendfsync: p.appendfsync, save: p.save });
     }
   }
 

@@ -1,6 +1,7 @@
 // What a storage backend provides underneath the Datastore API. Values travel as JSON text
 // (without metadata.resourceVersion: the revision is kept beside the value, never inside it).
 import type { Kind } from '../resources/types.js';
+import type { Durability } from './durability.js';
 import type { IpamStore } from './ipam-store.js';
 
 export interface LogEntry {
@@ -80,6 +81,11 @@ export interface RawBackend {
   identity(): Promise<StoreIdentity>;
   /** Sets a new epoch (the repair's time, later than any before) and returns the identity. */
   markRepaired(): Promise<StoreIdentity>;
+  /**
+   * Whether an acknowledged write survives the store's restart, and how (durability.ts).
+   * Rejects when the store will not say: Redis with CONFIG renamed or forbidden, etcd unreachable.
+   */
+  durability(): Promise<Durability>;
   /** The backend's atomic IPAM operations, over the same store (one per backend). */
   ipamStore(): IpamStore;
   close(): Promise<void>;

@@ -4,6 +4,7 @@ import { IPAM_OWNED_KINDS, resourceKey, type IPPool, type Kind, type Resource, t
 import { validateResource } from '../resources/validate.js';
 import { KindChangedError, type RawBackend } from './backend.js';
 import { decodeResource, encodeResource } from './codec.js';
+import type { Durability } from './durability.js';
 import { DatastoreError } from './errors.js';
 import { batchPoolConflict, poolConflict } from './pool-rules.js';
 import { LogWatcher } from './watcher.js';
@@ -48,6 +49,11 @@ export class BackendDatastore implements Datastore {
 
   revision(): Promise<number> {
     return this.raw.revision();
+  }
+
+  /** Whether the store keeps what it acknowledged, and how; see durability.ts. */
+  durability(): Promise<Durability> {
+    return this.raw.durability();
   }
 
   watch(options: WatchOptions = {}): Watcher {

@@ -22,6 +22,7 @@ import {
 } from './etcd-client.js';
 import { EtcdIpamStore } from './etcd-ipam.js';
 import { EtcdLogReader } from './etcd-reader.js';
+import type { Durability } from './durability.js';
 import { AlreadyExistsError, ConflictError, DatastoreError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
 
@@ -262,6 +263,10 @@ export class EtcdBackend implements RawBackend {
   /** How many members the cluster has: fewer than three survive no failure (a warning at start). */
   async members(): Promise<number> {
     return (await this.client.cluster.memberList({})).members?.length ?? 0;
+  }
+
+  async durability(): Promise<Durability> {
+    return { store: 'etcd', durable: true, members: await this.members() };
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KINDS, type Kind } from '../resources/types.js';
 import { BackendDatastore } from './datastore.js';
+import type { Durability } from './durability.js';
 import { MemoryBackend } from './memory.js';
 
 /** Where the file lives unless told: $PODROUTE_STATE_DIR, /var/lib/podroute for root, else the XDG state directory. */
@@ -83,6 +84,10 @@ class FileBackend extends MemoryBackend {
       throw new Error(`${this.path}: not a podroute datastore file (podrouteDatastore: 1, revision and items expected)`);
     this.restore(state.items, state.revision);
     this.loadedAt = await this.revision();
+  }
+
+  override async durability(): Promise<Durability> {
+    return { store: 'file', durable: true, path: this.path };
   }
 
   /** Saves what changed, then lets the next invocation in. */

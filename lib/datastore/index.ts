@@ -17,4 +17,5 @@ export {
 export { EtcdBackend } from './etcd.js';
 export type { EtcdDatastoreOptions } from './etcd-client.js';
 export type { StoreIdentity } from './backend.js';
-export { persistenceRisk, type RedisPersistence } from './redis-persistence.js';
+export type { Durability } from './durability.js';
+export { persistenceMode, persistenceRisk, type RedisPersistence } from './redis-persistence.js';

@@ -12,6 +12,7 @@ import {
   type RawWrite,
   type StoreIdentity,
 } from './backend.js';
+import type { Durability } from './durability.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
 import { MemoryIpamStore } from './memory-ipam.js';
@@ -192,6 +193,10 @@ export class MemoryBackend implements RawBackend {
         wakeOnClose?.();
       },
     };
+  }
+
+  async durability(): Promise<Durability> {
+    return { store: 'memory', durable: false };
   }
 
   ipamStore(): IpamStore {

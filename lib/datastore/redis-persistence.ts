@@ -12,6 +12,12 @@ export interface RedisPersistence {
   risk?: string | undefined;
 }
 
+/** The mechanism Redis persists by: the append-only file (with or without snapshots), RDB snapshots alone, or none. */
+export function persistenceMode(p: Omit<RedisPersistence, 'risk'>): 'aof' | 'rdb' | 'none' {
+  if (p.appendonly === 'yes') return 'aof';
+  return p.save.trim() === '' ? 'none' : 'rdb';
+}
+
 export function persistenceRisk(p: Omit<RedisPersistence, 'risk'>): string | undefined {
   if (p.appendonly !== 'yes') {
     return p.save.trim() === ''

@@ -11,12 +11,13 @@ import {
   type RawWrite,
   type StoreIdentity,
 } from './backend.js';
+import type { Durability } from './durability.js';
 import { AlreadyExistsError, ConflictError, DatastoreError, NotFoundError } from './errors.js';
 import type { IpamStore } from './ipam-store.js';
 import { guard, loadRedis, newClient, type RedisDatastoreOptions, replicaAck, ScriptRunner, whenReady } from './redis-client.js';
 import { RedisIpamStore } from './redis-ipam.js';
 import { DELETE, HEAD, MARK_REPAIRED, SNAPSHOT, WRITE } from './redis-lua.js';
-import { persistenceRisk, type RedisPersistence } from './redis-persistence.js';
+import { persistenceMode, persistenceRisk, type RedisPersistence } from './redis-persistence.js';
 
 export class RedisBackend implements RawBackend {
   readonly name = 'redis' as const;
@@ -113,6 +114,12 @@ export class RedisBackend implements RawBackend {
     };
     const p = { appendonly: await get('appendonly'), appendfsync: await get('appendfsync'), save: await get('save') };
     return { ...p, risk: persistenceRisk(p) };
+  }
+
+  /** Durable unless the persistence configured can lose acknowledged writes (redis-persistence.ts). */
+  async durability(): Promise<Durability> {
+    const persistence = await this.persistence();
+    return { store: 'redis', durable: persistence.risk === undefined, mode: persistenceMode(persistence), persistence };
   }
 
   openReader(): LogReader {

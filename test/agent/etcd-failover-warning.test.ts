@@ -1,8 +1,10 @@
-// An agent on a one-member etcd says, at start, that the cluster survives no failure: one
-// member is one disk, and losing it loses every allocation.
+// An agent says, at start, when its store can lose what it acknowledged: a one-member etcd
+// survives no failure (one member is one disk, and losing it loses every allocation), and a
+// Redis without persistence comes back empty after a restart.
 import assert from 'node:assert/strict';
-import { etcdDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
+import { etcdDatastore, redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
 import { freeTcpPort, TestCluster } from './cluster.js';
 
 describe('node agent on a one-member etcd', function () {
@@ -25,5 +27,33 @@ describe('node agent on a one-member etcd', function () {
     const warning = logs.find(([e]) => e === 'datastore-no-failover');
     assert.ok(warning, JSON.stringify(logs.map(([e]) => e)));
     assert.equal(warning[1].members, 1);
+  });
+});
+
+describe('node agent on a Redis without persistence', function () {
+  this.timeout(60_000);
+  let redis: RedisServer | undefined;
+  let ds: BackendDatastore | undefined;
+  let cluster: TestCluster | undefined;
+  after(async () => {
+    await cluster?.stop();
+    await ds?.close();
+    await redis?.stop();
+  });
+
+  it('logs datastore-persistence-risk with the risk and the settings behind it', async () => {
+    redis = await startRedis();
+    ds = await redisDatastore({ url: redis.url, name: `warn${process.pid}` });
+    const logs: [string, Record<string, unknown>][] = [];
+    cluster = new TestCluster(ds, await freeTcpPort());
+    await cluster.add('n1', 1, { log: (e, f) => logs.push([e, f]) });
+    const warning = logs.find(([e]) => e === 'datastore-persistence-risk');
+    assert.ok(warning, JSON.stringify(logs.map(([e]) => e)));
+    assert.match(String(warning[1].risk), /no persistence/);
+    assert.deepEqual([warning[1].appendonly, warning[1].save], ['no', '']);
+    assert.equal(
+      logs.some(([e]) => e === 'datastore-no-failover' || e === 'datastore-persistence-unknown'),
+      false,
+    );
   });
 });

@@ -12,6 +12,7 @@ import {
   type Dataplane,
   type FelixInput,
 } from '../../felix/index.js';
+import { EEXIST, ENETUNREACH, ESRCH } from '../../felix/errno.js';
 import { Namespaces, kernelRoutes, sh, trySh } from './netns.js';
 
 const input: FelixInput = {
@@ -214,7 +215,7 @@ for (const kind of kinds)
         const out = await dp.writeRoutes(writes, PODROUTE_PROTOCOL);
         assert.deepEqual(
           out.map((o) => o.errno ?? 0),
-          [0, 101, 0, 17, 0, 3],
+          [0, ENETUNREACH, 0, EEXIST, 0, ESRCH],
         );
         assert.match(out[1].error!, /Nexthop has invalid gateway/i);
         const del = await dp.writeRoutes(
