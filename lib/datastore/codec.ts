@@ -1,4 +1,4 @@
-import { normalizeBlockSpec } from '../resources/validate.js';
+import { normalizeBlockSpec } from '../resources/index.js';
 import type { Kind, Resource } from '../resources/types.js';
 
 /** JSON text as stored, plus the revision kept beside it, to a Resource. */

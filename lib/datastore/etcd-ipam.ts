@@ -7,7 +7,7 @@
 // backends, an address is held until its handle is released.
 import { cidrName as blockName } from '../resources/names.js';
 import type { IPAMBlock, IPAMConfigurationSpec, IPAMHandle, IPPool } from '../resources/types.js';
-import { normalizeBlockSpec } from '../resources/validate.js';
+import { normalizeBlockSpec } from '../resources/index.js';
 import type { EtcdBackend } from './etcd.js';
 import { handleWithAddress, newBlock, releaseHandle, takeAddress } from './ipam-block.js';
 import { runTx, type EtcdTx } from './etcd-tx.js';

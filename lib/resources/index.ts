@@ -1,5 +1,6 @@
 export * from './types.js';
 export { ValidationError, validateResource } from './validate.js';
+export { normalizeBlockSpec } from './validate-ipam-block.js';
 export { parseResources, formatResources, toManifest } from './yaml.js';
 export {
   parseSelector,
