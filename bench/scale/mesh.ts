@@ -12,7 +12,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { request } from 'node:http';
-import { API_VERSION, redisDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { redisDatastore } from '../../lib/datastore/index.js';
 import { startRedis } from '../../test/support/redis.js';
 import {
   ROOT,

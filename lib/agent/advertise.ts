@@ -2,7 +2,7 @@
 // the addresses inside it), a host route for every address it borrowed from another node's
 // block, and the service addresses Calico's rules give this node (`serviceRoutes`).
 import { borrowedAddresses, hostAffinity } from '../ipam/block.js';
-import type { BGPConfiguration, IPAMBlock } from '../resources/types.js';
+import type { BGPConfiguration, IPAMBlock } from '../resources/index.js';
 import { serviceRoutes, type ServiceAdvertisementInput } from './service-advertise.js';
 
 export interface Advertisements {

@@ -1,7 +1,7 @@
 // Keeps what one speaker originates equal to what the node announces (`advertisements`):
 // prefixes that appear are originated, prefixes that go are withdrawn, the rest untouched.
 import type { BgpSpeaker } from '../../bgp/index.js';
-import type { BGPConfiguration, IPAMBlock } from '../resources/types.js';
+import type { BGPConfiguration, IPAMBlock } from '../resources/index.js';
 import { advertisements, allPrefixes, type Advertisements } from './advertise.js';
 import { communitiesFor } from './communities.js';
 import type { ServiceAdvertisementInput } from './service-advertise.js';

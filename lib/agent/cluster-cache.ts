@@ -12,7 +12,7 @@ import type {
   Resource,
   Service,
   WorkloadEndpoint,
-} from '../resources/types.js';
+} from '../resources/index.js';
 import type { ClusterView } from './peers.js';
 
 /** The kinds the agent watches. */

@@ -2,7 +2,7 @@
 // As Calico's BIRD filter does, an entry applies to every announced prefix inside its CIDR
 // (the block itself or a longer one), and a name stands for the value spec.communities gives it.
 import { cidrContains, parseCidr } from '../../ip/index.js';
-import type { BGPConfiguration } from '../resources/types.js';
+import type { BGPConfiguration } from '../resources/index.js';
 
 export interface PrefixCommunities {
   /** Standard communities (RFC 1997), as 32-bit values. */

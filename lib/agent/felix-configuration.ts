@@ -2,7 +2,7 @@
 // "node.<name>" over it, as Calico's Felix merges them; only the fields podroute's felix has a
 // knob for exist (validation refused the rest by name). Flags and the environment still win.
 import type { FelixOptions } from '../../felix/index.js';
-import type { FelixConfiguration, FelixConfigurationSpec } from '../resources/types.js';
+import type { FelixConfiguration, FelixConfigurationSpec } from '../resources/index.js';
 import { durationSeconds } from './peers.js';
 
 export interface FelixSettings {

@@ -5,15 +5,15 @@
 // that changes nothing here costs felix nothing, and a route change costs what it changes.
 import type { BestPathChange } from '../../bgp/index.js';
 import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
-import type { Node } from '../resources/types.js';
-import type { ClusterCache } from './cluster-cache.js';
-import { nodeIpv4, nodeIpv6 } from './peers.js';
 import {
+  type Node,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
   VXLAN_MAC_V6_ANNOTATION,
-} from '../resources/annotations.js';
+} from '../resources/index.js';
+import type { ClusterCache } from './cluster-cache.js';
+import { nodeIpv4, nodeIpv6 } from './peers.js';
 
 export interface FelixNode {
   /** The node's IPv4 address with prefix length; '' on an IPv6-only node. */

@@ -2,7 +2,7 @@
 export { NodeAgent, type NodeAgentOptions, type NodeAgentEvents } from './agent.js';
 export type { AgentStatus, AgentPeerStatus } from './status.js';
 export { vtepMac } from './vtep.js';
-export { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/annotations.js';
+export { VXLAN_ADDRESS_ANNOTATION, VXLAN_MAC_ANNOTATION } from '../resources/index.js';
 export {
   desiredPeers,
   nodeIpv4,

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { BgpSpeaker, type BestPathChange } from '../../bgp/index.js';
 import { routeReflectorRibOptions } from '../../reflector/index.js';
-import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/types.js';
+import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/index.js';
 import { clusterIdOf, nodeAsn } from './peers.js';
 
 /** ECMP width of the Loc-RIB: felix gets up to this many next hops per prefix. */

@@ -3,10 +3,16 @@
 // clients, and BGPPeers selected by node name or label selector.
 import type { MaxPrefixes } from '../../bgp/index.js';
 import { formatAddress, parseAddress } from '../../ip/index.js';
-import type { BGPPeerMaxPrefixes } from '../resources/max-prefixes.js';
-import { parsePeerIP } from '../resources/peer-ip.js';
-import { parseSelector, type Labels } from '../resources/selector.js';
-import { BGP_DEFAULTS, type BGPConfiguration, type BGPPeer, type Node } from '../resources/types.js';
+import {
+  type BGPPeerMaxPrefixes,
+  parsePeerIP,
+  parseSelector,
+  type Labels,
+  BGP_DEFAULTS,
+  type BGPConfiguration,
+  type BGPPeer,
+  type Node,
+} from '../resources/index.js';
 import type { PasswordSource } from './peer-password.js';
 
 /** How `podroute node status` names a session (after `calicoctl node status`). */

@@ -4,8 +4,8 @@
 // arriving together are folded into one compile and one nft transaction.
 import { compileNftables, type CompileOptions, type PolicyApplyReport, type PolicyProgrammer } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
+import type { Kind, Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, PolicyCalculator, PolicyConversionError } from '../policy/index.js';
-import type { Kind, Resource } from '../resources/types.js';
 
 const FOLLOWED = new Set<Kind>(CALCULATION_KINDS);
 

@@ -1,8 +1,7 @@
 // What the agent writes before it follows the cluster: its own Node (address, AS, cluster ID,
 // labels merged into what is there), and the default pool when the cluster has none.
-import type { BackendDatastore } from '../datastore/index.js';
-import { AlreadyExistsError } from '../datastore/index.js';
-import { API_VERSION, type IPPool, type Node } from '../resources/types.js';
+import { type BackendDatastore, AlreadyExistsError } from '../datastore/index.js';
+import { API_VERSION, type IPPool, type Node } from '../resources/index.js';
 
 export interface NodeRegistration {
   nodeName: string;

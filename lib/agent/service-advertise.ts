@@ -14,8 +14,13 @@
 // instead; podroute's speaker always sets itself, so the route is not passed on at all).
 import type { PolicyFunction } from '../../bgp/index.js';
 import { cidrContains, familyBits, formatAddress, parseAddress, parseCidr, type Address, type Cidr } from '../../ip/index.js';
-import type { BGPConfiguration } from '../resources/types.js';
-import { SERVICE_NAME_LABEL, type EndpointSliceBody, type ServiceSpec, type ServiceStatus } from '../resources/service-types.js';
+import {
+  type BGPConfiguration,
+  SERVICE_NAME_LABEL,
+  type EndpointSliceBody,
+  type ServiceSpec,
+  type ServiceStatus,
+} from '../resources/index.js';
 
 /** Kubernetes' well-known label that takes a node out of external load balancing (and Calico out of announcing services from it). */
 export const EXCLUDE_FROM_LOAD_BALANCERS_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';

@@ -14,7 +14,7 @@ import {
   type ServiceInput,
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
-import type { EndpointSlice, IPPool, Kind, Service } from '../resources/types.js';
+import type { EndpointSlice, IPPool, Kind, Service } from '../resources/index.js';
 import { ServiceInputBuilder } from '../services/service-input.js';
 
 export interface ServiceFeedOptions {

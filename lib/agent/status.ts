@@ -2,7 +2,7 @@
 // read: the desired sessions joined with the speaker's view of each, what we announce, and
 // how many routes felix holds.
 import type { PeerStatus } from '../../bgp/index.js';
-import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/types.js';
+import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/index.js';
 import type { Advertisements } from './advertise.js';
 import { clusterIdOf, nodeAsn, type DesiredPeer, type PeerType } from './peers.js';
 

@@ -6,10 +6,9 @@
 // they came from), so that `podroute ipam repair` can rebuild the allocations from them, and
 // resumes once the store is repaired: then the waiting events are applied in one go, and
 // felix never sees the empty store in between.
-import type { BackendDatastore, StoreIdentity, WatchEvent } from '../datastore/index.js';
-import { AlreadyExistsError } from '../datastore/index.js';
+import { type BackendDatastore, type StoreIdentity, type WatchEvent, AlreadyExistsError } from '../datastore/index.js';
+import type { IPPool, Node, Resource, WorkloadEndpoint } from '../resources/index.js';
 import { storeIdentityProblem } from '../ipam/guard.js';
-import type { IPPool, Node, Resource, WorkloadEndpoint } from '../resources/types.js';
 
 export interface Owned {
   self: Node | undefined;

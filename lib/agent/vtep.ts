@@ -5,14 +5,15 @@
 // address, since the other nodes reach it there (as Calico gives IPv6VXLANTunnelAddr only then).
 import { createHash } from 'node:crypto';
 import type { BackendDatastore } from '../datastore/index.js';
-import type { Ipam } from '../ipam/index.js';
 import {
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
   VXLAN_MAC_V6_ANNOTATION,
-} from '../resources/annotations.js';
-import type { IPPool, Node } from '../resources/types.js';
+  type IPPool,
+  type Node,
+} from '../resources/index.js';
+import type { Ipam } from '../ipam/index.js';
 
 /**
  * A locally administered unicast MAC derived from the node name (stable across restarts); the

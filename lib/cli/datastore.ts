@@ -8,13 +8,30 @@
 // It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
 import { readFileSync } from 'node:fs';
 import { stringify as stringifyYaml } from 'yaml';
-import { defaultDatastoreFile, openFileDatastore } from '../datastore/file.js';
-import { DatastoreError, datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore } from '../datastore/index.js';
+import {
+  defaultDatastoreFile,
+  openFileDatastore,
+  DatastoreError,
+  datastoreConfigFromEnv,
+  datastoreFromFlag,
+  openDatastore,
+  type BackendDatastore,
+} from '../datastore/index.js';
+import {
+  labelSelectorToCalico,
+  KINDS,
+  manifestKind,
+  NAMESPACED_KINDS,
+  resourceKey,
+  type IPPool,
+  type Kind,
+  type Resource,
+  formatResources,
+  parseResources,
+  toManifest,
+  ValidationError,
+} from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
-import { labelSelectorToCalico } from '../resources/label-selector.js';
-import { KINDS, manifestKind, NAMESPACED_KINDS, resourceKey, type IPPool, type Kind, type Resource } from '../resources/types.js';
-import { formatResources, parseResources, toManifest } from '../resources/yaml.js';
-import { ValidationError } from '../resources/validate.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
 

@@ -4,10 +4,9 @@
 //   podroute policy verdict <from> <to> <tcp|udp|sctp|icmp> [port]
 // and the rule counters of a running agent (how often each rule matched, as calicoctl shows).
 import { callControl } from '../bgpd/control.js';
-import { datastoreConfigFromEnv, openDatastore, type BackendDatastore } from '../datastore/index.js';
+import { datastoreConfigFromEnv, openDatastore, type BackendDatastore, openFileDatastore } from '../datastore/index.js';
+import type { Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, formatPodExplanation, formatVerdict, PolicyExplainer } from '../policy/index.js';
-import type { Resource } from '../resources/types.js';
-import { openFileDatastore } from '../datastore/file.js';
 import { datastoreFile, type CommandIo } from './datastore.js';
 import { DEFAULT_CONTROL } from './node.js';
 

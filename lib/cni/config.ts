@@ -1,8 +1,6 @@
 // What the runtime hands the plugin: the network configuration on stdin and CNI_* variables.
 import { datastoreConfigFromEnv, etcdEndpoints, type DatastoreConfig } from '../datastore/index.js';
-import { Checker, ValidationError } from '../resources/checker.js';
-import type { KubernetesProtocol, WorkloadEndpointPort } from '../resources/policy-types.js';
-import { portNameProblem } from '../resources/validate-kubernetes.js';
+import { Checker, ValidationError, type KubernetesProtocol, type WorkloadEndpointPort, portNameProblem } from '../resources/index.js';
 import { SUPPORTED_VERSIONS } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 

@@ -13,10 +13,9 @@ import {
   type BackendDatastore,
   type DatastoreConfig,
 } from '../datastore/index.js';
+import { CONTAINER_ID_ANNOTATION, API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/index.js';
 import { fileIdentityRecord, Ipam, IpamError } from '../ipam/index.js';
 import { identityRecordPath } from './store-record.js';
-import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
-import { API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/types.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';

@@ -3,7 +3,7 @@
 // names pools of either family, each serving its own. A family with no pool named is served
 // by the pools whose nodeSelector picks the node, as when no list is given at all.
 import { parseCidr, type IpFamily } from '../../ip/index.js';
-import type { IPPool } from '../resources/types.js';
+import type { IPPool } from '../resources/index.js';
 import type { IpamConf } from './config.js';
 
 function familyOf(cidr: string): IpFamily | undefined {

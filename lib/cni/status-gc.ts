@@ -3,8 +3,8 @@
 // WorkloadEndpoints made by this plugin for any other container are leftovers of a DEL that never
 // came, and go as a DEL would take them: endpoint, host veth, addresses.
 import { NotFoundError } from '../datastore/index.js';
+import { CONTAINER_ID_ANNOTATION } from '../resources/index.js';
 import { Ipam } from '../ipam/index.js';
-import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
 import { atLeast } from './cni-version.js';
 import type { NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';

@@ -1,6 +1,6 @@
 // What a storage backend provides underneath the Datastore API. Values travel as JSON text
 // (without metadata.resourceVersion: the revision is kept beside the value, never inside it).
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import type { Durability } from './durability.js';
 import type { IpamStore } from './ipam-store.js';
 

@@ -1,5 +1,4 @@
-import { normalizeBlockSpec } from '../resources/validate.js';
-import type { Kind, Resource } from '../resources/types.js';
+import { normalizeBlockSpec, type Kind, type Resource } from '../resources/index.js';
 
 /** JSON text as stored, plus the revision kept beside it, to a Resource. */
 export function decodeResource(kind: Kind, json: string, revision: number): Resource {

@@ -1,7 +1,14 @@
 // The Datastore API over any RawBackend: validation, revision guards, the IPPool overlap
 // rule, and watches. Backends only store bytes and revisions.
-import { IPAM_OWNED_KINDS, resourceKey, type IPPool, type Kind, type Resource, type ResourceOf } from '../resources/types.js';
-import { validateResource } from '../resources/validate.js';
+import {
+  IPAM_OWNED_KINDS,
+  resourceKey,
+  type IPPool,
+  type Kind,
+  type Resource,
+  type ResourceOf,
+  validateResource,
+} from '../resources/index.js';
 import { KindChangedError, type RawBackend } from './backend.js';
 import { decodeResource, encodeResource } from './codec.js';
 import type { Durability } from './durability.js';

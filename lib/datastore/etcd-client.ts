@@ -15,7 +15,7 @@
 // client never writes into a store emptied or replaced under it with revisions of the old one.
 import type { Etcd3, IOptions } from 'etcd3';
 import { DatastoreError, DatastoreUnavailableError } from './errors.js';
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 
 export interface EtcdDatastoreOptions {
   /** Client URLs of the members, e.g. ['http://10.0.0.1:2379', 'http://10.0.0.2:2379'] (or unix:///path sockets). */

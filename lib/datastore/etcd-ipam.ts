@@ -5,9 +5,14 @@
 // name for the blocks the node holds the affinity of), written only here, in the same
 // transaction as the blocks. Nothing expires, so no etcd lease is needed: as in the other
 // backends, an address is held until its handle is released.
-import { cidrName as blockName } from '../resources/names.js';
-import type { IPAMBlock, IPAMConfigurationSpec, IPAMHandle, IPPool } from '../resources/types.js';
-import { normalizeBlockSpec } from '../resources/validate.js';
+import {
+  cidrName as blockName,
+  type IPAMBlock,
+  type IPAMConfigurationSpec,
+  type IPAMHandle,
+  type IPPool,
+  normalizeBlockSpec,
+} from '../resources/index.js';
 import type { EtcdBackend } from './etcd.js';
 import { handleWithAddress, newBlock, releaseHandle, takeAddress } from './ipam-block.js';
 import { runTx, type EtcdTx } from './etcd-tx.js';

@@ -7,7 +7,7 @@
 // failure of the stream drops the client, and the next read starts a new watch from where the
 // last one stopped.
 import type { Etcd3, IKeyValue, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import { LogTrimmedError, type LogEntry, type LogReader, type RawSnapshot } from './backend.js';
 import { newEtcdClient, unavailable } from './etcd-client.js';
 import type { EtcdBackend } from './etcd.js';

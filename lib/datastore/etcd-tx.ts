@@ -4,7 +4,7 @@
 // a key that was absent). If any changed meanwhile, nothing is written and the step runs
 // again on fresh reads. Reads that only narrow a search (a node's affinity list, the blocks
 // tried in turn) are not compared unless the step then depends on them.
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import { txn, type Compare, type Op } from './etcd-client.js';
 import type { EtcdBackend, StoreBase } from './etcd.js';
 import { DatastoreError } from './errors.js';

@@ -5,7 +5,7 @@
 // write survive the loss of any minority of members.
 import { randomUUID } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import { KindChangedError, type LogReader, type RawBackend, type RawSnapshot, type RawWrite, type StoreIdentity } from './backend.js';
 import {
   checkEtcdOptions,

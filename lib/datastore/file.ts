@@ -6,7 +6,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { KINDS, type Kind } from '../resources/types.js';
+import { KINDS, type Kind } from '../resources/index.js';
 import { BackendDatastore } from './datastore.js';
 import type { Durability } from './durability.js';
 import { MemoryBackend } from './memory.js';

@@ -1,3 +1,6 @@
+// The datastore's face: the store's interface, its backends (memory, file, Redis, etcd) and how
+// one is opened, and the atomic operations IPAM runs on it. Code outside lib/datastore imports
+// from here; the resources the store holds have their own face, lib/resources/index.ts.
 export type { Datastore, Watcher, WatchEvent, WatchOptions, WatchStatus, ListResult, DeleteOptions } from './types.js';
 export { DatastoreError, NotFoundError, AlreadyExistsError, ConflictError, DatastoreUnavailableError } from './errors.js';
 export { BackendDatastore } from './datastore.js';
@@ -19,3 +22,5 @@ export type { EtcdDatastoreOptions } from './etcd-client.js';
 export type { StoreIdentity } from './backend.js';
 export type { Durability } from './durability.js';
 export { persistenceMode, persistenceRisk, type RedisPersistence } from './redis-persistence.js';
+export { defaultDatastoreFile, openFileDatastore } from './file.js';
+export type { Assigned, AssignRequest, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';

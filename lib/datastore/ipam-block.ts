@@ -2,7 +2,7 @@
 // JSON objects (memory, etcd; Redis does the same in Lua): a new affine block, an address
 // taken for a handle, a handle's addresses given back. Pure: the backend loads, calls these,
 // and writes the result in its own atomic step.
-import { API_VERSION, type IPAMBlock, type IPAMHandle } from '../resources/types.js';
+import { API_VERSION, type IPAMBlock, type IPAMHandle } from '../resources/index.js';
 import type { AssignRequest, ClaimCandidate } from './ipam-store.js';
 
 /** A block of `c` claimed for `node`, every address free. */

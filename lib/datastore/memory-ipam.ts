@@ -1,8 +1,13 @@
 // IPAM over the in-memory backend. Every method body is synchronous inside transact(), so
 // it is atomic in a single-threaded process: the same guarantees the Lua scripts give.
-import { cidrName as blockName } from '../resources/names.js';
-import { normalizeBlockSpec } from '../resources/validate.js';
-import type { IPAMBlock, IPAMConfigurationSpec, IPAMHandle, IPPool } from '../resources/types.js';
+import {
+  cidrName as blockName,
+  normalizeBlockSpec,
+  type IPAMBlock,
+  type IPAMConfigurationSpec,
+  type IPAMHandle,
+  type IPPool,
+} from '../resources/index.js';
 import type { AssignRequest, Assigned, BorrowResult, ClaimCandidate, ClaimResult, IpamStore, RestoredBlock } from './ipam-store.js';
 import { handleWithAddress, newBlock, releaseHandle, takeAddress } from './ipam-block.js';
 import type { MemoryTxn } from './memory.js';

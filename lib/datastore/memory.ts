@@ -2,7 +2,7 @@
 // callback at a time, so any synchronous function over these maps is atomic; the IPAM store
 // (memory-ipam.ts) relies on that through `transact`.
 import { randomUUID } from 'node:crypto';
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import {
   KindChangedError,
   type LogEntry,

@@ -2,8 +2,7 @@
 // never change once it exists (its blocks were carved with them). Pure, so the write path and
 // a whole file checked before its first write apply the same rules.
 import { cidrsOverlap, parseCidr } from '../../ip/index.js';
-import type { IPPool } from '../resources/types.js';
-import { ValidationError } from '../resources/validate.js';
+import { type IPPool, ValidationError } from '../resources/index.js';
 
 /** The first rule `pool` breaks against `others` (pools by any name, its own earlier self included). */
 export function poolConflict(pool: IPPool, others: readonly IPPool[]): ValidationError | undefined {

@@ -1,7 +1,7 @@
 // The Redis backend, through ioredis. See redis-lua.ts for the key layout and why watches
 // are exact, redis-client.ts for the connection settings.
 import type { Redis } from 'ioredis';
-import type { Kind } from '../resources/types.js';
+import type { Kind } from '../resources/index.js';
 import {
   KindChangedError,
   type LogEntry,

@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { Kind, Resource, ResourceOf } from '../resources/types.js';
+import type { Kind, Resource, ResourceOf } from '../resources/index.js';
 
 export interface ListResult<R> {
   items: R[];

@@ -8,7 +8,7 @@
 // (one per transaction, shared with other stores' keys): its reader reports a trim by
 // LogTrimmedError (its watch start revision was compacted) instead.
 import { EventEmitter } from 'eventemitter3';
-import { KINDS, resourceKey, type Kind } from '../resources/types.js';
+import { KINDS, resourceKey, type Kind } from '../resources/index.js';
 import { decodeResource } from './codec.js';
 import { LogTrimmedError, type LogEntry, type LogReader, type RawSnapshot } from './backend.js';
 import type { WatchEvent, WatchEvents, WatchOptions, Watcher } from './types.js';

@@ -4,11 +4,10 @@
 import { MemoryDataplane } from '../../felix/index.js';
 import { NodeAgent } from '../agent/index.js';
 import { memoryDatastore, type BackendDatastore } from '../datastore/index.js';
+import { CONTAINER_ID_ANNOTATION, API_VERSION, BGP_DEFAULTS, type WorkloadEndpoint } from '../resources/index.js';
 import { Ipam } from '../ipam/index.js';
 import { parseEnv, parseNetConf } from '../cni/config.js';
 import { workloadFor, workloadLabels } from '../cni/plugin.js';
-import { CONTAINER_ID_ANNOTATION } from '../resources/annotations.js';
-import { API_VERSION, BGP_DEFAULTS, type WorkloadEndpoint } from '../resources/types.js';
 import { TopOfRack } from './tor.js';
 
 /** The uplink every simulated node routes through. */

@@ -1,8 +1,7 @@
 // Pure views of IPAM blocks, usable on objects from a list or a watch (the agent builds its
 // routes from these without asking IPAM again).
 import { addressAt, formatAddress, parseCidr } from '../../ip/index.js';
-import { cidrName } from '../resources/names.js';
-import type { IPAMBlock, IPAMBlockSpec } from '../resources/types.js';
+import { cidrName, type IPAMBlock, type IPAMBlockSpec } from '../resources/index.js';
 
 export { cidrName as blockName };
 

@@ -1,8 +1,14 @@
 // `podroute ipam check`, after `calicoctl ipam check`: the allocations compared with who
 // holds each address (WorkloadEndpoints, and Nodes for their VXLAN tunnel address).
 import { parseInterfaceAddress, formatAddress } from '../../ip/index.js';
-import { CONTAINER_ID_ANNOTATION, VXLAN_ADDRESS_ANNOTATION, VXLAN_ADDRESS_V6_ANNOTATION } from '../resources/annotations.js';
-import type { IPAMBlock, Node, WorkloadEndpoint } from '../resources/types.js';
+import {
+  CONTAINER_ID_ANNOTATION,
+  VXLAN_ADDRESS_ANNOTATION,
+  VXLAN_ADDRESS_V6_ANNOTATION,
+  type IPAMBlock,
+  type Node,
+  type WorkloadEndpoint,
+} from '../resources/index.js';
 import { affinityNode, blockAllocations } from './block.js';
 
 export interface IpamCheckReport {

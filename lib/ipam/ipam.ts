@@ -2,12 +2,9 @@
 // keeps its affinity; addresses come from the node's own blocks first, then from a newly
 // claimed block, and only when the pools have no free block left, borrowed from another
 // node's block (never under strict affinity). Release is by handle.
-import type { BackendDatastore, StoreIdentity } from '../datastore/index.js';
-import type { Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/ipam-store.js';
+import type { BackendDatastore, StoreIdentity, Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/index.js';
+import { cidrName, parseSelector, type IPAMBlock, type IPPool } from '../resources/index.js';
 import { cidrContains, cidrSize, familyBits, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../../ip/index.js';
-import { cidrName } from '../resources/names.js';
-import { parseSelector } from '../resources/selector.js';
-import type { IPAMBlock, IPPool } from '../resources/types.js';
 import { storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
 

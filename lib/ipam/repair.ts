@@ -4,10 +4,8 @@
 // the datastore's WorkloadEndpoints: after a store came back empty, each node agent writes
 // back its own (lib/agent/store-loss.ts) before anyone repairs.
 import { addressValue, cidrContains, cidrNetwork, familyBits, formatCidr, parseAddress, parseCidr } from '../../ip/index.js';
-import type { BackendDatastore, StoreIdentity } from '../datastore/index.js';
-import type { RestoredBlock } from '../datastore/ipam-store.js';
-import { cidrName } from '../resources/names.js';
-import { API_VERSION, type IPAMBlock, type IPAMHandle } from '../resources/types.js';
+import type { BackendDatastore, StoreIdentity, RestoredBlock } from '../datastore/index.js';
+import { cidrName, API_VERSION, type IPAMBlock, type IPAMHandle } from '../resources/index.js';
 import { hostAffinity } from './block.js';
 import { holders, type Holder } from './check.js';
 

@@ -11,7 +11,7 @@ import {
   type Namespace,
   type WorkloadEndpoint,
   type WorkloadEndpointPort,
-} from '../resources/types.js';
+} from '../resources/index.js';
 import { labDatastoreConfig } from './etcd.js';
 import { containerCni } from './containers.js';
 import { labRuntime, packageRoot, runsAgent } from './runner.js';

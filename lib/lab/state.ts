@@ -2,7 +2,7 @@
 // PID and start time, by namespace name) and nothing else, even after a crash half-way up.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkloadEndpointPort } from '../resources/types.js';
+import type { WorkloadEndpointPort } from '../resources/index.js';
 import type { Started } from './system.js';
 import type { NodeRole } from './topology.js';
 

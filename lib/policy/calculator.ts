@@ -4,8 +4,7 @@
 // that one endpoint in or out of each set (members change, rules do not) and, when it is this
 // node's, re-reads which policies select it; a namespace relabel re-places its endpoints.
 import type { PolicyEndpoint, PolicyInput, TierPolicies } from '../../felix/policy/input.js';
-import type { Labels } from '../resources/selector.js';
-import type { IPPool, Kind, Resource } from '../resources/types.js';
+import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
 import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 import { type LoweredPolicy, lowerPolicy } from './lower.js';
 import { comparePolicies, type ParsedPolicy, TIER_ORDER } from './model.js';

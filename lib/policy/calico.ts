@@ -3,7 +3,7 @@
 // unless the rule gives a namespaceSelector; a global one looks in every namespace (or in those
 // its namespaceSelector picks). A namespaceSelector alone means every endpoint of those
 // namespaces; a notSelector is scoped the same way as a selector, as Calico does.
-import type { CalicoNetworkPolicy, CalicoPort, CalicoRule, EntityRule, GlobalNetworkPolicy, PolicyType } from '../resources/types.js';
+import type { CalicoNetworkPolicy, CalicoPort, CalicoRule, EntityRule, GlobalNetworkPolicy, PolicyType } from '../resources/index.js';
 import {
   type EndpointSelection,
   type NamespaceScope,

@@ -1,5 +1,5 @@
 // One entry for every policy kind: the resource in, its parsed policy out.
-import type { Resource } from '../resources/types.js';
+import type { Resource } from '../resources/index.js';
 import { parseCalicoPolicy, parseGlobalPolicy } from './calico.js';
 import { parseKubernetesPolicy } from './kubernetes.js';
 import type { ParsedPolicy } from './model.js';

@@ -5,7 +5,7 @@
 // inside the cluster's model.
 import type { PolicyInput, Protocol, RuleAction } from '../../felix/policy/input.js';
 import { formatAddress, parseAddress, parseInterfaceAddress } from '../../ip/index.js';
-import { LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type Resource } from '../resources/types.js';
+import { LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type Resource } from '../resources/index.js';
 import { PolicyCalculator } from './calculator.js';
 import { ruleText, sideWorkloads } from './describe.js';
 import { type Direction, type DirectionVerdict, evaluateTiers, type Packet, SetIndex } from './evaluate.js';

@@ -3,7 +3,7 @@
 // Allow rules, one per (peer, protocol), since a rule's match is a conjunction and the peers
 // and the protocols of a rule are alternatives. A policy of a type with no rules of that type
 // isolates (present, empty).
-import type { KubernetesNetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, PolicyType } from '../resources/types.js';
+import type { KubernetesNetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, PolicyType } from '../resources/index.js';
 import type { EndpointSelection, ParsedPolicy, ParsedRule, ParsedRuleSide, PortMatch } from './model.js';
 import { canonicalNet, labelSelectorText, namespaceScope } from './selectors.js';
 import { toProtocol } from './protocol.js';

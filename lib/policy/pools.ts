@@ -3,7 +3,7 @@
 // masqueraded, as Calico's all-ipam-pools set does.
 import type { NatPool } from '../../felix/policy/input.js';
 import { canonicalCidr } from '../../ip/index.js';
-import type { IPPool } from '../resources/types.js';
+import type { IPPool } from '../resources/index.js';
 
 export function natPools(pools: Iterable<IPPool>): NatPool[] {
   const out: NatPool[] = [];

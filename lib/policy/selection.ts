@@ -1,7 +1,7 @@
 // Whether an endpoint is in a selection: its namespace in scope, its labels matching the
 // selector. Selectors are compiled once per distinct text and kept, since the same few texts
 // are matched against every endpoint.
-import { type Labels, parseSelector, type Selector } from '../resources/selector.js';
+import { type Labels, parseSelector, type Selector } from '../resources/index.js';
 import type { EndpointSelection, NamespaceScope } from './model.js';
 import type { Workload } from './workload.js';
 

@@ -3,9 +3,7 @@
 // (Kubernetes LabelSelectors converted to it), namespace scopes with all() and global() told
 // apart, nets as canonical CIDRs.
 import { cidrNetwork, formatCidr, parseInterfaceAddress } from '../../ip/index.js';
-import { canonicalSelector } from '../resources/selector.js';
-import { labelSelectorToCalico } from '../resources/label-selector.js';
-import type { LabelSelector } from '../resources/types.js';
+import { canonicalSelector, labelSelectorToCalico, type LabelSelector } from '../resources/index.js';
 import { type NamespaceScope, PolicyConversionError } from './model.js';
 
 /** A Kubernetes LabelSelector as canonical Calico selector text; `{}` is all(). */

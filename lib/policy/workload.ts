@@ -4,8 +4,7 @@
 // `kubernetes.io/metadata.name` (which Kubernetes sets on every namespace) and
 // `projectcalico.org/name`, so selectors can name them without anyone writing them.
 import { formatAddress, parseInterfaceAddress } from '../../ip/index.js';
-import type { Labels } from '../resources/selector.js';
-import { LABEL_NAMESPACE, LABEL_ORCHESTRATOR, NAMESPACE_NAME_LABEL, type WorkloadEndpoint } from '../resources/types.js';
+import { type Labels, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, NAMESPACE_NAME_LABEL, type WorkloadEndpoint } from '../resources/index.js';
 
 /** Calico's label for a namespace's name, as its namespace profiles carry it. */
 export const CALICO_NAME_LABEL = 'projectcalico.org/name';

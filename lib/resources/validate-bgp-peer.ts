@@ -1,13 +1,43 @@
 // BGPPeer's fields, taken as Calico writes them: peers by address (peerIP with an optional port)
 // or by selector (peerSelector, each picked node at its own address and AS), and the session
 // options the speaker can honour; the ones it cannot are refused with the reason.
+import { BGP_PEER_FIELDS, BGP_PEER_REFUSED } from './calico-fields.js';
 import type { Checker, Obj } from './checker.js';
+import { checkBgpPeerMaxPrefixes } from './max-prefixes.js';
 import { parsePeerIP } from './peer-ip.js';
 import type { BGPPeerSpec } from './types.js';
 
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
-export function checkPeerIP(c: Checker, peerIP: string, field: string): void {
+export function checkBGPPeer(c: Checker, s: Obj): Obj {
+  c.only(s, BGP_PEER_FIELDS, 'spec', BGP_PEER_REFUSED);
+  const out: Obj = {};
+  const peerIP = c.str(s, 'peerIP', 'spec');
+  const ps = c.selector(s, 'peerSelector', 'spec');
+  // Either one address (and its AS) or the nodes a selector picks (each with its own AS), as Calico.
+  if (ps !== undefined && ps.trim() !== '') {
+    if (peerIP) c.fail('spec.peerIP', 'set either peerIP or peerSelector, not both');
+    if (s.asNumber !== undefined && s.asNumber !== null)
+      c.fail('spec.asNumber', "must be empty with peerSelector: each picked node's own AS is used");
+    out.peerSelector = ps;
+  } else {
+    if (!peerIP) c.fail('spec.peerIP', 'is required (or peerSelector, to peer with the nodes it picks)');
+    checkPeerIP(c, peerIP, 'spec.peerIP');
+    out.peerIP = peerIP;
+    out.asNumber = c.int(s, 'asNumber', 'spec', 1, 4294967295, true);
+  }
+  const node = c.str(s, 'node', 'spec');
+  if (node) out.node = node;
+  const ns = c.selector(s, 'nodeSelector', 'spec');
+  if (ns !== undefined) out.nodeSelector = ns;
+  if (node && ns) c.fail('spec.nodeSelector', 'set either node or nodeSelector, not both');
+  checkPeerSessionOptions(c, s, out);
+  if (s.maxPrefixes !== undefined && s.maxPrefixes !== null)
+    out.maxPrefixes = checkBgpPeerMaxPrefixes(c, s.maxPrefixes, 'spec.maxPrefixes');
+  return out;
+}
+
+function checkPeerIP(c: Checker, peerIP: string, field: string): void {
   if (parsePeerIP(peerIP) !== undefined) return;
   if (/^(\[.*\]|[\d.]+):\d+$/.test(peerIP))
     c.fail(field, `${JSON.stringify(peerIP)} is not an address with a port (ipv4:port or [ipv6]:port, port 1..65535)`);
@@ -32,7 +62,7 @@ export function checkPassword(c: Checker, v: unknown, field: string): NonNullabl
 }
 
 /** The session options of a BGPPeer (everything but who peers with whom). */
-export function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
+function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
   if (s.password !== undefined && s.password !== null) out.password = checkPassword(c, s.password, 'spec.password');
   const knh = c.bool(s, 'keepOriginalNextHop', 'spec');
   if (knh !== undefined) out.keepOriginalNextHop = knh;

@@ -1,14 +1,22 @@
 // YAML in and out, as calicoctl reads and writes it: one resource per document, or a
 // `kind: List` (or `<Kind>List`) with items. We emit apiVersion projectcalico.org/v3, but
 // networking.k8s.io/v1 NetworkPolicy and v1 Namespace for the Kubernetes kinds.
-import { parseAllDocuments, stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { ValidationError, validateResource } from './validate.js';
 import { apiVersionOf, manifestKind, type Resource } from './types.js';
+
+// The YAML library loads with the first manifest read or written, not with this module: the CNI
+// plugin is bundled with everything the resources' face exports, never reads YAML, and would
+// otherwise parse the library at every start.
+const load = createRequire(import.meta.url);
+let library: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (library ??= load('yaml') as typeof Yaml);
 
 /** Parses every document; the first bad one throws a ValidationError naming the document and field. */
 export function parseResources(text: string): Resource[] {
   const out: Resource[] = [];
-  const docs = parseAllDocuments(text);
+  const docs = yaml().parseAllDocuments(text);
   docs.forEach((doc, i) => {
     const where = `document ${i + 1}`;
     if (doc.errors.length > 0) throw new ValidationError('(yaml)', `${where}: ${doc.errors[0]!.message}`);
@@ -39,8 +47,8 @@ function isList(v: unknown): v is { items: unknown[] } {
 /** One resource as a YAML document, or several as a `kind: List`, like `calicoctl get -o yaml`. */
 export function formatResources(resources: readonly Resource[], asList = resources.length !== 1): string {
   const clean = resources.map(toManifest);
-  if (!asList) return stringify(clean[0]);
-  return stringify({ apiVersion: 'projectcalico.org/v3', kind: 'List', items: clean });
+  if (!asList) return yaml().stringify(clean[0]);
+  return yaml().stringify({ apiVersion: 'projectcalico.org/v3', kind: 'List', items: clean });
 }
 
 /**

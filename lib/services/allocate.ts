@@ -6,7 +6,7 @@
 // Services, the Service whose key sorts first keeps it and the other is allocated again (what a
 // user wrote in the manifest always stays where it is written).
 import { addressAt, cidrSize, formatAddress, parseAddress, parseCidr, type Cidr } from '../../ip/index.js';
-import { type BGPConfiguration, HEADLESS, NODE_PORT_RANGE, resourceKey, type Service, type ServicePortSpec } from '../resources/types.js';
+import { type BGPConfiguration, HEADLESS, NODE_PORT_RANGE, resourceKey, type Service, type ServicePortSpec } from '../resources/index.js';
 import { digest32 } from './endpoint-slices.js';
 
 /** Kubernetes' default --service-cluster-ip-range: used when the BGPConfiguration names no IPv4 serviceClusterIPs. */

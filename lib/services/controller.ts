@@ -18,7 +18,7 @@ import {
   SERVICE_NAME_LABEL,
   type Service,
   type WorkloadEndpoint,
-} from '../resources/types.js';
+} from '../resources/index.js';
 import { allocate, serviceRanges } from './allocate.js';
 import { desiredSlices, SLICE_CONTROLLER, sameSlice, selects } from './endpoint-slices.js';
 

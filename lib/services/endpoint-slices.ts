@@ -15,7 +15,7 @@ import {
   SERVICE_NAME_LABEL,
   type Service,
   type WorkloadEndpoint,
-} from '../resources/types.js';
+} from '../resources/index.js';
 
 /** What this controller writes in the managed-by label; slices with another value are someone else's. */
 export const SLICE_CONTROLLER = 'endpointslice-controller.podroute.io';

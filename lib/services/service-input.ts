@@ -7,7 +7,7 @@
 // serving-and-terminating ones, so connections drain instead of being refused during a
 // rollout. Headless services (clusterIP None) are not load-balanced at all.
 import type { ServiceEndpoint, ServiceInput, ServicePort, ServiceProtocol } from '../../felix/index.js';
-import { DEFAULT_AFFINITY_TIMEOUT_SECONDS, type EndpointSlice, HEADLESS, SERVICE_NAME_LABEL, type Service } from '../resources/types.js';
+import { DEFAULT_AFFINITY_TIMEOUT_SECONDS, type EndpointSlice, HEADLESS, SERVICE_NAME_LABEL, type Service } from '../resources/index.js';
 
 export interface ServiceSources {
   /** This node: endpoints on it are `local`. */

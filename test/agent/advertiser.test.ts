@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { BgpSpeaker, type BestPathChange } from '../../bgp/index.js';
 import { Advertiser } from '../../lib/agent/advertiser.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore, type BGPConfiguration, type IPAMBlock } from '../../lib/datastore/public.js';
+import { API_VERSION, type BGPConfiguration, type IPAMBlock } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 
 describe('agent advertiser', () => {

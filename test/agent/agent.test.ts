@@ -1,7 +1,8 @@
 // Agents in one process over loopback with the memory datastore: sessions follow the
 // datastore live, blocks and borrowed addresses are announced, felix gets the routes.
 import assert from 'node:assert/strict';
-import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { waitFor } from '../support/wait.js';
 import { freeTcpPort, TestCluster } from './cluster.js';

@@ -2,7 +2,8 @@
 // drops, and which events it reports as worth a reconcile.
 import assert from 'node:assert/strict';
 import { CLUSTER_KINDS, ClusterCache } from '../../lib/agent/cluster-cache.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore, type Watcher } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore, type Watcher } from '../../lib/datastore/index.js';
 import { waitFor } from '../support/wait.js';
 
 describe('agent cluster cache', () => {

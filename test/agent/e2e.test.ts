@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callControl } from '../../lib/bgpd/control.js';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, pidAlive, type Netns, type Segment } from '../support/netns.js';
 import {

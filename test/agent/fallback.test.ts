@@ -7,7 +7,7 @@ import { cpSync, readFileSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLinuxDataplane, LinuxDataplane } from '../../felix/index.js';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Segment } from '../support/netns.js';
 import { type AgentProcess, agentReady, clusterRedis, ipPool, spawnAgent } from '../support/node-agents.js';

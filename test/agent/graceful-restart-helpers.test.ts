@@ -5,7 +5,8 @@
 // time and FRR's prefix version stay as they were, and the route is there at every poll.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
 import { Bird } from '../support/bird.js';

@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { BgpSpeaker } from '../../bgp/index.js';
 import { desiredPeers, peerChanged, type DesiredPeer } from '../../lib/agent/peers.js';
 import { neighborConfig, SessionReconciler, type SessionSettings } from '../../lib/agent/sessions.js';
-import type { BGPPeer, Node } from '../../lib/resources/types.js';
-import { validateResource } from '../../lib/resources/validate.js';
+import { type BGPPeer, type Node, validateResource } from '../../lib/resources/index.js';
 import { waitFor } from '../support/wait.js';
 import { freeTcpPort } from './cluster.js';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type Server } from 'node:net';
 import type { BestPathChange } from '../../bgp/index.js';
 import { NodeSpeaker, speakerSettings, type SpeakerSettings } from '../../lib/agent/node-speaker.js';
-import { API_VERSION, type Node } from '../../lib/datastore/public.js';
+import { API_VERSION, type Node } from '../../lib/resources/index.js';
 import { waitFor } from '../support/wait.js';
 import { freeTcpPort } from './cluster.js';
 

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { MemoryNftDataplane, PolicyProgrammer, type PolicyApplyReport } from '../../felix/index.js';
 import { PolicyFeed } from '../../lib/agent/policy-feed.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore, type Watcher } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore, type Watcher } from '../../lib/datastore/index.js';
 import { waitFor } from '../support/wait.js';
 
 const wep = (ns: string, pod: string, node: string, ip: string, labels: Record<string, string>) => ({

@@ -2,7 +2,8 @@
 // is there) and the default pool (only when the cluster has none, once however many try).
 import assert from 'node:assert/strict';
 import { ensureDefaultPool, registerNode } from '../../lib/agent/registration.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 
 describe('agent registration', () => {
   let ds: BackendDatastore;

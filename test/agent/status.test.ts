@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { PeerStatus } from '../../bgp/index.js';
 import type { DesiredPeer } from '../../lib/agent/peers.js';
 import { agentStatus, peerStatusRows, type StatusFacts } from '../../lib/agent/status.js';
-import { API_VERSION, type Node } from '../../lib/datastore/public.js';
+import { API_VERSION, type Node } from '../../lib/resources/index.js';
 
 const desired = (address: string, type: DesiredPeer['type'] = 'mesh'): DesiredPeer => ({
   address,

@@ -4,7 +4,8 @@
 // `ipam repair` rebuilds the allocations from them; the agents resume, and the next address
 // handed out is one no pod holds.
 import assert from 'node:assert/strict';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam, IpamError, memoryIdentityRecord, repairIpam } from '../../lib/ipam/index.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';

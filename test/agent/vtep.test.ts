@@ -7,8 +7,11 @@ import {
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
   VXLAN_MAC_V6_ANNOTATION,
-} from '../../lib/resources/annotations.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore, type IPPool, type Node } from '../../lib/datastore/public.js';
+  API_VERSION,
+  type IPPool,
+  type Node,
+} from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 
 /** IPv4 `address` inside `cidr`. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { importsOf, LAYERS, layerOf, sourceFiles, treeImports, violations } from './layers.js';
+import { faceViolations, importsOf, LAYERS, layerOf, sourceFiles, treeImports, violations } from './layers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -12,6 +12,29 @@ describe('architecture: who may import whom', () => {
     const bad = violations(treeImports(root));
     const lines = bad.map((v) => `${v.file}:${v.line} imports ${v.specifier} (${v.from} may not import ${v.to})`);
     assert.deepEqual(lines, []);
+  });
+
+  it('outside lib/resources and lib/datastore, code imports their index, not their files', () => {
+    const bad = faceViolations(treeImports(root));
+    assert.deepEqual(
+      bad.map((e) => `${e.file}:${e.line} imports ${e.specifier} (import the folder's index.js)`),
+      [],
+    );
+  });
+
+  it('the face check: past the index from outside is caught, inside the folder and through the index are not', () => {
+    const edges = [
+      ...importsOf('lib/agent/peers.ts', "import { parsePeerIP } from '../resources/peer-ip.js';"),
+      ...importsOf('lib/cni/plugin.ts', "import { openDatastore } from '../datastore/open.js';"),
+      ...importsOf('lib/agent/peers.ts', "import { parsePeerIP } from '../resources/index.js';"),
+      ...importsOf('lib/datastore/codec.ts', "import { normalizeBlockSpec } from '../resources/index.js';"),
+      ...importsOf('lib/datastore/file.ts', "import { MemoryBackend } from './memory.js';"),
+      ...importsOf('lib/ipam/ipam.ts', "import { parseCidr } from '../../ip/cidr.js';"),
+    ];
+    assert.deepEqual(
+      faceViolations(edges).map((e) => e.target),
+      ['lib/resources/peer-ip.js', 'lib/datastore/open.js'],
+    );
   });
 
   it('the layers form no cycle', () => {

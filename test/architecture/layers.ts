@@ -59,6 +59,12 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 
+/**
+ * Layers that other code reaches only through their face, `<layer>/index.ts`; inside the layer,
+ * files import each other directly.
+ */
+export const FACES: readonly string[] = ['lib/resources', 'lib/datastore'];
+
 export interface ImportEdge {
   /** The importing file, relative to the root, with forward slashes. */
   file: string;
@@ -112,6 +118,13 @@ export function violations(edges: readonly ImportEdge[], layers: Readonly<Record
     out.push({ ...e, from, to });
   }
   return out;
+}
+
+/** The imports from outside a faced layer that reach past its index into one of its files. */
+export function faceViolations(edges: readonly ImportEdge[], faces: readonly string[] = FACES): ImportEdge[] {
+  return edges.filter((e) =>
+    faces.some((f) => e.target.startsWith(`${f}/`) && !e.file.startsWith(`${f}/`) && e.target !== `${f}/index.js`),
+  );
 }
 
 /** Every .ts file under the root's layer folders, as root-relative paths. */

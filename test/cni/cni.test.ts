@@ -3,9 +3,9 @@
 // against a real Redis (over a Unix socket, reachable from any namespace).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, CONTAINER_ID_ANNOTATION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { CONTAINER_ID_ANNOTATION } from '../../lib/resources/annotations.js';
 import { Lab, type Netns } from '../support/netns.js';
 import { clusterRedis, ipPool } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';

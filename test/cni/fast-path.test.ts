@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { Lab, type Segment } from '../support/netns.js';
 import { agentReady, agentStatus, clusterRedis, ipPool, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';

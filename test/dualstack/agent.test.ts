@@ -5,7 +5,8 @@
 // Pods are made here as the CNI plugin makes them (IPAM of both families, a veth, a
 // WorkloadEndpoint with both addresses), and ping each other over IPv6 across nodes.
 import assert from 'node:assert/strict';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import type { RibRoute } from '../support/bgp-config.js';
 import { Frr } from '../support/frr.js';

@@ -3,7 +3,7 @@
 // control socket in the lab's folder. close() in after(): the datastore, then the lab (the
 // agents in it, by PID), then Redis; it is safe after a before() that failed half-way.
 import { join } from 'node:path';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Lab, type Netns } from '../support/netns.js';
 import { agentReady, type AgentProcess, type AgentSpawn, clusterRedis, spawnAgent } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';

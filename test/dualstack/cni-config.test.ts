@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CniError, parseNetConf } from '../../lib/cni/index.js';
 import { requestedFamilies } from '../../lib/cni/plugin.js';
 import { poolsForFamily } from '../../lib/cni/pools.js';
-import { API_VERSION, type IPPool } from '../../lib/resources/types.js';
+import { API_VERSION, type IPPool } from '../../lib/resources/index.js';
 
 const conf = (ipam?: Record<string, unknown>) =>
   parseNetConf(JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', type: 'podroute-cni', ...(ipam ? { ipam } : {}) }));

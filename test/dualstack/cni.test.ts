@@ -3,7 +3,7 @@
 // one ADD gets an address of each family, both on the pod's eth0 with a default route per
 // family; a failure of either family leaves neither allocated; DEL frees both.
 import assert from 'node:assert/strict';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { callCni } from '../cni/call.js';
 import { Lab, type Netns } from '../support/netns.js';

@@ -5,7 +5,7 @@
 // and pods made as the CNI plugin makes them ping each other over IPv6.
 import assert from 'node:assert/strict';
 import { hashRouterId } from '../../lib/agent/index.js';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import type { Segment } from '../support/netns.js';
 import { agentStatus, ipPool } from '../support/node-agents.js';

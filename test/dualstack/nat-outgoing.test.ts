@@ -4,7 +4,8 @@
 // from the node's IPv6 address (masqueraded in the `inet podroute` table) and its answer comes
 // back; with natOutgoing off on the pool, the far host sees nothing it could answer.
 import assert from 'node:assert/strict';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { callCni } from '../cni/call.js';
 import type { Netns } from '../support/netns.js';
 import { podNetconf } from '../support/node-agents.js';

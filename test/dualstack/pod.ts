@@ -3,7 +3,7 @@
 // MAC ee:ee:ee:ee:ee:ee (hence the link-local gateway below), the addresses and default routes
 // in the pod, and its WorkloadEndpoint.
 import type { BackendDatastore } from '../../lib/datastore/index.js';
-import { API_VERSION } from '../../lib/resources/types.js';
+import { API_VERSION } from '../../lib/resources/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { run, type Lab, type Netns } from '../support/netns.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
 import { memoryDatastore, redisDatastore } from '../../lib/datastore/index.js';
-import { ValidationError, validateResource } from '../../lib/resources/validate.js';
+import { ValidationError, validateResource } from '../../lib/resources/index.js';
 import { startRedis } from '../support/redis.js';
 
 const pool = (name: string, cidr: string, blockSize?: number) => ({

@@ -6,9 +6,9 @@
 // which the router does know), and the same-subnet pair routes directly on eth0.
 import assert from 'node:assert/strict';
 import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
-import { API_VERSION, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION, VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../lib/resources/annotations.js';
 import type { Segment } from '../support/netns.js';
 import { type AgentProcess, agentStatus, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';

@@ -2,7 +2,8 @@
 // any backend.
 import assert from 'node:assert/strict';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
-import { API_VERSION, type BackendDatastore, type IPAMBlock, type Node, type WorkloadEndpoint } from '../../lib/datastore/public.js';
+import { API_VERSION, type IPAMBlock, type Node, type WorkloadEndpoint } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam, type IpamCheckReport } from '../../lib/ipam/index.js';
 
 const node = (name: string): Node => ({ apiVersion: API_VERSION, kind: 'Node', metadata: { name }, spec: {} });

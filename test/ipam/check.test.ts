@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { memoryDatastore, redisDatastore } from '../../lib/datastore/index.js';
-import type { RedisBackend } from '../../lib/datastore/redis.js';
+import { memoryDatastore, redisDatastore, type RedisBackend } from '../../lib/datastore/index.js';
 import { sharedRedis, startRedis } from '../support/redis.js';
 import { ipamCheckSuite } from './check-suite.js';
 

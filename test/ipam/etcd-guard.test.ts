@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { etcdDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { etcdDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { GuardFault } from './guard-fault.js';
 

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { parseCidr } from '../../ip/index.js';
-import { API_VERSION, type BackendDatastore, type IPPool, type WorkloadEndpoint } from '../../lib/datastore/public.js';
+import { API_VERSION, type IPPool, type WorkloadEndpoint } from '../../lib/resources/index.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
 import { fileIdentityRecord, Ipam, IpamError, type IpamRepairReport, repairIpam } from '../../lib/ipam/index.js';
 import { waitFor } from '../support/wait.js';
 

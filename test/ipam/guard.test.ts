@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { checkIpam, Ipam } from '../../lib/ipam/index.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { GuardFault } from './guard-fault.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { redisDatastore } from '../../lib/datastore/public.js';
+import { redisDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
 import { podAdd } from '../../lib/lab/pods.js';
 import { labDown, labUp, vtysh } from '../../lib/lab/runner.js';

@@ -5,7 +5,7 @@
 // coexist. Checked in the lab's own datastore (a real Redis).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { redisDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { findPod, parseLabelChanges, parseLabels, parsePortList, podNamespace, podRef } from '../../lib/lab/pods.js';
 import { readState } from '../../lib/lab/state.js';
 import { execCommand } from '../../lib/lab/system.js';

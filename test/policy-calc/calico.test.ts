@@ -11,7 +11,7 @@ import {
   policyInput,
   setId,
 } from '../../lib/policy/index.js';
-import type { Resource } from '../../lib/resources/types.js';
+import type { Resource } from '../../lib/resources/index.js';
 import { cnp, gnp, knp, namespace, pod } from './fixtures.js';
 
 const sel = (selector: string, namespaces: NamespaceScope): string => setId({ kind: 'selection', selection: { selector, namespaces } });

@@ -2,7 +2,8 @@
 // reads, and the usage errors.
 import assert from 'node:assert/strict';
 import { runPolicyCommand } from '../../lib/cli/policy.js';
-import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../lib/datastore/public.js';
+import { API_VERSION } from '../../lib/resources/index.js';
+import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 
 async function run(ds: BackendDatastore, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

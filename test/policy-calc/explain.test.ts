@@ -2,7 +2,7 @@
 // verdict on a connection with what decided it, printed as `podroute policy explain` will.
 import assert from 'node:assert/strict';
 import { explainPod, formatPodExplanation, formatVerdict, PolicyExplainer, verdict } from '../../lib/policy/index.js';
-import type { Resource } from '../../lib/resources/types.js';
+import type { Resource } from '../../lib/resources/index.js';
 import { gnp, knp, namespace, pod } from './fixtures.js';
 
 const CLUSTER: Resource[] = [

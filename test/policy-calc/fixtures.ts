@@ -11,7 +11,7 @@ import type {
   Namespace,
   WorkloadEndpoint,
   WorkloadEndpointPort,
-} from '../../lib/resources/types.js';
+} from '../../lib/resources/index.js';
 
 export function namespace(name: string, labels: Record<string, string> = {}): Namespace {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels }, spec: {} };

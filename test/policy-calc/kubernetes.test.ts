@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { PolicyInput } from '../../felix/policy/input.js';
 import { type NamespaceScope, PolicyCalculator, PolicyConversionError, policyInput, setId } from '../../lib/policy/index.js';
-import type { Resource } from '../../lib/resources/types.js';
+import type { Resource } from '../../lib/resources/index.js';
 import { knp, namespace, pod } from './fixtures.js';
 
 const sel = (selector: string, namespaces: NamespaceScope): string => setId({ kind: 'selection', selection: { selector, namespaces } });

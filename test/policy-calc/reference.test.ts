@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../felix/policy/compile.js';
 import { PolicyExplainer, policyInput } from '../../lib/policy/index.js';
-import type { Resource } from '../../lib/resources/types.js';
+import type { Resource } from '../../lib/resources/index.js';
 import {
   type LabelSelector,
   type Model,

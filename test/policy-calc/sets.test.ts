@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { PolicyInput } from '../../felix/policy/input.js';
 import { PolicyCalculator, policyInput, setId } from '../../lib/policy/index.js';
-import type { Resource } from '../../lib/resources/types.js';
+import type { Resource } from '../../lib/resources/index.js';
 import { cnp, gnp, knp, namespace, pod, pool } from './fixtures.js';
 import { prng } from '../support/prng.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { runDatastoreCommand } from '../../lib/cli/datastore.js';
-import { type BackendDatastore, redisDatastore } from '../../lib/datastore/public.js';
+import { type BackendDatastore, redisDatastore } from '../../lib/datastore/index.js';
 import { labDown, labUp } from '../../lib/lab/runner.js';
 import { type LabPod, type LabState, readState } from '../../lib/lab/state.js';
 import { execCommand, isOurs, run } from '../../lib/lab/system.js';

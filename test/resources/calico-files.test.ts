@@ -4,9 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseResources, ValidationError, validateResource } from '../../lib/resources/index.js';
-import { parsePeerIP } from '../../lib/resources/peer-ip.js';
-import { closestName } from '../../lib/resources/suggest.js';
+import { parseResources, ValidationError, validateResource, parsePeerIP, closestName } from '../../lib/resources/index.js';
 
 const DIR = join(import.meta.dirname, '../data/calico');
 

@@ -9,9 +9,15 @@
 // client's address kept.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { BackendDatastore } from '../../lib/datastore/public.js';
-import { API_VERSION, API_VERSION_K8S_CORE, type Resource } from '../../lib/resources/types.js';
-import { API_VERSION_K8S_DISCOVERY, SERVICE_NAME_LABEL, type EndpointSliceEndpoint } from '../../lib/resources/service-types.js';
+import type { BackendDatastore } from '../../lib/datastore/index.js';
+import {
+  API_VERSION,
+  API_VERSION_K8S_CORE,
+  type Resource,
+  API_VERSION_K8S_DISCOVERY,
+  SERVICE_NAME_LABEL,
+  type EndpointSliceEndpoint,
+} from '../../lib/resources/index.js';
 import { handMadePod } from '../dualstack/pod.js';
 import { Frr } from '../support/frr.js';
 import { Lab, type Segment } from '../support/netns.js';

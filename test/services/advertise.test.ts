@@ -14,8 +14,7 @@ import {
   type EndpointSliceObject,
   type ServiceObject,
 } from '../../lib/agent/service-advertise.js';
-import type { BGPConfiguration } from '../../lib/resources/types.js';
-import { SERVICE_NAME_LABEL, type EndpointSliceEndpoint, type ServiceSpec } from '../../lib/resources/service-types.js';
+import { type BGPConfiguration, SERVICE_NAME_LABEL, type EndpointSliceEndpoint, type ServiceSpec } from '../../lib/resources/index.js';
 
 const config = (spec: BGPConfiguration['spec']): BGPConfiguration => ({
   apiVersion: 'projectcalico.org/v3',

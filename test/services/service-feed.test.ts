@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { MemoryNftDataplane, PolicyProgrammer } from '../../felix/index.js';
 import { PolicyFeed } from '../../lib/agent/policy-feed.js';
 import { ServiceFeed } from '../../lib/agent/service-feed.js';
-import { type BackendDatastore, memoryDatastore, type Watcher } from '../../lib/datastore/public.js';
+import { type BackendDatastore, memoryDatastore, type Watcher } from '../../lib/datastore/index.js';
 import { validateResource } from '../../lib/resources/index.js';
 import { waitFor } from '../support/wait.js';
 
