@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
-import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
+import { ConfigError, identifier, ip, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
@@ -109,8 +109,7 @@ export function speakerFields(
 } & Pick<BgpdConfig, 'log' | 'metrics'> {
   onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
   const asn = num(doc.asn, 'asn', 1, 0xffffffff);
-  const routerId = doc.routerId;
-  if (!isDottedQuad(routerId)) throw new ConfigError(`routerId: ${JSON.stringify(routerId)} is not a dotted-quad BGP identifier`);
+  const routerId = identifier(doc.routerId, 'routerId');
   let listen: SpeakerOptions['listen'];
   if (doc.listen === false || typeof doc.listen === 'number') listen = doc.listen;
   else if (isObj(doc.listen))

@@ -4,7 +4,7 @@
 // refused in the same words wherever it comes from.
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../../bgp/index.js';
-import { AddressError, parseCidr, parseIpv4Into } from '../../ip/index.js';
+import { AddressError, checkedRouterId, parseCidr } from '../../ip/index.js';
 import { maxPrefixes } from './max-prefixes.js';
 import { password } from './password.js';
 
@@ -45,15 +45,14 @@ export function ip(v: unknown, path: string): string {
   return v;
 }
 
-/** A cluster ID (RFC 4456): four octets, written as a dotted quad like the router ID. */
+/** A router ID, or a cluster ID (RFC 4456), which is written the same way: ip/'s rule and words. */
 export function identifier(v: unknown, path: string): string {
-  if (!isDottedQuad(v)) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a dotted-quad identifier (four octets, like 10.0.0.9)`);
-  return v;
-}
-
-/** A BGP identifier as it is written: four octets as a dotted quad. */
-export function isDottedQuad(v: unknown): v is string {
-  return typeof v === 'string' && parseIpv4Into(v, new Uint8Array(4));
+  try {
+    return checkedRouterId(v, path);
+  } catch (e) {
+    if (e instanceof AddressError) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 function bool(v: unknown, path: string): void {

@@ -46,10 +46,22 @@ describe('bgpd config', () => {
   it('mistakes are named by their path', () => {
     const bad: [string, string][] = [
       ['asn: x\nrouterId: 10.0.0.1\n', 'asn: "x" is not a number in 1..4294967295'],
-      ['asn: 1\nrouterId: r1\n', 'routerId: "r1" is not a dotted-quad BGP identifier'],
-      ['asn: 1\nrouterId: 010.0.0.1\n', 'routerId: "010.0.0.1" is not a dotted-quad BGP identifier'],
-      [base + 'clusterId: "fe80::1%eth0"\n', 'clusterId: "fe80::1%eth0" is not a dotted-quad identifier (four octets, like 10.0.0.9)'],
-      [base + 'clusterId: "fd00::9"\n', 'clusterId: "fd00::9" is not a dotted-quad identifier (four octets, like 10.0.0.9)'],
+      ['asn: 1\nrouterId: r1\n', 'routerId: "r1" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      [
+        'asn: 1\nrouterId: 010.0.0.1\n',
+        'routerId: "010.0.0.1" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      ['asn: 1\nrouterId: 0.0.0.0\n', 'routerId: "0.0.0.0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      ['asn: 1\n', 'routerId: undefined is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      [
+        base + 'clusterId: "fe80::1%eth0"\n',
+        'clusterId: "fe80::1%eth0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      [
+        base + 'clusterId: "fd00::9"\n',
+        'clusterId: "fd00::9" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      [base + 'clusterId: 0.0.0.0\n', 'clusterId: "0.0.0.0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
       [base + 'colour: red\n', 'colour: unknown field'],
       [base + 'listen: yes\n', 'listen: false, a port, or { host, port }'],
       [base + 'peers: 10.0.0.2\n', 'peers: a list'],
