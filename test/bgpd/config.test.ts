@@ -160,6 +160,39 @@ describe('bgpd config', () => {
     );
   });
 
+  it("every mistake inside one block too: a network, gracefulRestart, maxRoutes, control, a peer's maxPrefixes", () => {
+    const mistakes = (text: string) => {
+      try {
+        parseBgpdConfig(base + text);
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e.mistakes;
+      }
+      assert.fail(`${text} was taken`);
+    };
+    assert.deepEqual(mistakes('networks:\n  - { prefix: 10.0.0.0/24, med: x, communities: ["1", "2:3", "x"] }\n'), [
+      'networks[0].med: "x" is not a number in 0..4294967295',
+      'networks[0].communities[0]: "1" is not asn:value',
+      'networks[0].communities[2]: "x" is not asn:value',
+    ]);
+    assert.deepEqual(mistakes('gracefulRestart: { restartTime: 5000, selectDeferTime: 0 }\n'), [
+      'gracefulRestart.restartTime: 5000 is not a number in 0..4095',
+      'gracefulRestart.selectDeferTime: 0 is not a number in 1..3600',
+    ]);
+    assert.deepEqual(mistakes('maxRoutes: { limit: 0, restartAfter: -1 }\n'), [
+      'maxRoutes.limit: 0 is not a number in 1..4294967295',
+      'maxRoutes.restartAfter: -1 is not a number in 0..2000000',
+    ]);
+    assert.deepEqual(mistakes('control: { path: "", group: "-x" }\n'), [
+      'control.path: "" is not a file path',
+      'control.group: "-x" is not a group name or number',
+    ]);
+    assert.deepEqual(mistakes('peers:\n  - { address: 10.0.0.2, asn: 1, maxPrefixes: { ipv4: { limit: 0 }, ipv5: { limit: 1 } } }\n'), [
+      'peers[0].maxPrefixes.ipv4.limit: 0 is not a number in 1..4294967295',
+      'peers[0].maxPrefixes.ipv5: unknown family "ipv5" (ipv4-unicast or ipv6-unicast)',
+    ]);
+  });
+
   it('an unknown field is named with the known one it most likely stands for, unless that one is written too', () => {
     assert.throws(() => parseBgpdConfig(`${base}clusterID: 10.0.0.9\nmultipth: 2\n`), {
       message: '2 mistakes:\n  clusterID: unknown field; did you mean clusterId?\n  multipth: unknown field; did you mean multipath?',

@@ -57,6 +57,14 @@ describe('bgpd: a configuration it cannot run is refused before it listens', fun
     );
   });
 
+  it('every peer the speaker refuses, in one refusal', async () => {
+    await refused(
+      'bgpd',
+      'peers:\n  - { address: 10.0.0.2, asn: 65002, holdTime: 3.5 }\n  - { address: 10.0.0.3, asn: 65003, holdTime: 4.5 }\n',
+      /2 mistakes:\n {2}peers\[0\]: peer 10\.0\.0\.2 holdTime.*\n {2}peers\[1\]: peer 10\.0\.0\.3 holdTime/,
+    );
+  });
+
   it('a dynamic-neighbour range that is not a prefix', async () => {
     await refused('bgpd', 'dynamicNeighbors:\n  - { range: 10.0.0.0/33, asn: 65002 }\n', /dynamicNeighbors\[0\]\.range/);
   });
