@@ -73,35 +73,23 @@ const SPEAKER_KEYS = [
 /** The log and metrics fields of either daemon's file. */
 function daemonFields(doc: Obj, m: Mistakes): Pick<BgpdConfig, 'log' | 'metrics'> {
   const out: Pick<BgpdConfig, 'log' | 'metrics'> = {};
-  // lib/log's readers throw plain Errors: each is a mistake in this file.
-  const field = <T>(read: () => T): (() => T) => {
-    return () => {
-      try {
-        return read();
-      } catch (e) {
-        throw new ConfigError((e as Error).message);
-      }
-    };
-  };
   if (doc.logSeverityScreen !== undefined || doc.logFormat !== undefined) {
-    const level =
-      doc.logSeverityScreen === undefined
-        ? undefined
-        : m.take(
-            field(() => logLevel(doc.logSeverityScreen, 'logSeverityScreen')),
-            undefined,
-          );
-    const format =
-      doc.logFormat === undefined
-        ? undefined
-        : m.take(
-            field(() => logFormat(doc.logFormat, 'logFormat')),
-            undefined,
-          );
+    const { logSeverityScreen: l, logFormat: f } = doc;
+    const level = l === undefined ? undefined : m.take(() => logField(() => logLevel(l, 'logSeverityScreen')), undefined);
+    const format = f === undefined ? undefined : m.take(() => logField(() => logFormat(f, 'logFormat')), undefined);
     out.log = { ...(level === undefined ? {} : { level }), ...(format === undefined ? {} : { format }) };
   }
   if (doc.metrics !== undefined) out.metrics = m.take(() => metricsField(doc.metrics), undefined);
   return out;
+}
+
+/** lib/log's readers throw plain Errors: here, each is a mistake in the file. */
+function logField<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
 }
 
 function metricsField(v: unknown): { port: number; host?: string } {
