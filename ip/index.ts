@@ -28,3 +28,4 @@ export {
   addressAt,
   type Cidr,
 } from './cidr.js';
+export { parseRouterId, checkedRouterId } from './router-id.js';

@@ -3,7 +3,7 @@
 // ORIGINATOR_ID, our cluster ID in CLUSTER_LIST) and the tie-breaks on ORIGINATOR_ID and
 // CLUSTER_LIST length are the RIB's own, switched on by `clusterId`.
 import type { IbgpReflectionHook, PathAttributes, RibPeer, UpdateGroupInfo } from '../bgp/index.js';
-import { parseIpv4Into } from '../ip/index.js';
+import { checkedRouterId } from '../ip/index.js';
 
 /**
  * RFC 4456 §6: a route from a client goes to every client and non-client; a route from a
@@ -42,10 +42,7 @@ export function routeReflectorRibOptions(clusterId: string): { clusterId: string
   return { clusterId, reflection: reflectionHook(clusterId) };
 }
 
-/** A cluster ID is a 4-octet number written as a dotted quad (often the router ID). */
+/** A cluster ID is written as a router ID is, and often is one: the same rule and message. */
 export function checkClusterId(clusterId: unknown, field = 'clusterId'): string {
-  if (typeof clusterId !== 'string' || !parseIpv4Into(clusterId, new Uint8Array(4))) {
-    throw new TypeError(`${field}: ${JSON.stringify(clusterId)} is not a dotted-quad cluster ID (e.g. 10.0.0.1)`);
-  }
-  return clusterId;
+  return checkedRouterId(clusterId, field);
 }

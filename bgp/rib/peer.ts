@@ -1,5 +1,6 @@
 // A peer as the RIB knows it: identity, the numbers the decision process compares, and
 // counters. It outlives a session so that graceful restart can keep its routes as stale.
+import { parseRouterId } from '../../ip/index.js';
 import type { AddressFamily, CodecOptions } from '../codec/index.js';
 import { ipv4Number } from './attr-set.js';
 import { compilePolicy, type CompiledPolicy } from './policy.js';
@@ -57,7 +58,7 @@ export class RibPeer {
     this.asn = config.asn;
     this.type = type ?? (config.asn === localAs ? 'ibgp' : 'ebgp');
     this.routerId = config.routerId;
-    this.routerIdNumber = checkedIpv4(config.routerId, 'peer routerId');
+    this.routerIdNumber = parseRouterId(config.routerId, 'peer routerId');
     this.addressRank = addressRank(config.address);
     this.importPolicy = config.importPolicy === undefined ? undefined : compilePolicy(config.importPolicy);
     this.exportPolicy = config.exportPolicy === undefined ? undefined : compilePolicy(config.exportPolicy);
@@ -70,7 +71,7 @@ export class RibPeer {
     }
     this.config = config;
     this.routerId = config.routerId;
-    this.routerIdNumber = checkedIpv4(config.routerId, 'peer routerId');
+    this.routerIdNumber = parseRouterId(config.routerId, 'peer routerId');
     this.importPolicy = config.importPolicy === undefined ? undefined : compilePolicy(config.importPolicy);
     this.exportPolicy = config.exportPolicy === undefined ? undefined : compilePolicy(config.exportPolicy);
   }
@@ -85,14 +86,6 @@ export class RibPeer {
 
   get fourOctetAs(): boolean {
     return this.config.fourOctetAs !== false;
-  }
-}
-
-function checkedIpv4(s: string, field: string): number {
-  try {
-    return ipv4Number(s);
-  } catch {
-    throw new TypeError(`${field}: "${s}" is not a dotted-quad BGP identifier`);
   }
 }
 

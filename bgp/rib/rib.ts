@@ -2,6 +2,7 @@
 // the Adj-RIB-Out queues. The speaker drives it: addPeer when a session is established,
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
+import { checkedRouterId } from '../../ip/index.js';
 import type { AddressFamily, Nlri, PathAttributes, ReceivedUpdate, UpdateMessage } from '../codec/index.js';
 import {
   Afi,
@@ -18,7 +19,6 @@ import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js'
 import { joinAtStart } from './subgroup.js';
 import {
   AttrInterner,
-  ipv4Number,
   LoopRule,
   NextHop,
   NextHopInterner,
@@ -96,12 +96,7 @@ export class Rib {
       throw new TypeError(`localAs: ${options.localAs} is not an AS number`);
     }
     this.localAs = options.localAs;
-    this.routerId = options.routerId;
-    try {
-      ipv4Number(options.routerId);
-    } catch {
-      throw new TypeError(`routerId: "${options.routerId}" is not a dotted-quad BGP identifier`);
-    }
+    this.routerId = checkedRouterId(options.routerId);
     this.attrs = new AttrInterner(new LoopRule(this.localAs, this.routerId, options.clusterId));
     const mp = options.multipath?.maxPaths ?? 1;
     if (!Number.isInteger(mp) || mp < 1 || mp > 63) throw new TypeError(`multipath.maxPaths: ${mp} is not between 1 and 63`);

@@ -3,7 +3,7 @@
 // none, so it is told one (Calico's CALICO_ROUTER_ID) or `hash`, four octets derived from the
 // node name so every restart picks the same one without anyone writing it down.
 import { createHash } from 'node:crypto';
-import { parseAddress } from '../../ip/index.js';
+import { checkedRouterId } from '../../ip/index.js';
 
 /** `configured`: a dotted IPv4 router ID, `hash`, or undefined (the IPv4 address, else `hash`). */
 export function routerIdFor(nodeName: string, ipv4Address: string, configured?: string): string {
@@ -15,16 +15,9 @@ export function routerIdFor(nodeName: string, ipv4Address: string, configured?: 
   return ipv4Address.split('/')[0]!;
 }
 
+/** A router ID as ip/ takes one, or `hash`. */
 export function checkRouterId(text: string, field = 'routerId'): void {
-  if (text === 'hash') return;
-  let ok = false;
-  try {
-    ok = !text.includes(':') && parseAddress(text).family === 4 && text !== '0.0.0.0';
-  } catch {
-    ok = false;
-  }
-  if (!ok)
-    throw new Error(`${field}: ${JSON.stringify(text)} is not a router ID (a non-zero dotted IPv4 address such as 10.0.0.1, or hash)`);
+  if (text !== 'hash') checkedRouterId(text, field, 'hash');
 }
 
 /** Four octets from the node name; never 0.0.0.0. */

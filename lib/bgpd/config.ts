@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
-import { ConfigError, identifier, ip, isDottedQuad, isObj, list, num, onlyKeys, peer, prefix, type Obj } from './fields.js';
+import { ConfigError, identifier, ip, isObj, list, Mistakes, num, onlyKeys, peer, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
@@ -71,79 +71,104 @@ const SPEAKER_KEYS = [
 ];
 
 /** The log and metrics fields of either daemon's file. */
-function daemonFields(doc: Obj): Pick<BgpdConfig, 'log' | 'metrics'> {
+function daemonFields(doc: Obj, m: Mistakes): Pick<BgpdConfig, 'log' | 'metrics'> {
   const out: Pick<BgpdConfig, 'log' | 'metrics'> = {};
-  const field = <T>(read: () => T): T => {
-    try {
-      return read();
-    } catch (e) {
-      throw new ConfigError((e as Error).message);
-    }
-  };
-  if (doc.logSeverityScreen !== undefined || doc.logFormat !== undefined)
-    out.log = {
-      ...(doc.logSeverityScreen === undefined ? {} : { level: field(() => logLevel(doc.logSeverityScreen, 'logSeverityScreen')) }),
-      ...(doc.logFormat === undefined ? {} : { format: field(() => logFormat(doc.logFormat, 'logFormat')) }),
-    };
-  if (doc.metrics !== undefined) {
-    if (!isObj(doc.metrics)) throw new ConfigError('metrics: a mapping { port, host }');
-    onlyKeys(doc.metrics, new Set(['port', 'host']), 'metrics');
-    out.metrics = { port: num(doc.metrics.port, 'metrics.port', 0, 65535) };
-    if (doc.metrics.host !== undefined) out.metrics.host = ip(doc.metrics.host, 'metrics.host');
+  if (doc.logSeverityScreen !== undefined || doc.logFormat !== undefined) {
+    const { logSeverityScreen: l, logFormat: f } = doc;
+    const level = l === undefined ? undefined : m.take(() => logField(() => logLevel(l, 'logSeverityScreen')), undefined);
+    const format = f === undefined ? undefined : m.take(() => logField(() => logFormat(f, 'logFormat')), undefined);
+    out.log = { ...(level === undefined ? {} : { level }), ...(format === undefined ? {} : { format }) };
   }
+  if (doc.metrics !== undefined) out.metrics = m.take(() => metricsField(doc.metrics), undefined);
   return out;
+}
+
+/** lib/log's readers throw plain Errors: here, each is a mistake in the file. */
+function logField<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+}
+
+function metricsField(v: unknown): { port: number; host?: string } {
+  if (!isObj(v)) throw new ConfigError('metrics: a mapping { port, host }');
+  const m = new Mistakes();
+  m.check(() => onlyKeys(v, new Set(['port', 'host']), 'metrics'));
+  const out: { port: number; host?: string } = { port: m.take(() => num(v.port, 'metrics.port', 0, 65535), 0) };
+  if (v.host !== undefined) out.host = m.take(() => ip(v.host, 'metrics.host'), '');
+  m.throwIfAny();
+  return out;
+}
+
+function listenField(v: unknown): SpeakerOptions['listen'] {
+  if (v === undefined || v === false || typeof v === 'number') return v;
+  if (!isObj(v)) throw new ConfigError('listen: false, a port, or { host, port }');
+  const m = new Mistakes();
+  const listen = {
+    host: v.host === undefined ? undefined : m.take(() => ip(v.host, 'listen.host'), undefined),
+    port: m.take(() => num(v.port ?? 179, 'listen.port', 0, 65535), 179),
+  };
+  m.throwIfAny();
+  return listen;
 }
 
 /**
  * The fields of the speaker itself (asn, routerId, listen, ...) and the networks it
  * originates: the part both files share. `peerKeys` names the file's own fields for its peers.
+ * Each mistake is noted in `m`; what is returned holds stand-ins for the fields refused, so the
+ * caller throws `m`'s error before using it.
  */
 export function speakerFields(
   doc: Obj,
   peerKeys: string[],
+  m: Mistakes,
 ): {
   speaker: SpeakerOptions;
   networks: NetworkConfig[];
   control?: ControlSocketConfig;
   gracefulRestart: GracefulRestartConfig;
 } & Pick<BgpdConfig, 'log' | 'metrics'> {
-  onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), '');
-  const asn = num(doc.asn, 'asn', 1, 0xffffffff);
-  const routerId = doc.routerId;
-  if (!isDottedQuad(routerId)) throw new ConfigError(`routerId: ${JSON.stringify(routerId)} is not a dotted-quad BGP identifier`);
-  let listen: SpeakerOptions['listen'];
-  if (doc.listen === false || typeof doc.listen === 'number') listen = doc.listen;
-  else if (isObj(doc.listen))
-    listen = {
-      host: doc.listen.host === undefined ? undefined : ip(doc.listen.host, 'listen.host'),
-      port: num(doc.listen.port ?? 179, 'listen.port', 0, 65535),
-    };
-  else if (doc.listen !== undefined) throw new ConfigError('listen: false, a port, or { host, port }');
-  const networks = list(doc.networks, 'networks').map((n, i) => network(typeof n === 'string' ? { prefix: n } : n, `networks[${i}]`));
-  const multipath = doc.multipath === undefined ? undefined : { maxPaths: num(doc.multipath, 'multipath', 1, 63) };
-  const gracefulRestart = gracefulRestartField(doc.gracefulRestart, 'gracefulRestart');
+  m.check(() => onlyKeys(doc, new Set([...SPEAKER_KEYS, ...peerKeys]), ''));
+  const asn = m.take(() => num(doc.asn, 'asn', 1, 0xffffffff), 0);
+  const routerId = m.take(() => identifier(doc.routerId, 'routerId'), '');
+  const listen = m.take(() => listenField(doc.listen), undefined);
+  const networks = m
+    .take(() => list(doc.networks, 'networks'), [])
+    .map((n, i) => m.take(() => network(typeof n === 'string' ? { prefix: n } : n, `networks[${i}]`), undefined))
+    .filter((n) => n !== undefined);
+  const multipath = doc.multipath === undefined ? undefined : { maxPaths: m.take(() => num(doc.multipath, 'multipath', 1, 63), 1) };
+  const gracefulRestart = m.take(() => gracefulRestartField(doc.gracefulRestart, 'gracefulRestart'), { forwardingPreserved: true });
+  const stalePathTime =
+    doc.stalePathTime === undefined ? undefined : m.take(() => num(doc.stalePathTime, 'stalePathTime', 1, 65535), undefined);
+  const maxRoutesField = doc.maxRoutes === undefined ? undefined : m.take(() => maxRoutes(doc.maxRoutes, 'maxRoutes'), undefined);
+  const clusterId = doc.clusterId === undefined ? undefined : m.take(() => identifier(doc.clusterId, 'clusterId'), undefined);
+  const defaultLocalPref =
+    doc.defaultLocalPref === undefined ? undefined : m.take(() => num(doc.defaultLocalPref, 'defaultLocalPref', 0, 0xffffffff), undefined);
+  const control = doc.control === undefined ? undefined : m.take(() => controlSocketField(doc.control, 'control'), undefined);
   return {
     speaker: {
       asn,
       routerId,
       listen,
       hostname: typeof doc.hostname === 'string' ? doc.hostname : undefined,
-      stalePathTime: doc.stalePathTime === undefined ? undefined : num(doc.stalePathTime, 'stalePathTime', 1, 65535),
-      ...(doc.maxRoutes === undefined ? {} : { maxRoutes: maxRoutes(doc.maxRoutes, 'maxRoutes') }),
+      stalePathTime,
+      ...(maxRoutesField === undefined ? {} : { maxRoutes: maxRoutesField }),
       forwardingPreserved: gracefulRestart.forwardingPreserved,
       ...(gracefulRestart.restartTime === undefined ? {} : { restartTime: gracefulRestart.restartTime }),
       ...(gracefulRestart.selectDeferTime === undefined ? {} : { selectDeferTime: gracefulRestart.selectDeferTime }),
       rib: {
         multipath,
-        clusterId: doc.clusterId === undefined ? undefined : identifier(doc.clusterId, 'clusterId'),
-        defaultLocalPref: doc.defaultLocalPref === undefined ? undefined : num(doc.defaultLocalPref, 'defaultLocalPref', 0, 0xffffffff),
+        clusterId,
+        defaultLocalPref,
         alwaysCompareMed: doc.alwaysCompareMed === true,
       },
     },
     networks,
     gracefulRestart,
-    ...(doc.control === undefined ? {} : { control: controlSocketField(doc.control, 'control') }),
-    ...daemonFields(doc),
+    ...(control === undefined ? {} : { control }),
+    ...daemonFields(doc, m),
   };
 }
 
@@ -152,9 +177,24 @@ export function neighbor(p: unknown, path: string): NeighborConfig {
 }
 
 export function dynamicNeighbors(p: unknown, path: string): DynamicNeighbors {
-  const d = peer(p, path, true);
-  prefix(d.range, `${path}.range`);
-  return d as unknown as DynamicNeighbors;
+  return peer(p, path, true) as unknown as DynamicNeighbors;
+}
+
+/**
+ * The peers of a list, each checked on its own: those refused are noted in `m` and left out,
+ * with the paths of those kept beside them.
+ */
+export function peerList<T>(v: unknown, path: string, m: Mistakes, read: (p: unknown, path: string) => T): { peers: T[]; paths: string[] } {
+  const peers: T[] = [];
+  const paths: string[] = [];
+  m.take(() => list(v, path), []).forEach((p, i) => {
+    const at = `${path}[${i}]`;
+    const checked = m.take(() => read(p, at), undefined);
+    if (checked === undefined) return;
+    peers.push(checked);
+    paths.push(at);
+  });
+  return { peers, paths };
 }
 
 /**
@@ -162,28 +202,30 @@ export function dynamicNeighbors(p: unknown, path: string): DynamicNeighbors {
  * daemon is already listening. Compared as node:net reads them, so 10.0.0.2 and ::ffff:... differ
  * as they do on the wire, and fe80::1 and FE80::1 do not.
  */
-export function distinctPeers(peers: NeighborConfig[], paths: string[]): void {
+export function distinctPeers(peers: NeighborConfig[], paths: string[], m: Mistakes): void {
   const seen = new Map<string, number>();
   peers.forEach((p, i) => {
     const key = p.address.toLowerCase();
     const first = seen.get(key);
-    if (first !== undefined) throw new ConfigError(`${paths[i]}.address: ${p.address} is configured twice (${paths[first]})`);
-    seen.set(key, i);
+    if (first !== undefined) m.note(`${paths[i]}.address: ${p.address} is configured twice (${paths[first]})`);
+    else seen.set(key, i);
   });
 }
 
 export function parseBgpdConfig(text: string, source = 'config'): BgpdConfig {
   const doc = parseDocument(text, source, 'asn, routerId, peers, ...');
-  const peers = list(doc.peers, 'peers').map((p, i) => neighbor(p, `peers[${i}]`));
-  const peerPaths = peers.map((_, i) => `peers[${i}]`);
-  distinctPeers(peers, peerPaths);
-  const dynamic = list(doc.dynamicNeighbors, 'dynamicNeighbors').map((p, i) => dynamicNeighbors(p, `dynamicNeighbors[${i}]`));
+  const m = new Mistakes();
+  const speaker = speakerFields(doc, ['peers', 'dynamicNeighbors'], m);
+  const peers = peerList(doc.peers, 'peers', m, neighbor);
+  distinctPeers(peers.peers, peers.paths, m);
+  const dynamic = peerList(doc.dynamicNeighbors, 'dynamicNeighbors', m, dynamicNeighbors);
+  m.throwIfAny();
   return {
-    ...speakerFields(doc, ['peers', 'dynamicNeighbors']),
-    peers,
-    dynamicNeighbors: dynamic,
-    peerPaths,
-    dynamicPaths: dynamic.map((_, i) => `dynamicNeighbors[${i}]`),
+    ...speaker,
+    peers: peers.peers,
+    dynamicNeighbors: dynamic.peers,
+    peerPaths: peers.paths,
+    dynamicPaths: dynamic.paths,
   };
 }
 

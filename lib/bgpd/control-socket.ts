@@ -5,7 +5,7 @@ import { chownSync, chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
 import type http from 'node:http';
 import { connect, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { ConfigError, at, isObj, onlyKeys } from './fields.js';
+import { ConfigError, at, isObj, Mistakes, onlyKeys } from './fields.js';
 
 /** The `control` field of a daemon's file: a socket path, or `{ path, mode, group }`. */
 export interface ControlSocketConfig {
@@ -34,12 +34,15 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 export function controlSocketField(v: unknown, path: string): ControlSocketConfig {
   if (typeof v === 'string') return { path: socketPath(v, path), mode: DEFAULT_CONTROL_MODE };
   if (!isObj(v)) throw new ConfigError(`${path}: a socket path, or { path, mode, group }`);
-  onlyKeys(v, new Set(['path', 'mode', 'group']), path);
-  return {
-    path: v.path === undefined ? undefined : socketPath(v.path, at(path, 'path')),
-    mode: v.mode === undefined ? DEFAULT_CONTROL_MODE : socketMode(v.mode, at(path, 'mode')),
-    group: v.group === undefined ? undefined : groupField(v.group, at(path, 'group')),
+  const m = new Mistakes();
+  m.check(() => onlyKeys(v, new Set(['path', 'mode', 'group']), path));
+  const out = {
+    path: v.path === undefined ? undefined : m.take(() => socketPath(v.path, at(path, 'path')), undefined),
+    mode: v.mode === undefined ? DEFAULT_CONTROL_MODE : m.take(() => socketMode(v.mode, at(path, 'mode')), DEFAULT_CONTROL_MODE),
+    group: v.group === undefined ? undefined : m.take(() => groupField(v.group, at(path, 'group')), undefined),
   };
+  m.throwIfAny();
+  return out;
 }
 
 function socketPath(v: unknown, path: string): string {

@@ -6,7 +6,7 @@ import { reflectorStatus } from '../../reflector/index.js';
 import { readBgpdConfig, type BgpdConfig } from './config.js';
 import { serveControl } from './control.js';
 import { DEFAULT_CONTROL_MODE, resolveControlSocket, type ControlSocket } from './control-socket.js';
-import { ConfigError } from './fields.js';
+import { Mistakes } from './fields.js';
 import { openRunMarker } from './graceful-restart.js';
 import { networkAttributes } from './network.js';
 import { readReflectorConfig } from './reflector-config.js';
@@ -61,19 +61,21 @@ export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> 
  */
 async function dryRun(config: BgpdConfig): Promise<void> {
   const dry = new BgpSpeaker({ ...config.speaker, listen: false });
+  const m = new Mistakes();
   try {
-    for (const [i, d] of config.dynamicNeighbors.entries()) refuseAt(config.dynamicPaths[i], () => dry.addDynamicNeighbors(d));
-    for (const [i, p] of config.peers.entries()) refuseAt(config.peerPaths[i], () => dry.addPeer({ ...p, passive: true }));
+    for (const [i, d] of config.dynamicNeighbors.entries()) refuseAt(m, config.dynamicPaths[i], () => dry.addDynamicNeighbors(d));
+    for (const [i, p] of config.peers.entries()) refuseAt(m, config.peerPaths[i], () => dry.addPeer({ ...p, passive: true }));
   } finally {
     await dry.stop();
   }
+  m.throwIfAny();
 }
 
-function refuseAt(path: string | undefined, check: () => void): void {
+function refuseAt(m: Mistakes, path: string | undefined, check: () => void): void {
   try {
     check();
   } catch (e) {
-    throw new ConfigError(`${path ?? 'peer'}: ${(e as Error).message}`);
+    m.note(`${path ?? 'peer'}: ${(e as Error).message}`);
   }
 }
 

@@ -4,12 +4,60 @@
 // refused in the same words wherever it comes from.
 import { isIP } from 'node:net';
 import type { AddressFamily } from '../../bgp/index.js';
-import { AddressError, parseCidr, parseIpv4Into } from '../../ip/index.js';
+import { AddressError, checkedRouterId, parseCidr } from '../../ip/index.js';
+import { closestName } from '../resources/index.js';
 import { maxPrefixes } from './max-prefixes.js';
 import { password } from './password.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+  /** Each mistake with its path: one, or every one a whole document was found to hold. */
+  readonly mistakes: readonly string[];
+  constructor(mistakes: string | readonly string[]) {
+    const all = typeof mistakes === 'string' ? [mistakes] : mistakes;
+    super(all.length === 1 ? all[0] : `${all.length} mistakes:\n${all.map((m) => `  ${m}`).join('\n')}`);
+    this.mistakes = all;
+  }
+}
+
+/**
+ * The mistakes of one document, gathered so that a file with three is refused once, naming all
+ * three, rather than three times in turn. Each check runs on its own; a check that needs another
+ * field's value runs only when that value was taken.
+ */
+export class Mistakes {
+  private readonly found: string[] = [];
+
+  /** What `read` returns, or `instead` with its mistakes noted when it refuses the field. */
+  take<T>(read: () => T, instead: T): T {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof ConfigError) this.found.push(...e.mistakes);
+      else if (e instanceof AddressError) this.found.push(e.message);
+      else throw e;
+      return instead;
+    }
+  }
+
+  /** A mistake found without a check that throws. */
+  note(mistake: string): void {
+    this.found.push(mistake);
+  }
+
+  /** Runs a check whose only answer is whether it throws. */
+  check(run: () => void): void {
+    this.take(run, undefined);
+  }
+
+  get count(): number {
+    return this.found.length;
+  }
+
+  /** One ConfigError naming every mistake noted, if there was any. */
+  throwIfAny(): void {
+    if (this.found.length > 0) throw new ConfigError(this.found);
+  }
 }
 
 export type Obj = Record<string, unknown>;
@@ -45,15 +93,14 @@ export function ip(v: unknown, path: string): string {
   return v;
 }
 
-/** A cluster ID (RFC 4456): four octets, written as a dotted quad like the router ID. */
+/** A router ID, or a cluster ID (RFC 4456), which is written the same way: ip/'s rule and words. */
 export function identifier(v: unknown, path: string): string {
-  if (!isDottedQuad(v)) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a dotted-quad identifier (four octets, like 10.0.0.9)`);
-  return v;
-}
-
-/** A BGP identifier as it is written: four octets as a dotted quad. */
-export function isDottedQuad(v: unknown): v is string {
-  return typeof v === 'string' && parseIpv4Into(v, new Uint8Array(4));
+  try {
+    return checkedRouterId(v, path);
+  } catch (e) {
+    if (e instanceof AddressError) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 function bool(v: unknown, path: string): void {
@@ -96,9 +143,20 @@ export function families(v: unknown, path: string): AddressFamily[] | undefined 
   return v.map((f, i) => family(f, `${path}[${i}]`));
 }
 
-/** Refuses every field of `o` that `keys` does not name. */
+/**
+ * Refuses every field of `o` that `keys` does not name, each with the known name it most likely
+ * stands for (one not written already: `prefix` beside `prefixes` is not a misspelling of it).
+ */
 export function onlyKeys(o: Obj, keys: ReadonlySet<string>, path: string): void {
-  for (const k of Object.keys(o)) if (!keys.has(k)) throw new ConfigError(`${at(path, k)}: unknown field`);
+  const unknown = Object.keys(o).filter((k) => !keys.has(k));
+  if (unknown.length === 0) return;
+  const free = [...keys].filter((k) => !(k in o));
+  throw new ConfigError(
+    unknown.map((k) => {
+      const near = closestName(k, free);
+      return `${at(path, k)}: unknown field${near === undefined ? '' : `; did you mean ${near}?`}`;
+    }),
+  );
 }
 
 const PEER_KEYS = new Set([
@@ -128,32 +186,43 @@ const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
 /**
  * A peer (`dynamic`: a range of peers, with `range` in place of `address` and one AS or a list).
  * Returns the peer with its families spelled out; the caller knows which kind of peer it asked for.
+ * Every mistake in the peer is reported at once.
  */
 export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   if (!isObj(p)) throw new ConfigError(`${path}: a peer is a mapping`);
-  onlyKeys(p, dynamic ? DYNAMIC_KEYS : PEER_KEYS, path);
+  const m = new Mistakes();
+  const field = (k: string) => at(path, k);
+  m.check(() => onlyKeys(p, dynamic ? DYNAMIC_KEYS : PEER_KEYS, path));
   const out: Obj = { ...p };
-  if (!dynamic) out.address = ip(p.address, at(path, 'address'));
-  if (dynamic && Array.isArray(p.asn)) out.asn = p.asn.map((a, i) => num(a, `${at(path, 'asn')}[${i}]`, 1, 0xffffffff));
-  else out.asn = num(p.asn, at(path, 'asn'), 1, 0xffffffff);
-  if (p.port !== undefined) num(p.port, at(path, 'port'), 1, 65535);
-  if (p.localAddress !== undefined) ip(p.localAddress, at(path, 'localAddress'));
-  if (p.localAddressV6 !== undefined) ip(p.localAddressV6, at(path, 'localAddressV6'));
-  if (p.holdTime !== undefined) {
-    const h = num(p.holdTime, at(path, 'holdTime'), 0, 65535);
-    if (h === 1 || h === 2) throw new ConfigError(`${at(path, 'holdTime')}: ${h} (0, or 3..65535 seconds)`);
-  }
-  for (const k of ['keepaliveTime', 'connectRetryTime', 'idleHoldTime']) if (p[k] !== undefined) num(p[k], at(path, k), 0.1, 65535);
-  keepaliveWithinHold(p, path);
-  out.families = families(p.families, at(path, 'families'));
-  for (const k of ['passive', 'extendedMessage', 'nextHopSelf', 'routeReflectorClient']) bool(p[k], at(path, k));
+  if (dynamic) m.check(() => prefix(p.range, field('range')));
+  else m.check(() => ip(p.address, field('address')));
+  if (dynamic && Array.isArray(p.asn)) for (const [i, a] of p.asn.entries()) m.check(() => num(a, `${field('asn')}[${i}]`, 1, 0xffffffff));
+  else m.check(() => num(p.asn, field('asn'), 1, 0xffffffff));
+  if (p.port !== undefined) m.check(() => num(p.port, field('port'), 1, 65535));
+  if (p.localAddress !== undefined) m.check(() => ip(p.localAddress, field('localAddress')));
+  if (p.localAddressV6 !== undefined) m.check(() => ip(p.localAddressV6, field('localAddressV6')));
+  const timesBefore = m.count;
+  if (p.holdTime !== undefined) m.check(() => holdTime(p.holdTime, field('holdTime')));
+  for (const k of ['keepaliveTime', 'connectRetryTime', 'idleHoldTime'])
+    if (p[k] !== undefined) m.check(() => num(p[k], field(k), 0.1, 65535));
+  // Compared only once both times were taken.
+  if (m.count === timesBefore) m.check(() => keepaliveWithinHold(p, path));
+  out.families = m.take(() => families(p.families, field('families')), undefined);
+  for (const k of ['passive', 'extendedMessage', 'nextHopSelf', 'routeReflectorClient']) m.check(() => bool(p[k], field(k)));
   if (p.description !== undefined && typeof p.description !== 'string')
-    throw new ConfigError(`${at(path, 'description')}: ${JSON.stringify(p.description)} is not a string`);
-  if (p.addPath !== undefined) out.addPath = addPath(p.addPath, at(path, 'addPath'));
-  gracefulRestart(p.gracefulRestart, at(path, 'gracefulRestart'));
-  if (p.maxPrefixes !== undefined) out.maxPrefixes = maxPrefixes(p.maxPrefixes, at(path, 'maxPrefixes'));
-  if (p.password !== undefined) out.password = password(p.password, at(path, 'password'));
+    m.note(`${field('description')}: ${JSON.stringify(p.description)} is not a string`);
+  if (p.addPath !== undefined) out.addPath = m.take(() => addPath(p.addPath, field('addPath')), undefined);
+  m.check(() => gracefulRestart(p.gracefulRestart, field('gracefulRestart')));
+  if (p.maxPrefixes !== undefined) out.maxPrefixes = m.take(() => maxPrefixes(p.maxPrefixes, field('maxPrefixes')), undefined);
+  if (p.password !== undefined) out.password = m.take(() => password(p.password, field('password')), undefined);
+  m.throwIfAny();
   return out;
+}
+
+/** 0 (no keepalives, no hold timer) or 3..65535 seconds (RFC 4271 §4.2). */
+function holdTime(v: unknown, path: string): void {
+  const h = num(v, path, 0, 65535);
+  if (h === 1 || h === 2) throw new ConfigError(`${path}: ${h} (0, or 3..65535 seconds)`);
 }
 
 /** The hold time a peer offers when its configuration names none (bgp/session's default). */

@@ -9,7 +9,7 @@
 // tmpfs: a reboot empties it, as it ends every session anyway.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, isObj, num, onlyKeys } from './fields.js';
+import { ConfigError, isObj, Mistakes, num, onlyKeys } from './fields.js';
 
 export const DEFAULT_STATE_DIR = '/run/podroute';
 
@@ -29,17 +29,21 @@ const KEYS = new Set(['restartTime', 'forwardingPreserved', 'selectDeferTime', '
 export function gracefulRestartField(v: unknown, path: string): GracefulRestartConfig {
   if (v === undefined) return { forwardingPreserved: true };
   if (!isObj(v)) throw new ConfigError(`${path}: a mapping (restartTime, forwardingPreserved, selectDeferTime, stateDir)`);
-  onlyKeys(v, KEYS, path);
+  const m = new Mistakes();
+  m.check(() => onlyKeys(v, KEYS, path));
   if (v.forwardingPreserved !== undefined && typeof v.forwardingPreserved !== 'boolean')
-    throw new ConfigError(`${path}.forwardingPreserved: ${JSON.stringify(v.forwardingPreserved)} is not true or false`);
+    m.note(`${path}.forwardingPreserved: ${JSON.stringify(v.forwardingPreserved)} is not true or false`);
   if (v.stateDir !== undefined && (typeof v.stateDir !== 'string' || v.stateDir === ''))
-    throw new ConfigError(`${path}.stateDir: ${JSON.stringify(v.stateDir)} is not a directory path`);
-  return {
-    restartTime: v.restartTime === undefined ? undefined : num(v.restartTime, `${path}.restartTime`, 0, 4095),
+    m.note(`${path}.stateDir: ${JSON.stringify(v.stateDir)} is not a directory path`);
+  const out = {
+    restartTime: v.restartTime === undefined ? undefined : m.take(() => num(v.restartTime, `${path}.restartTime`, 0, 4095), undefined),
     forwardingPreserved: v.forwardingPreserved !== false,
-    selectDeferTime: v.selectDeferTime === undefined ? undefined : num(v.selectDeferTime, `${path}.selectDeferTime`, 1, 3600),
+    selectDeferTime:
+      v.selectDeferTime === undefined ? undefined : m.take(() => num(v.selectDeferTime, `${path}.selectDeferTime`, 1, 3600), undefined),
     stateDir: v.stateDir as string | undefined,
   };
+  m.throwIfAny();
+  return out;
 }
 
 export interface RunMarker {

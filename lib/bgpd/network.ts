@@ -2,7 +2,7 @@
 // it: a prefix and the attributes it carries, checked field by field, then turned into the
 // attributes the RIB takes.
 import type { PathAttributes } from '../../bgp/index.js';
-import { at, ConfigError, int, isObj, list, onlyKeys, prefix, type Obj } from './fields.js';
+import { at, ConfigError, int, isObj, list, Mistakes, onlyKeys, prefix, type Obj } from './fields.js';
 
 export interface NetworkConfig {
   prefix: string;
@@ -42,29 +42,33 @@ const SHARED_KEYS = new Set(['prefixes', ...ATTRIBUTE_KEYS]);
 
 type NetworkAttributes = Omit<NetworkConfig, 'prefix'>;
 
-function attributes(n: Obj, path: string): NetworkAttributes {
+/** The attributes of `n`, each mistake noted in `m`. */
+function attributes(n: Obj, path: string, m: Mistakes): NetworkAttributes {
   const out: NetworkAttributes = {};
-  if (n.med !== undefined) out.med = int(n.med, at(path, 'med'), 0, 0xffffffff);
-  if (n.localPref !== undefined) out.localPref = int(n.localPref, at(path, 'localPref'), 0, 0xffffffff);
+  if (n.med !== undefined) out.med = m.take(() => int(n.med, at(path, 'med'), 0, 0xffffffff), 0);
+  if (n.localPref !== undefined) out.localPref = m.take(() => int(n.localPref, at(path, 'localPref'), 0, 0xffffffff), 0);
   if (n.communities !== undefined) {
     const where = at(path, 'communities');
-    for (const [i, c] of list(n.communities, where).entries()) community(c, `${where}[${i}]`);
+    for (const [i, c] of m.take(() => list(n.communities, where), []).entries()) m.check(() => community(c, `${where}[${i}]`));
     out.communities = n.communities as string[];
   }
   if (n.largeCommunities !== undefined) {
     const where = at(path, 'largeCommunities');
-    for (const [i, c] of list(n.largeCommunities, where).entries()) largeCommunity(c, `${where}[${i}]`);
+    for (const [i, c] of m.take(() => list(n.largeCommunities, where), []).entries()) m.check(() => largeCommunity(c, `${where}[${i}]`));
     out.largeCommunities = n.largeCommunities as string[];
   }
   return out;
 }
 
-/** A network to originate: its prefix and the attributes it carries. */
+/** A network to originate: its prefix and the attributes it carries, every mistake named at once. */
 export function network(n: unknown, path: string): NetworkConfig {
   if (!isObj(n)) throw new ConfigError(`${at(path, 'prefix')}: a prefix like 10.0.0.0/24`);
-  const p = prefix(n.prefix, at(path, 'prefix'));
-  onlyKeys(n, NETWORK_KEYS, path);
-  return { prefix: p, ...attributes(n, path) };
+  const m = new Mistakes();
+  const p = m.take(() => prefix(n.prefix, at(path, 'prefix')), '');
+  m.check(() => onlyKeys(n, NETWORK_KEYS, path));
+  const out = { prefix: p, ...attributes(n, path, m) };
+  m.throwIfAny();
+  return out;
 }
 
 /** The networks of a control call: one `prefix`, or many (`prefixes`) that carry the same attributes. */
@@ -73,10 +77,13 @@ export function networks(n: Obj, path: string): { prefixes: string[]; attributes
     const { prefix: one, ...shared } = network(n, path);
     return { prefixes: [one], attributes: shared };
   }
-  onlyKeys(n, SHARED_KEYS, path);
+  const m = new Mistakes();
+  m.check(() => onlyKeys(n, SHARED_KEYS, path));
   const where = at(path, 'prefixes');
-  const prefixes = list(n.prefixes, where).map((p, i) => prefix(p, `${where}[${i}]`));
-  return { prefixes, attributes: attributes(n, path) };
+  const prefixes = m.take(() => list(n.prefixes, where), []).map((p, i) => m.take(() => prefix(p, `${where}[${i}]`), ''));
+  const shared = attributes(n, path, m);
+  m.throwIfAny();
+  return { prefixes, attributes: shared };
 }
 
 /** A checked network's attributes as the speaker originates them. */

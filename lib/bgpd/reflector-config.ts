@@ -4,7 +4,7 @@
 // this file (`clients[1].address: ...`).
 import { routeReflectorRibOptions } from '../../reflector/index.js';
 import { distinctPeers, dynamicNeighbors, neighbor, parseDocument, readConfigFile, speakerFields, type BgpdConfig } from './config.js';
-import { ConfigError, isObj, list, type Obj } from './fields.js';
+import { isObj, list, Mistakes, type Obj } from './fields.js';
 
 export interface ReflectorConfig extends BgpdConfig {
   clusterId: string;
@@ -12,26 +12,41 @@ export interface ReflectorConfig extends BgpdConfig {
   clients: string[];
 }
 
-function peers(v: unknown, path: string): Obj[] {
-  return list(v, path).map((x, i) => {
-    if (!isObj(x)) throw new ConfigError(`${path}[${i}]: a peer is a mapping`);
-    if ('routeReflectorClient' in x)
-      throw new ConfigError(`${path}[${i}].routeReflectorClient: unknown field (the list says what the peer is)`);
-    return x;
+/** The file's list at `path`: each peer a mapping that leaves its role to the list it is in. */
+function peers(v: unknown, path: string, m: Mistakes): { peer: Obj; path: string }[] {
+  const out: { peer: Obj; path: string }[] = [];
+  m.take(() => list(v, path), []).forEach((x, i) => {
+    const at = `${path}[${i}]`;
+    if (!isObj(x)) m.note(`${at}: a peer is a mapping`);
+    else if ('routeReflectorClient' in x) m.note(`${at}.routeReflectorClient: unknown field (the list says what the peer is)`);
+    else out.push({ peer: x, path: at });
   });
+  return out;
 }
 
 export function parseReflectorConfig(text: string, source = 'config'): ReflectorConfig {
   const doc = parseDocument(text, source, 'asn, routerId, clusterId, clients, ...');
-  const { clients, clientRanges, nonClients, ...rest } = doc;
+  const m = new Mistakes();
+  const { clients, clientRanges, nonClients, peers: _peers, dynamicNeighbors: _dynamic, ...rest } = doc;
   for (const k of ['peers', 'dynamicNeighbors'])
-    if (k in rest) throw new ConfigError(`${k}: unknown field (a reflector has clients, clientRanges and nonClients)`);
-  const c = peers(clients, 'clients');
-  const n = peers(nonClients, 'nonClients');
-  const r = peers(clientRanges, 'clientRanges');
-  const { speaker, networks, control, gracefulRestart, log, metrics } = speakerFields(rest, []);
-  // A client is iBGP by definition: its AS may be left out.
-  const asn = speaker.asn;
+    if (k in doc) m.note(`${k}: unknown field (a reflector has clients, clientRanges and nonClients)`);
+  const { speaker, networks, control, gracefulRestart, log, metrics } = speakerFields(rest, [], m);
+  // A client is iBGP by definition: its AS may be left out. While our AS is refused (the
+  // speaker's stand-in for it is 0, no AS), another stand-in lets each client's other fields be
+  // checked, and whether its AS is ours is not asked.
+  const asnTaken = speaker.asn !== 0;
+  const asn = asnTaken ? speaker.asn : 1;
+  const c = peers(clients, 'clients', m);
+  const n = peers(nonClients, 'nonClients', m);
+  const r = peers(clientRanges, 'clientRanges', m);
+  const checked = <T>(entries: { peer: Obj; path: string }[], read: (p: Obj, path: string) => T) =>
+    entries.flatMap(({ peer, path }) => {
+      const p = m.take(() => read(peer, path), undefined);
+      return p === undefined ? [] : [{ p, path }];
+    });
+  const cs = checked(c, (p, at) => neighbor({ asn, ...p, routeReflectorClient: true }, at));
+  const ns = checked(n, (p, at) => neighbor({ ...p, routeReflectorClient: false }, at));
+  const rs = checked(r, (p, at) => dynamicNeighbors({ asn, ...p, routeReflectorClient: true }, at));
   const parsed: BgpdConfig = {
     speaker,
     networks,
@@ -39,25 +54,22 @@ export function parseReflectorConfig(text: string, source = 'config'): Reflector
     ...(control && { control }),
     ...(log && { log }),
     ...(metrics && { metrics }),
-    peers: [
-      ...c.map((p, i) => neighbor({ asn, ...p, routeReflectorClient: true }, `clients[${i}]`)),
-      ...n.map((p, i) => neighbor({ ...p, routeReflectorClient: false }, `nonClients[${i}]`)),
-    ],
-    dynamicNeighbors: r.map((p, i) => dynamicNeighbors({ asn, ...p, routeReflectorClient: true }, `clientRanges[${i}]`)),
-    peerPaths: [...c.map((_, i) => `clients[${i}]`), ...n.map((_, i) => `nonClients[${i}]`)],
-    dynamicPaths: r.map((_, i) => `clientRanges[${i}]`),
+    peers: [...cs, ...ns].map((x) => x.p),
+    dynamicNeighbors: rs.map((x) => x.p),
+    peerPaths: [...cs, ...ns].map((x) => x.path),
+    dynamicPaths: rs.map((x) => x.path),
   };
-  distinctPeers(parsed.peers, parsed.peerPaths);
-  parsed.peers.forEach((p, i) => {
-    if (i < c.length && p.asn !== asn) throw new ConfigError(`clients[${i}].asn: ${p.asn} is not ours (${asn}); clients are iBGP peers`);
-  });
-  parsed.dynamicNeighbors.forEach((d, i) => {
-    for (const a of Array.isArray(d.asn) ? d.asn : [d.asn])
-      if (a !== asn) throw new ConfigError(`clientRanges[${i}].asn: ${a} is not ours (${asn}); clients are iBGP peers`);
-  });
+  distinctPeers(parsed.peers, parsed.peerPaths, m);
+  if (asnTaken) {
+    for (const { p, path } of cs) if (p.asn !== asn) m.note(`${path}.asn: ${p.asn} is not ours (${asn}); clients are iBGP peers`);
+    for (const { p, path } of rs)
+      for (const a of Array.isArray(p.asn) ? p.asn : [p.asn])
+        if (a !== asn) m.note(`${path}.asn: ${a} is not ours (${asn}); clients are iBGP peers`);
+  }
+  m.throwIfAny();
   const clusterId = speaker.rib?.clusterId ?? speaker.routerId;
   speaker.rib = { ...speaker.rib, ...routeReflectorRibOptions(clusterId) };
-  return { ...parsed, clusterId, clients: parsed.peers.slice(0, c.length).map((p) => p.address) };
+  return { ...parsed, clusterId, clients: cs.map(({ p }) => p.address) };
 }
 
 export function readReflectorConfig(file: string): ReflectorConfig {

@@ -20,7 +20,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   'lib/services': ['lib/datastore', 'lib/resources', 'felix', 'ip'],
   // Levelled logs, a leaf every daemon shares.
   'lib/log': [],
-  'lib/bgpd': ['lib/log', 'bgp', 'reflector', 'ip'],
+  // lib/resources: its "did you mean" (suggest.ts), so a misspelt field in a daemon's file is
+  // answered as one in a resource is.
+  'lib/bgpd': ['lib/log', 'lib/resources', 'bgp', 'reflector', 'ip'],
   // lib/cni: the agent runs the plugin's calls for the CNI shim (cni-server.ts); lib/bgpd: its
   // socket rules (control-socket.ts) for that socket.
   'lib/agent': [

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseBgpdConfig, readBgpdConfig } from '../../lib/bgpd/config.js';
+import { ConfigError } from '../../lib/bgpd/fields.js';
 
 const base = 'asn: 64512\nrouterId: 10.0.0.1\n';
 
@@ -46,10 +47,22 @@ describe('bgpd config', () => {
   it('mistakes are named by their path', () => {
     const bad: [string, string][] = [
       ['asn: x\nrouterId: 10.0.0.1\n', 'asn: "x" is not a number in 1..4294967295'],
-      ['asn: 1\nrouterId: r1\n', 'routerId: "r1" is not a dotted-quad BGP identifier'],
-      ['asn: 1\nrouterId: 010.0.0.1\n', 'routerId: "010.0.0.1" is not a dotted-quad BGP identifier'],
-      [base + 'clusterId: "fe80::1%eth0"\n', 'clusterId: "fe80::1%eth0" is not a dotted-quad identifier (four octets, like 10.0.0.9)'],
-      [base + 'clusterId: "fd00::9"\n', 'clusterId: "fd00::9" is not a dotted-quad identifier (four octets, like 10.0.0.9)'],
+      ['asn: 1\nrouterId: r1\n', 'routerId: "r1" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      [
+        'asn: 1\nrouterId: 010.0.0.1\n',
+        'routerId: "010.0.0.1" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      ['asn: 1\nrouterId: 0.0.0.0\n', 'routerId: "0.0.0.0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      ['asn: 1\n', 'routerId: undefined is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
+      [
+        base + 'clusterId: "fe80::1%eth0"\n',
+        'clusterId: "fe80::1%eth0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      [
+        base + 'clusterId: "fd00::9"\n',
+        'clusterId: "fd00::9" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ],
+      [base + 'clusterId: 0.0.0.0\n', 'clusterId: "0.0.0.0" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)'],
       [base + 'colour: red\n', 'colour: unknown field'],
       [base + 'listen: yes\n', 'listen: false, a port, or { host, port }'],
       [base + 'peers: 10.0.0.2\n', 'peers: a list'],
@@ -109,6 +122,87 @@ describe('bgpd config', () => {
     for (const [text, message] of bad) assert.throws(() => parseBgpdConfig(text), { message }, text);
     // A peer's address is a socket's end, where a link-local peer needs its zone.
     assert.equal(parseBgpdConfig(base + 'peers:\n  - { address: "fe80::2%eth0", asn: 1 }\n').peers[0]?.address, 'fe80::2%eth0');
+  });
+
+  it('every mistake of a file at once: two, three, and those inside one peer, each with its path', () => {
+    const two = 'asn: x\nrouterId: r1\n';
+    assert.throws(() => parseBgpdConfig(two), {
+      name: 'ConfigError',
+      message: [
+        '2 mistakes:',
+        '  asn: "x" is not a number in 1..4294967295',
+        '  routerId: "r1" is not a dotted-quad identifier (four octets, not 0.0.0.0, such as 10.0.0.1)',
+      ].join('\n'),
+    });
+    const three = `${base}colour: red\nnetworks: [10.0.0.0/33, 10.1.0.0/16]\npeers:\n  - { address: 10.0.0.2, asn: 1, port: 0 }\n`;
+    assert.throws(() => parseBgpdConfig(three), {
+      message: [
+        '3 mistakes:',
+        '  colour: unknown field',
+        '  networks[0].prefix: a prefix like 10.0.0.0/24',
+        '  peers[0].port: 0 is not a number in 1..65535',
+      ].join('\n'),
+    });
+    // One peer's mistakes are all named; a keepalive is not compared with a hold time refused.
+    const peer = `${base}peers:\n  - { address: nowhere, asn: 0, holdTime: 1, keepaliveTime: 5 }\n  - { address: 10.0.0.3, asn: 1 }\n  - { address: 10.0.0.3, asn: 2 }\n`;
+    assert.throws(
+      () => parseBgpdConfig(peer),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        assert.deepEqual(e.mistakes, [
+          'peers[0].address: "nowhere" is not an IP address',
+          'peers[0].asn: 0 is not a number in 1..4294967295',
+          'peers[0].holdTime: 1 (0, or 3..65535 seconds)',
+          'peers[2].address: 10.0.0.3 is configured twice (peers[1])',
+        ]);
+        return true;
+      },
+    );
+  });
+
+  it("every mistake inside one block too: a network, gracefulRestart, maxRoutes, control, a peer's maxPrefixes", () => {
+    const mistakes = (text: string) => {
+      try {
+        parseBgpdConfig(base + text);
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e.mistakes;
+      }
+      assert.fail(`${text} was taken`);
+    };
+    assert.deepEqual(mistakes('networks:\n  - { prefix: 10.0.0.0/24, med: x, communities: ["1", "2:3", "x"] }\n'), [
+      'networks[0].med: "x" is not a number in 0..4294967295',
+      'networks[0].communities[0]: "1" is not asn:value',
+      'networks[0].communities[2]: "x" is not asn:value',
+    ]);
+    assert.deepEqual(mistakes('gracefulRestart: { restartTime: 5000, selectDeferTime: 0 }\n'), [
+      'gracefulRestart.restartTime: 5000 is not a number in 0..4095',
+      'gracefulRestart.selectDeferTime: 0 is not a number in 1..3600',
+    ]);
+    assert.deepEqual(mistakes('maxRoutes: { limit: 0, restartAfter: -1 }\n'), [
+      'maxRoutes.limit: 0 is not a number in 1..4294967295',
+      'maxRoutes.restartAfter: -1 is not a number in 0..2000000',
+    ]);
+    assert.deepEqual(mistakes('control: { path: "", group: "-x" }\n'), [
+      'control.path: "" is not a file path',
+      'control.group: "-x" is not a group name or number',
+    ]);
+    assert.deepEqual(mistakes('peers:\n  - { address: 10.0.0.2, asn: 1, maxPrefixes: { ipv4: { limit: 0 }, ipv5: { limit: 1 } } }\n'), [
+      'peers[0].maxPrefixes.ipv4.limit: 0 is not a number in 1..4294967295',
+      'peers[0].maxPrefixes.ipv5: unknown family "ipv5" (ipv4-unicast or ipv6-unicast)',
+    ]);
+  });
+
+  it('an unknown field is named with the known one it most likely stands for, unless that one is written too', () => {
+    assert.throws(() => parseBgpdConfig(`${base}clusterID: 10.0.0.9\nmultipth: 2\n`), {
+      message: '2 mistakes:\n  clusterID: unknown field; did you mean clusterId?\n  multipth: unknown field; did you mean multipath?',
+    });
+    assert.throws(() => parseBgpdConfig(`${base}peers:\n  - { address: 10.0.0.2, asn: 1, holdtime: 9 }\n`), {
+      message: 'peers[0].holdtime: unknown field; did you mean holdTime?',
+    });
+    assert.throws(() => parseBgpdConfig(`${base}peers:\n  - { address: 10.0.0.2, adress: 10.0.0.3, asn: 1 }\n`), {
+      message: 'peers[0].adress: unknown field',
+    });
   });
 
   it('keepaliveTime up to the hold time is taken, and any with a hold time of 0 (no keepalives then)', () => {

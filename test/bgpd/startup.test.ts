@@ -44,6 +44,27 @@ describe('bgpd: a configuration it cannot run is refused before it listens', fun
     );
   });
 
+  it('every mistake of the file in one refusal (bgpd and reflector)', async () => {
+    await refused(
+      'bgpd',
+      'colour: red\nnetworks: [10.0.0.0/33]\npeers:\n  - { address: 10.0.0.2, asn: 0 }\n',
+      /3 mistakes:\n {2}colour: unknown field\n {2}networks\[0\]\.prefix: .*\n {2}peers\[0\]\.asn: 0 /,
+    );
+    await refused(
+      'reflector',
+      'clusterID: 10.0.0.9\nclients:\n  - { address: nowhere }\n',
+      /2 mistakes:\n {2}clusterID: unknown field; did you mean clusterId\?\n {2}clients\[0\]\.address: "nowhere"/,
+    );
+  });
+
+  it('every peer the speaker refuses, in one refusal', async () => {
+    await refused(
+      'bgpd',
+      'peers:\n  - { address: 10.0.0.2, asn: 65002, holdTime: 3.5 }\n  - { address: 10.0.0.3, asn: 65003, holdTime: 4.5 }\n',
+      /2 mistakes:\n {2}peers\[0\]: peer 10\.0\.0\.2 holdTime.*\n {2}peers\[1\]: peer 10\.0\.0\.3 holdTime/,
+    );
+  });
+
   it('a dynamic-neighbour range that is not a prefix', async () => {
     await refused('bgpd', 'dynamicNeighbors:\n  - { range: 10.0.0.0/33, asn: 65002 }\n', /dynamicNeighbors\[0\]\.range/);
   });

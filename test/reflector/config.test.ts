@@ -50,4 +50,22 @@ describe('reflector config', () => {
     ];
     for (const [text, re] of bad) assert.throws(() => parseReflectorConfig(base + text), { message: re }, text);
   });
+
+  it('every mistake at once, in the words of the reflector file', () => {
+    assert.throws(() => parseReflectorConfig(`${base}peers: []\nclients:\n  - { address: 10.0.0.1, asn: 65000 }\n  - 7\n`), {
+      message: [
+        '3 mistakes:',
+        '  peers: unknown field (a reflector has clients, clientRanges and nonClients)',
+        '  clients[1]: a peer is a mapping',
+        '  clients[0].asn: 65000 is not ours (64512); clients are iBGP peers',
+      ].join('\n'),
+    });
+    // While our AS is refused, whether a client's is ours is not asked, and a client that leaves
+    // its AS out is not refused for it; its other mistakes still are.
+    assert.throws(
+      () =>
+        parseReflectorConfig('asn: x\nrouterId: 10.0.0.100\nclients:\n  - { address: 10.0.0.1, asn: 65000 }\n  - { address: nowhere }\n'),
+      { message: '2 mistakes:\n  asn: "x" is not a number in 1..4294967295\n  clients[1].address: "nowhere" is not an IP address' },
+    );
+  });
 });
