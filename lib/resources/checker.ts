@@ -1,6 +1,15 @@
 // The field checks every validator shares: each failure is a ValidationError naming the field
 // (spec.cidr, spec.ingress[0].from[1].ipBlock.except[0], ...) so a user finds the line in the YAML.
-import { AddressError, cidrNetwork, formatCidr, parseAddress, parseCidr, type Cidr, type IpFamily } from '../../ip/index.js';
+import {
+  AddressError,
+  checkedRouterId,
+  cidrNetwork,
+  formatCidr,
+  parseAddress,
+  parseCidr,
+  type Cidr,
+  type IpFamily,
+} from '../../ip/index.js';
 import { parseSelector, SelectorError, type SelectorOptions } from './selector.js';
 import { closestName } from './suggest.js';
 
@@ -69,6 +78,15 @@ export class Checker {
   }
   ip(v: unknown, field: string): IpFamily {
     return this.address(() => parseAddress(v as string, field), field, `${JSON.stringify(v)} is not an IP address`).family;
+  }
+  /** A router or cluster ID, refused in the one message ip/ gives for every identifier. */
+  routerId(v: string, field: string): string {
+    try {
+      return checkedRouterId(v, field);
+    } catch (e) {
+      if (e instanceof AddressError) this.fail(field, `${JSON.stringify(e.value)} ${e.why}`);
+      throw e;
+    }
   }
   /** What `read` returns, or a failure with `reason` when ip/ refuses the value (a non-string too). */
   address<T>(read: () => T, field: string, reason: string): T {

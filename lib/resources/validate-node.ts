@@ -30,9 +30,7 @@ function checkNodeBgp(c: Checker, b: Obj): Obj {
   if (as !== undefined) bgp.asNumber = as;
   const rr = c.str(b, 'routeReflectorClusterID', 'spec.bgp');
   if (rr !== undefined && rr !== '') {
-    if (c.ip(rr, 'spec.bgp.routeReflectorClusterID') !== 4)
-      c.fail('spec.bgp.routeReflectorClusterID', 'must be an IPv4-formatted cluster ID');
-    bgp.routeReflectorClusterID = rr;
+    bgp.routeReflectorClusterID = c.routerId(rr, 'spec.bgp.routeReflectorClusterID');
   }
   return bgp;
 }

@@ -126,7 +126,7 @@ items:
     );
     bad(
       'kind: Node\nmetadata: {name: n}\nspec: {bgp: {routeReflectorClusterID: fd00::1}}',
-      /spec\.bgp\.routeReflectorClusterID: must be an IPv4-formatted cluster ID$/,
+      /spec\.bgp\.routeReflectorClusterID: "fd00::1" is not a dotted-quad identifier \(four octets, not 0\.0\.0\.0, such as 10\.0\.0\.1\)$/,
     );
   });
 
