@@ -1,7 +1,7 @@
 // A peer as the RIB knows it: identity, the numbers the decision process compares, and
 // counters. It outlives a session so that graceful restart can keep its routes as stale.
+import { parseIpv4Number } from '../../ip/index.js';
 import type { AddressFamily, CodecOptions } from '../codec/index.js';
-import { ipv4Number } from './attr-set.js';
 import { compilePolicy, type CompiledPolicy } from './policy.js';
 import type { AdjRibOut } from './adj-rib-out.js';
 import type { PeerType, RibPeerConfig } from './types.js';
@@ -90,7 +90,7 @@ export class RibPeer {
 
 function checkedIpv4(s: string, field: string): number {
   try {
-    return ipv4Number(s);
+    return parseIpv4Number(s);
   } catch {
     throw new TypeError(`${field}: "${s}" is not a dotted-quad BGP identifier`);
   }
@@ -99,7 +99,7 @@ function checkedIpv4(s: string, field: string): number {
 function addressRank(address: string): string {
   if (!address.includes(':')) {
     try {
-      return '4' + ipv4Number(address).toString(16).padStart(8, '0');
+      return '4' + parseIpv4Number(address).toString(16).padStart(8, '0');
     } catch {
       throw new TypeError(`peer address: "${address}" is not an IP address`);
     }

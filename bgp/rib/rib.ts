@@ -14,11 +14,11 @@ import {
   updateMessageOf,
   withoutIpv4Prefixes,
 } from '../codec/index.js';
+import { parseIpv4Number } from '../../ip/index.js';
 import { AdjRibOut, type FamilyOut, type FamilySources } from './adj-rib-out.js';
 import { joinAtStart } from './subgroup.js';
 import {
   AttrInterner,
-  ipv4Number,
   LoopRule,
   NextHop,
   NextHopInterner,
@@ -98,7 +98,7 @@ export class Rib {
     this.localAs = options.localAs;
     this.routerId = options.routerId;
     try {
-      ipv4Number(options.routerId);
+      parseIpv4Number(options.routerId);
     } catch {
       throw new TypeError(`routerId: "${options.routerId}" is not a dotted-quad BGP identifier`);
     }

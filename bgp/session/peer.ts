@@ -4,6 +4,7 @@
 // a collision is being resolved, one for the connection the peer opened.
 import type net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
+import { parseIpv4Number } from '../../ip/index.js';
 import {
   type BgpError,
   CeaseSubcode,
@@ -90,11 +91,6 @@ const FAMILY_OF: Record<string, AddressFamily> = { '1/1': 'ipv4-unicast', '2/1':
 // The events of every UPDATE and KEEPALIVE: made once, not per message.
 const UPDATE_MSG: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
 const KEEPALIVE_MSG: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
-
-function idNumber(id: string): number {
-  const p = id.split('.').map(Number);
-  return ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) >>> 0;
-}
 
 /** One TCP connection and the FSM that runs it. */
 class Attempt {
@@ -460,10 +456,10 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   private onOpen(a: Attempt, conn: BgpConnection, open: OpenMessage): void {
-    const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: idNumber(open.bgpId) };
+    const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: parseIpv4Number(open.bgpId, 'bgpId') };
     const bad = checkPeerOpen(peerOpen, {
       localAs: this.local.asn,
-      localBgpId: idNumber(this.local.routerId),
+      localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
       peerAs: this.acceptedAsns ?? this.config.asn,
     });
     if (bad) {
@@ -490,7 +486,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         return this.park(a, open, other);
       }
       const outcome = resolveCollision({
-        localBgpId: idNumber(this.local.routerId),
+        localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
         remoteBgpId: peerOpen.bgpIdentifier,
         localAs: this.local.asn,
         remoteAs: peerOpen.asNumber,
