@@ -11,6 +11,7 @@ import {
   ErrorCode,
   OpenSubcode,
   endOfRibFamily,
+  familyOf,
   findCapability,
   negotiatedOptions,
   openAs,
@@ -87,7 +88,6 @@ export interface PeerEvents {
   routeRefresh: [AddressFamily, number];
 }
 
-const FAMILY_OF: Record<string, AddressFamily> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
 // The events of every UPDATE and KEEPALIVE: made once, not per message.
 const UPDATE_MSG: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
 const KEEPALIVE_MSG: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
@@ -430,7 +430,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         return a.dispatch(notificationEvent({ code: m.code, subcode: m.subcode, data: m.data }));
       }
       case 'route-refresh': {
-        const family = FAMILY_OF[`${m.afi}/${m.safi}`];
+        const family = familyOf(m.afi, m.safi);
         // RFC 7313 §5: unknown subtypes are ignored; so are families we did not agree on.
         if (a === this.established && family && m.subtype <= 2 && this.session?.negotiated.families.includes(family)) {
           this.emit('routeRefresh', family, m.subtype);
@@ -590,7 +590,7 @@ export class Peer extends EventEmitter<PeerEvents> {
               restartTime: gr.restartTime,
               restarting: (gr.restartFlags & 0x8) !== 0,
               families: gr.families.flatMap((f) => {
-                const family = FAMILY_OF[`${f.afi}/${f.safi}`];
+                const family = familyOf(f.afi, f.safi);
                 return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0 }] : [];
               }),
             }
