@@ -19,6 +19,7 @@ export {
 export {
   parseCidr,
   parseInterfaceAddress,
+  cidrAddress,
   formatCidr,
   canonicalCidr,
   hostPrefix,
