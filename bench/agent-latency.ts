@@ -27,6 +27,7 @@ import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cidrAddress } from '../ip/index.js';
 import type { AgentStatus } from '../lib/agent/index.js';
 import { callControl } from '../lib/bgpd/control.js';
 import { API_VERSION } from '../lib/resources/index.js';
@@ -190,7 +191,7 @@ async function main(): Promise<void> {
     const watch = ds.watch({ kinds: ['IPAMBlock'], fromRevision: await ds.revision() });
     watch.on('event', (e) => {
       if (e.type === 'put' && e.kind === 'IPAMBlock') {
-        const ip = (e.resource.spec as { cidr: string }).cidr.split('/')[0]!;
+        const ip = cidrAddress((e.resource.spec as { cidr: string }).cidr);
         if (!claimed.has(ip)) claimed.set(ip, performance.now());
       }
     });
@@ -233,7 +234,7 @@ async function main(): Promise<void> {
       );
       const t1 = performance.now();
       if (r.code !== 0) throw new Error(`CNI ADD ${i}: ${r.stdout}`);
-      const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
+      const ip = cidrAddress((r.json as { ips: { address: string }[] }).ips[0]!.address);
       const arrivals = await Promise.all(monitors.map((m) => m.wait(ip)));
       const last = Math.max(...arrivals);
       lastArrival = last;

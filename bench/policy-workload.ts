@@ -4,6 +4,7 @@
 // ranges, matchExpressions, egress). Seeded, so two runs build the same cluster. One node is
 // "ours": its pods get endpoint chains; everyone else's only appear as set members.
 import { createHash } from 'node:crypto';
+import { formatIpv4Number } from '../ip/index.js';
 import type {
   KubernetesNetworkPolicy,
   LabelSelector,
@@ -45,7 +46,6 @@ export const POLICY_SHAPES = [
 const TIERS = ['web', 'api', 'db'] as const;
 const ENVS = ['prod', 'staging', 'dev'] as const;
 
-const ipText = (n: number): string => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 const nsName = (i: number): string => `ns-${String(i).padStart(3, '0')}`;
 const nodeName = (i: number): string => `node-${String(i).padStart(3, '0')}`;
 
@@ -119,7 +119,7 @@ export class PolicyWorkload {
     const pod = `pod-${this.serial++}`;
     const slot = this.used[node]!++;
     if (slot >= this.blockSize - 2) throw new Error(`node ${nodeName(node)}'s block is full`);
-    const address = ipText(POOL_BASE + node * this.blockSize + 1 + slot);
+    const address = formatIpv4Number(POOL_BASE + node * this.blockSize + 1 + slot);
     const ports = [{ name: 'metrics', protocol: 'TCP', port: 9090 }];
     if (labels.tier === 'web') ports.push({ name: 'http', protocol: 'TCP', port: 8080 });
     return validateResource({

@@ -3,7 +3,7 @@
 // keeps a restarting peer's routes as stale (RFC 4724 helper).
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
-import { AddressError, cidrContains, parseAddress, type Cidr } from '../ip/index.js';
+import { AddressError, cidrContains, formatAddress, parseAddress, type Cidr } from '../ip/index.js';
 import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
 import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
@@ -241,8 +241,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (d.maxPrefixes !== undefined) checkMaxPrefixes(`dynamic neighbors ${d.range} maxPrefixes`, d.maxPrefixes);
     if (d.password !== undefined) {
       checkPassword('dynamic neighbors password', d.password);
-      const [network, length] = d.range.split('/');
-      this.md5Keys.set(`in ${d.range}`, network!, d.password, Number(length));
+      this.md5Keys.set(`in ${d.range}`, formatAddress(range.bytes), d.password, range.prefixLength);
     }
     this.dynamic.push({ range, config: d });
   }

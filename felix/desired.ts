@@ -4,6 +4,7 @@
 
 import {
   AddressError,
+  cidrAddress,
   cidrContains,
   formatAddress,
   formatCidr,
@@ -121,7 +122,7 @@ export function desiredContext(input: Pick<FelixInput, 'node' | 'pools' | 'remot
     if (text === undefined) continue;
     const c = wrap(() => parseInterfaceAddress(text, field));
     if (c.family !== fam) throw new FelixInputError(field, `must be an IPv${fam} address with its subnet length`);
-    selfAddrs.add(hostPrefix(text.split('/')[0]));
+    selfAddrs.add(hostPrefix(cidrAddress(text, field)));
     subnets.set(fam, c);
   }
   for (const [field, text, fam] of [

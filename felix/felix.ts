@@ -3,6 +3,7 @@
 // on a timer, per-route failures retried with backoff and reported.
 
 import { EventEmitter } from 'node:events';
+import { cidrAddress } from '../ip/index.js';
 import { defaultMetric, type Dataplane, type DeviceStatus, type SysctlOutcome } from './dataplane.js';
 import type { DesiredState } from './desired.js';
 import { DesiredTable, type RemoteRouteChange } from './desired-table.js';
@@ -361,7 +362,7 @@ export class Felix extends EventEmitter<FelixEvents> {
             mtu: vx.mtu ?? 1450,
             vtepIp: node.vxlanTunnelAddressV4,
             vtepMac: node.vxlanTunnelMacV4,
-            localIp: node.addressV4?.split('/')[0],
+            localIp: node.addressV4 === undefined ? undefined : cidrAddress(node.addressV4, 'node.addressV4'),
             parent: node.uplink,
           }),
         );
@@ -378,7 +379,7 @@ export class Felix extends EventEmitter<FelixEvents> {
             mtu: vx.mtuV6 ?? 1430,
             vtepIp: node.vxlanTunnelAddressV6,
             vtepMac: node.vxlanTunnelMacV6,
-            localIp: node.addressV6?.split('/')[0],
+            localIp: node.addressV6 === undefined ? undefined : cidrAddress(node.addressV6, 'node.addressV6'),
             parent: node.uplink,
           }),
         );

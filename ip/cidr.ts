@@ -52,6 +52,15 @@ export function parseInterfaceAddress(text: string, field = 'address'): Cidr {
   return { family: a.family, bytes: a.bytes, prefixLength: familyBits(a.family) };
 }
 
+/**
+ * The address of "10.0.1.5/24" (an interface's address and subnet length) or of a bare
+ * address, in canonical text, its length dropped. Throws AddressError naming `field` as
+ * parseInterfaceAddress does, so every layer refuses a malformed one in the same words.
+ */
+export function cidrAddress(text: string, field = 'address'): string {
+  return formatAddress(parseInterfaceAddress(text, field).bytes);
+}
+
 function hostBitsZero(bytes: Uint8Array, len: number): boolean {
   const full = len >> 3;
   if ((len & 7) !== 0 && (bytes[full] & (0xff >> (len & 7))) !== 0) return false;

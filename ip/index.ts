@@ -4,6 +4,9 @@ export {
   familyBits,
   parseAddress,
   parseIpv4Into,
+  ipv4NumberAt,
+  parseIpv4Number,
+  formatIpv4Number,
   parseIpv6Into,
   formatAddress,
   formatIpv4,
@@ -16,6 +19,7 @@ export {
 export {
   parseCidr,
   parseInterfaceAddress,
+  cidrAddress,
   formatCidr,
   canonicalCidr,
   hostPrefix,

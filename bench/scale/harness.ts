@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatIpv4Number } from '../../ip/index.js';
 import type { TesterCommand, TesterProgress } from './tester.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -202,8 +203,7 @@ export class Tester {
 /** Client i's /24, split in four /26 blocks: 10.64.0.0/10 upward. */
 export function blocksOf(i: number, base = 0x0a400000): string[] {
   const a = (base + i * 256) >>> 0;
-  const t = (x: number) => `${x >>> 24}.${(x >>> 16) & 255}.${(x >>> 8) & 255}.${x & 255}`;
-  return [0, 64, 128, 192].map((o) => `${t(a + o)}/26`);
+  return [0, 64, 128, 192].map((o) => `${formatIpv4Number(a + o)}/26`);
 }
 
 /** The i-th loopback address of a /16 under 127.0.0.0/8 (second octet `second`), from .0.1 on. */

@@ -10,6 +10,7 @@
 //        [--node-args '--single-threaded']   (Node flags on the agent's command line)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cidrAddress, formatIpv4Number, parseIpv4Number } from '../../ip/index.js';
 import type { AgentStatus } from '../../lib/agent/index.js';
 import { request } from 'node:http';
 import { API_VERSION } from '../../lib/resources/index.js';
@@ -270,9 +271,8 @@ async function runOne(n: number): Promise<MeshResult> {
       const borrowers = peers.map((_, i) => i).filter((i) => i % 10 === 5 && i + 1 < n);
       const t1 = now();
       for (const i of borrowers) {
-        const [blockNet] = blocksOf(i + 1)[0]!.split('/');
-        const parts = blockNet!.split('.').map(Number);
-        await tester.call({ type: 'announce', index: i, prefixes: [`${parts[0]}.${parts[1]}.${parts[2]}.${parts[3]! + 63}/32`] });
+        const blockNet = parseIpv4Number(cidrAddress(blocksOf(i + 1)[0]!));
+        await tester.call({ type: 'announce', index: i, prefixes: [`${formatIpv4Number(blockNet + 63)}/32`] });
       }
       const b = await until(
         'borrowed /32s programmed',
@@ -304,12 +304,9 @@ async function runOne(n: number): Promise<MeshResult> {
 
 /** Sockets in TIME_WAIT whose local address is `ipv4` (/proc/net/tcp: little-endian hex, state 06). */
 function timeWaits(ipv4: string): number {
-  const hex = ipv4
-    .split('.')
-    .reverse()
-    .map((o) => Number(o).toString(16).padStart(2, '0'))
-    .join('')
-    .toUpperCase();
+  const le = Buffer.alloc(4);
+  le.writeUInt32LE(parseIpv4Number(ipv4));
+  const hex = le.toString('hex').toUpperCase();
   let n = 0;
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const [, local, , state] = line.trim().split(/\s+/);

@@ -6,7 +6,8 @@
 // Modes: `dial` (each peer connects from its address to the daemon, as reflector clients do)
 // and `listen` (each peer listens on its address and the daemon dials it, as the mesh does).
 import { connect, createServer, type Server } from 'node:net';
-import { announceUpdates, ipv4ToInt, withdrawUpdates, type V4Prefix } from '../speaker/wire.js';
+import { ipv4NumberAt } from '../../ip/index.js';
+import { announceUpdates, withdrawUpdates, type V4Prefix } from '../speaker/wire.js';
 import { LeanPeer } from './lean-peer.js';
 
 export interface PeerSpec {
@@ -57,8 +58,8 @@ export interface TesterProgress {
 const now = () => performance.timeOrigin + performance.now();
 
 function v4(text: string): V4Prefix {
-  const [a, l] = text.split('/');
-  return { addr: ipv4ToInt(a!), len: Number(l) };
+  const slash = text.indexOf('/');
+  return { addr: ipv4NumberAt(text, 0, slash), len: Number(text.slice(slash + 1)) };
 }
 
 function keyOf(text: string): number {

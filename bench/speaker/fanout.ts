@@ -6,6 +6,7 @@
 //   node --import tsx [--cpu-prof] bench/speaker/fanout.ts [sources] [prefixes] [updates between pulls]
 import type { UpdateMessage } from '../../bgp/codec/index.js';
 import { Rib } from '../../bgp/rib/index.js';
+import { formatIpv4Number } from '../../ip/index.js';
 import { NO_EXPORT } from './wire.js';
 
 const sources = Number(process.argv[2] ?? 10);
@@ -23,7 +24,7 @@ function message(source: number, from: number, count: number): UpdateMessage {
   const nlri = [];
   for (let i = from; i < from + count; i++) {
     const a = 0x0b000000 + source * 0x100000 + i;
-    nlri.push({ prefix: `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/32` });
+    nlri.push({ prefix: `${formatIpv4Number(a)}/32` });
   }
   return {
     type: 'update',

@@ -3,11 +3,11 @@
 import { fileURLToPath } from 'node:url';
 import { decodeMessage, encodeMessage, type PathAttributes } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
+import { ipv4NumberAt, parseIpv4Number } from '../../ip/index.js';
 import type { Expectation, RouteKey } from './monitor.js';
 import {
   announceUpdates,
   announceUpdatesV6,
-  ipv4ToInt,
   NO_EXPORT,
   prefixRange,
   TAG_ASN,
@@ -126,7 +126,7 @@ function phase(
 
 /** Tester i announces its own `count` /32s from 11.0.0.0 + i·2^20. */
 function testerPrefixes(i: number, count: number): V4Prefix[] {
-  return prefixRange(ipv4ToInt('11.0.0.0') + i * 0x100000, count);
+  return prefixRange(parseIpv4Number('11.0.0.0') + i * 0x100000, count);
 }
 
 function unique(name: string, testers: number, count: number, timeoutSec: number): Scenario {
@@ -207,7 +207,7 @@ const calico: Scenario = {
   timeoutSec: 60,
   describe: `Calico over iBGP: ${CALICO_NODES} nodes (50 per tester session, each its own next hop) × 4 /26 blocks, + a borrowed /32 from every 5th node (5%); the monitor is an eBGP top-of-rack`,
   build(topo) {
-    const pool = ipv4ToInt('10.128.0.0');
+    const pool = parseIpv4Number('10.128.0.0');
     const perTester: Buffer[][] = topo.testers.map(() => []);
     const held: V4Prefix[][] = topo.testers.map(() => []);
     let total = 0;
@@ -350,7 +350,7 @@ export function warm(s: Scenario): Scenario {
 export function prefixKey(text: string): number {
   const slash = text.indexOf('/');
   const len = Number(text.slice(slash + 1));
-  const addr = ipv4ToInt(text.slice(0, slash));
+  const addr = ipv4NumberAt(text, 0, slash);
   const host = 2 ** (32 - len);
   return v4Key(Math.floor(addr / host) * host, len);
 }

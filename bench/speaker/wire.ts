@@ -2,6 +2,7 @@
 // prefixes as fit one 4096-octet message (IPv4 in the NLRI field, IPv6 in MP_REACH_NLRI and
 // MP_UNREACH_NLRI), built once with our own codec before the clock starts.
 import { encodeMessage, formatIpv6, parsePrefix, type Capability, type PathAttributes } from '../../bgp/codec/index.js';
+import { formatIpv4Number } from '../../ip/index.js';
 
 export const KEEPALIVE = encodeMessage({ type: 'keepalive' });
 /** Community that carries a scenario's round number to the monitor (64999:round). */
@@ -27,8 +28,7 @@ export interface V4Prefix {
 }
 
 export function v4Text(p: V4Prefix): string {
-  const a = p.addr;
-  return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}/${p.len}`;
+  return `${formatIpv4Number(p.addr)}/${p.len}`;
 }
 
 /** The monitor's key for an IPv4 prefix (exact in a double: < 2^38). */
@@ -165,9 +165,4 @@ export function prefixRange(base: number, count: number, len = 32): V4Prefix[] {
   const out: V4Prefix[] = new Array(count);
   for (let i = 0; i < count; i++) out[i] = { addr: (base + i * step) >>> 0, len };
   return out;
-}
-
-export function ipv4ToInt(text: string): number {
-  const [a, b, c, d] = text.split('.').map(Number);
-  return ((a! << 24) | (b! << 16) | (c! << 8) | d!) >>> 0;
 }

@@ -3,7 +3,8 @@
 // so that the UPDATE can still be read as far as the rules allow and nothing is lost.
 import { formatIpv4, formatIpv6 } from './address.js';
 import { canonicalFlags, ruleByType } from './attribute-rules.js';
-import { Afi, AttrFlag, AttrType as T, Safi, UpdateSubcode as S } from './constants.js';
+import { familyOf } from './family.js';
+import { AttrFlag, AttrType as T, UpdateSubcode as S } from './constants.js';
 import type { ErrorAction } from './errors.js';
 import { NlriSyntaxError, countNlri, readNlri } from './nlri.js';
 import type { AsPathSegment, AsPathSegmentType, CodecOptions, MpReach, MpUnreach, Nlri, Origin, PathAttributes } from './types.js';
@@ -321,11 +322,6 @@ function readAsPath(b: Buffer, p: number, end: number, asLen: 2 | 4, n: number):
     segments[n++] = { type, asns };
   }
   return segments;
-}
-
-export function familyOf(afi: number, safi: number): 'ipv4-unicast' | 'ipv6-unicast' | undefined {
-  if (safi !== Safi.UNICAST) return undefined;
-  return afi === Afi.IPV4 ? 'ipv4-unicast' : afi === Afi.IPV6 ? 'ipv6-unicast' : undefined;
 }
 
 function readMpNlri(b: Buffer, p: number, end: number, ipv6: boolean, addPath: boolean, name: string): Nlri[] {

@@ -4,7 +4,7 @@
 import { isIpv6 } from './address.js';
 import { canonicalFlags } from './attribute-rules.js';
 import { AttrFlag, AttrType as T } from './constants.js';
-import { familyOf } from './attributes-decode.js';
+import { familyOf } from './family.js';
 import type {
   Aggregator,
   AsPathSegment,

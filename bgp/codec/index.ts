@@ -18,6 +18,7 @@ export {
   withoutIpv4Prefixes,
 } from './update.js';
 export { decodePathAttributes } from './attributes-decode.js';
+export { afiOf, familyOf } from './family.js';
 export { canonicalFlags, ruleByType } from './attribute-rules.js';
 export { shutdownCommunicationData } from './notification.js';
 export { formatIpv4, formatIpv6, parsePrefix } from './address.js';

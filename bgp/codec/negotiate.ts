@@ -1,5 +1,5 @@
 // What two OPENs agree on, as the codec needs it for each direction of the session.
-import { familyOf } from './attributes-decode.js';
+import { familyOf } from './family.js';
 import type { AddressFamily, Capability, CapabilityKind, CodecOptions, OpenMessage } from './types.js';
 
 export function findCapability<K extends CapabilityKind>(open: OpenMessage, kind: K): Extract<Capability, { kind: K }> | undefined {

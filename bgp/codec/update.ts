@@ -1,8 +1,9 @@
 // UPDATE (RFC 4271 §4.3) with the error handling of RFC 7606, and End-of-RIB (RFC 4724 §2).
-import { NEEDS_DECODE, checkAttributes, decodeAttributes, familyOf, type Problem } from './attributes-decode.js';
+import { NEEDS_DECODE, checkAttributes, decodeAttributes, type Problem } from './attributes-decode.js';
 import { writeAttributes } from './attributes-encode.js';
-import { Afi, AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
+import { AttrType as T, ErrorCode, Safi, UpdateSubcode as S } from './constants.js';
 import { BgpError, moreSevere } from './errors.js';
+import { afiOf, familyOf } from './family.js';
 import { writeNlriInto } from './nlri-encode.js';
 import { NlriSyntaxError, countNlri, readNlri } from './nlri.js';
 import type { AddressFamily, CodecOptions, Nlri, PathAttributes, UpdateMessage } from './types.js';
@@ -405,7 +406,7 @@ export function writeUpdate(w: Writer, m: UpdateMessage, options: CodecOptions):
 /** The End-of-RIB marker of a family: an empty UPDATE for IPv4, an empty MP_UNREACH otherwise. */
 export function endOfRib(family: AddressFamily): UpdateMessage {
   if (family === 'ipv4-unicast') return { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
-  return { type: 'update', withdrawn: [], attributes: { mpUnreach: { afi: Afi.IPV6, safi: Safi.UNICAST, withdrawn: [] } }, nlri: [] };
+  return { type: 'update', withdrawn: [], attributes: { mpUnreach: { afi: afiOf(family), safi: Safi.UNICAST, withdrawn: [] } }, nlri: [] };
 }
 
 /** The family whose End-of-RIB this UPDATE is, or undefined when it is not one. */

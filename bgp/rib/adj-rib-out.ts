@@ -12,7 +12,7 @@
 // Peers of an update group that are in sync share all this through a subgroup (subgroup.ts):
 // the family readers, the record and the packed UPDATEs are the subgroup's, and the peer only
 // keeps its place in the subgroup's queue.
-import { Afi, RouteRefreshSubtype, Safi, type AddressFamily } from '../codec/index.js';
+import { RouteRefreshSubtype, Safi, afiOf, type AddressFamily } from '../codec/index.js';
 import type { RibPeer } from './peer.js';
 import { prefixKey, type PrefixKey } from './prefix.js';
 import type { Journal, JournalReader } from './journal.js';
@@ -220,7 +220,7 @@ export class AdjRibOut {
     this.subgroup?.split(this);
     const fam = this.byFamily[family]!;
     const enhanced = this.peer.config.enhancedRouteRefresh === true;
-    const afi = fam.v6 ? Afi.IPV6 : Afi.IPV4;
+    const afi = afiOf(family);
     if (enhanced)
       this.tasks.push({
         kind: 'message',

@@ -9,7 +9,7 @@
 // from received bytes keeps only them (as its key) and its numbers, and decodes the full
 // attributes when something asks: a decoded object costs about a kilobyte, the bytes tens
 // of octets, and most sets are never asked (the decision process reads only the numbers).
-import { parseIpv4Into } from '../../ip/index.js';
+import { ipv4NumberAt, parseIpv4Number } from '../../ip/index.js';
 import { AttrType as T, decodePathAttributes, encodeMessage, formatIpv4, formatIpv6 } from '../codec/index.js';
 import type { AsPathSegment, PathAttributes } from '../codec/index.js';
 import { mergeAs4Path } from './as4.js';
@@ -105,7 +105,7 @@ export function numbersOf(a: Readonly<PathAttributes>): SetNumbers {
     origin: a.origin === undefined ? 0 : ORIGIN_RANK[a.origin],
     med: a.med ?? -1,
     neighborAs: neighborAs(a.asPath),
-    originatorId: a.originatorId === undefined ? -1 : ipv4Number(a.originatorId),
+    originatorId: a.originatorId === undefined ? -1 : parseIpv4Number(a.originatorId, 'originatorId'),
     clusterListLength: a.clusterList?.length ?? 0,
     wellKnown: wk,
   };
@@ -121,8 +121,9 @@ export class LoopRule {
     readonly routerId: string,
     readonly clusterId: string | undefined,
   ) {
-    this.routerIdNumber = canonicalIpv4Number(routerId);
-    this.clusterIdNumber = clusterId === undefined ? -1 : canonicalIpv4Number(clusterId);
+    // ip/ reads only canonical dotted quads (no leading zeros), so a text it reads is the one printed.
+    this.routerIdNumber = ipv4NumberAt(routerId);
+    this.clusterIdNumber = clusterId === undefined ? -1 : ipv4NumberAt(clusterId);
   }
 
   looped(a: Readonly<PathAttributes>): boolean {
@@ -205,11 +206,6 @@ function u32(s: string, p: number): number {
   return ((s.charCodeAt(p) << 24) | (s.charCodeAt(p + 1) << 16) | (s.charCodeAt(p + 2) << 8) | s.charCodeAt(p + 3)) >>> 0;
 }
 
-function canonicalIpv4Number(s: string): number {
-  const b = Buffer.alloc(4);
-  return parseIpv4Into(s, b) && formatIpv4(b) === s ? b.readUInt32BE(0) : -1;
-}
-
 // Sets decoded lately. Readers come in bursts for one set (the prefixes of an UPDATE, each
 // update group's export of a set), so a small cache answers nearly all and bounds the memory.
 const RECENT = 1024;
@@ -249,18 +245,6 @@ export function asPathContains(path: readonly AsPathSegment[] | undefined, asn: 
   if (!path) return false;
   for (const seg of path) if (seg.asns.includes(asn)) return true;
   return false;
-}
-
-export function ipv4Number(s: string): number {
-  const p = s.split('.');
-  if (p.length !== 4) throw new TypeError(`not an IPv4 address: "${s}"`);
-  let n = 0;
-  for (const x of p) {
-    const v = Number(x);
-    if (!/^\d{1,3}$/.test(x) || v > 255) throw new TypeError(`not an IPv4 address: "${s}"`);
-    n = n * 256 + v;
-  }
-  return n;
 }
 
 function deepFreeze<T>(o: T): T {

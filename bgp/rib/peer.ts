@@ -1,8 +1,7 @@
 // A peer as the RIB knows it: identity, the numbers the decision process compares, and
 // counters. It outlives a session so that graceful restart can keep its routes as stale.
-import { parseRouterId } from '../../ip/index.js';
+import { parseIpv4Number, parseRouterId } from '../../ip/index.js';
 import type { AddressFamily, CodecOptions } from '../codec/index.js';
-import { ipv4Number } from './attr-set.js';
 import { compilePolicy, type CompiledPolicy } from './policy.js';
 import type { AdjRibOut } from './adj-rib-out.js';
 import type { PeerType, RibPeerConfig } from './types.js';
@@ -92,7 +91,7 @@ export class RibPeer {
 function addressRank(address: string): string {
   if (!address.includes(':')) {
     try {
-      return '4' + ipv4Number(address).toString(16).padStart(8, '0');
+      return '4' + parseIpv4Number(address).toString(16).padStart(8, '0');
     } catch {
       throw new TypeError(`peer address: "${address}" is not an IP address`);
     }

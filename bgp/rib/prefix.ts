@@ -6,6 +6,7 @@
 //  - IPv6: the NLRI wire form itself (length octet + significant octets) as a latin1
 //    string: at most 17 one-byte characters, and written to the wire by a plain copy.
 // Host bits past the length are cleared, so 10.0.0.1/24 and 10.0.0.0/24 are one prefix.
+import { ipv4NumberAt } from '../../ip/index.js';
 import { formatIpv6, parsePrefix } from '../codec/index.js';
 import type { AddressFamily } from '../codec/index.js';
 
@@ -18,32 +19,12 @@ const bad = (prefix: string, family: string): TypeError =>
 
 /** "a.b.c.d/len" → key; throws a TypeError naming the prefix when it is not one. */
 export function v4Key(prefix: string): V4Key {
-  let addr = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  let i = 0;
   const n = prefix.length;
-  for (; i < n; i++) {
-    const c = prefix.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (digits === 1 && octet === 0) throw bad(prefix, 'IPv4'); // a leading zero, refused as ip/ does
-      octet = octet * 10 + (c - 48);
-      if (++digits > 3 || octet > 255) throw bad(prefix, 'IPv4');
-    } else if (c === 46 || c === 47) {
-      if (digits === 0) throw bad(prefix, 'IPv4');
-      addr = addr * 256 + octet;
-      octet = 0;
-      digits = 0;
-      if (c === 47) break;
-      if (++dots > 3) throw bad(prefix, 'IPv4');
-    } else {
-      throw bad(prefix, 'IPv4');
-    }
-  }
-  if (dots !== 3 || i >= n - 1 || n - i > 4) throw bad(prefix, 'IPv4');
+  const slash = prefix.indexOf('/');
+  const addr = slash < 0 ? -1 : ipv4NumberAt(prefix, 0, slash);
+  if (addr < 0 || slash >= n - 1 || n - slash > 4) throw bad(prefix, 'IPv4');
   let len = 0;
-  for (i++; i < n; i++) {
+  for (let i = slash + 1; i < n; i++) {
     const c = prefix.charCodeAt(i) - 48;
     if (c < 0 || c > 9) throw bad(prefix, 'IPv4');
     len = len * 10 + c;

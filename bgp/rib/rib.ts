@@ -5,10 +5,9 @@
 import { checkedRouterId } from '../../ip/index.js';
 import type { AddressFamily, Nlri, PathAttributes, ReceivedUpdate, UpdateMessage } from '../codec/index.js';
 import {
-  Afi,
   AttrType as T,
-  Safi,
   attributesUnread,
+  familyOf,
   receivedAttributes,
   receivedNlri,
   unreadMpAttributes,
@@ -57,11 +56,6 @@ class FamilyRib {
   quietBest: Path | undefined;
   quietIdle = -1;
   constructor(readonly family: AddressFamily) {}
-}
-
-function familyOfAfi(afi: number, safi: number): AddressFamily | undefined {
-  if (safi !== Safi.UNICAST) return undefined;
-  return afi === Afi.IPV4 ? 'ipv4-unicast' : afi === Afi.IPV6 ? 'ipv6-unicast' : undefined;
 }
 
 export interface OriginateOptions {
@@ -200,7 +194,7 @@ export class Rib {
     if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_UNREACH_NLRI);
     const unreach = a?.mpUnreach;
     if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
-      const f = familyOfAfi(unreach.afi, unreach.safi);
+      const f = familyOf(unreach.afi, unreach.safi);
       if (f !== undefined) {
         const keys = this.mpKeysOf(u, T.MP_UNREACH_NLRI, f, unreach.withdrawn);
         this.withdrawInternal(peer, f, unreach.withdrawn, unreach.withdrawn.length, keys);
@@ -233,7 +227,7 @@ export class Rib {
     if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_REACH_NLRI);
     const mp = a?.mpReach;
     if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
-      const f = familyOfAfi(mp.afi, mp.safi);
+      const f = familyOf(mp.afi, mp.safi);
       if (f !== undefined) {
         if (mp.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
           peer.stats.treatAsWithdraw += mp.nlri.length;
@@ -261,9 +255,9 @@ export class Rib {
     const lists: Array<[AddressFamily | undefined, readonly Nlri[] | undefined]> = [
       ['ipv4-unicast', msg.withdrawn],
       ['ipv4-unicast', msg.nlri],
-      [msg.attributes.mpReach && familyOfAfi(msg.attributes.mpReach.afi, msg.attributes.mpReach.safi), msg.attributes.mpReach?.nlri],
+      [msg.attributes.mpReach && familyOf(msg.attributes.mpReach.afi, msg.attributes.mpReach.safi), msg.attributes.mpReach?.nlri],
       [
-        msg.attributes.mpUnreach && familyOfAfi(msg.attributes.mpUnreach.afi, msg.attributes.mpUnreach.safi),
+        msg.attributes.mpUnreach && familyOf(msg.attributes.mpUnreach.afi, msg.attributes.mpUnreach.safi),
         msg.attributes.mpUnreach?.withdrawn,
       ],
     ];
@@ -461,7 +455,7 @@ export class Rib {
   ): void {
     const mp = receivedMp(raw, type);
     if (mp === undefined) return;
-    const f = familyOfAfi(mp.afi, mp.safi);
+    const f = familyOf(mp.afi, mp.safi);
     if (f === undefined || mp.prefixes.length === 0) return;
     const count = this.readKeys(mp.prefixes, false, f);
     const keys = this.scratchKeys(f);

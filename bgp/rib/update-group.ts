@@ -2,16 +2,10 @@
 // options get the same attributes for the same path, so the group computes the exported
 // attributes (rules of the road, then export policy) and their encoding once, and every
 // member reuses them. A route reflector with 200 clients does that work once, not 200 times.
+import { parseIpv4Number } from '../../ip/index.js';
 import { encodeMessage, writeIpv6Bytes } from './wire.js';
 import { decodePathAttributes, type AddressFamily, type CodecOptions, type PathAttributes } from '../codec/index.js';
-import {
-  COMMUNITY_NO_ADVERTISE,
-  COMMUNITY_NO_EXPORT,
-  COMMUNITY_NO_EXPORT_SUBCONFED,
-  ipv4Number,
-  type AttrSet,
-  type NextHop,
-} from './attr-set.js';
+import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
 import { ibgpExportBytes } from './ibgp-export.js';
 import { toTwoOctetAs } from './as4.js';
 import { passOnUnrecognised } from './pass-on.js';
@@ -347,7 +341,7 @@ export class UpdateGroup {
   private ipv4NextHop(nh: string): number {
     if (nh !== this.lastNextHopText) {
       this.lastNextHopText = nh;
-      this.lastNextHopNumber = ipv4Number(nh);
+      this.lastNextHopNumber = parseIpv4Number(nh, 'nextHop');
     }
     return this.lastNextHopNumber;
   }

@@ -27,8 +27,7 @@ export function linkLocalFor(localAddress: string, peerAddress: string, interfac
   for (const addrs of Object.values(interfaces)) {
     const here = addrs?.find((a) => canonical(a.address) === local);
     if (!here) continue;
-    const length = here.cidr?.split('/')[1] ?? (local.includes(':') ? '128' : '32');
-    const onLink = peer.startsWith('fe80:') || cidrContains(parseInterfaceAddress(`${local}/${length}`), parseAddress(peer));
+    const onLink = peer.startsWith('fe80:') || cidrContains(parseInterfaceAddress(here.cidr ?? local), parseAddress(peer));
     if (!onLink) return undefined;
     const ll = addrs!.find((a) => a.family === 'IPv6' && a.address.toLowerCase().startsWith('fe80:'));
     return ll ? canonical(ll.address) : undefined;

@@ -7,7 +7,7 @@
 // paths of the family (each ADD-PATH path counts). FRR's `maximum-prefix` (without `force`)
 // and BIRD's `import limit` count the same; a prefix the policy refuses costs no memory here,
 // as nothing of it is kept.
-import { Afi, type AddressFamily, Safi } from '../codec/index.js';
+import { type AddressFamily, Safi, afiOf } from '../codec/index.js';
 
 export interface MaxPrefixLimit {
   /** The most paths of the family the peer may have accepted at once. */
@@ -125,7 +125,7 @@ function integer(field: string, v: unknown, min: number, max: number): void {
 /** RFC 4486 §4: the data of a Cease 6/1: AFI (2 octets), SAFI (1 octet), upper bound (4 octets). */
 export function maxPrefixData(family: AddressFamily, limit: number): Uint8Array {
   const b = Buffer.alloc(7);
-  b.writeUInt16BE(family === 'ipv4-unicast' ? Afi.IPV4 : Afi.IPV6, 0);
+  b.writeUInt16BE(afiOf(family), 0);
   b.writeUInt8(Safi.UNICAST, 2);
   b.writeUInt32BE(limit, 3);
   return b;

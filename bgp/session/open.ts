@@ -1,13 +1,12 @@
 // Our OPEN, from the local and peer configuration.
-import { AS_TRANS, Afi, Safi, type Capability, type OpenMessage } from '../codec/index.js';
+import { AS_TRANS, Safi, afiOf, type AddressFamily, type Capability, type OpenMessage } from '../codec/index.js';
 import { peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
 
-const AFI = { 'ipv4-unicast': Afi.IPV4, 'ipv6-unicast': Afi.IPV6 } as const;
 const ADD_PATH_MODE = { receive: 1, send: 2, both: 3 } as const;
 
 export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number): OpenMessage {
   const families = peerFamilies(peer);
-  const caps: Capability[] = families.map((f) => ({ kind: 'multiprotocol', afi: AFI[f], safi: Safi.UNICAST }));
+  const caps: Capability[] = families.map((f) => ({ kind: 'multiprotocol', afi: afiOf(f), safi: Safi.UNICAST }));
   caps.push({ kind: 'route-refresh' }, { kind: 'enhanced-route-refresh' });
   if (peer.extendedMessage !== false) caps.push({ kind: 'extended-message' });
   if (peer.gracefulRestart !== false) {
@@ -19,15 +18,15 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
         (typeof peer.gracefulRestart === 'object' ? peer.gracefulRestart.restartTime : undefined) ?? local.restartTime ?? 120,
         4095,
       ),
-      families: families.map((f) => ({ afi: AFI[f], safi: Safi.UNICAST, flags: local.forwardingPreserved ? 0x80 : 0 })),
+      families: families.map((f) => ({ afi: afiOf(f), safi: Safi.UNICAST, flags: local.forwardingPreserved ? 0x80 : 0 })),
     });
   }
   caps.push({ kind: 'four-octet-as', asn: local.asn });
-  const addPath = Object.entries(peer.addPath ?? {}).filter(([f]) => families.includes(f as keyof typeof AFI));
+  const addPath = Object.entries(peer.addPath ?? {}).filter(([f]) => families.includes(f as AddressFamily));
   if (addPath.length) {
     caps.push({
       kind: 'add-path',
-      families: addPath.map(([f, m]) => ({ afi: AFI[f as keyof typeof AFI], safi: Safi.UNICAST, mode: ADD_PATH_MODE[m!] })),
+      families: addPath.map(([f, m]) => ({ afi: afiOf(f as AddressFamily), safi: Safi.UNICAST, mode: ADD_PATH_MODE[m!] })),
     });
   }
   if (local.hostname) caps.push({ kind: 'fqdn', hostname: local.hostname.slice(0, 64), domain: '' });

@@ -4,12 +4,14 @@
 // a collision is being resolved, one for the connection the peer opened.
 import type net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
+import { parseIpv4Number } from '../../ip/index.js';
 import {
   type BgpError,
   CeaseSubcode,
   ErrorCode,
   OpenSubcode,
   endOfRibFamily,
+  familyOf,
   findCapability,
   negotiatedOptions,
   openAs,
@@ -86,15 +88,9 @@ export interface PeerEvents {
   routeRefresh: [AddressFamily, number];
 }
 
-const FAMILY_OF: Record<string, AddressFamily> = { '1/1': 'ipv4-unicast', '2/1': 'ipv6-unicast' };
 // The events of every UPDATE and KEEPALIVE: made once, not per message.
 const UPDATE_MSG: FsmEvent = Object.freeze({ type: 'UpdateMsg' });
 const KEEPALIVE_MSG: FsmEvent = Object.freeze({ type: 'KeepAliveMsg' });
-
-function idNumber(id: string): number {
-  const p = id.split('.').map(Number);
-  return ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) >>> 0;
-}
 
 /** One TCP connection and the FSM that runs it. */
 class Attempt {
@@ -434,7 +430,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         return a.dispatch(notificationEvent({ code: m.code, subcode: m.subcode, data: m.data }));
       }
       case 'route-refresh': {
-        const family = FAMILY_OF[`${m.afi}/${m.safi}`];
+        const family = familyOf(m.afi, m.safi);
         // RFC 7313 §5: unknown subtypes are ignored; so are families we did not agree on.
         if (a === this.established && family && m.subtype <= 2 && this.session?.negotiated.families.includes(family)) {
           this.emit('routeRefresh', family, m.subtype);
@@ -460,10 +456,10 @@ export class Peer extends EventEmitter<PeerEvents> {
   }
 
   private onOpen(a: Attempt, conn: BgpConnection, open: OpenMessage): void {
-    const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: idNumber(open.bgpId) };
+    const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: parseIpv4Number(open.bgpId, 'bgpId') };
     const bad = checkPeerOpen(peerOpen, {
       localAs: this.local.asn,
-      localBgpId: idNumber(this.local.routerId),
+      localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
       peerAs: this.acceptedAsns ?? this.config.asn,
     });
     if (bad) {
@@ -490,7 +486,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         return this.park(a, open, other);
       }
       const outcome = resolveCollision({
-        localBgpId: idNumber(this.local.routerId),
+        localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
         remoteBgpId: peerOpen.bgpIdentifier,
         localAs: this.local.asn,
         remoteAs: peerOpen.asNumber,
@@ -594,7 +590,7 @@ export class Peer extends EventEmitter<PeerEvents> {
               restartTime: gr.restartTime,
               restarting: (gr.restartFlags & 0x8) !== 0,
               families: gr.families.flatMap((f) => {
-                const family = FAMILY_OF[`${f.afi}/${f.safi}`];
+                const family = familyOf(f.afi, f.safi);
                 return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0 }] : [];
               }),
             }

@@ -3,7 +3,7 @@
 // "interface=<regex>" (the first on an interface whose name matches); IPv6 likewise
 // (IP6_AUTODETECTION_METHOD), skipping link-local addresses.
 import { networkInterfaces } from 'node:os';
-import { AddressError, parseCidr } from '../../ip/index.js';
+import { AddressError, cidrAddress, parseCidr } from '../../ip/index.js';
 
 export interface DetectedAddress {
   /** Address with prefix length, e.g. 10.0.1.5/24. */
@@ -53,7 +53,7 @@ function autodetect(family: 4 | 6, method: string, interfaces: ReturnType<typeof
 
 /** The interface holding `address` (the uplink for routes without encapsulation). */
 export function interfaceOf(address: string, interfaces = networkInterfaces()): string | undefined {
-  const ip = address.split('/')[0];
+  const ip = cidrAddress(address);
   for (const [name, list] of Object.entries(interfaces)) {
     if ((list ?? []).some((a) => a.address === ip)) return name;
   }

@@ -4,6 +4,7 @@
 // cache's parts go only when they differ from what felix was last given, so a cluster event
 // that changes nothing here costs felix nothing, and a route change costs what it changes.
 import type { BestPathChange } from '../../bgp/index.js';
+import { cidrAddress } from '../../ip/index.js';
 import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
 import {
   type Node,
@@ -28,8 +29,17 @@ export interface FelixNode {
  * without our own address or an unspecified one (a route we originate is not forwarded).
  */
 export function learnedNextHops(c: BestPathChange, selfAddresses: string | readonly string[]): string[] {
+  return nextHopsBesides(c, bareAddresses(selfAddresses));
+}
+
+/** The node's addresses without their lengths ('' is an address the node does not have). */
+function bareAddresses(addresses: string | readonly string[]): ReadonlySet<string> {
+  const list = typeof addresses === 'string' ? [addresses] : addresses;
+  return new Set(list.filter((a) => a !== '').map((a) => cidrAddress(a, 'node address')));
+}
+
+function nextHopsBesides(c: BestPathChange, self: ReadonlySet<string>): string[] {
   if (!c.best) return [];
-  const self = new Set((typeof selfAddresses === 'string' ? [selfAddresses] : selfAddresses).map((a) => a.split('/')[0]!));
   const hops = new Set(c.multipath.filter((r) => r.peer && r.peer.type !== 'local').map((r) => r.nextHop));
   return [...hops].filter((h) => !self.has(h) && h !== '0.0.0.0' && h !== '::');
 }
@@ -103,8 +113,9 @@ export class FelixFeed {
   /** Takes best-path changes into the learned routes and hands felix those that changed. */
   learn(changes: readonly BestPathChange[], selfAddress: string | readonly string[]): void {
     const changed = new Map<string, string[]>();
+    const self = bareAddresses(selfAddress);
     for (const c of changes) {
-      const hops = learnedNextHops(c, selfAddress).sort();
+      const hops = nextHopsBesides(c, self).sort();
       const had = this.remote.get(c.prefix);
       if (had ? sameHops(had, hops) : hops.length === 0) {
         changed.delete(c.prefix); // back where it was within this batch

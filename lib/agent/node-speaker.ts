@@ -4,6 +4,7 @@
 // listener, so a replaced speaker's last withdrawals and End-of-RIBs are not lost.
 import { EventEmitter } from 'eventemitter3';
 import { BgpSpeaker, type BestPathChange } from '../../bgp/index.js';
+import { cidrAddress } from '../../ip/index.js';
 import { routeReflectorRibOptions } from '../../reflector/index.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/index.js';
 import { clusterIdOf, nodeAsn } from './peers.js';
@@ -32,14 +33,14 @@ export function speakerSettings(
   addressV6?: string,
   routerId?: string,
 ): SpeakerSettings {
-  const v4 = address ? address.split('/')[0]! : undefined;
+  const v4 = address ? cidrAddress(address) : undefined;
   return {
     asn: nodeAsn(self, config),
     port: bgpPort ?? config?.spec.listenPort ?? BGP_DEFAULTS.listenPort,
     clusterId: clusterIdOf(self),
     routerId: routerId ?? v4 ?? '',
     ...(v4 ? { address: v4 } : {}),
-    ...(addressV6 ? { addressV6: addressV6.split('/')[0]! } : {}),
+    ...(addressV6 ? { addressV6: cidrAddress(addressV6, 'addressV6') } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // Calico's confd renders BIRD's peers: the node-to-node mesh, route reflectors and their
 // clients, and BGPPeers selected by node name or label selector.
 import type { MaxPrefixes } from '../../bgp/index.js';
-import { formatAddress, parseAddress } from '../../ip/index.js';
+import { cidrAddress } from '../../ip/index.js';
 import {
   type BGPPeerMaxPrefixes,
   parsePeerIP,
@@ -51,7 +51,12 @@ export interface ClusterView {
 /** The node's IPv4 address without its prefix length. */
 export function nodeIpv4(n: Node): string | undefined {
   const a = n.spec.bgp?.ipv4Address;
-  return a ? a.split('/')[0] : undefined;
+  if (!a) return undefined;
+  try {
+    return cidrAddress(a, 'spec.bgp.ipv4Address');
+  } catch {
+    return undefined; // validated on the way in; a Node written around validation gets no IPv4 session
+  }
 }
 
 /** The node's IPv6 address without its prefix length, in its one canonical spelling (RFC 5952). */
@@ -59,7 +64,7 @@ export function nodeIpv6(n: Node): string | undefined {
   const a = n.spec.bgp?.ipv6Address;
   if (!a) return undefined;
   try {
-    return formatAddress(parseAddress(a.split('/')[0]!));
+    return cidrAddress(a, 'spec.bgp.ipv6Address');
   } catch {
     return undefined; // validated on the way in; a Node written around validation peers over IPv4 only
   }

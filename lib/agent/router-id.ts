@@ -3,7 +3,7 @@
 // none, so it is told one (Calico's CALICO_ROUTER_ID) or `hash`, four octets derived from the
 // node name so every restart picks the same one without anyone writing it down.
 import { createHash } from 'node:crypto';
-import { checkedRouterId } from '../../ip/index.js';
+import { checkedRouterId, cidrAddress } from '../../ip/index.js';
 
 /** `configured`: a dotted IPv4 router ID, `hash`, or undefined (the IPv4 address, else `hash`). */
 export function routerIdFor(nodeName: string, ipv4Address: string, configured?: string): string {
@@ -12,7 +12,7 @@ export function routerIdFor(nodeName: string, ipv4Address: string, configured?: 
     checkRouterId(configured);
     return configured;
   }
-  return ipv4Address.split('/')[0]!;
+  return cidrAddress(ipv4Address, 'ipv4Address');
 }
 
 /** A router ID as ip/ takes one, or `hash`. */

@@ -14,6 +14,7 @@ import {
   type ServiceInput,
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
+import { cidrAddress } from '../../ip/index.js';
 import type { EndpointSlice, IPPool, Kind, Service } from '../resources/index.js';
 import { ServiceInputBuilder } from '../services/service-input.js';
 
@@ -97,7 +98,7 @@ export class ServiceFeed {
       nodeAddresses: this.options
         .nodeAddresses()
         .filter((a) => a !== '')
-        .map((a) => a.split('/')[0]!),
+        .map((a) => cidrAddress(a, 'node address')),
       clusterCidrs: [...this.pools.values()].map((p) => p.spec.cidr).sort(),
     });
     // The builder hands back the same object when nothing changed: hand felix nothing new then.

@@ -2,6 +2,7 @@
 // and the routes a node should hold, worked out from the datastore alone (blocks, their
 // affinity, the nodes' addresses and the endpoints), so the demo can tell when it converged.
 import { PODROUTE_PROTOCOL, type InstalledRoute, type NextHop } from '../../felix/index.js';
+import { parseInterfaceAddress } from '../../ip/index.js';
 
 export interface BlockOwner {
   cidr: string;
@@ -43,15 +44,13 @@ export function ipRoutes(routes: Iterable<InstalledRoute>): string[] {
   return [...routes].sort((a, b) => compareDst(a.dst, b.dst)).map(ipRouteLine);
 }
 
-/** Destinations in address order (IPv4), then by prefix length. */
+/** Destinations in address order (IPv4 before IPv6), then by prefix length. */
 export function compareDst(a: string, b: string): number {
-  const key = (d: string) =>
-    d
-      .split('/')[0]!
-      .split('.')
-      .map((o) => o.padStart(3, '0'))
-      .join('.') + `/${(d.split('/')[1] ?? '').padStart(3, '0')}`;
-  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+  const x = parseInterfaceAddress(a, 'dst');
+  const y = parseInterfaceAddress(b, 'dst');
+  if (x.family !== y.family) return x.family - y.family;
+  for (let i = 0; i < x.bytes.length; i++) if (x.bytes[i] !== y.bytes[i]) return x.bytes[i] - y.bytes[i];
+  return x.prefixLength - y.prefixLength;
 }
 
 /**

@@ -3,6 +3,7 @@
 // Kubernetes namespace in CNI_ARGS and its labels in args.cni.labels. A pod is known by
 // "name" in the default namespace and by "namespace/name" elsewhere, so x/a and y/a coexist.
 import { join } from 'node:path';
+import { cidrAddress } from '../../ip/index.js';
 import { AlreadyExistsError, openDatastore, type BackendDatastore } from '../datastore/index.js';
 import {
   API_VERSION_K8S_CORE,
@@ -169,7 +170,7 @@ export async function podAdd(state: LabState, node: string, name: string, option
     throw new Error(`podroute-cni ADD for ${ref} on ${node} failed: ${r.stdout.trim() || r.stderr.trim()}`);
   }
   const result = JSON.parse(r.stdout) as { ips: { address: string }[] };
-  const addresses = result.ips.map((i) => i.address.split('/')[0]!);
+  const addresses = result.ips.map((i) => cidrAddress(i.address, 'ips[].address'));
   pod.ip = addresses.find((a) => !a.includes(':'));
   const ip6 = addresses.find((a) => a.includes(':'));
   if (ip6 !== undefined) pod.ip6 = ip6;

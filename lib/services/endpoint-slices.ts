@@ -5,7 +5,7 @@
 // ports; a pod without that name gets no such port). Pods that resolve to the same port list
 // share a slice. The result is a pure function of its input, in a fixed order with names
 // derived from the content, so every node computing it writes byte-identical objects.
-import { parseCidr } from '../../ip/index.js';
+import { cidrAddress, parseCidr } from '../../ip/index.js';
 import {
   API_VERSION_K8S_DISCOVERY,
   type EndpointSlice,
@@ -87,7 +87,7 @@ export function desiredSlices(svc: Service, workloads: Iterable<WorkloadEndpoint
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { family, ports, endpoints: [] }));
       g.endpoints.push({
-        addresses: [net.slice(0, net.indexOf('/') < 0 ? net.length : net.indexOf('/'))],
+        addresses: [cidrAddress(net, 'ipNetworks')],
         // A WorkloadEndpoint exists while the pod is networked: podroute knows no readiness probe.
         conditions: { ready: true, serving: true, terminating: false },
         nodeName: w.spec.node,

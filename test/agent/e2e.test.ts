@@ -22,6 +22,7 @@ import {
 import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { callCni, podEnv } from '../cni/call.js';
+import { cidrAddress } from '../../ip/index.js';
 
 type Agent = AgentProcess;
 interface Pod {
@@ -79,7 +80,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
     const containerId = `ctr-${name}-${process.pid}`;
     const r = await callCni(agents.get(node)!.ns, 'ADD', { ...podEnv({ containerId, ns, name }), CNI_PATH: '/opt/cni/bin' }, netconf(node));
     assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
-    const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
+    const ip = cidrAddress((r.json as { ips: { address: string }[] }).ips[0]!.address);
     const pod = { name, node, ns, ip, containerId };
     pods.push(pod);
     return pod;

@@ -13,13 +13,11 @@ import {
 } from '../../lib/resources/index.js';
 import { memoryDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import { Ipam } from '../../lib/ipam/index.js';
+import { cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 
 /** IPv4 `address` inside `cidr`. */
 function inBlock(address: string, cidr: string): boolean {
-  const int = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-  const [base, len] = cidr.split('/');
-  const size = 2 ** (32 - Number(len));
-  return Math.floor(int(address) / size) === Math.floor(int(base!) / size);
+  return cidrContains(parseCidr(cidr), parseAddress(address));
 }
 
 describe('agent VTEP', () => {

@@ -6,10 +6,10 @@ import { decodeMessage } from '../../bgp/codec/index.js';
 import { benchOne } from '../../bench/speaker/bench.js';
 import { RouteMonitor } from '../../bench/speaker/monitor.js';
 import { type PhasePlan, prefixKey, type Scenario, scenarioByName, SMOKE, SMOKE_V6, topologyOf } from '../../bench/speaker/scenarios.js';
+import { parseIpv4Number } from '../../ip/index.js';
 import {
   announceUpdates,
   announceUpdatesV6,
-  ipv4ToInt,
   NO_EXPORT,
   prefixRange,
   TAG_ASN,
@@ -50,7 +50,7 @@ function warmPhases(s: Scenario): PhasePlan[] {
 }
 
 describe('bench/speaker: injector and monitor', () => {
-  const prefixes = prefixRange(ipv4ToInt('11.0.0.0'), 10_000);
+  const prefixes = prefixRange(parseIpv4Number('11.0.0.0'), 10_000);
 
   it('packs /32s into full 4096-octet UPDATEs that decode to exactly the prefixes given, in order', () => {
     const updates = announceUpdates(prefixes, attributes());

@@ -15,6 +15,7 @@ import type { RedisServer } from '../support/redis.js';
 import { buildShimOrSkip, SHIM } from '../support/cni-shim.js';
 import { waitFor } from '../support/wait.js';
 import { callCni, podEnv, type CniCall } from './call.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const BARE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -89,7 +90,7 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
   const viaNode = (n: string, command: string, env: Record<string, string>, stdin: string): Promise<CniCall> =>
     callCni(node(n).ns, command, env, stdin);
   const used = async () => (await new Ipam(ds).usage()).reduce((n, p) => n + p.used, 0);
-  const addr = (r: CniCall) => (r.json as unknown as Result).ips[0]!.address.split('/')[0]!;
+  const addr = (r: CniCall) => cidrAddress((r.json as unknown as Result).ips[0]!.address);
   const pod = async (name: string) => ({ name, containerId: `ctr-${name}-${process.pid}`, ns: await lab.namespace(name) });
 
   it('ADD through the shim answers as the Node plugin does; the pod pings a pod on the other node; DEL frees its address', async () => {

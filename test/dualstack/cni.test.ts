@@ -9,6 +9,7 @@ import { callCni } from '../cni/call.js';
 import { Lab, type Netns } from '../support/netns.js';
 import { clusterRedis, ipPool, podNetconf } from '../support/node-agents.js';
 import type { RedisServer } from '../support/redis.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const GW6 = 'fe80::ecee:eeff:feee:eeee';
 
@@ -102,7 +103,7 @@ describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)
     // The node agent's part, done here by hand: the /128 to the pod via its veth.
     await host.ip('-6', 'addr', 'add', 'fd00:99::1/128', 'dev', 'lo');
     await host.ip('-6', 'route', 'add', v6, 'dev', hostIf);
-    const podIp6 = v6.split('/')[0]!;
+    const podIp6 = cidrAddress(v6);
     const toPod = await host.exec(['ping', '-6', '-c', '2', '-i', '0.2', '-W', '3', podIp6], { timeoutMs: 15_000 });
     assert.equal(toPod.code, 0, `host -> pod: ${toPod.stdout}${toPod.stderr}`);
     const fromPod = await pod.exec(['ping', '-6', '-c', '2', '-i', '0.2', '-W', '3', 'fd00:99::1'], { timeoutMs: 15_000 });

@@ -12,6 +12,7 @@ import { podNetconf } from '../support/node-agents.js';
 import type { ManagedProcess } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 import { AgentCluster } from './cluster.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const NODE6 = 'fd00:97::1';
 const FAR6 = 'fd00:97::99';
@@ -74,7 +75,7 @@ describe('dual stack: natOutgoing on an IPv6 pool masquerades pod traffic leavin
       podNetconf('n1', cluster.sock, { ipam: { type: 'calico-ipam', assign_ipv4: 'true', assign_ipv6: 'true' } }),
     );
     assert.equal(add.code, 0, add.stdout);
-    podIp6 = (add.json as { ips: { address: string }[] }).ips[1]!.address.split('/')[0]!;
+    podIp6 = cidrAddress((add.json as { ips: { address: string }[] }).ips[1]!.address);
     assert.match(podIp6, /^fd00:96::/);
   });
   after(() => cluster.close());

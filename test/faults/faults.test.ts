@@ -20,6 +20,7 @@ import { Lab, type Netns, type Segment } from '../support/netns.js';
 import { agentReady, agentStatus, podNetconf, spawnAgent, type AgentProcess } from '../support/node-agents.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const SUBNET = '10.94.0';
 const TOR_IP = `${SUBNET}.254`;
@@ -100,7 +101,7 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
    */
   async function expectedRoutes(): Promise<Map<string, string[]>> {
     const [blocks, weps, nodes] = await Promise.all([ds.list('IPAMBlock'), ds.list('WorkloadEndpoint'), ds.list('Node')]);
-    const address = new Map(nodes.items.map((n) => [n.metadata.name, n.spec.bgp?.ipv4Address?.split('/')[0]]));
+    const address = new Map(nodes.items.map((n) => [n.metadata.name, n.spec.bgp?.ipv4Address && cidrAddress(n.spec.bgp.ipv4Address)]));
     const owner = new Map<string, string>();
     for (const b of blocks.items) {
       const node = b.spec.affinity?.startsWith('host:') ? b.spec.affinity.slice(5) : undefined;

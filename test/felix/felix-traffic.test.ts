@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { Felix, LinuxDataplane, loadNative, nativeLoadError, type FelixInput, type RemoteVtep } from '../../felix/index.js';
 import { Namespaces, sh, trySh } from './netns.js';
+import { cidrAddress } from '../../ip/index.js';
 
 interface NodeSpec {
   tag: string;
@@ -37,7 +38,7 @@ const nodes: NodeSpec[] = [
     mac: '66:00:00:00:00:0c',
   },
 ];
-const ip = (n: NodeSpec) => n.addr.split('/')[0];
+const ip = (n: NodeSpec) => cidrAddress(n.addr);
 
 describe('felix: pods ping each other across nodes (VXLAN CrossSubnet, real kernel)', function () {
   this.timeout(60_000);

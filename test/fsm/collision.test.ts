@@ -3,8 +3,7 @@
 import assert from 'node:assert/strict';
 import { collisionWinner, resolveCollision, step, type FsmState } from '../../bgp/fsm/index.js';
 import { PEER_OPEN, describe as actionsOf, go, fresh, reach } from './helpers.js';
-
-const ip = (s: string): number => s.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+import { parseIpv4Number as ip } from '../../ip/index.js';
 
 describe('collisionWinner', () => {
   it('keeps the connection initiated by the higher BGP Identifier', () => {

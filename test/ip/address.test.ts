@@ -9,9 +9,12 @@ import {
   addressValue,
   formatAddress,
   formatIpv4,
+  formatIpv4Number,
   formatIpv6,
+  ipv4NumberAt,
   parseAddress,
   parseIpv4Into,
+  parseIpv4Number,
   parseIpv6Into,
 } from '../../ip/index.js';
 import { prng } from '../support/prng.js';
@@ -150,6 +153,79 @@ describe('ip/ address text', () => {
     for (let i = 0; i < 1000; i++) {
       const b = randomIpv6(rnd);
       assert.deepEqual(addressFromValue(6, addressValue(b)).bytes, b);
+    }
+  });
+});
+
+describe('ip/ IPv4 addresses as 32-bit numbers', () => {
+  it('reads a dotted quad as an unsigned number, the first octet highest', () => {
+    const cases: Array<[string, number]> = [
+      ['0.0.0.0', 0],
+      ['10.0.0.1', 0x0a000001],
+      ['127.255.255.255', 0x7fffffff],
+      ['128.0.0.1', 0x80000001], // past int32: still positive
+      ['192.0.2.33', 0xc0000221],
+      ['255.255.255.255', 0xffffffff],
+    ];
+    for (const [text, n] of cases) {
+      assert.equal(parseIpv4Number(text, 'routerId'), n, text);
+      assert.equal(ipv4NumberAt(text), n, text);
+      assert.equal(formatIpv4Number(n), text, text);
+    }
+  });
+
+  it('agrees with the byte reader and the printer on random addresses', () => {
+    const rnd = prng(32);
+    for (let i = 0; i < 5000; i++) {
+      const b = randomIpv4(rnd);
+      const text = formatIpv4(b);
+      const n = parseIpv4Number(text);
+      assert.equal(n, Buffer.from(b).readUInt32BE(0), text);
+      assert.equal(formatIpv4Number(n), text);
+    }
+  });
+
+  it('reads the part of a text it is told to, without slicing it', () => {
+    assert.equal(ipv4NumberAt('10.0.1.5/24', 0, 8), 0x0a000105);
+    assert.equal(ipv4NumberAt('via 10.0.1.5', 4), 0x0a000105);
+    assert.equal(ipv4NumberAt('10.0.1.5/24'), -1, 'the whole text is not a dotted quad');
+  });
+
+  it('refuses what is not a dotted quad: -1 from the hot-path form, an AddressError naming the field from the other', () => {
+    for (const text of [
+      '',
+      '10.0.0',
+      '10.0.0.256',
+      '10.0.0.1.2',
+      '1..2.3',
+      ' 10.0.0.1',
+      '010.0.0.1',
+      '10.0.0.1/32',
+      '::1',
+      '::ffff:10.0.0.1',
+    ]) {
+      assert.equal(ipv4NumberAt(text), -1, text);
+      assert.throws(
+        () => parseIpv4Number(text, 'bgpId'),
+        (e: unknown) => {
+          assert.ok(e instanceof AddressError, text);
+          assert.equal(e.field, 'bgpId');
+          assert.equal(e.message, `bgpId: ${JSON.stringify(text)} is not an IPv4 address`);
+          return true;
+        },
+      );
+    }
+    assert.throws(() => parseIpv4Number(7 as unknown as string, 'nextHop'), /^AddressError: nextHop: 7 is not a string$/);
+    assert.throws(() => parseIpv4Number('x'), /^AddressError: address: "x" is not an IPv4 address$/, 'the field defaults to "address"');
+  });
+
+  it('prints only unsigned 32-bit integers', () => {
+    for (const n of [-1, 2 ** 32, 1.5, Number.NaN]) {
+      assert.throws(
+        () => formatIpv4Number(n),
+        (e: unknown) => e instanceof RangeError && e.message === `${n} is not an IPv4 address value`,
+        String(n),
+      );
     }
   });
 });

@@ -5,6 +5,7 @@ import {
   addressAt,
   addressValue,
   canonicalCidr,
+  cidrAddress,
   cidrContains,
   cidrNetwork,
   cidrSize,
@@ -59,6 +60,33 @@ describe('ip/ prefixes', () => {
     assert.equal(parseInterfaceAddress('10.0.1.5').prefixLength, 32);
     assert.equal(parseInterfaceAddress('fd00::5').prefixLength, 128);
     assert.throws(() => parseInterfaceAddress('10.0.1.5/33', 'node.addressV4'), /node.addressV4: .* bad prefix length/);
+  });
+
+  it("gives an interface address's address, canonical, its length dropped; a bare address is its own", () => {
+    assert.equal(cidrAddress('10.0.1.5/24'), '10.0.1.5', 'host bits kept');
+    assert.equal(cidrAddress('10.0.1.5'), '10.0.1.5');
+    assert.equal(cidrAddress('10.0.0.0/8'), '10.0.0.0');
+    assert.equal(cidrAddress('FD00:0:0::5/64'), 'fd00::5', 'IPv6 in its one spelling');
+    assert.equal(cidrAddress('::ffff:192.0.2.1/128'), '::ffff:192.0.2.1');
+  });
+
+  it('refuses a malformed interface address in the words parseInterfaceAddress uses, naming the field', () => {
+    const cases: Array<[string, string]> = [
+      ['10.0.1.5/33', 'node.addressV4: "10.0.1.5/33" has a bad prefix length (0..32)'],
+      ['fd00::5/129', 'node.addressV4: "fd00::5/129" has a bad prefix length (0..128)'],
+      ['10.0.1.5/', 'node.addressV4: "10.0.1.5/" has a bad prefix length (0..32)'],
+      ['10.0.1.5/24/24', 'node.addressV4: "10.0.1.5/24/24" has a bad prefix length (0..32)'],
+      ['10.0.1/24', 'node.addressV4: "10.0.1" is not an IPv4 or IPv6 address'],
+      ['', 'node.addressV4: "" is not an IPv4 or IPv6 address'],
+    ];
+    for (const [text, message] of cases) {
+      assert.throws(
+        () => cidrAddress(text, 'node.addressV4'),
+        (e: unknown) => e instanceof AddressError && e.field === 'node.addressV4' && e.message === message,
+        text,
+      );
+    }
+    assert.throws(() => cidrAddress(undefined as unknown as string), /^AddressError: address: undefined is not a string$/);
   });
 
   it('canonicalises prefixes and host addresses', () => {

@@ -21,6 +21,7 @@ import { type Measured, Prober, resultKey } from './probe.js';
 import { calicoTruthTable } from './reference-calico.js';
 import { k8sTruthTable } from './reference.js';
 import { formatComparison, type TruthTable } from './truth-table.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -186,7 +187,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     };
     const weps = await list('workloadendpoint');
     for (const pod of model().pods) {
-      const w = weps.find((x) => x.metadata.namespace === pod.namespace && x.spec.ipNetworks?.some((n) => n.split('/')[0] === pod.ip));
+      const w = weps.find((x) => x.metadata.namespace === pod.namespace && x.spec.ipNetworks?.some((n) => cidrAddress(n) === pod.ip));
       assert.ok(w, `no WorkloadEndpoint in ${pod.namespace} with ${pod.ip}`);
       assert.deepEqual(
         w.metadata.labels,

@@ -14,7 +14,8 @@ import {
 } from '../../bgp/codec/index.js';
 import { readMrtFile } from '../../bgp/mrt/index.js';
 import { Rib, type RibPeer } from '../../bgp/rib/index.js';
-import { attributesKey, ipv4Number, receivedKey } from '../../bgp/rib/attr-set.js';
+import { attributesKey, receivedKey } from '../../bgp/rib/attr-set.js';
+import { parseIpv4Number } from '../../ip/index.js';
 import { ibgpExportBytes } from '../../bgp/rib/ibgp-export.js';
 import { passOnUnrecognised } from '../../bgp/rib/pass-on.js';
 import { drain, mrtPeer } from './helpers.js';
@@ -36,7 +37,7 @@ function generalWay(key: string, nextHop: string | undefined): Buffer {
 }
 
 function bytesWay(key: string, nextHop: string | undefined): Buffer | undefined {
-  const b = ibgpExportBytes(key, nextHop === undefined ? -1 : ipv4Number(nextHop), LOCAL_PREF);
+  const b = ibgpExportBytes(key, nextHop === undefined ? -1 : parseIpv4Number(nextHop), LOCAL_PREF);
   return b && Buffer.from(b);
 }
 

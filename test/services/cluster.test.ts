@@ -16,6 +16,7 @@ import { type AgentProcess, agentReady, podNetconf, ROOT, spawnAgent, clusterRed
 import type { ManagedProcess } from '../support/process.js';
 import type { RedisServer } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
+import { cidrAddress } from '../../ip/index.js';
 
 const PEER = join(fileURLToPath(new URL('.', import.meta.url)), 'echo-peer.ts');
 const SUBNET = '10.95.0';
@@ -106,7 +107,7 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     };
     const r = await callCni(agents.get(node)!.ns, 'ADD', podEnv({ containerId, ns, name }, K8S_NS), podNetconf(node, sock, { args }));
     assert.equal(r.code, 0, `CNI ADD ${name}: ${r.stdout}`);
-    const ip = (r.json as { ips: { address: string }[] }).ips[0]!.address.split('/')[0]!;
+    const ip = cidrAddress((r.json as { ips: { address: string }[] }).ips[0]!.address);
     const pod: Pod = { name, node, ns, ip, containerId };
     pods.set(name, pod);
     return pod;

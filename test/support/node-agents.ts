@@ -11,6 +11,7 @@ import type { ManagedProcess } from './process.js';
 import type { Netns } from './netns.js';
 import { startRedis, type RedisServer } from './redis.js';
 import { waitFor } from './wait.js';
+import { cidrAddress } from '../../ip/index.js';
 
 export const ROOT = join(fileURLToPath(import.meta.url), '../../..');
 export const PODROUTE = join(ROOT, 'bin/podroute.js');
@@ -77,8 +78,8 @@ export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
   ];
   const v6 = [...(s.ip6 ? ['--ip6', s.ip6] : []), ...(s.routerId ? ['--router-id', s.routerId] : [])];
   const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: root });
-  const ip6 = s.ip6 ? { ip6: s.ip6.split('/')[0]! } : {};
-  return { name: s.name, ns, ip: s.ip.split('/')[0]!, ...ip6, control: s.control, proc };
+  const ip6 = s.ip6 ? { ip6: cidrAddress(s.ip6) } : {};
+  return { name: s.name, ns, ip: cidrAddress(s.ip), ...ip6, control: s.control, proc };
 }
 
 export function agentStatus(a: Pick<AgentProcess, 'name' | 'control' | 'proc'>): Promise<AgentStatus> {
