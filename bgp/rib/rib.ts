@@ -2,7 +2,7 @@
 // the Adj-RIB-Out queues. The speaker drives it: addPeer when a session is established,
 // update() for each UPDATE, peerDown() when it goes, pull() on each peer's AdjRibOut when
 // its socket can take more. Each mutating call returns the best-path changes it caused.
-import type { AddressFamily, Nlri, PathAttributes, ReceivedUpdate, UpdateMessage } from '../codec/index.js';
+import type { AddressFamily, Nlri, PathAttributes, ReceivedNlri, ReceivedUpdate, UpdateMessage } from '../codec/index.js';
 import {
   Afi,
   AttrType as T,
@@ -32,7 +32,7 @@ import {
 import { selectBest, type DecisionOptions } from './decision.js';
 import { RibPeer } from './peer.js';
 import { Journal } from './journal.js';
-import { applyActions, type PolicyActions, type PolicyVerdict } from './policy.js';
+import { applyActions, type CompiledPolicy, type PolicyActions, type PolicyVerdict } from './policy.js';
 import { familyOfPrefix, formatKey, prefixKey, v4Key, v4KeysFromWire, v6Key, v6KeysFromWire, type PrefixKey } from './prefix.js';
 import { PrefixSlots } from './slots.js';
 import { freeLocalPathId, isStale, localPathId, metaWithId, multipathCount, Path, setStale, NumberedTable } from './table.js';
@@ -175,86 +175,27 @@ export class Rib {
   // ---- inbound -----------------------------------------------------------------------
 
   /**
-   * Applies one UPDATE from a peer: withdrawals first, then announcements. One as received is
-   * read from its octets where it can be: its message is made only for what they cannot give.
+   * Applies one UPDATE from a peer: withdrawals first, then announcements. One as received
+   * whose attributes and IPv4 fields nobody has read is applied from its octets alone
+   * (updateFromOctets); any other from its message (updateFromMessage).
    */
   update(peer: RibPeer, u: UpdateMessage | ReceivedUpdate): BestPathChange[] {
     const wire = receivedNlri(u);
-    // Keyed from the octets, the codec's prefix objects never made: a million of them (a string
-    // and an object each) were a tenth of a full table's ingest, GC included.
-    const fromOctets = wire?.unread && !wire.addPath;
-    // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by its octets,
-    // MP_REACH_NLRI and MP_UNREACH_NLRI are read from them too, and no attribute object is made.
+    // A 4-octet-AS peer's attributes nobody has read: the set is found, or read, by their
+    // octets, MP_REACH_NLRI and MP_UNREACH_NLRI are read from them too. The IPv4 fields are
+    // keyed from theirs while their lists are unmade (ADD-PATH ones are left to the message).
     const raw = peer.fourOctetAs && attributesUnread(u) ? receivedAttributes(u) : undefined;
-    const noIpv4 = wire === undefined && withoutIpv4Prefixes(u);
-    const a = raw !== undefined && (fromOctets || noIpv4) ? undefined : updateMessageOf(u).attributes;
-    if (fromOctets) {
-      if (wire.withdrawnCount > 0) {
-        const keys = this.wireKeysOf(wire.withdrawn, false, wire.withdrawnCount)!;
-        this.withdrawInternal(peer, 'ipv4-unicast', undefined, wire.withdrawnCount, keys);
-      }
+    if (raw !== undefined && (wire === undefined ? withoutIpv4Prefixes(u) : wire.unread && !wire.addPath)) {
+      this.updateFromOctets(peer, u, raw, wire);
     } else {
-      const withdrawn = updateMessageOf(u).withdrawn;
-      if (withdrawn.length > 0) {
-        const keys = wire && this.wireKeysOf(wire.withdrawn, wire.addPath, withdrawn.length);
-        this.withdrawInternal(peer, 'ipv4-unicast', withdrawn, withdrawn.length, keys);
-      }
-    }
-    // The codec saw whether unread attributes hold MP ones: an IPv4 UPDATE is not searched.
-    const mpOctets = a === undefined && unreadMpAttributes(u);
-    if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_UNREACH_NLRI);
-    const unreach = a?.mpUnreach;
-    if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
-      const f = familyOfAfi(unreach.afi, unreach.safi);
-      if (f !== undefined) {
-        const keys = this.mpKeysOf(u, T.MP_UNREACH_NLRI, f, unreach.withdrawn);
-        this.withdrawInternal(peer, f, unreach.withdrawn, unreach.withdrawn.length, keys);
-      }
-    }
-    if (fromOctets) {
-      // A clean decode has the mandatory attributes of an announcement (or it threw).
-      if (wire.nlriCount > 0) {
-        const keys = this.wireKeysOf(wire.nlri, false, wire.nlriCount)!;
-        // An import policy reads each prefix as text: then the list is made.
-        const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(u).nlri;
-        const nextHop = a === undefined ? receivedNextHop(raw!)! : a.nextHop!;
-        // raw when read above: each read of the octets is a new Buffer view.
-        this.announce(peer, 'ipv4-unicast', nlri, wire.nlriCount, a, raw ?? receivedAttributes(u), nextHop, undefined, keys);
-      }
-    } else {
-      const nlri = updateMessageOf(u).nlri;
-      if (nlri.length > 0) {
-        const attrs = a!; // not from the octets: read above
-        if (attrs.nextHop === undefined || attrs.origin === undefined || attrs.asPath === undefined) {
-          // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
-          peer.stats.treatAsWithdraw += nlri.length;
-          this.withdrawInternal(peer, 'ipv4-unicast', nlri, nlri.length);
-        } else {
-          const keys = wire && this.wireKeysOf(wire.nlri, wire.addPath, nlri.length);
-          this.announce(peer, 'ipv4-unicast', nlri, nlri.length, attrs, receivedAttributes(u), attrs.nextHop, undefined, keys);
-        }
-      }
-    }
-    if (mpOctets) this.mpFromOctets(peer, u, raw!, T.MP_REACH_NLRI);
-    const mp = a?.mpReach;
-    if (a !== undefined && mp?.nlri && mp.nlri.length > 0) {
-      const f = familyOfAfi(mp.afi, mp.safi);
-      if (f !== undefined) {
-        if (mp.nextHop === undefined || a.origin === undefined || a.asPath === undefined) {
-          peer.stats.treatAsWithdraw += mp.nlri.length;
-          this.withdrawInternal(peer, f, mp.nlri, mp.nlri.length);
-        } else {
-          const keys = this.mpKeysOf(u, T.MP_REACH_NLRI, f, mp.nlri);
-          this.announce(peer, f, mp.nlri, mp.nlri.length, a, receivedAttributes(u), mp.nextHop, mp.linkLocalNextHop, keys);
-        }
-      }
+      this.updateFromMessage(peer, u, wire);
     }
     return this.take();
   }
 
   /** Withdraws a list of prefixes of a peer. */
   withdraw(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[]): BestPathChange[] {
-    this.withdrawInternal(peer, family, nlri, nlri.length);
+    this.withdrawList(peer, family, nlri, undefined);
     return this.take();
   }
 
@@ -275,7 +216,7 @@ export class Rib {
     for (const [f, list] of lists) {
       if (f === undefined || !list || list.length === 0) continue;
       peer.stats.treatAsWithdraw += list.length;
-      this.withdrawInternal(peer, f, list, list.length);
+      this.withdrawList(peer, f, list, undefined);
     }
     return this.take();
   }
@@ -416,169 +357,320 @@ export class Rib {
     return family === 'ipv4-unicast' ? v4Key(prefix) : v6Key(prefix);
   }
 
-  /**
-   * The keys of a prefix field as received, in the family's scratch array (reused by the next
-   * call); undefined when the field does not hold the count expected (the message was changed).
-   */
-  private wireKeysOf(field: Buffer, addPath: boolean, expected: number, family: AddressFamily = 'ipv4-unicast'): PrefixKey[] | undefined {
-    return this.readKeys(field, addPath, family) === expected ? this.scratchKeys(family) : undefined;
-  }
-
-  /** Reads a prefix field's keys into the family's scratch array; returns how many. */
-  private readKeys(field: Buffer, addPath: boolean, family: AddressFamily): number {
-    return family === 'ipv4-unicast' ? v4KeysFromWire(field, addPath, this.wireKeys) : v6KeysFromWire(field, addPath, this.wireKeysV6);
-  }
-
-  private scratchKeys(family: AddressFamily): PrefixKey[] {
-    return family === 'ipv4-unicast' ? this.wireKeys : this.wireKeysV6;
-  }
-
-  private readonly wireKeys: number[] = [];
-  private readonly wireKeysV6: string[] = [];
+  // ---- an UPDATE read from its octets -------------------------------------------------
 
   /**
-   * The keys of a decoded MP_REACH_NLRI or MP_UNREACH_NLRI prefix list (ADD-PATH, or attributes
-   * read before) from the attribute's octets: the codec made the list as text, and parsing it
-   * back was about a tenth of an IPv6 UPDATE's decoding and update. Undefined for a message not
-   * decoded clean with 4-octet AS numbers, or whose octets do not hold as many prefixes.
+   * An UPDATE applied from its octets alone: the IPv4 fields keyed from theirs, the attribute
+   * set found by its octets, MP_UNREACH_NLRI and MP_REACH_NLRI read from the attribute octets.
+   * No message is made, unless an import policy needs the prefixes as text.
    */
-  private mpKeysOf(
-    msg: UpdateMessage | ReceivedUpdate,
-    type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
-    family: AddressFamily,
-    list: readonly Nlri[],
-  ): PrefixKey[] | undefined {
-    const raw = receivedAttributes(msg);
-    const mp = raw && receivedMp(raw, type);
-    return mp && this.wireKeysOf(mp.prefixes, list[0].pathId !== undefined, list.length, family);
+  private updateFromOctets(peer: RibPeer, u: UpdateMessage | ReceivedUpdate, raw: Buffer, wire: ReceivedNlri | undefined): void {
+    // Keyed from the octets, the codec's prefix objects never made: a million of them (a string
+    // and an object each) were a tenth of a full table's ingest, GC included.
+    if (wire !== undefined && wire.withdrawnCount > 0) {
+      const count = v4KeysFromWire(wire.withdrawn, false, this.v4Keys);
+      this.withdrawKeys(peer, 'ipv4-unicast', this.v4Keys, count);
+    }
+    // The codec saw whether the attributes hold MP ones: an IPv4 UPDATE's are not searched.
+    const mp = unreadMpAttributes(u);
+    if (mp) this.mpUnreachFromOctets(peer, raw);
+    if (wire !== undefined && wire.nlriCount > 0) {
+      const count = v4KeysFromWire(wire.nlri, false, this.v4Keys);
+      const nextHop = receivedNextHop(raw);
+      if (nextHop === undefined) {
+        // The codec let no announcement through without its NEXT_HOP: for the type's sake.
+        this.treatAsWithdrawKeys(peer, 'ipv4-unicast', this.v4Keys, count);
+      } else {
+        // An import policy reads each prefix as text: then the list is made.
+        const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(u).nlri;
+        this.announceKeys(peer, 'ipv4-unicast', this.setOfOctets(peer, raw), nextHop, undefined, this.v4Keys, count, nlri);
+      }
+    }
+    if (mp) this.mpReachFromOctets(peer, u, raw);
   }
 
-  /**
-   * An MP_UNREACH_NLRI or MP_REACH_NLRI applied from the octets of attributes nobody has read
-   * (the codec checked them, and leaves those with ADD-PATH to its full decode). An import
-   * policy reads the prefixes as text: for it the list is made.
-   */
-  private mpFromOctets(
-    peer: RibPeer,
-    msg: UpdateMessage | ReceivedUpdate,
-    raw: Buffer,
-    type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
-  ): void {
-    const mp = receivedMp(raw, type);
+  /** The MP_UNREACH_NLRI of attribute octets (the codec checked it; it decodes one with ADD-PATH whole). */
+  private mpUnreachFromOctets(peer: RibPeer, raw: Buffer): void {
+    const mp = receivedMp(raw, T.MP_UNREACH_NLRI);
+    if (mp === undefined) return;
+    const f = familyOfAfi(mp.afi, mp.safi);
+    if (f === undefined || mp.prefixes.length === 0) return;
+    const count = this.readKeys(mp.prefixes, false, f);
+    this.withdrawKeys(peer, f, this.scratchKeys(f), count);
+  }
+
+  /** The MP_REACH_NLRI of attribute octets, as mpUnreachFromOctets. */
+  private mpReachFromOctets(peer: RibPeer, u: UpdateMessage | ReceivedUpdate, raw: Buffer): void {
+    const mp = receivedMp(raw, T.MP_REACH_NLRI);
     if (mp === undefined) return;
     const f = familyOfAfi(mp.afi, mp.safi);
     if (f === undefined || mp.prefixes.length === 0) return;
     const count = this.readKeys(mp.prefixes, false, f);
     const keys = this.scratchKeys(f);
-    if (type === T.MP_UNREACH_NLRI) {
-      this.withdrawInternal(peer, f, undefined, count, keys);
+    if (mp.nextHop === undefined) {
+      // receivedMp reads MP_REACH_NLRI's next hop always: for the type's sake.
+      this.treatAsWithdrawKeys(peer, f, keys, count);
       return;
     }
-    const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(msg).attributes.mpReach!.nlri;
-    // A clean decode has ORIGIN and AS_PATH beside an MP_REACH_NLRI (or the codec decoded it all).
-    this.announce(peer, f, nlri, count, undefined, raw, mp.nextHop!, mp.linkLocal, keys);
+    // The codec let MP_REACH_NLRI through only with ORIGIN and AS_PATH beside it. An import
+    // policy reads each prefix as text: then the attributes are made, and with them the list.
+    const nlri = peer.importPolicy === undefined ? undefined : updateMessageOf(u).attributes.mpReach?.nlri;
+    this.announceKeys(peer, f, this.setOfOctets(peer, raw), mp.nextHop, mp.linkLocal, keys, count, nlri);
+  }
+
+  // ---- an UPDATE read from its message ------------------------------------------------
+
+  /**
+   * An UPDATE applied from its message: one built in code, one with ADD-PATH, one from a
+   * 2-octet-AS peer (whose attributes the codec decodes whole), one read before. Where the
+   * octets it came from still hold a field, its prefixes are keyed from them and its attribute
+   * set found by them, which costs less than the text and the objects.
+   */
+  private updateFromMessage(peer: RibPeer, u: UpdateMessage | ReceivedUpdate, wire: ReceivedNlri | undefined): void {
+    const msg = updateMessageOf(u);
+    const a = msg.attributes;
+    const octets = receivedAttributes(u);
+    // IPv4 fields nobody has read are keyed from their octets and their lists never made.
+    const unread = wire?.unread && !wire.addPath ? wire : undefined;
+    if (unread !== undefined) {
+      if (unread.withdrawnCount > 0) {
+        const count = v4KeysFromWire(unread.withdrawn, false, this.v4Keys);
+        this.withdrawKeys(peer, 'ipv4-unicast', this.v4Keys, count);
+      }
+    } else if (msg.withdrawn.length > 0) {
+      const keys = wire && this.keysIf(wire.withdrawn, wire.addPath, msg.withdrawn.length, 'ipv4-unicast');
+      this.withdrawList(peer, 'ipv4-unicast', msg.withdrawn, keys);
+    }
+    const unreach = a.mpUnreach;
+    if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
+      const f = familyOfAfi(unreach.afi, unreach.safi);
+      if (f !== undefined) this.withdrawList(peer, f, unreach.withdrawn, this.mpKeysOf(octets, T.MP_UNREACH_NLRI, f, unreach.withdrawn));
+    }
+    // The set is found by the octets while they are what the attributes were decoded from.
+    const raw = peer.fourOctetAs ? octets : undefined;
+    const mandatory = a.origin !== undefined && a.asPath !== undefined;
+    if (unread !== undefined) {
+      if (unread.nlriCount > 0) {
+        const count = v4KeysFromWire(unread.nlri, false, this.v4Keys);
+        if (a.nextHop === undefined || !mandatory) this.treatAsWithdrawKeys(peer, 'ipv4-unicast', this.v4Keys, count);
+        else {
+          const nlri = peer.importPolicy === undefined ? undefined : msg.nlri;
+          this.announceKeys(peer, 'ipv4-unicast', this.setOfMessage(peer, a, raw), a.nextHop, undefined, this.v4Keys, count, nlri);
+        }
+      }
+    } else if (msg.nlri.length > 0) {
+      const nlri = msg.nlri;
+      if (a.nextHop === undefined || !mandatory) {
+        // The codec reports this as treat-as-withdraw; a hand-built UPDATE gets the same.
+        peer.stats.treatAsWithdraw += nlri.length;
+        this.withdrawList(peer, 'ipv4-unicast', nlri, undefined);
+      } else {
+        const keys = wire && this.keysIf(wire.nlri, wire.addPath, nlri.length, 'ipv4-unicast');
+        this.announceList(peer, 'ipv4-unicast', this.setOfMessage(peer, a, raw), a.nextHop, undefined, nlri, keys);
+      }
+    }
+    const reach = a.mpReach;
+    if (reach?.nlri && reach.nlri.length > 0) {
+      const f = familyOfAfi(reach.afi, reach.safi);
+      if (f === undefined) return;
+      if (reach.nextHop === undefined || !mandatory) {
+        peer.stats.treatAsWithdraw += reach.nlri.length;
+        this.withdrawList(peer, f, reach.nlri, undefined);
+      } else {
+        const keys = this.mpKeysOf(octets, T.MP_REACH_NLRI, f, reach.nlri);
+        this.announceList(peer, f, this.setOfMessage(peer, a, raw), reach.nextHop, reach.linkLocalNextHop, reach.nlri, keys);
+      }
+    }
   }
 
   /**
-   * Withdraws `count` prefixes: `keys` when given (read from the wire), else those of `nlri`.
-   * Without `nlri` there are no path identifiers (no ADD-PATH).
+   * The keys of a prefix field as received, in the family's scratch array (reused by the next
+   * call); undefined when the field does not hold the count expected (the message was changed).
    */
-  private withdrawInternal(
-    peer: RibPeer,
+  private keysIf(field: Buffer, addPath: boolean, expected: number, family: AddressFamily): PrefixKey[] | undefined {
+    return this.readKeys(field, addPath, family) === expected ? this.scratchKeys(family) : undefined;
+  }
+
+  /**
+   * The keys of a decoded MP_REACH_NLRI or MP_UNREACH_NLRI prefix list (ADD-PATH, or attributes
+   * read before) from the attribute's octets: the codec made the list as text, and parsing it
+   * back was about a tenth of an IPv6 UPDATE's decoding and update. Undefined without the
+   * octets of a clean decode with 4-octet AS numbers, or when they do not hold as many prefixes.
+   */
+  private mpKeysOf(
+    octets: Buffer | undefined,
+    type: typeof T.MP_REACH_NLRI | typeof T.MP_UNREACH_NLRI,
     family: AddressFamily,
-    nlri: readonly Nlri[] | undefined,
-    count: number,
-    keys?: readonly PrefixKey[],
-  ): void {
-    const fr = this.fams[family];
+    list: readonly Nlri[],
+  ): PrefixKey[] | undefined {
+    const mp = octets === undefined ? undefined : receivedMp(octets, type);
+    return mp === undefined ? undefined : this.keysIf(mp.prefixes, list[0].pathId !== undefined, list.length, family);
+  }
+
+  // ---- prefix keys read from the octets -----------------------------------------------
+
+  /** Reads a prefix field's keys into the family's scratch array; returns how many. */
+  private readKeys(field: Buffer, addPath: boolean, family: AddressFamily): number {
+    return family === 'ipv4-unicast' ? v4KeysFromWire(field, addPath, this.v4Keys) : v6KeysFromWire(field, addPath, this.v6Keys);
+  }
+
+  private scratchKeys(family: AddressFamily): PrefixKey[] {
+    return family === 'ipv4-unicast' ? this.v4Keys : this.v6Keys;
+  }
+
+  private readonly v4Keys: number[] = [];
+  private readonly v6Keys: string[] = [];
+
+  // ---- the Adj-RIB-In steps of both -------------------------------------------------
+
+  /** The set of a 4-octet-AS peer's attributes as received, found by their octets: a known one costs no decoding. */
+  private setOfOctets(peer: RibPeer, raw: Buffer): AttrSet {
+    const key = receivedKey(raw, peer.type === 'ebgp');
+    return this.attrs.get(key) ?? this.attrs.internReceived(key);
+  }
+
+  /** The set of decoded attributes: by their octets when given (see setOfOctets), else from the object. */
+  private setOfMessage(peer: RibPeer, a: Readonly<PathAttributes>, raw: Buffer | undefined): AttrSet {
+    if (raw !== undefined) return this.setOfOctets(peer, raw);
+    // A 2-octet peer's AS4_PATH is merged in, and what we keep is no longer what came.
+    return this.attrs.intern(shareableReceived(a, peer.fourOctetAs, peer.type === 'ebgp'));
+  }
+
+  /** Withdraws prefixes keyed from the octets (no ADD-PATH: path id 0). */
+  private withdrawKeys(peer: RibPeer, family: AddressFamily, keys: readonly PrefixKey[], count: number): void {
     peer.stats.withdrawn += count;
-    for (let i = 0; i < count; i++) this.remove(fr, this.keyAt(family, nlri, keys, i), peer, nlri?.[i].pathId ?? 0);
+    this.removeKeys(this.fams[family], peer, keys, count);
   }
 
-  /** The key of the i-th prefix: from the keys read off the wire when there are some. */
-  private keyAt(family: AddressFamily, nlri: readonly Nlri[] | undefined, keys: readonly PrefixKey[] | undefined, i: number): PrefixKey {
-    return keys !== undefined ? keys[i] : this.keyOf(family, nlri![i].prefix);
+  /** RFC 7606 treat-as-withdraw of prefixes keyed from the octets. */
+  private treatAsWithdrawKeys(peer: RibPeer, family: AddressFamily, keys: readonly PrefixKey[], count: number): void {
+    peer.stats.treatAsWithdraw += count;
+    this.withdrawKeys(peer, family, keys, count);
   }
 
-  /** Announces `count` prefixes, as withdrawInternal takes them. */
-  private announce(
+  /** Withdraws a list of prefixes; `keys` are theirs when read from the octets already. */
+  private withdrawList(peer: RibPeer, family: AddressFamily, nlri: readonly Nlri[], keys: readonly PrefixKey[] | undefined): void {
+    peer.stats.withdrawn += nlri.length;
+    this.removeList(this.fams[family], peer, nlri, keys);
+  }
+
+  private removeKeys(fr: FamilyRib, peer: RibPeer, keys: readonly PrefixKey[], count: number): void {
+    for (let i = 0; i < count; i++) this.remove(fr, keys[i], peer, 0);
+  }
+
+  private removeList(fr: FamilyRib, peer: RibPeer, nlri: readonly Nlri[], keys: readonly PrefixKey[] | undefined): void {
+    if (keys !== undefined) for (let i = 0; i < nlri.length; i++) this.remove(fr, keys[i], peer, nlri[i].pathId ?? 0);
+    else for (let i = 0; i < nlri.length; i++) this.remove(fr, this.keyOf(fr.family, nlri[i].prefix), peer, nlri[i].pathId ?? 0);
+  }
+
+  /**
+   * Announces `count` prefixes keyed from the octets (no ADD-PATH: path id 0) with one set and
+   * next hop. `nlri` is their list, which the caller makes only for an import policy.
+   */
+  private announceKeys(
     peer: RibPeer,
     family: AddressFamily,
-    nlri: readonly Nlri[] | undefined,
-    count: number,
-    /** Undefined when `raw` says it all (a 4-octet-AS peer's). */
-    received: Readonly<PathAttributes> | undefined,
-    /** The attributes' bytes as received, when the UPDATE came off the wire clean. */
-    raw: Buffer | undefined,
+    set: AttrSet,
     nextHop: string,
     linkLocal: string | undefined,
-    /** The prefixes' keys, when read from the wire already. */
-    keys?: readonly PrefixKey[],
+    keys: readonly PrefixKey[],
+    count: number,
+    nlri: readonly Nlri[] | undefined,
   ): void {
     const fr = this.fams[family];
     peer.stats.announced += count;
-    let set: AttrSet;
-    if (raw !== undefined && peer.fourOctetAs) {
-      // Keyed by the bytes themselves: a known set costs no decoding or encoding at all.
-      const key = receivedKey(raw, peer.type === 'ebgp');
-      set = this.attrs.get(key) ?? this.attrs.internReceived(key);
-    } else {
-      // A 2-octet peer's AS4_PATH is merged in, and what we keep is no longer what came.
-      if (received === undefined) throw new TypeError('announce: the attributes, or their octets from a 4-octet-AS peer');
-      set = this.attrs.intern(shareableReceived(received, peer.fourOctetAs, peer.type === 'ebgp'));
-    }
     if (set.looped) {
       peer.stats.loopRejected += count;
       // An announcement we drop still replaces what the peer sent before for these prefixes.
-      for (let i = 0; i < count; i++) this.remove(fr, this.keyAt(family, nlri, keys, i), peer, nlri?.[i].pathId ?? 0);
+      this.removeKeys(fr, peer, keys, count);
       this.attrs.dropIfUnused(set);
       return;
     }
     const nh = this.nextHops.intern(nextHop, linkLocal);
     const policy = peer.importPolicy;
     if (policy === undefined) {
-      if (nlri === undefined) for (let i = 0; i < count; i++) this.upsert(fr, keys![i], peer, 0, nh, set);
-      else for (let i = 0; i < count; i++) this.upsert(fr, this.keyAt(family, nlri, keys, i), peer, nlri[i].pathId ?? 0, nh, set);
+      for (let i = 0; i < count; i++) this.upsert(fr, keys[i], peer, 0, nh, set);
     } else {
-      // A policy reads each prefix as text: the caller gives the list.
       if (nlri === undefined) throw new TypeError('announce: an import policy needs the prefixes as a list');
-      const neighbor = { address: peer.address, asn: peer.asn, type: peer.type };
-      let verdict: PolicyVerdict | undefined;
-      let lastActions: PolicyActions | undefined;
-      let lastSet: AttrSet = set;
-      let lastNh: NextHop = nh;
-      const made: Array<AttrSet | NextHop> = [];
-      for (let i = 0; i < nlri.length; i++) {
-        const n = nlri[i];
-        const key = keys !== undefined ? keys[i] : this.keyOf(family, n.prefix);
-        if (verdict === undefined || policy.perPrefix) {
-          verdict = policy.evaluate({ family, prefix: n.prefix, nextHop, attributes: set.attributes, neighbor });
-        }
-        if (verdict === false) {
-          peer.stats.policyRejected++;
-          this.remove(fr, key, peer, n.pathId ?? 0);
-          continue;
-        }
-        if (verdict === true) {
-          this.upsert(fr, key, peer, n.pathId ?? 0, nh, set);
-          continue;
-        }
-        if (verdict !== lastActions) {
-          lastActions = verdict;
-          const r = applyActions(set.attributes, verdict);
-          lastSet = this.attrs.intern(r.attributes);
-          lastNh = r.nextHop !== undefined && r.nextHop !== 'self' ? this.nextHops.intern(r.nextHop) : nh;
-          made.push(lastSet, lastNh);
-        }
-        this.upsert(fr, key, peer, n.pathId ?? 0, lastNh, lastSet);
-      }
-      for (const x of made) {
-        if (x instanceof NextHop) this.nextHops.dropIfUnused(x);
-        else this.attrs.dropIfUnused(x as AttrSet);
-      }
+      this.importEach(peer, fr, policy, set, nh, nextHop, nlri, keys);
     }
     this.attrs.dropIfUnused(set);
     this.nextHops.dropIfUnused(nh);
+  }
+
+  /** Announces a list of prefixes (path ids from the list) as announceKeys; `keys` are theirs when read from the octets already. */
+  private announceList(
+    peer: RibPeer,
+    family: AddressFamily,
+    set: AttrSet,
+    nextHop: string,
+    linkLocal: string | undefined,
+    nlri: readonly Nlri[],
+    keys: readonly PrefixKey[] | undefined,
+  ): void {
+    const fr = this.fams[family];
+    peer.stats.announced += nlri.length;
+    if (set.looped) {
+      peer.stats.loopRejected += nlri.length;
+      this.removeList(fr, peer, nlri, keys);
+      this.attrs.dropIfUnused(set);
+      return;
+    }
+    const nh = this.nextHops.intern(nextHop, linkLocal);
+    const policy = peer.importPolicy;
+    if (policy !== undefined) this.importEach(peer, fr, policy, set, nh, nextHop, nlri, keys);
+    else if (keys !== undefined) for (let i = 0; i < nlri.length; i++) this.upsert(fr, keys[i], peer, nlri[i].pathId ?? 0, nh, set);
+    else for (let i = 0; i < nlri.length; i++) this.upsert(fr, this.keyOf(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0, nh, set);
+    this.attrs.dropIfUnused(set);
+    this.nextHops.dropIfUnused(nh);
+  }
+
+  /** Each prefix through the peer's import policy, which reads it as text; `keys` as announceList's. */
+  private importEach(
+    peer: RibPeer,
+    fr: FamilyRib,
+    policy: CompiledPolicy,
+    set: AttrSet,
+    nh: NextHop,
+    nextHop: string,
+    nlri: readonly Nlri[],
+    keys: readonly PrefixKey[] | undefined,
+  ): void {
+    const family = fr.family;
+    const neighbor = { address: peer.address, asn: peer.asn, type: peer.type };
+    let verdict: PolicyVerdict | undefined;
+    let lastActions: PolicyActions | undefined;
+    let lastSet: AttrSet = set;
+    let lastNh: NextHop = nh;
+    const made: Array<AttrSet | NextHop> = [];
+    for (let i = 0; i < nlri.length; i++) {
+      const n = nlri[i];
+      const key = keys !== undefined ? keys[i] : this.keyOf(family, n.prefix);
+      if (verdict === undefined || policy.perPrefix) {
+        verdict = policy.evaluate({ family, prefix: n.prefix, nextHop, attributes: set.attributes, neighbor });
+      }
+      if (verdict === false) {
+        peer.stats.policyRejected++;
+        this.remove(fr, key, peer, n.pathId ?? 0);
+        continue;
+      }
+      if (verdict === true) {
+        this.upsert(fr, key, peer, n.pathId ?? 0, nh, set);
+        continue;
+      }
+      if (verdict !== lastActions) {
+        lastActions = verdict;
+        const r = applyActions(set.attributes, verdict);
+        lastSet = this.attrs.intern(r.attributes);
+        lastNh = r.nextHop !== undefined && r.nextHop !== 'self' ? this.nextHops.intern(r.nextHop) : nh;
+        made.push(lastSet, lastNh);
+      }
+      this.upsert(fr, key, peer, n.pathId ?? 0, lastNh, lastSet);
+    }
+    for (const x of made) {
+      if (x instanceof NextHop) this.nextHops.dropIfUnused(x);
+      else this.attrs.dropIfUnused(x as AttrSet);
+    }
   }
 
   /** Adds or replaces the path (peer, pathId) of a prefix and reruns the decision. */
