@@ -30,7 +30,10 @@ function updates(): UpdateMessage[] {
       type: 'update',
       withdrawn: [],
       nlri: [{ prefix: '10.0.0.0/24' }, { prefix: '10.0.1.0/24' }, { prefix: '10.0.2.0/25' }],
-      attributes: { ...attributes, mpReach: { ...v6, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8:1::/48' }, { prefix: '2001:db8:2::/48' }] } },
+      attributes: {
+        ...attributes,
+        mpReach: { ...v6, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8:1::/48' }, { prefix: '2001:db8:2::/48' }] },
+      },
     },
     {
       type: 'update',
@@ -45,7 +48,13 @@ function updates(): UpdateMessage[] {
 /** What the table holds, and what the peer's counters say. */
 function apply(messages: Array<UpdateMessage | ReceivedUpdate>, config: Partial<RibPeerConfig> = {}): unknown {
   const rib = new Rib({ localAs: 65000, routerId: '192.0.2.254' });
-  const peer = rib.addPeer({ address: '192.0.2.1', asn: 65001, routerId: '192.0.2.1', families: ['ipv4-unicast', 'ipv6-unicast'], ...config });
+  const peer = rib.addPeer({
+    address: '192.0.2.1',
+    asn: 65001,
+    routerId: '192.0.2.1',
+    families: ['ipv4-unicast', 'ipv6-unicast'],
+    ...config,
+  });
   for (const m of messages) rib.update(peer, m);
   const routes = (['ipv4-unicast', 'ipv6-unicast'] as const).flatMap((f) =>
     [...rib.routes(f)].map((r) => ({ prefix: r.prefix, nextHop: r.nextHop, attributes: r.attributes })),
@@ -110,7 +119,11 @@ describe('rib: an UPDATE by its octets or by its message', () => {
       type: 'update',
       withdrawn: [],
       nlri: [{ prefix: '10.0.0.0/24' }],
-      attributes: { ...attributes, asPath: [{ type: 'sequence', asns: [65001, 65000] }], mpReach: { ...v6, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8:1::/48' }] } },
+      attributes: {
+        ...attributes,
+        asPath: [{ type: 'sequence', asns: [65001, 65000] }],
+        mpReach: { ...v6, nextHop: '2001:db8::1', nlri: [{ prefix: '2001:db8:1::/48' }] },
+      },
     };
     const options = { fourOctetAs: true };
     const fromOctets = apply([...received(options), decodeReceivedMessage(encodeMessage(looped, options), options) as ReceivedUpdate]);
