@@ -17,8 +17,7 @@ import {
 import { receivedMp } from './attr-set.js';
 import type { LocRib } from './loc-rib.js';
 import type { RibPeer } from './peer.js';
-import type { PrefixKey } from './prefix.js';
-import { v4KeysFromWire } from './prefix.js';
+import { type PrefixKey, v4KeysFromWire } from './prefix.js';
 
 /** Applies an UPDATE from its message; `wire` is its IPv4 fields as received, when they still say what it holds. */
 export function updateFromMessage(
@@ -40,13 +39,8 @@ export function updateFromMessage(
     }
   } else if (msg.withdrawn.length > 0) {
     const withdrawn = msg.withdrawn;
-    withdrawList(
-      loc,
-      peer,
-      'ipv4-unicast',
-      withdrawn,
-      wire && keys.ifCount(wire.withdrawn, wire.addPath, withdrawn.length, 'ipv4-unicast'),
-    );
+    const withdrawnKeys = wire && keys.ifCount(wire.withdrawn, wire.addPath, withdrawn.length, 'ipv4-unicast');
+    withdrawList(loc, peer, 'ipv4-unicast', withdrawn, withdrawnKeys);
   }
   const unreach = a.mpUnreach;
   if (unreach?.withdrawn && unreach.withdrawn.length > 0) {
