@@ -149,7 +149,10 @@ function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, 
 
 function kindOf(cmd: string, arg: string | undefined): Kind {
   const kind = kindFromArg(arg ?? '');
-  if (!kind) throw new UsageError(`${cmd}: unknown kind ${JSON.stringify(arg ?? '')} (kinds: ${KINDS.join(', ')})`);
+  if (!kind)
+    throw new UsageError(
+      `${cmd}: ${arg === undefined ? '<kind> is required' : `unknown kind ${JSON.stringify(arg)}`} (kinds: ${KINDS.join(', ')})`,
+    );
   return kind;
 }
 
