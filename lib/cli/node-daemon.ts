@@ -20,7 +20,7 @@ import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
 import { openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { DEFAULT_CONTROL } from './flags.js';
-import type { NodeRunConfig } from './node-config.js';
+import type { NodeRunConfig } from './node-settings.js';
 
 /** Events above info; the rest (the agent's own included) are info. */
 const LEVELS: Record<string, 'warning' | 'error'> = {
