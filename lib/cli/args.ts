@@ -3,6 +3,7 @@
 // shell completion scripts. Flags are read by node:util's parseArgs (strict), so this adds no
 // dependency; what it adds is the tree, the help and the completion.
 import { parseArgs } from 'node:util';
+import { closestName } from '../resources/index.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -16,22 +17,26 @@ export interface OptionSpec {
 export interface Parsed {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
-  /** The arguments as given after the command's name (for handlers that read them again). */
-  raw: string[];
 }
 
 export interface CommandSpec {
   name: string;
   summary: string;
+  /** Paragraphs help prints after the summary: what the command does, the environment it reads. */
+  description?: string;
   /** The positional part of the usage line: "<kind> [name]". */
   args?: string;
   options?: Record<string, OptionSpec>;
   subcommands?: CommandSpec[];
-  /** Arguments go to the handler unread: it has its own parser (and its own --help). */
-  passthrough?: boolean;
   /** Most positionals taken (default: none when there are subcommands, unlimited when args is set). */
   maxPositionals?: number;
-  run?: (p: Parsed) => Promise<number> | number;
+  /**
+   * After this many positionals the words are another program's command line (lab exec's
+   * `<command...>`): they are handed on as positionals, flags included, unread.
+   */
+  commandAfter?: number;
+  /** The command's work, given its flags and arguments read and where to write; returns the exit code. */
+  run?: (p: Parsed, io: Io) => Promise<number> | number;
 }
 
 export class UsageError extends Error {}
@@ -42,6 +47,8 @@ export interface Io {
 }
 
 const HELP: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help' };
+/** The widest flag that keeps its help on its own line. */
+const FLAG_COLUMN = 40;
 
 function flagText(name: string, o: OptionSpec): string {
   const long = `--${name}${o.type === 'string' ? ` ${o.value ?? (o.choices ? o.choices.join('|') : '<value>')}` : ''}`;
@@ -58,16 +65,21 @@ export function helpText(spec: CommandSpec, path: readonly string[]): string {
   if (spec.options && Object.keys(spec.options).length) usage.push('[flags]');
   if (spec.args) usage.push(spec.args);
   lines.push(`usage: ${usage.join(' ')}`, '', spec.summary);
+  if (spec.description) lines.push('', spec.description.trimEnd());
   if (subs.length) {
     lines.push('', 'commands:');
     const w = Math.max(...subs.map((s) => (s.name + (s.args ? ` ${s.args}` : '')).length));
     for (const s of subs) lines.push(`  ${(s.name + (s.args ? ` ${s.args}` : '')).padEnd(w)}  ${s.summary}`);
   }
-  if (!spec.passthrough) {
-    const opts = Object.entries({ ...spec.options, help: HELP });
-    const w = Math.max(...opts.map(([n, o]) => flagText(n, o).length));
-    lines.push('', 'flags:');
-    for (const [n, o] of opts) lines.push(`  ${flagText(n, o).padEnd(w)}  ${o.help}`);
+  const opts = Object.entries({ ...spec.options, help: HELP });
+  // A flag too long for the column has its help on the line below, so one long flag does not push every help to the right.
+  const fits = opts.map(([n, o]) => flagText(n, o).length).filter((l) => l <= FLAG_COLUMN);
+  const w = Math.max(...fits);
+  lines.push('', 'flags:');
+  for (const [n, o] of opts) {
+    const f = flagText(n, o);
+    if (f.length <= FLAG_COLUMN) lines.push(`  ${f.padEnd(w)}  ${o.help}`);
+    else lines.push(`  ${f}`, `  ${' '.repeat(w)}  ${o.help}`);
   }
   if (subs.length) lines.push('', `"${name} <command> --help" for a command's own flags.`);
   return `${lines.join('\n')}\n`;
@@ -83,21 +95,47 @@ export function resolve(root: CommandSpec, argv: readonly string[]): { spec: Com
     if (!next) break;
     spec = next;
     path.push(next.name);
-    if (next.passthrough) {
-      i++;
-      break;
-    }
   }
   return { spec, path, rest: argv.slice(i) };
 }
 
+/**
+ * The words the command's own flags are read from, and those handed on unread: everything after
+ * `--`, and with commandAfter everything from the first word past that many positionals.
+ */
+function split(spec: CommandSpec, rest: readonly string[]): { own: string[]; unread: string[] } {
+  const dashes = rest.indexOf('--');
+  let end = dashes < 0 ? rest.length : dashes;
+  if (spec.commandAfter !== undefined) {
+    const options = spec.options ?? {};
+    const takesValue = (word: string): boolean => {
+      if (word.includes('=')) return false;
+      const long = word.startsWith('--') ? options[word.slice(2)] : undefined;
+      const short = !word.startsWith('--') ? Object.values(options).find((o) => o.short === word.slice(1)) : undefined;
+      return (long ?? short)?.type === 'string';
+    };
+    let seen = 0;
+    for (let i = 0; i < end; i++) {
+      const w = rest[i]!;
+      if (w.startsWith('-') && w !== '-') {
+        if (takesValue(w)) i++;
+      } else if (++seen > spec.commandAfter) {
+        end = i;
+        break;
+      }
+    }
+  }
+  return { own: rest.slice(0, end), unread: rest.slice(end === dashes ? end + 1 : end) };
+}
+
 /** Reads the flags of one command; a flag it does not know, or a value not among its choices, is a UsageError naming it. */
-export function parseFor(spec: CommandSpec, path: readonly string[], rest: string[]): Parsed {
+export function parseFor(spec: CommandSpec, path: readonly string[], rest: readonly string[]): Parsed {
   const options = { ...spec.options, help: HELP };
+  const { own, unread } = split(spec, rest);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: rest,
+      args: own,
       options: Object.fromEntries(
         Object.entries(options).map(([n, o]) => [n, o.short ? { type: o.type, short: o.short } : { type: o.type }]),
       ),
@@ -105,8 +143,11 @@ export function parseFor(spec: CommandSpec, path: readonly string[], rest: strin
       allowPositionals: true,
     });
   } catch (e) {
-    // parseArgs says "Unknown option '--x'"; the command's name makes it findable.
-    throw new UsageError(`${path.join(' ')}: ${(e as Error).message.split('. ')[0]}`);
+    // parseArgs says "Unknown option '--x'"; the command's name makes it findable, the nearest flag fixes a typo.
+    const said = (e as Error).message.split('. ')[0];
+    const unknown = /^Unknown option '--([^']+)'/.exec(said)?.[1];
+    const near = unknown === undefined ? undefined : closestName(unknown, Object.keys(options));
+    throw new UsageError(`${path.join(' ')}: ${said}${near ? ` (did you mean --${near}?)` : ''}`);
   }
   const values = parsed.values as Parsed['values'];
   for (const [n, o] of Object.entries(options)) {
@@ -114,22 +155,22 @@ export function parseFor(spec: CommandSpec, path: readonly string[], rest: strin
     if (o.choices && typeof v === 'string' && !o.choices.includes(v))
       throw new UsageError(`${path.join(' ')}: --${n} ${JSON.stringify(v)} must be one of ${o.choices.join(', ')}`);
   }
-  const max = spec.maxPositionals ?? (spec.args ? Number.POSITIVE_INFINITY : 0);
-  if (parsed.positionals.length > max) {
-    const extra = parsed.positionals[max];
+  const positionals = [...parsed.positionals, ...unread];
+  const max =
+    spec.commandAfter !== undefined ? Number.POSITIVE_INFINITY : (spec.maxPositionals ?? (spec.args ? Number.POSITIVE_INFINITY : 0));
+  if (positionals.length > max) {
+    const extra = positionals[max];
     const known = spec.subcommands?.map((s) => s.name).join(', ');
     throw new UsageError(`${path.join(' ')}: unexpected ${JSON.stringify(extra)}${known ? ` (commands: ${known})` : ''}`);
   }
-  return { values, positionals: parsed.positionals, raw: rest };
+  return { values, positionals };
 }
 
 /** Finds the command, answers --help, checks the flags and runs it. Returns the exit code. */
 export async function dispatch(root: CommandSpec, argv: readonly string[], io: Io): Promise<number> {
   const { spec, path, rest } = resolve(root, argv);
-  if (spec.passthrough && spec.run) return spec.run({ values: {}, positionals: [], raw: rest });
-  const before = rest.indexOf('--');
-  const words = before < 0 ? rest : rest.slice(0, before);
-  if (words.includes('-h') || words.includes('--help')) {
+  const { own } = split(spec, rest);
+  if (own.includes('-h') || own.includes('--help')) {
     io.stdout(helpText(spec, path));
     return 0;
   }
@@ -146,7 +187,7 @@ export async function dispatch(root: CommandSpec, argv: readonly string[], io: I
     return 2;
   }
   try {
-    return await spec.run(parsed);
+    return await spec.run(parsed, io);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.stderr(`${e.message}\n(${path.join(' ')} --help shows its usage)\n`);
@@ -156,9 +197,7 @@ export async function dispatch(root: CommandSpec, argv: readonly string[], io: I
 
 /** Every command path and the words that may follow it (subcommands, flags). */
 function completions(spec: CommandSpec, path: string[], out: Map<string, string[]>): void {
-  const flags = spec.passthrough
-    ? []
-    : Object.entries({ ...spec.options, help: HELP }).flatMap(([n, o]) => [`--${n}`, ...(o.short ? [`-${o.short}`] : [])]);
+  const flags = Object.entries({ ...spec.options, help: HELP }).flatMap(([n, o]) => [`--${n}`, ...(o.short ? [`-${o.short}`] : [])]);
   out.set(path.join(' '), [...(spec.subcommands ?? []).map((s) => s.name), ...flags]);
   for (const s of spec.subcommands ?? []) completions(s, [...path, s.name], out);
 }

@@ -1,11 +1,7 @@
-// The CLI face of the datastore and IPAM, as a function so main.ts can dispatch to it:
-//   podroute apply -f <file.yaml|->     create or replace every resource in the file
-//   podroute create -f <file>           create only (fails on existing)
-//   podroute delete <kind> <name> [-n namespace]
-//   podroute get <kind> [name] [-n namespace] [-o yaml|json]
-//   podroute ipam show [--show-blocks]
-// The datastore comes from --datastore or the environment (PODROUTE_REDIS_URL, PODROUTE_ETCD_ENDPOINTS ...); see lib/datastore/open.ts.
-// It lives here, above both, because `ipam show` needs IPAM and the rest need the datastore.
+// `podroute apply|create|get|delete|ipam`: the datastore and IPAM from the command line, as
+// calicoctl reads and writes them. The commands' flags are declared here, read by the one parser
+// (args.ts); the handlers get the values. It lives above both the datastore and IPAM because
+// `ipam show` needs the one and every command the other.
 import { readFileSync } from 'node:fs';
 import { stringify as stringifyYaml } from 'yaml';
 import {
@@ -32,6 +28,9 @@ import {
   ValidationError,
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
+import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
+import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
+import { OUTPUT, outputOf } from './output.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
 
@@ -41,22 +40,15 @@ export interface CommandIo {
   readStdin?: () => string;
 }
 
-const USAGE = `usage:
-  podroute apply -f <file|->            create or replace the resources in a YAML file
-  podroute create -f <file|->           create them (fails if one exists)
-  podroute delete <kind> <name> [-n namespace]
-  podroute get <kind> [name] [-n namespace] [-o yaml|json]
-  podroute ipam show [--show-blocks]
-kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle, workloadendpoint (wep),
-  namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
-  networkpolicies.networking.k8s.io (knp, netpol: Kubernetes')
-namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"
-datastore: by default a file (PODROUTE_STATE_DIR/datastore.json; ~/.local/state/podroute/datastore.json, or
-  /var/lib/podroute/datastore.json as root), else --datastore file:PATH | etcd://host:2379[,...] | redis://host:port | memory,
-  or the environment (PODROUTE_DATASTORE=file with PODROUTE_DATASTORE_FILE=PATH):
-  PODROUTE_REDIS_URL=redis://host:port (or PODROUTE_REDIS_SENTINELS + PODROUTE_REDIS_SENTINEL_NAME),
-  PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 (PODROUTE_DATASTORE=etcd)
-`;
+const DATASTORE_TEXT = `datastore: by default a file (PODROUTE_STATE_DIR/datastore.json; ~/.local/state/podroute/datastore.json, or
+  /var/lib/podroute/datastore.json as root), else --datastore, or the environment (PODROUTE_DATASTORE=file with
+  PODROUTE_DATASTORE_FILE=PATH; PODROUTE_REDIS_URL=redis://host:port, or PODROUTE_REDIS_SENTINELS and
+  PODROUTE_REDIS_SENTINEL_NAME; PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 with PODROUTE_DATASTORE=etcd)`;
+
+const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
+  workloadendpoint (wep), namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
+  networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), service (svc), endpointslice
+namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"`;
 
 /**
  * The file of the embedded datastore, when that is the one to use: `--datastore file:PATH`, or
@@ -104,135 +96,196 @@ function keyFor(kind: Kind, name: string, namespace: string | undefined): string
   return `${namespace ?? 'default'}/${name}`;
 }
 
-/** Runs one command; returns the exit code. `ds` overrides the datastore from the environment. */
-export async function runDatastoreCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
-  const [cmd, ...rest] = argv;
-  const flag = (name: string): string | undefined => {
-    const i = rest.indexOf(name);
-    return i >= 0 ? rest[i + 1] : undefined;
+/** The datastore --datastore (or the environment) names; `ds`, when given, instead (tests, embedding). */
+async function openStore(flag: unknown, ds: BackendDatastore | undefined): Promise<BackendDatastore> {
+  if (ds) return ds;
+  const given = typeof flag === 'string' ? flag : undefined;
+  const file = datastoreFile(given);
+  if (file !== undefined) return openFileDatastore(file);
+  return openDatastore(given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv());
+}
+
+/**
+ * Runs a handler on the store and answers the datastore's own refusals (a resource that is not
+ * valid, not found, a pool that overlaps, a file missing) with exit 1 and the reason.
+ */
+function withStore(
+  cmd: string,
+  io: CommandIo,
+  ds: BackendDatastore | undefined,
+  work: (p: Parsed, open: () => Promise<BackendDatastore>) => Promise<number>,
+): (p: Parsed) => Promise<number> {
+  return async (p) => {
+    let store: BackendDatastore | undefined;
+    try {
+      return await work(p, async () => (store = await openStore(p.values.datastore, ds)));
+    } catch (e) {
+      if (
+        e instanceof ValidationError ||
+        e instanceof DatastoreError ||
+        e instanceof IpamError ||
+        (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ENOENT')
+      ) {
+        io.stderr(`podroute ${cmd}: ${e.message}\n`);
+        return 1;
+      }
+      throw e;
+    } finally {
+      if (store && store !== ds) await store.close();
+    }
   };
-  const positional = rest.filter(
-    (a, i) => !a.startsWith('-') && !(i > 0 && rest[i - 1]!.startsWith('-') && rest[i - 1] !== '--show-blocks'),
-  );
-  const namespace = flag('-n') ?? flag('--namespace');
-  let store = ds;
-  try {
-    if (!cmd || !(DATASTORE_COMMANDS as readonly string[]).includes(cmd)) {
-      io.stderr(USAGE);
-      return 2;
-    }
-    let resources: Resource[] = [];
-    if (cmd === 'apply' || cmd === 'create') {
-      const file = flag('-f') ?? flag('--filename');
-      if (!file) {
-        io.stderr(`podroute ${cmd}: -f <file> is required\n`);
-        return 2;
-      }
+}
+
+function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, ds?: BackendDatastore): CommandSpec {
+  return {
+    name,
+    summary,
+    description: DATASTORE_TEXT,
+    options: {
+      filename: { type: 'string', short: 'f', value: '<file|->', help: 'the YAML (or JSON) file, - for stdin' },
+      datastore: DATASTORE_FLAG,
+    },
+    run: withStore(name, io, ds, async (p, open) => {
+      const file = p.values.filename;
+      if (typeof file !== 'string') throw new UsageError(`${name}: -f <file> is required`);
       const text = file === '-' ? (io.readStdin ?? (() => readFileSync(0, 'utf8')))() : readFileSync(file, 'utf8');
-      resources = parseResources(text); // validate everything before writing anything
-    }
-    if (!store) {
-      const file = datastoreFile(flag('--datastore'));
-      if (file !== undefined) store = await openFileDatastore(file);
-      else {
-        const given = flag('--datastore');
-        store = await openDatastore(given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv());
+      const resources = parseResources(text); // validate everything before writing anything
+      const store = await open();
+      // Pool rules span resources (overlaps): check the file's pools together before the first write.
+      await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
+      for (const r of resources) {
+        const out = name === 'apply' ? await store.apply(r) : await store.create(r);
+        io.stdout(
+          `${name === 'apply' ? 'applied' : 'created'} ${kindName(out.kind)} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`,
+        );
       }
-    }
-    switch (cmd) {
-      case 'apply':
-      case 'create':
-        // Pool rules span resources (overlaps): check the file's pools together before the first write.
-        await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
-        for (const r of resources) {
-          const out = cmd === 'apply' ? await store.apply(r) : await store.create(r);
-          io.stdout(
-            `${cmd === 'apply' ? 'applied' : 'created'} ${kindName(out.kind)} ${resourceKey(out)} (revision ${out.metadata.resourceVersion})\n`,
-          );
-        }
-        return 0;
-      case 'delete': {
-        const kind = kindFromArg(positional[0] ?? '');
-        if (!kind || !positional[1]) {
-          io.stderr(`podroute delete: usage: delete <kind> <name> [-n namespace] (kinds: ${KINDS.join(', ')})\n`);
-          return 2;
-        }
-        const gone = await store.delete(kind, keyFor(kind, positional[1], namespace));
-        io.stdout(`deleted ${kindName(gone.kind)} ${resourceKey(gone)}\n`);
-        return 0;
-      }
-      case 'get': {
-        const kind = kindFromArg(positional[0] ?? '');
-        if (!kind) {
-          io.stderr(`podroute get: unknown kind ${JSON.stringify(positional[0] ?? '')} (kinds: ${KINDS.join(', ')})\n`);
-          return 2;
-        }
+      return 0;
+    }),
+  };
+}
+
+function kindOf(cmd: string, arg: string | undefined): Kind {
+  const kind = kindFromArg(arg ?? '');
+  if (!kind)
+    throw new UsageError(
+      `${cmd}: ${arg === undefined ? '<kind> is required' : `unknown kind ${JSON.stringify(arg)}`} (kinds: ${KINDS.join(', ')})`,
+    );
+  return kind;
+}
+
+/** The commands on the datastore: apply, create, get, delete, ipam. `ds` replaces the one flags and environment name. */
+export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): CommandSpec[] {
+  const namespaceOf = (p: Parsed) => (typeof p.values.namespace === 'string' ? p.values.namespace : undefined);
+  const checkOutput = { ...OUTPUT, choices: ['json', 'table'] };
+  return [
+    writeCommand('apply', 'create or replace the resources of a YAML file (as calicoctl apply)', io, ds),
+    writeCommand('create', 'create the resources of a YAML file (fails if one exists)', io, ds),
+    {
+      name: 'get',
+      summary: 'read resources of a kind, or one by name',
+      description: `${KINDS_TEXT}\n${DATASTORE_TEXT}`,
+      args: '<kind> [name]',
+      maxPositionals: 2,
+      options: { namespace: NAMESPACE_FLAG, output: OUTPUT, datastore: DATASTORE_FLAG },
+      run: withStore('get', io, ds, async (p, open) => {
+        const kind = kindOf('get', p.positionals[0]);
+        const namespace = namespaceOf(p);
+        const store = await open();
         let items = (await store.list(kind)).items as Resource[];
         if (namespace !== undefined) items = items.filter((r) => r.metadata.namespace === namespace);
-        const wanted = positional[1];
+        const wanted = p.positionals[1];
         if (wanted) items = items.filter((r) => resourceKey(r) === wanted || r.metadata.name === wanted);
         if (wanted && items.length === 0) {
           io.stderr(`podroute get: ${kindName(kind)} ${JSON.stringify(wanted)} not found\n`);
           return 1;
         }
-        const o = flag('-o') ?? flag('--output');
+        const o = outputOf(p.values.output);
         const one = wanted !== undefined && items.length === 1;
         if (o === 'yaml') io.stdout(formatResources(items, !one));
         else if (o === 'json')
           io.stdout(
             `${JSON.stringify(one ? toManifest(items[0]!) : { apiVersion: 'projectcalico.org/v3', kind: 'List', items: items.map(toManifest) }, null, 2)}\n`,
           );
-        else if (o === 'wide') io.stdout(table(kind, items, true));
-        else if (o === undefined || o === 'table') io.stdout(table(kind, items));
-        else {
-          io.stderr(`podroute get: -o ${JSON.stringify(o)} must be json, yaml or wide\n`);
-          return 2;
-        }
+        else io.stdout(table(kind, items, o === 'wide'));
         return 0;
-      }
-      case 'ipam': {
-        const o = flag('-o') ?? flag('--output');
-        if (positional[0] === 'check') {
-          const [blocks, weps, nodes] = await Promise.all([store.list('IPAMBlock'), store.list('WorkloadEndpoint'), store.list('Node')]);
-          const report = checkIpam(blocks.items, weps.items, nodes.items);
-          io.stdout(o === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamCheck(report));
-          return report.ok ? 0 : 1;
-        }
-        if (positional[0] === 'repair') {
-          const report = await repairIpam(store);
-          io.stdout(o === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamRepair(report));
-          return 0;
-        }
-        if (positional[0] !== 'show') {
-          io.stderr('podroute ipam: usage: ipam show [--show-blocks] | ipam check [-o json] | ipam repair [-o json]\n');
-          return 2;
-        }
-        const usage = await new Ipam(store).usage();
-        // Address counts are bigints (an IPv6 pool holds more than 2^53): numbers when exact, else strings.
-        const plain = JSON.parse(
-          JSON.stringify(usage, (_k, v: unknown) =>
-            typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v)) : v,
-          ),
-        ) as unknown;
-        if (o === 'json' || o === 'yaml') io.stdout(o === 'json' ? `${JSON.stringify(plain, null, 2)}\n` : stringifyYaml(plain));
-        else io.stdout(formatIpamShow(usage, rest.includes('--show-blocks') || o === 'wide'));
+      }),
+    },
+    {
+      name: 'delete',
+      summary: 'remove one resource',
+      description: `${KINDS_TEXT}\n${DATASTORE_TEXT}`,
+      args: '<kind> <name>',
+      maxPositionals: 2,
+      options: { namespace: NAMESPACE_FLAG, datastore: DATASTORE_FLAG },
+      run: withStore('delete', io, ds, async (p, open) => {
+        const kind = kindOf('delete', p.positionals[0]);
+        const name = p.positionals[1];
+        if (!name) throw new UsageError('delete: <kind> <name>: which one?');
+        const store = await open();
+        const gone = await store.delete(kind, keyFor(kind, name, namespaceOf(p)));
+        io.stdout(`deleted ${kindName(gone.kind)} ${resourceKey(gone)}\n`);
         return 0;
-      }
-    }
-    return 2;
-  } catch (e) {
-    if (e instanceof ValidationError || e instanceof DatastoreError || e instanceof IpamError) {
-      io.stderr(`podroute ${cmd}: ${e.message}\n`);
-      return 1;
-    }
-    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ENOENT') {
-      io.stderr(`podroute ${cmd}: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
-  } finally {
-    if (store && store !== ds) await store.close();
-  }
+      }),
+    },
+    {
+      name: 'ipam',
+      summary: 'IP pools and blocks in use; check and repair the allocations',
+      subcommands: [
+        {
+          name: 'show',
+          summary: 'pools and their use',
+          description: DATASTORE_TEXT,
+          options: { 'show-blocks': { type: 'boolean', help: 'every block too' }, output: OUTPUT, datastore: DATASTORE_FLAG },
+          run: withStore('ipam', io, ds, async (p, open) => {
+            const o = outputOf(p.values.output);
+            const usage = await new Ipam(await open()).usage();
+            // Address counts are bigints (an IPv6 pool holds more than 2^53): numbers when exact, else strings.
+            const plain = JSON.parse(
+              JSON.stringify(usage, (_k, v: unknown) =>
+                typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v)) : v,
+              ),
+            ) as unknown;
+            if (o === 'json' || o === 'yaml') io.stdout(o === 'json' ? `${JSON.stringify(plain, null, 2)}\n` : stringifyYaml(plain));
+            else io.stdout(formatIpamShow(usage, p.values['show-blocks'] === true || o === 'wide'));
+            return 0;
+          }),
+        },
+        {
+          name: 'check',
+          summary: 'allocations without an owner, owners without an allocation (exit 1 if any)',
+          description: DATASTORE_TEXT,
+          options: { output: checkOutput, datastore: DATASTORE_FLAG },
+          run: withStore('ipam', io, ds, async (p, open) => {
+            const store = await open();
+            const [blocks, weps, nodes] = await Promise.all([store.list('IPAMBlock'), store.list('WorkloadEndpoint'), store.list('Node')]);
+            const report = checkIpam(blocks.items, weps.items, nodes.items);
+            io.stdout(p.values.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamCheck(report));
+            return report.ok ? 0 : 1;
+          }),
+        },
+        {
+          name: 'repair',
+          summary: 'release what check found leaked',
+          description: DATASTORE_TEXT,
+          options: { output: checkOutput, datastore: DATASTORE_FLAG },
+          run: withStore('ipam', io, ds, async (p, open) => {
+            const report = await repairIpam(await open());
+            io.stdout(p.values.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamRepair(report));
+            return 0;
+          }),
+        },
+      ],
+    },
+  ];
+}
+
+/**
+ * Runs `podroute <argv>` for one of the datastore commands, read by the same tree as the
+ * podroute command line (help and unknown flags included); returns the exit code. `ds` replaces
+ * the datastore the flags or the environment name.
+ */
+export function runDatastoreCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
+  return dispatch({ name: 'podroute', summary: 'the datastore commands', subcommands: datastoreCommands(io, ds) }, argv, io);
 }
 
 /** The kind's columns; wide adds each resource's labels, revision and creation time. */

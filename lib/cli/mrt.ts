@@ -12,12 +12,6 @@ import {
 } from '../../bgp/index.js';
 import { bgpdumpLines } from './mrt-bgpdump.js';
 
-const USAGE = `usage: podroute mrt [-m [-l]] <file.mrt[.gz]>
-  prints each record of an MRT dump (BGP4MP messages, TABLE_DUMP_V2 RIB entries) as a JSON line
-  -m  one line per route as bgpdump -m prints it (TABLE_DUMP2, BGP4MP A/W/STATE)
-  -l  with -m: the large communities field after the communities, as bgpdump -l
-`;
-
 function replacer(key: string, value: unknown): unknown {
   // Buffers (raw attributes, extended communities, NOTIFICATION data) print as hex.
   if (
@@ -70,26 +64,12 @@ function line(r: MrtRecord): object {
   }
 }
 
-/** `args`: the file and, when the caller did not parse them, -m and -l; `options` the same already parsed. */
-export function mrtCommand(args: readonly string[], options: { bgpdump?: boolean; large?: boolean } = {}): number {
-  const flags = new Set(args.filter((a) => a.startsWith('-')));
-  if (options.bgpdump) flags.add('-m');
-  if (options.large) flags.add('-l');
-  const files = args.filter((a) => !a.startsWith('-'));
-  const unknown = [...flags].filter((f) => f !== '-m' && f !== '-l' && f !== '-h' && f !== '--help');
-  if (flags.has('-h') || flags.has('--help')) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (files.length !== 1 || unknown.length > 0 || (flags.has('-l') && !flags.has('-m'))) {
-    if (unknown.length > 0) process.stderr.write(`podroute mrt: unknown option ${unknown[0]}\n`);
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  const bgpdump = flags.has('-m');
-  const large = flags.has('-l');
+/** Prints the records of one dump: JSON lines, or with bgpdump bgpdump's -m lines (large: its -l field too). */
+export function mrtCommand(file: string, options: { bgpdump?: boolean; large?: boolean } = {}): number {
+  const bgpdump = options.bgpdump === true;
+  const large = options.large === true;
   let out = '';
-  for (const r of readMrtFile(files[0]!)) {
+  for (const r of readMrtFile(file)) {
     if (bgpdump) {
       for (const l of bgpdumpLines(r, { large })) out += `${l}\n`;
     } else out += `${JSON.stringify(line(r), replacer)}\n`;

@@ -1,24 +1,20 @@
 // `podroute policy`: what the cluster's policies mean for one pod or one connection, read from
-// the datastore and computed by the same calculation graph that feeds every node's felix:
-//   podroute policy explain <namespace>/<pod>
-//   podroute policy verdict <from> <to> <tcp|udp|sctp|icmp> [port]
-// and the rule counters of a running agent (how often each rule matched, as calicoctl shows).
+// the datastore and computed by the same calculation graph that feeds every node's felix, and
+// the rule counters of a running agent (how often each rule matched, as calicoctl shows).
 import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, openDatastore, type BackendDatastore, openFileDatastore } from '../datastore/index.js';
 import type { Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, formatPodExplanation, formatVerdict, PolicyExplainer } from '../policy/index.js';
+import { dispatch, UsageError, type CommandSpec } from './args.js';
 import { datastoreFile, type CommandIo } from './datastore.js';
-import { DEFAULT_CONTROL } from './node.js';
+import { AGENT_CONTROL_FLAG, agentControl } from './flags.js';
+import { emit, OUTPUT, outputOf } from './output.js';
 
-export const POLICY_USAGE = `usage:
-  podroute policy explain <namespace>/<pod>              what may reach the pod, what it may reach, and which rule decides
-  podroute policy verdict <from> <to> <protocol> [port]  one connection: allowed or not, and why (pods as ns/pod or by address)
-  podroute policy counters [--control <socket>]          packets and bytes per policy rule on this node (the running agent)
-datastore: the file podroute apply writes (PODROUTE_STATE_DIR, see podroute get --help), or PODROUTE_REDIS_URL=redis://host:port,
-  or PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379
-`;
+const DATASTORE_TEXT = `datastore: the file podroute apply writes (PODROUTE_STATE_DIR, see podroute get --help), or
+  PODROUTE_REDIS_URL=redis://host:port, or PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379`;
 
-const PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'icmp']);
+const PROTOCOLS = ['tcp', 'udp', 'sctp', 'icmp'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
 
 /** Every resource the calculation graph reads. */
 export async function calculationResources(ds: BackendDatastore): Promise<Resource[]> {
@@ -27,82 +23,85 @@ export async function calculationResources(ds: BackendDatastore): Promise<Resour
   return out;
 }
 
-async function explainer(
-  _io: CommandIo,
-  ds?: BackendDatastore,
-): Promise<{ explainer: PolicyExplainer; close: () => Promise<void> } | undefined> {
-  let store = ds;
-  if (!store) {
-    // What `podroute apply` wrote: the file datastore unless Redis or etcd is configured.
-    const file = datastoreFile(undefined);
-    store = file !== undefined ? await openFileDatastore(file) : await openDatastore(datastoreConfigFromEnv());
+/** The explainer over what the datastore holds now; `ds` (tests) instead of the one the environment names. */
+async function withExplainer<T>(ds: BackendDatastore | undefined, use: (e: PolicyExplainer) => T): Promise<T> {
+  // What `podroute apply` wrote: the file datastore unless Redis or etcd is configured.
+  const file = ds ? undefined : datastoreFile(undefined);
+  const store = ds ?? (file !== undefined ? await openFileDatastore(file) : await openDatastore(datastoreConfigFromEnv()));
+  try {
+    return use(new PolicyExplainer(await calculationResources(store)));
+  } finally {
+    if (store !== ds) await store.close();
   }
-  const opened = store;
-  const resources = await calculationResources(opened);
-  return { explainer: new PolicyExplainer(resources), close: () => (ds ? Promise.resolve() : opened.close()) };
 }
 
-export async function runPolicyCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
-  const [sub, ...args] = argv;
-  if (sub === undefined || sub === '-h' || sub === '--help' || sub === 'help') {
-    (sub === undefined ? io.stderr : io.stdout)(POLICY_USAGE);
-    return sub === undefined ? 2 : 0;
-  }
-  if (sub === 'explain') {
-    const ref = args[0];
-    if (args.length !== 1 || !ref?.includes('/')) {
-      io.stderr(`podroute policy explain: give one pod as <namespace>/<pod>\n\n${POLICY_USAGE}`);
-      return 2;
-    }
-    const e = await explainer(io, ds);
-    if (!e) return 2;
-    try {
-      const slash = ref.indexOf('/');
-      io.stdout(`${formatPodExplanation(e.explainer.explainPod(ref.slice(0, slash), ref.slice(slash + 1)))}\n`);
-      return 0;
-    } finally {
-      await e.close();
-    }
-  }
-  if (sub === 'verdict') {
-    const [from, to, protocol, portText] = args;
-    if (!from || !to || !protocol || args.length > 4 || !PROTOCOLS.has(protocol.toLowerCase())) {
-      io.stderr(`podroute policy verdict: <from> <to> <tcp|udp|sctp|icmp> [port]\n\n${POLICY_USAGE}`);
-      return 2;
-    }
-    const port = portText === undefined ? undefined : Number(portText);
-    if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535)) {
-      io.stderr(`podroute policy verdict: port: ${JSON.stringify(portText)} is not a port number (1-65535)\n`);
-      return 2;
-    }
-    const e = await explainer(io, ds);
-    if (!e) return 2;
-    try {
-      const v = e.explainer.verdict(from, to, protocol.toLowerCase() as 'tcp' | 'udp' | 'sctp' | 'icmp', port);
-      io.stdout(`${formatVerdict(v)}\n`);
-      return 0;
-    } finally {
-      await e.close();
-    }
-  }
-  if (sub === 'counters') {
-    const i = args.indexOf('--control');
-    const control = i >= 0 ? args[i + 1] : (process.env.PODROUTE_CONTROL ?? DEFAULT_CONTROL);
-    if (!control || args.length !== (i >= 0 ? 2 : 0)) {
-      io.stderr(`podroute policy counters: [--control <socket>]\n`);
-      return 2;
-    }
-    const r = await callControl<{ counters: Record<string, { packets: number; bytes: number }>; refused: Record<string, string> }>(
-      control,
-      'GET',
-      '/policy/counters',
-    );
-    io.stdout(formatCounters(r.counters));
-    for (const [resource, why] of Object.entries(r.refused)) io.stdout(`refused ${resource}: ${why}\n`);
-    return 0;
-  }
-  io.stderr(`podroute policy: unknown subcommand ${JSON.stringify(sub)}\n\n${POLICY_USAGE}`);
-  return 2;
+/** `podroute policy` and its commands; `ds` replaces the datastore the environment names. */
+export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec {
+  return {
+    name: 'policy',
+    summary: 'what the network policies mean for a pod or a connection, and their counters',
+    subcommands: [
+      {
+        name: 'explain',
+        summary: 'what may reach the pod, what it may reach, and which rule decides',
+        description: DATASTORE_TEXT,
+        args: '<namespace>/<pod>',
+        maxPositionals: 1,
+        async run(p) {
+          const ref = p.positionals[0];
+          if (!ref?.includes('/')) throw new UsageError('policy explain: give one pod as <namespace>/<pod>');
+          const slash = ref.indexOf('/');
+          const text = await withExplainer(ds, (e) => formatPodExplanation(e.explainPod(ref.slice(0, slash), ref.slice(slash + 1))));
+          io.stdout(`${text}\n`);
+          return 0;
+        },
+      },
+      {
+        name: 'verdict',
+        summary: 'one connection: allowed or not, and why (pods as namespace/pod or by address)',
+        description: DATASTORE_TEXT,
+        args: '<from> <to> <tcp|udp|sctp|icmp> [port]',
+        maxPositionals: 4,
+        async run(p) {
+          const [from, to, protocolText, portText] = p.positionals;
+          if (!from || !to || !protocolText) throw new UsageError('policy verdict: <from> <to> <tcp|udp|sctp|icmp> [port]');
+          const protocol = protocolText.toLowerCase() as Protocol;
+          if (!PROTOCOLS.includes(protocol))
+            throw new UsageError(`policy verdict: protocol: ${JSON.stringify(protocolText)} must be one of ${PROTOCOLS.join(', ')}`);
+          const port = portText === undefined ? undefined : Number(portText);
+          if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535))
+            throw new UsageError(`policy verdict: port: ${JSON.stringify(portText)} is not a port number (1-65535)`);
+          const text = await withExplainer(ds, (e) => formatVerdict(e.verdict(from, to, protocol, port)));
+          io.stdout(`${text}\n`);
+          return 0;
+        },
+      },
+      {
+        name: 'counters',
+        summary: 'packets and bytes per policy rule on this node (the running agent)',
+        options: { control: AGENT_CONTROL_FLAG, output: { ...OUTPUT, choices: ['json', 'yaml', 'table'] } },
+        async run(p) {
+          const r = await callControl<{ counters: Record<string, { packets: number; bytes: number }>; refused: Record<string, string> }>(
+            agentControl(p.values.control),
+            'GET',
+            '/policy/counters',
+          );
+          const o = outputOf(p.values.output);
+          if (o === 'json' || o === 'yaml') io.stdout(emit(r, o));
+          else {
+            io.stdout(formatCounters(r.counters));
+            for (const [resource, why] of Object.entries(r.refused)) io.stdout(`refused ${resource}: ${why}\n`);
+          }
+          return 0;
+        },
+      },
+    ],
+  };
+}
+
+/** Runs `podroute policy <argv>` through the command tree (help and unknown flags included); returns the exit code. */
+export function runPolicyCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
+  return dispatch({ ...policyCommand(io, ds), name: 'podroute policy' }, argv, io);
 }
 
 /** One line per rule id, in id order: the policy and rule first, then what it matched. */

@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { DemoCluster, type DemoEvent } from './cluster.js';
-import { DEMO_USAGE, parseDemoOptions, type DemoOptions } from './options.js';
+import type { DemoOptions } from './options.js';
 import { takeSnapshot, type Snapshot } from './snapshot.js';
 import { Screen } from './screen.js';
 import { frrNote } from './tor.js';
@@ -70,18 +70,7 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function runDemo(args: string[], io: DemoIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  let o: DemoOptions;
-  try {
-    o = parseDemoOptions(args);
-  } catch (e) {
-    io.stderr.write(`podroute demo: ${(e as Error).message}\n\n${DEMO_USAGE}`);
-    return 2;
-  }
-  if (o.help) {
-    io.stdout.write(DEMO_USAGE);
-    return 0;
-  }
+export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   let port: number;
   try {
     await checkLoopback('127.0.0.2');

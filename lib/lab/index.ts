@@ -25,4 +25,16 @@ export {
 } from './pods.js';
 export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type BgpSession } from './status.js';
 export { readState, listLabs, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
-export { labCommand } from './cli.js';
+export {
+  labUpCommand,
+  labDownCommand,
+  labStatusCommand,
+  labExecCommand,
+  labPodAddCommand,
+  labPodDelCommand,
+  labPodLabelCommand,
+  labNamespaceCommand,
+  labListCommand,
+  type LabWhere,
+  type LabPick,
+} from './cli.js';

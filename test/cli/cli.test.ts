@@ -45,19 +45,23 @@ async function limited<T>(fns: (() => Promise<T>)[], n: number): Promise<T[]> {
 describe('podroute CLI', function () {
   this.timeout(300_000);
 
-  it('--help on every command and subcommand exits 0 and prints a usage naming its flags', async () => {
-    const all = paths(TREE);
+  it('--help through the bin: exit 0 and a usage naming its flags (test/lib/cli walks the whole tree in-process)', async () => {
+    const some = [['get'], ['demo'], ['node', 'run'], ['lab', 'exec'], ['bgpd', 'neighbor'], ['policy', 'counters']];
+    for (const p of some)
+      assert.ok(
+        paths(TREE).some((q) => q.join(' ') === p.join(' ')),
+        `${p.join(' ')} is not in the tree`,
+      );
     const results = await limited(
-      all.map((p) => () => podroute([...p, '--help'])),
+      some.map((p) => () => podroute([...p, '--help'])),
       3,
     );
     for (const [i, r] of results.entries()) {
-      const p = all[i]!;
+      const p = some[i]!;
       assert.equal(r.code, 0, `${p.join(' ')} --help: ${r.stderr}`);
-      // demo, lab and node run keep their own parsers; lab prints its usage on stderr.
-      assert.match(r.stdout || r.stderr, /usage/i, `${p.join(' ')} --help`);
+      assert.match(r.stdout, new RegExp(`^usage: podroute ${p.join(' ')}`), `${p.join(' ')} --help`);
     }
-    const get = results[all.findIndex((p) => p.join(' ') === 'get')]!.stdout;
+    const get = results[0]!.stdout;
     for (const flag of ['--namespace', '--output json|yaml|wide', '--datastore', '--help'])
       assert.ok(get.includes(flag), `get --help lacks ${flag}`);
   });
@@ -70,7 +74,7 @@ describe('podroute CLI', function () {
       podroute(['completion', 'bash']),
     ]);
     assert.match(version.stdout, /^podroute \d+\.\d+\.\d+/);
-    assert.match(help.stdout, /completion bash\|zsh/);
+    for (const c of TREE.subcommands ?? []) assert.match(help.stdout, new RegExp(`^  ${c.name}\\b`, 'm'), `-h lacks ${c.name}`);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /get: Unknown option '--colour'/);
     const words = await execCommand(

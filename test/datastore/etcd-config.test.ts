@@ -1,7 +1,7 @@
 // Where a datastore is named (the --datastore flag, the environment, the CNI network
 // configuration), an etcd one is read the same way, and a bad one is refused naming the field.
 import assert from 'node:assert/strict';
-import { nodeRunConfig } from '../../lib/cli/node.js';
+import { nodeRunConfig } from '../../lib/cli/node-config.js';
 import { parseNetConf } from '../../lib/cni/config.js';
 import { identityRecordPath } from '../../lib/cni/store-record.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, etcdDatastore } from '../../lib/datastore/index.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeRunConfig } from '../../lib/cli/node.js';
+import { nodeRunConfig } from '../../lib/cli/node-config.js';
 import { listening, podroute } from '../support/daemon.js';
 import { freePort } from '../support/redis.js';
 

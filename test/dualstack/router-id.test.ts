@@ -3,7 +3,7 @@
 // before anything listens, naming the field.
 import assert from 'node:assert/strict';
 import { checkRouterId, hashRouterId, routerIdFor } from '../../lib/agent/index.js';
-import { checkNodeRunConfig, nodeRunConfig } from '../../lib/cli/node.js';
+import { checkNodeRunConfig, nodeRunConfig } from '../../lib/cli/node-config.js';
 
 describe('dual stack: router ID of an IPv6-only node', () => {
   it('takes the IPv4 address, else a configured ID, else a hash of the node name', () => {

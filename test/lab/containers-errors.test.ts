@@ -34,7 +34,7 @@ describe('lab up --runtime docker: bad input and a missing engine', function () 
 
   it('an unknown runtime, --docker-host without docker, etcd in containers', async () => {
     const file = join(LABS, 'mesh.clab.yml');
-    await refused(['up', file, '--runtime', 'podman'], /--runtime: must be netns or docker, not "podman"/);
+    await refused(['up', file, '--runtime', 'podman'], /lab up: --runtime "podman" must be one of netns, docker/);
     await refused(['up', file, '--docker-host', 'unix:///nowhere.sock'], /--docker-host: only with --runtime docker/);
     await refused(
       ['up', file, '--runtime', 'docker', '--datastore', 'etcd'],

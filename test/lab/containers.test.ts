@@ -17,8 +17,12 @@ import { LABS, ROOT } from './harness.js';
 describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
   this.timeout(180_000);
   let lab: ContainerLab;
+  // The state directory goes in the environment: lab exec hands every word after <node> to the command.
   const cli = (...args: string[]) =>
-    execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', lab.stateRoot], { timeoutMs: 150_000 });
+    execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args], {
+      timeoutMs: 150_000,
+      env: { ...process.env, PODROUTE_LAB_STATE_DIR: lab.stateRoot },
+    });
 
   before(async function () {
     // The first use may build the images (a few minutes on a fresh engine).

@@ -10,8 +10,12 @@ describe('lab mesh.clab.yml: three nodes, node-to-node mesh, no encapsulation (C
   this.timeout(120_000);
   const lab = new LabUnderTest('mesh.clab.yml');
   const file = join(LABS, 'mesh.clab.yml');
+  // The state directory goes in the environment: lab exec hands every word after <node> to the command.
   const cli = (...args: string[]) =>
-    execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', lab.stateRoot], { timeoutMs: 90_000 });
+    execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args], {
+      timeoutMs: 90_000,
+      env: { ...process.env, PODROUTE_LAB_STATE_DIR: lab.stateRoot },
+    });
 
   after(async () => {
     await lab.downAndCheck();
