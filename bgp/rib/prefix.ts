@@ -6,7 +6,7 @@
 //  - IPv6: the NLRI wire form itself (length octet + significant octets) as a latin1
 //    string: at most 17 one-byte characters, and written to the wire by a plain copy.
 // Host bits past the length are cleared, so 10.0.0.1/24 and 10.0.0.0/24 are one prefix.
-import { ipv4NumberAt } from '../../ip/index.js';
+import { formatIpv4Number, ipv4NumberAt } from '../../ip/index.js';
 import { formatIpv6, parsePrefix } from '../codec/index.js';
 import type { AddressFamily } from '../codec/index.js';
 
@@ -79,9 +79,7 @@ export function v4KeyAddress(key: V4Key): number {
 }
 
 function formatV4Key(key: V4Key): string {
-  const len = v4KeyLength(key);
-  const a = v4KeyAddress(key);
-  return (a >>> 24) + '.' + ((a >>> 16) & 255) + '.' + ((a >>> 8) & 255) + '.' + (a & 255) + '/' + len;
+  return formatIpv4Number(v4KeyAddress(key)) + '/' + v4KeyLength(key);
 }
 
 /** Octets of the prefix in an NLRI field: the length octet and the significant octets. */
