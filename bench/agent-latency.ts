@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../lib/agent/index.js';
 import { callControl } from '../lib/bgpd/control.js';
 import { API_VERSION, redisDatastore } from '../lib/datastore/public.js';
-import { callCni } from '../test/cni/call.js';
+import { callCni } from '../test/support/cni-call.js';
 import { Lab, type Netns } from '../test/support/netns.js';
 import { startRedis } from '../test/support/redis.js';
 import { waitFor } from '../test/support/wait.js';

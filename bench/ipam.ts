@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import type { BackendDatastore } from '../lib/datastore/index.js';
 import { Ipam } from '../lib/ipam/index.js';
-import { BACKENDS, type StoreUnderTest } from '../test/datastore/backends.js';
+import { BACKENDS, type StoreUnderTest } from '../test/support/datastore-backends.js';
 
 const N = Number(process.argv[2] ?? 10_000);
 const ONLY = process.argv.slice(3);
