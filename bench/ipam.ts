@@ -1,4 +1,4 @@
-// IPAM allocation rate on every datastore backend of test/datastore/backends.ts (memory, Redis,
+// IPAM allocation rate on every datastore backend of test/support/datastore-backends.ts (memory, Redis,
 // Redis + Sentinel with WAIT, etcd ...), each with a reference measured in the same run: the
 // rate of a bare round trip to that same store at the same concurrency (Redis PING, etcd get),
 // the floor any allocator on it pays, so the ratio shows what IPAM costs on top.

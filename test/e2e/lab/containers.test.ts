@@ -123,7 +123,7 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
 
   // `docker stop` sends SIGTERM, which the agent takes as a restart: its sessions close without
   // a Cease, so the peers keep its routes as stale (a crash, `docker kill`, is the same for the
-  // peers; test/agent/e2e covers SIGKILL).
+  // peers; test/e2e/cluster covers SIGKILL).
   it('n2 container stopped (docker stop) and started again: pod traffic to it keeps flowing (graceful restart)', async () => {
     const from = lab.state.pods.find((p) => p.node === 'n1')!;
     const to = lab.state.pods.find((p) => p.node === 'n2')!;

@@ -1,5 +1,5 @@
 // renderNftScript: the exact text of a small table, the replacing form, comments, and what
-// cannot be written. (compile-kernel.test.ts shows that nft takes the text.)
+// cannot be written. (compile.kernel.test.ts shows that nft takes the text.)
 import assert from 'node:assert/strict';
 import type { NftTable } from '../../../felix/policy/nft-model.js';
 import { elementList, quote, renderNftScript, ruleText } from '../../../felix/policy/render.js';

@@ -1,7 +1,7 @@
 // The policy feed: resources from a real watch of the in-memory datastore go through the
 // calculation graph and the compiler into the nftables table, held here by MemoryNftDataplane
-// (the kernel's own rules and transactions; the kernel path is covered by test/felix-policy and
-// test/policy). What matters here is the wiring: what reaches the table, and that a pod coming
+// (the kernel's own rules and transactions; the kernel path is covered by test/felix/policy and
+// test/e2e/policy). What matters here is the wiring: what reaches the table, and that a pod coming
 // or going on another node is a set element update only.
 import assert from 'node:assert/strict';
 import { MemoryNftDataplane, PolicyProgrammer, type PolicyApplyReport } from '../../../felix/index.js';

@@ -6,7 +6,7 @@
 //   unavailable <message>     the store did not answer; the handle may or may not hold an address
 // A fresh handle follows every failure. Exits 0 with `count` acknowledged, 1 on any other
 // error, 3 when the deadline passes first.
-//   node --import tsx test/datastore/allocator.ts '{"config":{...},"index":0,"count":500,"out":"/tmp/x","deadlineMs":60000}'
+//   node --import tsx test/lib/datastore/allocator.ts '{"config":{...},"index":0,"count":500,"out":"/tmp/x","deadlineMs":60000}'
 import { appendFileSync } from 'node:fs';
 import { DatastoreUnavailableError, openDatastore, type DatastoreConfig } from '../../../lib/datastore/index.js';
 import { Ipam, IpamError, memoryIdentityRecord } from '../../../lib/ipam/index.js';

@@ -1,5 +1,5 @@
 // The fault on every backend that runs as processes of its own: 8 allocating processes
-// (real child processes, test/datastore/allocator.ts) ask for 500 addresses each while the
+// (real child processes, test/lib/datastore/allocator.ts) ask for 500 addresses each while the
 // store, or its primary or leader, is SIGKILLed mid-run and brought back. Each process writes
 // down what it was told it got; afterwards no address may have been told to two callers.
 //   - A store that loses acknowledged writes (Redis without persistence, restarted empty and

@@ -1,5 +1,5 @@
 // The datastore and IPAM contracts on every backend of the table, unchanged: the datastore
-// suite (test/datastore/suite.ts), the IPAM suite (test/ipam/suite.ts: allocation, release,
+// suite (test/support/datastore-suite.ts), the IPAM suite (test/support/ipam-suite.ts: allocation, release,
 // block affinity, borrowing, exhaustion), and the store-identity guard, which every backend
 // must make possible by telling one store from another and recording a repair.
 import assert from 'node:assert/strict';
@@ -11,9 +11,9 @@ import { datastoreSuite, node, pool } from '../../support/datastore-suite.js';
 
 /** Rows whose suites already run in their own files; only the guard contract runs here for them. */
 const SUITES_ELSEWHERE: Readonly<Record<string, string>> = {
-  memory: 'test/datastore/memory.test.ts, test/ipam/memory.test.ts',
-  redis: 'test/datastore/redis.test.ts, test/ipam/redis.test.ts',
-  etcd: 'test/datastore/etcd.test.ts, test/ipam/etcd.test.ts (one member)',
+  memory: 'test/lib/datastore/memory.test.ts, test/lib/ipam/ipam.memory.test.ts',
+  redis: 'test/lib/datastore/redis.test.ts, test/lib/ipam/ipam.redis.test.ts',
+  etcd: 'test/lib/datastore/etcd.test.ts, test/lib/ipam/ipam.etcd.test.ts (one member)',
 };
 
 const refusedAsReplaced = (e: unknown): boolean => {

@@ -1,6 +1,6 @@
 // etcd when the member a watcher reads from dies and comes back: the watch resumes from its
 // revision, every write once, none twice. (A leader lost while nodes allocate is the etcd row
-// of faults.test.ts.)
+// of backend.faults.test.ts.)
 import assert from 'node:assert/strict';
 import {
   DatastoreError,

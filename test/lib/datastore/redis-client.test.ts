@@ -1,7 +1,7 @@
 // Redis replica acknowledgement: with Sentinel every write waits for a replica (WAIT), and a
 // write no replica acknowledges fails loudly. A client left on a server demoted to replica is
 // told its write was not applied, and finds the primary again. (The primary SIGKILLed while processes allocate
-// through Sentinel is the sentinel row of faults.test.ts.)
+// through Sentinel is the sentinel row of backend.faults.test.ts.)
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { DatastoreUnavailableError, datastoreConfigFromEnv, redisDatastore } from '../../../lib/datastore/index.js';

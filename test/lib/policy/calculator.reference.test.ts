@@ -1,4 +1,4 @@
-// The calculation graph against the reference evaluators of test/policy, which were written from
+// The calculation graph against the reference evaluators of test/support/policy, which were written from
 // the Kubernetes and Calico documentation alone: for random policies over the probe matrix's
 // cluster (namespaces x, y, z with pods a, b, c), every (from, to, probe) verdict read from the
 // PolicyInput (explain's evaluator over the resolved sets and rules) must equal the reference's.
