@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { BgpSpeaker, loadTcpMd5, type NeighborConfig } from '../../bgp/index.js';
 import { waitFor } from '../support/wait.js';
-import { freeTcpPort } from '../lib/agent/cluster.js';
+import { freePort } from '../../bgp/session/free-port.js';
 
 const common = { holdTime: 9, connectRetryTime: 1, idleHoldTime: 0.2 };
 
@@ -17,7 +17,7 @@ describe('dual stack: a speaker listening on an IPv4 and an IPv6 address', funct
   });
 
   async function run(password: { node?: string; v4?: string; v6?: string }): Promise<[BgpSpeaker, BgpSpeaker, BgpSpeaker]> {
-    const port = await freeTcpPort();
+    const port = await freePort();
     const node = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.1', listen: { host: '127.0.0.1', alsoHosts: ['::1'], port } });
     // The dialling sides listen nowhere: only the node's two listeners can bring the sessions up.
     const v4 = new BgpSpeaker({ asn: 64512, routerId: '10.0.0.4', listen: false });

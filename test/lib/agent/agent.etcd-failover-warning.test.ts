@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { etcdDatastore, type BackendDatastore } from '../../../lib/datastore/index.js';
 import { startEtcd, type EtcdServer } from '../../support/etcd.js';
-import { freeTcpPort, TestCluster } from './cluster.js';
+import { TestCluster } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 describe('node agent on a one-member etcd', function () {
   this.timeout(60_000);
@@ -20,7 +21,7 @@ describe('node agent on a one-member etcd', function () {
     etcd = await startEtcd();
     ds = await etcdDatastore({ endpoints: etcd.endpoints, name: `warn${process.pid}` });
     const logs: [string, Record<string, unknown>][] = [];
-    cluster = new TestCluster(ds, await freeTcpPort());
+    cluster = new TestCluster(ds, await freePort());
     await cluster.add('n1', 1, { log: (e, f) => logs.push([e, f]) });
     const warning = logs.find(([e]) => e === 'datastore-no-failover');
     assert.ok(warning, JSON.stringify(logs.map(([e]) => e)));

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort, TestCluster } from './cluster.js';
+import { TestCluster } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 async function addPod(ds: BackendDatastore, node: string, name: string, cluster: TestCluster): Promise<string> {
   const a = await new Ipam(ds).autoAssign({ handle: `h-${name}`, node, attrs: { pod: name, namespace: 'default' } });
@@ -32,7 +33,7 @@ describe('node agent (memory datastore, loopback BGP)', function () {
       metadata: { name: 'p' },
       spec: { cidr: '10.70.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
     });
-    cluster = new TestCluster(ds, await freeTcpPort());
+    cluster = new TestCluster(ds, await freePort());
   });
   afterEach(async () => {
     await cluster.stop();

@@ -2,21 +2,9 @@
 // on its own address), one memory or Redis datastore, in-memory dataplanes. The dataplane is
 // the in-memory one here because these tests need no root; the kernel path is covered by the
 // namespace tests.
-import { createServer } from 'node:net';
 import { MemoryDataplane } from '../../../felix/index.js';
 import { NodeAgent, type NodeAgentOptions } from '../../../lib/agent/index.js';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
-
-export async function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export class TestCluster {
   readonly agents = new Map<string, NodeAgent>();

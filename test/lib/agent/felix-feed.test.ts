@@ -9,8 +9,8 @@ import { NodeSpeaker } from '../../../lib/agent/node-speaker.js';
 import { SessionReconciler } from '../../../lib/agent/sessions.js';
 import { API_VERSION, memoryDatastore, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort } from './cluster.js';
 import { followCluster, type FollowedCache } from './follow.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const node = (name: string, ip: string, annotations: Record<string, string> = {}) => ({
   apiVersion: API_VERSION,
@@ -106,7 +106,7 @@ describe('agent felix feed', () => {
     let peers: BgpSpeaker[];
 
     beforeEach(async () => {
-      port = await freeTcpPort();
+      port = await freePort();
       bgp = new NodeSpeaker({ hostname: 'n1', restarting: false, log: () => undefined });
       peers = [];
     });

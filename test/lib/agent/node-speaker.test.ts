@@ -7,7 +7,7 @@ import type { BestPathChange } from '../../../bgp/index.js';
 import { NodeSpeaker, speakerSettings, type SpeakerSettings } from '../../../lib/agent/node-speaker.js';
 import { API_VERSION, type Node } from '../../../lib/datastore/public.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 /** True when something accepts a TCP connection on 127.0.0.1:port. */
 function accepts(port: number): Promise<boolean> {
@@ -75,7 +75,7 @@ describe('agent node speaker', () => {
     });
 
     it("keeps the speaker while the settings hold; a new cluster ID makes a new one in its place, and the old one's events still arrive", async () => {
-      const port = await freeTcpPort();
+      const port = await freePort();
       const s: SpeakerSettings = { asn: 64512, port, clusterId: undefined, routerId: '127.0.0.1' };
       const changes: BestPathChange[] = [];
       bgp.on('bestPaths', (c) => changes.push(...c));
@@ -106,7 +106,7 @@ describe('agent node speaker', () => {
     });
 
     it('a port already taken is an error event naming the address and port', async () => {
-      const port = await freeTcpPort();
+      const port = await freePort();
       blocker = createServer();
       await new Promise<void>((resolve) => blocker!.listen(port, '127.0.0.1', resolve));
       const errors: Error[] = [];

@@ -13,7 +13,7 @@ import { desiredPeers, type ClusterView, type DesiredPeer } from '../../../lib/a
 import { SessionReconciler, type SessionSettings } from '../../../lib/agent/sessions.js';
 import { peerStatusRows } from '../../../lib/agent/status.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const ref = { secretKeyRef: { name: 'bgp-secrets', key: 'tor' } };
 
@@ -101,7 +101,7 @@ describe('agent: BGPPeer password', function () {
       if (!loadTcpMd5()) throw new Error('the TCP-MD5 addon is not built: npm run build:native');
     });
     beforeEach(async () => {
-      port = await freeTcpPort();
+      port = await freePort();
       logged = [];
       a = new BgpSpeaker({ asn: 64512, routerId: '127.0.31.1', listen: { host: '127.0.31.1', port } });
       b = new BgpSpeaker({ asn: 65000, routerId: '127.0.31.2', listen: { host: '127.0.31.2', port } });

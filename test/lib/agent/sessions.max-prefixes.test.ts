@@ -8,7 +8,7 @@ import { neighborConfig, SessionReconciler, type SessionSettings } from '../../.
 import type { BGPPeer, Node } from '../../../lib/resources/types.js';
 import { validateResource } from '../../../lib/resources/validate.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const bgpPeer = (maxPrefixes: unknown) => ({
   apiVersion: 'projectcalico.org/v3',
@@ -62,7 +62,7 @@ describe('BGPPeer maxPrefixes', () => {
 
   it("the agent's session stops a peer that sends more than its BGPPeer allows", async function () {
     this.timeout(30_000);
-    const port = await freeTcpPort();
+    const port = await freePort();
     const a = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.41', listen: { host: '127.0.0.41', port } });
     const node = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.42', listen: { host: '127.0.0.42', port } });
     try {

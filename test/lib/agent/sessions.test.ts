@@ -5,7 +5,7 @@ import { BgpSpeaker } from '../../../bgp/index.js';
 import type { DesiredPeer } from '../../../lib/agent/peers.js';
 import { neighborConfig, SessionReconciler, type SessionSettings } from '../../../lib/agent/sessions.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const mesh = (address: string): DesiredPeer => ({
   address,
@@ -54,7 +54,7 @@ describe('agent session reconciler', () => {
     const state = (s: BgpSpeaker, address: string) => s.peerStatus().find((p) => p.address === address);
 
     beforeEach(async () => {
-      port = await freeTcpPort();
+      port = await freePort();
       logged = [];
       a = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.1', listen: { host: '127.0.0.1', port } });
       b = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.2', listen: { host: '127.0.0.2', port } });

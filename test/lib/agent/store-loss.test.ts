@@ -8,7 +8,8 @@ import { API_VERSION, redisDatastore, type BackendDatastore } from '../../../lib
 import { Ipam, IpamError, memoryIdentityRecord, repairIpam } from '../../../lib/ipam/index.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 import { waitFor } from '../../support/wait.js';
-import { freeTcpPort, TestCluster } from './cluster.js';
+import { TestCluster } from './cluster.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 describe('node agent: the datastore comes back empty under it (Redis without persistence)', function () {
   this.timeout(120_000);
@@ -32,7 +33,7 @@ describe('node agent: the datastore comes back empty under it (Redis without per
       spec: { cidr: '10.71.0.0/16', blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never' },
     });
     const logs: [string, Record<string, unknown>][] = [];
-    cluster = new TestCluster(ds, await freeTcpPort());
+    cluster = new TestCluster(ds, await freePort());
     for (const [name, i] of [
       ['n1', 1],
       ['n2', 2],

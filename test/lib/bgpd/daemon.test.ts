@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 describe('bgpd: a configuration it cannot run is refused before it listens', function () {
   this.timeout(30_000);

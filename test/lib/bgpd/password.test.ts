@@ -10,7 +10,7 @@ import { parseBgpdConfig } from '../../../lib/bgpd/config.js';
 import { password } from '../../../lib/bgpd/password.js';
 import { parseReflectorConfig } from '../../../lib/bgpd/reflector-config.js';
 import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const head = 'asn: 65001\nrouterId: 10.0.0.1\n';
 

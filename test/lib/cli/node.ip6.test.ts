@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeRunConfig } from '../../../lib/cli/node.js';
 import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 describe('dual stack: node run --ip6 / IP6', function () {
   this.timeout(30_000);

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 describe('node run: a configuration it cannot start from is refused before it listens', function () {
   this.timeout(30_000);
