@@ -4,19 +4,10 @@
 import assert from 'node:assert/strict';
 import { BgpSpeaker } from '../../bgp/index.js';
 import { RouteReflector } from '../../reflector/index.js';
+import { waitFor } from '../support/wait.js';
 
 const AS = 64512;
 const timers = { holdTime: 30, connectRetryTime: 1, idleHoldTime: 1, families: ['ipv4-unicast' as const] };
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('reflector hierarchy: two clusters, reflectors as non-clients of each other (loopback)', function () {
   this.timeout(30_000);
@@ -55,19 +46,19 @@ describe('reflector hierarchy: two clusters, reflectors as non-clients of each o
     rrB.addNonClient({ address: '127.3.3.1', asn: AS, passive: true, ...timers });
     stops.push(() => mesh.stop());
 
-    const fromA = await until("cB to learn cA's route", () => cB.lookup('10.251.1.0/26')?.best);
+    const fromA = (await waitFor(() => cB.lookup('10.251.1.0/26')?.best, { what: "cB to learn cA's route" }))!;
     assert.equal(fromA.nextHop, '127.3.1.1');
     assert.equal(fromA.attributes.originatorId, '10.250.1.1');
     assert.deepEqual(fromA.attributes.clusterList, ['10.250.0.200', '10.250.0.100']);
-    const fromB = await until("cA to learn cB's route", () => cA.lookup('10.251.2.0/26')?.best);
+    const fromB = (await waitFor(() => cA.lookup('10.251.2.0/26')?.best, { what: "cA to learn cB's route" }))!;
     assert.deepEqual(fromB.attributes.clusterList, ['10.250.0.100', '10.250.0.200']);
     // The mesh router's route (from a non-client of B) goes to B's client only, not to A (a non-client).
-    const fromMesh = await until("cB to learn the mesh router's route", () => cB.lookup('10.251.3.0/26')?.best);
+    const fromMesh = (await waitFor(() => cB.lookup('10.251.3.0/26')?.best, { what: "cB to learn the mesh router's route" }))!;
     assert.deepEqual(fromMesh.attributes.clusterList, ['10.250.0.200']);
     assert.equal(fromMesh.attributes.originatorId, '10.250.3.1');
     // B learned cA's route from non-client A, so it reflects it to its clients only. Absence
     // needs a moment to be meaningful: by then B has long sent the mesh router what it would.
-    await until("mesh to learn cB's route", () => mesh.lookup('10.251.2.0/26')?.best);
+    await waitFor(() => mesh.lookup('10.251.2.0/26')?.best, { what: "mesh to learn cB's route" });
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(mesh.lookup('10.251.1.0/26'), undefined, 'a route B learned from non-client A is not reflected to non-client mesh');
     assert.equal(rrA.speaker.lookup('10.251.3.0/26'), undefined, 'nor is the mesh route reflected to non-client A');

@@ -9,6 +9,7 @@ import {
   type WatchEvent,
   type Watcher,
 } from '../../lib/datastore/index.js';
+import { waitFor } from './wait.js';
 
 export interface SuiteBackend {
   /** A fresh, empty datastore. logLength: how much change log to keep (small to force trims). */
@@ -42,14 +43,6 @@ export async function storeVersions(ds: Datastore, kinds: readonly Kind[]): Prom
   const out = new Map<string, string>();
   for (const k of kinds) for (const r of (await ds.list(k)).items) out.set(`${k}/${resourceKey(r)}`, r.metadata.resourceVersion!);
   return out;
-}
-
-export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 export const node = (name: string, labels: Record<string, string> = {}, as?: number): Resource => ({
@@ -155,7 +148,7 @@ export function datastoreSuite(backend: SuiteBackend): void {
     await ds.create(pool('p', '10.2.0.0/16'));
     await ds.delete('Node', 'n1');
     const last = await ds.revision();
-    await until('all events', () => w.revision === last);
+    await waitFor(() => w.revision === last, { what: 'all events', intervalMs: 10 });
     assert.deepEqual(
       view.events.map((e) => (e.type === 'synced' ? 'synced' : `${e.type} ${e.kind}/${e.key} @${e.revision}`)),
       [`put Node/n1 @${from + 1}`, `put Node/n1 @${from + 2}`, `put IPPool/p @${from + 3}`, `delete Node/n1 @${from + 4}`],
@@ -173,12 +166,12 @@ export function datastoreSuite(backend: SuiteBackend): void {
     await ds.create(pool('p', '10.3.0.0/16'));
     const w = watch({ kinds: ['Node'] });
     const view = new WatchView(w);
-    await until('synced', () => view.synced === 1);
+    await waitFor(() => view.synced === 1, { what: 'synced', intervalMs: 10 });
     assert.deepEqual([...view.objects.keys()], ['Node/n1']);
     await ds.create(node('n2'));
     await ds.create(pool('q', '10.4.0.0/16'));
     const last = await ds.revision();
-    await until('caught up', () => w.revision === last);
+    await waitFor(() => w.revision === last, { what: 'caught up', intervalMs: 10 });
     assert.deepEqual(view.versions(), await storeVersions(ds, ['Node']));
   });
 
@@ -195,7 +188,7 @@ export function datastoreSuite(backend: SuiteBackend): void {
     watchers.push(w);
     const view = new WatchView(w);
     for (const r of held.items) view.objects.set(`Node/${r.metadata.name}`, r);
-    await until('resynced', () => view.synced === 1);
+    await waitFor(() => view.synced === 1, { what: 'resynced', intervalMs: 10 });
     assert.ok(
       view.events.some((e) => e.type === 'delete' && e.key === 'n1' && e.synthetic),
       'n1 deleted by the diff',
@@ -204,7 +197,7 @@ export function datastoreSuite(backend: SuiteBackend): void {
     assert.deepEqual(view.versions(), await storeVersions(small, ['Node']));
     await small.create(node('after'));
     const last = await small.revision();
-    await until('follows after resync', () => w.revision === last);
+    await waitFor(() => w.revision === last, { what: 'follows after resync', intervalMs: 10 });
     assert.deepEqual(view.versions(), await storeVersions(small, ['Node']));
   });
 
@@ -219,7 +212,7 @@ export function datastoreSuite(backend: SuiteBackend): void {
     );
     const last = await ds.revision();
     assert.equal(last, from + 100);
-    await until('both caught up', () => a.events.length === 100 && b.events.length === 100);
+    await waitFor(() => a.events.length === 100 && b.events.length === 100, { what: 'both caught up', intervalMs: 10 });
     const seq = (v: WatchView): number[] => v.events.map((e) => e.revision);
     assert.deepEqual(
       seq(a),

@@ -18,7 +18,8 @@ import { CONTAINER_ID_ANNOTATION } from '../../../lib/resources/annotations.js';
 import type { Resource } from '../../../lib/resources/index.js';
 import { assertIpamConsistent } from '../../support/ipam-consistency.js';
 import { BACKENDS, type StoreUnderTest } from '../../support/datastore-backends.js';
-import { node, pool, until } from '../../support/datastore-suite.js';
+import { node, pool } from '../../support/datastore-suite.js';
+import { waitFor } from '../../support/wait.js';
 
 const PROCESSES = 8;
 const PER_PROCESS = 500;
@@ -150,7 +151,11 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
           return exitOf(c);
         });
 
-        await until(`${KILL_AFTER} acknowledged allocations`, () => readOutcomes(files).acks.length >= KILL_AFTER, 90_000);
+        await waitFor(() => readOutcomes(files).acks.length >= KILL_AFTER, {
+          what: `${KILL_AFTER} acknowledged allocations`,
+          timeoutMs: 90_000,
+          intervalMs: 10,
+        });
         const pid = await s.kill!();
         const killedAt = Date.now();
         assert.throws(() => process.kill(pid, 0), /ESRCH/, `the killed process ${pid} is gone`);
@@ -159,23 +164,22 @@ for (const backend of BACKENDS.filter((b) => b.outOfProcess)) {
 
         if (!backend.durable) {
           // Back empty. The operator re-applies the pool and the nodes, as the issue's operator did.
-          await until(
-            'the datastore answers again',
+          await waitFor(
             () =>
               ds!.revision().then(
                 () => true,
                 () => false,
               ),
-            10_000,
+            { what: 'the datastore answers again', intervalMs: 10 },
           );
           assert.equal((await ds.raw.identity()).storeId, null, 'the store came back empty');
           await setup(ds);
           // Every process must meet the guard: refused, never an address from the emptied store.
-          await until(
-            'every process refused by the guard',
-            () => readOutcomes(files).lines.every((ls) => ls.some((l) => l.startsWith('refused StoreReplaced'))),
-            20_000,
-          );
+          await waitFor(() => readOutcomes(files).lines.every((ls) => ls.some((l) => l.startsWith('refused StoreReplaced'))), {
+            what: 'every process refused by the guard',
+            timeoutMs: 20_000,
+            intervalMs: 10,
+          });
           const before = readOutcomes(files);
           for (const [i, ls] of before.lines.entries()) {
             const first = ls.findIndex((l) => l.startsWith('refused '));

@@ -10,7 +10,8 @@ import {
   type WatchEvent,
 } from '../../../lib/datastore/index.js';
 import { startEtcd, type EtcdServer } from '../../support/etcd.js';
-import { node, storeVersions, until } from '../../support/datastore-suite.js';
+import { node, storeVersions } from '../../support/datastore-suite.js';
+import { waitFor } from '../../support/wait.js';
 
 /** Calls that may fail while a member is down: the store said so, and the call can be made again. */
 function transient(e: unknown): boolean {
@@ -70,7 +71,7 @@ describe('datastore: etcd faults (real etcd members, SIGKILLed)', function () {
     await cut;
     assert.throws(() => process.kill(killedPid!, 0), /ESRCH/, 'the first etcd process is gone');
     const last = await writer.revision();
-    await until('the watcher caught up', () => w.revision >= last, 30_000);
+    await waitFor(() => w.revision >= last, { what: 'the watcher caught up', timeoutMs: 30_000, intervalMs: 10 });
     await w.close();
 
     assert.ok(statuses.includes('disconnected'), `the watch really lost its connection: ${statuses.join(',')}`);

@@ -11,7 +11,8 @@ import { Ipam } from '../../../lib/ipam/index.js';
 import { KINDS } from '../../../lib/resources/index.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 import { assertIpamConsistent } from '../../support/ipam-consistency.js';
-import { WatchView, node, pool, storeVersions, until } from '../../support/datastore-suite.js';
+import { WatchView, node, pool, storeVersions } from '../../support/datastore-suite.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('datastore: Redis outage during a watch', function () {
   this.timeout(90_000);
@@ -40,7 +41,7 @@ describe('datastore: Redis outage during a watch', function () {
     for (let i = 0; i < 20; i++) await ipam.autoAssign({ handle: `before-${i}`, node: `n${i % 3}` });
     for (let i = 0; i < 5; i++) await ds.create(node(`n${i}`));
     const rev = await ds.revision();
-    await until('watcher caught up', () => w.revision === rev);
+    await waitFor(() => w.revision === rev, { what: 'watcher caught up', intervalMs: 10 });
     return { ds, ipam, w, view, statuses };
   }
 
@@ -53,7 +54,7 @@ describe('datastore: Redis outage during a watch', function () {
     const { ds, ipam, view, statuses } = await setup(true);
     const before = await assertIpamConsistent(ds);
     await redis!.kill();
-    await until('watcher noticed', () => statuses.includes('disconnected'));
+    await waitFor(() => statuses.includes('disconnected'), { what: 'watcher noticed', intervalMs: 10 });
 
     const t0 = Date.now();
     await assert.rejects(ipam.autoAssign({ handle: 'during', node: 'n1' }), (e: unknown) => {
@@ -74,14 +75,13 @@ describe('datastore: Redis outage during a watch', function () {
     await other.delete('Node', 'n2');
     await other.apply(node('n3', { moved: 'yes' }));
 
-    await until(
-      'view equals store',
+    await waitFor(
       async () => {
         const want = await storeVersions(other, KINDS);
         const got = view.versions();
         return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
       },
-      20_000,
+      { what: 'view equals store', timeoutMs: 20_000, intervalMs: 10 },
     );
     assert.ok(
       statuses.lastIndexOf('connected') > statuses.indexOf('disconnected'),
@@ -93,14 +93,13 @@ describe('datastore: Redis outage during a watch', function () {
     assert.equal(after.addresses.size, before.addresses.size - 1 + 10);
     assert.ok(![...after.addresses.values()].includes('during'), "an address of handle 'during' (a failed call) is held");
     // The first client is usable again once its connection is back.
-    await until(
-      'client reconnected',
+    await waitFor(
       () =>
         ds.revision().then(
           () => true,
           () => false,
         ),
-      10_000,
+      { what: 'client reconnected', intervalMs: 10 },
     );
     assert.equal((await ipam.autoAssign({ handle: 'later', node: 'n1' })).borrowed, false);
   });
@@ -109,19 +108,18 @@ describe('datastore: Redis outage during a watch', function () {
     const { view, statuses } = await setup(false);
     assert.ok(view.objects.size > 0, 'the view holds no objects after setup');
     await redis!.kill();
-    await until('watcher noticed', () => statuses.includes('disconnected'));
+    await waitFor(() => statuses.includes('disconnected'), { what: 'watcher noticed', intervalMs: 10 });
     await redis!.restart();
     const other = await redisDatastore({ url: redis!.url, name: 'outage' });
     closers.push(() => other.close());
     await other.create(node('fresh'));
-    await until(
-      'view equals the new store',
+    await waitFor(
       async () => {
         const want = await storeVersions(other, KINDS);
         const got = view.versions();
         return got.size === want.size && [...want].every(([k, v]) => got.get(k) === v);
       },
-      20_000,
+      { what: 'view equals the new store', timeoutMs: 20_000, intervalMs: 10 },
     );
     assert.deepEqual([...view.objects.keys()], ['Node/fresh']);
     assert.ok(

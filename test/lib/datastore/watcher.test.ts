@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import type { BackendDatastore, Watcher, WatchStatus } from '../../../lib/datastore/index.js';
 import { KINDS } from '../../../lib/resources/index.js';
 import { BACKENDS, type StoreUnderTest } from '../../support/datastore-backends.js';
-import { WatchView, node, storeVersions, until } from '../../support/datastore-suite.js';
+import { WatchView, node, storeVersions } from '../../support/datastore-suite.js';
+import { waitFor } from '../../support/wait.js';
 
 const WRITES = 10_000;
 const IN_FLIGHT = 16;
@@ -40,7 +41,7 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
       const statuses: WatchStatus[] = [];
       w.on('status', (st) => statuses.push(st));
       w.on('error', () => {}); // each cut is reported; the watcher reconnects by itself
-      await until('the initial list', () => view.synced === 1, 10_000);
+      await waitFor(() => view.synced === 1, { what: 'the initial list', intervalMs: 10 });
       const from = await d.revision();
       assert.equal(w.revision, from);
 
@@ -58,14 +59,22 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
       let cutting = Promise.resolve();
       const cut = async (n: number): Promise<void> => {
         // Cut a live connection: wait until the watcher is back from the previous cut.
-        await until('the watcher connected before the cut', () => statuses.at(-1) === 'connected', 15_000);
+        await waitFor(() => statuses.at(-1) === 'connected', {
+          what: 'the watcher connected before the cut',
+          timeoutMs: 15_000,
+          intervalMs: 10,
+        });
         const before = statuses.filter((x) => x === 'disconnected').length;
         // 'connected' is said before the reader's blocking call is on the wire: cut until a
         // connection is there to cut (the count is asserted below), within a bound.
         const deadline = Date.now() + 15_000;
         do cuts[n] = await s.cutWatches!();
         while (cuts[n] === 0 && Date.now() < deadline && (await new Promise((r) => setTimeout(r, 50, true))));
-        await until('the watcher noticed the cut', () => statuses.filter((x) => x === 'disconnected').length > before, 15_000);
+        await waitFor(() => statuses.filter((x) => x === 'disconnected').length > before, {
+          what: 'the watcher noticed the cut',
+          timeoutMs: 15_000,
+          intervalMs: 10,
+        });
       };
       await Promise.all(
         Array.from({ length: IN_FLIGHT }, async () => {
@@ -83,7 +92,7 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
         }),
       );
       const last = await d.revision();
-      await until('the watcher caught up', () => w!.revision === last, 30_000);
+      await waitFor(() => w!.revision === last, { what: 'the watcher caught up', timeoutMs: 30_000, intervalMs: 10 });
 
       const changes = view.events.filter((e) => e.type !== 'synced');
       const after = changes.filter((e) => e.revision > from);

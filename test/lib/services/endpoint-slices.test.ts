@@ -18,6 +18,7 @@ import {
 import { desiredSlices, SLICE_CONTROLLER } from '../../../lib/services/endpoint-slices.js';
 import { ServiceController } from '../../../lib/services/controller.js';
 import { type RedisServer, startRedis } from '../../support/redis.js';
+import { waitFor } from '../../support/wait.js';
 
 function service(name: string, spec: Record<string, unknown>, namespace = 'shop'): Service {
   return validateResource({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec }) as Service;
@@ -112,14 +113,6 @@ describe('services: desiredSlices', () => {
   });
 });
 
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; close(): Promise<void> }>): void {
   let stores: { writers: BackendDatastore[]; close(): Promise<void> };
   let controllers: ServiceController[] = [];
@@ -133,13 +126,16 @@ function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; clos
   const strip = (s: EndpointSlice): unknown => ({ ...s, metadata: { ...s.metadata, resourceVersion: undefined } });
   /** The managed slices equal the wanted ones exactly, once every controller is idle. */
   const converged = async (): Promise<void> => {
-    await until('the slices to match the pods', async () => {
-      await Promise.all(controllers.map((c) => c.settled()));
-      const have = (await slices()).filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER).map(strip);
-      return (
-        JSON.stringify(have) === JSON.stringify((await wanted()).sort((a, b) => (resourceKey(a) < resourceKey(b) ? -1 : 1)).map(strip))
-      );
-    });
+    await waitFor(
+      async () => {
+        await Promise.all(controllers.map((c) => c.settled()));
+        const have = (await slices()).filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER).map(strip);
+        return (
+          JSON.stringify(have) === JSON.stringify((await wanted()).sort((a, b) => (resourceKey(a) < resourceKey(b) ? -1 : 1)).map(strip))
+        );
+      },
+      { what: 'the slices to match the pods', intervalMs: 25 },
+    );
   };
 
   before(async () => {
