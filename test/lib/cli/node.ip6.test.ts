@@ -2,12 +2,11 @@
 // calico/node names them; a bad address or a failed autodetection exits non-zero naming the
 // field, before the health port or the control socket are up.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeRunConfig } from '../../../lib/cli/node.js';
-import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../../bgp/session/free-port.js';
+import { nodeRunRefused } from '../../support/daemon.js';
 
 describe('dual stack: node run --ip6 / IP6', function () {
   this.timeout(30_000);
@@ -17,17 +16,7 @@ describe('dual stack: node run --ip6 / IP6', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function refused(flags: string[], message: RegExp): Promise<void> {
-    const port = await freePort();
-    const control = join(dir, `node-${port}.sock`);
-    const args = ['node', 'run', '--name', 'n1', '--dataplane', 'memory', '--datastore', 'memory', '--ip', '10.0.0.1/24'];
-    const exit = await podroute([...args, '--control', control, '--health-port', String(port), ...flags]);
-    assert.equal(exit.code, 1, exit.stderr);
-    assert.match(exit.stderr, message);
-    assert.doesNotMatch(exit.stderr, /"event":"started"/);
-    assert.equal(await listening(port), false);
-    assert.equal(existsSync(control), false, 'the control socket was left behind');
-  }
+  const refused = (flags: string[], message: RegExp) => nodeRunRefused(dir, ['--ip', '10.0.0.1/24', ...flags], message);
 
   it('the environment names of calico/node, flags over them', () => {
     const env = { IP6: 'fd00::5/64', IP6_AUTODETECTION_METHOD: 'interface=eth1' };

@@ -6,8 +6,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../../bgp/session/free-port.js';
+import { nodeRunRefused, podroute } from '../../support/daemon.js';
 
 describe('node run: a configuration it cannot start from is refused before it listens', function () {
   this.timeout(30_000);
@@ -17,17 +16,7 @@ describe('node run: a configuration it cannot start from is refused before it li
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function refused(flags: string[], message: RegExp): Promise<void> {
-    const port = await freePort();
-    const control = join(dir, `node-${port}.sock`);
-    const args = ['node', 'run', '--name', 'n1', '--dataplane', 'memory', '--datastore', 'memory'];
-    const exit = await podroute([...args, '--control', control, '--health-port', String(port), ...flags]);
-    assert.equal(exit.code, 1, exit.stderr);
-    assert.match(exit.stderr, message);
-    assert.doesNotMatch(exit.stderr, /"event":"started"/);
-    assert.equal(await listening(port), false);
-    assert.equal(existsSync(control), false, 'the control socket was left behind');
-  }
+  const refused = (flags: string[], message: RegExp) => nodeRunRefused(dir, flags, message);
 
   it('ipv4Address without a prefix length', async () => {
     await refused(['--ip', '10.0.0.1'], /ipv4Address: "10\.0\.0\.1" is not an address with a prefix length/);
