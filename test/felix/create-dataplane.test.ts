@@ -9,9 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { createLinuxDataplane, LinuxDataplane } from '../../felix/index.js';
 import type { BackendDatastore } from '../../lib/datastore/public.js';
 import { Ipam } from '../../lib/ipam/index.js';
-import { Lab, type Segment } from '../support/netns.js';
-import { type AgentProcess, agentReady, clusterRedis, ipPool, spawnAgent } from '../support/node-agents.js';
-import type { RedisServer } from '../support/redis.js';
+import type { Segment } from '../support/netns.js';
+import { AgentCluster, ipPool } from '../support/node-agents.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
@@ -20,40 +19,28 @@ const LEFT_OUT = new Set(['.git', 'node_modules', 'dist', 'test', 'bench', join(
 
 describe('node run without the netlink addon: the ip -batch fallback', function () {
   this.timeout(120_000);
-  const lab = new Lab({ tag: 'fb' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('fb');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
-  let sock: string;
   let segment: Segment;
   let checkout: string;
-  const agents = new Map<string, AgentProcess>();
+  const agents = cluster.agents;
 
   before(async () => {
     checkout = join(lab.dir, 'podroute');
     cpSync(ROOT, checkout, { recursive: true, filter: (src) => !LEFT_OUT.has(relative(ROOT, src)) });
     symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ ds } = cluster);
     await ds.create(ipPool('pods', '10.94.0.0/16'));
     segment = await lab.segment();
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   async function startAgent(name: string, index: number): Promise<void> {
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `10.95.0.${index}/24` });
-    const agent = spawnAgent(ns, {
-      name,
-      ip: `10.95.0.${index}/24`,
-      datastore: sock,
-      control: join(lab.dir, `${name}.sock`),
-      root: checkout,
-    });
-    agents.set(name, agent);
-    await agentReady(agent);
+    await cluster.startAgent(ns, { name, ip: `10.95.0.${index}/24`, root: checkout });
   }
 
   const kernelRoutes = async (name: string) =>

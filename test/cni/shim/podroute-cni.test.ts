@@ -9,9 +9,8 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
-import { Lab, type Segment } from '../../support/netns.js';
-import { agentReady, agentStatus, clusterRedis, ipPool, podNetconf, spawnAgent, type AgentProcess } from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import type { Segment } from '../../support/netns.js';
+import { AgentCluster, agentReady, agentStatus, ipPool, podNetconf, type AgentProcess } from '../../support/node-agents.js';
 import { buildShimOrSkip, SHIM } from '../../support/cni-shim.js';
 import { waitFor } from '../../support/wait.js';
 import { callCni, podEnv, type CniCall } from '../../support/cni-call.js';
@@ -42,8 +41,8 @@ function shape(r: Result): unknown {
 
 describe('CNI fast path: the C shim calls the node agent (real agents, Redis, kernel)', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'cfp' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('cfp');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let sock: string;
   let segment: Segment;
@@ -55,15 +54,15 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
     buildShimOrSkip(this);
     shim = join(lab.dir, 'podroute-cni');
     copyFileSync(SHIM, shim);
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await ds.create(ipPool('pods', '10.93.0.0/24', { blockSize: 28 }));
     segment = await lab.segment();
     for (const [i, name] of ['n1', 'n2'].entries()) {
       const ns = await lab.namespace(name);
       await segment.attach(ns, { ifname: 'eth0', v4: `10.92.0.${i + 1}/24` });
       await ns.ip('route', 'add', 'default', 'via', '10.92.0.254', 'dev', 'eth0');
-      const control = join(lab.dir, `${name}.sock`);
-      agents.push(spawnAgent(ns, { name, ip: `10.92.0.${i + 1}/24`, datastore: sock, control, flags: ['--cni-socket', cniSocket(name)] }));
+      agents.push(cluster.spawnAgent(ns, { name, ip: `10.92.0.${i + 1}/24`, flags: ['--cni-socket', cniSocket(name)] }));
     }
     for (const a of agents) await agentReady(a);
     await waitFor(
@@ -76,11 +75,7 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
       },
     );
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   const node = (name: string) => agents.find((a) => a.name === name)!;
   /** Through the shim to `node`'s agent, with a PATH on which no Node plugin is found. */

@@ -3,22 +3,11 @@
 // made by running the podroute-cni binary as a container runtime would, routes in the kernel.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { callControl } from '../../../lib/bgpd/control.js';
 import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
-import { Lab, pidAlive, type Netns, type Segment } from '../../support/netns.js';
-import {
-  agentReady,
-  agentStatus,
-  PODROUTE,
-  podNetconf,
-  spawnAgent,
-  type AgentProcess,
-  clusterRedis,
-  ipPool,
-} from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import { pidAlive, type Netns, type Segment } from '../../support/netns.js';
+import { AgentCluster, agentStatus, PODROUTE, podNetconf, type AgentProcess, ipPool } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
 import { callCni, podEnv } from '../../support/cni-call.js';
 
@@ -33,12 +22,12 @@ interface Pod {
 
 describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restart', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'ag' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('ag');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let sock: string;
   let segment: Segment;
-  const agents = new Map<string, Agent>();
+  const agents = cluster.agents;
   const pods: Pod[] = [];
 
   const netconf = (node: string) => podNetconf(node, sock);
@@ -52,11 +41,7 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
       // route to it through another interface (the same holds for Calico).
       await ns.ip('route', 'add', 'default', 'via', '10.97.0.254', 'dev', 'eth0');
     }
-    const control = join(lab.dir, `${name}.sock`);
-    const a = spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags: ['--health-port', '9099'] });
-    agents.set(name, a);
-    await agentReady(a);
-    return a;
+    return cluster.startAgent(ns, { name, ip: `${ip}/24`, flags: ['--health-port', '9099'] });
   }
 
   const status = agentStatus;
@@ -120,15 +105,12 @@ describe('node agents in namespaces: mesh, CNI pods, live joins, graceful restar
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await ds.create(ipPool('pods', '10.98.0.0/16'));
     segment = await lab.segment();
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('three agents mesh; CNI pods on each reach every other pod', async () => {
     await Promise.all([startAgent('n1', 1), startAgent('n2', 2), startAgent('n3', 3)]);

@@ -10,9 +10,9 @@ import { Ipam } from '../../../lib/ipam/index.js';
 import type { RibRoute } from '../../support/bgp-config.js';
 import { Frr } from '../../support/frr.js';
 import type { Segment } from '../../support/netns.js';
-import { agentStatus, PODROUTE, ipPool } from '../../support/node-agents.js';
+import { AgentCluster, agentStatus, PODROUTE, ipPool } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
-import { type Agent6, AgentCluster, ourRoutes, pingFailures } from './cluster.js';
+import { type Agent6, ourRoutes, pingFailures } from './cluster.js';
 import { type DualStackPod, handMadePod } from '../../support/pod.js';
 
 describe('dual stack: node agents with IPv6 sessions, blocks and routes (namespaces, real kernel)', function () {

@@ -8,9 +8,9 @@ import { hashRouterId } from '../../../lib/agent/index.js';
 import type { BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import type { Segment } from '../../support/netns.js';
-import { agentStatus, ipPool } from '../../support/node-agents.js';
+import { AgentCluster, agentStatus, ipPool } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
-import { type Agent6, AgentCluster, ourRoutes, pingFailures } from './cluster.js';
+import { type Agent6, ourRoutes, pingFailures } from './cluster.js';
 import { type HandMadePod, handMadePod } from '../../support/pod.js';
 
 describe('dual stack: an IPv6-only cluster (no IPv4 pool, no IPv4 address on any link)', function () {

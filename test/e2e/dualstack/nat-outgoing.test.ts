@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { callCni } from '../../support/cni-call.js';
 import type { Netns } from '../../support/netns.js';
-import { podNetconf } from '../../support/node-agents.js';
+import { AgentCluster, podNetconf } from '../../support/node-agents.js';
 import type { ManagedProcess } from '../../support/process.js';
 import { waitFor } from '../../support/wait.js';
-import { AgentCluster } from './cluster.js';
 
 const NODE6 = 'fd00:97::1';
 const FAR6 = 'fd00:97::99';

@@ -10,9 +10,9 @@ import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/publi
 import { Ipam } from '../../../lib/ipam/index.js';
 import { VXLAN_ADDRESS_V6_ANNOTATION, VXLAN_MAC_V6_ANNOTATION } from '../../../lib/resources/annotations.js';
 import type { Segment } from '../../support/netns.js';
-import { type AgentProcess, agentStatus, ipPool } from '../../support/node-agents.js';
+import { AgentCluster, type AgentProcess, agentStatus, ipPool } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
-import { AgentCluster, ourRoutes, pingFailures } from './cluster.js';
+import { ourRoutes, pingFailures } from './cluster.js';
 import { type DualStackPod, handMadePod } from '../../support/pod.js';
 
 interface Node {

@@ -8,16 +8,15 @@
 // addresses and the workload endpoints, without the agent's code.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { callControl } from '../../../lib/bgpd/control.js';
-import { API_VERSION, redisDatastore, type BackendDatastore } from '../../../lib/datastore/public.js';
+import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { callCni, podEnv } from '../../support/cni-call.js';
 import type { RouterConfig } from '../../support/bgp-config.js';
 import { Frr } from '../../support/frr.js';
-import { Lab, type Netns, type Segment } from '../../support/netns.js';
-import { agentReady, agentStatus, podNetconf, spawnAgent, type AgentProcess } from '../../support/node-agents.js';
-import { startRedis, type RedisServer } from '../../support/redis.js';
+import type { Netns, Segment } from '../../support/netns.js';
+import { AgentCluster, agentStatus, podNetconf, type AgentProcess } from '../../support/node-agents.js';
+import type { RedisServer } from '../../support/redis.js';
 import { waitFor } from '../../support/wait.js';
 
 const SUBNET = '10.94.0';
@@ -37,14 +36,15 @@ interface Pod {
 
 describe('faults: a peer, an agent and the datastore killed, packets dropped; every kernel ends as the datastore says', function () {
   this.timeout(240_000);
-  const lab = new Lab({ tag: 'ft' });
+  const cluster = new AgentCluster('ft');
+  const lab = cluster.lab;
   let redis: RedisServer;
   let ds: BackendDatastore;
   let sock: string;
   let segment: Segment;
   let torNs: Netns;
   let tor: Frr;
-  const agents = new Map<string, Agent>();
+  const agents = cluster.agents;
   const pods: Pod[] = [];
   const torConfig: RouterConfig = {
     routerId: TOR_IP,
@@ -63,11 +63,7 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
       await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24` });
       await ns.ip('route', 'add', 'default', 'via', TOR_IP, 'dev', 'eth0');
     }
-    const control = join(lab.dir, `${name}.sock`);
-    const a = spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control, flags: ['--policy', 'off'] });
-    agents.set(name, a);
-    await agentReady(a);
-    return a;
+    return cluster.startAgent(ns, { name, ip: `${ip}/24`, flags: ['--policy', 'off'] });
   }
 
   async function addPod(node: string, name: string): Promise<Pod> {
@@ -188,10 +184,9 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
 
   before(async function () {
     if (process.getuid?.() !== 0) this.skip(); // namespaces, kernel routes
-    sock = join(lab.dir, 'redis.sock');
-    // fsync on every write (startRedis's persist): a SIGKILL loses nothing acknowledged.
-    redis = await startRedis({ persist: true, args: ['--unixsocket', sock, '--unixsocketperm', '700'] });
-    ds = await redisDatastore({ url: sock });
+    // fsync on every write (persist): a SIGKILL loses nothing acknowledged.
+    await cluster.open({ persist: true });
+    ({ redis, sock, ds } = cluster);
     await ds.create({
       apiVersion: API_VERSION,
       kind: 'IPPool',
@@ -205,11 +200,7 @@ describe('faults: a peer, an agent and the datastore killed, packets dropped; ev
     await segment.attach(torNs, { ifname: 'eth0', v4: `${TOR_IP}/24` });
     tor = await Frr.start(torNs, torConfig, { zebra: false });
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('a cluster with a table worth transferring converges', async () => {
     await Promise.all(NODES.map((n) => startAgent(n)));

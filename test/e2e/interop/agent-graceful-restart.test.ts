@@ -4,16 +4,14 @@
 // until both helpers' End-of-RIBs are in. Neither helper sees its pod block flap: BIRD's route
 // time and FRR's prefix version stay as they were, and the route is there at every poll.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { callCni } from '../../support/cni-call.js';
 import { Bird } from '../../support/bird.js';
 import { Frr } from '../../support/frr.js';
 import { waitRoutes } from '../../support/lab.js';
-import { Lab, type Netns } from '../../support/netns.js';
-import { type AgentProcess, agentReady, clusterRedis, ipPool, spawnAgent } from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import type { Netns } from '../../support/netns.js';
+import { AgentCluster, type AgentProcess, agentReady, ipPool } from '../../support/node-agents.js';
 import { sleep, waitFor } from '../../support/wait.js';
 
 const NODE = { name: 'n1', ip: '10.93.0.1' };
@@ -28,8 +26,8 @@ interface FrrPath {
 
 describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpers', function () {
   this.timeout(180_000);
-  const lab = new Lab({ tag: 'agr' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('agr');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let sock: string;
   let nsNode: Netns;
@@ -39,8 +37,7 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
   let block: string;
 
   function startAgent(): AgentProcess {
-    const control = join(lab.dir, 'n1.sock');
-    return spawnAgent(nsNode, { name: NODE.name, ip: `${NODE.ip}/24`, datastore: sock, control, flags: ['--health-port', '9099'] });
+    return cluster.spawnAgent(nsNode, { name: NODE.name, ip: `${NODE.ip}/24`, flags: ['--health-port', '9099'] });
   }
 
   async function birdSince(): Promise<string | undefined> {
@@ -55,7 +52,8 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await ds.create(ipPool('pods', '10.94.0.0/16'));
     for (const [name, x] of [
       ['bird', B],
@@ -103,11 +101,7 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
     block = (await new Ipam(ds).blocksForNode(NODE.name))[0]!.cidr;
   });
 
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('the block reaches both helpers; SIGKILL and a new start: R=1, F=1, and the block never flaps at either', async () => {
     await waitRoutes(bird, 'ipv4', [block]);

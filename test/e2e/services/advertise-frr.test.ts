@@ -8,15 +8,13 @@
 // namespace reach a pod through a Local external IP (felix's DNAT on the announcing node), the
 // client's address kept.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import type { BackendDatastore } from '../../../lib/datastore/public.js';
 import { API_VERSION, API_VERSION_K8S_CORE, type Resource } from '../../../lib/resources/types.js';
 import { API_VERSION_K8S_DISCOVERY, SERVICE_NAME_LABEL, type EndpointSliceEndpoint } from '../../../lib/resources/service-types.js';
 import { handMadePod } from '../../support/pod.js';
 import { Frr } from '../../support/frr.js';
-import { Lab, type Segment } from '../../support/netns.js';
-import { agentReady, spawnAgent, type AgentProcess, clusterRedis } from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import type { Segment } from '../../support/netns.js';
+import { AgentCluster, agentReady, type AgentProcess } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
 
 const TOR_AS = 65088;
@@ -44,8 +42,8 @@ function kernelNextHops(json: string): string[] {
 
 describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local service only from nodes with its endpoints', function () {
   this.timeout(180_000);
-  const lab = new Lab({ tag: 'svcadv' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('svcadv');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let segment: Segment;
   let frr: Frr;
@@ -123,9 +121,8 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
   }
 
   before(async () => {
-    const cluster = await clusterRedis(lab.dir);
-    ({ redis, ds } = cluster);
-    const sock = cluster.sock;
+    await cluster.open();
+    ds = cluster.ds;
     // The nodes peer with the top-of-rack only, as in a Calico ToR design (no full mesh).
     await ds.apply({
       apiVersion: API_VERSION,
@@ -173,13 +170,7 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
       NODES.map(async (name, i) => {
         const ns = await lab.namespace(name);
         await segment.attach(ns, { ifname: 'eth0', v4: `${v4(i + 1)}/24`, v6: `${v6(i + 1)}/64` });
-        const a = spawnAgent(ns, {
-          name,
-          ip: `${v4(i + 1)}/24`,
-          datastore: sock,
-          control: join(lab.dir, `${name}.sock`),
-          flags: ['--ip6', `${v6(i + 1)}/64`],
-        });
+        const a = cluster.spawnAgent(ns, { name, ip: `${v4(i + 1)}/24`, flags: ['--ip6', `${v6(i + 1)}/64`] });
         agents.push(a);
         const addrs = JSON.parse(await ns.run(['ip', '-6', '-j', 'addr', 'show', 'dev', 'eth0', 'scope', 'link'])) as {
           addr_info: { local: string }[];
@@ -189,11 +180,7 @@ describe('services: FRR as top-of-rack learns service ranges by ECMP and a Local
       }),
     );
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('FRR peers with every node over both families', async () => {
     await waitFor(() => frr.peers(), {

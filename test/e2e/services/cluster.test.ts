@@ -11,10 +11,9 @@ import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
 import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { SERVICE_NAME_LABEL } from '../../../lib/resources/index.js';
 import { callCni, podEnv } from '../../support/cni-call.js';
-import { Lab, type Netns, type Segment } from '../../support/netns.js';
-import { type AgentProcess, agentReady, podNetconf, ROOT, spawnAgent, clusterRedis, ipPool } from '../../support/node-agents.js';
+import type { Netns, Segment } from '../../support/netns.js';
+import { AgentCluster, type AgentProcess, podNetconf, ROOT, ipPool } from '../../support/node-agents.js';
 import type { ManagedProcess } from '../../support/process.js';
-import type { RedisServer } from '../../support/redis.js';
 import { waitFor } from '../../support/wait.js';
 
 const PEER = join(fileURLToPath(new URL('.', import.meta.url)), 'echo-peer.ts');
@@ -75,13 +74,13 @@ spec:
 
 describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, affinity, UDP', function () {
   this.timeout(300_000);
-  const lab = new Lab({ tag: 'svc' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('svc');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let sock: string;
   let segment: Segment;
   let outside: Netns;
-  const agents = new Map<string, AgentProcess>();
+  const agents = cluster.agents;
   const pods = new Map<string, Pod>();
 
   async function startAgent(name: string, index: number): Promise<AgentProcess> {
@@ -89,10 +88,7 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     const ns = await lab.namespace(name);
     await segment.attach(ns, { ifname: 'eth0', v4: `${ip}/24` });
     await ns.ip('route', 'add', 'default', 'via', `${SUBNET}.254`, 'dev', 'eth0');
-    const a = spawnAgent(ns, { name, ip: `${ip}/24`, datastore: sock, control: join(lab.dir, `${name}.sock`) });
-    agents.set(name, a);
-    await agentReady(a);
-    return a;
+    return cluster.startAgent(ns, { name, ip: `${ip}/24` });
   }
 
   async function addPod(node: string, name: string, labels: Record<string, string>): Promise<Pod> {
@@ -159,7 +155,8 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
   }
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await ds.create(ipPool('pods', '10.99.0.0/16'));
     segment = await lab.segment();
     outside = await lab.namespace('outside');
@@ -179,11 +176,7 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     const code = await runDatastoreCommand(['apply', '-f', file], { stdout: (s) => out.push(s), stderr: (s) => out.push(s) }, ds);
     assert.equal(code, 0, out.join(''));
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   it('the agents fill the slices from the pods: three endpoints, the named port resolved', async () => {
     const want = ['echo1', 'echo2', 'echo3'].map((n) => pods.get(n)!.ip).sort();

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import type { BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { callCni } from '../../support/cni-call.js';
-import { Lab, type Netns } from '../../support/netns.js';
-import { clusterRedis, ipPool, podNetconf } from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import type { Netns } from '../../support/netns.js';
+import { AgentCluster, ipPool, podNetconf } from '../../support/node-agents.js';
 
 const GW6 = 'fe80::ecee:eeff:feee:eeee';
 
@@ -21,8 +20,8 @@ interface Result {
 
 describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)', function () {
   this.timeout(180_000);
-  const lab = new Lab({ tag: 'cni6' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('cni6');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let host: Netns;
   let sock: string;
@@ -32,7 +31,8 @@ describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)
   const pool = (name: string, cidr: string, blockSize: number) => ds.create(ipPool(name, cidr, { blockSize }));
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await pool('pods4', '10.90.0.0/24', 26);
     // /122: Calico's IPv6 block size, and the default podroute apply gives an IPv6 pool.
     await pool('pods6', 'fd00:5a::/120', 122);
@@ -40,11 +40,7 @@ describe('podroute-cni dual stack (IPv4 and IPv6 pools, real Redis, real kernel)
     // Links born in the host namespace start with IPv6 off: the plugin must turn it on for its veth.
     await host.run(['sysctl', '-qw', 'net.ipv6.conf.default.disable_ipv6=1']);
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   const links = async () => (await host.ip('-o', 'link', 'show')).split('\n').filter((l) => / cali[0-9a-f]{11}[@:]/.test(l));
   const weps = async () => (await ds.list('WorkloadEndpoint')).items;

@@ -6,15 +6,14 @@ import { join } from 'node:path';
 import { API_VERSION, type BackendDatastore } from '../../../lib/datastore/public.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { CONTAINER_ID_ANNOTATION } from '../../../lib/resources/annotations.js';
-import { Lab, type Netns } from '../../support/netns.js';
-import { clusterRedis, ipPool } from '../../support/node-agents.js';
-import type { RedisServer } from '../../support/redis.js';
+import type { Netns } from '../../support/netns.js';
+import { AgentCluster, ipPool } from '../../support/node-agents.js';
 import { callCni } from '../../support/cni-call.js';
 
 describe('podroute-cni (CNI 1.0) against a real Redis', function () {
   this.timeout(120_000);
-  const lab = new Lab({ tag: 'cni' });
-  let redis: RedisServer;
+  const cluster = new AgentCluster('cni');
+  const lab = cluster.lab;
   let ds: BackendDatastore;
   let host: Netns;
   let sock: string;
@@ -29,15 +28,12 @@ describe('podroute-cni (CNI 1.0) against a real Redis', function () {
     });
 
   before(async () => {
-    ({ redis, sock, ds } = await clusterRedis(lab.dir));
+    await cluster.open();
+    ({ sock, ds } = cluster);
     await ds.create(ipPool('pods', '10.80.0.0/24'));
     host = await lab.namespace('host');
   });
-  after(async () => {
-    await ds?.close();
-    await lab.destroy();
-    await redis?.stop();
-  });
+  after(() => cluster.close());
 
   const links = async () => (await host.ip('-o', 'link', 'show')).split('\n').filter((l) => / cali[0-9a-f]{11}[@:]/.test(l));
   const weps = async () => (await ds.list('WorkloadEndpoint')).items;
