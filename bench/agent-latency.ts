@@ -32,7 +32,7 @@ import type { AgentStatus } from '../lib/agent/index.js';
 import { callControl } from '../lib/bgpd/control.js';
 import { API_VERSION } from '../lib/resources/index.js';
 import { redisDatastore } from '../lib/datastore/index.js';
-import { callCni } from '../test/cni/call.js';
+import { callCni } from '../test/support/cni-call.js';
 import { Lab, type Netns } from '../test/support/netns.js';
 import { startRedis } from '../test/support/redis.js';
 import { waitFor } from '../test/support/wait.js';

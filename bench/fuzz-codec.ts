@@ -1,5 +1,5 @@
 // The long fuzz run: `node --import tsx bench/fuzz-codec.ts [runs] [seed]`.
-import { fuzzCodec, sampleMessages } from '../test/codec/fuzz.js';
+import { fuzzCodec, sampleMessages } from '../test/support/codec-fuzz.js';
 
 const runs = Number(process.argv[2] ?? 1_000_000);
 const seed = Number(process.argv[3] ?? Date.now() % 1_000_000);

@@ -1,4 +1,4 @@
-// IPAM allocation rate on every datastore backend of test/datastore/backends.ts (memory, Redis,
+// IPAM allocation rate on every datastore backend of test/support/datastore-backends.ts (memory, Redis,
 // Redis + Sentinel with WAIT, etcd ...), each with a reference measured in the same run: the
 // rate of a bare round trip to that same store at the same concurrency (Redis PING, etcd get),
 // the floor any allocator on it pays, so the ratio shows what IPAM costs on top.
@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import type { BackendDatastore } from '../lib/datastore/index.js';
 import { Ipam } from '../lib/ipam/index.js';
-import { BACKENDS, type StoreUnderTest } from '../test/datastore/backends.js';
+import { BACKENDS, type StoreUnderTest } from '../test/support/datastore-backends.js';
 
 const N = Number(process.argv[2] ?? 10_000);
 const ONLY = process.argv.slice(3);

@@ -2,7 +2,8 @@
 // listening on 127.0.0.1:port and taking every client of 127.1.0.0/16 as a dynamic neighbour.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, listening, removeDir, start, stop, tempDir, waitFor } from './harness.js';
+import { waitFor } from '../../test/support/wait.js';
+import { ROOT, listening, removeDir, start, stop, tempDir } from './harness.js';
 import { execFileSync, execFileSync as run, spawnSync } from 'node:child_process';
 
 export const REFLECTORS = ['podroute', 'bird', 'frr'] as const;
@@ -128,12 +129,11 @@ export async function startReflector(kind: ReflectorKind, port: number, profileD
       : process.env;
   const p = start(argv, { env });
   await waitFor(
-    `${kind} listening on ${RR_ADDRESS}:${port}`,
     async () => {
       if (p.exitCode !== null) throw new Error(`${kind} exited: ${p.tail()}`);
       return listening(RR_ADDRESS, port);
     },
-    30_000,
+    { what: `${kind} listening on ${RR_ADDRESS}:${port}`, timeoutMs: 30_000, intervalMs: 100 },
   ).catch((e) => {
     throw new Error(`${(e as Error).message}\n${p.tail()}`);
   });

@@ -74,26 +74,6 @@ export async function stop(p: ChildProcess, graceMs = 5000): Promise<void> {
   started.delete(p);
 }
 
-export async function waitFor<T>(
-  what: string,
-  f: () => T | undefined | Promise<T | undefined>,
-  timeoutMs: number,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let v: T | undefined;
-    try {
-      v = await f();
-    } catch {
-      v = undefined;
-    }
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
 export function listening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host, port });
@@ -102,19 +82,6 @@ export function listening(host: string, port: number): Promise<boolean> {
       resolve(true);
     });
     s.once('error', () => resolve(false));
-  });
-}
-
-/** A free TCP port on 127.0.0.1 (the kernel's pick). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
   });
 }
 

@@ -16,23 +16,9 @@ import { request } from 'node:http';
 import { API_VERSION } from '../../lib/resources/index.js';
 import { redisDatastore } from '../../lib/datastore/index.js';
 import { startRedis } from '../../test/support/redis.js';
-import {
-  ROOT,
-  Tester,
-  blocksOf,
-  freePort,
-  load,
-  loopback,
-  mb,
-  now,
-  profileWritten,
-  removeDir,
-  sample,
-  start,
-  stop,
-  tempDir,
-  waitFor,
-} from './harness.js';
+import { ROOT, Tester, blocksOf, load, loopback, mb, now, profileWritten, removeDir, sample, start, stop, tempDir } from './harness.js';
+import { waitFor } from '../../test/support/wait.js';
+import { freePort } from '../../bgp/session/free-port.js';
 
 function arg(name: string, d: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -104,13 +90,11 @@ async function startAgent(dir: string, datastore: string, port: number): Promise
   const p = start(argv, { env });
   const status = () => getStatus(control);
   await waitFor(
-    'agent control socket',
     async () => {
       if (p.exitCode !== null) throw new Error(`agent exited: ${p.tail()}`);
       return (await status()).node === 'n0';
     },
-    60_000,
-    50,
+    { what: 'agent control socket', timeoutMs: 60_000, intervalMs: 50 },
   ).catch((e) => {
     throw new Error(`${(e as Error).message}\n${p.tail()}`);
   });

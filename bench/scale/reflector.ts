@@ -9,7 +9,8 @@
 //        [--sample-every 50] [--concurrency 100] [--timeout 300] [--json file] [--profile dir]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { ASN, HOLD_TIME, REFLECTORS, RR_ADDRESS, startReflector, type ReflectorKind } from './daemons.js';
-import { Tester, blocksOf, freePort, load, loopback, mb, now, profileWritten, quiet, sample, type ProcSample } from './harness.js';
+import { Tester, blocksOf, load, loopback, mb, now, profileWritten, quiet, sample, type ProcSample } from './harness.js';
+import { freePort } from '../../bgp/session/free-port.js';
 
 function arg(name: string, d: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -372,7 +372,7 @@ export const SCENARIOS: Scenario[] = [
   replay('mrt-v6', 'ipv6'),
 ];
 
-/** Not in the default run: the self-tests of the injector and monitor (test/bench). */
+/** Not in the default run: the self-tests of the injector and monitor (test/bench/speaker). */
 export const SMOKE: Scenario = unique('1x10k', 1, 10_000, 60);
 export const SMOKE_V6: Scenario = unique6('1x10k-v6', 1, 10_000, 60);
 

@@ -3,6 +3,7 @@
 // with 1 and the reason when a phase did not within --timeout.
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { freePort } from '../../bgp/session/free-port.js';
 import { DemoCluster, type DemoEvent } from './cluster.js';
 import type { DemoOptions } from './options.js';
 import { takeSnapshot, type Snapshot } from './snapshot.js';
@@ -56,17 +57,6 @@ function checkLoopback(address: string): Promise<void> {
       ),
     );
     s.listen(0, address, () => s.close(() => resolve()));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -18,7 +18,7 @@ import {
   parseIpv6Into,
 } from '../../ip/index.js';
 import { prng } from '../support/prng.js';
-import { EDGE_IPV4, EDGE_IPV6, otherWritings, randomIpv4, randomIpv6 } from './samples.js';
+import { EDGE_IPV4, EDGE_IPV6, otherWritings, randomIpv4, randomIpv6 } from '../support/ip-samples.js';
 
 const print = (t: string) => formatAddress(parseAddress(t).bytes);
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Rib, type RibPeer } from '../../bgp/index.js';
 import { routeReflectorRibOptions, reflectorSpeakerOptions, RouteReflector } from '../../reflector/index.js';
-import { announced, drain, v4Update, withdrawnOf } from '../rib/helpers.js';
+import { announced, drain, v4Update, withdrawnOf } from '../support/rib.js';
 
 const AS = 64512;
 const RR = { routerId: '10.0.0.100', clusterId: '10.0.0.100' };

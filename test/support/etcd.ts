@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis.js';
+import { freePort } from '../../bgp/session/free-port.js';
 
 export interface EtcdMember {
   readonly name: string;

@@ -1,6 +1,8 @@
 // `podroute node run` as a real process in a namespace, the way the end-to-end suites start
 // agents: the flags a lab wants (short hold time, quick retries, no default pool), its status
 // through its control socket, and a dead agent that says why instead of a refused socket.
+// AgentCluster holds what such a suite starts (lab, Redis, agents) and takes it all down in one
+// after(); a suite wires its namespaces itself and starts its agents through it.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../../lib/agent/index.js';
@@ -8,7 +10,7 @@ import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, type IPPoolSpec, type Resource } from '../../lib/resources/index.js';
 import { redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
 import type { ManagedProcess } from './process.js';
-import type { Netns } from './netns.js';
+import { Lab, type Netns } from './netns.js';
 import { startRedis, type RedisServer } from './redis.js';
 import { waitFor } from './wait.js';
 import { cidrAddress } from '../../ip/index.js';
@@ -113,10 +115,79 @@ export function podNetconf(node: string, redis: string, extra: Record<string, un
  * The cluster's Redis for agents in namespaces: on a Unix socket in `dir`, which every namespace
  * reaches (the agents get `sock` as their datastore), and the test's own datastore on it.
  */
-export async function clusterRedis(dir: string): Promise<{ redis: RedisServer; sock: string; ds: BackendDatastore }> {
+export async function clusterRedis(
+  dir: string,
+  options: { persist?: boolean } = {},
+): Promise<{ redis: RedisServer; sock: string; ds: BackendDatastore }> {
   const sock = join(dir, 'redis.sock');
-  const redis = await startRedis({ args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
+  const redis = await startRedis({ persist: options.persist, args: ['--unixsocket', sock, '--unixsocketperm', '777'] });
   return { redis, sock, ds: await redisDatastore({ url: sock }) };
+}
+
+/**
+ * A suite's cluster: a lab of namespaces, the cluster's Redis on a Unix socket in the lab's
+ * folder, and the agents started in it, each with its control socket there. open() in before(),
+ * close() in after(): the datastore, then the lab (the agents in it, by PID), then Redis; safe
+ * after a before() that failed half-way.
+ */
+export class AgentCluster {
+  readonly lab: Lab;
+  readonly agents = new Map<string, AgentProcess>();
+  private store: { redis: RedisServer; ds: BackendDatastore; sock: string } | undefined;
+
+  constructor(tag: string) {
+    this.lab = new Lab({ tag });
+  }
+
+  /** Starts the cluster's Redis; `persist` fsyncs every write, so a SIGKILL loses nothing acknowledged. */
+  async open(options: { persist?: boolean } = {}): Promise<void> {
+    this.store = await clusterRedis(this.lab.dir, options);
+  }
+
+  /** The test's own datastore on the cluster's Redis. */
+  get ds(): BackendDatastore {
+    return this.opened().ds;
+  }
+
+  /** The Redis socket the agents and the CNI plugin are given. */
+  get sock(): string {
+    return this.opened().sock;
+  }
+
+  get redis(): RedisServer {
+    return this.opened().redis;
+  }
+
+  /** Spawns `s.name`'s agent in `ns` (already wired) without waiting for it. */
+  spawnAgent(ns: Netns, s: Omit<AgentSpawn, 'datastore' | 'control'>): AgentProcess {
+    const a = spawnAgent(ns, { ...s, datastore: this.sock, control: join(this.lab.dir, `${s.name}.sock`) });
+    this.agents.set(s.name, a);
+    return a;
+  }
+
+  /** Starts `s.name`'s agent in `ns` (already wired); resolves once it says it is ready. */
+  async startAgent(ns: Netns, s: Omit<AgentSpawn, 'datastore' | 'control'>): Promise<AgentProcess> {
+    const a = this.spawnAgent(ns, s);
+    await agentReady(a, 60_000);
+    return a;
+  }
+
+  agent(name: string): AgentProcess {
+    const a = this.agents.get(name);
+    if (!a) throw new Error(`no agent ${name} in this cluster`);
+    return a;
+  }
+
+  async close(): Promise<void> {
+    await this.store?.ds.close();
+    await this.lab.destroy();
+    await this.store?.redis.stop();
+  }
+
+  private opened(): { redis: RedisServer; ds: BackendDatastore; sock: string } {
+    if (!this.store) throw new Error('the cluster is not open: call open() in before()');
+    return this.store;
+  }
 }
 
 /** An IPPool as the agent suites write them: /26 blocks, no encapsulation unless `spec` says. */

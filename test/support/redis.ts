@@ -7,9 +7,10 @@
 //   await redis.stop();     // SIGTERM then SIGKILL; removes the dir
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../bgp/session/free-port.js';
 
 export interface RedisServerOptions {
   /** Keep data across kill/restart: append-only file, fsync on every write. */
@@ -45,18 +46,6 @@ process.once('exit', () => {
         /* gone */
       }
 });
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {

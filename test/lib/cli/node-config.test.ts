@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NodeConfigError, nodeRunSettings } from '../../../lib/cli/node-config.js';
 import { listening, podroute } from '../../support/daemon.js';
-import { freePort } from '../../support/redis.js';
+import { freePort } from '../../../bgp/session/free-port.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 

@@ -1,6 +1,0 @@
-import { memoryDatastore } from '../../lib/datastore/index.js';
-import { datastoreSuite } from './suite.js';
-
-describe('datastore: memory backend', () => {
-  datastoreSuite({ open: async (o = {}) => memoryDatastore(o) });
-});

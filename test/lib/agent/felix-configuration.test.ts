@@ -1,0 +1,37 @@
+// FelixConfiguration as the node agent takes it: "default" first, the node's "node.<name>" over
+// it, into felix's own options (resync period, VXLAN VNI/port/MTU, IPIP MTU) and the health port.
+import assert from 'node:assert/strict';
+import { felixSettings } from '../../../lib/agent/felix-configuration.js';
+import { validateResource, type FelixConfiguration } from '../../../lib/resources/index.js';
+
+const fc = (name: string, spec: Record<string, unknown>): FelixConfiguration =>
+  validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'FelixConfiguration', metadata: { name }, spec }) as FelixConfiguration;
+
+describe('agent: FelixConfiguration', () => {
+  it('nothing configured: felix keeps its own defaults', () => {
+    assert.deepEqual(felixSettings([], 'w1'), { felix: {} });
+  });
+
+  it('default, then node.<name> over it; another node untouched by it', () => {
+    const configs = [
+      fc('default', { routeRefreshInterval: '90s', vxlanVNI: 4100, vxlanMTU: 1410, ipipMTU: 1400, healthPort: 9199 }),
+      fc('node.w1', { routeRefreshInterval: '30s', vxlanPort: 8472, healthHost: '0.0.0.0' }),
+    ];
+    assert.deepEqual(felixSettings(configs, 'w1'), {
+      felix: { resyncIntervalMs: 30_000, vxlan: { vni: 4100, port: 8472, mtu: 1410 }, ipip: { mtu: 1400 } },
+      healthHost: '0.0.0.0',
+      healthPort: 9199,
+    });
+    assert.deepEqual(felixSettings(configs, 'w2'), {
+      felix: { resyncIntervalMs: 90_000, vxlan: { vni: 4100, mtu: 1410 }, ipip: { mtu: 1400 } },
+      healthPort: 9199,
+    });
+  });
+
+  it('routeRefreshInterval 0 turns the resync off; healthEnabled false closes the health port', () => {
+    assert.deepEqual(felixSettings([fc('default', { routeRefreshInterval: '0', healthEnabled: false, healthPort: 9199 })], 'w1'), {
+      felix: { resyncIntervalMs: 0 },
+      healthPort: 0,
+    });
+  });
+});
