@@ -71,7 +71,7 @@ describe('ip: router ID', () => {
       parseRouterId('0.0.0.0', 'clusterId');
       assert.fail('0.0.0.0 was taken');
     } catch (err) {
-      assert.ok(err instanceof AddressError);
+      assert.ok(err instanceof AddressError, `${err} is not an AddressError`);
       assert.equal(err.field, 'clusterId');
       assert.equal(err.value, '0.0.0.0');
     }

@@ -81,7 +81,7 @@ describe('rib: an UPDATE by its octets or by its message', () => {
 
   it('applies one whose attributes were read before from its message, its IPv4 lists still unmade', () => {
     const us = received({ fourOctetAs: true });
-    for (const u of us) assert.ok(u.message.attributes);
+    for (const u of us) assert.ok(u.message.attributes, 'the message path made the attributes');
     assert.deepEqual(apply(us), built);
     for (const u of us) assert.notEqual(receivedNlri(u)?.unread, false);
   });
@@ -95,7 +95,7 @@ describe('rib: an UPDATE by its octets or by its message', () => {
 
   it('applies one whose prefix lists were read before from its message', () => {
     const us = received({ fourOctetAs: true });
-    for (const u of us) assert.ok(u.message.nlri.length + u.message.withdrawn.length > 0);
+    for (const u of us) assert.ok(u.message.nlri.length + u.message.withdrawn.length > 0, 'the message path made the prefix lists');
     assert.deepEqual(apply(us), built);
   });
 

@@ -148,7 +148,7 @@ describe('bgpd config', () => {
     assert.throws(
       () => parseBgpdConfig(peer),
       (e: unknown) => {
-        assert.ok(e instanceof ConfigError);
+        assert.ok(e instanceof ConfigError, `${e} is not a ConfigError`);
         assert.deepEqual(e.mistakes, [
           'peers[0].address: "nowhere" is not an IP address',
           'peers[0].asn: 0 is not a number in 1..4294967295',

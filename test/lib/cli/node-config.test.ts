@@ -105,8 +105,8 @@ describe('node run settings (node-config.ts)', () => {
         .filter((f) => f.endsWith('.yaml') && f !== 'cluster.yaml')
         .map((f) => join(ROOT, 'containerlab', lab, f)),
     );
-    files.push(join(ROOT, 'test/policy/lab/n1.yaml'));
-    assert.ok(files.length > 15);
+    files.push(join(ROOT, 'test/e2e/policy/lab/n1.yaml'));
+    assert.ok(files.length > 15, `only ${files.length} node files found`);
     for (const file of files) nodeRunSettings({ config: file }, {});
   });
 

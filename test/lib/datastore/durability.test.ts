@@ -47,20 +47,20 @@ describe('datastore durability, as each backend answers it', function () {
 
   it('redis with an append-only file fsynced on every write: durable, aof', async () => {
     const d = await onRedis({ persist: true });
-    assert.ok(d.store === 'redis');
+    assert.ok(d.store === 'redis', `answered by ${d.store}`);
     assert.deepEqual([d.durable, d.mode, d.persistence.appendonly, d.persistence.risk], [true, 'aof', 'yes', undefined]);
   });
 
   it('redis with RDB snapshots alone: not durable, rdb, and the risk says what a restart loses', async () => {
     const d = await onRedis({ args: ['--save', '900 1'] });
-    assert.ok(d.store === 'redis');
+    assert.ok(d.store === 'redis', `answered by ${d.store}`);
     assert.deepEqual([d.durable, d.mode, d.persistence.save], [false, 'rdb', '900 1']);
     assert.match(d.persistence.risk ?? '', /only by RDB snapshots/);
   });
 
   it('redis without persistence: not durable, none', async () => {
     const d = await onRedis({});
-    assert.ok(d.store === 'redis');
+    assert.ok(d.store === 'redis', `answered by ${d.store}`);
     assert.deepEqual([d.durable, d.mode], [false, 'none']);
     assert.match(d.persistence.risk ?? '', /no persistence/);
   });
