@@ -81,7 +81,8 @@ export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
   const v6 = [...(s.ip6 ? ['--ip6', s.ip6] : []), ...(s.routerId ? ['--router-id', s.routerId] : [])];
   const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: root });
   const ip6 = s.ip6 ? { ip6: cidrAddress(s.ip6) } : {};
-  return { name: s.name, ns, ip: cidrAddress(s.ip), ...ip6, control: s.control, proc };
+  // `--ip none` (an IPv6-only node) has no IPv4 address to read.
+  return { name: s.name, ns, ip: s.ip === 'none' ? s.ip : cidrAddress(s.ip), ...ip6, control: s.control, proc };
 }
 
 export function agentStatus(a: Pick<AgentProcess, 'name' | 'control' | 'proc'>): Promise<AgentStatus> {
