@@ -159,9 +159,14 @@ export function parseFor(spec: CommandSpec, path: readonly string[], rest: reado
   const max =
     spec.commandAfter !== undefined ? Number.POSITIVE_INFINITY : (spec.maxPositionals ?? (spec.args ? Number.POSITIVE_INFINITY : 0));
   if (positionals.length > max) {
-    const extra = positionals[max];
-    const known = spec.subcommands?.map((s) => s.name).join(', ');
-    throw new UsageError(`${path.join(' ')}: unexpected ${JSON.stringify(extra)}${known ? ` (commands: ${known})` : ''}`);
+    const extra = positionals[max]!;
+    const subs = spec.subcommands?.map((s) => s.name) ?? [];
+    if (subs.length > 0 && max === 0) {
+      const near = closestName(extra, subs);
+      const hint = near ? `did you mean ${near}? ` : '';
+      throw new UsageError(`${path.join(' ')}: unknown command ${JSON.stringify(extra)} (${hint}commands: ${subs.join(', ')})`);
+    }
+    throw new UsageError(`${path.join(' ')}: unexpected ${JSON.stringify(extra)}`);
   }
   return { values, positionals };
 }
