@@ -17,7 +17,7 @@ import { loadTopology, type Topology } from '../../../lib/lab/topology.js';
 import { type Labels, type ModelNamespace, type ModelPod, SERVED_PORTS } from '../../support/policy/model.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = join(HERE, '../..');
+const ROOT = join(HERE, '../../..');
 
 /**
  * What the lab runner can do here. Pods in Kubernetes namespaces with labels came with the

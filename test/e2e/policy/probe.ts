@@ -12,7 +12,7 @@ import type { ProbeBatch, ProbeRequest, ProbeResult } from './probe-agent.js';
 import { TruthTable } from '../../support/policy/truth-table.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = join(HERE, '../..');
+const ROOT = join(HERE, '../../..');
 const AGENT = join(HERE, 'probe-agent.ts');
 
 /** Where an agent runs: a key ("x/a" or "internet"), the network namespace, the control socket. */
