@@ -22,20 +22,56 @@ import { openDatastore, type BackendDatastore } from '../datastore/index.js';
 import { DEFAULT_CONTROL } from './flags.js';
 import type { NodeRunConfig } from './node-settings.js';
 
-/** Events above info; the rest (the agent's own included) are info. */
+/**
+ * Events above info: whatever an operator running at `--log-level warning` must still see (a
+ * store outage, a peer lost, a route or rule the kernel refused, a config refused). The rest
+ * (sessions coming up, resources accepted, the agent's own progress) are info.
+ */
 const LEVELS: Record<string, 'warning' | 'error'> = {
   error: 'error',
+  // The datastore: unreachable, replaced, or unable to keep what it acknowledged.
+  'datastore-error': 'warning',
+  'datastore-replaced': 'warning',
+  'datastore-no-failover': 'warning',
+  'datastore-persistence-risk': 'warning',
+  'datastore-persistence-unknown': 'warning',
+  // BGP: a session lost or refused, a peer over its prefix limit, the listener down.
+  'peer-down': 'warning',
+  'peer-error': 'warning',
+  'max-prefix': 'warning',
+  'listen-error': 'warning',
+  'graceful-restart-timeout': 'warning',
+  // The dataplane: what felix could not program.
   'programming-problems': 'warning',
-  'policy-disabled': 'warning',
   'dataplane-fallback': 'warning',
+  'felix-error': 'warning',
+  'felix-input-error': 'warning',
+  'reconcile-error': 'warning',
+  'vxlan-tunnel-error': 'warning',
+  'conntrack-error': 'warning',
+  // Policy and Services: refused, or not applied.
+  'policy-disabled': 'warning',
+  'policy-error': 'warning',
+  'policy-refused': 'warning',
+  'policy-apply-failed': 'warning',
+  'services-error': 'warning',
+  'services-apply-failed': 'warning',
+  'service-frontend-conflict': 'warning',
+  'service-controller-error': 'warning',
+  // The CNI socket.
   'cni-call-timeout': 'warning',
   'cni-request-refused': 'warning',
 };
 
+/** The level `podroute node run` logs an agent event at. */
+export function eventLevel(event: string): 'info' | 'warning' | 'error' {
+  return LEVELS[event] ?? 'info';
+}
+
 let logger: Logger = createLogger();
 
 function log(event: string, fields: Record<string, unknown>): void {
-  logger.log(LEVELS[event] ?? 'info', event, fields);
+  logger.log(eventLevel(event), event, fields);
 }
 
 /** Runs the agent with checked settings (nodeRunSettings) until a signal or the control socket stops it. */
