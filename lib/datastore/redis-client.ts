@@ -108,7 +108,9 @@ export function newClient(o: RedisDatastoreOptions, role: 'command' | 'watch'): 
 
 function describe(client: Redis): string {
   const opts = client.options;
-  return opts.sentinels ? `redis (sentinel group ${opts.name})` : `redis at ${opts.host}:${opts.port}`;
+  if (opts.sentinels) return `redis (sentinel group ${opts.name})`;
+  // A Unix socket (a url that is a path): ioredis still fills in host and port, which it never dials.
+  return opts.path ? `redis at ${opts.path}` : `redis at ${opts.host}:${opts.port}`;
 }
 
 /** Waits until the client is ready, or fails with DatastoreUnavailableError after waitMs. */

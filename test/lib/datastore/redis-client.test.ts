@@ -18,6 +18,14 @@ describe('datastore: Redis replica acknowledgement (WAIT)', function () {
     redis = undefined;
   });
 
+  it('a Redis that is not there is named by what was asked for: its socket path, or its host and port', async () => {
+    await assert.rejects(
+      redisDatastore({ url: '/nonexistent/podroute-redis.sock', connectWaitMs: 300 }),
+      /redis at \/nonexistent\/podroute-redis\.sock is not reachable/,
+    );
+    await assert.rejects(redisDatastore({ url: 'redis://127.0.0.1:1', connectWaitMs: 300 }), /redis at 127\.0\.0\.1:1 is not reachable/);
+  });
+
   it('defaults: one replica through Sentinel, none for a single Redis; env and bad values', () => {
     assert.deepEqual(replicaAck({}), { replicas: 0, timeoutMs: 1000 });
     assert.deepEqual(replicaAck({ sentinels: [{ host: '127.0.0.1', port: 26379 }] }), { replicas: 1, timeoutMs: 1000 });
