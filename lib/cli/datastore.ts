@@ -26,6 +26,7 @@ import {
   parseResources,
   toManifest,
   ValidationError,
+  redactSecrets,
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
@@ -186,7 +187,12 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
       description: `${KINDS_TEXT}\n${DATASTORE_TEXT}`,
       args: '<kind> [name]',
       maxPositionals: 2,
-      options: { namespace: NAMESPACE_FLAG, output: OUTPUT, datastore: DATASTORE_FLAG },
+      options: {
+        namespace: NAMESPACE_FLAG,
+        output: OUTPUT,
+        datastore: DATASTORE_FLAG,
+        'show-secrets': { type: 'boolean', help: 'print BGP passwords written in plain text (hidden by default)' },
+      },
       run: withStore('get', io, ds, async (p, open) => {
         const kind = kindOf('get', p.positionals[0]);
         const namespace = namespaceOf(p);
@@ -199,6 +205,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
           io.stderr(`podroute get: ${kindName(kind)} ${JSON.stringify(wanted)} not found\n`);
           return 1;
         }
+        if (p.values['show-secrets'] !== true) items = items.map(redactSecrets);
         const o = outputOf(p.values.output);
         const one = wanted !== undefined && items.length === 1;
         if (o === 'yaml') io.stdout(formatResources(items, !one));

@@ -28,3 +28,4 @@ export { labelSelectorToNode, labelSelectorToCalico, matchLabelSelector } from '
 export { cidrName } from './names.js';
 export { parsePeerIP, type PeerAddress } from './peer-ip.js';
 export { closestName } from './suggest.js';
+export { REDACTED, redactSecrets } from './secrets.js';

@@ -1,6 +1,7 @@
 // BGPPeer's fields, taken as Calico writes them: peers by address (peerIP with an optional port)
 // or by selector (peerSelector, each picked node at its own address and AS), and the session
 // options the speaker can honour; the ones it cannot are refused with the reason.
+import { REDACTED } from './secrets.js';
 import { BGP_PEER_FIELDS, BGP_PEER_REFUSED } from './calico-fields.js';
 import type { Checker, Obj } from './checker.js';
 import { checkBgpPeerMaxPrefixes } from './max-prefixes.js';
@@ -46,7 +47,10 @@ function checkPeerIP(c: Checker, peerIP: string, field: string): void {
 
 /** BGPPeer.password and BGPConfiguration.nodeMeshPassword: a plain secret or a secretKeyRef. */
 export function checkPassword(c: Checker, v: unknown, field: string): NonNullable<BGPPeerSpec['password']> {
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') {
+    if (v === REDACTED) c.fail(field, 'is the marker podroute get prints in place of a password; give the password itself');
+    return v;
+  }
   const p = c.obj(v, field);
   c.only(p, ['secretKeyRef'], field);
   const ref = c.obj(p.secretKeyRef, `${field}.secretKeyRef`);
