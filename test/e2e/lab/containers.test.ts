@@ -145,13 +145,17 @@ describe('lab mesh.clab.yml in containers (--runtime docker)', function () {
     const start = await lab.docker(['start', lab.container('n2')]);
     assert.equal(start.code, 0, start.stderr);
     await lab.waitSessions(['n1', 'n2', 'n3'], 2, 60_000);
-    console.log(`      n2 stopped and back in session in ${Date.now() - t0} ms`);
+    const downMs = Date.now() - t0;
+    console.log(`      n2 stopped and back in session in ${downMs} ms`);
     const r = await ping;
     const m = /(\d+) packets transmitted, (\d+) received/.exec(r.stdout);
     assert.ok(m, r.stdout + r.stderr);
     const lost = Number(m[1]) - Number(m[2]);
     console.log(`      ping across the restart: ${m[1]} sent, ${lost} lost`);
-    assert.ok(lost <= 5, `${lost} of ${m[1]} pings lost across n2's restart`);
+    // Pings are lost while n2's agent is away (1.3 to 1.9 s here, longer on a loaded machine):
+    // the bound is that window, in pings, and two more; after it every ping must come back.
+    const window = Math.ceil(downMs / 200) + 2;
+    assert.ok(lost <= window, `${lost} of ${m[1]} pings lost across n2's restart of ${downMs} ms (at most ${window})`);
     await lab.waitAllPing();
   });
 
