@@ -5,7 +5,7 @@
 import type { BackendDatastore, StoreIdentity, Assigned, AssignRequest, ClaimCandidate, IpamStore } from '../datastore/index.js';
 import { cidrName, parseSelector, type IPAMBlock, type IPPool } from '../resources/index.js';
 import { cidrContains, cidrSize, familyBits, formatCidr, parseCidr, subBlock, subBlockCount, type IpFamily } from '../../ip/index.js';
-import { storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
+import { memoryIdentityRecord, storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
 import { blockAddress, blockUsage, borrowedAddresses, hostAffinity, type BorrowedAddress } from './block.js';
 
 export class IpamError extends Error {
@@ -68,20 +68,43 @@ export interface PoolUsage {
 const CLAIM_BATCH = 16;
 const CLAIM_ATTEMPTS = 20;
 
-export interface IpamOptions {
-  /** The identity of the store this caller allocated from before: allocation is refused from any other. */
-  identity?: StoreIdentityRecord;
-}
+/**
+ * The store-identity guard (guard.ts) is on unless switched off by name: allocation is refused
+ * from a store that is not the one this Ipam allocated from before (emptied, replaced, rolled
+ * back), until `podroute ipam repair`. By default the store is remembered in memory for the life
+ * of the Ipam, which guards a long-lived caller; one that lives for a single call keeps it in a
+ * file (fileIdentityRecord), as the CNI plugin does.
+ */
+export type IpamOptions =
+  | {
+      /** Where the identity of the store allocated from is kept. Default: in memory. */
+      identity?: StoreIdentityRecord;
+      storeGuard?: true;
+    }
+  | {
+      /**
+       * No guard: a store that came back empty hands out again every address the pods hold.
+       * Only for a caller that empties or replaces the store on purpose (a test, a benchmark
+       * that starts over) and for tools that only read or release.
+       */
+      storeGuard: false;
+      identity?: undefined;
+    };
 
 export class Ipam {
   private readonly store: IpamStore;
+  /** The guard's record; undefined when switched off. */
+  private readonly identity: StoreIdentityRecord | undefined;
 
   constructor(
     readonly ds: BackendDatastore,
-    private readonly options: IpamOptions = {},
+    options: IpamOptions = {},
   ) {
     // The backend's own atomic operations (a Lua script in Redis, a synchronous step in memory).
     this.store = ds.raw.ipamStore();
+    if (options.storeGuard === false && options.identity !== undefined)
+      throw new IpamError('storeGuard: false switches the guard off, so an identity record has nothing to do', 'BadRequest');
+    this.identity = options.storeGuard === false ? undefined : (options.identity ?? memoryIdentityRecord());
   }
 
   /**
@@ -91,7 +114,7 @@ export class Ipam {
    * one call, not the rest of the store's life).
    */
   private async checkStore(): Promise<StoreIdentity | undefined> {
-    const record = this.options.identity;
+    const record = this.identity;
     if (!record) return undefined;
     const now = await this.ds.raw.identity();
     const problem = storeIdentityProblem(await record.load(), now);
@@ -106,16 +129,20 @@ export class Ipam {
    * as a rollback. Our write acknowledged after them means they were kept too.
    */
   private async recordStore(now: StoreIdentity | undefined): Promise<void> {
-    if (now !== undefined && now.storeId !== null) await this.options.identity!.save(now);
+    if (now !== undefined && now.storeId !== null) await this.identity?.save(now);
   }
 
   async autoAssign(req: AutoAssignRequest): Promise<AssignedAddress> {
-    const identity = await this.checkStore();
     const family = req.family ?? 4;
     if (family !== 4 && family !== 6) throw new IpamError(`family: must be 4 or 6, not ${String(family)}`, 'BadRequest');
     if (!req.handle) throw new IpamError('handle: is required', 'BadRequest');
     if (!req.node) throw new IpamError('node: is required', 'BadRequest');
-    const pools = await this.poolsFor(req, family);
+    // The guard's read beside the pools' (both before any write), so it costs no round trip of its own.
+    const [checked, chosen] = await Promise.allSettled([this.checkStore(), this.poolsFor(req, family)]);
+    if (checked.status === 'rejected') throw checked.reason;
+    if (chosen.status === 'rejected') throw chosen.reason;
+    const identity = checked.value;
+    const pools = chosen.value;
     const ar: AssignRequest = { node: req.node, handle: req.handle, attrs: JSON.stringify({ ...req.attrs, node: req.node }) };
     const names = pools.map((p) => p.metadata.name);
 

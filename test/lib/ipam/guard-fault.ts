@@ -16,12 +16,16 @@ export class GuardFault {
   readonly weps: WorkloadEndpoint[] = [];
   readonly pool: IPPool;
 
-  /** Pods go to `nodes` in turn; each node's identity record is a file in `dir`. */
+  /**
+   * Pods go to `nodes` in turn; each allocates through `ipamOf(node)`, by default a new Ipam
+   * whose identity record is a file in `dir` (the CNI plugin's way).
+   */
   constructor(
     private readonly ds: BackendDatastore,
     private readonly dir: string,
     cidr: string,
     private readonly nodes: readonly string[],
+    private readonly ipamOf?: (node: string) => Ipam,
   ) {
     this.pool = {
       apiVersion: API_VERSION,
@@ -37,7 +41,7 @@ export class GuardFault {
   }
 
   guarded(node: string): Ipam {
-    return new Ipam(this.ds, { identity: fileIdentityRecord(join(this.dir, `${node}.json`)) });
+    return this.ipamOf?.(node) ?? new Ipam(this.ds, { identity: fileIdentityRecord(join(this.dir, `${node}.json`)) });
   }
 
   /** The pool and the Nodes, as the cluster writes them (and writes them again into an empty store). */
