@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import type { DynamicNeighbors, NeighborConfig, SpeakerOptions } from '../../bgp/index.js';
-import { ConfigError, identifier, ip, isObj, list, Mistakes, num, onlyKeys, peer, type Obj } from './fields.js';
+import { ConfigError, identifier, ip, isObj, list, Mistakes, num, onlyKeys, peer, quotedNumber, type Obj } from './fields.js';
 import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
@@ -104,7 +104,8 @@ function metricsField(v: unknown): { port: number; host?: string } {
 
 function listenField(v: unknown): SpeakerOptions['listen'] {
   if (v === undefined || v === false || typeof v === 'number') return v;
-  if (!isObj(v)) throw new ConfigError('listen: false, a port, or { host, port }');
+  if (!isObj(v))
+    throw new ConfigError(`listen: ${quotedNumber(v) ? `${JSON.stringify(v)} is a string; ` : ''}false, a port, or { host, port }`);
   const m = new Mistakes();
   const listen = {
     host: v.host === undefined ? undefined : m.take(() => ip(v.host, 'listen.host'), undefined),

@@ -78,10 +78,16 @@ export function int(v: unknown, path: string, min: number, max: number): number 
   return v as number;
 }
 
+/** A number in min..max, written as one: a quoted "179" is refused as the string it is. */
 export function num(v: unknown, path: string, min: number, max: number): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
-    throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a number in ${min}..${max}`);
+    throw new ConfigError(`${path}: ${JSON.stringify(v)} is ${quotedNumber(v) ? 'a string, ' : ''}not a number in ${min}..${max}`);
   return v;
+}
+
+/** A number in quotes ("179", "0.5"): YAML reads it as a string, and it is refused as one, by name. */
+export function quotedNumber(v: unknown): boolean {
+  return typeof v === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i.test(v);
 }
 
 /**

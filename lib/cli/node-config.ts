@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { checkNodeAddress, checkRouterId } from '../agent/index.js';
+import { quotedNumber } from '../bgpd/fields.js';
 import { cniSocketPath } from '../agent/cni-server.js';
 import { datastoreConfigFromEnv, datastoreFromFlag } from '../datastore/index.js';
 import { logFormat, logLevel } from '../log/index.js';
@@ -93,7 +94,9 @@ function poolFromFile(v: unknown, path: string, problems: string[]): NodeRunConf
   if (typeof v.cidr !== 'string')
     problems.push(`${path}.cidr: ${v.cidr === undefined ? 'required' : `${JSON.stringify(v.cidr)} is not a CIDR`} (like 10.65.0.0/16)`);
   if (v.blockSize !== undefined && !Number.isInteger(v.blockSize))
-    problems.push(`${path}.blockSize: ${JSON.stringify(v.blockSize)} is not a whole number`);
+    problems.push(
+      `${path}.blockSize: ${JSON.stringify(v.blockSize)} is ${quotedNumber(v.blockSize) ? 'a string, ' : ''}not a whole number`,
+    );
   for (const k of ['vxlanMode', 'ipipMode'])
     if (v[k] !== undefined && !(ENCAP as readonly unknown[]).includes(v[k]))
       problems.push(`${path}.${k}: ${JSON.stringify(v[k])} must be one of ${ENCAP.join(', ')}`);
@@ -111,13 +114,16 @@ function fromFile(kind: Kind, v: unknown, path: string, problems: string[]): unk
         `${path}: ${JSON.stringify(v)} is not a string${typeof v === 'number' || typeof v === 'boolean' ? ` (quote it: "${String(v)}")` : ''}`,
       );
       return undefined;
+    // A quoted number is refused as the string it is, as calicoctl's strict decoding does.
     case 'whole':
       if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
-      problems.push(`${path}: ${JSON.stringify(v)} is not a whole number`);
+      problems.push(`${path}: ${JSON.stringify(v)} is ${quotedNumber(v) ? 'a string, ' : ''}not a whole number`);
       return undefined;
     case 'duration':
       if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
-      problems.push(`${path}: ${JSON.stringify(v)} is not a number of ${path === 'gracefulRestartWaitMs' ? 'milliseconds' : 'seconds'}`);
+      problems.push(
+        `${path}: ${JSON.stringify(v)} is ${quotedNumber(v) ? 'a string, ' : ''}not a number of ${path === 'gracefulRestartWaitMs' ? 'milliseconds' : 'seconds'}`,
+      );
       return undefined;
     case 'labels': {
       if (!isMapping(v)) {

@@ -52,21 +52,35 @@ export class Checker {
     if (typeof v !== 'boolean') this.fail(`${path}.${k}`, `must be true or false, not ${JSON.stringify(v)}`);
     return v;
   }
+  /**
+   * An integer in [min, max], written as a number: a quoted "26" is refused, as calicoctl's
+   * strict decoding and the API server refuse a string for an integer field.
+   */
   int(o: Obj, k: string, path: string, min: number, max: number, required = false): number | undefined {
-    let v = o[k];
+    const v = o[k];
     if (v === undefined || v === null) {
       if (required) this.fail(`${path}.${k}`, 'is required');
       return undefined;
     }
-    // Calico accepts AS numbers written as strings too ("64512" or "1.10" asdot).
-    if (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v)) {
-      const [hi, lo] = v.split('.');
-      v = lo === undefined ? Number(hi) : Number(hi) * 65536 + Number(lo);
+    return this.num(v, `${path}.${k}`, min, max);
+  }
+  /**
+   * An AS number: a number, or a string of one ("64512") or of asdot ("1.10", 1 * 65536 + 10),
+   * both of which Calico's numorstring.ASNumber accepts.
+   */
+  asNumber(o: Obj, k: string, path: string, required = false): number | undefined {
+    const v = o[k];
+    if (v === undefined || v === null) {
+      if (required) this.fail(`${path}.${k}`, 'is required');
+      return undefined;
     }
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      this.fail(`${path}.${k}`, `must be an integer from ${min} to ${max}, not ${JSON.stringify(o[k])}`);
-    }
-    return v;
+    if (typeof v !== 'string') return this.num(v, `${path}.${k}`, 1, 0xffffffff);
+    const m = /^(\d+)(?:\.(\d+))?$/.exec(v);
+    const [hi, lo] = m ? [Number(m[1]), m[2] === undefined ? undefined : Number(m[2])] : [Number.NaN, undefined];
+    const n = lo === undefined ? hi : hi <= 0xffff && lo <= 0xffff ? hi * 65536 + lo : Number.NaN;
+    if (!Number.isInteger(n) || n < 1 || n > 0xffffffff)
+      this.fail(`${path}.${k}`, `must be an AS number from 1 to 4294967295 (or asdot, 0.1 to 65535.65535), not ${JSON.stringify(v)}`);
+    return n;
   }
   cidr(v: unknown, field: string, strict = true): Cidr {
     const c = this.address(() => parseCidr(v as string, field, false), field, `${JSON.stringify(v)} is not a CIDR (address/prefix-length)`);
@@ -187,10 +201,13 @@ export class Checker {
     }
     return out;
   }
-  /** An integer in [min, max], numbers only (no strings). */
+  /** An integer in [min, max], numbers only: a string is refused as one, whatever it holds. */
   num(v: unknown, field: string, min: number, max: number): number {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-      this.fail(field, `must be an integer from ${min} to ${max}, not ${JSON.stringify(v)}`);
+      this.fail(
+        field,
+        `must be an integer from ${min} to ${max}, not ${typeof v === 'string' ? `the string ${JSON.stringify(v)}` : JSON.stringify(v)}`,
+      );
     return v;
   }
 }

@@ -12,7 +12,7 @@ const COMMUNITY_RE = /^(\d+:\d+|\d+:\d+:\d+)$/;
 export function checkBGPConfiguration(c: Checker, s: Obj, name: string): Obj {
   c.only(s, BGP_CONFIGURATION_FIELDS, 'spec', BGP_CONFIGURATION_REFUSED);
   const out: Obj = {};
-  const as = c.int(s, 'asNumber', 'spec', 1, 4294967295);
+  const as = c.asNumber(s, 'asNumber', 'spec');
   if (as !== undefined) out.asNumber = as;
   const mesh = c.bool(s, 'nodeToNodeMeshEnabled', 'spec');
   if (mesh !== undefined) out.nodeToNodeMeshEnabled = mesh;

@@ -25,7 +25,7 @@ export function checkBGPPeer(c: Checker, s: Obj): Obj {
     if (!peerIP) c.fail('spec.peerIP', 'is required (or peerSelector, to peer with the nodes it picks)');
     checkPeerIP(c, peerIP, 'spec.peerIP');
     out.peerIP = peerIP;
-    out.asNumber = c.int(s, 'asNumber', 'spec', 1, 4294967295, true);
+    out.asNumber = c.asNumber(s, 'asNumber', 'spec', true);
   }
   const node = c.str(s, 'node', 'spec');
   if (node) out.node = node;

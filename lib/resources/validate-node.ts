@@ -26,7 +26,7 @@ function checkNodeBgp(c: Checker, b: Obj): Obj {
       c.fail('spec.bgp.ipv6Address', `${v6} is not an IPv6 address`);
     bgp.ipv6Address = v6;
   }
-  const as = c.int(b, 'asNumber', 'spec.bgp', 1, 4294967295);
+  const as = c.asNumber(b, 'asNumber', 'spec.bgp');
   if (as !== undefined) bgp.asNumber = as;
   const rr = c.str(b, 'routeReflectorClusterID', 'spec.bgp');
   if (rr !== undefined && rr !== '') {

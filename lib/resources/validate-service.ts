@@ -218,7 +218,7 @@ function checkServicePorts(c: Checker, ports: unknown[], type: ServiceSpec['type
       const why = portNameProblem(target);
       if (why) c.fail(`${p}.targetPort`, `${JSON.stringify(target)} is not a port name: it ${why}`);
       out.targetPort = target;
-    } else out.targetPort = c.num(typeof target === 'string' ? Number(target) : target, `${p}.targetPort`, 1, 65535);
+    } else out.targetPort = c.num(target, `${p}.targetPort`, 1, 65535);
     if (m.nodePort !== undefined && m.nodePort !== null && m.nodePort !== 0) {
       if (type === 'ClusterIP') c.fail(`${p}.nodePort`, 'may not be set when type is ClusterIP');
       const [lo, hi] = NODE_PORT_RANGE;

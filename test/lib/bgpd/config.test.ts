@@ -44,6 +44,30 @@ describe('bgpd config', () => {
     ]);
   });
 
+  it('a number in quotes is refused as the string it is, naming the field', () => {
+    const text =
+      'asn: "64512"\nrouterId: 10.0.0.1\nlisten: "179"\nstalePathTime: "30"\ngracefulRestart: { restartTime: "120" }\n' +
+      'peers:\n  - { address: 10.0.0.2, asn: 65002, port: "1179", holdTime: "9", keepaliveTime: "3" }\n' +
+      'networks:\n  - { prefix: 10.9.0.0/24, med: "7" }\n';
+    assert.throws(
+      () => parseBgpdConfig(text),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError, String(e));
+        assert.deepEqual([...e.mistakes].sort(), [
+          'asn: "64512" is a string, not a number in 1..4294967295',
+          'gracefulRestart.restartTime: "120" is a string, not a number in 0..4095',
+          'listen: "179" is a string; false, a port, or { host, port }',
+          'networks[0].med: "7" is a string, not a number in 0..4294967295',
+          'peers[0].holdTime: "9" is a string, not a number in 0..65535',
+          'peers[0].keepaliveTime: "3" is a string, not a number in 0.1..65535',
+          'peers[0].port: "1179" is a string, not a number in 1..65535',
+          'stalePathTime: "30" is a string, not a number in 1..65535',
+        ]);
+        return true;
+      },
+    );
+  });
+
   it('mistakes are named by their path', () => {
     const bad: [string, string][] = [
       ['asn: x\nrouterId: 10.0.0.1\n', 'asn: "x" is not a number in 1..4294967295'],

@@ -35,7 +35,7 @@ describe('bgpd maxPrefixes', () => {
       [{ ipv4: 100 }, 'peers[0].maxPrefixes.ipv4: a mapping'],
       [{ ipv4: {} }, 'peers[0].maxPrefixes.ipv4.limit: undefined is not a number'],
       [{ ipv4: { limit: 1.5 } }, 'peers[0].maxPrefixes.ipv4.limit: 1.5 is not a whole number'],
-      [{ ipv4: { limit: '100' } }, 'peers[0].maxPrefixes.ipv4.limit: "100" is not a number'],
+      [{ ipv4: { limit: '100' } }, 'peers[0].maxPrefixes.ipv4.limit: "100" is a string, not a number'],
       [{ ipv4: { limit: 10, warningThreshold: 0 } }, 'peers[0].maxPrefixes.ipv4.warningThreshold: 0 is not a number in 1..100'],
       [{ ipv4: { limit: 10, restartAfter: -5 } }, 'peers[0].maxPrefixes.ipv4.restartAfter: -5'],
       [{ ipv4: { limit: 10, warningOnly: 1 } }, 'peers[0].maxPrefixes.ipv4.warningOnly: 1 is not true or false'],

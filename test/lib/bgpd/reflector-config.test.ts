@@ -36,6 +36,13 @@ describe('reflector config', () => {
     assert.equal(parseReflectorConfig(base).clusterId, '10.0.0.100');
   });
 
+  it('a number in quotes is refused as the string it is, naming the field', () => {
+    assert.throws(() => parseReflectorConfig(`${base}clients:\n  - { address: 10.0.0.1, port: "1179", idleHoldTime: "5" }\n`), {
+      message:
+        '2 mistakes:\n  clients[0].port: "1179" is a string, not a number in 1..65535\n  clients[0].idleHoldTime: "5" is a string, not a number in 0.1..65535',
+    });
+  });
+
   it('mistakes are named as written in the file', () => {
     const bad: [string, RegExp][] = [
       ['clients:\n  - address: nowhere\n', /^clients\[0\]\.address: "nowhere" is not an IP address/],

@@ -50,7 +50,10 @@ describe('node run settings (node-config.ts)', () => {
 
   it('a wrong type is refused naming the field', () => {
     const cases: [string, RegExp][] = [
-      ['asNumber: "65000"', /: asNumber: "65000" is not a whole number$/],
+      ['asNumber: "65000"', /: asNumber: "65000" is a string, not a whole number$/],
+      ['bgpPort: "179"', /: bgpPort: "179" is a string, not a whole number$/],
+      ['holdTime: "90"', /: holdTime: "90" is a string, not a number of seconds$/],
+      ['defaultIpv4Pool: {cidr: 10.65.0.0/16, blockSize: "26"}', /: defaultIpv4Pool\.blockSize: "26" is a string, not a whole number$/],
       ['nodeName: 7', /: nodeName: 7 is not a string \(quote it: "7"\)$/],
       ['holdTime: soon', /: holdTime: "soon" is not a number of seconds$/],
       ['labels: {rack: 1}', /: labels\.rack: 1 is not a string/],
