@@ -5,10 +5,10 @@
 // the netconf in, the exit code and stdout back. The call runs through runCni, the Node plugin's
 // own code (every check, the undo stack, the result shapes), with the environment passed
 // explicitly, so calls run side by side as separate processes would.
-import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import { dirname } from 'node:path';
 import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
+import { makeDirectory } from '../bgpd/paths.js';
 import { CNI_CODES, CniError } from '../cni/errors.js';
 import { runCni } from '../cni/main.js';
 import { STATUS_CODES } from '../cni/status-gc.js';
@@ -166,11 +166,7 @@ export async function serveCni(socketPath: string, options: CniServerOptions = {
   });
   server.maxConnections = 256;
 
-  try {
-    mkdirSync(dirname(socketPath), { recursive: true });
-  } catch (e) {
-    throw new Error(`cniSocket: cannot make the folder of ${socketPath}: ${(e as Error).message}`);
-  }
+  makeDirectory(dirname(socketPath), 'cniSocket');
   // As a daemon's control socket: a live one is another agent's, a stale one is replaced, and
   // the file is never open to others, even briefly; a bind that fails fails the start.
   await refuseLiveSocket(socketPath, 'cniSocket');

@@ -3,11 +3,11 @@
 // probes (/metrics, /liveness, /readiness, as calico/node's 9099). Both are local: the socket
 // is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
 // Felix's healthHost), and neither holds a request that is large or slow.
-import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { dirname } from 'node:path';
 import { describeRoute } from '../../felix/index.js';
 import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
+import { makeDirectory } from '../bgpd/paths.js';
 import type { NodeAgent } from './agent.js';
 
 function reply(res: http.ServerResponse, status: number, body: unknown, type = 'application/json'): void {
@@ -58,7 +58,7 @@ function limitedServer(handler: http.RequestListener): http.Server {
 }
 
 export async function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): Promise<http.Server> {
-  mkdirSync(dirname(socketPath), { recursive: true });
+  makeDirectory(dirname(socketPath), 'control');
   // A socket another agent answers on is its own; one a killed agent left behind is replaced.
   await refuseLiveSocket(socketPath, 'control');
   const server = limitedServer((req, res) => {

@@ -9,6 +9,7 @@ import { network, type NetworkConfig } from './network.js';
 import { gracefulRestartField, type GracefulRestartConfig } from './graceful-restart.js';
 import { controlSocketField, type ControlSocketConfig } from './control-socket.js';
 import { maxRoutes } from './max-prefixes.js';
+import { checkedPath } from './paths.js';
 import { logFormat, logLevel, type LogFormat, type LogLevel } from '../log/index.js';
 
 export interface BgpdConfig {
@@ -148,6 +149,10 @@ export function speakerFields(
   const defaultLocalPref =
     doc.defaultLocalPref === undefined ? undefined : m.take(() => num(doc.defaultLocalPref, 'defaultLocalPref', 0, 0xffffffff), undefined);
   const control = doc.control === undefined ? undefined : m.take(() => controlSocketField(doc.control, 'control'), undefined);
+  if (control?.path !== undefined) {
+    const field = typeof doc.control === 'string' ? 'control' : 'control.path';
+    m.check(() => checkedPath(control.path, field, 'a socket path'));
+  }
   return {
     speaker: {
       asn,

@@ -9,6 +9,7 @@ import { DEFAULT_CONTROL_MODE, resolveControlSocket, type ControlSocket } from '
 import { Mistakes } from './fields.js';
 import { openRunMarker } from './graceful-restart.js';
 import { networkAttributes } from './network.js';
+import { checkedPath } from './paths.js';
 import { readReflectorConfig } from './reflector-config.js';
 import { serveMetrics, speakerMetrics } from './metrics.js';
 import { createLogger, type LogFormat, type LogLevel } from '../log/index.js';
@@ -85,6 +86,8 @@ async function runSpeaker(
   options: DaemonOptions,
   status?: (speaker: BgpSpeaker) => Record<string, unknown>,
 ): Promise<BgpSpeaker> {
+  // The file's paths were checked as it was read; the flag's is checked here, before anything listens.
+  if (options.control !== undefined) checkedPath(options.control, '--control', 'a socket path');
   await dryRun(config);
   // The flag names the socket; the file may name it too, and says its mode and group.
   const controlPath = options.control ?? config.control?.path;

@@ -7,9 +7,10 @@
 // its peers saw the TCP session end without a NOTIFICATION and hold our routes as stale, so
 // this run's OPENs carry the Restart State bit. The default directory, /run/podroute, is a
 // tmpfs: a reboot empties it, as it ends every session anyway.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, isObj, Mistakes, num, onlyKeys } from './fields.js';
+import { checkedFile, checkedPath, makeDirectory } from './paths.js';
 
 export const DEFAULT_STATE_DIR = '/run/podroute';
 
@@ -33,8 +34,7 @@ export function gracefulRestartField(v: unknown, path: string): GracefulRestartC
   m.check(() => onlyKeys(v, KEYS, path));
   if (v.forwardingPreserved !== undefined && typeof v.forwardingPreserved !== 'boolean')
     m.note(`${path}.forwardingPreserved: ${JSON.stringify(v.forwardingPreserved)} is not true or false`);
-  if (v.stateDir !== undefined && (typeof v.stateDir !== 'string' || v.stateDir === ''))
-    m.note(`${path}.stateDir: ${JSON.stringify(v.stateDir)} is not a directory path`);
+  if (v.stateDir !== undefined) m.check(() => checkedPath(v.stateDir, `${path}.stateDir`, 'a directory path'));
   const out = {
     restartTime: v.restartTime === undefined ? undefined : m.take(() => num(v.restartTime, `${path}.restartTime`, 0, 4095), undefined),
     forwardingPreserved: v.forwardingPreserved !== false,
@@ -66,17 +66,19 @@ export function openRunMarker(dir: string | undefined, name: string, warn: (mess
   let previous: RunMarker['previous'];
   let restarted = false;
   try {
-    previous = JSON.parse(readFileSync(file, 'utf8')) as RunMarker['previous'];
-    restarted = true;
-  } catch (e) {
-    // A marker cut short by the crash it records is still a marker.
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') restarted = true;
-  }
-  try {
-    mkdirSync(dir ?? DEFAULT_STATE_DIR, { recursive: true, mode: 0o755 });
+    // Made first, and checked on the way: a path in /proc is refused here, not read or looped on.
+    makeDirectory(dir ?? DEFAULT_STATE_DIR, 'gracefulRestart.stateDir');
+    checkedFile(file, 'gracefulRestart.stateDir');
+    try {
+      previous = JSON.parse(readFileSync(file, 'utf8')) as RunMarker['previous'];
+      restarted = true;
+    } catch (e) {
+      // A marker cut short by the crash it records is still a marker.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') restarted = true;
+    }
     writeFileSync(file, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }) + '\n');
   } catch (e) {
-    const message = `gracefulRestart.stateDir: cannot write ${file}: ${(e as Error).message}`;
+    const message = e instanceof ConfigError ? e.message : `gracefulRestart.stateDir: cannot write ${file}: ${(e as Error).message}`;
     if (dir !== undefined) throw new ConfigError(message);
     warn(`${message}; a restart after a crash will not be announced to peers`);
     return { restarted, previous, clear: () => undefined };

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { TCP_MD5_MAX_KEY_OCTETS } from '../../bgp/index.js';
 import { ConfigError, isObj, onlyKeys } from './fields.js';
+import { checkedFile } from './paths.js';
 
 const SOURCE_KEYS = new Set(['file', 'env']);
 
@@ -14,6 +15,7 @@ export function password(v: unknown, path: string, env: NodeJS.ProcessEnv = proc
   onlyKeys(v, SOURCE_KEYS, path);
   if (v.file !== undefined) {
     if (typeof v.file !== 'string' || v.file === '') throw new ConfigError(`${path}.file: a file name`);
+    checkedFile(v.file, `${path}.file`);
     let text: string;
     try {
       text = readFileSync(v.file, 'utf8');

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { checkNodeAddress, checkRouterId } from '../agent/index.js';
 import { quotedNumber } from '../bgpd/fields.js';
+import { checkedPath } from '../bgpd/paths.js';
 import { cniSocketPath } from '../agent/cni-server.js';
 import { datastoreConfigFromEnv, datastoreFromFlag } from '../datastore/index.js';
 import { logFormat, logLevel } from '../log/index.js';
@@ -228,6 +229,10 @@ function checkValues(c: NodeRunConfig, problems: string[]): void {
   if (c.logFormat !== undefined) check(() => logFormat(c.logFormat, 'logFormat'));
   if (c.cniSocket !== undefined && typeof c.cniSocket !== 'string') problems.push('cniSocket: must be a path or off');
   else check(() => cniSocketPath(c.cniSocket, true));
+  // The sockets the agent makes, with the folders above them: not in the kernel's own trees.
+  if (c.control !== undefined) check(() => checkedPath(c.control, 'control', 'a socket path'));
+  if (typeof c.cniSocket === 'string' && c.cniSocket !== 'off' && c.cniSocket !== '')
+    check(() => checkedPath(c.cniSocket, 'cniSocket', 'a socket path'));
 }
 
 function fail(problems: readonly string[]): void {

@@ -135,6 +135,18 @@ describe('bgpd config', () => {
       [base + 'gracefulRestart: { forwardingPreserved: yes }\n', 'gracefulRestart.forwardingPreserved: "yes" is not true or false'],
       [base + 'gracefulRestart: { selectDeferTime: 0 }\n', 'gracefulRestart.selectDeferTime: 0 is not a number in 1..3600'],
       [base + 'gracefulRestart: { stateDir: "" }\n', 'gracefulRestart.stateDir: "" is not a directory path'],
+      [
+        base + 'gracefulRestart: { stateDir: /proc/podroute }\n',
+        "gracefulRestart.stateDir: /proc/podroute is under /proc, the kernel's own file system, where no daemon's file belongs",
+      ],
+      [
+        base + 'control: /sys/bgpd.sock\n',
+        "control: /sys/bgpd.sock is under /sys, the kernel's own file system, where no daemon's file belongs",
+      ],
+      [
+        base + 'control: { path: /proc/bgpd.sock }\n',
+        "control.path: /proc/bgpd.sock is under /proc, the kernel's own file system, where no daemon's file belongs",
+      ],
       [base + 'gracefulRestart: { stalePathTime: 10 }\n', 'gracefulRestart.stalePathTime: unknown field'],
       [base + 'gracefulRestart: true\n', 'gracefulRestart: a mapping (restartTime, forwardingPreserved, selectDeferTime, stateDir)'],
       [

@@ -15,12 +15,12 @@ describe('bgpd: a configuration it cannot run is refused before it listens', fun
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function refused(command: string, body: string, message: RegExp): Promise<void> {
+  async function refused(command: string, body: string, message: RegExp, flags: string[] = []): Promise<void> {
     const port = await freePort();
     const file = join(dir, `${command}-${port}.yaml`);
     writeFileSync(file, `asn: 65001\nrouterId: 10.0.0.1\nlisten: { host: 127.0.0.1, port: ${port} }\n${body}`);
     const started = Date.now();
-    const exit = await podroute([command, '--config', file]);
+    const exit = await podroute([command, '--config', file, ...flags]);
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, message);
     assert.doesNotMatch(exit.stderr, /"event":"started"/);
@@ -75,5 +75,43 @@ describe('bgpd: a configuration it cannot run is refused before it listens', fun
 
   it('a hold time the speaker refuses though it is in range (3.5 s)', async () => {
     await refused('bgpd', 'peers:\n  - { address: 10.0.0.2, asn: 65002, holdTime: 3.5 }\n', /peers\[0\]: peer 10\.0\.0\.2 holdTime/);
+  });
+
+  // Node's recursive mkdir loops for ever on a path in /proc (the kernel says ENOENT under a
+  // directory that exists): such a state directory was a daemon that never exited and burnt a core.
+  it('a graceful-restart state directory in /proc or /sys, at once', async () => {
+    await refused(
+      'bgpd',
+      'gracefulRestart: { stateDir: /proc/podroute }\n',
+      /gracefulRestart\.stateDir: \/proc\/podroute is under \/proc, the kernel's own file system/,
+    );
+    await refused(
+      'reflector',
+      'gracefulRestart: { stateDir: /sys/podroute }\n',
+      /gracefulRestart\.stateDir: \/sys\/podroute is under \/sys/,
+    );
+  });
+
+  it('a control socket in /proc, from the file or the flag, through a symbolic link too', async () => {
+    await refused('bgpd', 'control: /proc/podroute.sock\n', /control: \/proc\/podroute\.sock is under \/proc/);
+    await refused('reflector', 'control: { path: /sys/podroute.sock }\n', /control\.path: \/sys\/podroute\.sock is under \/sys/);
+    // /dev/fd is a link to /proc/self/fd.
+    await refused('bgpd', '', /--control: \/dev\/fd\/podroute\.sock \(\/proc\/.*\) is under \/proc/, [
+      '--control',
+      '/dev/fd/podroute.sock',
+    ]);
+  });
+
+  it('a password file in /proc, or one that is not a regular file', async () => {
+    await refused(
+      'bgpd',
+      'peers:\n  - { address: 10.0.0.2, asn: 65002, password: { file: /proc/self/environ } }\n',
+      /peers\[0\]\.password\.file: \/proc\/self\/environ is under \/proc/,
+    );
+    await refused(
+      'bgpd',
+      `peers:\n  - { address: 10.0.0.2, asn: 65002, password: { file: ${dir} } }\n`,
+      /peers\[0\]\.password\.file: .* is not a regular file/,
+    );
   });
 });

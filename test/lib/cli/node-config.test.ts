@@ -90,6 +90,15 @@ describe('node run settings (node-config.ts)', () => {
       );
   });
 
+  it('a socket in /proc or /sys is refused by its field, from the file or a flag', () => {
+    const r = load('control: /proc/podroute/node.sock\n', { 'cni-socket': '/sys/podroute/cni.sock' });
+    assert.deepEqual(r.problems, [
+      "control: /proc/podroute/node.sock is under /proc, the kernel's own file system, where no daemon's file belongs",
+      "cniSocket: /sys/podroute/cni.sock is under /sys, the kernel's own file system, where no daemon's file belongs",
+    ]);
+    assert.deepEqual(load('control: /run/podroute/node.sock\ncniSocket: "off"\n').problems, []);
+  });
+
   it('flags win over the environment, the environment over the file', () => {
     const yaml = 'nodeName: from-file\nasNumber: 65001\nuplink: eth9\n';
     const { settings } = load(yaml, { name: 'from-flag' }, { NODENAME: 'from-env', AS: '65002' });
@@ -140,5 +149,21 @@ describe('node run settings (node-config.ts)', () => {
     );
     assert.equal(await listening(port), false);
     assert.equal(existsSync(control), false);
+  });
+
+  // Node's recursive mkdir loops for ever under /proc: the agent never exited, a core burnt.
+  it('podroute node run with a socket in /proc: exit 1 at once, naming the field, nothing listening', async function () {
+    this.timeout(60_000);
+    const port = await freePort();
+    const exit = await podroute(
+      ['node', 'run', '--name', 'n1', '--dataplane', 'memory', '--datastore', 'memory', '--health-port', String(port)].concat([
+        '--cni-socket',
+        '/proc/podroute/cni.sock',
+      ]),
+      30_000,
+    );
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /cniSocket: \/proc\/podroute\/cni\.sock is under \/proc/);
+    assert.equal(await listening(port), false);
   });
 });
