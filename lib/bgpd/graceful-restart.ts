@@ -7,8 +7,9 @@
 // its peers saw the TCP session end without a NOTIFICATION and hold our routes as stale, so
 // this run's OPENs carry the Restart State bit. The default directory, /run/podroute, is a
 // tmpfs: a reboot empties it, as it ends every session anyway.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { UnsafePathError, writePrivateFile } from '../files/index.js';
 import { ConfigError, isObj, Mistakes, num, onlyKeys } from './fields.js';
 
 export const DEFAULT_STATE_DIR = '/run/podroute';
@@ -73,9 +74,11 @@ export function openRunMarker(dir: string | undefined, name: string, warn: (mess
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') restarted = true;
   }
   try {
-    mkdirSync(dir ?? DEFAULT_STATE_DIR, { recursive: true, mode: 0o755 });
-    writeFileSync(file, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }) + '\n');
+    // The folder made 0755 and the marker 0600 whatever the umask; a folder another user could
+    // tamper with is refused, the default one too: they could fake or hide a crash.
+    writePrivateFile(file, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }) + '\n', 'gracefulRestart.stateDir');
   } catch (e) {
+    if (e instanceof UnsafePathError) throw new ConfigError(e.message);
     const message = `gracefulRestart.stateDir: cannot write ${file}: ${(e as Error).message}`;
     if (dir !== undefined) throw new ConfigError(message);
     warn(`${message}; a restart after a crash will not be announced to peers`);
