@@ -21,15 +21,25 @@
  * when it runs from the package's cni/shim folder, else podroute-cni-node on PATH; a node
  * without an agent works as before. So does a call with arguments (-h, --version).
  * Any other failure: a CNI error (code 11, try again later) on stdout and exit status 1.
+ *
+ * Whom it talks to: the call carries what the runtime asked for and the answer is trusted as the
+ * pod's network, so before sending anything the shim checks that the socket is not a symlink and
+ * is owned by root or by the user the shim runs as, and so is its folder, which no one else may
+ * write in (unless sticky, as /tmp); after connecting, that the process listening is root's or
+ * that user's (SO_PEERCRED, which no rename between the check and the connect can fool).
+ * Anything else is refused with a CNI error (code 5, I/O failure) naming the path and the owner.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
+#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -39,16 +49,82 @@
 #define ANSWER_MAGIC "PODROUTE-CNI 1 "
 /* Longer than the agent's own limit on a call (120 s), so its answer is the one seen. */
 #define ANSWER_TIMEOUT_S 130
+/* CNI's "I/O failure": the socket is there but is not one to trust; retrying will not change that. */
+#define CODE_UNTRUSTED 5
 
 extern char **environ;
 
+/* Prints s as the inside of a JSON string (a path may hold quotes, backslashes, control bytes). */
+static void json_text(const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+}
+
 static void fail(const char *what, int err) {
-  /* The message is JSON text: keep it to characters that need no escaping. */
-  printf("{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"podroute-cni: %s: %s\","
-         "\"details\":\"the node agent (podroute node run) could not be asked; try again later\"}\n",
-         what, err ? strerror(err) : "no answer");
+  printf("{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"podroute-cni: ");
+  json_text(what);
+  printf(": %s\",\"details\":\"the node agent (podroute node run) could not be asked; try again later\"}\n",
+         err ? strerror(err) : "no answer");
   fflush(stdout);
   exit(1);
+}
+
+/* "uid 65534 (nobody)", as ls -l would name the owner. */
+static const char *owner_name(uid_t uid) {
+  static char buf[128];
+  struct passwd *pw = getpwuid(uid);
+  if (pw && pw->pw_name) snprintf(buf, sizeof buf, "uid %u (%s)", (unsigned)uid, pw->pw_name);
+  else snprintf(buf, sizeof buf, "uid %u", (unsigned)uid);
+  return buf;
+}
+
+/* Refuses to send the call to `path`: `why`, and who owns it. */
+static void untrusted(const char *path, const char *why, uid_t owner) {
+  printf("{\"cniVersion\":\"1.0.0\",\"code\":%d,\"msg\":\"podroute-cni: ", CODE_UNTRUSTED);
+  json_text(path);
+  printf(" %s ", why);
+  json_text(owner_name(owner));
+  printf("\",\"details\":\"only root or uid %u may own the node agent's socket and its folder; "
+         "the call was not sent\"}\n",
+         (unsigned)geteuid());
+  fflush(stdout);
+  exit(1);
+}
+
+static int trusted(uid_t uid) { return uid == 0 || uid == geteuid(); }
+
+/*
+ * The socket and its folder, before anything is sent: not a symlink, and no one but root or this
+ * user could have put the socket there or can rename it. A missing path is left to connect(),
+ * which then runs the Node plugin as before.
+ */
+static void check_socket_path(const char *sock) {
+  struct stat st;
+  if (lstat(sock, &st) < 0) {
+    if (errno == ENOENT) return;
+    fail(sock, errno);
+  }
+  if (S_ISLNK(st.st_mode)) untrusted(sock, "is a symlink owned by", st.st_uid);
+  if (!trusted(st.st_uid)) untrusted(sock, "is owned by", st.st_uid);
+  char copy[PATH_MAX];
+  snprintf(copy, sizeof copy, "%s", sock);
+  const char *dir = dirname(copy);
+  if (stat(dir, &st) < 0) fail(dir, errno);
+  if (!trusted(st.st_uid)) untrusted(dir, "(the socket's folder) is owned by", st.st_uid);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    untrusted(dir, "(the socket's folder) may be written by group or others; it is owned by", st.st_uid);
+}
+
+/* The process listening, as the kernel recorded it when it bound: no rename can change it. */
+static void check_peer(int fd, const char *sock) {
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) fail(sock, errno);
+  if (!trusted(cred.uid)) untrusted(sock, "is answered by a process of", cred.uid);
 }
 
 /* Runs the Node plugin in this process's place, stdin untouched. */
@@ -114,6 +190,7 @@ int main(int argc, char **argv) {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(sock) >= sizeof addr.sun_path) fail("PODROUTE_CNI_SOCKET is longer than a socket path may be", ENAMETOOLONG);
   strcpy(addr.sun_path, sock);
+  check_socket_path(sock);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail("socket", errno);
   if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
@@ -123,6 +200,7 @@ int main(int argc, char **argv) {
     }
     fail(sock, errno);
   }
+  check_peer(fd, sock);
   /* A write to an agent that went away is an error to handle, not a signal that kills the shim. */
   signal(SIGPIPE, SIG_IGN);
   struct timeval tv = {.tv_sec = ANSWER_TIMEOUT_S};

@@ -6,9 +6,7 @@
 // own code (every check, the undo stack, the result shapes), with the environment passed
 // explicitly, so calls run side by side as separate processes would.
 import net from 'node:net';
-import { dirname } from 'node:path';
-import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
-import { makeDirectory } from '../bgpd/paths.js';
+import { claimSocketPath, listenControlSocket } from '../bgpd/control-socket.js';
 import { CNI_CODES, CniError } from '../cni/errors.js';
 import { runCni } from '../cni/main.js';
 import { STATUS_CODES } from '../cni/status-gc.js';
@@ -166,10 +164,10 @@ export async function serveCni(socketPath: string, options: CniServerOptions = {
   });
   server.maxConnections = 256;
 
-  makeDirectory(dirname(socketPath), 'cniSocket');
-  // As a daemon's control socket: a live one is another agent's, a stale one is replaced, and
+  // As a daemon's control socket: its folder made or checked (no other user may move the socket
+  // aside and answer the runtime), a live one is another agent's, a stale one is replaced, and
   // the file is never open to others, even briefly; a bind that fails fails the start.
-  await refuseLiveSocket(socketPath, 'cniSocket');
+  await claimSocketPath(socketPath, 'cniSocket');
   await listenControlSocket(server, { path: socketPath, mode: CNI_SOCKET_MODE }).catch((e: Error) => {
     throw new Error(`cniSocket: ${socketPath}: ${e.message}`);
   });

@@ -4,10 +4,8 @@
 // is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
 // Felix's healthHost), and neither holds a request that is large or slow.
 import http from 'node:http';
-import { dirname } from 'node:path';
 import { describeRoute } from '../../felix/index.js';
-import { listenControlSocket, refuseLiveSocket } from '../bgpd/control-socket.js';
-import { makeDirectory } from '../bgpd/paths.js';
+import { claimSocketPath, listenControlSocket } from '../bgpd/control-socket.js';
 import type { NodeAgent } from './agent.js';
 
 function reply(res: http.ServerResponse, status: number, body: unknown, type = 'application/json'): void {
@@ -58,9 +56,9 @@ function limitedServer(handler: http.RequestListener): http.Server {
 }
 
 export async function serveAgentControl(agent: NodeAgent, socketPath: string, onStop: () => void): Promise<http.Server> {
-  makeDirectory(dirname(socketPath), 'control');
-  // A socket another agent answers on is its own; one a killed agent left behind is replaced.
-  await refuseLiveSocket(socketPath, 'control');
+  // Its folder made or checked (no other user may rename the socket); a socket another agent
+  // answers on is its own; one a killed agent left behind is replaced.
+  await claimSocketPath(socketPath, 'control');
   const server = limitedServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://agent');
     try {

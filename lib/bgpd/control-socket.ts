@@ -5,6 +5,8 @@ import { chownSync, chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
 import type http from 'node:http';
 import { connect, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { ownerName, privateFolder, trustedOwner } from '../files/index.js';
 import { ConfigError, at, isObj, Mistakes, onlyKeys } from './fields.js';
 
 /** The `control` field of a daemon's file: a socket path, or `{ path, mode, group }`. */
@@ -86,8 +88,31 @@ export async function resolveControlSocket(c: ControlSocketConfig, path: string,
     }
     gid = Number(line.split(':')[2]);
   }
-  await refuseLiveSocket(path, field);
+  await claimSocketPath(path, field);
   return { path, mode: c.mode, gid };
+}
+
+/**
+ * Makes the socket's folder if it is missing (0755 and the daemon's own, whatever the umask),
+ * and refuses a folder on the way that another user could tamper with: whoever can rename the
+ * socket can bind their own in its place and answer the daemon's clients. Then, as
+ * refuseLiveSocket, takes the path over from a killed daemon; a socket file left there by
+ * another user is refused, live or not.
+ */
+export async function claimSocketPath(path: string, field: string): Promise<void> {
+  try {
+    privateFolder(dirname(path), field);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  let uid: number;
+  try {
+    uid = lstatSync(path).uid;
+  } catch {
+    return;
+  }
+  if (!trustedOwner(uid)) throw new ConfigError(`${field}: ${path} exists and is owned by ${ownerName(uid)}: not this daemon's to replace`);
+  await refuseLiveSocket(path, field);
 }
 
 /** A stale socket from a killed daemon is removed; a live one, or any other file, is not ours. */

@@ -7,10 +7,11 @@
 // its peers saw the TCP session end without a NOTIFICATION and hold our routes as stale, so
 // this run's OPENs carry the Restart State bit. The default directory, /run/podroute, is a
 // tmpfs: a reboot empties it, as it ends every session anyway.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { UnsafePathError, writePrivateFile } from '../files/index.js';
 import { ConfigError, isObj, Mistakes, num, onlyKeys } from './fields.js';
-import { checkedFile, checkedPath, makeDirectory } from './paths.js';
+import { checkedFile, checkedPath } from './paths.js';
 
 export const DEFAULT_STATE_DIR = '/run/podroute';
 
@@ -66,19 +67,22 @@ export function openRunMarker(dir: string | undefined, name: string, warn: (mess
   let previous: RunMarker['previous'];
   let restarted = false;
   try {
-    // Made first, and checked on the way: a path in /proc is refused here, not read or looped on.
-    makeDirectory(dir ?? DEFAULT_STATE_DIR, 'gracefulRestart.stateDir');
+    // Checked first: a path in /proc is refused here, not read or looped on.
     checkedFile(file, 'gracefulRestart.stateDir');
-    try {
-      previous = JSON.parse(readFileSync(file, 'utf8')) as RunMarker['previous'];
-      restarted = true;
-    } catch (e) {
-      // A marker cut short by the crash it records is still a marker.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') restarted = true;
-    }
-    writeFileSync(file, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }) + '\n');
+    previous = JSON.parse(readFileSync(file, 'utf8')) as RunMarker['previous'];
+    restarted = true;
   } catch (e) {
-    const message = e instanceof ConfigError ? e.message : `gracefulRestart.stateDir: cannot write ${file}: ${(e as Error).message}`;
+    if (e instanceof ConfigError) throw e;
+    // A marker cut short by the crash it records is still a marker.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') restarted = true;
+  }
+  try {
+    // The folder made 0755 and the marker 0600 whatever the umask; a folder another user could
+    // tamper with is refused, the default one too: they could fake or hide a crash.
+    writePrivateFile(file, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }) + '\n', 'gracefulRestart.stateDir');
+  } catch (e) {
+    if (e instanceof UnsafePathError) throw new ConfigError(e.message);
+    const message = `gracefulRestart.stateDir: cannot write ${file}: ${(e as Error).message}`;
     if (dir !== undefined) throw new ConfigError(message);
     warn(`${message}; a restart after a crash will not be announced to peers`);
     return { restarted, previous, clear: () => undefined };

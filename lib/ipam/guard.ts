@@ -2,8 +2,8 @@
 // node allocated from before (emptied, replaced or rolled back) until `podroute ipam repair`
 // has rebuilt the allocations and marked the store repaired. Without it, a Redis that came back
 // empty hands out again every address the pods still hold.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writePrivateFile } from '../files/index.js';
 import type { StoreIdentity } from '../datastore/index.js';
 
 /** Where a caller keeps the identity of the store it last allocated from. */
@@ -34,12 +34,9 @@ export function fileIdentityRecord(path: string): StoreIdentityRecord {
         throw e;
       }
     },
-    save: async (id) => {
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify(id)}\n`);
-      renameSync(tmp, path);
-    },
+    // 0600 in a folder no other user can tamper with, whatever the umask: whoever can rewrite
+    // the record can make this node allocate from a store that lost its allocations.
+    save: async (id) => writePrivateFile(path, `${JSON.stringify(id)}\n`, 'store identity record'),
   };
 }
 

@@ -15,18 +15,21 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   felix: ['ip'],
   'lib/resources': ['ip'],
   'lib/datastore': ['lib/resources', 'ip'],
-  'lib/ipam': ['lib/datastore', 'lib/resources', 'ip'],
+  'lib/ipam': ['lib/files', 'lib/datastore', 'lib/resources', 'ip'],
   'lib/policy': ['lib/resources', 'felix', 'ip'],
   'lib/services': ['lib/datastore', 'lib/resources', 'felix', 'ip'],
   // Levelled logs, a leaf every daemon shares.
   'lib/log': [],
+  // Folders and files kept from other users whatever the umask, a leaf every daemon shares.
+  'lib/files': [],
   // lib/resources: its "did you mean" (suggest.ts), so a misspelt field in a daemon's file is
   // answered as one in a resource is.
-  'lib/bgpd': ['lib/log', 'lib/resources', 'bgp', 'reflector', 'ip'],
+  'lib/bgpd': ['lib/log', 'lib/files', 'lib/resources', 'bgp', 'reflector', 'ip'],
   // lib/cni: the agent runs the plugin's calls for the CNI shim (cni-server.ts); lib/bgpd: its
   // socket rules (control-socket.ts) for that socket.
   'lib/agent': [
     'lib/log',
+    'lib/files',
     'lib/bgpd',
     'lib/cni',
     'lib/ipam',
@@ -39,7 +42,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     'felix',
     'ip',
   ],
-  'lib/cni': ['lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
+  'lib/cni': ['lib/files', 'lib/ipam', 'lib/datastore', 'lib/resources', 'felix', 'ip'],
   'lib/lab': ['lib/agent', 'lib/bgpd', 'lib/datastore', 'lib/resources', 'ip'],
   'lib/demo': ['lib/agent', 'lib/cni', 'lib/ipam', 'lib/datastore', 'lib/resources', 'bgp', 'felix', 'ip'],
   'lib/cli': [
