@@ -110,7 +110,10 @@ export async function serveCni(socketPath: string, options: CniServerOptions = {
 
   const call = async (socket: net.Socket, env: NodeJS.ProcessEnv, stdin: string): Promise<void> => {
     const opener = stores.opener();
-    const work = runCni(env, stdin, opener.open);
+    // What a call left or replaced of another container's (a stale sandbox's DEL, a new sandbox's ADD).
+    const work = runCni(env, stdin, opener.open, (n) =>
+      log(`cni-${n.action}`, { command: env.CNI_COMMAND, container: env.CNI_CONTAINERID, what: n.what, why: n.why }),
+    );
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), callTimeoutMs);

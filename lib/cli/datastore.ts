@@ -29,6 +29,7 @@ import {
   redactSecrets,
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
+import { kernelToCompare } from '../cni/kernel-ends.js';
 import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { OUTPUT, outputOf } from './output.js';
@@ -259,13 +260,23 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
         },
         {
           name: 'check',
-          summary: 'allocations without an owner, owners without an allocation (exit 1 if any)',
-          description: DATASTORE_TEXT,
-          options: { output: checkOutput, datastore: DATASTORE_FLAG },
+          summary: 'allocations without an owner, owners without an allocation, endpoints this host lacks (exit 1 if any)',
+          description: `${DATASTORE_TEXT}\nRun on a node, it also compares that node's WorkloadEndpoints with this host's kernel: each one's host\n  interface, and its addresses on the pod's end (read through the pod's named network namespace).`,
+          options: {
+            output: checkOutput,
+            datastore: DATASTORE_FLAG,
+            node: {
+              type: 'string',
+              value: '<name>',
+              help: "the node whose endpoints to compare with this host's kernel (default: this host's name, when the store has such a Node)",
+            },
+          },
           run: withStore('ipam', io, ds, async (p, open) => {
             const store = await open();
             const [blocks, weps, nodes] = await Promise.all([store.list('IPAMBlock'), store.list('WorkloadEndpoint'), store.list('Node')]);
-            const report = checkIpam(blocks.items, weps.items, nodes.items);
+            const node = typeof p.values.node === 'string' ? p.values.node : undefined;
+            const kernel = await kernelToCompare(node, weps.items, nodes.items);
+            const report = checkIpam(blocks.items, weps.items, nodes.items, kernel);
             io.stdout(p.values.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamCheck(report));
             return report.ok ? 0 : 1;
           }),

@@ -2,6 +2,7 @@
 // result (or the error object) on stdout, and exits 0 or 1, as the CNI spec asks.
 import { parseEnv, parseNetConf, SUPPORTED_VERSIONS } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
+import { noteText, silent, type Say } from './notes.js';
 import { cmdAdd, cmdCheck, cmdDel, cmdVersion, type StoreOpener } from './plugin.js';
 import { cmdGc, cmdStatus } from './status-gc.js';
 import { packageVersion } from './version.js';
@@ -15,9 +16,15 @@ async function readStdin(): Promise<string> {
 
 /**
  * One CNI call: `env` stands for the process environment (nothing else is read from it), so the
- * node agent can run calls side by side for the shim; `openStore` lends it a warm datastore.
+ * node agent can run calls side by side for the shim; `openStore` lends it a warm datastore;
+ * `say` hears what the call left or replaced of another container's.
  */
-export async function runCni(env: NodeJS.ProcessEnv, stdin: string, openStore?: StoreOpener): Promise<{ code: number; output: string }> {
+export async function runCni(
+  env: NodeJS.ProcessEnv,
+  stdin: string,
+  openStore?: StoreOpener,
+  say: Say = silent,
+): Promise<{ code: number; output: string }> {
   let cniVersion = '1.0.0';
   try {
     const cenv = parseEnv(env);
@@ -41,9 +48,9 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string, openStore?: 
     const conf = parseNetConf(stdin);
     switch (cenv.command) {
       case 'ADD':
-        return { code: 0, output: JSON.stringify(await cmdAdd(conf, cenv, env, openStore)) };
+        return { code: 0, output: JSON.stringify(await cmdAdd(conf, cenv, env, openStore, say)) };
       case 'DEL':
-        await cmdDel(conf, cenv, env, openStore);
+        await cmdDel(conf, cenv, env, openStore, say);
         return { code: 0, output: '' };
       case 'CHECK':
         await cmdCheck(conf, cenv, env, openStore);
@@ -52,7 +59,7 @@ export async function runCni(env: NodeJS.ProcessEnv, stdin: string, openStore?: 
         await cmdStatus(conf, env, openStore);
         return { code: 0, output: '' };
       case 'GC':
-        await cmdGc(conf, env, openStore);
+        await cmdGc(conf, env, openStore, say);
         return { code: 0, output: '' };
     }
   } catch (e) {
@@ -93,7 +100,9 @@ function answerFlags(args: readonly string[]): number | undefined {
 export async function main(args: readonly string[] = process.argv.slice(2)): Promise<void> {
   const answered = answerFlags(args);
   if (answered !== undefined) process.exit(answered);
-  const { code, output } = await runCni(process.env, await readStdin());
+  // The runtime keeps a plugin's stderr in its log: what a call left or replaced goes there.
+  const say: Say = (n) => process.stderr.write(`podroute-cni: ${process.env.CNI_COMMAND} ${process.env.CNI_CONTAINERID}: ${noteText(n)}\n`);
+  const { code, output } = await runCni(process.env, await readStdin(), undefined, say);
   if (output) process.stdout.write(output + '\n');
   process.exit(code);
 }

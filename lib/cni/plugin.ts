@@ -4,6 +4,13 @@
 // address already taken). DEL undoes
 // all of it and succeeds when there is nothing left to undo. CHECK compares what is there
 // with what ADD made.
+//
+// A call acts on what its container ID owns: the WorkloadEndpoint annotated with it, the IPAM
+// handle named by it, the veth marked with it. Kubernetes recreates a pod's sandbox with an ADD
+// for the new one before the DEL for the old; both want the pod's endpoint name and veth name.
+// As in Calico, the new sandbox's ADD takes them over (the old veth goes, the endpoint is
+// rewritten; here the old sandbox's addresses are freed too, since its veth is gone), and the old
+// sandbox's DEL and CHECK leave them alone and say so.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
@@ -20,7 +27,18 @@ import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type 
 import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { poolsForFamily } from './pools.js';
-import { createVeth, deleteLink, gatewayFor, hostVethName, linkExists, podAddresses, podDefaultRoute } from './veth.js';
+import { silent, type Say } from './notes.js';
+import {
+  createVeth,
+  deleteLink,
+  deletePodEnd,
+  gatewayFor,
+  hostLink,
+  hostVethName,
+  ownedBy,
+  podAddresses,
+  podDefaultRoute,
+} from './veth.js';
 
 export interface Workload {
   node: string;
@@ -107,6 +125,7 @@ export async function cmdAdd(
   env: CniEnv,
   procEnv: NodeJS.ProcessEnv = process.env,
   openStore?: StoreOpener,
+  say: Say = silent,
 ): Promise<CniResult> {
   if (!existsSync(env.netns)) throw new CniError(CNI_CODES.unknownContainer, `CNI_NETNS: ${env.netns} does not exist`);
   const node = nodeName(conf, procEnv);
@@ -115,8 +134,22 @@ export async function cmdAdd(
   const undo: (() => Promise<unknown>)[] = [];
   try {
     const ipam = new Ipam(ds, { identity: fileIdentityRecord(identityRecordPath(datastoreConfig(conf, procEnv), node, procEnv)) });
-    // A repeated ADD for the same container starts over rather than holding two addresses.
-    if (await linkExists(w.hostIf)) await deleteLink(w.hostIf);
+    const [existing, podEndpoint] = await Promise.all([hostLink(w.hostIf), ds.get('WorkloadEndpoint', `${w.namespace}/${w.name}`)]);
+    // Only a Kubernetes pod's endpoint name is the pod's own; another's is an older sandbox of it.
+    const heldBy = podEndpoint?.metadata.annotations?.[CONTAINER_ID_ANNOTATION];
+    const older = env.args.K8S_POD_NAME && heldBy !== undefined && heldBy !== env.containerId ? heldBy : undefined;
+    // A repeated ADD for the same container starts over rather than holding two addresses; an
+    // older sandbox's veth makes way for this one's.
+    if (existing) {
+      await deleteLink(w.hostIf);
+      const owner = ownedBy(existing, env.containerId) === false ? existing.owner : existing.owner === undefined ? older : undefined;
+      if (owner !== undefined)
+        say({
+          action: 'replaced',
+          what: `host veth ${w.hostIf}`,
+          why: `it was container ${owner}'s, an older sandbox of ${w.namespace}/${w.pod}; its pod end went with it`,
+        });
+    }
     await ipam.releaseByHandle(env.containerId).catch(() => undefined);
     const families = requestedFamilies(conf);
     const cidrs: string[] = [];
@@ -141,7 +174,14 @@ export async function cmdAdd(
     undo.push(() => ipam.releaseByHandle(env.containerId));
     let macs: Awaited<ReturnType<typeof createVeth>>;
     try {
-      macs = await createVeth({ host: w.hostIf, podIf: env.ifname, netns: env.netns, addresses: cidrs, mtu: conf.mtu });
+      macs = await createVeth({
+        host: w.hostIf,
+        podIf: env.ifname,
+        netns: env.netns,
+        addresses: cidrs,
+        mtu: conf.mtu,
+        owner: env.containerId,
+      });
     } catch (e) {
       throw new CniError(CNI_CODES.ioFailure, `veth: ${(e as Error).message}`);
     }
@@ -173,6 +213,7 @@ export async function cmdAdd(
     } catch (e) {
       throw storeError(e, 'WorkloadEndpoint');
     }
+    if (older !== undefined && podEndpoint) await replaced(ipam, podEndpoint, older, w, say);
     return resultFor(conf.cniVersion, {
       cniVersion: conf.cniVersion,
       interfaces: [
@@ -191,26 +232,82 @@ export async function cmdAdd(
   }
 }
 
-async function findEndpoint(ds: BackendDatastore, w: Workload, containerId: string): Promise<WorkloadEndpoint | undefined> {
-  const direct = await ds.get('WorkloadEndpoint', `${w.namespace}/${w.name}`);
-  if (direct && direct.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId) return direct;
-  // CNI_ARGS may differ between ADD and DEL: look for the container ID itself.
-  return (await ds.list('WorkloadEndpoint')).items.find((x) => x.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId);
+/**
+ * The older sandbox's endpoint was rewritten for this one: its addresses go too when its veth went
+ * (the one this ADD replaced); under another name, its veth may still carry them, so they are left
+ * to its DEL.
+ */
+async function replaced(ipam: Ipam, old: WorkloadEndpoint, container: string, w: Workload, say: Say): Promise<void> {
+  const what = `WorkloadEndpoint ${old.metadata.namespace}/${old.metadata.name}`;
+  if (
+    old.spec.interfaceName === w.hostIf &&
+    (await ipam.releaseByHandle(container).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return say({
+      action: 'replaced',
+      what,
+      why: `it was container ${container}'s, an older sandbox of ${w.namespace}/${w.pod}; its addresses ${old.spec.ipNetworks.join(', ') || '(none)'} are released`,
+    });
+  say({
+    action: 'replaced',
+    what,
+    why: `it was container ${container}'s, an older sandbox of ${w.namespace}/${w.pod}; its addresses are left to its DEL`,
+  });
 }
 
-export async function cmdDel(conf: NetConf, env: CniEnv, procEnv: NodeJS.ProcessEnv = process.env, openStore?: StoreOpener): Promise<void> {
+/** The endpoint of this container, and the pod's endpoint when another container holds it. */
+async function endpoints(
+  ds: BackendDatastore,
+  w: Workload,
+  containerId: string,
+): Promise<{ mine?: WorkloadEndpoint; other?: { wep: WorkloadEndpoint; container: string } }> {
+  const direct = await ds.get('WorkloadEndpoint', `${w.namespace}/${w.name}`);
+  const holder = direct?.metadata.annotations?.[CONTAINER_ID_ANNOTATION];
+  if (direct && holder === containerId) return { mine: direct };
+  // CNI_ARGS may differ between ADD and DEL: look for the container ID itself.
+  const mine = (await ds.list('WorkloadEndpoint')).items.find((x) => x.metadata.annotations?.[CONTAINER_ID_ANNOTATION] === containerId);
+  return { mine, ...(direct && holder !== undefined ? { other: { wep: direct, container: holder } } : {}) };
+}
+
+const endpointName = (wep: WorkloadEndpoint): string => `${wep.metadata.namespace}/${wep.metadata.name}`;
+
+export async function cmdDel(
+  conf: NetConf,
+  env: CniEnv,
+  procEnv: NodeJS.ProcessEnv = process.env,
+  openStore?: StoreOpener,
+  say: Say = silent,
+): Promise<void> {
   const node = nodeName(conf, procEnv);
   const w = workloadFor(env, node);
   const ds = await open(conf, procEnv, openStore);
   try {
-    const wep = await findEndpoint(ds, w, env.containerId);
-    if (wep) {
-      await ds.delete('WorkloadEndpoint', `${wep.metadata.namespace}/${wep.metadata.name}`).catch((e) => {
+    const { mine, other } = await endpoints(ds, w, env.containerId);
+    if (mine)
+      await ds.delete('WorkloadEndpoint', endpointName(mine)).catch((e) => {
         if (!(e instanceof NotFoundError)) throw e;
       });
-      if (wep.spec.interfaceName !== w.hostIf) await deleteLink(wep.spec.interfaceName);
-    }
-    await deleteLink(w.hostIf);
+    if (other)
+      say({
+        action: 'left',
+        what: `WorkloadEndpoint ${endpointName(other.wep)}`,
+        why: `it is container ${other.container}'s, another sandbox of ${w.namespace}/${w.pod}`,
+      });
+    // Through the sandbox's own namespace, the pair goes whatever its host end is called, and
+    // nothing of another sandbox can. Without it (the runtime removed it, which takes the pair
+    // too, or never says), the host end goes only if it is this container's.
+    const viaPod = env.netns !== '' && existsSync(env.netns) && (await deletePodEnd(env.netns, env.ifname));
+    const names = [...new Set([mine?.spec.interfaceName, w.hostIf].filter((n): n is string => !!n))];
+    for (const name of viaPod ? [] : names) await deleteOwnVeth(name, env.containerId, other, say);
+    if (viaPod && other?.wep.spec.interfaceName && names.includes(other.wep.spec.interfaceName))
+      say({
+        action: 'left',
+        what: `host veth ${other.wep.spec.interfaceName}`,
+        why: `it is container ${other.container}'s, another sandbox of ${w.namespace}/${w.pod}`,
+      });
     await new Ipam(ds).releaseByHandle(env.containerId);
   } catch (e) {
     throw storeError(e, 'DEL');
@@ -232,8 +329,15 @@ export async function cmdCheck(
   const w = workloadFor(env, node);
   const ds = await open(conf, procEnv, openStore);
   try {
-    const wep = await findEndpoint(ds, w, env.containerId);
-    if (!wep) throw new CniError(CNI_CODES.checkFailed, `no WorkloadEndpoint for container ${env.containerId}`);
+    const { mine: wep, other } = await endpoints(ds, w, env.containerId);
+    if (!wep)
+      throw new CniError(
+        CNI_CODES.checkFailed,
+        `no WorkloadEndpoint for container ${env.containerId}` +
+          (other
+            ? `: ${w.namespace}/${w.pod}'s endpoint ${endpointName(other.wep)} is container ${other.container}'s, another sandbox`
+            : ''),
+      );
     const want = wep.spec.ipNetworks;
     const prev = conf.prevResult?.ips?.map((i) => i.address);
     if (prev && prev.join() !== want.join())
@@ -241,8 +345,13 @@ export async function cmdCheck(
         CNI_CODES.checkFailed,
         `prevResult addresses ${prev.join(', ')} differ from the WorkloadEndpoint's ${want.join(', ')}`,
       );
-    if (!(await linkExists(wep.spec.interfaceName)))
-      throw new CniError(CNI_CODES.checkFailed, `host interface ${wep.spec.interfaceName} is missing`);
+    const link = await hostLink(wep.spec.interfaceName);
+    if (!link) throw new CniError(CNI_CODES.checkFailed, `host interface ${wep.spec.interfaceName} is missing`);
+    if (ownedBy(link, env.containerId) === false)
+      throw new CniError(
+        CNI_CODES.checkFailed,
+        `host interface ${wep.spec.interfaceName} is container ${link.owner}'s, not ${env.containerId}'s`,
+      );
     const have = await podAddresses(env.netns, env.ifname);
     for (const a of want)
       if (!have.includes(a))
@@ -259,6 +368,31 @@ export async function cmdCheck(
   } finally {
     await ds.close().catch(() => undefined);
   }
+}
+
+/**
+ * Deletes the host end `name` if it is this container's: marked with its ID, or unmarked (made
+ * before owners were marked) and named by no other container's endpoint. Else leaves it, saying whose it is.
+ */
+export async function deleteOwnVeth(
+  name: string,
+  containerId: string,
+  other: { wep: WorkloadEndpoint; container: string } | undefined,
+  say: Say,
+): Promise<void> {
+  const link = await hostLink(name);
+  if (!link) return;
+  const own = ownedBy(link, containerId);
+  const holder = own === false ? link.owner : own === undefined && other?.wep.spec.interfaceName === name ? other.container : undefined;
+  if (holder === undefined) {
+    await deleteLink(name);
+    return;
+  }
+  say({
+    action: 'left',
+    what: `host veth ${name}`,
+    why: `it is container ${holder}'s${own === undefined ? ' by its WorkloadEndpoint (the veth has no owner mark)' : ''}, not ${containerId}'s`,
+  });
 }
 
 export function cmdVersion(cniVersion = '1.0.0'): Record<string, unknown> {

@@ -1,15 +1,16 @@
 // CNI 1.1's STATUS and GC. STATUS: can an ADD succeed now, that is, is the datastore there
 // (code 50 when not). GC: the runtime names every attachment it still holds; this node's
 // WorkloadEndpoints made by this plugin for any other container are leftovers of a DEL that never
-// came, and go as a DEL would take them: endpoint, host veth, addresses.
+// came, and go as a DEL would take them: endpoint, host veth (unless it is marked as another
+// container's), addresses.
 import { NotFoundError } from '../datastore/index.js';
 import { CONTAINER_ID_ANNOTATION } from '../resources/index.js';
 import { Ipam } from '../ipam/index.js';
 import { atLeast } from './cni-version.js';
 import type { NetConf } from './config.js';
 import { CNI_CODES, CniError } from './errors.js';
-import { nodeName, open, storeError, type StoreOpener } from './plugin.js';
-import { deleteLink } from './veth.js';
+import { silent, type Say } from './notes.js';
+import { deleteOwnVeth, nodeName, open, storeError, type StoreOpener } from './plugin.js';
 
 /** Error codes of STATUS (CNI 1.1 §"STATUS"). */
 export const STATUS_CODES = { pluginNotAvailable: 50, limitedConnectivity: 51 } as const;
@@ -42,7 +43,12 @@ export async function cmdStatus(conf: NetConf, procEnv: NodeJS.ProcessEnv = proc
 }
 
 /** What GC removed, by container ID (for the tests and the log; the runtime reads nothing back). */
-export async function cmdGc(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.env, openStore?: StoreOpener): Promise<string[]> {
+export async function cmdGc(
+  conf: NetConf,
+  procEnv: NodeJS.ProcessEnv = process.env,
+  openStore?: StoreOpener,
+  say: Say = silent,
+): Promise<string[]> {
   needs11(conf, 'GC');
   if (conf.validAttachments === undefined)
     throw new CniError(CNI_CODES.invalidConfig, 'network configuration: GC needs cni.dev/valid-attachments (an empty list if none)');
@@ -58,7 +64,7 @@ export async function cmdGc(conf: NetConf, procEnv: NodeJS.ProcessEnv = process.
       await ds.delete('WorkloadEndpoint', `${wep.metadata.namespace}/${wep.metadata.name}`).catch((e) => {
         if (!(e instanceof NotFoundError)) throw e;
       });
-      await deleteLink(wep.spec.interfaceName);
+      await deleteOwnVeth(wep.spec.interfaceName, containerId, undefined, say);
       await ipam.releaseByHandle(containerId);
       removed.push(containerId);
     }

@@ -8,6 +8,10 @@
 // gets a permanent neighbour entry for it, so it never has to solicit the gateway: nothing is
 // needed on the host but IPv6 on the host end (no proxy-NDP, which wants one entry per
 // address, and no wait for the host end's link-local address to pass DAD).
+//
+// The host end's name comes from the pod (namespace.pod), so two sandboxes of one pod want the
+// same name. Its alias (IFLA_IFALIAS) records the container ID whose sandbox it serves, so a
+// call for another sandbox can tell the veth is not its own.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -39,8 +43,72 @@ async function must(argv: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
-export function linkExists(name: string): Promise<boolean> {
-  return run(['ip', 'link', 'show', 'dev', name]).then((r) => r.code === 0);
+/** The host end's alias: this prefix and the container ID (cut to the kernel's 255 bytes, which no runtime's IDs reach). */
+const OWNER_PREFIX = 'podroute-cni ';
+const ownerMark = (containerId: string): string => `${OWNER_PREFIX}${containerId}`.slice(0, 255);
+
+/** A host end as the kernel has it. */
+export interface HostLink {
+  /** The container ID its alias names; undefined when it has none of ours (a veth made before owners were marked). */
+  owner?: string;
+  /** The pod end: its namespace's ID as this namespace knows it, and its ifindex there. */
+  peer?: { netnsid: number; ifindex: number };
+}
+
+/** Is `link` the sandbox of `containerId`'s (as far as its mark says: undefined when unmarked)? */
+export function ownedBy(link: HostLink, containerId: string): boolean | undefined {
+  return link.owner === undefined ? undefined : ownerMark(link.owner) === ownerMark(containerId);
+}
+
+function parseHostLink(j: { ifalias?: string; link_netnsid?: number; link_index?: number }): HostLink {
+  const alias = j.ifalias ?? '';
+  const out: HostLink = {};
+  if (alias.startsWith(OWNER_PREFIX) && alias.length > OWNER_PREFIX.length) out.owner = alias.slice(OWNER_PREFIX.length);
+  if (typeof j.link_netnsid === 'number' && typeof j.link_index === 'number') out.peer = { netnsid: j.link_netnsid, ifindex: j.link_index };
+  return out;
+}
+
+/** The host end named `name`, or undefined when there is none. */
+export async function hostLink(name: string): Promise<HostLink | undefined> {
+  const r = await run(['ip', '-j', 'link', 'show', 'dev', name]);
+  if (r.code !== 0) return undefined;
+  const [j] = JSON.parse(r.stdout) as { ifalias?: string; link_netnsid?: number; link_index?: number }[];
+  return j ? parseHostLink(j) : undefined;
+}
+
+/** Every link of this namespace, by name (one `ip` for any number of endpoints). */
+export async function hostLinks(): Promise<Map<string, HostLink>> {
+  const out = await must(['ip', '-j', 'link', 'show']);
+  const links = JSON.parse(out) as { ifname: string; ifalias?: string; link_netnsid?: number; link_index?: number }[];
+  return new Map(links.map((j) => [j.ifname, parseHostLink(j)]));
+}
+
+/** The named namespaces (`ip netns`) this namespace has an ID for, by that ID. */
+export async function namedNetnsIds(): Promise<Map<number, string>> {
+  const r = await run(['ip', '-j', 'netns', 'list-id']);
+  if (r.code !== 0 || !r.stdout.trim()) return new Map();
+  const ids = JSON.parse(r.stdout) as { nsid: number; name?: string }[];
+  return new Map(ids.filter((i) => i.name).map((i) => [i.nsid, i.name!]));
+}
+
+/** The global addresses of every interface in a named namespace, by ifindex, as ip/len. */
+export async function addressesIn(netnsName: string): Promise<Map<number, string[]>> {
+  const r = await run(['ip', '-n', netnsName, '-j', 'addr', 'show']);
+  if (r.code !== 0) return new Map();
+  const links = JSON.parse(r.stdout) as { ifindex: number; addr_info?: { local: string; prefixlen: number; scope: string }[] }[];
+  return new Map(
+    links.map((l) => [l.ifindex, (l.addr_info ?? []).filter((a) => a.scope === 'global').map((a) => `${a.local}/${a.prefixlen}`)]),
+  );
+}
+
+/**
+ * Deletes the pod end `podIf` inside the sandbox's namespace, and with it the pair, whatever the
+ * host end is called: the namespace is the sandbox's own, so nothing of another sandbox goes.
+ * False when there was none.
+ */
+export async function deletePodEnd(netns: string, podIf: string): Promise<boolean> {
+  const r = await run(['nsenter', `--net=${netns}`, 'ip', 'link', 'del', 'dev', podIf]);
+  return r.code === 0;
 }
 
 export async function deleteLink(name: string): Promise<boolean> {
@@ -65,6 +133,8 @@ export async function createVeth(opts: {
   /** One or two (one of each family), as ip/32 and ip/128. */
   addresses: readonly string[];
   mtu?: number;
+  /** The container ID whose sandbox this is, recorded on the host end. */
+  owner: string;
 }): Promise<VethResult> {
   const { host, podIf, netns, addresses } = opts;
   const v4 = addresses.filter((a) => !a.includes(':'));
@@ -72,8 +142,14 @@ export async function createVeth(opts: {
   const mtu = opts.mtu ? ['mtu', String(opts.mtu)] : [];
   // Every process costs a CNI ADD its start-up, so the host end is created already up, and the
   // pod end is configured and read back in one batch. The pod end has no address until that
-  // batch, so the host end answers no ARP before proxy_arp is on.
-  await must(['ip', 'link', 'add', host, 'up', ...mtu, 'address', HOST_MAC, 'type', 'veth', 'peer', 'name', podIf, ...mtu, 'netns', netns]);
+  // batch, so the host end answers no ARP before proxy_arp is on. The kernel takes no alias when
+  // it creates a link, so the owner is set in the same `ip` right after.
+  const add = ['link', 'add', host, 'up', ...mtu, 'address', HOST_MAC, 'type', 'veth', 'peer', 'name', podIf, ...mtu, 'netns', netns];
+  const made = await run(['ip', '-batch', '-'], `${add.join(' ')}\nlink set dev ${host} alias "${ownerMark(opts.owner)}"\n`);
+  if (made.code !== 0) {
+    if (made.stderr.includes('-:2')) await deleteLink(host);
+    throw new Error(`ip ${add.join(' ')}: ${made.stderr.trim().split('\n')[0] || `exit ${made.code}`}`);
+  }
   try {
     const conf = `/proc/sys/net/ipv4/conf/${host}`;
     if (existsSync(conf)) {

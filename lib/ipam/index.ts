@@ -21,5 +21,5 @@ export {
 } from './block.js';
 export { formatIpamShow } from './show.js';
 export { memoryIdentityRecord, fileIdentityRecord, storeIdentityProblem, type StoreIdentityRecord } from './guard.js';
-export { checkIpam, formatIpamCheck, type IpamCheckReport } from './check.js';
+export { checkIpam, checkKernel, formatIpamCheck, type IpamCheckReport, type KernelCheck, type KernelEnd } from './check.js';
 export { repairIpam, formatIpamRepair, type IpamRepairReport } from './repair.js';

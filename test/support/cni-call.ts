@@ -9,6 +9,8 @@ export interface CniCall {
   code: number;
   json: Record<string, unknown> | undefined;
   stdout: string;
+  /** What the plugin logged (it is also passed on to the test's own stderr). */
+  stderr: string;
   ms: number;
 }
 
@@ -37,7 +39,7 @@ export async function callCni(
     json = undefined;
   }
   if (r.stderr.trim()) process.stderr.write(r.stderr);
-  return { code: r.code, json, stdout: r.stdout, ms: performance.now() - t0 };
+  return { code: r.code, json, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
 }
 
 /** The runtime's environment for a pod's eth0 in its own namespace (Kubernetes-style CNI_ARGS). */

@@ -5,7 +5,7 @@
 // no Node plugin beside it and none on PATH: a call that did not reach the agent fails there.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
 import { Ipam } from '../../../lib/ipam/index.js';
@@ -182,6 +182,50 @@ describe('CNI fast path: the C shim calls the node agent (real agents, Redis, ke
     assert.equal(lost.code, 1);
     assert.equal(lost.json?.code, 11, lost.stdout);
     assert.equal((await ds.list('WorkloadEndpoint')).items.length, 0);
+  });
+
+  it("a recreated sandbox through the shim: the old sandbox's DEL leaves the new one's network, and the agent logs what it left", async () => {
+    // Two sandboxes of one pod, as Kubernetes recreating a sandbox calls them: ADD A, ADD B, DEL A.
+    const pod = 'front-0';
+    const [a, b] = await Promise.all([lab.namespace('fsa'), lab.namespace('fsb')]);
+    const env = (ns: typeof a, id: string) => podEnv({ containerId: `${id}-${process.pid}`, ns, name: pod }, 'web');
+    const [envA, envB] = [env(a, 'sandbox-a'), env(b, 'sandbox-b')];
+    const before = await used();
+    const addA = await viaShim('n1', 'ADD', envA, podNetconf('n1', sock));
+    assert.equal(addA.code, 0, addA.stdout);
+    const addB = await viaShim('n1', 'ADD', envB, podNetconf('n1', sock));
+    assert.equal(addB.code, 0, addB.stdout);
+    const hostIf = (addB.json as unknown as Result).interfaces[0]!.name;
+    const delA = await viaShim('n1', 'DEL', envA, podNetconf('n1', sock));
+    assert.equal(delA.code, 0, delA.stdout);
+    assert.equal((await node('n1').ns.exec(['ip', 'link', 'show', 'dev', hostIf])).code, 0, `${hostIf} is still there after A's DEL`);
+    const checkA = await viaShim('n1', 'CHECK', envA, podNetconf('n1', sock));
+    assert.equal(checkA.json?.code, 101, checkA.stdout);
+    assert.match(String(checkA.json?.msg), new RegExp(envB.CNI_CONTAINERID), 'the stale CHECK names the live sandbox');
+
+    // B is whole: its veth, its address, its endpoint; CHECK agrees and it reaches its node.
+    assert.match(await b.ip('-o', '-4', 'addr', 'show', 'dev', 'eth0'), new RegExp(`inet ${addr(addB).replace(/\./g, '\\.')}/32`));
+    const check = await viaShim('n1', 'CHECK', envB, podNetconf('n1', sock, { prevResult: addB.json }));
+    assert.equal(check.code, 0, check.stdout);
+    assert.equal(await used(), before + 1, "A's address went with B's ADD, B's stays");
+    await waitFor(() => b.exec(['ping', '-c', '1', '-W', '1', '10.92.0.1'], { timeoutMs: 5_000 }), {
+      what: 'the new sandbox reaching its node after the old one was deleted',
+      until: (r) => r.code === 0,
+      timeoutMs: 15_000,
+    });
+    // The agent said what it left and whose it is.
+    const logged = readFileSync(node('n1').proc.logFile, 'utf8');
+    assert.match(logged, new RegExp(`cni-left.*host veth ${hostIf}.*${envB.CNI_CONTAINERID}`), 'the agent logs the veth it left');
+    assert.match(
+      logged,
+      new RegExp(`cni-replaced.*host veth ${hostIf}.*${envA.CNI_CONTAINERID}`),
+      "the agent logs B's ADD replacing A's veth",
+    );
+
+    const delB = await viaShim('n1', 'DEL', envB, podNetconf('n1', sock));
+    assert.equal(delB.code, 0, delB.stdout);
+    assert.notEqual((await node('n1').ns.exec(['ip', 'link', 'show', 'dev', hostIf])).code, 0, `${hostIf} went with B's DEL`);
+    assert.equal(await used(), before);
   });
 
   it('concurrent ADDs through the shim get distinct addresses, and DELs free them all', async () => {
