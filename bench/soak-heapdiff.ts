@@ -107,7 +107,10 @@ for (let i = 0; i < second.count; i++) {
 const sum = (xs: Iterable<{ aBytes: number; bBytes: number }>) => {
   let a = 0;
   let b = 0;
-  for (const x of xs) (a += x.aBytes), (b += x.bBytes);
+  for (const x of xs) {
+    a += x.aBytes;
+    b += x.bBytes;
+  }
   return [a, b] as const;
 };
 const [aBytes, bBytes] = sum(totals.values());
