@@ -4,8 +4,8 @@
 # wall time. Root (network namespaces, nftables, iptables, ipset).
 #
 #   bench/all.sh [--out DIR] [NAME ...]     NAME: codec ipam rib routes felix-stream policy services
-#                                           speaker speaker-gobgp reflector mesh agent-latency
-#                                           (default: all)
+#                                           speaker speaker-gobgp reflector mesh agent-latency soak
+#                                           (default: all; soak alone takes an hour)
 #
 # Each benchmark's output goes to DIR/NAME.txt (default DIR: a new directory under /tmp), and a
 # one-line summary per benchmark to DIR/summary.txt. The machine is best left quiet: the wall times
@@ -33,7 +33,8 @@ speaker|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,10x
 speaker-gobgp|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,calico,calico-warm,mrt-v6 --daemons podroute,gobgp
 reflector|node --import tsx bench/scale/reflector.ts --clients 1400 --timeout 300
 mesh|node --import tsx bench/scale/mesh.ts --nodes 1000,4000
-agent-latency|npx tsx bench/agent-latency.ts --pods 100'
+agent-latency|npx tsx bench/agent-latency.ts --pods 100
+soak|npx tsx bench/soak.ts --minutes 60'
 
 machine="$(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r), Node $(node --version)"
 commit=$(git rev-parse --short HEAD)

@@ -407,8 +407,10 @@ export class Felix extends EventEmitter<FelixEvents> {
       want.push([`net/ipv4/conf/${w.iface}/proxy_arp`, '1'], [`net/ipv4/neigh/${w.iface}/proxy_delay`, '0']);
     }
     const failures: SysctlOutcome[] = [];
+    const wanted = new Set<string>();
     for (const [path, value] of want) {
       const key = `${path}=${value}`;
+      wanted.add(key);
       if (!resync && this.sysctlDone.has(key)) continue;
       const r = await this.dataplane.setSysctl(path, value);
       if (r.ok) this.sysctlDone.add(key);
@@ -417,6 +419,9 @@ export class Felix extends EventEmitter<FelixEvents> {
         failures.push(r);
       }
     }
+    // A gone workload's keys go with it: the set stays the size of what is wanted under pod
+    // churn, and an interface that comes back under the same name is set again.
+    for (const key of this.sysctlDone) if (!wanted.has(key)) this.sysctlDone.delete(key);
     return failures;
   }
 

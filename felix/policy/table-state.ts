@@ -105,7 +105,11 @@ export function ruleRefs(expr: string): { sets: string[]; chains: string[] } {
 // chains and rules are keyed by content (and by object, for a compiler that keeps unchanged
 // parts as they were), so a pod add costs the diff of the one set that changed, and an
 // unchanged set or chain is the very object it was, which the plan skips at once. The content
-// caches are trimmed to the last table whenever they outgrow it twice over.
+// caches are trimmed to the last table whenever they outgrow it twice over (plus a small
+// allowance, so a tiny table is not trimmed on every change). Their stale entries are past
+// versions of parts that changed, and a past version is as big as the part (a dispatch map
+// holds every local pod): an allowance in the thousands kept that many versions of the pod maps
+// under pod churn, memory that grew for as long as it took to fill.
 interface Keyed<T> {
   readonly key: string;
   readonly state: T;
@@ -120,6 +124,7 @@ let setsByKey = new Map<string, InstalledSet>();
 let mapsByKey = new Map<string, InstalledMap>();
 let chainsByKey = new Map<string, InstalledChain>();
 let rulesByKey = new Map<string, InstalledRule>();
+const TRIM_ALLOWANCE = 32;
 
 function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   const hit = setsByObject.get(set);
@@ -213,13 +218,18 @@ function chainState(chain: NftChain, field: string): KeyedChain {
 function trim(sets: readonly Keyed<InstalledSet>[], maps: readonly Keyed<InstalledMap>[], chains: readonly KeyedChain[]): void {
   let rules = 0;
   for (const c of chains) rules += c.ruleKeys.length;
-  if (setsByKey.size > 2 * sets.length + 1000) setsByKey = new Map(sets.map((s) => [s.key, s.state]));
-  if (mapsByKey.size > 2 * maps.length + 1000) mapsByKey = new Map(maps.map((m) => [m.key, m.state]));
-  if (chainsByKey.size > 2 * chains.length + 1000) chainsByKey = new Map(chains.map((c) => [c.key, c.state]));
-  if (rulesByKey.size > 2 * rules + 1000) {
+  if (setsByKey.size > 2 * sets.length + TRIM_ALLOWANCE) setsByKey = new Map(sets.map((s) => [s.key, s.state]));
+  if (mapsByKey.size > 2 * maps.length + TRIM_ALLOWANCE) mapsByKey = new Map(maps.map((m) => [m.key, m.state]));
+  if (chainsByKey.size > 2 * chains.length + TRIM_ALLOWANCE) chainsByKey = new Map(chains.map((c) => [c.key, c.state]));
+  if (rulesByKey.size > 2 * rules + TRIM_ALLOWANCE) {
     rulesByKey = new Map();
     for (const c of chains) for (let i = 0; i < c.ruleKeys.length; i++) rulesByKey.set(c.ruleKeys[i], c.state.rules[i]);
   }
+}
+
+/** How many entries the content caches hold (for tests: they stay bounded by the last table). */
+export function tableStateCacheSizes(): { sets: number; maps: number; chains: number; rules: number } {
+  return { sets: setsByKey.size, maps: mapsByKey.size, chains: chainsByKey.size, rules: rulesByKey.size };
 }
 
 /** The keyed form of a desired table; throws NftTableError naming the field of anything nft could not be given. */

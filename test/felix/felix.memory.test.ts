@@ -163,6 +163,33 @@ describe('felix reconciliation (in-memory dataplane)', () => {
     assert.deepEqual(ours(dp), ['10.65.0.0/26', '10.66.0.0/26'], 'the route without a VTEP is withdrawn');
   });
 
+  it('forgets the sysctls of pods that are gone: bounded under churn, and set again when an interface name comes back', async () => {
+    const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
+    felix = new Felix(dp, { resyncIntervalMs: 0 });
+    felix.update(input);
+    await felix.start();
+    const done = () => (felix as unknown as { sysctlDone: Set<string> }).sysctlDone.size;
+    const steady = done();
+    for (let i = 0; i < 200; i++) {
+      const iface = `caliw${i}`;
+      dp.addLink(iface);
+      felix.setLocalWorkloads([...input.workloads, { iface, addresses: [`10.65.0.${10 + (i % 50)}`] }]);
+      await felix.settled();
+      assert.equal(dp.sysctls.get(`net/ipv4/conf/${iface}/proxy_arp`), '1', `proxy_arp on ${iface}`);
+    }
+    felix.setLocalWorkloads(input.workloads);
+    await felix.settled();
+    assert.equal(done(), steady, 'the sysctls felix remembers as set are those of the pods it has, not of every pod it saw');
+    // The pod on cali1 goes, its veth with it (the kernel forgets the interface's settings),
+    // then a pod comes back under the same interface name.
+    felix.setLocalWorkloads([]);
+    await felix.settled();
+    dp.sysctls.delete('net/ipv4/conf/cali1/proxy_arp');
+    felix.setLocalWorkloads(input.workloads);
+    await felix.settled();
+    assert.equal(dp.sysctls.get('net/ipv4/conf/cali1/proxy_arp'), '1', 'proxy_arp set again on the new cali1');
+  });
+
   it('bad input throws, names the field, and leaves the state as it was', async () => {
     const dp = new MemoryDataplane({ links: ['eth0', 'cali1'] });
     felix = new Felix(dp, { resyncIntervalMs: 0 });
