@@ -1,8 +1,10 @@
-// Pointing podroute on the host at a lab's datastore: the exports `podroute lab env` prints, the
-// value `--lab` stands for, and the datastore line of `lab status`. Without them, apply and get
-// on the host read and write the local file datastore, which no lab agent ever reads.
+// Pointing podroute on the host at a lab: the exports `podroute lab env` prints, the value
+// `--lab` stands for, the datastore line of `lab status`, and where the lab's agents answer.
+// Without them, apply and get on the host use the local file datastore, which no lab agent
+// reads, and `node status` asks a control socket no lab agent listens on.
 import { labDatastoreFlag } from './etcd.js';
-import { listLabs, stateRoot, type LabState } from './state.js';
+import { labRuntime, runsAgent } from './runner.js';
+import { listLabs, readState, stateRoot, type LabState } from './state.js';
 
 /** A lab's datastore as the host reaches it. */
 export interface LabDatastore {
@@ -45,4 +47,26 @@ export function labsUp(root = stateRoot()): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * For `podroute node status` on a host whose agents all run inside labs: which nodes of which
+ * lab run one, and the command that asks one. Undefined when no lab is up.
+ */
+export function labAgentsHint(root = stateRoot()): string | undefined {
+  const lines: string[] = [];
+  for (const name of labsUp(root)) {
+    const state = readState(root, name);
+    if (!state) continue;
+    const nodes = [...new Set([...state.namespaces.map((n) => n.node), ...(state.containers ?? []).map((c) => c.node)])].filter((n) =>
+      runsAgent(state, n),
+    );
+    if (nodes.length === 0) continue;
+    const where = labRuntime(state) === 'docker' ? 'each in its container' : 'each in its network namespace';
+    lines.push(
+      `lab ${name} is up here; its agents run inside its nodes ${nodes.join(', ')} (${where}), with their control sockets there:`,
+      `  podroute lab exec ${name} ${nodes[0]} podroute node status`,
+    );
+  }
+  return lines.length ? `${lines.join('\n')}\n` : undefined;
 }

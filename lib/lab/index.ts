@@ -24,7 +24,7 @@ export {
   type PodOptions,
 } from './pods.js';
 export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type PodStatus, type BgpSession } from './status.js';
-export { labDatastore, formatLabEnv, labsUp, type LabDatastore } from './env.js';
+export { labDatastore, formatLabEnv, labsUp, labAgentsHint, type LabDatastore } from './env.js';
 export { readState, listLabs, stateRoot, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
 export {
   labUpCommand,

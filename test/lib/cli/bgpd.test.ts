@@ -172,7 +172,7 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
     assert.deepEqual(noSocket, {
       code: 1,
       stdout: '',
-      stderr: `podroute: bgpd control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n`,
+      stderr: `podroute: control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n`,
     });
   });
 });
