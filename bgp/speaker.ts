@@ -353,7 +353,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const address = normalizeAddress(socket.remoteAddress ?? '');
     const n = this.neighbors.get(address);
     if (n) {
-      if (!n.peer.acceptIncoming(socket)) socket.destroy();
+      // Refused (held down for its prefix limit, stopping): reset at once, before any OPEN, as
+      // near to refusing the SYN as a listening socket can come.
+      if (!n.peer.acceptIncoming(socket)) socket.resetAndDestroy();
       return;
     }
     const d = this.dynamic.find((x) => inRange(address, x.range));

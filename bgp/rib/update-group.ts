@@ -209,7 +209,8 @@ export class UpdateGroup {
     // set is new, and ten eBGP groups each made two Maps per NO_EXPORT set to remember a null.
     const wk = path.attrs.wellKnown;
     if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & NO_EXPORT_ANY)) return null;
-    const nextHop = this.anyNextHop ? family : path.nextHop;
+    // Our own routes keep the next hop they were originated with (compute), so it keys them.
+    const nextHop = this.anyNextHop && (this.nextHopSelf || path.peer.type !== 'local') ? family : path.nextHop;
     const peer = this.anySource && path.peer.type !== 'local' ? null : path.peer;
     let entry: ExportCache | undefined;
     if (path.attrs === this.lastAttrs) {
@@ -276,7 +277,8 @@ export class UpdateGroup {
     const v6 = family === 'ipv6-unicast';
     let nh: string | undefined = path.nextHop.address;
     let ll: string | undefined;
-    if (ebgp || this.nextHopSelf || nh === '0.0.0.0' || nh === '::') {
+    // A next hop we originated a route with is kept, to external peers too (as GoBGP's `rib add -n`).
+    if ((ebgp && src.type !== 'local') || this.nextHopSelf || nh === '0.0.0.0' || nh === '::') {
       nh = v6 ? this.localAddressV6 : this.localAddress;
       if (v6) ll = this.linkLocalAddressV6;
     }

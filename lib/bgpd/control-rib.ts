@@ -34,6 +34,9 @@ export function ribRoutes(speaker: BgpSpeaker): Record<string, Handler> {
     'POST /rib/del': (b) => {
       onlyKeys(b, new Set(['prefix']), '');
       const p = prefix(b.prefix, 'prefix');
+      // Withdrawing what was never originated would change nothing: say so rather than "deleted".
+      if (!speaker.lookup(p)?.paths.some((r) => !r.peer || r.peer.type === 'local'))
+        throw new ConfigError(`prefix: ${p} is not a route this speaker originated (FROM local in bgpd routes)`);
       speaker.withdraw(p);
       return { deleted: p };
     },

@@ -152,7 +152,7 @@ export function callControl<T = unknown>(socketPath: string, method: 'GET' | 'PO
         else resolve(value as T);
       });
     });
-    req.on('error', (e) => reject(new Error(`bgpd control socket ${socketPath}: ${e.message}`)));
+    req.on('error', (e) => reject(new Error(`control socket ${socketPath}: ${e.message}`)));
     req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });

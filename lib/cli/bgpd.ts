@@ -87,11 +87,6 @@ export function formatPeers(peers: PeerStatus[]): string {
   );
 }
 
-/** One path as "show bgp" lists it: best mark, prefix, next hop, peer, AS path, origin. */
-function formatRoute(r: RouteView): string {
-  return `${r.best ? '*>' : '* '} ${r.prefix.padEnd(20)} ${r.nextHop.padEnd(16)} ${r.from.padEnd(16)} ${asPath(r)} ${r.attributes.origin ?? ''}\n`;
-}
-
 const LOG_OPTIONS = {
   'log-level': { type: 'string', choices: ['debug', 'info', 'warning', 'error', 'none'], help: 'least severe line logged (default info)' },
   'log-format': { type: 'string', choices: ['json', 'text'], help: 'json lines (default) or text for people' },
@@ -297,7 +292,7 @@ export function daemonSpec(name: 'bgpd' | 'reflector'): CommandSpec {
             `/routes?family=${encodeURIComponent((p.values.family as string | undefined) ?? 'ipv4-unicast')}`,
           );
           const o = outputOf(p.values.output);
-          out(o === 'json' || o === 'yaml' ? emit(routes, o) : o === 'wide' ? routeTable(routes, true) : routes.map(formatRoute).join(''));
+          out(o === 'json' || o === 'yaml' ? emit(routes, o) : routeTable(routes, o === 'wide'));
           return 0;
         },
       },
@@ -312,7 +307,11 @@ export function daemonSpec(name: 'bgpd' | 'reflector'): CommandSpec {
             maxPositionals: 1,
             options: {
               control: CONTROL,
-              'next-hop': { type: 'string', value: '<address>', help: "next hop (default: the session's own address)" },
+              'next-hop': {
+                type: 'string',
+                value: '<address>',
+                help: "next hop, to every peer, external ones too (default: the session's own address)",
+              },
               med: { type: 'string', value: '<n>', help: 'MULTI_EXIT_DISC' },
               'local-pref': { type: 'string', value: '<n>', help: 'LOCAL_PREF (to iBGP peers)' },
               community: { type: 'string', value: '<asn:value,...>', help: 'communities, comma separated (or no-export, ...)' },
@@ -335,7 +334,7 @@ export function daemonSpec(name: 'bgpd' | 'reflector'): CommandSpec {
               if (v.community !== undefined) body.communities = String(v.community).split(',');
               if (v['large-community'] !== undefined) body.largeCommunities = String(v['large-community']).split(',');
               await callControl(controlOf(p), 'POST', '/rib/add', body);
-              out(`added ${prefix}\n`);
+              out(`added ${prefix}${body.nextHop === undefined ? '' : ` next hop ${String(body.nextHop)}`}\n`);
               return 0;
             },
           },

@@ -10,6 +10,7 @@ import {
   DatastoreError,
   datastoreConfigFromEnv,
   datastoreFromFlag,
+  NotFoundError,
   openDatastore,
   type BackendDatastore,
 } from '../datastore/index.js';
@@ -31,6 +32,7 @@ import {
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { kernelToCompare } from '../cni/kernel-ends.js';
 import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
+import { fileStoreWarning, LAB_FLAG, labDatastoreFlag } from './datastore-lab.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { OUTPUT, outputOf } from './output.js';
 
@@ -98,13 +100,45 @@ function keyFor(kind: Kind, name: string, namespace: string | undefined): string
   return `${namespace ?? 'default'}/${name}`;
 }
 
-/** The datastore --datastore (or the environment) names; `ds`, when given, instead (tests, embedding). */
-async function openStore(flag: unknown, ds: BackendDatastore | undefined): Promise<BackendDatastore> {
+/** The datastore --lab, --datastore (or the environment) names; `ds`, when given, instead (tests, embedding). */
+async function openStore(values: Parsed['values'], ds: BackendDatastore | undefined): Promise<BackendDatastore> {
   if (ds) return ds;
-  const given = typeof flag === 'string' ? flag : undefined;
+  const given =
+    typeof values.lab === 'string'
+      ? labDatastoreFlag(values.lab, values.datastore)
+      : typeof values.datastore === 'string'
+        ? values.datastore
+        : undefined;
   const file = datastoreFile(given);
   if (file !== undefined) return openFileDatastore(file);
   return openDatastore(given !== undefined ? datastoreFromFlag(given) : datastoreConfigFromEnv());
+}
+
+/** A write to the file datastore that nothing named (no --lab, no --datastore) while a lab is up: warn. */
+function warnFileStore(cmd: string, p: Parsed, ds: BackendDatastore | undefined, io: CommandIo): void {
+  if (ds || p.values.lab !== undefined || p.values.datastore !== undefined) return;
+  const file = datastoreFile(undefined);
+  const warning = file === undefined ? undefined : fileStoreWarning(cmd, file);
+  if (warning) io.stderr(warning);
+}
+
+/** The kind a name may have been meant under: Calico's NetworkPolicy and Kubernetes' share the word. */
+const OTHER_KIND: Partial<Record<Kind, { kind: Kind; arg: string }>> = {
+  NetworkPolicy: { kind: 'KubernetesNetworkPolicy', arg: 'networkpolicy.networking.k8s.io' },
+  KubernetesNetworkPolicy: { kind: 'NetworkPolicy', arg: 'networkpolicy' },
+};
+
+/** "NetworkPolicy shop/db does not exist", and where it does when that is under the other kind. */
+async function notFound(cmd: string, store: BackendDatastore, kind: Kind, key: string): Promise<string> {
+  const base = `${kindName(kind)} ${JSON.stringify(key)} does not exist`;
+  const other = OTHER_KIND[kind];
+  if (!other || (await store.get(other.kind, key)) === undefined) return base;
+  const what =
+    other.kind === 'KubernetesNetworkPolicy'
+      ? 'a Kubernetes NetworkPolicy (networking.k8s.io)'
+      : 'a Calico NetworkPolicy (projectcalico.org)';
+  const alias = other.kind === 'KubernetesNetworkPolicy' ? 'knp' : 'np';
+  return `${base}; ${what} ${key} does: podroute ${cmd} ${other.arg} ${key} (or ${alias})`;
 }
 
 /**
@@ -120,7 +154,7 @@ function withStore(
   return async (p) => {
     let store: BackendDatastore | undefined;
     try {
-      return await work(p, async () => (store = await openStore(p.values.datastore, ds)));
+      return await work(p, async () => (store = await openStore(p.values, ds)));
     } catch (e) {
       if (
         e instanceof ValidationError ||
@@ -146,12 +180,14 @@ function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, 
     options: {
       filename: { type: 'string', short: 'f', value: '<file|->', help: 'the YAML (or JSON) file, - for stdin' },
       datastore: DATASTORE_FLAG,
+      lab: LAB_FLAG,
     },
     run: withStore(name, io, ds, async (p, open) => {
       const file = p.values.filename;
       if (typeof file !== 'string') throw new UsageError(`${name}: -f <file> is required`);
       const text = file === '-' ? (io.readStdin ?? (() => readFileSync(0, 'utf8')))() : readFileSync(file, 'utf8');
       const resources = parseResources(text); // validate everything before writing anything
+      warnFileStore(name, p, ds, io);
       const store = await open();
       // Pool rules span resources (overlaps): check the file's pools together before the first write.
       await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
@@ -193,6 +229,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
         output: OUTPUT,
         datastore: DATASTORE_FLAG,
         'show-secrets': { type: 'boolean', help: 'print BGP passwords written in plain text (hidden by default)' },
+        lab: LAB_FLAG,
       },
       run: withStore('get', io, ds, async (p, open) => {
         const kind = kindOf('get', p.positionals[0]);
@@ -203,7 +240,8 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
         const wanted = p.positionals[1];
         if (wanted) items = items.filter((r) => resourceKey(r) === wanted || r.metadata.name === wanted);
         if (wanted && items.length === 0) {
-          io.stderr(`podroute get: ${kindName(kind)} ${JSON.stringify(wanted)} not found\n`);
+          const hint = OTHER_KIND[kind] ? (await notFound('get', store, kind, keyFor(kind, wanted, namespace))).split('; ')[1] : undefined;
+          io.stderr(`podroute get: ${kindName(kind)} ${JSON.stringify(wanted)} not found${hint ? `; ${hint}` : ''}\n`);
           return 1;
         }
         if (p.values['show-secrets'] !== true) items = items.map(redactSecrets);
@@ -224,13 +262,18 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
       description: `${KINDS_TEXT}\n${DATASTORE_TEXT}`,
       args: '<kind> <name>',
       maxPositionals: 2,
-      options: { namespace: NAMESPACE_FLAG, datastore: DATASTORE_FLAG },
+      options: { namespace: NAMESPACE_FLAG, datastore: DATASTORE_FLAG, lab: LAB_FLAG },
       run: withStore('delete', io, ds, async (p, open) => {
         const kind = kindOf('delete', p.positionals[0]);
         const name = p.positionals[1];
         if (!name) throw new UsageError('delete: <kind> <name>: which one?');
+        warnFileStore('delete', p, ds, io);
         const store = await open();
-        const gone = await store.delete(kind, keyFor(kind, name, namespaceOf(p)));
+        const key = keyFor(kind, name, namespaceOf(p));
+        const gone = await store.delete(kind, key).catch(async (e: unknown) => {
+          if (e instanceof NotFoundError) throw new DatastoreError(await notFound('delete', store, kind, key), e.code);
+          throw e;
+        });
         io.stdout(`deleted ${kindName(gone.kind)} ${resourceKey(gone)}\n`);
         return 0;
       }),
@@ -243,7 +286,12 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
           name: 'show',
           summary: 'pools and their use',
           description: DATASTORE_TEXT,
-          options: { 'show-blocks': { type: 'boolean', help: 'every block too' }, output: OUTPUT, datastore: DATASTORE_FLAG },
+          options: {
+            'show-blocks': { type: 'boolean', help: 'every block too' },
+            output: OUTPUT,
+            datastore: DATASTORE_FLAG,
+            lab: LAB_FLAG,
+          },
           run: withStore('ipam', io, ds, async (p, open) => {
             const o = outputOf(p.values.output);
             const usage = await new Ipam(await open()).usage();
@@ -265,6 +313,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
           options: {
             output: checkOutput,
             datastore: DATASTORE_FLAG,
+            lab: LAB_FLAG,
             node: {
               type: 'string',
               value: '<name>',
@@ -285,7 +334,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
           name: 'repair',
           summary: 'release what check found leaked',
           description: DATASTORE_TEXT,
-          options: { output: checkOutput, datastore: DATASTORE_FLAG },
+          options: { output: checkOutput, datastore: DATASTORE_FLAG, lab: LAB_FLAG },
           run: withStore('ipam', io, ds, async (p, open) => {
             const report = await repairIpam(await open());
             io.stdout(p.values.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatIpamRepair(report));

@@ -10,7 +10,9 @@ export const DEMO_COMMAND: CommandSpec = {
 loopback; nothing to install and no root. Pods are added through IPAM and the CNI plugin's steps.
 Phases: a full mesh; a route reflector (node-1) with the mesh off; a top-of-rack router every node
 peers with; a pod deleted and a node added, live. The view shows nodes, sessions, pods and every
-node's routes. Ctrl-C stops every agent and exits 0.`,
+node's routes. Ctrl-C stops every agent and exits 130 (SIGTERM: 143), the code a shell and
+npm start give an interrupted command. Into a pipe, add --silent to npm start (npm prints a banner
+on stdout otherwise): npm start --silent -- --once --json - | jq .converged`,
   options: {
     nodes: { type: 'string', value: '<N>', help: 'nodes to start (2-50, default 4)' },
     pods: { type: 'string', value: '<N>', help: 'pods per node (1-60, default 2)' },

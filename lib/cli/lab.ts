@@ -2,6 +2,7 @@
 // command line for it.
 import {
   labDownCommand,
+  labEnvCommand,
   labExecCommand,
   labListCommand,
   labNamespaceCommand,
@@ -149,6 +150,17 @@ export const LAB_COMMAND: CommandSpec = {
       options: { labels: LABELS, lab: LAB, 'state-dir': STATE_DIR },
       run: (p) =>
         labNamespaceCommand(needs(p, 'namespace', ['<name>'])[0]!, { ...where(p), lab: text(p, 'lab'), labels: text(p, 'labels') }),
+    },
+    {
+      name: 'env',
+      summary: 'the exports that point podroute on this host at the lab\'s datastore: eval "$(podroute lab env <lab>)"',
+      description:
+        'Without them, podroute apply, get, delete, ipam and policy use the local file datastore, which the lab never reads.\n' +
+        'For one command, --lab <lab> does the same.',
+      args: '[<file.clab.yml|lab>]',
+      maxPositionals: 1,
+      options: { 'state-dir': STATE_DIR },
+      run: (p) => labEnvCommand({ ...where(p), lab: p.positionals[0] }),
     },
     {
       name: 'list',

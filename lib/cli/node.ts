@@ -3,6 +3,7 @@
 // in node-daemon.ts, the tables in node-output.ts.
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { labAgentsHint } from '../lab/index.js';
 import type { CommandSpec, Io } from './args.js';
 import { AGENT_CONTROL_FLAG, agentControl } from './flags.js';
 import { nodeRunSettings } from './node-config.js';
@@ -35,6 +36,9 @@ export function nodeCommand(io: Io): CommandSpec {
             status = await callControl<AgentStatus>(agentControl(p.values.control), 'GET', '/status');
           } catch (e) {
             io.stdout(`podroute process is not running (${(e as Error).message}).\n`);
+            // The agents of a lab listen inside its nodes, not on this host's socket.
+            const hint = typeof p.values.control === 'string' ? undefined : labAgentsHint();
+            if (hint) io.stdout(hint);
             return 1;
           }
           const o = outputOf(p.values.output);

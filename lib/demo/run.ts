@@ -1,6 +1,7 @@
 // `podroute demo` (and `npm start`): builds the cluster phase by phase, shows it converging,
-// and stops every agent on Ctrl-C. With --once it exits after the last phase converged, or
-// with 1 and the reason when a phase did not within --timeout.
+// and stops every agent on Ctrl-C, then exits 130 (143 on SIGTERM) as a shell and npm report
+// an interrupted command. With --once it exits after the last phase converged, or with 1 and
+// the reason when a phase did not within --timeout.
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { freePort } from '../../bgp/session/free-port.js';
@@ -89,25 +90,38 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
   let phaseStart = Date.now();
   let last: Snapshot | undefined;
   let stopping = false;
+  /** 128 + the signal's number, the code a shell gives a command the signal ended. */
+  let stoppedCode = 0;
   let stopRequested: () => void = () => undefined;
   const stopSignal = new Promise<'stop'>((resolve) => {
     stopRequested = () => resolve('stop');
   });
-  const onSignal = () => {
+  const stopOn = (code: number) => () => {
     stopping = true;
+    stoppedCode = code;
     stopRequested();
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const onInt = stopOn(130);
+  const onTerm = stopOn(143);
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
 
+  const title = (nodes: number) =>
+    `podroute demo: ${nodes} nodes in one process; memory datastore, in-memory dataplanes, BGP over 127.0.0.x port ${port}`;
   const header = (running = false) => ({
-    title: `podroute demo: ${cluster.nodes.size} nodes in one process; memory datastore, in-memory dataplanes, BGP over 127.0.0.x port ${port}`,
+    title: title(cluster.nodes.size),
     phase: running ? `${phaseName}; running until Ctrl-C` : phaseName,
     elapsed: ((last?.time ?? Date.now()) - phaseStart) / 1000,
     notes,
     events: [...events],
   });
   const look = async (): Promise<Snapshot> => (last = await takeSnapshot(cluster));
+  // Into a pipe the title is printed once and each phase's line as it begins, so the snapshots
+  // leave out both (a terminal's redrawn view keeps them).
+  const view = (s: Snapshot, h: ReturnType<typeof header>): string[] => {
+    const lines = renderView(s, h, screen.width);
+    return screen.live ? lines : lines.slice(2);
+  };
   let drawing = false;
   const draw = async (running = false) => {
     if (drawing || stopping) return;
@@ -177,6 +191,7 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
   // A phase interrupted by Ctrl-C may be starting an agent: it finishes (or fails) before the stop.
   let inflight: Promise<void> = Promise.resolve();
   try {
+    if (!screen.live) screen.line(title(o.nodes));
     for (const [i, p] of phases.entries()) {
       phaseName = `phase ${i + 1}/${phases.length}: ${p.name}`;
       phaseStart = Date.now();
@@ -193,7 +208,7 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
       if (!ok) {
         const why = `phase ${i + 1} (${p.name.split(':')[0]}) did not converge within ${o.timeout} s: ${progressLine(last!.progress, o.timeout)}`;
         if (o.once) {
-          screen.final(renderView(last!, header(), screen.width));
+          screen.final(view(last!, header()));
           io.stderr.write(`podroute demo: ${why}\n`);
           code = 1;
           break;
@@ -201,7 +216,7 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
         notes.push(why);
       }
       // With --once the last phase's view is the final one, printed below with the JSON's numbers.
-      if (!screen.live && !(o.once && i === phases.length - 1)) screen.block(renderView(last!, header()));
+      if (!screen.live && !(o.once && i === phases.length - 1)) screen.block(view(last!, header()));
     }
     if (!stopping && code === 0 && !o.once) {
       // Keep watching: the cluster runs until Ctrl-C.
@@ -215,14 +230,14 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
     code = 1;
   } finally {
     clearInterval(timer);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   }
   if (o.once && last && !stopping) {
     const final = code === 0 ? await look() : last;
     if (code === 0) {
       // On a terminal too the final view is printed whole, below what was drawn in place.
-      screen.final(renderView(final, header(), screen.width));
+      screen.final(view(final, header()));
     }
     if (o.json) {
       const doc = `${JSON.stringify({ converged: code === 0, port, phases: results, notes, ...final }, null, 2)}\n`;
@@ -234,5 +249,5 @@ export async function runDemo(o: DemoOptions, io: DemoIo = { stdout: process.std
   await Promise.race([inflight.catch(() => undefined), new Promise((r) => setTimeout(r, 5000).unref())]);
   await cluster.stop();
   if (stopping) io.stderr.write(`podroute demo: stopped ${cluster.nodes.size} agents${cluster.tor ? ' and the top-of-rack' : ''}\n`);
-  return code;
+  return stopping && code === 0 ? stoppedCode : code;
 }

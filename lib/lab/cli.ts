@@ -6,6 +6,7 @@ import { findPod, namespaceApply, parseLabelChanges, parseLabels, parsePortList,
 import { containerExecArgv } from './containers.js';
 import { labDown, labEnv, labRuntime, labUp, nsName } from './runner.js';
 import { listLabs, readState, stateRoot, type LabState } from './state.js';
+import { formatLabEnv } from './env.js';
 import { formatLabStatus, labStatus } from './status.js';
 import { loadTopology } from './topology.js';
 
@@ -152,6 +153,12 @@ export async function labPodLabelCommand(pod: string, changes: string, o: LabPic
 export async function labNamespaceCommand(name: string, o: LabPick & { labels?: string }): Promise<number> {
   const now = await namespaceApply(onlyLab(stateRoot(o.stateDir), o.lab), name, o.labels === undefined ? {} : parseLabels(o.labels));
   out(`namespace ${name} labels: ${formatLabels(now)}\n`);
+  return 0;
+}
+
+/** `lab env`: the exports that point podroute on this host at the lab's datastore (eval them). */
+export function labEnvCommand(o: LabPick): number {
+  out(formatLabEnv(onlyLab(stateRoot(o.stateDir), o.lab)));
   return 0;
 }
 

@@ -23,8 +23,9 @@ export {
   DEFAULT_NAMESPACE,
   type PodOptions,
 } from './pods.js';
-export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type BgpSession } from './status.js';
-export { readState, listLabs, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
+export { labStatus, formatLabStatus, type LabStatus, type NodeStatus, type PodStatus, type BgpSession } from './status.js';
+export { labDatastore, formatLabEnv, labsUp, labAgentsHint, type LabDatastore } from './env.js';
+export { readState, listLabs, stateRoot, DEFAULT_STATE_ROOT, type LabState, type LabPod, type LabProcess } from './state.js';
 export {
   labUpCommand,
   labDownCommand,
@@ -35,6 +36,7 @@ export {
   labPodLabelCommand,
   labNamespaceCommand,
   labListCommand,
+  labEnvCommand,
   type LabWhere,
   type LabPick,
 } from './cli.js';

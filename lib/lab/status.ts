@@ -2,10 +2,11 @@
 // (FRR through vtysh, podroute agents through their control sockets).
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
-import { podRef } from './pods.js';
+import { labDatastore, type LabDatastore } from './env.js';
+import { podK8sNamespace, podRef } from './pods.js';
 import { containerStates } from './containers.js';
 import { controlSocket, labRuntime, nsName, runsAgent, runsFrr, vtysh } from './runner.js';
-import type { LabState } from './state.js';
+import type { LabPod, LabState } from './state.js';
 import { isOurs, listNetns } from './system.js';
 
 export interface BgpSession {
@@ -31,9 +32,32 @@ export interface LabStatus {
   /** Present for a lab in containers: the NAMESPACE column then names each node's container. */
   runtime?: 'docker';
   topology: string;
+  /** Where the lab's resources live; `lab env` prints the exports that point podroute at it. */
+  datastore?: LabDatastore;
   nodes: NodeStatus[];
-  pods: { name: string; node: string; ip?: string; ip6?: string }[];
+  pods: PodStatus[];
 }
+
+export interface PodStatus {
+  /** namespace/name, or the name alone in the default namespace. */
+  name: string;
+  /** The pod's Kubernetes namespace. */
+  namespace: string;
+  /** The pod's network namespace on the host (`ip netns exec` it). */
+  netns: string;
+  node: string;
+  ip?: string;
+  ip6?: string;
+}
+
+const podStatus = (p: LabPod): PodStatus => ({
+  name: podRef(p),
+  namespace: podK8sNamespace(p),
+  netns: p.namespace,
+  node: p.node,
+  ip: p.ip,
+  ip6: p.ip6,
+});
 
 type FrrPeers = { peers?: Record<string, { remoteAs: number; state: string; pfxRcd?: number }> };
 interface FrrSummary {
@@ -107,8 +131,9 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
       name: state.name,
       runtime: 'docker',
       topology: state.topology,
+      datastore: labDatastore(state),
       nodes: await containerNodes(state),
-      pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip, ip6: p.ip6 })),
+      pods: state.pods.map(podStatus),
     };
   const existing = await listNetns();
   const nodes = await Promise.all(
@@ -132,13 +157,19 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
   return {
     name: state.name,
     topology: state.topology,
+    datastore: labDatastore(state),
     nodes,
-    pods: state.pods.map((p) => ({ name: podRef(p), node: p.node, ip: p.ip, ip6: p.ip6 })),
+    pods: state.pods.map(podStatus),
   };
 }
 
 export function formatLabStatus(s: LabStatus): string {
-  const lines = [`lab ${s.name} (${s.topology})`, ''];
+  const lines = [`lab ${s.name} (${s.topology})`];
+  if (s.datastore)
+    lines.push(
+      `datastore: ${s.datastore.type} ${s.datastore.address} (for podroute on this host: --lab ${s.name}, or eval "$(podroute lab env ${s.name})")`,
+    );
+  lines.push('');
   const rows = [['NODE', s.runtime === 'docker' ? 'CONTAINER' : 'NAMESPACE', s.runtime === 'docker' ? 'PID' : 'PROCESSES', 'BGP SESSIONS']];
   for (const n of s.nodes) {
     const procs = n.processes.map((p) => `${p.what}:${p.pid}${p.running ? '' : '(dead)'}`).join(' ') || '-';
@@ -153,8 +184,8 @@ export function formatLabStatus(s: LabStatus): string {
   for (const r of rows) lines.push(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
   if (s.pods.length) {
     const dual = s.pods.some((p) => p.ip6 !== undefined);
-    lines.push('', dual ? 'POD  NODE  IP  IPV6' : 'POD  NODE  IP');
-    for (const p of s.pods) lines.push(`${p.name}  ${p.node}  ${p.ip ?? '-'}${dual ? `  ${p.ip6 ?? '-'}` : ''}`);
+    lines.push('', dual ? 'POD  NODE  IP  IPV6  NETNS' : 'POD  NODE  IP  NETNS');
+    for (const p of s.pods) lines.push(`${p.name}  ${p.node}  ${p.ip ?? '-'}${dual ? `  ${p.ip6 ?? '-'}` : ''}  ${p.netns}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -111,6 +111,11 @@ describe('podroute demo (npm start): a whole cluster in one process, no root, no
     assert.ok(r.ms < 30_000, `took ${r.ms} ms`);
     // Plain snapshots, not ANSI redraws: stdout is a pipe.
     assert.ok(!r.stdout.includes('\x1b['), 'no escape sequences into a pipe');
+    // Into a pipe the title and each phase's line are printed once, not again above each snapshot.
+    const lines = r.stdout.split('\n');
+    assert.equal(lines.filter((l) => l.startsWith('podroute demo: ')).length, 1, 'the title once');
+    for (let i = 1; i <= 4; i++)
+      assert.equal(lines.filter((l) => l.startsWith(`phase ${i}/4: `)).length, 1, `phase ${i}'s line once:\n${r.stdout.slice(0, 3000)}`);
     assert.match(r.stdout, /converging: \d+\/\d+ sessions established, \d+\/\d+ routes programmed/);
     const dump = JSON.parse(readFileSync(json, 'utf8')) as DemoDump;
     assert.equal(dump.converged, true);
@@ -162,22 +167,42 @@ describe('podroute demo (npm start): a whole cluster in one process, no root, no
     assert.deepEqual(dump.tor!.routes.map((x) => x.prefix).sort(), blocks, 'the top-of-rack learned every block');
   });
 
-  it('Ctrl-C stops every agent and exits 0; a bad flag is refused by name before anything starts', async () => {
-    let sent = false;
-    const r = await run(['node', 'bin/podroute.js', 'demo', '--nodes', '3'], dir, 40_000, (text, pid) => {
-      // Interrupt once the reflector phase has begun: sessions are up and changing.
-      if (!sent && text.includes('phase 2/4')) {
-        sent = true;
-        process.kill(pid, 'SIGINT');
-      }
-    });
-    assert.ok(sent, `never reached phase 2:\n${r.stdout}\n${r.stderr}`);
-    assert.equal(r.code, 0, `exit ${r.code}\n${r.stderr}`);
-    assert.match(r.stderr, /stopped 3 agents/);
+  it('Ctrl-C stops every agent and exits 130, as demo --help says, run alone or by npm start; a bad flag is refused by name', async () => {
+    const help = await run(['node', 'bin/podroute.js', 'demo', '--help'], dir, 20_000);
+    assert.match(help.stdout.replace(/\s+/g, ' '), /Ctrl-C stops every agent and exits 130/);
+    // Ctrl-C reaches the terminal's whole process group: npm and the demo alike.
+    for (const argv of [
+      ['node', 'bin/podroute.js', 'demo', '--nodes', '3'],
+      ['npm', 'start', '--silent', '--', '--nodes', '3'],
+    ]) {
+      let sent = false;
+      const r = await run(argv, dir, 40_000, (text, pid) => {
+        // Interrupt once the reflector phase has begun: sessions are up and changing.
+        if (!sent && text.includes('phase 2/4')) {
+          sent = true;
+          process.kill(-pid, 'SIGINT');
+        }
+      });
+      assert.ok(sent, `${argv.join(' ')}: never reached phase 2:\n${r.stdout}\n${r.stderr}`);
+      // As a shell reports it: npm passes the interrupt on by ending itself with SIGINT, 128 + 2.
+      const shellCode = typeof r.code === 'string' ? 128 + (constants.signals[r.code as NodeJS.Signals] ?? 0) : r.code;
+      assert.equal(shellCode, 130, `${argv.join(' ')}: exit ${r.code}\n${r.stderr}`);
+      assert.match(r.stderr, /stopped 3 agents/);
+    }
 
     const bad = await run(['node', 'bin/podroute.js', 'demo', '--nodes', '1'], dir, 20_000);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--nodes: "1" is not a whole number from 2 to 50/);
     assert.equal(bad.stdout, '');
+  });
+
+  it("the README's line for the final state as JSON puts JSON alone on stdout (no npm banner)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const line = /`(npm start[^`|]*--json - )\| jq[^`]*`/.exec(readme);
+    assert.ok(line, "the README shows the demo's JSON piped to jq");
+    const r = await run(['sh', '-c', line[1]!], dir, 45_000);
+    assert.equal(r.code, 0, `${line[1]}: exit ${r.code}\n${r.stderr.slice(-2000)}`);
+    const doc = JSON.parse(r.stdout) as DemoDump;
+    assert.equal(doc.converged, true, 'converged');
   });
 });

@@ -151,7 +151,7 @@ describe('lab tor-dualstack.clab.yml: two racks behind FRR, IPv4 and IPv6', func
     assert.match(row('n1'), /10\.30\.1\.1 up 4 pfx/, text);
     assert.match(row('n1'), /fd00:30:1::1 up 4 pfx/, text);
     assert.match(row('tor2'), /fd00:30:2::13 up 1 pfx/, text);
-    assert.match(text, /^POD {2}NODE {2}IP {2}IPV6$/m, text);
+    assert.match(text, /^POD {2}NODE {2}IP {2}IPV6 {2}NETNS$/m, text);
     const pod = lab.state.pods.find((p) => p.node === 'n2')!;
     assert.ok(text.includes(`${pod.name}  n2  ${pod.ip}  ${pod.ip6}`), text);
   });

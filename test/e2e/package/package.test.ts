@@ -67,6 +67,16 @@ describe('the packed package, installed in an empty project', function () {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
+  it("the README's Install section runs these steps: npm pack, then npm install of the tarball it wrote", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = /\n## Install\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    assert.match(block, /^npm ci && npm pack\b/m, `the Install block packs as this test does:\n${block}`);
+    const [tarball] = readdirSync(tmp).filter((f) => f.endsWith('.tgz'));
+    assert.match(block, new RegExp(`npm install \\S*/${tarball!.replace(/\./g, '\\.')}$`, 'm'), `installs ${tarball}:\n${block}`);
+    assert.match(section, /test\/e2e\/package/, 'says where it is tested');
+  });
+
   it('ships dist/ and no sources, and installs no build tools', () => {
     const pkg = join(app, 'node_modules/podroute');
     assert.ok(

@@ -125,19 +125,26 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
       podroute('bgpd', 'routes', '--control', bgpd, '--family', 'ipv6-unicast'),
       podroute('reflector', 'routes', '--control', rr),
     ]);
+    // A header row names the columns, as the wide table and `gobgp global rib` do.
     const table =
-      '*> 10.8.0.0/24          0.0.0.0          local             igp\n' +
-      '*> 10.9.0.0/24          127.0.0.2        127.0.0.2         igp\n';
+      '    PREFIX       NEXT HOP   FROM       AS PATH  ORIGIN\n' +
+      '*>  10.8.0.0/24  0.0.0.0    local               igp\n' +
+      '*>  10.9.0.0/24  127.0.0.2  127.0.0.2           igp\n';
     assert.deepEqual(rrRoutes, { code: 0, stderr: '', stdout: table });
     assert.deepEqual(viaReflectorVerb, rrRoutes);
     assert.deepEqual(bgpdRoutes, {
       code: 0,
       stderr: '',
       stdout:
-        '*> 10.9.0.0/24          0.0.0.0          local             igp\n' +
-        '*> 10.8.0.0/24          127.0.0.1        127.0.0.1         igp\n',
+        '    PREFIX       NEXT HOP   FROM       AS PATH  ORIGIN\n' +
+        '*>  10.9.0.0/24  0.0.0.0    local               igp\n' +
+        '*>  10.8.0.0/24  127.0.0.1  127.0.0.1           igp\n',
     });
-    assert.deepEqual(bgpdV6, { code: 0, stderr: '', stdout: '*> 2001:db8:9::/48      ::               local             igp\n' });
+    assert.deepEqual(bgpdV6, {
+      code: 0,
+      stderr: '',
+      stdout: '    PREFIX           NEXT HOP  FROM   AS PATH  ORIGIN\n*>  2001:db8:9::/48  ::        local           igp\n',
+    });
   });
 
   it('usage and exit code 2 without --config or --control; exit 1 with the reason otherwise', async () => {
@@ -165,7 +172,7 @@ describe('podroute bgpd and podroute reflector: the commands', function () {
     assert.deepEqual(noSocket, {
       code: 1,
       stdout: '',
-      stderr: `podroute: bgpd control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n`,
+      stderr: `podroute: control socket ${join(dir, 'none.sock')}: connect ENOENT ${join(dir, 'none.sock')}\n`,
     });
   });
 });
