@@ -29,6 +29,9 @@ export interface SpeakerOptions {
   /**
    * Where to accept sessions: a port (all addresses), an address and port, or false. Default port 179.
    * `alsoHosts`: more addresses on the same port (a dual-stack node's IPv6 address beside its IPv4 one).
+   * A speaker that listens on an address also dials its peers from it (of the peer's family),
+   * unless a peer's `localAddress` says otherwise: a peer that checks where we come from (any
+   * BGP speaker does) then sees the address it was told.
    */
   listen?: false | number | { host?: string; alsoHosts?: string[]; port: number };
   hostname?: string;
@@ -104,6 +107,8 @@ export interface SpeakerEvents {
   updateError: [string, BgpError];
   /** A maxPrefixes threshold crossed or limit exceeded (then the session is stopped unless warningOnly). */
   maxPrefix: [string, MaxPrefixEvent];
+  /** A connection refused before any message: the address it came from, and why (with the likely fix). */
+  connectionRefused: [string, string];
 }
 
 interface Neighbor {
@@ -212,7 +217,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const key = normalizeAddress(config.address);
     if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
     if (config.password !== undefined) this.md5Keys.set(config.address, key, config.password);
-    const n = this.createNeighbor(config, false);
+    const n = this.createNeighbor(config, false, this.dialSource(config));
     this.deferral.expect(config.address);
     n.peer.start();
   }
@@ -333,8 +338,22 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     });
   }
 
-  private createNeighbor(config: NeighborConfig, dynamic: boolean): Neighbor {
-    const peer = new Peer(config, this.local);
+  /**
+   * Where a peer's connections come from: its localAddress, else the address we listen on of
+   * its family. Left to the kernel, a dial takes the outgoing interface's primary address (on
+   * one host, 127.0.0.1 for every loopback address), which the peer knows as no neighbour.
+   */
+  private dialSource(config: NeighborConfig): PeerConfig {
+    if (config.localAddress !== undefined || config.passive || config.address.includes('%')) return config;
+    const l = this.options.listen;
+    if (l === undefined || l === false || typeof l === 'number') return config;
+    const family = net.isIP(config.address);
+    const from = [l.host, ...(l.alsoHosts ?? [])].find((h) => h !== undefined && net.isIP(h) === family && !isWildcard(h));
+    return from === undefined ? config : { ...config, localAddress: from };
+  }
+
+  private createNeighbor(config: NeighborConfig, dynamic: boolean, session: PeerConfig = config): Neighbor {
+    const peer = new Peer(session, this.local);
     const maxPrefix = config.maxPrefixes ? new MaxPrefixGuard(config.maxPrefixes) : undefined;
     const n: Neighbor = { config, peer, rib: undefined, dynamic, stale: new Set(), staleTimer: undefined, maxPrefix };
     this.neighbors.set(normalizeAddress(config.address), n);
@@ -361,6 +380,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const d = this.dynamic.find((x) => inRange(address, x.range));
     if (!d) {
       socket.destroy();
+      this.emit('connectionRefused', address, this.unknownPeer(address, socket));
       return;
     }
     const asns = Array.isArray(d.config.asn) ? d.config.asn : [d.config.asn];
@@ -370,6 +390,24 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (asns.length > 1) created.peer.setAcceptedAsns(asns);
     created.peer.start();
     if (!created.peer.acceptIncoming(socket)) socket.destroy();
+  }
+
+  /** Why a connection from `address` was refused, and what would most likely let it in. */
+  private unknownPeer(address: string, socket: net.Socket): string {
+    const to = normalizeAddress(socket.localAddress ?? '');
+    const base = `connection from ${address} to ${to} refused: no peer has that address`;
+    // A configured peer on the same host, or one whose address is of this family, that dialled
+    // from another of its addresses: the usual cause, on loopback and multi-homed hosts alike.
+    const peers = [...this.neighbors.values()].filter((n) => !n.dynamic && net.isIP(n.config.address) === net.isIP(address));
+    if (peers.length === 0) return `${base} (add it as a peer, or a dynamic neighbors range that holds it)`;
+    const names = peers
+      .slice(0, 3)
+      .map((n) => n.config.address)
+      .join(', ');
+    return (
+      `${base}; if it is one of the configured peers (${names}${peers.length > 3 ? ', ...' : ''}) dialling from another of its ` +
+      `addresses, set that speaker's localAddress (or its listen address) to the address configured here, or add ${address} as a peer`
+    );
   }
 
   private onEstablished(n: Neighbor, info: SessionInfo): void {
@@ -549,6 +587,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
  */
 function pacingMs(sessions: number): number {
   return Math.min(200, Math.round(sessions * 0.2));
+}
+
+/** An address that means "every address" to listen(): no one address to dial from. */
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || /^(0:){7}0$|^::0?$/.test(host);
 }
 
 /** Whether a connecting peer's address lies in a dynamic neighbors range (ip/ reads both). */

@@ -1,6 +1,22 @@
 // The RIBs, the decision process, policy and UPDATE packing. See README.md.
 export { Rib, FAMILIES, type OriginateOptions } from './rib.js';
 export { RibPeer, type RibPeerStats } from './peer.js';
+export {
+  RouteView,
+  attributesToJSON,
+  attributesFromJSON,
+  peerToJSON,
+  type PathAttributesJson,
+  type RibPeerJson,
+  type RibRouteJson,
+} from './json.js';
+export {
+  formatCommunity,
+  formatLargeCommunity,
+  formatExtendedCommunity,
+  parseLargeCommunity,
+  parseExtendedCommunity,
+} from './communities.js';
 export { AdjRibOut, type AdjRibOutStats } from './adj-rib-out.js';
 export { UpdateGroup, OutAttrSet } from './update-group.js';
 export { Subgroup } from './subgroup.js';

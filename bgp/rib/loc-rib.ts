@@ -9,6 +9,7 @@ import { selectBest, type DecisionOptions } from './decision.js';
 import { Journal } from './journal.js';
 import type { RibPeer } from './peer.js';
 import { formatKey, type PrefixKey } from './prefix.js';
+import { RouteView } from './json.js';
 import { PrefixSlots } from './slots.js';
 import { freeLocalPathId, isStale, localPathId, metaWithId, multipathCount, NumberedTable, Path, setStale } from './table.js';
 import type { BestPathChange, RibRoute } from './types.js';
@@ -228,15 +229,15 @@ export class LocRib {
   }
 
   view(family: AddressFamily, prefix: string, p: Path): RibRoute {
-    const r: RibRoute = {
+    const r = new RouteView(
       family,
       prefix,
-      pathId: p.pathId,
-      nextHop: p.nextHop.address,
-      attributes: p.attrs.attributes,
-      peer: p.peer.type === 'local' ? undefined : p.peer,
-      stale: isStale(p),
-    };
+      p.pathId,
+      p.nextHop.address,
+      p.attrs.attributes,
+      p.peer.type === 'local' ? undefined : p.peer,
+      isStale(p),
+    );
     if (p.nextHop.linkLocal !== undefined) r.linkLocalNextHop = p.nextHop.linkLocal;
     return r;
   }

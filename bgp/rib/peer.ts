@@ -5,6 +5,7 @@ import type { AddressFamily, CodecOptions } from '../codec/index.js';
 import { compilePolicy, type CompiledPolicy } from './policy.js';
 import type { AdjRibOut } from './adj-rib-out.js';
 import type { PeerType, RibPeerConfig } from './types.js';
+import { peerToJSON, type RibPeerJson } from './json.js';
 
 export interface RibPeerStats {
   /** Routes held in the Adj-RIB-In, per family. */
@@ -85,6 +86,16 @@ export class RibPeer {
 
   get fourOctetAs(): boolean {
     return this.config.fourOctetAs !== false;
+  }
+
+  /** Who the peer is, for JSON.stringify: not its Adj-RIB-Out, policies and counters. */
+  toJSON(): RibPeerJson {
+    return peerToJSON(this);
+  }
+
+  /** Its address, as the speaker's events and status name it. */
+  toString(): string {
+    return this.address;
   }
 }
 

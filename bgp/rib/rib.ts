@@ -13,6 +13,7 @@ import { joinAtStart } from './subgroup.js';
 import { AttrInterner, LoopRule, shareableAttributes } from './attr-set.js';
 import type { DecisionOptions } from './decision.js';
 import { LocRib } from './loc-rib.js';
+import { attributesFromJSON, type PathAttributesJson } from './json.js';
 import { RibPeer } from './peer.js';
 import { familyOfPrefix, formatKey, prefixKey } from './prefix.js';
 import { multipathCount, type Path } from './table.js';
@@ -24,8 +25,11 @@ import { updateFromOctets } from './update-octets.js';
 export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast'];
 
 export interface OriginateOptions {
-  /** Default: IGP origin, empty AS_PATH. */
-  attributes?: PathAttributes;
+  /**
+   * Default: IGP origin, empty AS_PATH. Communities as numbers or text ("65000:7", "no-export";
+   * "rt:65000:1"; "65000:1:2"), as attributesFromJSON reads them.
+   */
+  attributes?: PathAttributes | PathAttributesJson;
   /** Default 0.0.0.0 / :: : "ourselves", replaced by the session's local address on export. */
   nextHop?: string;
 }
@@ -189,7 +193,8 @@ export class Rib {
   originate(prefix: string, options: OriginateOptions = {}): BestPathChange[] {
     const family = familyOfPrefix(prefix);
     const key = prefixKey(family, prefix);
-    const base: PathAttributes = { origin: 'igp', asPath: [], ...shareableAttributes(options.attributes ?? {}) };
+    const given = options.attributes === undefined ? {} : { ...options.attributes, ...attributesFromJSON(options.attributes) };
+    const base: PathAttributes = { origin: 'igp', asPath: [], ...shareableAttributes(given as PathAttributes) };
     const set = this.attrs.intern(base);
     const nh = this.loc.nextHops.intern(options.nextHop ?? (family === 'ipv4-unicast' ? '0.0.0.0' : '::'));
     this.loc.upsert(this.loc.fams[family], key, this.localPeer, 0, nh, set);

@@ -107,7 +107,8 @@ class Attempt {
 
   constructor(
     readonly peer: Peer,
-    readonly direction: 'outgoing' | 'incoming',
+    /** Who opened the connection this FSM runs (§6.8 decides by it): set again whenever one is attached. */
+    public direction: 'outgoing' | 'incoming',
     fsm: FsmState,
   ) {
     this.fsm = fsm;
@@ -292,10 +293,11 @@ export class Peer extends EventEmitter<PeerEvents> {
       // A passive peer waiting in Idle for its IdleHold to end: take the connection now.
       p.dispatch({ type: 'ManualStart_with_PassiveTcpEstablishment' });
     }
-    if (p.fsm.state === 'Connect' || p.fsm.state === 'Active') {
-      p.connecting?.destroy();
-      p.connecting = undefined;
-      this.attach(p, socket);
+    // Our own dial still in flight has most likely been accepted by the peer already, which
+    // treats it as its own session: dropping it here while the peer drops ours (it sees the
+    // same race) would leave neither. Both run, and their OPENs settle it (§6.8).
+    if ((p.fsm.state === 'Connect' && !p.connecting) || p.fsm.state === 'Active') {
+      this.attach(p, socket, 'incoming');
       p.dispatch({ type: 'TcpConnectionConfirmed' });
       return true;
     }
@@ -305,13 +307,14 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (this.secondary) this.secondary.dispose();
     const s = this.newAttempt('incoming', false);
     this.secondary = s;
-    this.attach(s, socket);
+    this.attach(s, socket, 'incoming');
     s.dispatch({ type: 'ManualStart_with_PassiveTcpEstablishment' });
     s.dispatch({ type: 'TcpConnectionConfirmed' });
     return true;
   }
 
-  private attach(a: Attempt, socket: net.Socket): void {
+  private attach(a: Attempt, socket: net.Socket, direction: 'outgoing' | 'incoming'): void {
+    a.direction = direction;
     const conn = new BgpConnection(socket, {
       message: (m) => this.onMessage(a, conn, m),
       decodeError: (e) => this.onDecodeError(a, conn, e),
@@ -340,7 +343,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       if (a.connecting !== socket) return socket.destroy();
       socket.off('error', fail);
       a.connecting = undefined;
-      this.attach(a, socket);
+      this.attach(a, socket, 'outgoing');
       a.dispatch({ type: 'Tcp_CR_Acked' });
     });
   }
@@ -548,6 +551,18 @@ export class Peer extends EventEmitter<PeerEvents> {
     }
   }
 
+  /**
+   * The peer's connection becomes the primary: the FSM that stays when it fails. It was made
+   * to answer one connection (passive, no restart); as the primary of an active peer it must
+   * dial again after a failure, or a session lost after a collision would wait for the peer.
+   */
+  private promote(a: Attempt): void {
+    this.primary = a;
+    this.secondary = undefined;
+    if (this.config.passive) return;
+    a.fsm = { ...a.fsm, passiveTcpEstablishment: false, config: { ...a.fsm.config, allowAutomaticStart: true } };
+  }
+
   /** Drops the losing connection of a collision with Cease 6/7. */
   private dump(loser: Attempt): void {
     loser.dispatch({ type: 'OpenCollisionDump' });
@@ -555,8 +570,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (loser === this.secondary) this.secondary = undefined;
     else if (loser === this.primary && this.secondary) {
       // Our own connection lost: the peer's connection takes its place as the primary.
-      this.primary = this.secondary;
-      this.secondary = undefined;
+      this.promote(this.secondary);
     }
   }
 
@@ -566,8 +580,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     if (a !== this.primary) {
       // An incoming connection that reached Established wins over our still-pending one.
       this.primary.dispose();
-      this.primary = a;
-      this.secondary = undefined;
+      this.promote(a);
     }
     this.established = a;
     const remote = a.remoteOpen!;

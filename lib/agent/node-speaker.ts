@@ -107,6 +107,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
       this.options.log('peer-down', { peer: address, reason: d.message, gracefulRestart: d.gracefulRestart !== undefined }),
     );
     speaker.on('maxPrefix', (address, e) => this.options.log('max-prefix', { peer: address, ...e }));
+    speaker.on('connectionRefused', (from, reason) => this.options.log('connection-refused', { from, reason }));
     speaker.on('endOfRib', (address) => this.emit('endOfRib', address));
     speaker.start().catch((e: Error) => {
       this.options.log('listen-error', { error: e.message, port: s.port });

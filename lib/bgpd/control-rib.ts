@@ -1,6 +1,6 @@
 // The control API's calls in GoBGP's terms: `global rib add/del`, `neighbor`, `neighbor ADDR
 // adj-in|adj-out`, `neighbor ADDR reset|softreset`. serveControl adds them to its own.
-import type { BgpSpeaker, PeerStatus } from '../../bgp/index.js';
+import { attributesToJSON, type BgpSpeaker, type PeerStatus } from '../../bgp/index.js';
 import { ConfigError, family, ip, onlyKeys, prefix, type Obj } from './fields.js';
 import { networkAttributes, networks } from './network.js';
 
@@ -45,13 +45,19 @@ export function ribRoutes(speaker: BgpSpeaker): Record<string, Handler> {
     'GET /neighbor/adj-in': (_b, q) => {
       const p = peerOf(speaker, q.get('address'));
       const f = family(q.get('family') ?? 'ipv4-unicast', 'family');
-      return speaker
-        .adjRibIn(p.address, f)
-        .map((r) => ({ prefix: r.prefix, pathId: r.pathId, nextHop: r.nextHop, stale: r.stale, attributes: r.attributes }));
+      return speaker.adjRibIn(p.address, f).map((r) => ({
+        prefix: r.prefix,
+        pathId: r.pathId,
+        nextHop: r.nextHop,
+        stale: r.stale,
+        attributes: attributesToJSON(r.attributes),
+      }));
     },
     'GET /neighbor/adj-out': (_b, q) => {
       const p = peerOf(speaker, q.get('address'));
-      return speaker.adjRibOut(p.address, family(q.get('family') ?? 'ipv4-unicast', 'family'));
+      return speaker
+        .adjRibOut(p.address, family(q.get('family') ?? 'ipv4-unicast', 'family'))
+        .map((r) => ({ ...r, attributes: attributesToJSON(r.attributes) }));
     },
     // Answered at once; the session goes down and starts again behind the answer.
     'POST /neighbor/reset': (b) => {

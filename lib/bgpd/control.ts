@@ -4,7 +4,7 @@
 // named, and the speaker is left as it was. Who may connect, and how much a call may send, is
 // control-socket.ts's.
 import http from 'node:http';
-import type { AddressFamily, BgpSpeaker, RibRoute } from '../../bgp/index.js';
+import { attributesToJSON, type AddressFamily, type BgpSpeaker, type PathAttributesJson, type RibRoute } from '../../bgp/index.js';
 import { neighbor } from './config.js';
 import {
   BodyTooLarge,
@@ -19,7 +19,7 @@ import { ConfigError, family, ip, isObj, onlyKeys, prefix, type Obj } from './fi
 import { ribRoutes } from './control-rib.js';
 import { networkAttributes, networks } from './network.js';
 
-/** A path as the control API shows it: plain data, the peer named by its address. */
+/** A path as the control API shows it: plain data, the peer named by its address, communities as text. */
 export interface RouteView {
   family: AddressFamily;
   prefix: string;
@@ -30,7 +30,7 @@ export interface RouteView {
   from: string;
   best: boolean;
   stale: boolean;
-  attributes: RibRoute['attributes'];
+  attributes: PathAttributesJson;
 }
 
 function view(r: RibRoute, best: boolean): RouteView {
@@ -43,7 +43,7 @@ function view(r: RibRoute, best: boolean): RouteView {
     from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local',
     best,
     stale: r.stale,
-    attributes: r.attributes,
+    attributes: attributesToJSON(r.attributes),
   };
 }
 

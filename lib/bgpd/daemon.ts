@@ -35,6 +35,7 @@ const LEVELS: Record<string, 'debug' | 'info' | 'warning' | 'error'> = {
   'peer-down': 'warning',
   'update-error': 'warning',
   'max-prefix': 'warning',
+  'connection-refused': 'warning',
   'end-of-rib': 'debug',
   'graceful-restart': 'warning',
   started: 'info',
@@ -111,6 +112,7 @@ async function runSpeaker(
   speaker.on('updateError', (peer, e) => log('update-error', { peer, error: e.message, action: e.action }));
   speaker.on('maxPrefix', (peer, e) => log('max-prefix', { peer, ...e }));
   speaker.on('endOfRib', (peer, family) => log('end-of-rib', { peer, family }));
+  speaker.on('connectionRefused', (from, reason) => log('connection-refused', { from, reason }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
   let stopping = false;
   const stop = (message?: string) => {

@@ -107,8 +107,6 @@ function asPath(r: { attributes: RouteView['attributes'] }): string {
   return (r.attributes.asPath ?? []).flatMap((s) => (s.type === 'set' ? [`{${s.asns.join(',')}}`] : s.asns.map(String))).join(' ');
 }
 
-const community = (c: number) => `${c >>> 16}:${c & 0xffff}`;
-
 /** Routes as "show bgp" lists them; wide adds MED, LOCAL_PREF and communities. */
 function routeTable(routes: readonly (Partial<RouteView> & Pick<RouteView, 'prefix' | 'nextHop' | 'attributes'>)[], wide: boolean): string {
   const head = ['', 'PREFIX', 'NEXT HOP', 'FROM', 'AS PATH', 'ORIGIN'];
@@ -120,7 +118,7 @@ function routeTable(routes: readonly (Partial<RouteView> & Pick<RouteView, 'pref
         String(r.pathId ?? ''),
         r.attributes.med === undefined ? '' : String(r.attributes.med),
         r.attributes.localPref === undefined ? '' : String(r.attributes.localPref),
-        (r.attributes.communities ?? []).map(community).join(' '),
+        (r.attributes.communities ?? []).join(' '),
       );
     return row;
   });

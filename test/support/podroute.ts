@@ -78,10 +78,6 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
   return YAML.stringify(JSON.parse(JSON.stringify(doc)));
 }
 
-function communityText(c: number): string {
-  return `${c >>> 16}:${c & 0xffff}`;
-}
-
 export function toRibRoute(r: RouteView): RibRoute {
   const a = r.attributes;
   return {
@@ -91,8 +87,8 @@ export function toRibRoute(r: RouteView): RibRoute {
     origin: a.origin ?? 'incomplete',
     med: a.med,
     localPref: a.localPref,
-    communities: (a.communities ?? []).map(communityText),
-    largeCommunities: (a.largeCommunities ?? []).map((l) => l.join(':')),
+    communities: a.communities ?? [],
+    largeCommunities: a.largeCommunities ?? [],
     best: r.best,
     from: r.from === 'local' ? undefined : r.from,
     pathId: r.pathId || undefined,

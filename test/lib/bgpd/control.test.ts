@@ -197,8 +197,9 @@ describe('bgpd control socket: every call checked like the config file', () => {
     );
     assert.deepEqual(await ok('/originate', { prefix: '10.2.0.0/24', localPref: 200 }), { originated: 1 });
     const one = allPaths(speaker, 'ipv4-unicast').find((r) => r.prefix === '10.1.0.0/24');
-    assert.deepEqual(one?.attributes.communities, [65000 * 65536 + 1, 0xffffff01]);
-    assert.deepEqual(one?.attributes.largeCommunities, [[1, 2, 3]]);
+    // As they were written: the text forms, the well-known one as asn:value (as mrt and -o wide print it).
+    assert.deepEqual(one?.attributes.communities, ['65000:1', '65535:65281']);
+    assert.deepEqual(one?.attributes.largeCommunities, ['1:2:3']);
     assert.equal(allPaths(speaker, 'ipv4-unicast').find((r) => r.prefix === '10.2.0.0/24')?.attributes.localPref, 200);
     assert.equal(allPaths(speaker, 'ipv6-unicast').length, 1);
     await ok('/withdraw', { prefix: '10.1.0.0/24' });

@@ -217,9 +217,9 @@ networks:
       await waitFor(
         async () => {
           const r = await podroute(['bgpd', 'neighbor', '127.0.0.2', 'adj-out', '--control', a, '-o', 'json'], {}, ns);
-          const routes = JSON.parse(r.stdout) as { prefix: string; attributes: { med?: number; communities?: number[] } }[];
+          const routes = JSON.parse(r.stdout) as { prefix: string; attributes: { med?: number; communities?: string[] } }[];
           const sent = routes.find((x) => x.prefix === '10.7.0.0/24');
-          return sent !== undefined && sent.attributes.med === 7 && sent.attributes.communities?.[0] === 64512 * 65536 + 9;
+          return sent !== undefined && sent.attributes.med === 7 && sent.attributes.communities?.[0] === '64512:9';
         },
         { what: '10.7.0.0/24 in the Adj-RIB-Out to 127.0.0.2', timeoutMs: 20_000 },
       );
