@@ -254,13 +254,15 @@ export const CALICO_CASES: readonly MatrixCase[] = [
     }),
   },
   {
-    name: 'Calico Pass goes to the Kubernetes tier (z passed, then denied into x by a Kubernetes deny-all)',
+    // Tier reference, "How policy is evaluated": Pass goes to the next tier holding a policy for
+    // the endpoint; the Kubernetes policies are in the same (default) tier, so Pass skips them.
+    name: 'Calico Pass skips the rest of the default tier: z passes a Kubernetes deny-all of x, x and y do not',
     policies: () => ({
       kubernetes: [knp('x', 'deny-all-ingress', ALL, { policyTypes: ['Ingress'] })],
       calico: [
-        gnp('pass-z', 10, 'all()', {
+        gnp('pass-z', 10, "projectcalico.org/namespace == 'x'", {
           types: ['Ingress'],
-          ingress: [{ action: 'Pass', source: { namespaceSelector: "ns == 'z'" } }, allow],
+          ingress: [{ action: 'Pass', source: { namespaceSelector: "ns == 'z'" } }],
         }),
       ],
     }),
