@@ -12,7 +12,16 @@
 // add/del lines, changed chains with one `iptables-restore --noflush` that re-declares
 // (flushes) and refills only them.
 import { createHash } from 'node:crypto';
-import type { AddressSet, FelixPolicy, NamedPortSet, PolicyEndpoint, PolicyInput, PolicyRule, PortRange } from '../felix/index.js';
+import {
+  type AddressSet,
+  type FelixPolicy,
+  type NamedPortSet,
+  type PolicyEndpoint,
+  type PolicyInput,
+  type PolicyRule,
+  type PortRange,
+  policyTier,
+} from '../felix/index.js';
 import { runIn } from './policy-exec.js';
 
 const ACCEPT_MARK = '0x10000/0x10000';
@@ -103,8 +112,9 @@ function endpointChains(e: PolicyEndpoint, policies: ReadonlyMap<string, FelixPo
     const chain = endpointChain(e.iface, dir);
     const lines = [`-A ${chain} -m conntrack --ctstate INVALID -j DROP`, `-A ${chain} -j MARK --set-xmark 0x0/0x30000`];
     let tiers = 0;
-    for (const tier of e[dir]) {
-      const applying = tier.filter((id) => policies.get(id)?.[dir] !== undefined);
+    for (const given of e[dir]) {
+      const tier = policyTier(given);
+      const applying = tier.policies.filter((id) => policies.get(id)?.[dir] !== undefined);
       if (!applying.length) continue;
       tiers++;
       lines.push(`-A ${chain} -j MARK --set-xmark 0x0/0x20000`);
@@ -112,7 +122,7 @@ function endpointChains(e: PolicyEndpoint, policies: ReadonlyMap<string, FelixPo
         lines.push(`-A ${chain} -m mark --mark ${PASS_CLEAR_TEST} -j ${policyChain(id, dir)}`);
         lines.push(`-A ${chain} -m mark --mark ${ACCEPT_MARK} -j RETURN`);
       }
-      lines.push(`-A ${chain} -m mark --mark ${PASS_CLEAR_TEST} -j DROP`);
+      if (tier.defaultAction !== 'Pass') lines.push(`-A ${chain} -m mark --mark ${PASS_CLEAR_TEST} -j DROP`);
     }
     // No policy in this direction: allowed, as a Calico profile that allows all.
     if (!tiers) lines.push(`-A ${chain} -j MARK --set-xmark ${ACCEPT_MARK}`);

@@ -29,13 +29,25 @@
 // Tiers, and Pass: a tier is inlined in the endpoint chain as jumps to its policies. A policy
 // decides with accept (ingress Allow), `goto to-wl-dispatch` (egress Allow) or drop (Deny);
 // Pass sets a bit of the packet mark and returns, and every later jump of the tier, and the
-// tier's closing drop, runs only while that bit is clear. The bit is cleared before each tier
-// (so a mark set elsewhere cannot skip a tier) and after the last.
+// tier's closing rule, runs only while that bit is clear. A policy none of whose rules matched
+// returns with the bit clear: the next policy of the tier runs. The tier closes with a counted
+// drop (default action Deny) or a counted rule without verdict (Pass: on to the next tier).
+// The bit is cleared before each tier (so a mark set elsewhere cannot skip a tier) and after
+// the last; past the last tier the packet is accepted, as a pod's namespace profile does.
 import type { IpFamily } from '../../ip/index.js';
 import { PolicyCompileError } from './compile-error.js';
 import { hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
 import { PartMemo } from './compile-memo.js';
-import type { AddressSet, NamedPortSet, NatPool, Policy, PolicyEndpoint, PolicyInput, PolicyRule } from './input.js';
+import {
+  type AddressSet,
+  type NamedPortSet,
+  type NatPool,
+  type Policy,
+  type PolicyEndpoint,
+  type PolicyInput,
+  type PolicyRule,
+  policyTier,
+} from './input.js';
 import { matchExpressions, type SetNames } from './match.js';
 import {
   addressSetName,
@@ -343,7 +355,7 @@ interface EndpointChain {
 function stillApplies(e: PolicyEndpoint, dir: Direction, policies: ReadonlyMap<string, Policy>, kept: EndpointChain): boolean {
   let i = 0;
   for (const tier of e[dir]) {
-    for (const id of tier) {
+    for (const id of policyTier(tier).policies) {
       const p = policies.get(id);
       if (!p || (p[dir] !== undefined) !== kept.applies[i++]) return false;
     }
@@ -366,8 +378,9 @@ function endpointChain(
   const jumps: string[] = [];
   const applies: boolean[] = [];
   let tiers = 0;
-  e[dir].forEach((tier, t) => {
-    const applying = tier.filter((id, i) => {
+  e[dir].forEach((given, t) => {
+    const tier = policyTier(given);
+    const applying = tier.policies.filter((id, i) => {
       const p = policies.get(id);
       if (!p) throw new PolicyCompileError(`endpoints[${e.iface}].${dir}[${t}][${i}]`, `no policy ${JSON.stringify(id)}`);
       // A policy without rules for this direction does not apply to it.
@@ -381,7 +394,8 @@ function endpointChain(
       const jump = `jump ${policyChainName(id, dir)}`;
       rules.push({ expr: i === 0 ? jump : `${mark.clearTest} ${jump}` });
     });
-    rules.push({ expr: `${mark.clearTest} counter drop`, id: tierEndId(e.iface, dir, t) });
+    const end = tier.defaultAction === 'Pass' ? '' : ' drop';
+    rules.push({ expr: `${mark.clearTest} counter${end}`, id: tierEndId(e.iface, dir, tier.name || t) });
     tiers++;
   });
   if (tiers > 0) rules.push({ expr: mark.clear });

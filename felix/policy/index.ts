@@ -14,6 +14,8 @@ export {
   // bgp/ has a Policy (route policy) too: at the package root this one is FelixPolicy.
   type Policy as FelixPolicy,
   type TierPolicies,
+  type PolicyTier,
+  policyTier,
   type PolicyEndpoint,
   type NatPool,
   type PolicyInput,

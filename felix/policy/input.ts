@@ -8,9 +8,10 @@
 // - An endpoint's traffic in one direction runs through its tiers in order. In a tier, the
 //   policies that select the endpoint run in order, and in a policy its rules in order: the
 //   first Allow or Deny decides; Pass leaves the tier and goes on to the next one; Log logs and
-//   goes on. A tier in which no rule decided drops the packet (its policies selected the
-//   endpoint, so it is isolated). An endpoint with no tier in a direction, or that passed
-//   through every tier, is allowed.
+//   goes on; a policy none of whose rules matched hands the packet to the next policy of the
+//   tier. A tier in which nothing decided applies its default action: Deny (the default) drops
+//   the packet, Pass goes on to the next tier. An endpoint with no tier in a direction, or that
+//   passed through every tier, is allowed (what a Kubernetes pod's namespace profile does).
 // - Replies of allowed connections always pass (conntrack).
 // - Traffic from a pool with natOutgoing to an address outside every pool is masqueraded to
 //   the node's address; pod to pod is never NATed.
@@ -82,8 +83,32 @@ export interface Policy {
   readonly egress?: readonly PolicyRule[];
 }
 
-/** One tier of an endpoint's policy, in one direction: the policies that select it, in order. */
-export type TierPolicies = readonly string[];
+/** What a tier does with a packet that none of its policies decided. */
+export type TierDefaultAction = 'Deny' | 'Pass';
+
+/** One tier of an endpoint's policy, in one direction: its name, the policies that select it in order, and its end. */
+export interface PolicyTier {
+  /** Names the tier in counters (`<iface>/<in|out>/tier/<name>`) and explanations. */
+  readonly name: string;
+  readonly policies: readonly string[];
+  /** Absent: Deny. */
+  readonly defaultAction?: TierDefaultAction;
+}
+
+/**
+ * A tier: a PolicyTier, or just its policies in order (an unnamed tier that ends in Deny, as
+ * every tier did before tiers had names).
+ */
+export type TierPolicies = readonly string[] | PolicyTier;
+
+/** Any TierPolicies as a PolicyTier; an unnamed tier has the name "". */
+export function policyTier(t: TierPolicies): PolicyTier {
+  return isPolicyList(t) ? { name: '', policies: t } : t;
+}
+
+function isPolicyList(t: TierPolicies): t is readonly string[] {
+  return Array.isArray(t);
+}
 
 export interface PolicyEndpoint {
   /** Host side of the pod's veth, e.g. "cali1a2b3c4d5e6". */

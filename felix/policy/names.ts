@@ -83,9 +83,12 @@ export function ruleId(policyId: string, direction: Direction, index: number): s
   return idPart(policyId, MAX_RULE_ID - tail.length) + tail;
 }
 
-/** `<iface>/<in|out>/tier<N>`: the drop at the end of an endpoint's N-th tier, where nothing decided. */
-export function tierEndId(iface: string, direction: Direction, tier: number): string {
-  const tail = `/${DIR[direction]}/tier${tier}`;
+/**
+ * `<iface>/<in|out>/tier/<name>` (an unnamed tier: `…/tier<N>`, its index): the end of one of an
+ * endpoint's tiers, where none of its policies decided and the tier's default action applies.
+ */
+export function tierEndId(iface: string, direction: Direction, tier: string | number): string {
+  const tail = typeof tier === 'number' ? `/${DIR[direction]}/tier${tier}` : `/${DIR[direction]}/tier/${idPart(tier, 48)}`;
   return idPart(iface, MAX_RULE_ID - tail.length) + tail;
 }
 

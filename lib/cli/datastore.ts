@@ -35,6 +35,7 @@ import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
 import { fileStoreWarning, LAB_FLAG, labDatastoreFlag } from './datastore-lab.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { OUTPUT, outputOf } from './output.js';
+import { checkPolicyTiers, checkTierDeletable } from './tiers.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
 
@@ -50,7 +51,7 @@ const DATASTORE_TEXT = `datastore: by default a file (PODROUTE_STATE_DIR/datasto
   PODROUTE_REDIS_SENTINEL_NAME; PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 with PODROUTE_DATASTORE=etcd)`;
 
 const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
-  workloadendpoint (wep), namespace (ns), networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
+  workloadendpoint (wep), namespace (ns), tier, networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), service (svc), endpointslice
 namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"`;
 
@@ -191,6 +192,7 @@ function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, 
       const store = await open();
       // Pool rules span resources (overlaps): check the file's pools together before the first write.
       await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
+      await checkPolicyTiers(store, resources);
       for (const r of resources) {
         const out = name === 'apply' ? await store.apply(r) : await store.create(r);
         io.stdout(
@@ -269,6 +271,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
         if (!name) throw new UsageError('delete: <kind> <name>: which one?');
         warnFileStore('delete', p, ds, io);
         const store = await open();
+        if (kind === 'Tier') await checkTierDeletable(store, name);
         const key = keyFor(kind, name, namespaceOf(p));
         const gone = await store.delete(kind, key).catch(async (e: unknown) => {
           if (e instanceof NotFoundError) throw new DatastoreError(await notFound('delete', store, kind, key), e.code);
@@ -373,8 +376,14 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     else if (r.kind === 'WorkloadEndpoint')
       row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','), labelText(r.metadata.labels));
     else if (r.kind === 'Namespace') row.push(labelText(r.metadata.labels));
+    else if (r.kind === 'Tier') row.push(r.spec.order === undefined ? '' : String(r.spec.order), r.spec.defaultAction);
     else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy')
-      row.push(r.spec.order === undefined ? '' : String(r.spec.order), r.spec.selector || 'all()', r.spec.types.join(','));
+      row.push(
+        r.spec.tier ?? 'default',
+        r.spec.order === undefined ? '' : String(r.spec.order),
+        r.spec.selector || 'all()',
+        r.spec.types.join(','),
+      );
     else if (r.kind === 'KubernetesNetworkPolicy') row.push(labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
     else if (r.kind === 'Service')
       row.push(
@@ -400,8 +409,9 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     IPAMBlock: ['NAME', 'CIDR', 'AFFINITY'],
     WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS', 'LABELS'],
     Namespace: ['NAME', 'LABELS'],
-    NetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
-    GlobalNetworkPolicy: ['NAME', 'ORDER', 'SELECTOR', 'TYPES'],
+    Tier: ['NAME', 'ORDER', 'DEFAULTACTION'],
+    NetworkPolicy: ['NAME', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
+    GlobalNetworkPolicy: ['NAME', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
     KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
     Service: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORTS'],
     EndpointSlice: ['NAME', 'ADDRESSTYPE', 'PORTS', 'ENDPOINTS'],

@@ -2,12 +2,13 @@
 // answers with felix's PolicyInput, doing per change only the work that change needs. A policy
 // change converts that one policy and fills the sets it newly names; an endpoint change places
 // that one endpoint in or out of each set (members change, rules do not) and, when it is this
-// node's, re-reads which policies select it; a namespace relabel re-places its endpoints.
-import type { PolicyEndpoint, PolicyInput, TierPolicies } from '../../felix/policy/input.js';
+// node's, re-reads which policies select it; a namespace relabel re-places its endpoints. A
+// Tier change re-orders the tiers, which every endpoint's tiers follow.
+import type { PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
 import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
 import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 import { type LoweredPolicy, lowerPolicy } from './lower.js';
-import { comparePolicies, type ParsedPolicy, TIER_ORDER } from './model.js';
+import { comparePolicies, compareTiers, DEFAULT_TIER, DEFAULT_TIER_SPEC, type ParsedPolicy, type ParsedTier } from './model.js';
 import { natPools } from './pools.js';
 import { SelectionMatcher } from './selection.js';
 import { SetTable } from './set-table.js';
@@ -26,7 +27,7 @@ interface LocalEndpoint {
 }
 
 /** The kinds the calculation graph follows. */
-export const CALCULATION_KINDS: readonly Kind[] = [...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
+export const CALCULATION_KINDS: readonly Kind[] = ['Tier', ...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
 
 export class PolicyCalculator {
   private readonly namespaces = new Map<string, Labels>();
@@ -37,6 +38,8 @@ export class PolicyCalculator {
   private readonly policyIds = new Map<string, PolicyEntry>();
   private readonly local = new Map<string, LocalEndpoint>();
   private readonly poolMap = new Map<string, IPPool>();
+  /** Tiers by name; the default tier is always there. */
+  private readonly tierMap = new Map<string, ParsedTier>([[DEFAULT_TIER, DEFAULT_TIER_SPEC]]);
   private readonly matcher = new SelectionMatcher((ns) => this.namespaceLabelsOf(ns));
   private readonly sets = new SetTable(this.matcher);
   private ordered?: PolicyEntry[];
@@ -59,6 +62,16 @@ export class PolicyCalculator {
       this.putPolicy(`${kind} ${keyOf(r.metadata)}`, parsed);
       return true;
     }
+    if (r.kind === 'Tier') {
+      // The default tier cannot change (validation holds it to Calico's order and action).
+      if (r.metadata.name !== DEFAULT_TIER)
+        this.putTier(r.metadata.name, {
+          name: r.metadata.name,
+          ...(r.spec.order !== undefined ? { order: r.spec.order } : {}),
+          defaultAction: r.spec.defaultAction,
+        });
+      return true;
+    }
     if (kind === 'Namespace') {
       this.putNamespace(r.metadata.name, r.metadata.labels);
       return true;
@@ -79,6 +92,10 @@ export class PolicyCalculator {
   delete(kind: string, key: string): boolean {
     if ((POLICY_KINDS as readonly string[]).includes(kind)) {
       this.deletePolicy(`${kind} ${key}`);
+      return true;
+    }
+    if (kind === 'Tier') {
+      if (key !== DEFAULT_TIER) this.putTier(key, undefined);
       return true;
     }
     if (kind === 'Namespace') {
@@ -120,6 +137,11 @@ export class PolicyCalculator {
     return this.last;
   }
 
+  /** A tier by name: a Tier resource's, the default one, or for a tier no Tier names, one that denies and sorts last. */
+  tier(name: string): ParsedTier {
+    return this.tierMap.get(name) ?? { name, defaultAction: 'Deny' };
+  }
+
   /** The parsed policies in evaluation order (tier, then order). */
   parsedPolicies(): readonly ParsedPolicy[] {
     return this.orderedPolicies().map((e) => e.parsed);
@@ -142,7 +164,7 @@ export class PolicyCalculator {
   endpoint(key: string): PolicyEndpoint | undefined {
     const l = this.local.get(key);
     if (!l) return undefined;
-    l.built ??= endpointOf(l, this.rank());
+    l.built ??= endpointOf(l, this.rank(), (t) => this.tier(t));
     return l.built;
   }
 
@@ -204,6 +226,15 @@ export class PolicyCalculator {
     this.endpointCache = undefined;
   }
 
+  private putTier(name: string, tier: ParsedTier | undefined): void {
+    if (tier) this.tierMap.set(name, tier);
+    else this.tierMap.delete(name);
+    // Every endpoint's tiers follow the tiers' order and their default actions.
+    this.ordered = undefined;
+    for (const l of this.local.values()) l.built = undefined;
+    this.endpointCache = undefined;
+  }
+
   private putNamespace(name: string, labels: Readonly<Record<string, string>> | undefined, deleted = false): void {
     if (deleted) this.namespaces.delete(name);
     else this.namespaces.set(name, namespaceLabels(name, labels));
@@ -245,7 +276,14 @@ export class PolicyCalculator {
 
   private orderedPolicies(): PolicyEntry[] {
     if (!this.ordered) {
-      this.ordered = [...this.policyMap.values()].sort((a, b) => comparePolicies(a.parsed, b.parsed));
+      // A tier no Tier resource names sorts after every tier that one does, as Calico's felix sorts an invalid tier.
+      const known = (t: string): number => (this.tierMap.has(t) ? 0 : 1);
+      this.ordered = [...this.policyMap.values()].sort((a, b) => {
+        const ta = a.parsed.tier;
+        const tb = b.parsed.tier;
+        if (ta !== tb) return known(ta) - known(tb) || compareTiers(this.tier(ta), this.tier(tb));
+        return comparePolicies(a.parsed, b.parsed);
+      });
       this.ranks = new Map(this.ordered.map((e, i) => [e.parsed.id, { rank: i, entry: e }]));
     }
     return this.ordered;
@@ -269,7 +307,7 @@ export class PolicyCalculator {
     if (this.endpointCache) return this.endpointCache;
     const rank = this.rank();
     const list = [...this.local.values()].map((l) => {
-      l.built ??= endpointOf(l, rank);
+      l.built ??= endpointOf(l, rank, (t) => this.tier(t));
       return l.built;
     });
     this.endpointCache = list.sort((a, b) => (a.iface < b.iface ? -1 : a.iface > b.iface ? 1 : 0));
@@ -282,18 +320,21 @@ interface Ranked {
   readonly entry: PolicyEntry;
 }
 
-/** An endpoint's tiers per direction: only tiers in which some selecting policy has that direction. */
-function endpointOf(l: LocalEndpoint, rank: ReadonlyMap<string, Ranked>): PolicyEndpoint {
+/**
+ * An endpoint's tiers per direction: the selecting policies of that direction, grouped by tier in
+ * the evaluation order, each tier with its default action; a tier with none of them is left out.
+ */
+function endpointOf(l: LocalEndpoint, rank: ReadonlyMap<string, Ranked>, tierOf: (name: string) => ParsedTier): PolicyEndpoint {
   const selecting = [...l.selectedBy].map((id) => rank.get(id)!).sort((a, b) => a.rank - b.rank);
-  const tiers = (direction: 'ingress' | 'egress'): TierPolicies[] => {
-    const out: TierPolicies[] = [];
-    for (const tier of TIER_ORDER) {
-      const ids = selecting
-        .filter((r) => r.entry.parsed.tier === tier && r.entry.parsed[direction] !== undefined)
-        .map((r) => r.entry.parsed.id);
-      if (ids.length) out.push(ids);
+  const tiers = (direction: 'ingress' | 'egress'): PolicyTier[] => {
+    const out: { name: string; policies: string[] }[] = [];
+    for (const r of selecting) {
+      if (r.entry.parsed[direction] === undefined) continue;
+      const last = out[out.length - 1];
+      if (last?.name === r.entry.parsed.tier) last.policies.push(r.entry.parsed.id);
+      else out.push({ name: r.entry.parsed.tier, policies: [r.entry.parsed.id] });
     }
-    return out;
+    return out.map((t) => ({ ...t, defaultAction: tierOf(t.name).defaultAction }));
   };
   return { iface: l.workload.iface, addresses: l.workload.addresses, ingress: tiers('ingress'), egress: tiers('egress') };
 }

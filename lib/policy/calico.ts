@@ -1,10 +1,11 @@
-// Calico NetworkPolicy and GlobalNetworkPolicy → parsed policies of the Calico tier. A
+// Calico NetworkPolicy and GlobalNetworkPolicy → parsed policies of their tier (`spec.tier`, else default). A
 // namespaced policy selects endpoints of its own namespace, and so do its rules' selectors
 // unless the rule gives a namespaceSelector; a global one looks in every namespace (or in those
 // its namespaceSelector picks). A namespaceSelector alone means every endpoint of those
 // namespaces; a notSelector is scoped the same way as a selector, as Calico does.
 import type { CalicoNetworkPolicy, CalicoPort, CalicoRule, EntityRule, GlobalNetworkPolicy, PolicyType } from '../resources/index.js';
 import {
+  DEFAULT_TIER,
   type EndpointSelection,
   type NamespaceScope,
   type ParsedPolicy,
@@ -66,7 +67,8 @@ function parse(
   return {
     ...head,
     name,
-    tier: 'calico',
+    tier: spec.tier ?? DEFAULT_TIER,
+    sortName: name,
     ...(spec.order !== undefined ? { order: spec.order } : {}),
     selection: { selector: selectorText(spec.selector, 'spec.selector'), namespaces: selected },
     ...(types.includes('Ingress') ? { ingress: rules(spec.ingress, 'spec.ingress') } : {}),

@@ -12,6 +12,7 @@ import type {
   RuleMatch,
   TierPolicies,
 } from '../../felix/policy/input.js';
+import { policyTier } from '../../felix/policy/input.js';
 import { type Address, type Cidr, cidrContains, parseAddress, parseInterfaceAddress } from '../../ip/index.js';
 import { protocolNumber } from './protocol.js';
 
@@ -40,12 +41,15 @@ export interface DirectionVerdict {
   /**
    * `no-policy`: no tier selects the endpoint in this direction; `rule`: an Allow or Deny
    * decided (`rule` says which); `end-of-tier`: the policies of tier `tier` selected the
-   * endpoint and none allowed; `passed`: every tier passed the packet on.
+   * endpoint, none decided and the tier's default action is Deny; `passed`: every tier passed
+   * the packet on (by a Pass rule or its default action), so the endpoint's profile allows it.
    */
   readonly reason: 'no-policy' | 'rule' | 'end-of-tier' | 'passed';
   readonly rule?: RuleRef;
   /** Index of the tier that decided (for `rule` and `end-of-tier`). */
   readonly tier?: number;
+  /** Its name ("" for an unnamed tier). */
+  readonly tierName?: string;
   /** Log rules the packet met on the way, in order. */
   readonly logged: readonly RuleRef[];
 }
@@ -119,7 +123,12 @@ export function ruleMatches(m: RuleMatch, p: Packet, sets: SetIndex): boolean {
   return true;
 }
 
-/** The verdict of an endpoint's tiers in one direction on a packet. */
+/**
+ * The verdict of an endpoint's tiers in one direction on a packet: in each tier the policies in
+ * order, in each policy its rules in order; Allow or Deny decides, Pass goes to the next tier, a
+ * policy without a matching rule hands over to the next policy; a tier where nothing decided
+ * applies its default action (Deny, or Pass: on to the next tier); past the last tier, allowed.
+ */
 export function evaluateTiers(
   tiers: readonly TierPolicies[],
   direction: Direction,
@@ -129,8 +138,9 @@ export function evaluateTiers(
 ): DirectionVerdict {
   const logged: RuleRef[] = [];
   if (tiers.length === 0) return { allowed: true, reason: 'no-policy', logged };
-  nextTier: for (const [tier, ids] of tiers.entries()) {
-    for (const id of ids) {
+  nextTier: for (const [tier, given] of tiers.entries()) {
+    const t = policyTier(given);
+    for (const id of t.policies) {
       const policy = policies.get(id);
       if (!policy) throw new Error(`endpoint names policy ${id}, which the input does not hold`);
       for (const [index, rule] of (policy[direction] ?? []).entries()) {
@@ -138,10 +148,11 @@ export function evaluateTiers(
         const ref: RuleRef = { policy: id, direction, index, action: rule.action };
         if (rule.action === 'Log') logged.push(ref);
         else if (rule.action === 'Pass') continue nextTier;
-        else return { allowed: rule.action === 'Allow', reason: 'rule', rule: ref, tier, logged };
+        else return { allowed: rule.action === 'Allow', reason: 'rule', rule: ref, tier, tierName: t.name, logged };
       }
     }
-    return { allowed: false, reason: 'end-of-tier', tier, logged };
+    if (t.defaultAction === 'Pass') continue;
+    return { allowed: false, reason: 'end-of-tier', tier, tierName: t.name, logged };
   }
   return { allowed: true, reason: 'passed', logged };
 }

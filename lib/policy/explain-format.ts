@@ -26,9 +26,11 @@ function policyLines(p: PolicyExplanation): string[] {
 
 function directionLines(name: 'ingress' | 'egress', d: DirectionExplanation): string[] {
   if (!d.isolated) return [`${name}: not isolated (no policy selects the pod for ${name}): everything is allowed`];
-  const out = [`${name}: isolated: what no rule allows is dropped (replies to allowed connections pass)`];
+  const out = [`${name}: policies select the pod, tier by tier (replies to allowed connections pass); past the last tier, allowed`];
   for (const t of d.tiers) {
-    out.push(`  tier ${t.tier}`);
+    const order = t.order !== undefined ? `order ${t.order}, ` : '';
+    const end = t.defaultAction === 'Pass' ? 'passes on to the next tier' : 'drops';
+    out.push(`  tier ${t.tier} (${order}what none of its policies decides ${end})`);
     for (const p of t.policies) out.push(...policyLines(p));
   }
   return out;
@@ -53,9 +55,9 @@ function stepText(s: StepVerdict): string {
     case 'no-policy':
       return `${head}, no policy selects it for ${s.direction}`;
     case 'passed':
-      return `${head}, every tier passed it on`;
+      return `${head}, every tier passed it on and the namespace's profile allows it`;
     case 'end-of-tier':
-      return `${head}, no rule of tier ${s.tierName} allowed it`;
+      return `${head}, no policy of tier ${s.tierName} decided and the tier's default action is Deny`;
     case 'rule':
       return `${head} by ${s.rule!.policy} ${s.origin ?? `rule ${s.rule!.index}`} (${s.rule!.action}, tier ${s.tierName})`;
   }

@@ -3,13 +3,13 @@
 // today); and the verdict on one connection, computed by evaluating the very PolicyInput felix
 // compiles (cluster-wide, so every pod has its endpoint). Cyclonus's question, answered from
 // inside the cluster's model.
-import type { PolicyInput, Protocol, RuleAction } from '../../felix/policy/input.js';
+import { type PolicyInput, type Protocol, type RuleAction, policyTier } from '../../felix/policy/input.js';
 import { formatAddress, parseAddress, parseInterfaceAddress } from '../../ip/index.js';
 import { LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type Resource } from '../resources/index.js';
 import { PolicyCalculator } from './calculator.js';
 import { ruleText, sideWorkloads } from './describe.js';
 import { type Direction, type DirectionVerdict, evaluateTiers, type Packet, SetIndex } from './evaluate.js';
-import type { ParsedPolicy, PolicyKind, TierName } from './model.js';
+import type { ParsedPolicy, PolicyKind, TierDefaultAction, TierName } from './model.js';
 import type { Workload } from './workload.js';
 
 export interface PodRef {
@@ -40,10 +40,19 @@ export interface PolicyExplanation {
   readonly rules: readonly RuleExplanation[];
 }
 
+/** One of a pod's tiers in one direction: the policies of it that select the pod, and what ends it. */
+export interface TierExplanation {
+  readonly tier: TierName;
+  readonly order?: number;
+  /** What the tier does when none of its policies decides: Deny drops, Pass goes on to the next tier. */
+  readonly defaultAction: TierDefaultAction;
+  readonly policies: readonly PolicyExplanation[];
+}
+
 export interface DirectionExplanation {
   /** Some policy selects the pod in this direction: what no rule allows is dropped. */
   readonly isolated: boolean;
-  readonly tiers: readonly { readonly tier: TierName; readonly policies: readonly PolicyExplanation[] }[];
+  readonly tiers: readonly TierExplanation[];
 }
 
 export interface PodExplanation {
@@ -58,8 +67,6 @@ export interface StepVerdict extends DirectionVerdict {
   readonly pod: string;
   /** Where the deciding rule comes from, when a rule decided. */
   readonly origin?: string;
-  /** The name of the tier that decided (for `rule` and `end-of-tier`). */
-  readonly tierName?: TierName;
 }
 
 export interface ConnectionVerdict {
@@ -108,10 +115,15 @@ export class PolicyExplainer {
     const ep = this.calculator.endpoint(w.key)!;
     const direction = (d: Direction): DirectionExplanation => ({
       isolated: ep[d].length > 0,
-      tiers: ep[d].map((ids) => {
-        const policies = ids.map((id) => this.explainPolicy(id, d));
-        const first = this.calculator.policy(ids[0]!)!.parsed;
-        return { tier: first.tier, policies };
+      tiers: ep[d].map((given) => {
+        const t = policyTier(given);
+        const tier = this.calculator.tier(t.name);
+        return {
+          tier: t.name,
+          ...(tier.order !== undefined ? { order: tier.order } : {}),
+          defaultAction: t.defaultAction ?? 'Deny',
+          policies: t.policies.map((id) => this.explainPolicy(id, d)),
+        };
       }),
     });
     return {
@@ -156,14 +168,13 @@ export class PolicyExplainer {
     const policies = new Map(input.policies.map((p) => [p.id, p]));
     const tiers = this.calculator.endpoint(w.key)![direction];
     const v = evaluateTiers(tiers, direction, policies, packet, sets);
-    const tierName = v.tier !== undefined ? this.calculator.policy(tiers[v.tier]![0]!)!.parsed.tier : undefined;
     let origin: string | undefined;
     if (v.rule) {
       const entry = this.calculator.policy(v.rule.policy)!;
       const parsedIndex = entry.lowered.origins[direction][v.rule.index]!;
       origin = entry.parsed[direction]![parsedIndex]!.origin;
     }
-    return { ...v, direction, pod: `${w.namespace}/${w.pod}`, ...(origin ? { origin } : {}), ...(tierName ? { tierName } : {}) };
+    return { ...v, direction, pod: `${w.namespace}/${w.pod}`, ...(origin ? { origin } : {}) };
   }
 
   private model(): { input: PolicyInput; sets: SetIndex } {

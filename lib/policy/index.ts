@@ -13,8 +13,14 @@ export { workloadOf, namespaceLabels, type Workload, type WorkloadPort } from '.
 export { evaluateTiers, ruleMatches, SetIndex, type Packet, type Direction, type DirectionVerdict, type RuleRef } from './evaluate.js';
 export {
   comparePolicies,
+  compareTiers,
   PolicyConversionError,
-  TIER_ORDER,
+  DEFAULT_TIER,
+  DEFAULT_TIER_ORDER,
+  DEFAULT_TIER_SPEC,
+  KUBERNETES_POLICY_ORDER,
+  type ParsedTier,
+  type TierDefaultAction,
   type EndpointSelection,
   type NamespaceScope,
   type ParsedPolicy,
@@ -29,6 +35,7 @@ export {
   verdict,
   type PodExplanation,
   type DirectionExplanation,
+  type TierExplanation,
   type PolicyExplanation,
   type RuleExplanation,
   type ConnectionVerdict,

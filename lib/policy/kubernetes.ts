@@ -1,10 +1,18 @@
-// Kubernetes NetworkPolicy → a parsed policy of the Kubernetes tier, as Calico's converter
-// reads one: the podSelector within the policy's namespace picks the endpoints; each rule is
+// Kubernetes NetworkPolicy → a parsed policy of the default tier at order 1000, as Calico's
+// converter reads one (so it interleaves with Calico's own policies by order): the podSelector within the policy's namespace picks the endpoints; each rule is
 // Allow rules, one per (peer, protocol), since a rule's match is a conjunction and the peers
 // and the protocols of a rule are alternatives. A policy of a type with no rules of that type
 // isolates (present, empty).
 import type { KubernetesNetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, PolicyType } from '../resources/index.js';
-import type { EndpointSelection, ParsedPolicy, ParsedRule, ParsedRuleSide, PortMatch } from './model.js';
+import {
+  DEFAULT_TIER,
+  type EndpointSelection,
+  KUBERNETES_POLICY_ORDER,
+  type ParsedPolicy,
+  type ParsedRule,
+  type ParsedRuleSide,
+  type PortMatch,
+} from './model.js';
 import { canonicalNet, labelSelectorText, namespaceScope } from './selectors.js';
 import { toProtocol } from './protocol.js';
 import type { Protocol } from '../../felix/policy/input.js';
@@ -33,7 +41,9 @@ export function parseKubernetesPolicy(p: KubernetesNetworkPolicy): ParsedPolicy 
     kind: 'KubernetesNetworkPolicy',
     name: p.metadata.name,
     namespace,
-    tier: 'kubernetes',
+    tier: DEFAULT_TIER,
+    order: KUBERNETES_POLICY_ORDER,
+    sortName: `knp.default.${p.metadata.name}`,
     selection: { selector: labelSelectorText(spec.podSelector ?? {}), namespaces: { kind: 'name', name: namespace } },
     ...(types.includes('Ingress')
       ? {

@@ -57,12 +57,33 @@ export interface ParsedRule {
   readonly destination: ParsedRuleSide;
 }
 
-/**
- * Calico's own policies come first, in `order`; Kubernetes NetworkPolicies after, in a tier of
- * their own, as Calico places its `knp.default.*` conversions after the policies users write.
- */
-export type TierName = 'calico' | 'kubernetes';
-export const TIER_ORDER: readonly TierName[] = ['calico', 'kubernetes'];
+/** A tier's name: `default` unless a Tier resource and the policy's `spec.tier` say otherwise. */
+export type TierName = string;
+export type TierDefaultAction = 'Deny' | 'Pass';
+
+/** A tier as the calculation graph orders it: by `order` (absent: last), then by name. */
+export interface ParsedTier {
+  readonly name: TierName;
+  readonly order?: number;
+  readonly defaultAction: TierDefaultAction;
+}
+
+/** Where every policy without `spec.tier` lives, and every Kubernetes NetworkPolicy. */
+export const DEFAULT_TIER = 'default';
+/** Calico's order of the default tier: after any tier a user orders below a million. */
+export const DEFAULT_TIER_ORDER = 1_000_000;
+/** The default tier, always present; a Tier resource named `default` may not change it. */
+export const DEFAULT_TIER_SPEC: ParsedTier = { name: DEFAULT_TIER, order: DEFAULT_TIER_ORDER, defaultAction: 'Deny' };
+/** The order Calico gives every Kubernetes NetworkPolicy in the default tier. */
+export const KUBERNETES_POLICY_ORDER = 1000;
+
+/** Calico's tier order: by `order` (absent after every ordered tier), then by name. */
+export function compareTiers(a: ParsedTier, b: ParsedTier): number {
+  const oa = a.order ?? Number.POSITIVE_INFINITY;
+  const ob = b.order ?? Number.POSITIVE_INFINITY;
+  if (oa !== ob) return oa < ob ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
 
 export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'KubernetesNetworkPolicy';
 
@@ -73,8 +94,10 @@ export interface ParsedPolicy {
   readonly name: string;
   readonly namespace?: string;
   readonly tier: TierName;
-  /** Lower first; absent sorts after every ordered policy, as in Calico. */
+  /** Lower first; absent sorts after every ordered policy, as in Calico. Kubernetes policies: 1000. */
   readonly order?: number;
+  /** The name Calico breaks ties in order by: the policy's own, a Kubernetes one's `knp.default.<name>`. */
+  readonly sortName: string;
   /** The endpoints the policy applies to. */
   readonly selection: EndpointSelection;
   /** Absent: not an ingress policy. Present and empty: isolates, allowing nothing. */
@@ -83,19 +106,16 @@ export interface ParsedPolicy {
 }
 
 /**
- * Calico's policy order: by `order` (missing last), then by name qualified by namespace
- * (`namespace/name`, a global policy's as `/name`, as Calico keys namespaced policies by
- * namespace), then by id so the order is total.
+ * Calico's policy order within a tier: by `order` (missing last), then as Calico's felix breaks
+ * ties, by `<name>/<namespace>/<kind>` (a Kubernetes policy's name being `knp.default.<name>`),
+ * then by id so the order is total.
  */
 export function comparePolicies(a: ParsedPolicy, b: ParsedPolicy): number {
-  const ta = TIER_ORDER.indexOf(a.tier);
-  const tb = TIER_ORDER.indexOf(b.tier);
-  if (ta !== tb) return ta - tb;
   const oa = a.order ?? Number.POSITIVE_INFINITY;
   const ob = b.order ?? Number.POSITIVE_INFINITY;
   if (oa !== ob) return oa < ob ? -1 : 1;
-  const na = `${a.namespace ?? ''}/${a.name}`;
-  const nb = `${b.namespace ?? ''}/${b.name}`;
+  const na = `${a.sortName}/${a.namespace ?? ''}/${a.kind}`;
+  const nb = `${b.sortName}/${b.namespace ?? ''}/${b.kind}`;
   if (na !== nb) return na < nb ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

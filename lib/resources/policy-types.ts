@@ -128,7 +128,9 @@ export interface CalicoRule {
 
 /** projectcalico.org/v3 NetworkPolicy: namespaced, applies to endpoints of its namespace. */
 export interface CalicoNetworkPolicySpec {
-  /** Lower first; absent after every ordered policy. */
+  /** The Tier the policy belongs to; absent: `default`. In tier T the policy's name is `T.<name>`. */
+  tier?: string;
+  /** Lower first within its tier; absent after every ordered policy. */
   order?: number;
   /** Absent or empty: all(). */
   selector?: string;
@@ -139,6 +141,17 @@ export interface CalicoNetworkPolicySpec {
   types: PolicyType[];
   ingress?: CalicoRule[];
   egress?: CalicoRule[];
+}
+
+/** What a tier does with traffic that a policy of it selects and no rule of the tier decides. */
+export type TierDefaultAction = 'Deny' | 'Pass';
+
+/** projectcalico.org/v3 Tier: an ordered group of Calico policies (cluster-wide). */
+export interface TierSpec {
+  /** Lower first; absent after every ordered tier; ties by name. The default tier's is 1000000. */
+  order?: number;
+  /** Defaulted to Deny, as Calico does. */
+  defaultAction: TierDefaultAction;
 }
 
 /** projectcalico.org/v3 GlobalNetworkPolicy: cluster-wide, optionally limited to namespaces by label. */

@@ -8,6 +8,7 @@ import {
   type GlobalNetworkPolicySpec,
   type KubernetesNetworkPolicySpec,
   type NamespaceSpec,
+  type TierSpec,
   type WorkloadEndpointPort,
 } from './policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
@@ -177,6 +178,8 @@ export interface SpecOf {
   FelixConfiguration: FelixConfigurationSpec;
   WorkloadEndpoint: WorkloadEndpointSpec;
   Namespace: NamespaceSpec;
+  /** Calico's projectcalico.org/v3 Tier: policies' order of groups, each with its default action. */
+  Tier: TierSpec;
   /** Calico's projectcalico.org/v3 NetworkPolicy. */
   NetworkPolicy: CalicoNetworkPolicySpec;
   GlobalNetworkPolicy: GlobalNetworkPolicySpec;
@@ -200,6 +203,7 @@ export const KINDS: readonly Kind[] = [
   'FelixConfiguration',
   'WorkloadEndpoint',
   'Namespace',
+  'Tier',
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
@@ -250,6 +254,7 @@ export type BGPPeer = ResourceOf<'BGPPeer'>;
 export type FelixConfiguration = ResourceOf<'FelixConfiguration'>;
 export type WorkloadEndpoint = ResourceOf<'WorkloadEndpoint'>;
 export type Namespace = ResourceOf<'Namespace'>;
+export type Tier = ResourceOf<'Tier'>;
 export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;
 export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
 export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;

@@ -15,6 +15,7 @@ import { checkKubernetesNetworkPolicy } from './validate-kubernetes.js';
 import { checkMetadata } from './validate-metadata.js';
 import { checkNamespace } from './validate-namespace.js';
 import { checkNode } from './validate-node.js';
+import { checkTier } from './validate-tier.js';
 import { checkEndpointSlice, checkService, kubernetesBody } from './validate-service.js';
 import { checkWorkloadEndpoint } from './validate-workload-endpoint.js';
 
@@ -38,8 +39,9 @@ const VALIDATORS: { readonly [K in Kind]: KindValidator } = {
   FelixConfiguration: { spec: checkFelixConfiguration },
   WorkloadEndpoint: { spec: checkWorkloadEndpoint },
   Namespace: { spec: checkNamespace },
-  NetworkPolicy: { spec: (c, s) => checkCalicoPolicy(c, s, false) },
-  GlobalNetworkPolicy: { spec: (c, s) => checkCalicoPolicy(c, s, true) },
+  Tier: { spec: checkTier },
+  NetworkPolicy: { spec: (c, s, name) => checkCalicoPolicy(c, s, false, name) },
+  GlobalNetworkPolicy: { spec: (c, s, name) => checkCalicoPolicy(c, s, true, name) },
   KubernetesNetworkPolicy: { spec: checkKubernetesNetworkPolicy },
   Service: { spec: checkService, body: (c, o) => kubernetesBody(c, 'Service', o) },
   EndpointSlice: { spec: checkEndpointSlice, body: (c, o) => kubernetesBody(c, 'EndpointSlice', o) },

@@ -3,7 +3,7 @@
 // its steps must change the table, so a badly written case fails here and not only when
 // enforcement is on.
 import assert from 'node:assert/strict';
-import { CALICO_CASES, KUBERNETES_CASES, type CasePolicies } from './cases.js';
+import { CALICO_CASES, KUBERNETES_CASES, TIER_CASES, type CasePolicies } from './cases.js';
 import { type Model, type ModelPod, type Probe, SERVED_PORTS } from '../../support/policy/model.js';
 import { calicoTruthTable } from '../../support/policy/reference-calico.js';
 
@@ -27,11 +27,12 @@ describe('policy matrix cases (against the reference, no lab)', () => {
   it('there are at least 25 Kubernetes cases and the Calico ones', () => {
     assert.ok(KUBERNETES_CASES.length >= 25, `${KUBERNETES_CASES.length} Kubernetes cases`);
     assert.ok(CALICO_CASES.length >= 4, `${CALICO_CASES.length} Calico cases`);
-    const names = [...KUBERNETES_CASES, ...CALICO_CASES].map((c) => c.name);
+    assert.ok(TIER_CASES.length >= 12, `${TIER_CASES.length} cases of tiers`);
+    const names = [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES].map((c) => c.name);
     assert.equal(new Set(names).size, names.length, 'case names are unique (they are test titles)');
   });
 
-  for (const c of [...KUBERNETES_CASES, ...CALICO_CASES])
+  for (const c of [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES])
     it(`${c.name}: blocks something; every step changes the table`, () => {
       let m = labModel();
       const open = calicoTruthTable(m, none, PROBES);

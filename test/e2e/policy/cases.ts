@@ -1,5 +1,5 @@
 // The probe matrix's cases: policies in the shapes users write them (Kubernetes
-// networking.k8s.io/v1 NetworkPolicy, Calico projectcalico.org/v3 NetworkPolicy and
+// networking.k8s.io/v1 NetworkPolicy, Calico projectcalico.org/v3 Tier, NetworkPolicy and
 // GlobalNetworkPolicy), built from the cluster as it is (an ipBlock needs the pods' addresses,
 // learnt at run time), and the changes some cases make once their policies are in force.
 // Every case's expected table comes from the reference evaluators, never from this file.
@@ -12,11 +12,13 @@ import type {
   NetworkPolicyIngressRule,
   PolicyType,
 } from '../../support/policy/model.js';
-import type { CalicoPolicy, CalicoRule } from '../../support/policy/reference-calico.js';
+import type { CalicoPolicy, CalicoRule, CalicoTier } from '../../support/policy/reference-calico.js';
 
 export interface CasePolicies {
   readonly kubernetes: readonly NetworkPolicy[];
   readonly calico: readonly CalicoPolicy[];
+  /** Tier resources the case's Calico policies name (applied first, deleted last). */
+  readonly tiers?: readonly CalicoTier[];
 }
 
 /** A change made after the case's policies are in force; the matrix is checked again after it. */
@@ -61,6 +63,28 @@ function gnp(name: string, order: number, selector: string, spec: Partial<Calico
 }
 
 const allow: CalicoRule = { action: 'Allow' };
+const pass: CalicoRule = { action: 'Pass' };
+const fromNs = (ns: string): CalicoRule['source'] => ({ namespaceSelector: `ns == '${ns}'` });
+const inNs = (ns: string): string => `projectcalico.org/namespace == '${ns}'`;
+
+function tierOf(name: string, order: number | undefined, defaultAction?: 'Deny' | 'Pass'): CalicoTier {
+  return {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'Tier',
+    metadata: { name },
+    spec: { ...(order !== undefined ? { order } : {}), ...(defaultAction ? { defaultAction } : {}) },
+  };
+}
+
+/** A GlobalNetworkPolicy in a tier, named `<tier>.<name>` as Calico requires. */
+function tgnp(tier: string, name: string, order: number | undefined, selector: string, spec: Partial<CalicoPolicy['spec']>): CalicoPolicy {
+  return {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'GlobalNetworkPolicy',
+    metadata: { name: `${tier}.${name}` },
+    spec: { tier, ...(order !== undefined ? { order } : {}), selector, ...spec },
+  };
+}
 
 /** Kubernetes NetworkPolicy, field by field. */
 export const KUBERNETES_CASES: readonly MatrixCase[] = [
@@ -254,13 +278,15 @@ export const CALICO_CASES: readonly MatrixCase[] = [
     }),
   },
   {
-    name: 'Calico Pass goes to the Kubernetes tier (z passed, then denied into x by a Kubernetes deny-all)',
+    // Tier reference, "How policy is evaluated": Pass goes to the next tier holding a policy for
+    // the endpoint; the Kubernetes policies are in the same (default) tier, so Pass skips them.
+    name: 'Calico Pass skips the rest of the default tier: z passes a Kubernetes deny-all of x, x and y do not',
     policies: () => ({
       kubernetes: [knp('x', 'deny-all-ingress', ALL, { policyTypes: ['Ingress'] })],
       calico: [
-        gnp('pass-z', 10, 'all()', {
+        gnp('pass-z', 10, "projectcalico.org/namespace == 'x'", {
           types: ['Ingress'],
-          ingress: [{ action: 'Pass', source: { namespaceSelector: "ns == 'z'" } }, allow],
+          ingress: [{ action: 'Pass', source: { namespaceSelector: "ns == 'z'" } }],
         }),
       ],
     }),
@@ -309,6 +335,174 @@ export const CALICO_CASES: readonly MatrixCase[] = [
         cnp('y', 'udp-named', 10, 'all()', {
           types: ['Ingress'],
           ingress: [{ action: 'Log' }, { action: 'Allow', protocol: 'UDP', destination: { ports: ['serve-80-udp'] } }],
+        }),
+      ],
+    }),
+  },
+];
+
+/**
+ * Calico's tiers with Kubernetes and Calico policies together: each case names the sentence of
+ * Calico's Tier reference ("How policy is evaluated", spec) or tiered policy guide it shows.
+ */
+export const TIER_CASES: readonly MatrixCase[] = [
+  {
+    // A policy that selects the endpoint and matches no rule hands the packet to the next policy of its tier.
+    name: 'default tier: a Calico Deny of y at order 500, then a Kubernetes allow-all (order 1000) lets x and z into x',
+    policies: () => ({
+      kubernetes: [knp('x', 'allow-all', ALL, { ingress: [{}] })],
+      calico: [cnp('x', 'deny-y', 500, 'all()', { types: ['Ingress'], ingress: [{ action: 'Deny', source: fromNs('y') }] })],
+    }),
+  },
+  {
+    // Kubernetes policies are order 1000 of the default tier: a Calico policy at 2000 still runs after them.
+    name: 'default tier: a Kubernetes policy admits y into x/a, a Calico Allow of z at order 2000 comes after it',
+    policies: () => ({
+      kubernetes: [knp('x', 'from-y', pods('a'), { ingress: [{ from: [{ namespaceSelector: nss('y') }] }] })],
+      calico: [cnp('x', 'late-z', 2000, "pod == 'a'", { types: ['Ingress'], ingress: [{ action: 'Allow', source: fromNs('z') }] })],
+    }),
+  },
+  {
+    // Order decides inside the default tier: a Deny at 999 comes before the Kubernetes allow-all at 1000.
+    name: 'default tier: a Calico Deny of TCP 81 at order 999 before a Kubernetes allow-all into y',
+    policies: () => ({
+      kubernetes: [knp('y', 'allow-all', ALL, { ingress: [{}] })],
+      calico: [
+        cnp('y', 'no-81', 999, 'all()', {
+          types: ['Ingress'],
+          ingress: [{ action: 'Deny', protocol: 'TCP', destination: { ports: [81] } }],
+        }),
+      ],
+    }),
+  },
+  {
+    // A policy that selects and matches nothing, with nothing after it: the end of the tier denies.
+    name: 'default tier: a Calico policy on z/b that matches only x, with no later policy, denies the rest at the end of the tier',
+    policies: () => ({
+      kubernetes: [],
+      calico: [cnp('z', 'only-x', 100, "pod == 'b'", { types: ['Ingress'], ingress: [{ action: 'Allow', source: fromNs('x') }] })],
+    }),
+  },
+  {
+    // Pass inside the default tier skips the Calico Deny after it as well.
+    name: 'default tier: Pass from z at order 100 skips a Calico deny-all at order 200 into y/b',
+    policies: () => ({
+      kubernetes: [],
+      calico: [
+        cnp('y', 'pass-z', 100, "pod == 'b'", { types: ['Ingress'], ingress: [{ action: 'Pass', source: fromNs('z') }] }),
+        cnp('y', 'deny-all', 200, "pod == 'b'", { types: ['Ingress'], ingress: [{ action: 'Deny' }] }),
+      ],
+    }),
+  },
+  {
+    // A GlobalNetworkPolicy interleaves too: order 1500 runs after the Kubernetes policies of z.
+    name: 'default tier: a Kubernetes policy admits x into z; a GlobalNetworkPolicy at order 1500 adds y on TCP 81',
+    policies: () => ({
+      kubernetes: [knp('z', 'from-x', ALL, { ingress: [{ from: [{ namespaceSelector: nss('x') }] }] })],
+      calico: [
+        gnp('y-81', 1500, inNs('z'), {
+          types: ['Ingress'],
+          ingress: [{ action: 'Allow', protocol: 'TCP', source: fromNs('y'), destination: { ports: [81] } }],
+        }),
+      ],
+    }),
+  },
+  {
+    // Pass sends the packet to the next tier that has a policy for the endpoint.
+    name: 'tiers: security allows y into x and passes z to the default tier, where a Kubernetes deny-all drops it',
+    policies: () => ({
+      tiers: [tierOf('security', 100)],
+      kubernetes: [knp('x', 'deny-all-ingress', ALL, { policyTypes: ['Ingress'] })],
+      calico: [
+        tgnp('security', 'y-in-z-on', 10, inNs('x'), {
+          types: ['Ingress'],
+          ingress: [
+            { action: 'Allow', source: fromNs('y') },
+            { action: 'Pass', source: fromNs('z') },
+          ],
+        }),
+      ],
+    }),
+  },
+  {
+    // A tier ends in Deny by default: what security neither allows nor passes never reaches the default tier.
+    name: 'tiers: security denies y into x and passes the rest; the default tier admits only z into x',
+    policies: () => ({
+      tiers: [tierOf('security', 100)],
+      kubernetes: [knp('x', 'from-z', ALL, { ingress: [{ from: [{ namespaceSelector: nss('z') }] }] })],
+      calico: [tgnp('security', 'no-y', 10, inNs('x'), { types: ['Ingress'], ingress: [{ action: 'Deny', source: fromNs('y') }, pass] })],
+    }),
+  },
+  {
+    // defaultAction Pass: what the tier did not decide goes on; past the last tier, the profile allows.
+    name: 'a Tier with defaultAction Pass: platform denies TCP 81 into z, everything else goes on and is allowed',
+    policies: () => ({
+      tiers: [tierOf('platform', 50, 'Pass')],
+      kubernetes: [],
+      calico: [
+        tgnp('platform', 'no-81', undefined, inNs('z'), {
+          types: ['Ingress'],
+          ingress: [{ action: 'Deny', protocol: 'TCP', destination: { ports: [81] } }],
+        }),
+      ],
+    }),
+  },
+  {
+    name: 'a Tier with defaultAction Pass, then the default tier: platform denies y into x, a Kubernetes policy admits only z',
+    policies: () => ({
+      tiers: [tierOf('platform', 50, 'Pass')],
+      kubernetes: [knp('x', 'from-z', ALL, { ingress: [{ from: [{ namespaceSelector: nss('z') }] }] })],
+      calico: [tgnp('platform', 'no-y', undefined, inNs('x'), { types: ['Ingress'], ingress: [{ action: 'Deny', source: fromNs('y') }] })],
+    }),
+  },
+  {
+    // defaultAction Deny (the default) ends the evaluation before the default tier's allow-all.
+    name: 'a Tier with defaultAction Deny: platform admits only TCP 80 into y; the default tier allow-all never sees the rest',
+    policies: () => ({
+      tiers: [tierOf('platform', 50)],
+      kubernetes: [knp('y', 'allow-all', ALL, { ingress: [{}] })],
+      calico: [
+        tgnp('platform', 'only-80', undefined, inNs('y'), {
+          types: ['Ingress'],
+          ingress: [{ action: 'Allow', protocol: 'TCP', destination: { ports: [80] } }],
+        }),
+      ],
+    }),
+  },
+  {
+    // Tiers are sorted by order, smallest first.
+    name: 'tier order: security (10) denies z into y before platform (20) allows everything into y',
+    policies: () => ({
+      tiers: [tierOf('platform', 20), tierOf('security', 10)],
+      kubernetes: [],
+      calico: [
+        tgnp('platform', 'allow-all', undefined, inNs('y'), { types: ['Ingress'], ingress: [allow] }),
+        tgnp('security', 'no-z', undefined, inNs('y'), { types: ['Ingress'], ingress: [{ action: 'Deny', source: fromNs('z') }, pass] }),
+      ],
+    }),
+  },
+  {
+    // Tiers of equal order run by name.
+    name: 'tier order ties by name: tiers a and b both at 10; a denies x into z before b allows everything',
+    policies: () => ({
+      tiers: [tierOf('b', 10), tierOf('a', 10)],
+      kubernetes: [],
+      calico: [
+        tgnp('b', 'allow-all', undefined, inNs('z'), { types: ['Ingress'], ingress: [allow] }),
+        tgnp('a', 'no-x', undefined, inNs('z'), { types: ['Ingress'], ingress: [{ action: 'Deny', source: fromNs('x') }, pass] }),
+      ],
+    }),
+  },
+  {
+    // Egress follows the same tiers: the source's egress policies, tier by tier.
+    name: 'egress across tiers: security denies x to z and passes the rest; a Kubernetes egress policy lets x reach y only',
+    policies: () => ({
+      tiers: [tierOf('security', 100)],
+      kubernetes: [knp('x', 'to-y', ALL, { policyTypes: ['Egress'], egress: [{ to: [{ namespaceSelector: nss('y') }] }] })],
+      calico: [
+        tgnp('security', 'x-not-to-z', undefined, inNs('x'), {
+          types: ['Egress'],
+          egress: [{ action: 'Deny', destination: { namespaceSelector: "ns == 'z'" } }, pass],
         }),
       ],
     }),

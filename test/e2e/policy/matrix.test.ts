@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand, run } from '../../../lib/lab/system.js';
 import { sleep } from '../../support/wait.js';
-import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase } from './cases.js';
+import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase, TIER_CASES } from './cases.js';
 import { PolicyCluster, type ResourceDoc } from './cluster.js';
 import { type Labels, type Model, type NetworkPolicy, type Probe, podKey } from '../../support/policy/model.js';
 import { type Measured, Prober, resultKey } from './probe.js';
@@ -72,8 +72,14 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     if (!enforcing) ctx.skip();
   }
 
+  /** A case's documents in the order apply takes them: a Tier before the policies in it. */
   function docsOf(p: CasePolicies): ResourceDoc[] {
-    return [...p.calico, ...p.kubernetes];
+    return [...(p.tiers ?? []), ...p.calico, ...p.kubernetes];
+  }
+
+  /** The order delete takes them: a tier only once it holds no policy. */
+  function deleteOrder(p: CasePolicies): ResourceDoc[] {
+    return [...p.calico, ...p.kubernetes, ...(p.tiers ?? [])];
   }
 
   /** Applies a case, checks it and each of its steps, then undoes everything and waits for the open matrix. */
@@ -89,7 +95,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       await waitMatrix(c.name, first);
       for (const step of c.steps ?? []) {
         if ('deletePolicies' in step) {
-          await cluster.delete(docsOf(inForce));
+          await cluster.delete(deleteOrder(inForce));
           inForce = NONE;
         } else if ('relabelPod' in step) {
           const { namespace, name, labels } = step.relabelPod;
@@ -106,7 +112,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
         await waitMatrix(`${c.name}, ${step.name}`, next);
       }
     } finally {
-      await cluster.delete(docsOf(inForce));
+      await cluster.delete(deleteOrder(inForce));
       for (const [key, labels] of podLabels) {
         const [namespace, name] = key.split('/') as [string, string];
         await cluster.labelPod(namespace, name, labels);
@@ -266,6 +272,14 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
 
   describe('Calico NetworkPolicy and GlobalNetworkPolicy', () => {
     for (const c of CALICO_CASES)
+      it(c.name, async function () {
+        requireEnforcement(this);
+        await runCase(c);
+      });
+  });
+
+  describe('Calico tiers with Kubernetes and Calico policies', () => {
+    for (const c of TIER_CASES)
       it(c.name, async function () {
         requireEnforcement(this);
         await runCase(c);

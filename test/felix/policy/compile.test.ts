@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../../felix/policy/compile.js';
 import { PolicyCompileError } from '../../../felix/policy/compile-error.js';
-import type { Policy, PolicyEndpoint, PolicyInput } from '../../../felix/policy/input.js';
+import type { Policy, PolicyEndpoint, PolicyInput, TierPolicies } from '../../../felix/policy/input.js';
 import { MAX_NAME, MAX_RULE_ID, nftName, ruleId } from '../../../felix/policy/names.js';
 import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
 import { planTable } from '../../../felix/policy/plan.js';
@@ -18,7 +18,7 @@ const input = (over: Partial<PolicyInput>): PolicyInput => ({
   pools: [],
   ...over,
 });
-const ep = (iface: string, address: string, ingress: string[][] = [], egress: string[][] = []): PolicyEndpoint => ({
+const ep = (iface: string, address: string, ingress: TierPolicies[] = [], egress: TierPolicies[] = []): PolicyEndpoint => ({
   iface,
   addresses: [address],
   ingress,
@@ -230,6 +230,33 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
       CLEAR,
     ]);
     assert.deepEqual(lines(t, 'pi-knp.y.allow-80'), ['tcp dport 80 counter accept  # knp.y.allow-80/in/0']);
+  });
+
+  it("a tier's end is its default action: Deny drops, Pass goes on to the next tier; both are counted by the tier's name", () => {
+    const t = compilePolicy(
+      input({
+        policies: [
+          { id: 'gnp.platform.deny-22', ingress: [{ action: 'Deny', match: { protocol: 'tcp', dstPorts: [{ first: 22, last: 22 }] } }] },
+          { id: 'knp.default.x.web', ingress: [{ action: 'Allow', match: { protocol: 'tcp' } }] },
+        ],
+        endpoints: [
+          ep('calib', '10.65.0.3', [
+            { name: 'platform', policies: ['gnp.platform.deny-22'], defaultAction: 'Pass' },
+            { name: 'default', policies: ['knp.default.x.web'], defaultAction: 'Deny' },
+          ]),
+        ],
+      }),
+    );
+    assert.deepEqual(lines(t, 'to-calib'), [
+      'ct state invalid drop',
+      CLEAR,
+      'jump pi-gnp.platform.deny-22',
+      `${PASSED} counter  # calib/in/tier/platform`,
+      CLEAR,
+      'jump pi-knp.default.x.web',
+      `${PASSED} counter drop  # calib/in/tier/default`,
+      CLEAR,
+    ]);
   });
 
   it("an egress Allow goes on to the destination endpoint's ingress policy; Deny drops", () => {

@@ -67,6 +67,24 @@ spec:
     destination: {namespaceSelector: global()}
 ---
 apiVersion: projectcalico.org/v3
+kind: Tier
+metadata: {name: security}
+spec:
+  order: 100
+---
+apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: security.no-telnet}
+spec:
+  tier: security
+  order: 1
+  ingress:
+  - action: Deny
+    protocol: TCP
+    destination: {ports: [23]}
+  - action: Pass
+---
+apiVersion: projectcalico.org/v3
 kind: WorkloadEndpoint
 metadata:
   name: n1-k8s-a-eth0
@@ -85,6 +103,7 @@ const GET_NAMES: [string, string][] = [
   ['KubernetesNetworkPolicy', 'networkpolicies.networking.k8s.io'],
   ['NetworkPolicy', 'networkpolicy'],
   ['GlobalNetworkPolicy', 'gnp'],
+  ['Tier', 'tiers'],
   ['WorkloadEndpoint', 'wep'],
 ];
 
@@ -154,8 +173,13 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
       await cli('get', 'knp'),
       /^NAME\s+POD-SELECTOR\s+POLICY-TYPES\nx\/web\s+app == "web" && tier not in \{"db"\}\s+Ingress,Egress\n$/,
     );
-    assert.match(await cli('get', 'networkpolicies'), /^NAME\s+ORDER\s+SELECTOR\s+TYPES\nx\/web\s+100\s+app == 'web'\s+Ingress\n$/);
-    assert.match(await cli('get', 'globalnetworkpolicies'), /deny-egress\s+10\.5\s+all\(\)\s+Egress/);
+    assert.match(
+      await cli('get', 'networkpolicies'),
+      /^NAME\s+TIER\s+ORDER\s+SELECTOR\s+TYPES\nx\/web\s+default\s+100\s+app == 'web'\s+Ingress\n$/,
+    );
+    assert.match(await cli('get', 'globalnetworkpolicies'), /deny-egress\s+default\s+10\.5\s+all\(\)\s+Egress/);
+    assert.match(await cli('get', 'globalnetworkpolicies'), /security\.no-telnet\s+security\s+1\s+all\(\)\s+Ingress/);
+    assert.equal(await cli('get', 'tier'), 'NAME       ORDER   DEFAULTACTION\nsecurity   100     Deny\n');
     assert.match(await cli('get', 'namespace'), /x\s+team=blue,kubernetes\.io\/metadata\.name=x/);
     assert.match(await cli('get', 'weps'), /x\/n1-k8s-a-eth0\s+n1\s+cali0123456789a\s+10\.244\.0\.5\/32\s+app=web,/);
     assert.equal(await cli('get', 'knp', '-n', 'y'), 'NAME   POD-SELECTOR   POLICY-TYPES\n');
@@ -168,8 +192,29 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     );
     const before = await ds.revision();
     assert.equal(await runDatastoreCommand(['apply', '-f', file], io, ds), 1);
-    assert.match(err.join(''), /document 6 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
+    assert.match(err.join(''), /document 8 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
     assert.equal(await ds.revision(), before);
+  });
+
+  it('a policy in a tier that does not exist is refused naming spec.tier; a Tier in the same file is enough', async () => {
+    const policy = 'apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: platform.p}\nspec: {tier: platform}\n';
+    writeFileSync(file, policy);
+    const before = await ds.revision();
+    assert.equal(await runDatastoreCommand(['apply', '-f', file], io, ds), 1);
+    assert.match(err.join(''), /GlobalNetworkPolicy\/platform\.p: spec\.tier: tier "platform" does not exist/);
+    assert.equal(await ds.revision(), before);
+    writeFileSync(file, `apiVersion: projectcalico.org/v3\nkind: Tier\nmetadata: {name: platform}\nspec: {order: 50}\n---\n${policy}`);
+    assert.match(await cli('apply', '-f', file), /applied GlobalNetworkPolicy platform\.p/);
+    assert.match(await cli('delete', 'gnp', 'platform.p'), /deleted GlobalNetworkPolicy platform\.p/);
+    assert.match(await cli('delete', 'tier', 'platform'), /deleted Tier platform/);
+  });
+
+  it('a tier that still holds policies cannot be deleted, and the default tier never', async () => {
+    assert.equal(await runDatastoreCommand(['delete', 'tier', 'security'], io, ds), 1);
+    assert.match(err.join(''), /tier "security" still holds GlobalNetworkPolicy security\.no-telnet/);
+    assert.equal((await ds.list('Tier')).items.length, 1, 'the tier is still there');
+    assert.equal(await runDatastoreCommand(['delete', 'tier', 'default'], io, ds), 1);
+    assert.match(err.join(''), /the default tier always exists/);
   });
 
   it('delete takes each kind by its names, namespaced ones by ns/name or -n', async () => {
@@ -178,8 +223,10 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     assert.equal((await ds.list('NetworkPolicy')).items.map(resourceKey).join(), 'x/web');
     assert.match(await cli('delete', 'networkpolicy', 'x/web'), /deleted NetworkPolicy x\/web/);
     assert.match(await cli('delete', 'globalnetworkpolicy', 'deny-egress'), /deleted GlobalNetworkPolicy deny-egress/);
+    assert.match(await cli('delete', 'gnp', 'security.no-telnet'), /deleted GlobalNetworkPolicy security\.no-telnet/);
+    assert.match(await cli('delete', 'tier', 'security'), /deleted Tier security/);
     assert.match(await cli('delete', 'ns', 'x'), /deleted Namespace x/);
-    for (const kind of ['Namespace', 'KubernetesNetworkPolicy', 'NetworkPolicy', 'GlobalNetworkPolicy'] as const)
+    for (const kind of ['Namespace', 'KubernetesNetworkPolicy', 'NetworkPolicy', 'GlobalNetworkPolicy', 'Tier'] as const)
       assert.deepEqual((await ds.list(kind)).items, [], kind);
     assert.equal(await runDatastoreCommand(['delete', 'knp', 'web', '-n', 'x'], io, ds), 1);
     assert.match(err.join(''), /not found|does not exist/i);

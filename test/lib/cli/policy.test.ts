@@ -53,7 +53,7 @@ describe('podroute policy (CLI)', () => {
     assert.match(ok.out, /knp\.default\.x\.only-b/);
     const no = await run(ds, 'verdict', 'x/b', 'x/a', 'tcp', '81');
     assert.match(no.out, /: denied\n/);
-    assert.match(no.out, /no rule of tier kubernetes allowed it/);
+    assert.match(no.out, /no policy of tier default decided and the tier's default action is Deny/);
   });
 
   it('usage errors exit 2 and say what is wrong', async () => {

@@ -1,6 +1,7 @@
-// Calico NetworkPolicy and GlobalNetworkPolicy through the calculation graph: the tier order,
-// namespace scoping of selectors, every rule field; and what the tiers decide (order, Deny
-// before a later Allow, Pass to the next tier), read with the same evaluator explain uses.
+// Calico NetworkPolicy and GlobalNetworkPolicy through the calculation graph: the order in the
+// default tier, namespace scoping of selectors, every rule field; and what the tiers decide
+// (order, Deny before a later Allow, Pass out of the tier), read with the same evaluator explain
+// uses. calculator.tiers.test.ts holds the rules of tiers themselves.
 import assert from 'node:assert/strict';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import {
@@ -12,7 +13,7 @@ import {
   setId,
 } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
-import { cnp, gnp, knp, namespace, pod } from './fixtures.js';
+import { cnp, gnp, knp, namespace, pod, inTier } from './fixtures.js';
 
 const sel = (selector: string, namespaces: NamespaceScope): string => setId({ kind: 'selection', selection: { selector, namespaces } });
 const nets = (...list: string[]): string => setId({ kind: 'nets', nets: list });
@@ -29,7 +30,7 @@ const ingressOfA = (input: PolicyInput) => input.endpoints.find((e) => e.iface =
 
 describe('policy calculation: Calico policies', () => {
   describe('tiers and order', () => {
-    it('Calico policies by order (missing last), ties by namespace/name (a global one as /name); Kubernetes policies in a tier after', () => {
+    it('one default tier: policies by order (missing last), Kubernetes ones at 1000; ties by name, namespace, kind', () => {
       const input = calc(
         knp('x', 'k8s', {}),
         gnp('later', { order: 200 }),
@@ -40,20 +41,19 @@ describe('policy calculation: Calico policies', () => {
         cnp('y', 'a-first', { order: 10 }),
       );
       assert.deepEqual(ingressOfA(input), [
-        ['gnp.b-first', 'np.x.a-first', 'gnp.later', 'gnp.also-unordered', 'np.x.unordered'],
-        ['knp.default.x.k8s'],
+        inTier(['np.x.a-first', 'gnp.b-first', 'gnp.later', 'knp.default.x.k8s', 'gnp.also-unordered', 'np.x.unordered']),
       ]);
       assert.deepEqual(
         input.policies.map((p) => p.id),
-        ['gnp.b-first', 'np.x.a-first', 'np.y.a-first', 'gnp.later', 'gnp.also-unordered', 'np.x.unordered', 'knp.default.x.k8s'],
+        ['np.x.a-first', 'np.y.a-first', 'gnp.b-first', 'gnp.later', 'knp.default.x.k8s', 'gnp.also-unordered', 'np.x.unordered'],
       );
     });
 
     it('a tier appears in a direction only when a selecting policy has that type', () => {
       const input = calc(gnp('in', { types: ['Ingress'] }), knp('x', 'out', { policyTypes: ['Egress'] }));
       const a = input.endpoints.find((e) => e.iface === 'cali-x-a')!;
-      assert.deepEqual(a.ingress, [['gnp.in']]);
-      assert.deepEqual(a.egress, [['knp.default.x.out']]);
+      assert.deepEqual(a.ingress, [inTier(['gnp.in'])]);
+      assert.deepEqual(a.egress, [inTier(['knp.default.x.out'])]);
     });
 
     it('types defaulting (omitted): egress rules only is Egress only; both kinds is both; none is Ingress', () => {
@@ -74,8 +74,8 @@ describe('policy calculation: Calico policies', () => {
         undefined,
       );
       const tiers = (iface: string) => all.endpoints.find((e) => e.iface === iface)!.ingress;
-      assert.deepEqual(tiers('cali-x-a'), [['gnp.g', 'np.x.np']]);
-      assert.deepEqual(tiers('cali-y-a'), [['gnp.g']]);
+      assert.deepEqual(tiers('cali-x-a'), [inTier(['gnp.g', 'np.x.np'])]);
+      assert.deepEqual(tiers('cali-y-a'), [inTier(['gnp.g'])]);
       assert.deepEqual(tiers('cali-x-b'), []);
       const red = policyInput([...CLUSTER, gnp('g', { namespaceSelector: 'team == "red"' })], undefined);
       assert.deepEqual(
@@ -83,7 +83,7 @@ describe('policy calculation: Calico policies', () => {
         [
           ['cali-x-a', []],
           ['cali-x-b', []],
-          ['cali-y-a', [['gnp.g']]],
+          ['cali-y-a', [inTier(['gnp.g'])]],
         ],
       );
     });
@@ -244,16 +244,14 @@ describe('policy calculation: Calico policies', () => {
       assert.equal(verdict(swapped, 'x/b', 'x/a', 80).allowed, true);
     });
 
-    it('Pass leaves the Calico tier: the Kubernetes tier decides', () => {
+    it('Pass leaves the default tier, Kubernetes policies of it included: past the last tier the pod is allowed', () => {
       const pass = gnp('pass', { order: 1, ingress: [{ action: 'Pass' }] });
       const denyAll = knp('x', 'deny', {});
       const v = verdict([pass, denyAll], 'y/a', 'x/a', 80);
-      assert.equal(v.allowed, false);
-      assert.equal(v.ingress?.reason, 'end-of-tier');
-      assert.equal(v.ingress?.tierName, 'kubernetes');
-      // Passed through every tier: allowed.
-      const passed = verdict([pass], 'y/a', 'x/a', 80);
-      assert.deepEqual([passed.allowed, passed.ingress?.reason], [true, 'passed']);
+      assert.deepEqual([v.allowed, v.ingress?.reason], [true, 'passed']);
+      // Without the Pass the Kubernetes deny-all ends the default tier.
+      const denied = verdict([denyAll], 'y/a', 'x/a', 80);
+      assert.deepEqual([denied.allowed, denied.ingress?.reason, denied.ingress?.tierName], [false, 'end-of-tier', 'default']);
     });
 
     it('a tier whose policies select the pod and decide nothing drops; one that selects it not is skipped', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { explainPod, formatPodExplanation, formatVerdict, PolicyExplainer, verdict } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
-import { gnp, knp, namespace, pod } from './fixtures.js';
+import { gnp, knp, namespace, pod, tier } from './fixtures.js';
 
 const CLUSTER: Resource[] = [
   namespace('x', { team: 'blue' }),
@@ -21,7 +21,12 @@ const CLUSTER: Resource[] = [
     ],
   }),
   knp('x', 'no-egress', { policyTypes: ['Egress'] }),
-  gnp('no-ssh', { order: 10, ingress: [{ action: 'Deny', protocol: 'TCP', destination: { ports: [22] } }, { action: 'Pass' }] }),
+  tier('security', { order: 100 }),
+  gnp('security.no-ssh', {
+    tier: 'security',
+    order: 10,
+    ingress: [{ action: 'Deny', protocol: 'TCP', destination: { ports: [22] } }, { action: 'Pass' }],
+  }),
 ];
 
 describe('policy explain', () => {
@@ -39,12 +44,14 @@ describe('policy explain', () => {
       isolated: true,
       tiers: [
         {
-          tier: 'calico',
+          tier: 'security',
+          order: 100,
+          defaultAction: 'Deny',
           policies: [
             {
-              id: 'gnp.no-ssh',
+              id: 'gnp.security.no-ssh',
               kind: 'GlobalNetworkPolicy',
-              name: 'no-ssh',
+              name: 'security.no-ssh',
               order: 10,
               rules: [
                 { origin: 'spec.ingress[0]', action: 'Deny', text: 'Deny TCP port 22 from anywhere', felixRules: [0] },
@@ -54,13 +61,16 @@ describe('policy explain', () => {
           ],
         },
         {
-          tier: 'kubernetes',
+          tier: 'default',
+          order: 1000000,
+          defaultAction: 'Deny',
           policies: [
             {
               id: 'knp.default.x.web',
               kind: 'KubernetesNetworkPolicy',
               name: 'web',
               namespace: 'x',
+              order: 1000,
               rules: [
                 {
                   origin: 'spec.ingress[0].from[0]',
@@ -94,20 +104,20 @@ describe('policy explain', () => {
       formatPodExplanation(explainPod(CLUSTER, 'x', 'a')),
       [
         'pod x/a on node n1, addresses 10.65.0.2, labels app=web',
-        'ingress: isolated: what no rule allows is dropped (replies to allowed connections pass)',
-        '  tier calico',
-        '    gnp.no-ssh (Calico GlobalNetworkPolicy no-ssh, order 10)',
+        'ingress: policies select the pod, tier by tier (replies to allowed connections pass); past the last tier, allowed',
+        '  tier security (order 100, what none of its policies decides drops)',
+        '    gnp.security.no-ssh (Calico GlobalNetworkPolicy security.no-ssh, order 10)',
         '      spec.ingress[0]: Deny TCP port 22 from anywhere',
         '      spec.ingress[1]: Pass any protocol from anywhere',
-        '  tier kubernetes',
-        '    knp.default.x.web (Kubernetes NetworkPolicy x/web)',
+        '  tier default (order 1000000, what none of its policies decides drops)',
+        '    knp.default.x.web (Kubernetes NetworkPolicy x/web, order 1000)',
         '      spec.ingress[0].from[0]: Allow TCP named port http from every pod in namespaces matching team == "red"',
         '        today: y/a 10.65.1.2',
         '      spec.ingress[0].from[1]: Allow TCP named port http from addresses in 10.0.0.0/8 except 10.65.0.0/16',
         '        today: no pod',
-        'egress: isolated: what no rule allows is dropped (replies to allowed connections pass)',
-        '  tier kubernetes',
-        '    knp.default.x.no-egress (Kubernetes NetworkPolicy x/no-egress)',
+        'egress: policies select the pod, tier by tier (replies to allowed connections pass); past the last tier, allowed',
+        '  tier default (order 1000000, what none of its policies decides drops)',
+        '    knp.default.x.no-egress (Kubernetes NetworkPolicy x/no-egress, order 1000)',
         '      no rules: selects the pod and allows nothing',
       ].join('\n'),
     );
@@ -124,7 +134,7 @@ describe('policy explain', () => {
   describe('verdict', () => {
     const e = new PolicyExplainer(CLUSTER);
 
-    it('allowed by a rule of the Kubernetes tier after the Calico tier passed it on', () => {
+    it('allowed by a Kubernetes policy of the default tier after the security tier passed it on', () => {
       const v = e.verdict('y/a', 'x/a', 'tcp', 8080);
       assert.equal(v.allowed, true);
       assert.deepEqual(v.packet, { src: '10.65.1.2', dst: '10.65.0.2', protocol: 'tcp', dstPort: 8080 });
@@ -134,18 +144,18 @@ describe('policy explain', () => {
         reason: 'rule',
         rule: { policy: 'knp.default.x.web', direction: 'ingress', index: 0, action: 'Allow' },
         tier: 1,
+        tierName: 'default',
         logged: [],
         direction: 'ingress',
         pod: 'x/a',
         origin: 'spec.ingress[0].from[0]',
-        tierName: 'kubernetes',
       });
       assert.equal(
         formatVerdict(v),
         [
           '10.65.1.2 -> 10.65.0.2 TCP 8080: allowed',
           '  egress of y/a: allowed, no policy selects it for egress',
-          '  ingress of x/a: allowed by knp.default.x.web spec.ingress[0].from[0] (Allow, tier kubernetes)',
+          '  ingress of x/a: allowed by knp.default.x.web spec.ingress[0].from[0] (Allow, tier default)',
         ].join('\n'),
       );
     });
@@ -153,18 +163,18 @@ describe('policy explain', () => {
     it('denied by a Calico Deny; denied at the end of a tier; denied on egress', () => {
       assert.equal(
         formatVerdict(e.verdict('y/a', 'x/a', 'tcp', 22)).split('\n')[2],
-        '  ingress of x/a: denied by gnp.no-ssh spec.ingress[0] (Deny, tier calico)',
+        '  ingress of x/a: denied by gnp.security.no-ssh spec.ingress[0] (Deny, tier security)',
       );
       assert.equal(
         formatVerdict(e.verdict('y/a', 'x/a', 'tcp', 80)).split('\n')[2],
-        '  ingress of x/a: denied, no rule of tier kubernetes allowed it',
+        "  ingress of x/a: denied, no policy of tier default decided and the tier's default action is Deny",
       );
       assert.equal(
         formatVerdict(e.verdict('x/b', 'y/a', 'udp', 53)),
         [
           '10.65.0.3 -> 10.65.1.2 UDP 53: denied',
-          '  egress of x/b: denied, no rule of tier kubernetes allowed it',
-          '  ingress of y/a: allowed, every tier passed it on',
+          "  egress of x/b: denied, no policy of tier default decided and the tier's default action is Deny",
+          "  ingress of y/a: allowed, every tier passed it on and the namespace's profile allows it",
         ].join('\n'),
       );
     });

@@ -9,6 +9,7 @@ import type {
   KubernetesNetworkPolicy,
   KubernetesNetworkPolicySpec,
   Namespace,
+  Tier,
   WorkloadEndpoint,
   WorkloadEndpointPort,
 } from '../../../lib/resources/index.js';
@@ -66,4 +67,14 @@ export function pool(name: string, cidr: string, natOutgoing?: boolean): IPPool 
     metadata: { name },
     spec: { cidr, blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never', ...(natOutgoing !== undefined ? { natOutgoing } : {}) },
   };
+}
+
+/** An endpoint's tier as the calculation graph gives it: the default tier (order 1000000, Deny) unless named. */
+export function inTier(policies: string[], name = 'default', defaultAction: 'Deny' | 'Pass' = 'Deny') {
+  return { name, policies, defaultAction };
+}
+
+/** A projectcalico.org/v3 Tier. */
+export function tier(name: string, spec: { order?: number; defaultAction?: 'Deny' | 'Pass' }): Tier {
+  return { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name }, spec: { defaultAction: 'Deny', ...spec } };
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import { type NamespaceScope, PolicyCalculator, PolicyConversionError, policyInput, setId } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
-import { knp, namespace, pod } from './fixtures.js';
+import { knp, namespace, pod, inTier } from './fixtures.js';
 
 const sel = (selector: string, namespaces: NamespaceScope): string => setId({ kind: 'selection', selection: { selector, namespaces } });
 const inNs = (name: string): NamespaceScope => ({ kind: 'name', name });
@@ -29,8 +29,8 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
       namedPortSets: [],
       policies: [{ id: 'knp.default.x.deny-all', ingress: [] }],
       endpoints: [
-        { ...EP_A, ingress: [['knp.default.x.deny-all']], egress: [] },
-        { ...EP_B, ingress: [['knp.default.x.deny-all']], egress: [] },
+        { ...EP_A, ingress: [inTier(['knp.default.x.deny-all'])], egress: [] },
+        { ...EP_B, ingress: [inTier(['knp.default.x.deny-all'])], egress: [] },
       ],
       pools: [],
     });
@@ -39,7 +39,7 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
   it('deny-all egress: policyTypes [Egress] with no rules', () => {
     const input = calc(knp('x', 'deny-egress', { policyTypes: ['Egress'] }));
     assert.deepEqual(input.policies, [{ id: 'knp.default.x.deny-egress', egress: [] }]);
-    assert.deepEqual(input.endpoints[0], { ...EP_A, ingress: [], egress: [['knp.default.x.deny-egress']] });
+    assert.deepEqual(input.endpoints[0], { ...EP_A, ingress: [], egress: [inTier(['knp.default.x.deny-egress'])] });
   });
 
   it('allow-all: one empty rule `{}` is an Allow that matches everything', () => {
@@ -67,11 +67,11 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
     const input = calc(knp('x', 'web', { podSelector: { matchLabels: { app: 'web' } }, policyTypes: ['Ingress'] }));
     // y/a is app=web too, but in another namespace and on n2.
     assert.deepEqual(input.endpoints, [
-      { ...EP_A, ingress: [['knp.default.x.web']], egress: [] },
+      { ...EP_A, ingress: [inTier(['knp.default.x.web'])], egress: [] },
       { ...EP_B, ingress: [], egress: [] },
     ]);
     assert.deepEqual(policyInput([...CLUSTER, knp('y', 'web', { podSelector: { matchLabels: { app: 'web' } } })], 'n2').endpoints, [
-      { iface: 'cali-y-a', addresses: ['10.65.1.2'], ingress: [['knp.default.y.web']], egress: [] },
+      { iface: 'cali-y-a', addresses: ['10.65.1.2'], ingress: [inTier(['knp.default.y.web'])], egress: [] },
     ]);
   });
 
@@ -297,9 +297,9 @@ describe('policy calculation: Kubernetes NetworkPolicy', () => {
     ]);
   });
 
-  it('several policies select a pod: all in the Kubernetes tier, by id', () => {
+  it('several policies select a pod: all in the default tier at order 1000, by name', () => {
     const input = calc(knp('x', 'zeta', { podSelector: { matchLabels: { app: 'web' } } }), knp('x', 'alpha', {}));
-    assert.deepEqual(input.endpoints[0], { ...EP_A, ingress: [['knp.default.x.alpha', 'knp.default.x.zeta']], egress: [] });
+    assert.deepEqual(input.endpoints[0], { ...EP_A, ingress: [inTier(['knp.default.x.alpha', 'knp.default.x.zeta'])], egress: [] });
   });
 
   it('IPv6 and dual-stack pods: every address, canonical text', () => {

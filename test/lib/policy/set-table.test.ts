@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import { PolicyCalculator, policyInput, setId } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
-import { cnp, gnp, knp, namespace, pod, pool } from './fixtures.js';
+import { cnp, gnp, knp, namespace, pod, pool, inTier } from './fixtures.js';
 import { prng } from '../../support/prng.js';
 
 const fromWeb = { from: [{ podSelector: { matchLabels: { app: 'web' } } }] };
@@ -68,7 +68,12 @@ describe('policy calculation: sets', () => {
     c.put(pod('x', 'd', '10.65.0.9', { app: 'db' }));
     const after = c.input();
     assert.equal(after.policies, before.policies);
-    assert.deepEqual(after.endpoints.at(-1), { iface: 'cali-x-d', addresses: ['10.65.0.9'], ingress: [['knp.default.x.one']], egress: [] });
+    assert.deepEqual(after.endpoints.at(-1), {
+      iface: 'cali-x-d',
+      addresses: ['10.65.0.9'],
+      ingress: [inTier(['knp.default.x.one'])],
+      egress: [],
+    });
     assert.equal(after.endpoints[0], before.endpoints[0], 'an untouched endpoint is the same object');
   });
 
@@ -80,7 +85,7 @@ describe('policy calculation: sets', () => {
     assert.deepEqual(relabelled.sets[0]!.members, []);
     assert.deepEqual(
       relabelled.endpoints.map((e) => e.ingress),
-      [[['knp.default.x.one']], [['knp.default.x.one']]],
+      [[inTier(['knp.default.x.one'])], [inTier(['knp.default.x.one'])]],
     );
     assert.equal(relabelled.policies, first.policies);
     assert.equal(c.put(pool('p', '10.65.0.0/16')), true);

@@ -18,7 +18,7 @@ const cnp = (spec: Doc, kind = 'NetworkPolicy', metadata: Doc = { name: 'p' }): 
   metadata,
   spec,
 });
-const gnp = (spec: Doc): Doc => cnp(spec, 'GlobalNetworkPolicy');
+const gnp = (spec: Doc, metadata: Doc = { name: 'p' }): Doc => cnp(spec, 'GlobalNetworkPolicy', metadata);
 const rule = (r: Doc): Doc => cnp({ ingress: [{ action: 'Allow', ...r }] });
 const peer = (p: Doc): Doc => knp({ ingress: [{ from: [p] }] });
 const port = (p: Doc): Doc => knp({ ingress: [{ ports: [p] }] });
@@ -149,7 +149,10 @@ const BAD: [string, Doc, string, RegExp?][] = [
   ['GlobalNetworkPolicy namespaceSelector', gnp({ namespaceSelector: 'has(' }), 'spec.namespaceSelector'],
   ['GlobalNetworkPolicy namespace', cnp({}, 'GlobalNetworkPolicy', { name: 'g', namespace: 'x' }), 'metadata.namespace'],
   ['serviceAccountSelector', cnp({ serviceAccountSelector: 'all()' }), 'spec.serviceAccountSelector', /not supported/],
-  ['tier', cnp({ tier: 'security' }), 'spec.tier', /not supported/],
+  ['tier without its prefix in the name', cnp({ tier: 'security' }), 'metadata.name', /must be security\.<name>/],
+  ['tier prefix of another tier', cnp({ tier: 'security' }, 'NetworkPolicy', { name: 'platform.p' }), 'metadata.name', /must be security/],
+  ['tier prefix without spec.tier', gnp({}, { name: 'security.p' }), 'metadata.name', /set spec\.tier/],
+  ['tier name with a dot', cnp({ tier: 'a.b' }, 'NetworkPolicy', { name: 'a.b.p' }), 'spec.tier', /no '\.'/],
   ['doNotTrack', gnp({ doNotTrack: true }), 'spec.doNotTrack', /not supported/],
   ['unknown spec field', cnp({ egres: [] }), 'spec.egres', /unknown field/],
   ['rules not a list', cnp({ egress: { action: 'Allow' } }), 'spec.egress'],

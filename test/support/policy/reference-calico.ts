@@ -1,12 +1,26 @@
-// The reference evaluator for Calico policy (projectcalico.org/v3 NetworkPolicy and
-// GlobalNetworkPolicy) together with Kubernetes NetworkPolicy, from Calico's documentation:
-// - an endpoint's traffic in one direction goes through the tiers in order: first the Calico
-//   tier (NetworkPolicy and GlobalNetworkPolicy by `order`, lower first, no order last, then by
-//   name), then the Kubernetes tier; a tier with no policy selecting the endpoint is skipped;
-// - in a tier the first matching Allow or Deny decides, Log goes on, Pass leaves for the next
-//   tier; a tier whose policies select the endpoint but decide nothing drops the packet;
-//   passing every tier allows it;
-// - the Kubernetes tier decides as reference.ts does (isolation, union of allows);
+// The reference evaluator for Calico policy (projectcalico.org/v3 Tier, NetworkPolicy and
+// GlobalNetworkPolicy) together with Kubernetes NetworkPolicy, written from Calico's documentation
+// (never from lib/policy or felix/policy, which it checks). Each rule names where it comes from:
+// - [tier-eval] Tier reference, "How policy is evaluated": only the tiers holding a policy that
+//   applies to the endpoint see the packet, in ascending tier order; inside a tier the policies
+//   run in their order; an Allow or Deny ends evaluation; a Pass sends the packet to the next
+//   tier that holds a policy for the endpoint; a tier that applies but does nothing with the
+//   packet drops it, unless its defaultAction is Pass.
+// - [tier-spec] Tier reference, spec: an absent order sorts last, equal orders by tier name;
+//   defaultAction defaults to Deny.
+// - [default-tier] Tiered policy guide, "The default tier": policies without a tier, and every
+//   Kubernetes NetworkPolicy, live in the default tier; Tier reference: its order is 1,000,000.
+// - [knp-order] Calico converts a Kubernetes NetworkPolicy into a default-tier policy named
+//   knp.default.<name> with order 1000, whose rules are Allow (the Kubernetes API reference
+//   says what they match: reference.ts).
+// - [policy-order] NetworkPolicy reference, order: the lowest order applies first, no order
+//   last; equal orders by name (felix breaks ties by name, then namespace, then kind).
+// - [rule-eval] NetworkPolicy reference, rules: the first rule that matches takes its action;
+//   Log logs and goes on; a policy none of whose rules match leaves the packet to the next
+//   policy of the tier.
+// - [profile] Profile reference and the Kubernetes datastore: past the last tier an endpoint's
+//   profiles decide; a pod's namespace profile (kns.<namespace>) allows everything, and an
+//   endpoint no policy applies to is left to it, so it is allowed.
 // - a NetworkPolicy selects endpoints of its own namespace, and its rules' selectors too unless
 //   a namespaceSelector is given; a GlobalNetworkPolicy's selectors range over every namespace
 //   (its spec.namespaceSelector narrows the endpoints it applies to);
@@ -18,7 +32,7 @@ import { cidrContains, parseAddress, parseCidr } from '../../../ip/index.js';
 import { parseCalicoSelector } from './calico-selector.js';
 import type { L4Protocol, Labels, Model, ModelPod, NetworkPolicy, PolicyType, Probe } from './model.js';
 import { podKey } from './model.js';
-import { type DirectionVerdict, k8sEgress, k8sIngress, truthTable } from './reference.js';
+import { k8sPolicyAllows, k8sSelects, truthTable } from './reference.js';
 import type { TruthTable } from './truth-table.js';
 
 export type CalicoAction = 'Allow' | 'Deny' | 'Pass' | 'Log';
@@ -47,6 +61,8 @@ export interface CalicoPolicy {
   readonly kind: 'NetworkPolicy' | 'GlobalNetworkPolicy';
   readonly metadata: { readonly name: string; readonly namespace?: string };
   readonly spec: {
+    /** Absent: the default tier. */
+    readonly tier?: string;
     readonly order?: number;
     readonly selector?: string;
     /** GlobalNetworkPolicy only: the namespaces whose endpoints it applies to. */
@@ -55,6 +71,13 @@ export interface CalicoPolicy {
     readonly ingress?: readonly CalicoRule[];
     readonly egress?: readonly CalicoRule[];
   };
+}
+
+export interface CalicoTier {
+  readonly apiVersion: 'projectcalico.org/v3';
+  readonly kind: 'Tier';
+  readonly metadata: { readonly name: string };
+  readonly spec: { readonly order?: number; readonly defaultAction?: 'Deny' | 'Pass' };
 }
 
 export function calicoPolicyTypes(p: CalicoPolicy): readonly PolicyType[] {
@@ -151,50 +174,101 @@ function appliesTo(model: Model, p: CalicoPolicy, pod: ModelPod, type: PolicyTyp
   return sel(p.spec.selector?.trim() ? p.spec.selector : 'all()')(endpointLabels(pod));
 }
 
-/** Calico's order: by `order` (none = after every ordered one), then by name. */
-export function calicoOrder(a: CalicoPolicy, b: CalicoPolicy): number {
-  const oa = a.spec.order ?? Number.POSITIVE_INFINITY;
-  const ob = b.spec.order ?? Number.POSITIVE_INFINITY;
-  if (oa !== ob) return oa < ob ? -1 : 1;
-  const na = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
-  const nb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
-  return na < nb ? -1 : na > nb ? 1 : 0;
-}
-
 export interface ClusterPolicies {
   readonly calico: readonly CalicoPolicy[];
   readonly kubernetes: readonly NetworkPolicy[];
+  /** Tier resources; the default tier is there without one. */
+  readonly tiers?: readonly CalicoTier[];
 }
 
-/** The Calico tier for `endpoint` in one direction: a decision, Pass / skipped (go on), or end-of-tier drop. */
-function calicoTier(
+/** What one policy does with a packet: an action, or nothing (the next policy of the tier sees it). */
+type Decision = 'Allow' | 'Deny' | 'Pass' | undefined;
+
+/** A policy of any kind as a tier sees it. */
+interface TieredPolicy {
+  readonly tier: string;
+  readonly order?: number;
+  /** [policy-order]: `<name>/<namespace>/<kind>`. */
+  readonly sortKey: string;
+  readonly decide: () => Decision;
+}
+
+const DEFAULT_TIER = { name: 'default', order: 1_000_000, defaultAction: 'Deny' as const }; // [default-tier]
+
+function byOrder(a: { order?: number }, b: { order?: number }): number {
+  const oa = a.order ?? Number.POSITIVE_INFINITY;
+  const ob = b.order ?? Number.POSITIVE_INFINITY;
+  return oa === ob ? 0 : oa < ob ? -1 : 1;
+}
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The policies of every kind that apply to `endpoint` in direction `type`, each able to decide on from → to. */
+function applying(
   model: Model,
-  calico: readonly CalicoPolicy[],
+  policies: ClusterPolicies,
   endpoint: ModelPod,
   type: PolicyType,
   from: ModelPod,
   to: ModelPod,
   probe: Probe,
-): 'allowed' | 'denied' | 'next' {
-  const applying = calico.filter((p) => appliesTo(model, p, endpoint, type)).sort(calicoOrder);
-  if (applying.length === 0) return 'next';
-  for (const p of applying) {
-    for (const r of (type === 'Ingress' ? p.spec.ingress : p.spec.egress) ?? []) {
-      if (!ruleMatches(model, p, r, from, to, probe)) continue;
-      if (r.action === 'Allow') return 'allowed';
-      if (r.action === 'Deny') return 'denied';
-      if (r.action === 'Pass') return 'next';
-    }
-  }
-  return 'denied';
+): TieredPolicy[] {
+  const calico = policies.calico
+    .filter((p) => appliesTo(model, p, endpoint, type))
+    .map(
+      (p): TieredPolicy => ({
+        tier: p.spec.tier ?? 'default',
+        ...(p.spec.order !== undefined ? { order: p.spec.order } : {}),
+        sortKey: `${p.metadata.name}/${p.metadata.namespace ?? ''}/${p.kind}`,
+        decide: () => {
+          // [rule-eval]
+          for (const r of (type === 'Ingress' ? p.spec.ingress : p.spec.egress) ?? []) {
+            if (!ruleMatches(model, p, r, from, to, probe)) continue;
+            if (r.action !== 'Log') return r.action;
+          }
+          return undefined;
+        },
+      }),
+    );
+  const kubernetes = policies.kubernetes
+    .filter((p) => k8sSelects(p, endpoint, type))
+    .map(
+      (p): TieredPolicy => ({
+        // [knp-order]
+        tier: 'default',
+        order: 1000,
+        sortKey: `knp.default.${p.metadata.name}/${p.metadata.namespace}/KubernetesNetworkPolicy`,
+        decide: () => (k8sPolicyAllows(model, p, type, from, to, probe) ? 'Allow' : undefined),
+      }),
+    );
+  return [...calico, ...kubernetes];
 }
 
 function direction(model: Model, policies: ClusterPolicies, type: PolicyType, from: ModelPod, to: ModelPod, probe: Probe): boolean {
   const endpoint = type === 'Ingress' ? to : from;
-  const tier = calicoTier(model, policies.calico, endpoint, type, from, to, probe);
-  if (tier !== 'next') return tier === 'allowed';
-  const k: DirectionVerdict = (type === 'Ingress' ? k8sIngress : k8sEgress)(model, policies.kubernetes, from, to, probe);
-  return k !== 'denied';
+  const tierSpecs = new Map([[DEFAULT_TIER.name, DEFAULT_TIER as { name: string; order?: number; defaultAction: 'Deny' | 'Pass' }]]);
+  for (const t of policies.tiers ?? [])
+    if (t.metadata.name !== 'default')
+      tierSpecs.set(t.metadata.name, { name: t.metadata.name, ...t.spec, defaultAction: t.spec.defaultAction ?? 'Deny' }); // [tier-spec]
+  // [tier-eval]: only tiers holding a policy for the endpoint.
+  const byTier = new Map<string, TieredPolicy[]>();
+  for (const p of applying(model, policies, endpoint, type, from, to, probe)) {
+    if (!tierSpecs.has(p.tier)) throw new Error(`reference: a policy is in tier ${p.tier}, which no Tier defines`);
+    byTier.set(p.tier, [...(byTier.get(p.tier) ?? []), p]);
+  }
+  const tiers = [...byTier.keys()].map((n) => tierSpecs.get(n)!).sort((a, b) => byOrder(a, b) || byText(a.name, b.name)); // [tier-spec]
+  nextTier: for (const tier of tiers) {
+    const inOrder = byTier.get(tier.name)!.sort((a, b) => byOrder(a, b) || byText(a.sortKey, b.sortKey)); // [policy-order]
+    for (const p of inOrder) {
+      const d = p.decide();
+      if (d === 'Allow') return true;
+      if (d === 'Deny') return false;
+      if (d === 'Pass') continue nextTier;
+    }
+    if (tier.defaultAction === 'Pass') continue;
+    return false;
+  }
+  return true; // [profile]
 }
 
 export function calicoAllows(model: Model, policies: ClusterPolicies, from: ModelPod, to: ModelPod, probe: Probe): boolean {

@@ -14,7 +14,14 @@ import {
   SERVED_PORTS,
   labelSelectorMatches,
 } from './model.js';
-import { type CalicoPolicy, type CalicoRule, calicoAllows, calicoPolicyTypes, calicoTruthTable } from './reference-calico.js';
+import {
+  type CalicoPolicy,
+  type CalicoRule,
+  type CalicoTier,
+  calicoAllows,
+  calicoPolicyTypes,
+  calicoTruthTable,
+} from './reference-calico.js';
 import { effectivePolicyTypes, inIpBlock, k8sAllows, k8sTruthTable } from './reference.js';
 import { TruthTable, formatComparison } from './truth-table.js';
 
@@ -250,14 +257,14 @@ describe('policy reference: Calico tiers', () => {
     assert.deepEqual(calico([unordered, deny]), ['xa>xb', 'xa>ya', 'xb>xa', 'xb>ya', 'ya>xb']);
   });
 
-  it('a tier that selects the endpoint but decides nothing drops, even where Kubernetes would allow', () => {
+  it('[tier-eval] a tier that selects the endpoint but decides nothing drops', () => {
     const onlyY = cnp('x', 'only-y', 10, "pod == 'a'", { types: ['Ingress'], ingress: [fromY] });
     assert.deepEqual(calico([onlyY]), ['xa>xb', 'xa>ya', 'xb>ya', 'ya>xa', 'ya>xb']);
     const logOnly = cnp('x', 'log', 10, "pod == 'a'", { types: ['Ingress'], ingress: [{ action: 'Log' }] });
     assert.deepEqual(calico([logOnly]), ['xa>xb', 'xa>ya', 'xb>ya', 'ya>xb'], 'Log goes on, then the end of the tier drops');
   });
 
-  it('Pass goes on to the Kubernetes tier; with no Kubernetes policy the packet is allowed', () => {
+  it('[tier-eval] Pass leaves the tier, skipping its later policies, Kubernetes ones included; past the last tier: allowed', () => {
     const pass = cnp('x', 'pass', 10, "pod == 'a'", {
       types: ['Ingress'],
       ingress: [{ action: 'Pass', source: { namespaceSelector: "ns == 'y'" } }],
@@ -265,7 +272,63 @@ describe('policy reference: Calico tiers', () => {
     const allowRest = cnp('x', 'rest', 20, "pod == 'a'", { types: ['Ingress'], ingress: [{ action: 'Deny' }] });
     assert.deepEqual(calico([pass, allowRest]), ['xa>xb', 'xa>ya', 'xb>ya', 'ya>xa', 'ya>xb']);
     const kDeny = knp('x', 'deny', {}, { policyTypes: ['Ingress'] });
-    assert.deepEqual(calico([pass, allowRest], [kDeny]), ['xa>ya', 'xb>ya']);
+    assert.deepEqual(calico([pass, allowRest], [kDeny]), ['xa>ya', 'xb>ya', 'ya>xa'], 'y passed x/a; the deny-all holds x/b');
+  });
+
+  it('[tier-eval][rule-eval] a policy that matches no rule hands the packet to the next policy of its tier', () => {
+    const denyY = cnp('x', 'deny-y', 500, 'all()', {
+      types: ['Ingress'],
+      ingress: [{ action: 'Deny', source: { namespaceSelector: "ns == 'y'" } }],
+    });
+    const allowAll = knp('x', 'allow-all', {}, { ingress: [{}] });
+    assert.deepEqual(calico([denyY], [allowAll]), ['xa>xb', 'xa>ya', 'xb>xa', 'xb>ya']);
+    const denyX = cnp('y', 'deny-x', 500, 'all()', {
+      types: ['Ingress'],
+      ingress: [{ action: 'Deny', source: { namespaceSelector: "ns == 'x'" } }],
+    });
+    assert.deepEqual(calico([denyX], []), ['xa>xb', 'xb>xa', 'ya>xa', 'ya>xb'], 'without a later policy, the end of the tier drops');
+  });
+
+  it('[knp-order][policy-order] Kubernetes policies are order 1000 of the default tier: a Calico policy at 2000 comes after them', () => {
+    const kAllowY = knp('x', 'from-y', {}, { ingress: [{ from: [{ namespaceSelector: { matchLabels: { ns: 'y' } } }] }] });
+    const late = cnp('x', 'late-allow', 2000, 'all()', { types: ['Ingress'], ingress: [{ action: 'Allow' }] });
+    const early = cnp('x', 'early-deny', 999, 'all()', {
+      types: ['Ingress'],
+      ingress: [{ action: 'Deny', source: { namespaceSelector: "ns == 'y'" } }],
+    });
+    assert.deepEqual(calico([late], [kAllowY]), ALL, 'what the Kubernetes policy does not allow, the later Calico one does');
+    assert.deepEqual(calico([early, late], [kAllowY]), ['xa>xb', 'xa>ya', 'xb>xa', 'xb>ya'], 'a Deny at 999 comes first');
+  });
+
+  it('[tier-eval][tier-spec] tiers by order, lowest first; a tier with defaultAction Pass sends on what it did not decide', () => {
+    const tiers: CalicoTier[] = [
+      { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 'platform' }, spec: { order: 100, defaultAction: 'Pass' } },
+      { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 'security' }, spec: { order: 50 } },
+    ];
+    const denyY = {
+      ...cnp('x', 'platform.deny-y', undefined, 'all()', {
+        types: ['Ingress'],
+        ingress: [{ action: 'Deny', source: { namespaceSelector: "ns == 'y'" } }],
+      }),
+    };
+    const inPlatform: CalicoPolicy = { ...denyY, spec: { ...denyY.spec, tier: 'platform' } };
+    const run = (c: CalicoPolicy[], k: NetworkPolicy[] = []) =>
+      allowedPairs((f, t, p) => calicoAllows(MODEL, { calico: c, kubernetes: k, tiers }, f, t, p), TCP80);
+    assert.deepEqual(run([inPlatform]), ['xa>xb', 'xa>ya', 'xb>xa', 'xb>ya'], 'x passes the platform tier and is allowed');
+    const kDeny = knp('x', 'deny', {}, { policyTypes: ['Ingress'] });
+    assert.deepEqual(run([inPlatform], [kDeny]), ['xa>ya', 'xb>ya'], 'then the default tier decides');
+    const allowX: CalicoPolicy = {
+      ...cnp('x', 'security.allow-x', undefined, 'all()', {
+        types: ['Ingress'],
+        ingress: [{ action: 'Allow', source: { namespaceSelector: "ns == 'x'" } }],
+      }),
+    };
+    const inSecurity: CalicoPolicy = { ...allowX, spec: { ...allowX.spec, tier: 'security' } };
+    assert.deepEqual(
+      run([inPlatform, inSecurity], [kDeny]),
+      ['xa>xb', 'xa>ya', 'xb>xa', 'xb>ya'],
+      'security (50) runs before platform (100) and ends in Deny',
+    );
   });
 
   it('a Calico Allow is final: the Kubernetes tier is not consulted', () => {

@@ -82,6 +82,20 @@ function portsMatch(ports: readonly NetworkPolicyPort[] | undefined, destination
   return ports.some((p) => portMatches(p, destination, probe));
 }
 
+/** Whether one policy's rules of `type` admit from → to: some rule's peers and ports both match. */
+export function k8sPolicyAllows(model: Model, p: NetworkPolicy, type: PolicyType, from: ModelPod, to: ModelPod, probe: Probe): boolean {
+  if (type === 'Ingress')
+    return (p.spec.ingress ?? []).some((r) => peersMatch(model, p.metadata.namespace, r.from, from) && portsMatch(r.ports, to, probe));
+  return (p.spec.egress ?? []).some((r) => peersMatch(model, p.metadata.namespace, r.to, to) && portsMatch(r.ports, to, probe));
+}
+
+/** Whether a policy applies to `pod` in direction `type`: its namespace, its policyTypes, its podSelector. */
+export function k8sSelects(p: NetworkPolicy, pod: ModelPod, type: PolicyType): boolean {
+  return (
+    p.metadata.namespace === pod.namespace && effectivePolicyTypes(p).includes(type) && labelSelectorMatches(p.spec.podSelector, pod.labels)
+  );
+}
+
 function selecting(policies: readonly NetworkPolicy[], pod: ModelPod, type: PolicyType): NetworkPolicy[] {
   return policies.filter(
     (p) =>

@@ -1,0 +1,39 @@
+// The rules of tiers that span resources, checked by apply and delete as Calico's API server
+// checks them: a policy's tier must exist (the default tier always does; a Tier in the same file
+// counts), and a tier that still holds policies cannot be deleted, nor can the default tier.
+// A writer racing between the check and the write is not excluded (the datastore has no
+// cross-kind transaction); the calculation graph then treats a policy of a missing tier as in a
+// last tier that denies.
+import type { BackendDatastore } from '../datastore/index.js';
+import { DatastoreError } from '../datastore/index.js';
+import { manifestKind, type Resource, resourceKey, ValidationError } from '../resources/index.js';
+
+const DEFAULT_TIER = 'default';
+
+/** Refuses a policy of the file whose `spec.tier` names a tier neither stored nor in the file. */
+export async function checkPolicyTiers(store: BackendDatastore, resources: readonly Resource[]): Promise<void> {
+  const named = resources.flatMap((r) =>
+    (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy') && r.spec.tier && r.spec.tier !== DEFAULT_TIER ? [r] : [],
+  );
+  if (named.length === 0) return;
+  const tiers = new Set((await store.list('Tier')).items.map((t) => t.metadata.name));
+  for (const r of resources) if (r.kind === 'Tier') tiers.add(r.metadata.name);
+  for (const r of named) {
+    if (!tiers.has(r.spec.tier!))
+      throw new ValidationError(
+        'spec.tier',
+        `tier ${JSON.stringify(r.spec.tier)} does not exist: apply its Tier first (or in the same file)`,
+        `${manifestKind(r.kind)}/${r.metadata.name}`,
+      );
+  }
+}
+
+/** Refuses to delete the default tier, or a tier some policy is still in (naming them). */
+export async function checkTierDeletable(store: BackendDatastore, name: string): Promise<void> {
+  if (name === DEFAULT_TIER) throw new DatastoreError('the default tier always exists and cannot be deleted', 'TierInUse');
+  const inTier: string[] = [];
+  for (const kind of ['NetworkPolicy', 'GlobalNetworkPolicy'] as const)
+    for (const p of (await store.list(kind)).items) if (p.spec.tier === name) inTier.push(`${manifestKind(kind)} ${resourceKey(p)}`);
+  if (inTier.length > 0)
+    throw new DatastoreError(`tier ${JSON.stringify(name)} still holds ${inTier.join(', ')}: delete or move them first`, 'TierInUse');
+}
