@@ -1,5 +1,6 @@
 // The CNI plugin (`podroute-cni`). See ../agent/README.md.
 export { runCni } from './main.js';
+export type { CniNote, Say } from './notes.js';
 export { cmdAdd, cmdDel, cmdCheck, cmdVersion, workloadFor, type Workload } from './plugin.js';
 export { CONTAINER_ID_ANNOTATION } from '../resources/index.js';
 export { parseEnv, parseNetConf, SUPPORTED_VERSIONS, type NetConf, type CniEnv, type CniResult, type CniCommand } from './config.js';
