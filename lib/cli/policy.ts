@@ -2,11 +2,12 @@
 // the datastore and computed by the same calculation graph that feeds every node's felix, and
 // the rule counters of a running agent (how often each rule matched, as calicoctl shows).
 import { callControl } from '../bgpd/control.js';
-import { datastoreConfigFromEnv, openDatastore, type BackendDatastore, openFileDatastore } from '../datastore/index.js';
+import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore, openFileDatastore } from '../datastore/index.js';
 import type { Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, formatPodExplanation, formatVerdict, PolicyExplainer } from '../policy/index.js';
 import { dispatch, UsageError, type CommandSpec } from './args.js';
 import { datastoreFile, type CommandIo } from './datastore.js';
+import { LAB_FLAG, labDatastoreFlag } from './datastore-lab.js';
 import { AGENT_CONTROL_FLAG, agentControl } from './flags.js';
 import { emit, OUTPUT, outputOf } from './output.js';
 
@@ -23,11 +24,16 @@ export async function calculationResources(ds: BackendDatastore): Promise<Resour
   return out;
 }
 
-/** The explainer over what the datastore holds now; `ds` (tests) instead of the one the environment names. */
-async function withExplainer<T>(ds: BackendDatastore | undefined, use: (e: PolicyExplainer) => T): Promise<T> {
+/**
+ * The explainer over what the datastore holds now: a lab's (`--lab`), else the one the
+ * environment names; `ds` (tests) instead of either.
+ */
+async function withExplainer<T>(ds: BackendDatastore | undefined, lab: unknown, use: (e: PolicyExplainer) => T): Promise<T> {
   // What `podroute apply` wrote: the file datastore unless Redis or etcd is configured.
-  const file = ds ? undefined : datastoreFile(undefined);
-  const store = ds ?? (file !== undefined ? await openFileDatastore(file) : await openDatastore(datastoreConfigFromEnv()));
+  const flag = typeof lab === 'string' ? labDatastoreFlag(lab, undefined) : undefined;
+  const file = ds ? undefined : datastoreFile(flag);
+  const config = flag !== undefined ? datastoreFromFlag(flag) : datastoreConfigFromEnv();
+  const store = ds ?? (file !== undefined ? await openFileDatastore(file) : await openDatastore(config));
   try {
     return use(new PolicyExplainer(await calculationResources(store)));
   } finally {
@@ -47,11 +53,14 @@ export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec
         description: DATASTORE_TEXT,
         args: '<namespace>/<pod>',
         maxPositionals: 1,
+        options: { lab: LAB_FLAG },
         async run(p) {
           const ref = p.positionals[0];
           if (!ref?.includes('/')) throw new UsageError('policy explain: give one pod as <namespace>/<pod>');
           const slash = ref.indexOf('/');
-          const text = await withExplainer(ds, (e) => formatPodExplanation(e.explainPod(ref.slice(0, slash), ref.slice(slash + 1))));
+          const text = await withExplainer(ds, p.values.lab, (e) =>
+            formatPodExplanation(e.explainPod(ref.slice(0, slash), ref.slice(slash + 1))),
+          );
           io.stdout(`${text}\n`);
           return 0;
         },
@@ -62,6 +71,7 @@ export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec
         description: DATASTORE_TEXT,
         args: '<from> <to> <tcp|udp|sctp|icmp> [port]',
         maxPositionals: 4,
+        options: { lab: LAB_FLAG },
         async run(p) {
           const [from, to, protocolText, portText] = p.positionals;
           if (!from || !to || !protocolText) throw new UsageError('policy verdict: <from> <to> <tcp|udp|sctp|icmp> [port]');
@@ -71,7 +81,7 @@ export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec
           const port = portText === undefined ? undefined : Number(portText);
           if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535))
             throw new UsageError(`policy verdict: port: ${JSON.stringify(portText)} is not a port number (1-65535)`);
-          const text = await withExplainer(ds, (e) => formatVerdict(e.verdict(from, to, protocol, port)));
+          const text = await withExplainer(ds, p.values.lab, (e) => formatVerdict(e.verdict(from, to, protocol, port)));
           io.stdout(`${text}\n`);
           return 0;
         },

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
+import { runPolicyCommand } from '../../../lib/cli/policy.js';
 import type { LabState } from '../../../lib/lab/index.js';
 import { type RedisServer, startRedis } from '../../support/redis.js';
 
@@ -80,5 +81,18 @@ describe('datastore CLI and the labs up on this host', function () {
     const both = await run(['get', 'ippools', '--lab', 'tor', '--datastore', 'memory']);
     assert.equal(both.code, 2);
     assert.match(both.stderr, /--lab and --datastore: give one of them/);
+  });
+
+  it("policy explain|verdict --lab read the lab's datastore too", async () => {
+    const err: string[] = [];
+    const io = { stdout: () => undefined, stderr: (s: string) => err.push(s) };
+    assert.equal(await runPolicyCommand(['verdict', '10.61.0.1', '10.61.0.2', 'tcp', '80', '--lab', 'nolab'], io), 2);
+    assert.match(err.join(''), /--lab: no lab "nolab" is up \(up: tor\)/);
+    const out: string[] = [];
+    const code = await runPolicyCommand(['verdict', '10.61.0.1', '10.61.0.2', 'tcp', '80', '--lab', 'tor'], {
+      stdout: (s) => out.push(s),
+      stderr: (s) => out.push(s),
+    });
+    assert.equal(code, 0, out.join(''));
   });
 });
