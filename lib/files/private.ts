@@ -24,7 +24,7 @@ export const FOLDER_MODE = 0o755;
 /** State and key files: the daemon's user only. */
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** A path another user could tamper with, or one that could not be made. */
+/** A path another user could tamper with. A folder that cannot be made is a plain Error, as any failed write. */
 export class UnsafePathError extends Error {
   override readonly name = 'UnsafePathError';
 }

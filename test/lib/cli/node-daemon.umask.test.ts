@@ -62,16 +62,10 @@ describe('node run under umask 000: its sockets and their folders, against a rea
         {
           what: 'the agent answering on its control socket',
           until: (s) => s !== undefined,
-          timeoutMs: 40_000,
+          timeoutMs: 60_000,
           intervalMs: 200,
         },
       );
-      for (const folder of [join(dir, 'run'), join(dir, 'run', 'podroute'), join(dir, 'cni'), join(dir, 'cni', 'run')]) {
-        assert.equal(mode(folder), '755', `${folder} (made under umask 000)`);
-        assert.equal(lstatSync(folder).uid, 0, `${folder} is not root's`);
-      }
-      for (const socket of [control, cni]) assert.equal(mode(socket), '660', `${socket} (made under umask 000)`);
-
       // What was done to the runtime: the socket renamed, a socket of nobody's bound at its path.
       const r = nodeAsNobody(
         `const fs = require('fs'), net = require('net'); const p = process.argv[1]; const out = [];
@@ -84,6 +78,11 @@ describe('node run under umask 000: its sockets and their folders, against a rea
       assert.match(r.stdout.trim(), /^rename: EACCES, bind: (EACCES|EADDRINUSE)$/, `as nobody: ${r.stdout}${r.stderr}`);
       assert.equal(lstatSync(cni).uid, 0, 'the CNI socket is no longer the one the agent made');
       assert.equal(existsSync(`${cni}.aside`), false, 'the CNI socket was moved aside');
+      for (const folder of [join(dir, 'run'), join(dir, 'run', 'podroute'), join(dir, 'cni'), join(dir, 'cni', 'run')]) {
+        assert.equal(mode(folder), '755', `${folder} (made under umask 000)`);
+        assert.equal(lstatSync(folder).uid, 0, `${folder} is not root's`);
+      }
+      for (const socket of [control, cni]) assert.equal(mode(socket), '660', `${socket} (made under umask 000)`);
     } finally {
       agent.kill('SIGINT');
       await new Promise((resolve) => (agent.exitCode === null ? agent.once('exit', resolve) : resolve(undefined)));
