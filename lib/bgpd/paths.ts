@@ -38,12 +38,14 @@ export function checkedPath(v: unknown, field: string, what = 'a path'): string 
   if (typeof v !== 'string' || v === '') throw new ConfigError(`${field}: ${JSON.stringify(v)} is not ${what}`);
   if (v.includes('\0')) throw new ConfigError(`${field}: ${JSON.stringify(v)} holds a NUL byte`);
   const absolute = resolve(v);
+  const refuse = (shown: string, tree: string) =>
+    new ConfigError(`${field}: ${shown} is under ${tree}, the kernel's own file system, where no daemon's file belongs`);
+  const written = kernelTree(absolute);
+  if (written !== undefined) throw refuse(v, written);
+  // Only when the path as written is elsewhere: a link (/dev/fd is /proc/self/fd) may lead there.
   const leads = whereItLeads(absolute);
-  const tree = kernelTree(absolute) ?? kernelTree(leads);
-  if (tree !== undefined)
-    throw new ConfigError(
-      `${field}: ${v}${leads === absolute ? '' : ` (${leads})`} is under ${tree}, the kernel's own file system, where no daemon's file belongs`,
-    );
+  const linked = kernelTree(leads);
+  if (linked !== undefined) throw refuse(`${v} (${leads})`, linked);
   return v;
 }
 
