@@ -18,6 +18,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { kernelTreeProblem } from './kernel-trees.js';
 
 /** A folder the daemon makes: everyone may pass through to a socket; its files say who reads them. */
 export const FOLDER_MODE = 0o755;
@@ -68,7 +69,8 @@ function prefixes(path: string): string[] {
  * Makes `folder` (and the folders above it that are missing) with `mode` exactly, owned by the
  * daemon's user, and checks every folder on the way, through symlinks as well, for one another
  * user could tamper with. `what` starts every message (a config field: `control`, `cniSocket`).
- * A folder that exists keeps its mode: only a made one is set. Bounded by the path's length.
+ * A folder that exists keeps its mode: only a made one is set. Bounded by the path's length;
+ * a folder under /proc or /sys is refused before any mkdir.
  */
 export function privateFolder(folder: string, what: string, mode = FOLDER_MODE): void {
   const path = resolve(folder);
@@ -79,6 +81,8 @@ export function privateFolder(folder: string, what: string, mode = FOLDER_MODE):
   const fail = (why: string): never => {
     throw new Error(`${what}: ${why}`);
   };
+  const inKernelTree = kernelTreeProblem(path);
+  if (inKernelTree !== undefined) refuse(inKernelTree);
   for (const p of prefixes(path)) {
     let st: Stats;
     try {

@@ -15,6 +15,17 @@ describe('private folders and files (lib/files)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('a folder under /proc or /sys, as written or through a link, is refused at once, where recursive mkdir loops', () => {
+    const started = Date.now();
+    for (const path of ['/proc/podroute', '/sys/podroute/x', '/dev/fd/podroute/x'])
+      assert.throws(
+        () => privateFolder(path, 'stateDir'),
+        (e: Error) => e instanceof UnsafePathError && /^stateDir: .* is under \/(proc|sys)/.test(e.message),
+        path,
+      );
+    assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+  });
+
   it("under umask 000 every folder made is 0755 and the daemon's own, and a file is 0600", () => {
     const folder = join(dir, 'a', 'b', 'c');
     const file = join(folder, 'state.json');
