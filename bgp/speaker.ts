@@ -259,12 +259,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     this.publish(this.rib.withdrawOriginated(prefix));
   }
 
-  /** Best paths of a family (or both). */
+  /**
+   * Best paths of a family (or both), one per prefix. Each prints as plain JSON (JSON.stringify)
+   * and as one line (`${route}`), communities as text; `attributes` holds the codec's forms.
+   */
   routes(family?: AddressFamily): RibRoute[] {
     const families: AddressFamily[] = family ? [family] : ['ipv4-unicast', 'ipv6-unicast'];
     return families.flatMap((f) => [...this.rib.routes(f)]);
   }
 
+  /** One prefix ("10.1.0.0/16", "2001:db8::/32"): its best path, its ECMP set and every path; undefined when none. */
   lookup(prefix: string): ReturnType<Rib['lookup']> {
     return this.rib.lookup(prefix);
   }
@@ -379,8 +383,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     }
     const d = this.dynamic.find((x) => inRange(address, x.range));
     if (!d) {
+      // The reason first: a destroyed socket no longer knows its local address.
+      const reason = this.unknownPeer(address, socket);
       socket.destroy();
-      this.emit('connectionRefused', address, this.unknownPeer(address, socket));
+      this.emit('connectionRefused', address, reason);
       return;
     }
     const asns = Array.isArray(d.config.asn) ? d.config.asn : [d.config.asn];

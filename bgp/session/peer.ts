@@ -128,7 +128,7 @@ class Attempt {
         this.fsm = r.state;
         const actions = r.actions;
         for (let i = 0; i < actions.length; i++) if (!this.timers.apply(actions[i])) this.peer.perform(this, actions[i]);
-        if (this.fsm.state !== before) this.peer.stateChanged(this);
+        if (this.fsm.state !== before) this.peer.stateChanged(this, before);
       }
     } finally {
       this.draining = false;
@@ -169,6 +169,8 @@ export class Peer extends EventEmitter<PeerEvents> {
   private parked: Parked | undefined;
   private source: UpdateSource | undefined;
   private stopping = false;
+  /** Our connections in a row that the peer closed before its OPEN (see dialSoon). */
+  private earlyCloses = 0;
   /** For dynamic neighbours: every AS a peer of the range may have. */
   private acceptedAsns: number[] | undefined;
   /** When the current state was entered (ms since the epoch). */
@@ -315,6 +317,7 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   private attach(a: Attempt, socket: net.Socket, direction: 'outgoing' | 'incoming'): void {
     a.direction = direction;
+    a.remoteOpen = undefined;
     const conn = new BgpConnection(socket, {
       message: (m) => this.onMessage(a, conn, m),
       decodeError: (e) => this.onDecodeError(a, conn, e),
@@ -399,8 +402,9 @@ export class Peer extends EventEmitter<PeerEvents> {
     }
   }
 
-  stateChanged(a: Attempt): void {
+  stateChanged(a: Attempt, before: FsmStateName): void {
     const s = a.fsm.state;
+    if (a === this.primary && before === 'OpenSent' && s === 'Active' && a.remoteOpen === undefined) this.dialSoon(a);
     if (this.parked?.waitingOn === a && s !== 'OpenConfirm' && s !== 'Established') queueMicrotask(() => this.release());
     // Our own connection, parked, that failed: its OPEN is moot, and the attempt dials again.
     if (this.parked?.attempt === a && s !== 'OpenSent') this.attemptGone(a);
@@ -563,6 +567,20 @@ export class Peer extends EventEmitter<PeerEvents> {
     a.fsm = { ...a.fsm, passiveTcpEstablishment: false, config: { ...a.fsm.config, allowAutomaticStart: true } };
   }
 
+  /**
+   * The peer closed our connection before its OPEN: it was not ready for us (idle after a reset,
+   * shut down, or about to use its own connection). RFC 4271 waits the whole ConnectRetryTime in
+   * Active (120 s by default), and two speakers in step can both be waiting so; we dial again
+   * after the IdleHold back-off instead (doubling while it goes on), still taking its connection
+   * meanwhile.
+   */
+  private dialSoon(a: Attempt): void {
+    if (this.config.passive || this.stopping) return;
+    const retry = this.config.connectRetryTime ?? 120;
+    const seconds = Math.max(this.config.idleHoldTime ?? 5, 1) * 2 ** Math.min(this.earlyCloses++, 8);
+    if (seconds < retry) a.timers.start('ConnectRetryTimer', seconds);
+  }
+
   /** Drops the losing connection of a collision with Cease 6/7. */
   private dump(loser: Attempt): void {
     loser.dispatch({ type: 'OpenCollisionDump' });
@@ -612,6 +630,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
     };
     this.lastError = '';
+    this.earlyCloses = 0;
     this.emit('established', this.session);
     conn.setSource(this.source);
   }

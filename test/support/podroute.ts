@@ -38,6 +38,8 @@ export interface PodrouteOptions {
   stateDir?: string;
   /** Node flags before the script: V8 flags that NODE_OPTIONS refuses (--single-threaded-gc) go here. */
   nodeArgs?: readonly string[];
+  /** The file's `listen` (default 179 on every address); `{ host, port }` listens on one address, and dials from it. */
+  listen?: number | { host: string; port: number };
 }
 
 export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOptions = {}): string {
@@ -45,7 +47,7 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
     asn: config.asn,
     routerId: config.routerId,
     hostname: config.hostname,
-    listen: 179,
+    listen: options.listen ?? 179,
     stalePathTime: options.stalePathTime,
     multipath: options.multipath,
     gracefulRestart: options.stateDir || options.gracefulRestart ? { stateDir: options.stateDir, ...options.gracefulRestart } : undefined,

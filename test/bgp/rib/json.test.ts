@@ -2,6 +2,7 @@
 // data with communities (standard, extended, large) in their text forms, and the JSON form
 // reads back to the same attributes.
 import assert from 'node:assert/strict';
+import * as root from '../../../index.js';
 import { Rib, attributesFromJSON, attributesToJSON, parseExtendedCommunity, type PathAttributes } from '../../../index.js';
 
 const RT = Buffer.from('0002fde800000064', 'hex'); // route target 65000:100
@@ -75,6 +76,15 @@ describe('routes, peers and attributes print as plain JSON', () => {
     assert.throws(() => attributesFromJSON({ largeCommunities: ['1:2'] }), /largeCommunities\[0\]: "1:2" is not a large community/);
     assert.throws(() => attributesFromJSON({ extendedCommunities: ['rt:1.2.3.4:70000'] }), /extendedCommunities\[0\].*0\.\.65535/);
     assert.throws(() => attributesFromJSON({ communities: '65001:1' as unknown as string[] }), /communities: a list/);
+  });
+});
+
+describe('the text forms from the package root', () => {
+  it('formatCommunity and its kin, both ways, without reaching into podroute/mrt', () => {
+    assert.equal(root.formatCommunity(root.parseCommunity('65001:7')), '65001:7');
+    assert.equal(root.formatLargeCommunity(root.parseLargeCommunity('65001:1:2')), '65001:1:2');
+    assert.equal(root.formatExtendedCommunity(root.parseExtendedCommunity('soo:192.0.2.1:7')), 'soo:192.0.2.1:7');
+    assert.equal(typeof root.attributesToJSON, 'function', 'attributesToJSON at the root');
   });
 });
 

@@ -32,13 +32,15 @@ describe('README: the library section’s two speakers', function () {
     assert.match(code, /from 'podroute'/, 'the snippet imports the package as a user would');
     assert.match(code, /port: 1790/, 'the snippet names its port');
     const port = String(await freePort('127.0.0.41'));
-    const runnable = code
-      .replace(/from 'podroute'/g, `from '${pathToFileURL(join(ROOT, 'index.ts')).href}'`)
-      .replace(/\b1790\b/g, port);
+    const runnable = code.replace(/from 'podroute'/g, `from '${pathToFileURL(join(ROOT, 'index.ts')).href}'`).replace(/\b1790\b/g, port);
     dir = mkdtempSync(join(tmpdir(), 'readme-'));
     const file = join(dir, 'two-speakers.mts');
     writeFileSync(file, runnable);
-    const { stdout, stderr, code: exit } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) =>
+    const {
+      stdout,
+      stderr,
+      code: exit,
+    } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) =>
       execFile('node', ['--import', 'tsx', file], { cwd: ROOT, timeout: 45_000 }, (e, stdout, stderr) =>
         resolve({ stdout, stderr, code: e ? ((e as { code?: number }).code ?? 1) : 0 }),
       ),
