@@ -29,6 +29,7 @@ import {
   redactSecrets,
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
+import { checkServicesBeforeWrite } from '../services/admission.js';
 import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { OUTPUT, outputOf } from './output.js';
@@ -154,6 +155,8 @@ function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, 
       const store = await open();
       // Pool rules span resources (overlaps): check the file's pools together before the first write.
       await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
+      // Service addresses and ports against their ranges and the Services stored, as the API server's allocators.
+      await checkServicesBeforeWrite(store, resources);
       for (const r of resources) {
         const out = name === 'apply' ? await store.apply(r) : await store.create(r);
         io.stdout(
