@@ -81,8 +81,8 @@ function clusterIPProblem(ip: string, r: ServiceAddressRanges): string | undefin
   const family = r.cluster.filter((c) => c.family === a.family);
   if (family.length === 0) return `${ip} is an IPv6 address and ${CONFIG} names no IPv6 serviceClusterIPs`;
   const range = family.find((c) => cidrContains(c, a));
-  const where = r.clusterDefaulted && a.family === 4 ? `Kubernetes' default, as ${CONFIG} names no IPv4 serviceClusterIPs` : CONFIG;
-  if (!range) return `${ip} is outside the service cluster IP range (${listed(family)}, ${where})`;
+  const source = r.clusterDefaulted && a.family === 4 ? `Kubernetes' default, as ${CONFIG} names no IPv4 serviceClusterIPs` : CONFIG;
+  if (!range) return `${ip} is outside the service cluster IP range (${listed(family)}, ${source})`;
   // The allocator never hands these out, nor does the API server take them.
   const offset = addressValue(a.bytes) - addressValue(range.bytes);
   if (offset === 0n) return `${ip} is the network address of the service cluster IP range ${formatCidr(range)}`;
