@@ -416,7 +416,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       ebgpExportPolicy: serviceExportPolicy(this.cache),
     });
     advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config, {
-      services: this.cache.services.values(),
+      // What felix does not program is not announced either (a refused Service's cluster IP may be another's).
+      services: this.services?.admitted() ?? this.cache.services.values(),
       slices: this.cache.endpointSlices.values(),
       nodeLabels: self.metadata.labels,
     });
@@ -481,6 +482,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       desiredRoutes: this.felix.desiredRouteCount,
       failures: this.felix.failures.size,
       datastoreHeld: this.storeLoss.hold,
+      services: this.services?.status(),
     });
   }
 

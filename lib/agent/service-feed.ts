@@ -1,7 +1,10 @@
 // The services half of felix, fed: every Service, EndpointSlice and pool the watch delivers is
 // kept; the ServiceInput for this node (service-input.ts) is compiled into the services' part of
 // the table the policy programmer owns, so policy and services change in one nft transaction.
-// Events arriving together are folded into one compile.
+// Events arriving together are folded into one compile. Only the Services that pass the
+// cluster's address rules are given to felix (lib/services/admission.ts: cluster IPs in range
+// and held by no other Service, and so on): a store may hold one that no apply checked, and a
+// cluster IP of 8.8.8.8 programmed on every node would take every pod's traffic to it.
 import {
   type ConntrackCleaner,
   type PolicyApplyReport,
@@ -15,7 +18,8 @@ import {
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import { cidrAddress } from '../../ip/index.js';
-import type { EndpointSlice, IPPool, Kind, Service } from '../resources/index.js';
+import type { BGPConfiguration, EndpointSlice, IPPool, Kind, Service } from '../resources/index.js';
+import { admitServices, type ServiceVerdict } from '../services/admission.js';
 import { ServiceInputBuilder } from '../services/service-input.js';
 
 export interface ServiceFeedOptions {
@@ -30,9 +34,21 @@ export interface ServiceFeedOptions {
   log: (event: string, fields: Record<string, unknown>) => void;
 }
 
+/** What `podroute node status` says of the Services: how many are programmed, and which are refused and why. */
+export interface ServicesStatus {
+  programmed: number;
+  failures: number;
+  refused: { service: string; field: string; reason: string }[];
+}
+
 export class ServiceFeed {
-  static readonly kinds: readonly Kind[] = ['Service', 'EndpointSlice', 'IPPool'];
+  static readonly kinds: readonly Kind[] = ['Service', 'EndpointSlice', 'IPPool', 'BGPConfiguration'];
   private readonly services = new Map<string, Service>();
+  /** The default BGPConfiguration: its service ranges say which addresses a Service may take. */
+  private config: BGPConfiguration | undefined;
+  /** Which Services pass; recomputed when a Service or the configuration changed, not at every slice or pool change. */
+  private verdict: ServiceVerdict = { admitted: [], refused: new Map() };
+  private verdictStale = true;
   private readonly slices = new Map<string, EndpointSlice>();
   private readonly pools = new Map<string, IPPool>();
   private readonly builder: ServiceInputBuilder;
@@ -56,6 +72,14 @@ export class ServiceFeed {
   /** Takes one watch event; true when it concerned the feed. */
   apply(e: WatchEvent): boolean {
     if (e.type === 'synced') return false;
+    if (e.kind === 'BGPConfiguration') {
+      if (e.key !== 'default') return false;
+      this.config = e.type === 'put' ? (e.resource as BGPConfiguration) : undefined;
+      this.verdictStale = true;
+      this.schedule();
+      return true;
+    }
+    if (e.kind === 'Service') this.verdictStale = true;
     const map =
       e.kind === 'Service' ? this.services : e.kind === 'EndpointSlice' ? this.slices : e.kind === 'IPPool' ? this.pools : undefined;
     if (!map) return false;
@@ -77,6 +101,36 @@ export class ServiceFeed {
     this.schedule();
   }
 
+  /** The Services that pass the address rules: the only ones programmed (and announced). */
+  admitted(): readonly Service[] {
+    return this.admit().admitted;
+  }
+
+  status(): ServicesStatus {
+    const { admitted, refused } = this.admit();
+    return {
+      programmed: admitted.length,
+      failures: refused.size,
+      refused: [...refused].map(([service, e]) => ({ service, field: e.field, reason: e.reason })),
+    };
+  }
+
+  /** The verdict on the Services as they are now; a refusal is logged when it is new or its reason changed. */
+  private admit(): ServiceVerdict {
+    if (!this.verdictStale) return this.verdict;
+    const was = this.verdict.refused;
+    const now = admitServices(this.services.values(), this.config);
+    for (const [service, e] of now.refused)
+      if (was.get(service)?.message !== e.message) this.options.log('service-refused', { service, field: e.field, error: e.reason });
+    for (const s of now.admitted) {
+      const key = `${s.metadata.namespace}/${s.metadata.name}`;
+      if (was.has(key)) this.options.log('service-accepted', { service: key });
+    }
+    this.verdict = now;
+    this.verdictStale = false;
+    return now;
+  }
+
   /** Resolves once the last input is in the kernel (or has failed and been reported). */
   settled(): Promise<void> {
     return this.applied.then(() => this.options.programmer.settled());
@@ -93,7 +147,7 @@ export class ServiceFeed {
 
   private push(): void {
     const input = this.builder.build({
-      services: this.services.values(),
+      services: this.admit().admitted,
       slices: this.slices.values(),
       nodeAddresses: this.options
         .nodeAddresses()

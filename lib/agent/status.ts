@@ -4,6 +4,7 @@
 import type { PeerStatus } from '../../bgp/index.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/index.js';
 import type { Advertisements } from './advertise.js';
+import type { ServicesStatus } from './service-feed.js';
 import { clusterIdOf, nodeAsn, type DesiredPeer, type PeerType } from './peers.js';
 
 export interface AgentPeerStatus {
@@ -31,6 +32,8 @@ export interface AgentStatus {
   peers: AgentPeerStatus[];
   advertised: Advertisements;
   routes: { learned: number; programmed: number; failures: number };
+  /** The Services felix programs, and those refused (an address out of range or another's); absent when services are off. */
+  services?: ServicesStatus;
   /** Set while the agent holds its ground because the datastore was replaced under it. */
   datastoreHeld?: { since: number; problem: string | undefined; restored: boolean };
 }
@@ -92,6 +95,7 @@ export interface StatusFacts {
   desiredRoutes: number;
   failures: number;
   datastoreHeld?: AgentStatus['datastoreHeld'];
+  services?: ServicesStatus;
 }
 
 export function agentStatus(f: StatusFacts): AgentStatus {
@@ -108,5 +112,6 @@ export function agentStatus(f: StatusFacts): AgentStatus {
     advertised: f.advertised,
     routes: { learned: f.learned, programmed: f.desiredRoutes - f.failures, failures: f.failures },
     ...(f.datastoreHeld ? { datastoreHeld: f.datastoreHeld } : {}),
+    ...(f.services ? { services: f.services } : {}),
   };
 }

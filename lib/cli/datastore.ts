@@ -31,6 +31,7 @@ import {
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { kernelToCompare } from '../cni/kernel-ends.js';
+import { checkServicesBeforeWrite } from '../services/admission.js';
 import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
 import { fileStoreWarning, LAB_FLAG, labDatastoreFlag } from './datastore-lab.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
@@ -193,6 +194,8 @@ function writeCommand(name: 'apply' | 'create', summary: string, io: CommandIo, 
       // Pool rules span resources (overlaps): check the file's pools together before the first write.
       await store.checkPools(resources.filter((r): r is IPPool => r.kind === 'IPPool'));
       await checkPolicyTiers(store, resources);
+      // Service addresses and ports against their ranges and the Services stored, as the API server's allocators.
+      await checkServicesBeforeWrite(store, resources);
       for (const r of resources) {
         const out = name === 'apply' ? await store.apply(r) : await store.create(r);
         io.stdout(

@@ -55,6 +55,8 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'policy-refused': 'warning',
   'policy-apply-failed': 'warning',
   'services-error': 'warning',
+  'services-refused': 'warning',
+  'service-refused': 'warning',
   'services-apply-failed': 'warning',
   'service-frontend-conflict': 'warning',
   'service-controller-error': 'warning',

@@ -3,6 +3,7 @@
 // traffic policies), defaults filled as it fills them, unknown fields refused. Both arrive in
 // Kubernetes' shape (a Service's `status`, an EndpointSlice's addressType/endpoints/ports at the
 // top) and leave in the store's (everything under `spec`): see service-types.ts.
+import { type Cidr, cidrContains, parseAddress, parseCidr } from '../../ip/index.js';
 import type { Checker, Obj } from './checker.js';
 import {
   DEFAULT_AFFINITY_TIMEOUT_SECONDS,
@@ -27,6 +28,33 @@ const TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer'] as const;
 const FAMILIES = ['IPv4', 'IPv6'] as const;
 const FAMILY_POLICIES = ['SingleStack', 'PreferDualStack', 'RequireDualStack'] as const;
 const TRAFFIC_POLICIES = ['Cluster', 'Local'] as const;
+
+/**
+ * Addresses no Service may take, whatever the configured ranges: they never reach a node as
+ * a destination (the API server refuses them for externalIPs alike).
+ */
+const SPECIAL: readonly (readonly [Cidr, string])[] = (
+  [
+    ['0.0.0.0/32', 'the unspecified address'],
+    ['127.0.0.0/8', 'a loopback address'],
+    ['169.254.0.0/16', 'a link-local address'],
+    ['224.0.0.0/4', 'a multicast address'],
+    ['255.255.255.255/32', 'the broadcast address'],
+    ['::/128', 'the unspecified address'],
+    ['::1/128', 'a loopback address'],
+    ['fe80::/10', 'a link-local address'],
+    ['ff00::/8', 'a multicast address'],
+  ] as const
+).map(([cidr, what]) => [parseCidr(cidr), what] as const);
+
+/** An IP address a service answers on (cluster, external or load-balancer IP): parsed, and none of SPECIAL. */
+function serviceAddress(c: Checker, ip: unknown, field: string): 4 | 6 {
+  const family = c.ip(ip, field);
+  const a = parseAddress(ip as string, field);
+  const special = SPECIAL.find(([range]) => cidrContains(range, a));
+  if (special) c.fail(field, `${String(ip)} is ${special[1]}: a service address must be one that is routed to the nodes`);
+  return family;
+}
 
 const SERVICE_FIELDS = [
   'type',
@@ -107,14 +135,14 @@ export function checkService(c: Checker, s: Obj): ServiceResourceSpec {
   const external = c.list(s, 'externalIPs', 'spec', 'a list of IP addresses');
   if (external) {
     out.externalIPs = external.map((x, i) => {
-      c.ip(x, `spec.externalIPs[${i}]`);
+      serviceAddress(c, x, `spec.externalIPs[${i}]`);
       return x as string;
     });
   }
   const lbIP = c.str(s, 'loadBalancerIP', 'spec');
   if (lbIP !== undefined && lbIP !== '') {
     if (type !== 'LoadBalancer') c.fail('spec.loadBalancerIP', 'may only be set when type is LoadBalancer');
-    c.ip(lbIP, 'spec.loadBalancerIP');
+    serviceAddress(c, lbIP, 'spec.loadBalancerIP');
     out.loadBalancerIP = lbIP;
   }
   out.sessionAffinity = c.oneOf(s, 'sessionAffinity', 'spec', ['None', 'ClientIP'] as const, 'None');
@@ -169,7 +197,7 @@ function checkClusterIPs(c: Checker, s: Obj, out: ServiceSpec): void {
     out.clusterIPs = [HEADLESS];
   } else if (ips.length > 0) {
     if (ips.length > 2) c.fail('spec.clusterIPs', 'may hold at most two addresses, one per family');
-    const got = ips.map((ip, i) => (c.ip(ip, many ? `spec.clusterIPs[${i}]` : 'spec.clusterIP') === 4 ? 'IPv4' : 'IPv6'));
+    const got = ips.map((ip, i) => (serviceAddress(c, ip, many ? `spec.clusterIPs[${i}]` : 'spec.clusterIP') === 4 ? 'IPv4' : 'IPv6'));
     if (got.length === 2) {
       if (got[0] === got[1]) c.fail('spec.clusterIPs', 'the two addresses must be of different families');
       if (policy === 'SingleStack') c.fail('spec.clusterIPs', 'two addresses need ipFamilyPolicy PreferDualStack or RequireDualStack');
@@ -251,7 +279,7 @@ function checkServiceStatus(c: Checker, v: unknown): ServiceStatus | undefined {
         const out: { ip?: string; hostname?: string } = {};
         const ip = c.str(m, 'ip', p);
         if (ip) {
-          c.ip(ip, `${p}.ip`);
+          serviceAddress(c, ip, `${p}.ip`);
           out.ip = ip;
         }
         const host = c.str(m, 'hostname', p);

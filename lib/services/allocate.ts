@@ -32,32 +32,127 @@ export function serviceRanges(config: BGPConfiguration | undefined): ServiceRang
   return out;
 }
 
+/** Who holds each cluster IP (canonical text) and each NodePort ("nodePort/protocol"): a Service's key. */
+export interface Holders {
+  clusterIPs: Map<string, string>;
+  nodePorts: Map<string, string>;
+  /**
+   * Those that more than one Service wrote by hand, with all of them in key order: no
+   * allocation can settle these (a written address never moves), so key order does not
+   * make one of them right.
+   */
+  contestedIPs: Map<string, string[]>;
+  contestedNodePorts: Map<string, string[]>;
+}
+
+/** An address in one spelling, so `FD00::A` and `fd00::a` are one; text that does not read is kept as it is. */
+export function canonicalIP(text: string): string {
+  try {
+    return formatAddress(parseAddress(text));
+  } catch {
+    return text;
+  }
+}
+
+const byKey = (a: Service, b: Service) => (resourceKey(a) < resourceKey(b) ? -1 : 1);
+const allocatedIPs = (s: Service) =>
+  new Set((s.metadata.annotations?.[ALLOCATED_CLUSTER_IPS] ?? '').split(',').filter(Boolean).map(canonicalIP));
+/** The annotation lists "port/protocol=nodePort". */
+const allocatedPorts = (s: Service) =>
+  new Map(
+    (s.metadata.annotations?.[ALLOCATED_NODE_PORTS] ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((x) => x.split('=') as [string, string]),
+  );
+const nodePortKey = (p: ServicePortSpec) => `${p.nodePort}/${p.protocol ?? 'TCP'}`;
+const isAllocated = (s: Service, p: ServicePortSpec) => allocatedPorts(s).get(`${p.port}/${p.protocol ?? 'TCP'}`) === String(p.nodePort);
+
+/**
+ * The allocator's records: who keeps each cluster IP and NodePort when more than one Service
+ * names it. Written by hand first, then allocated, each in key order; so an address a user
+ * wrote is never taken from them by an allocation, and every node reads the same holder. What
+ * two Services wrote by hand is also listed as contested.
+ */
+export function holders(services: Iterable<Service>): Holders {
+  const ips = new Ledger();
+  const ports = new Ledger();
+  for (const s of services) {
+    const c = claimsOf(s);
+    for (const x of c.clusterIPs) ips.add(x.what, c.key, x.byHand);
+    for (const x of c.nodePorts) ports.add(x.what, c.key, x.byHand);
+  }
+  return { clusterIPs: ips.holders(), nodePorts: ports.holders(), contestedIPs: ips.contested, contestedNodePorts: ports.contested };
+}
+
+/** One cluster IP (canonical) or NodePort ("nodePort/protocol") a Service names, where, and whether written by hand. */
+export interface Claim {
+  what: string;
+  /** The index in clusterIPs, or in ports. */
+  index: number;
+  byHand: boolean;
+}
+
+export interface Claims {
+  key: string;
+  clusterIPs: readonly Claim[];
+  nodePorts: readonly Claim[];
+}
+
+/** Per Service object (a watch delivers a new one for every change): read once, however often the set is looked at. */
+const claimsMemo = new WeakMap<Service, Claims>();
+
+export function claimsOf(s: Service): Claims {
+  let c = claimsMemo.get(s);
+  if (c) return c;
+  const mine = allocatedIPs(s);
+  const given = allocatedPorts(s);
+  const clusterIPs: Claim[] = [];
+  for (const [index, text] of (s.spec.clusterIPs ?? []).entries()) {
+    if (text === HEADLESS || text === '') continue;
+    const what = canonicalIP(text);
+    clusterIPs.push({ what, index, byHand: !mine.has(what) });
+  }
+  const nodePorts: Claim[] = [];
+  for (const [index, p] of (s.spec.ports ?? []).entries())
+    if (p.nodePort)
+      nodePorts.push({ what: nodePortKey(p), index, byHand: given.get(`${p.port}/${p.protocol ?? 'TCP'}`) !== String(p.nodePort) });
+  c = { key: resourceKey(s), clusterIPs, nodePorts };
+  claimsMemo.set(s, c);
+  return c;
+}
+
+/** Claims on one kind of thing, kept so the holder is found without sorting every Service. */
+class Ledger {
+  private readonly hand = new Map<string, string>();
+  private readonly allocated = new Map<string, string>();
+  readonly contested = new Map<string, string[]>();
+
+  add(what: string, key: string, byHand: boolean): void {
+    const m = byHand ? this.hand : this.allocated;
+    const had = m.get(what);
+    if (had === undefined || key < had) m.set(what, key);
+    if (!byHand || had === undefined || had === key) return;
+    const all = this.contested.get(what);
+    if (!all) this.contested.set(what, [had, key].sort());
+    else if (!all.includes(key)) {
+      all.push(key);
+      all.sort();
+    }
+  }
+
+  /** Written by hand first (the first key), then allocated (the first key). */
+  holders(): Map<string, string> {
+    const out = new Map(this.hand);
+    for (const [what, key] of this.allocated) if (!out.has(what)) out.set(what, key);
+    return out;
+  }
+}
+
 /** Every Service that needs a write, with what it should say: cluster IPs filled or moved, NodePorts filled. */
 export function allocate(services: Iterable<Service>, ranges: ServiceRanges): Service[] {
-  const all = [...services].sort((a, b) => (resourceKey(a) < resourceKey(b) ? -1 : 1));
-  const allocatedIPs = (s: Service) => new Set((s.metadata.annotations?.[ALLOCATED_CLUSTER_IPS] ?? '').split(',').filter(Boolean));
-  // Who holds each address: written by hand first, then allocated, each in key order.
-  const holder = new Map<string, string>();
-  const byHand = (s: Service, ip: string) => !allocatedIPs(s).has(ip);
-  for (const pass of [true, false])
-    for (const s of all)
-      for (const ip of s.spec.clusterIPs ?? [])
-        if (ip !== HEADLESS && byHand(s, ip) === pass && !holder.has(ip)) holder.set(ip, resourceKey(s));
-  // NodePorts the same way, by "nodePort/protocol"; the annotation lists "port/protocol=nodePort".
-  const allocatedPorts = (s: Service) =>
-    new Map(
-      (s.metadata.annotations?.[ALLOCATED_NODE_PORTS] ?? '')
-        .split(',')
-        .filter(Boolean)
-        .map((x) => x.split('=') as [string, string]),
-    );
-  const nodePortKey = (p: ServicePortSpec) => `${p.nodePort}/${p.protocol ?? 'TCP'}`;
-  const isAllocated = (s: Service, p: ServicePortSpec) => allocatedPorts(s).get(`${p.port}/${p.protocol ?? 'TCP'}`) === String(p.nodePort);
-  const nodePorts = new Map<string, string>();
-  for (const pass of [true, false])
-    for (const s of all)
-      for (const p of s.spec.ports ?? [])
-        if (p.nodePort && !isAllocated(s, p) === pass && !nodePorts.has(nodePortKey(p))) nodePorts.set(nodePortKey(p), resourceKey(s));
+  const all = [...services].sort(byKey);
+  const { clusterIPs: holder, nodePorts } = holders(all);
 
   const out: Service[] = [];
   for (const s of all) {
@@ -65,8 +160,8 @@ export function allocate(services: Iterable<Service>, ranges: ServiceRanges): Se
     let spec = s.spec;
     const annotations = { ...s.metadata.annotations };
     const ips = spec.clusterIPs ?? [];
-    const lost = ips.some((ip) => ip !== HEADLESS && holder.get(ip) !== key);
-    if (spec.clusterIP !== HEADLESS && (ips.length === 0 || (lost && ips.every((ip) => allocatedIPs(s).has(ip))))) {
+    const lost = ips.some((ip) => ip !== HEADLESS && holder.get(canonicalIP(ip)) !== key);
+    if (spec.clusterIP !== HEADLESS && (ips.length === 0 || (lost && ips.every((ip) => allocatedIPs(s).has(canonicalIP(ip)))))) {
       const picked = pickClusterIPs(s, ranges, holder);
       if (picked) {
         spec = { ...spec, clusterIP: picked.ips[0], clusterIPs: picked.ips, ipFamilies: picked.families };

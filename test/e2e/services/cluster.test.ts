@@ -4,15 +4,15 @@
 // controllers fill the slices from the pods, each agent's felix DNATs in the kernel's
 // nftables, and every check is real packets from a pod or from a namespace outside the cluster.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
-import { SERVICE_NAME_LABEL, API_VERSION } from '../../../lib/resources/index.js';
+import { SERVICE_NAME_LABEL, API_VERSION, validateResource } from '../../../lib/resources/index.js';
 import { callCni, podEnv } from '../../support/cni-call.js';
 import type { Netns, Segment } from '../../support/netns.js';
-import { AgentCluster, type AgentProcess, podNetconf, ROOT, ipPool } from '../../support/node-agents.js';
+import { AgentCluster, type AgentProcess, agentStatus, podNetconf, ROOT, ipPool } from '../../support/node-agents.js';
 import type { ManagedProcess } from '../../support/process.js';
 import { waitFor } from '../../support/wait.js';
 import { cidrAddress } from '../../../ip/index.js';
@@ -21,7 +21,8 @@ const PEER = join(fileURLToPath(new URL('.', import.meta.url)), 'echo-peer.ts');
 const SUBNET = '10.95.0';
 const OUTSIDE = `${SUBNET}.200`;
 const K8S_NS = 'shop';
-const CLUSTER_IP = '10.96.40.10';
+// Inside the BGPConfiguration's serviceClusterIPs (10.96.41.0/24), as the API server would require.
+const CLUSTER_IP = '10.96.41.10';
 const NODE_PORT = 30480;
 const UDP_NODE_PORT = 30481;
 const LOCAL_NODE_PORT = 30482;
@@ -219,6 +220,64 @@ describe('services end to end: four node agents, CNI pods, ClusterIP, NodePort, 
     const c = await count(pods.get('echo1')!.ns, CLUSTER_IP, 80, 60);
     assert.deepEqual(c.errors, []);
     assert.ok((c.by.echo1 ?? 0) > 0, `echo1 reached itself through the service: ${JSON.stringify(c.by)}`);
+  });
+
+  it('a Service in the store with an address not its own is programmed on no node, said and counted; one written after it is', async () => {
+    // Written straight into the store, past `podroute apply`'s checks, as another tool could.
+    const direct = (name: string, clusterIP: string, port: number, protocol = 'TCP') =>
+      ds.create(
+        validateResource({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name, namespace: K8S_NS },
+          spec: { clusterIP, selector: { app: 'client' }, ports: [{ port, protocol, targetPort: 8080 }] },
+        }),
+      );
+    await direct('google', '8.8.8.8', 53, 'UDP');
+    await direct('outside', '10.200.0.10', 80);
+    // After them, a good one: once it is in a node's table, that node has seen the two before it.
+    await direct('late', '10.96.41.20', 80);
+    const table = (a: AgentProcess) => a.ns.run(['nft', 'list', 'table', 'inet', 'podroute']);
+    for (const a of agents.values()) {
+      const t = await waitFor(() => table(a), {
+        what: `10.96.41.20 in ${a.name}'s table`,
+        until: (x) => x.includes('10.96.41.20'),
+        timeoutMs: 20_000,
+      });
+      assert.ok(t!.includes(CLUSTER_IP), `${a.name} still programs ${CLUSTER_IP}`);
+      for (const ip of ['8.8.8.8', '10.200.0.10']) assert.ok(!t!.includes(ip), `${a.name} programs no ${ip}:\n${t}`);
+      const status = await agentStatus(a);
+      assert.equal(status.services?.failures, 2, `${a.name}: ${JSON.stringify(status.services)}`);
+      assert.deepEqual(status.services?.refused.map((r) => [r.service, r.field]).sort(), [
+        [`${K8S_NS}/google`, 'spec.clusterIP'],
+        [`${K8S_NS}/outside`, 'spec.clusterIP'],
+      ]);
+      const warned = readFileSync(a.proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"event":"service-refused"'))
+        .map((l) => JSON.parse(l) as { level: string; service: string; field: string; error: string });
+      assert.deepEqual(
+        warned.map((w) => [w.level, w.service, w.field]).sort(),
+        [
+          ['warning', `${K8S_NS}/google`, 'spec.clusterIP'],
+          ['warning', `${K8S_NS}/outside`, 'spec.clusterIP'],
+        ],
+        `${a.name}'s warnings`,
+      );
+      assert.match(
+        warned.find((w) => w.service.endsWith('/google'))!.error,
+        /8\.8\.8\.8 is outside the service cluster IP range \(10\.96\.41\.0\/24/,
+      );
+    }
+    // The cluster IP beside them answers as before.
+    await answeredBy(pods.get('client')!.ns, CLUSTER_IP, 80, ['echo1', 'echo2', 'echo3']);
+    for (const name of ['google', 'outside', 'late']) await ds.delete('Service', `${K8S_NS}/${name}`);
+    for (const a of agents.values())
+      await waitFor(() => agentStatus(a), {
+        what: `${a.name} to refuse nothing`,
+        until: (st) => st.services?.failures === 0,
+        timeoutMs: 20_000,
+      });
   });
 
   it('externalTrafficPolicy Local: a NodePort answers only from the endpoint on its node, and not on a node without one', async () => {

@@ -33,14 +33,24 @@ describe('services: the agent feed into the policy programmer', () => {
   let policy: PolicyFeed;
   let services: ServiceFeed;
   let logged: string[];
+  let fields: Record<string, unknown>[];
 
   beforeEach(async () => {
     ds = memoryDatastore();
     dataplane = new MemoryNftDataplane();
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
     logged = [];
+    fields = [];
     policy = new PolicyFeed({ nodeName: 'n1', programmer, log: (e) => logged.push(e) });
-    services = new ServiceFeed({ nodeName: 'n1', programmer, nodeAddresses: () => ['192.168.7.1/24', ''], log: (e) => logged.push(e) });
+    services = new ServiceFeed({
+      nodeName: 'n1',
+      programmer,
+      nodeAddresses: () => ['192.168.7.1/24', ''],
+      log: (e, f) => {
+        logged.push(e);
+        fields.push({ event: e, ...f });
+      },
+    });
     watcher = ds.watch({ kinds: [...new Set([...PolicyFeed.kinds, ...ServiceFeed.kinds])] });
     watcher.on('event', (e) => {
       if (e.type === 'synced') {
@@ -111,6 +121,60 @@ describe('services: the agent feed into the policy programmer', () => {
     assert.deepEqual(
       logged.filter((e) => e.startsWith('services-')),
       [],
+    );
+  });
+
+  it('a Service the store holds but the address rules refuse is not programmed, said once and counted; the others are', async () => {
+    await ds.apply(validateResource(SERVICE));
+    // Written straight into the store, as another tool would: no apply checked them.
+    const bad = (name: string, clusterIP: string, annotations?: Record<string, string>) =>
+      validateResource({ ...SERVICE, metadata: { name, namespace: 'shop', annotations }, spec: { ...SERVICE.spec, clusterIP } });
+    await ds.apply(bad('google', '8.8.8.8'));
+    // Marked as allocated: the address web wrote by hand stays web's (the controller would move this one).
+    await ds.apply(bad('thief', '10.96.7.7', { 'podroute.io/allocated-cluster-ips': '10.96.7.7' }));
+    await settle();
+    assert.deepEqual(
+      services.input?.services.map((p) => p.id),
+      ['shop/web/http/tcp'],
+    );
+    const table = (await elements()).join('\n');
+    assert.ok(table.includes('10.96.7.7'), `the good service is programmed: ${table}`);
+    assert.ok(!table.includes('8.8.8.8'), `8.8.8.8 is nowhere in the table: ${table}`);
+    const refusals = fields.filter((f) => f.event === 'service-refused');
+    assert.deepEqual(
+      refusals.map((f) => [f.service, f.field]),
+      [
+        ['shop/google', 'spec.clusterIP'],
+        ['shop/thief', 'spec.clusterIP'],
+      ],
+    );
+    assert.match(String(refusals[1]!.error), /10\.96\.7\.7 is already the cluster IP of Service shop\/web/);
+    const status = services.status();
+    assert.equal(status.programmed, 1);
+    assert.equal(status.failures, 2);
+    // A slice change recomputes felix's input, not the verdict: nothing is said again.
+    await ds.apply(validateResource(slice(['10.244.1.2'])));
+    await settle();
+    assert.equal(fields.filter((f) => f.event === 'service-refused').length, 2, 'each refusal said once');
+    // Given the range, and the clash gone, both come in.
+    await ds.apply(
+      validateResource({
+        apiVersion: 'projectcalico.org/v3',
+        kind: 'BGPConfiguration',
+        metadata: { name: 'default' },
+        spec: { serviceClusterIPs: [{ cidr: '10.96.0.0/12' }, { cidr: '8.8.8.0/24' }] },
+      }),
+    );
+    await ds.delete('Service', 'shop/web');
+    await settle();
+    assert.deepEqual(
+      services.input?.services.map((p) => p.id),
+      ['shop/google/http/tcp', 'shop/thief/http/tcp'],
+    );
+    assert.equal(services.status().failures, 0);
+    assert.deepEqual(
+      fields.filter((f) => f.event === 'service-accepted').map((f) => f.service),
+      ['shop/google', 'shop/thief'],
     );
   });
 });

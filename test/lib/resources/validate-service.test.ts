@@ -106,6 +106,34 @@ describe('services: Service and EndpointSlice validation', () => {
     assert.deepEqual(s.ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
   });
 
+  it('refuses an address no node is reached by (unspecified, loopback, link-local, multicast, broadcast) in every address field', () => {
+    const doc = (spec: Record<string, unknown>, status?: unknown) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'x', namespace: 'shop' },
+      spec: { ports: [{ port: 80 }], ...spec },
+      ...(status ? { status } : {}),
+    });
+    refused(doc({ clusterIP: '127.0.0.1' }), 'spec.clusterIP', /127\.0\.0\.1 is a loopback address/);
+    refused(doc({ clusterIP: '0.0.0.0' }), 'spec.clusterIP', /the unspecified address/);
+    refused(
+      doc({ clusterIPs: ['10.96.0.9', 'ff02::1'], ipFamilyPolicy: 'RequireDualStack' }),
+      'spec.clusterIPs[1]',
+      /ff02::1 is a multicast address/,
+    );
+    refused(doc({ externalIPs: ['192.0.2.1', '169.254.169.254'] }), 'spec.externalIPs[1]', /a link-local address/);
+    refused(doc({ externalIPs: ['::1'] }), 'spec.externalIPs[0]', /a loopback address/);
+    refused(doc({ type: 'LoadBalancer', loadBalancerIP: '255.255.255.255' }), 'spec.loadBalancerIP', /the broadcast address/);
+    refused(
+      doc({ type: 'LoadBalancer' }, { loadBalancer: { ingress: [{ ip: '224.0.0.5' }] } }),
+      'status.loadBalancer.ingress[0].ip',
+      /a multicast address/,
+    );
+    refused(doc({ externalIPs: ['fe80::1'] }), 'spec.externalIPs[0]', /a link-local address/);
+    // Next to them, ordinary addresses pass (whether a range holds them is the store's check).
+    validateResource(doc({ clusterIP: '10.96.0.9', externalIPs: ['192.0.2.1', '2001:db8::1'] }));
+  });
+
   it('refuses bad Services, naming the field', () => {
     const svc = (f: (s: typeof SERVICE.spec & Record<string, unknown>) => void, top: Record<string, unknown> = {}) => {
       const d = clone(SERVICE) as typeof SERVICE & Record<string, unknown>;
@@ -353,6 +381,15 @@ for (const backend of BACKENDS.filter((b) => !b.sameCodeAs)) {
     before(async () => {
       store = await backend.start();
       ds = await store.open(`svc-${process.pid}`);
+      // The ranges the service's external and load-balancer IPs must lie in.
+      await ds.apply(
+        validateResource({
+          apiVersion: 'projectcalico.org/v3',
+          kind: 'BGPConfiguration',
+          metadata: { name: 'default' },
+          spec: { serviceExternalIPs: [{ cidr: '192.0.2.0/24' }], serviceLoadBalancerIPs: [{ cidr: '198.51.100.0/24' }] },
+        }),
+      );
       writeFileSync(file, `${JSON.stringify(SERVICE)}\n---\n${JSON.stringify(SLICE)}\n`);
     });
     after(async () => {
