@@ -63,7 +63,9 @@ function number(name: string, d: number, min: number): number {
 const MINUTES = number('--minutes', 60, 1);
 const INTERVAL_S = number('--interval', 10, 1);
 const NODES = number('--nodes', 3, 2);
+if (!Number.isInteger(NODES) || NODES > 100) throw new Error(`--nodes: a whole number from 2 to 100, not ${NODES}`);
 const PODS = number('--pods', 8, 1);
+if (!Number.isInteger(PODS)) throw new Error(`--pods: a whole number, not ${PODS}`);
 const PERIOD_S = number('--period', 2, 0.1);
 const BLOCK_SIZE = number('--block-size', 32, 20);
 const RUN = flag('--run') ?? 'dist';
