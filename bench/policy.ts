@@ -17,6 +17,7 @@
 // kernels are read back: nft's table must equal the desired one, ipset's elements the expected.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
 import { Namespaces, versionOf } from './policy-exec.js';
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
     // Policies to edit: those selecting at least one of this node's pods (so their chains are
     // in use) with a numeric port, the TCP 8080 shape first.
     const input = ours.calculator.input();
-    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress.flat(), ...e.egress.flat()]));
+    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
     const selecting = workload.policies.filter((p) => inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)));
     const numeric = selecting.filter((p) => workload.hasNumericPort(p));
     const first = numeric.filter((p) => p.metadata.name.startsWith('np-1-'));

@@ -12,6 +12,7 @@ import {
   type ParsedRule,
   type ParsedRuleSide,
   PolicyConversionError,
+  policyTieKey,
   type PortMatch,
 } from './model.js';
 import { toProtocol } from './protocol.js';
@@ -68,7 +69,7 @@ function parse(
     ...head,
     name,
     tier: spec.tier ?? DEFAULT_TIER,
-    sortName: name,
+    sortKey: policyTieKey(name, head.namespace, head.kind),
     ...(spec.order !== undefined ? { order: spec.order } : {}),
     selection: { selector: selectorText(spec.selector, 'spec.selector'), namespaces: selected },
     ...(types.includes('Ingress') ? { ingress: rules(spec.ingress, 'spec.ingress') } : {}),

@@ -11,6 +11,7 @@ import {
   type ParsedPolicy,
   type ParsedRule,
   type ParsedRuleSide,
+  policyTieKey,
   type PortMatch,
 } from './model.js';
 import { canonicalNet, labelSelectorText, namespaceScope } from './selectors.js';
@@ -43,7 +44,7 @@ export function parseKubernetesPolicy(p: KubernetesNetworkPolicy): ParsedPolicy 
     namespace,
     tier: DEFAULT_TIER,
     order: KUBERNETES_POLICY_ORDER,
-    sortName: `knp.default.${p.metadata.name}`,
+    sortKey: policyTieKey(`knp.default.${p.metadata.name}`, namespace, 'KubernetesNetworkPolicy'),
     selection: { selector: labelSelectorText(spec.podSelector ?? {}), namespaces: { kind: 'name', name: namespace } },
     ...(types.includes('Ingress')
       ? {

@@ -96,8 +96,11 @@ export interface ParsedPolicy {
   readonly tier: TierName;
   /** Lower first; absent sorts after every ordered policy, as in Calico. Kubernetes policies: 1000. */
   readonly order?: number;
-  /** The name Calico breaks ties in order by: the policy's own, a Kubernetes one's `knp.default.<name>`. */
-  readonly sortName: string;
+  /**
+   * What Calico breaks ties in order by, built once: `<name>/<namespace>/<kind>`, a Kubernetes
+   * policy's name being `knp.default.<name>` (policyTieKey).
+   */
+  readonly sortKey: string;
   /** The endpoints the policy applies to. */
   readonly selection: EndpointSelection;
   /** Absent: not an ingress policy. Present and empty: isolates, allowing nothing. */
@@ -110,13 +113,16 @@ export interface ParsedPolicy {
  * ties, by `<name>/<namespace>/<kind>` (a Kubernetes policy's name being `knp.default.<name>`),
  * then by id so the order is total.
  */
+/** A policy's tie key in order: Calico's felix sorts equal orders by name, then namespace, then kind. */
+export function policyTieKey(name: string, namespace: string | undefined, kind: PolicyKind): string {
+  return `${name}/${namespace ?? ''}/${kind}`;
+}
+
 export function comparePolicies(a: ParsedPolicy, b: ParsedPolicy): number {
   const oa = a.order ?? Number.POSITIVE_INFINITY;
   const ob = b.order ?? Number.POSITIVE_INFINITY;
   if (oa !== ob) return oa < ob ? -1 : 1;
-  const na = `${a.sortName}/${a.namespace ?? ''}/${a.kind}`;
-  const nb = `${b.sortName}/${b.namespace ?? ''}/${b.kind}`;
-  if (na !== nb) return na < nb ? -1 : 1;
+  if (a.sortKey !== b.sortKey) return a.sortKey < b.sortKey ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 

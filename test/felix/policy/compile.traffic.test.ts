@@ -4,7 +4,7 @@
 // pods what passes, printing the whole table of probes when it differs from the expected one.
 // Root only.
 import assert from 'node:assert/strict';
-import type { Policy, PolicyEndpoint, PolicyInput } from '../../../felix/policy/input.js';
+import type { Policy, PolicyEndpoint, PolicyInput, TierPolicies } from '../../../felix/policy/input.js';
 import { Lab } from '../../support/netns.js';
 import { INTERNET_ADDRESS, INTERNET_ADDRESS6, NODE_ADDRESS, NODE_ADDRESS6, PolicyNode, type PodSpec } from './compile-lab.js';
 import { counterPackets } from './compile-nft.js';
@@ -19,7 +19,7 @@ const POOLS = [
   { cidr: 'fd00:65::/64', natOutgoing: true },
 ];
 
-type Tiers = Partial<Record<string, { ingress?: string[][]; egress?: string[][] }>>;
+type Tiers = Partial<Record<string, { ingress?: TierPolicies[]; egress?: TierPolicies[] }>>;
 const endpoints = (tiers: Tiers): PolicyEndpoint[] =>
   PODS.map((p) => ({
     iface: `cali${p.name}`,
@@ -216,6 +216,37 @@ describe('felix policy compiler: real packets through the compiled table (pods o
     assert.ok((await counterPackets(node.node, 'gnp.pass-a/in/0')) > 0, 'gnp.pass-a/in/0 counted no packets');
     assert.ok((await counterPackets(node.node, 'calib/in/tier1')) > 0, 'the drop at the end of tier 2 counted a -> b tcp/81');
     assert.ok((await counterPackets(node.node, 'gnp.allow-all/in/0')) === 0, 'the Log rule saw nothing: everything left tier 1 before it');
+  });
+
+  it("a tier's default action: Pass sends what it did not decide to the next tier, Deny drops it there; both ends are counted", async () => {
+    await node.apply(
+      input(
+        {
+          sets: [podSet('sel-c', 'c')],
+          policies: [
+            // platform (ends in Pass): c is denied, the rest is not decided here.
+            { id: 'gnp.platform.deny-c', ingress: [{ action: 'Deny', match: { srcSets: ['sel-c'] } }] },
+            // default (ends in Deny): TCP 80 only.
+            { id: 'knp.default.web', ingress: [{ action: 'Allow', match: { protocol: 'tcp', dstPorts: [{ first: 80, last: 80 }] } }] },
+          ],
+        },
+        {
+          b: {
+            ingress: [
+              { name: 'platform', policies: ['gnp.platform.deny-c'], defaultAction: 'Pass' },
+              { name: 'default', policies: ['knp.default.web'], defaultAction: 'Deny' },
+            ],
+          },
+        },
+      ),
+    );
+    await expectReach([
+      ['a', 'b', 'tcp', 80, true], // platform passed it on, default allowed it
+      ['a', 'b', 'tcp', 81, false], // platform passed it on, the default tier's end dropped it
+      ['c', 'b', 'tcp', 80, false], // denied in platform
+    ]);
+    assert.ok((await counterPackets(node.node, 'calib/in/tier/platform')) > 0, "platform's end counted what it passed on");
+    assert.ok((await counterPackets(node.node, 'calib/in/tier/default')) > 0, "the default tier's end counted a -> b tcp/81");
   });
 
   it("egress: the source pod may send only what its egress rules allow, and pod to pod also passes the destination's ingress", async () => {

@@ -331,7 +331,7 @@ describe('policy reference: Calico tiers', () => {
     );
   });
 
-  it('a Calico Allow is final: the Kubernetes tier is not consulted', () => {
+  it('[tier-eval] a Calico Allow at order 10 is final: the Kubernetes policies after it in the tier are not consulted', () => {
     const allow = cnp('x', 'allow', 10, 'all()', { types: ['Ingress'], ingress: [{ action: 'Allow' }] });
     assert.deepEqual(calico([allow], [knp('x', 'deny', {}, { policyTypes: ['Ingress'] })]), ALL);
   });
