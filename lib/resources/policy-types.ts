@@ -128,7 +128,7 @@ export interface CalicoRule {
 
 /** projectcalico.org/v3 NetworkPolicy: namespaced, applies to endpoints of its namespace. */
 export interface CalicoNetworkPolicySpec {
-  /** The Tier the policy belongs to; absent: `default`. In tier T the policy's name is `T.<name>`. */
+  /** The Tier the policy belongs to; absent: `default`. The name need not carry it (as Calico 3.31). */
   tier?: string;
   /** Lower first within its tier; absent after every ordered policy. */
   order?: number;

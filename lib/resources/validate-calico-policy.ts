@@ -1,7 +1,7 @@
 // Calico's projectcalico.org/v3 NetworkPolicy and GlobalNetworkPolicy, checked as calicoctl
 // checks them (actions, protocols and the ports and ICMP fields they allow, nets of one family
-// matching ipVersion, selectors, global() only in a namespaceSelector, the tier and the name it
-// prefixes), with unknown fields refused and the fields podroute does not implement refused by name.
+// matching ipVersion, selectors, global() only in a namespaceSelector, the tier),
+// with unknown fields refused and the fields podroute does not implement refused by name.
 import type { Checker, Obj } from './checker.js';
 import type {
   CalicoAction,
@@ -17,8 +17,6 @@ import type {
 import { parseSelectorAst, selectorUsesGlobal } from './selector.js';
 import { portNameProblem } from './validate-kubernetes.js';
 import { tierNameProblem } from './validate-tier.js';
-
-const DEFAULT_TIER = 'default';
 
 const ACTIONS: readonly CalicoAction[] = ['Allow', 'Deny', 'Pass', 'Log'];
 const PROTOCOL_NAMES: readonly Exclude<CalicoProtocol, number>[] = ['TCP', 'UDP', 'ICMP', 'ICMPv6', 'SCTP', 'UDPLite'];
@@ -190,38 +188,25 @@ function rule(c: Checker, v: unknown, path: string): CalicoRule {
 }
 
 /**
- * Calico's naming rule for tiered policies: in tier T a policy is named `T.<name>`; in the
- * default tier the prefix may be left out, so there a name has at most one dot, after `default`.
- * The tier named by `spec.tier`, when given.
+ * The tier named by `spec.tier`, when given. A policy's name need not carry its tier: Calico
+ * required `<tier>.<name>` from 3.29 and dropped the rule in 3.31 (a policy is its kind,
+ * namespace and name), so both `security.allow-web` and `allow-web` in tier `security` are taken.
  */
-function tier(c: Checker, s: Obj, name: string): string | undefined {
+function tier(c: Checker, s: Obj): string | undefined {
   const given = c.str(s, 'tier', 'spec');
   if (given !== undefined && given !== '') {
     const bad = tierNameProblem(given);
     if (bad) c.fail('spec.tier', bad);
   }
-  const t = given || DEFAULT_TIER;
-  const dot = name.indexOf('.');
-  if (dot < 0) {
-    if (t !== DEFAULT_TIER)
-      c.fail('metadata.name', `${JSON.stringify(name)} is in tier ${t} (spec.tier), so its name must be ${t}.<name>, e.g. ${t}.${name}`);
-  } else if (name.slice(0, dot) !== t) {
-    const where = given ? `tier ${t} (spec.tier)` : `the default tier (no spec.tier)`;
-    c.fail(
-      'metadata.name',
-      `${JSON.stringify(name)} is in ${where}, so the part before its first '.' must be ${t}, not ${name.slice(0, dot)}` +
-        (given ? '' : `; to put it in tier ${name.slice(0, dot)}, set spec.tier`),
-    );
-  }
   return given || undefined;
 }
 
 /** A Calico NetworkPolicy's spec, or a GlobalNetworkPolicy's when `global`. */
-export function checkCalicoPolicy(c: Checker, s: Obj, global: boolean, name: string): CalicoNetworkPolicySpec | GlobalNetworkPolicySpec {
+export function checkCalicoPolicy(c: Checker, s: Obj, global: boolean): CalicoNetworkPolicySpec | GlobalNetworkPolicySpec {
   const fields = ['tier', 'order', 'selector', 'types', 'ingress', 'egress'];
   c.only(s, global ? [...fields, 'namespaceSelector'] : fields, 'spec', POLICY_UNSUPPORTED);
   const spec: Obj = {};
-  const t = tier(c, s, name);
+  const t = tier(c, s);
   if (t !== undefined) spec.tier = t;
   if (s.order !== undefined && s.order !== null) {
     if (typeof s.order !== 'number' || !Number.isFinite(s.order)) c.fail('spec.order', `must be a number, not ${JSON.stringify(s.order)}`);

@@ -18,7 +18,7 @@ export const BUILT_IN_TIERS: Readonly<Record<string, { readonly order: number; r
 export function tierNameProblem(name: string): string | undefined {
   if (name.length > 63) return `${JSON.stringify(name)} is longer than 63 characters`;
   if (!DNS_LABEL.test(name))
-    return `${JSON.stringify(name)} must be lower-case letters, digits and '-' (no '.': a tier's name prefixes its policies' names)`;
+    return `${JSON.stringify(name)} must be lower-case letters, digits and '-' (no '.': a policy may still be named <tier>.<name>)`;
   return undefined;
 }
 
