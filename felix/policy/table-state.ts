@@ -126,9 +126,19 @@ let chainsByKey = new Map<string, InstalledChain>();
 let rulesByKey = new Map<string, InstalledRule>();
 const TRIM_ALLOWANCE = 32;
 
+/**
+ * A part met again as the same object keeps the state it had, and the content cache is told so:
+ * a trim may have dropped that state, and another object of equal content made a second one
+ * meanwhile; left so, equal parts would stop being the same objects.
+ */
+function known<T, K extends Keyed<T>>(byKey: Map<string, T>, hit: K): K {
+  if (byKey.get(hit.key) !== hit.state) byKey.set(hit.key, hit.state);
+  return hit;
+}
+
 function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   const hit = setsByObject.get(set);
-  if (hit) return hit;
+  if (hit) return known(setsByKey, hit);
   const key = `${set.name}\0${set.type}\0${set.interval}\0${set.timeout ?? ''}\0${set.elements.join('\n')}`;
   let state = setsByKey.get(key);
   if (!state) {
@@ -155,7 +165,7 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
 
 function mapState(map: NftMap, field: string): Keyed<InstalledMap> {
   const hit = mapsByObject.get(map);
-  if (hit) return hit;
+  if (hit) return known(mapsByKey, hit);
   const key = `${map.name}\0${map.type}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
   let state = mapsByKey.get(key);
   if (!state) {
@@ -192,7 +202,7 @@ function ruleState(rule: NftRule, key: string, field: string): InstalledRule {
 
 function chainState(chain: NftChain, field: string): KeyedChain {
   const hit = chainsByObject.get(chain);
-  if (hit) return hit;
+  if (hit) return known(chainsByKey, hit);
   const b = chain.base;
   const ruleKeys = chain.rules.map((r) => `${r.id ?? ''}\0${r.expr}`);
   const key = `${chain.name}\0${b ? `${b.type} ${b.hook} ${b.priority} ${b.policy}` : ''}\0${ruleKeys.join('\n')}`;

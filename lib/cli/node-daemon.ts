@@ -35,11 +35,13 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'datastore-no-failover': 'warning',
   'datastore-persistence-risk': 'warning',
   'datastore-persistence-unknown': 'warning',
-  // BGP: a session lost or refused, a peer over its prefix limit, the listener down.
+  // BGP: a session lost or refused, a peer over its prefix limit, the listener down, a
+  // connection from an address that is no peer.
   'peer-down': 'warning',
   'peer-error': 'warning',
   'max-prefix': 'warning',
   'listen-error': 'warning',
+  'connection-refused': 'warning',
   'graceful-restart-timeout': 'warning',
   // The dataplane: what felix could not program.
   'programming-problems': 'warning',
