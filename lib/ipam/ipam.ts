@@ -137,12 +137,11 @@ export class Ipam {
     if (family !== 4 && family !== 6) throw new IpamError(`family: must be 4 or 6, not ${String(family)}`, 'BadRequest');
     if (!req.handle) throw new IpamError('handle: is required', 'BadRequest');
     if (!req.node) throw new IpamError('node: is required', 'BadRequest');
-    // The guard's read beside the pools' (both before any write), so it costs no round trip of its own.
-    const [checked, chosen] = await Promise.allSettled([this.checkStore(), this.poolsFor(req, family)]);
-    if (checked.status === 'rejected') throw checked.reason;
-    if (chosen.status === 'rejected') throw chosen.reason;
-    const identity = checked.value;
-    const pools = chosen.value;
+    // The guard reads the store's identity before anything else touches the store: a Redis read
+    // through a script stamps an empty store with a new id, and the guard would then report a
+    // store that came back empty as one replaced, hiding what happened from the operator.
+    const identity = await this.checkStore();
+    const pools = await this.poolsFor(req, family);
     const ar: AssignRequest = { node: req.node, handle: req.handle, attrs: JSON.stringify({ ...req.attrs, node: req.node }) };
     const names = pools.map((p) => p.metadata.name);
 
