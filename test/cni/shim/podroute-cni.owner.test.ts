@@ -27,6 +27,10 @@ function shim(socket: string, prefix: readonly string[] = [], command = 'ADD'): 
   const env = { PATH: '/usr/bin:/bin', PODROUTE_CNI_SOCKET: socket, CNI_COMMAND: command, CNI_CONTAINERID: 'c1', CNI_IFNAME: 'eth0' };
   const argv = [...prefix, SHIM];
   const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  // A shim that refuses the socket exits before it reads its config: the pipe may be closed.
+  child.stdin.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   child.stdin.end('{"cniVersion":"1.0.0","name":"k8s-pod-network","type":"podroute-cni"}');
   let stdout = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
