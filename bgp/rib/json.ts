@@ -1,7 +1,7 @@
 // Routes and their attributes as plain JSON, and back: what a program prints, logs or sends
 // over an API. Communities (standard, extended, large) are in their text forms, octets in hex.
 // Made on demand, by JSON.stringify or a call: the RIB keeps its compact forms.
-import type { Aggregator, AddressFamily, AsPathSegment, Origin, PathAttributes } from '../codec/index.js';
+import type { AddressFamily, AsPathSegment, PathAttributes } from '../codec/index.js';
 import {
   formatCommunity,
   formatExtendedCommunity,
@@ -13,28 +13,23 @@ import {
 import type { RibPeer } from './peer.js';
 import type { RibRoute } from './types.js';
 
-/** Path attributes as JSON writes them: the RIB's attributes, communities as text. */
-export interface PathAttributesJson {
-  origin?: Origin;
-  asPath?: AsPathSegment[];
-  nextHop?: string;
-  med?: number;
-  localPref?: number;
-  atomicAggregate?: boolean;
-  aggregator?: Aggregator;
+/**
+ * Path attributes as JSON writes them: the RIB's attributes with communities as text and unknown
+ * attributes in hex; a message's own fields (MP_REACH, MP_UNREACH, the wire layout) left out.
+ */
+export type PathAttributesJson = Omit<
+  PathAttributes,
+  'communities' | 'extendedCommunities' | 'largeCommunities' | 'unknown' | 'mpReach' | 'mpUnreach' | 'wire'
+> & {
   /** "65000:100" */
   communities?: string[];
-  originatorId?: string;
-  clusterList?: string[];
   /** "rt:65000:100", "soo:192.0.2.1:7", or "0x" and the eight octets in hex. */
   extendedCommunities?: string[];
-  as4Path?: AsPathSegment[];
-  as4Aggregator?: Aggregator;
   /** "65000:1:2" */
   largeCommunities?: string[];
   /** Attributes the codec does not know, as received: the value in hex. */
   unknown?: { type: number; flags: number; value: string }[];
-}
+};
 
 /** A peer as JSON: who it is, not its session's machinery. */
 export interface RibPeerJson {

@@ -22,7 +22,7 @@ import {
   type ServiceInput,
 } from '../../felix/index.js';
 import type { BackendDatastore, Durability, WatchEvent, Watcher } from '../datastore/index.js';
-import { Ipam, memoryIdentityRecord } from '../ipam/index.js';
+import { Ipam } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { serviceExportPolicy } from './service-advertise.js';
@@ -150,8 +150,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       throw new Error(`nodeName: ${JSON.stringify(options.nodeName)} must be lower-case letters, digits, '-' and '.'`);
     }
     this.felix = new Felix(options.dataplane, options.felix);
-    // The store identity seen at this agent's first allocation: it refuses a store replaced since.
-    this.ipam = new Ipam(options.datastore, { identity: memoryIdentityRecord() });
+    // Guarded by default: the store seen at this agent's first allocation, kept in memory for its
+    // life, and a store emptied or replaced since refused.
+    this.ipam = new Ipam(options.datastore);
     this.metrics = new AgentMetrics(this);
     this.cache = new ClusterCache(options.nodeName);
     this.feed = new FelixFeed(this.felix, (e, f) => this.log(e, f));
