@@ -121,7 +121,7 @@ export class ServiceController {
           setOf(this.servicesByNs, ns).add(e.key);
         } else {
           this.services.delete(e.key);
-          this.servicesByNs.get(ns)?.delete(e.key);
+          deleteFrom(this.servicesByNs, ns, e.key);
         }
         this.dirtyServices.add(e.key);
         this.allocationDue = true;
@@ -132,7 +132,7 @@ export class ServiceController {
         const pods = mapOf(this.workloadsByNs, ns);
         const before = pods.get(e.key);
         if (put) pods.set(e.key, put as WorkloadEndpoint);
-        else pods.delete(e.key);
+        else deleteFrom(this.workloadsByNs, ns, e.key);
         // The services whose selector the pod met before or meets now.
         for (const key of this.servicesByNs.get(ns) ?? []) {
           const selector = this.services.get(key)?.spec.selector;
@@ -143,7 +143,7 @@ export class ServiceController {
       case 'EndpointSlice': {
         const was = this.sliceOwner.get(e.key);
         if (was !== undefined) {
-          this.slicesByService.get(was)?.delete(e.key);
+          deleteFrom(this.slicesByService, was, e.key);
           this.sliceOwner.delete(e.key);
           this.dirtyServices.add(was);
         }
@@ -245,9 +245,27 @@ export class ServiceController {
     return ok;
   }
 
+  /**
+   * How many namespaces and services the controller keeps entries for: a namespace whose last
+   * Service and pod are gone, or a Service whose last slice is gone, keeps none (a cluster that
+   * churns namespaces must not grow the agent).
+   */
+  tracked(): { namespaces: number; services: number; slicedServices: number } {
+    const namespaces = new Set([...this.servicesByNs.keys(), ...this.workloadsByNs.keys()]);
+    return { namespaces: namespaces.size, services: this.services.size, slicedServices: this.slicesByService.size };
+  }
+
   private log(event: string, fields: Record<string, unknown>): void {
     this.options.log?.(event, fields);
   }
+}
+
+/** Deletes one entry of an inner collection, and the inner collection when that was its last. */
+function deleteFrom(m: Map<string, { delete(k: string): boolean; readonly size: number }>, outer: string, inner: string): void {
+  const v = m.get(outer);
+  if (!v) return;
+  v.delete(inner);
+  if (v.size === 0) m.delete(outer);
 }
 
 function mapOf<V>(m: Map<string, Map<string, V>>, k: string): Map<string, V> {

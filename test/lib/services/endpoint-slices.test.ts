@@ -211,6 +211,31 @@ function controllerSuite(open: () => Promise<{ writers: BackendDatastore[]; clos
   });
 }
 
+describe('services: the EndpointSlice controller keeps nothing for what is gone', () => {
+  it('a namespace whose Services, pods and slices are all deleted leaves no entry behind', () => {
+    const c = new ServiceController(memoryDatastore());
+    for (let i = 0; i < 50; i++) {
+      const ns = `churn-${i}`;
+      const svc = service('web', WEB, ns);
+      const p = pod('a', 'n1', ['10.244.1.2/32'], { app: 'web' }, [], ns);
+      const slice = desiredSlices(svc, [p])?.[0];
+      assert.ok(slice, 'the service selects its pod');
+      c.apply({ type: 'put', kind: 'Service', key: resourceKey(svc), revision: i, resource: svc, synthetic: false });
+      c.apply({ type: 'put', kind: 'WorkloadEndpoint', key: resourceKey(p), revision: i, resource: p, synthetic: false });
+      c.apply({ type: 'put', kind: 'EndpointSlice', key: resourceKey(slice), revision: i, resource: slice, synthetic: false });
+      assert.deepEqual(c.tracked(), { namespaces: 1, services: 1, slicedServices: 1 }, `namespace ${ns} is tracked while it lives`);
+      c.apply({ type: 'delete', kind: 'EndpointSlice', key: resourceKey(slice), revision: i, synthetic: false });
+      c.apply({ type: 'delete', kind: 'WorkloadEndpoint', key: resourceKey(p), revision: i, synthetic: false });
+      c.apply({ type: 'delete', kind: 'Service', key: resourceKey(svc), revision: i, synthetic: false });
+    }
+    assert.deepEqual(
+      c.tracked(),
+      { namespaces: 0, services: 0, slicedServices: 0 },
+      'fifty namespaces came and went; nothing is kept for them',
+    );
+  });
+});
+
 describe('services: the EndpointSlice controller, three writers on one memory store', () => {
   controllerSuite(async () => {
     const one = memoryDatastore();
