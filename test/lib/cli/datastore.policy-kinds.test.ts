@@ -1,7 +1,7 @@
 // The policy kinds, Tiers, Namespace and labelled WorkloadEndpoints through `podroute apply -f`,
-// `get <kind> [-o yaml|json]` and `delete`, on the memory store, a real Redis and a real etcd:
-// what comes back reads as what went in (defaults filled), Kubernetes' NetworkPolicy under its
-// own apiVersion and kind beside a Calico NetworkPolicy of the same name, the admin policies
+// `get <kind> [-o yaml|json]` and `delete`, on the memory store, the file store, a real Redis
+// and a real etcd: what comes back reads as what went in (defaults filled), Kubernetes'
+// NetworkPolicy under its own apiVersion and kind beside a Calico NetworkPolicy of the same name, the admin policies
 // under policy.networking.k8s.io; the fixed tiers are always there and never deleted.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
-import { type BackendDatastore, etcdDatastore, memoryDatastore, redisDatastore } from '../../../lib/datastore/index.js';
+import { type BackendDatastore, etcdDatastore, memoryDatastore, openFileDatastore, redisDatastore } from '../../../lib/datastore/index.js';
 import { parseResources, type Resource, resourceKey } from '../../../lib/resources/index.js';
 import { type EtcdServer, startEtcd } from '../../support/etcd.js';
 import { type RedisServer, startRedis } from '../../support/redis.js';
@@ -304,6 +304,13 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
 
 describe('datastore: policy kinds through podroute apply/get/delete (memory)', () => {
   roundTrip(async () => memoryDatastore());
+});
+
+describe('datastore: policy kinds through podroute apply/get/delete (file)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'podroute-policy-file-'));
+  roundTrip(() => openFileDatastore(join(dir, 'datastore.json')));
+  // After roundTrip's own after, which closes (and so writes) the store.
+  after(() => rmSync(dir, { recursive: true, force: true }));
 });
 
 describe('datastore: policy kinds through podroute apply/get/delete (real Redis)', function () {
