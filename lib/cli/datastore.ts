@@ -20,9 +20,11 @@ import {
   manifestKind,
   NAMESPACED_KINDS,
   resourceKey,
+  type AdminNetworkPolicySubject,
   type IPPool,
   type Kind,
   type Resource,
+  type Tier,
   formatResources,
   parseResources,
   toManifest,
@@ -36,7 +38,7 @@ import { dispatch, UsageError, type CommandSpec, type Parsed } from './args.js';
 import { fileStoreWarning, LAB_FLAG, labDatastoreFlag } from './datastore-lab.js';
 import { DATASTORE_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { OUTPUT, outputOf } from './output.js';
-import { checkPolicyTiers, checkTierDeletable } from './tiers.js';
+import { checkPolicyTiers, checkTierDeletable, withFixedTiers } from './tiers.js';
 
 export const DATASTORE_COMMANDS = ['apply', 'create', 'delete', 'get', 'ipam'] as const;
 
@@ -53,7 +55,8 @@ const DATASTORE_TEXT = `datastore: by default a file (PODROUTE_STATE_DIR/datasto
 
 const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
   workloadendpoint (wep), namespace (ns), tier, networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
-  networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), service (svc), endpointslice
+  networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), adminnetworkpolicy (anp), baselineadminnetworkpolicy (banp),
+  service (svc), endpointslice
 namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"`;
 
 /**
@@ -79,6 +82,10 @@ const ALIASES: Readonly<Record<string, Kind>> = {
   'networkpolicies.networking.k8s.io': 'KubernetesNetworkPolicy',
   'networkpolicy.projectcalico.org': 'NetworkPolicy',
   'networkpolicies.projectcalico.org': 'NetworkPolicy',
+  anp: 'AdminNetworkPolicy',
+  'adminnetworkpolicies.policy.networking.k8s.io': 'AdminNetworkPolicy',
+  banp: 'BaselineAdminNetworkPolicy',
+  'baselineadminnetworkpolicies.policy.networking.k8s.io': 'BaselineAdminNetworkPolicy',
   wep: 'WorkloadEndpoint',
   weps: 'WorkloadEndpoint',
   svc: 'Service',
@@ -241,6 +248,7 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
         const namespace = namespaceOf(p);
         const store = await open();
         let items = (await store.list(kind)).items as Resource[];
+        if (kind === 'Tier') items = withFixedTiers(items as Tier[]);
         if (namespace !== undefined) items = items.filter((r) => r.metadata.namespace === namespace);
         const wanted = p.positionals[1];
         if (wanted) items = items.filter((r) => resourceKey(r) === wanted || r.metadata.name === wanted);
@@ -388,6 +396,13 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
         r.spec.types.join(','),
       );
     else if (r.kind === 'KubernetesNetworkPolicy') row.push(labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
+    else if (r.kind === 'AdminNetworkPolicy' || r.kind === 'BaselineAdminNetworkPolicy')
+      row.push(
+        ...(r.kind === 'AdminNetworkPolicy' ? [String(r.spec.priority)] : []),
+        subjectText(r.spec.subject),
+        String(r.spec.ingress?.length ?? 0),
+        String(r.spec.egress?.length ?? 0),
+      );
     else if (r.kind === 'Service')
       row.push(
         r.spec.type ?? 'ClusterIP',
@@ -416,6 +431,8 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     NetworkPolicy: ['NAME', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
     GlobalNetworkPolicy: ['NAME', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
     KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
+    AdminNetworkPolicy: ['NAME', 'PRIORITY', 'SUBJECT', 'INGRESS-RULES', 'EGRESS-RULES'],
+    BaselineAdminNetworkPolicy: ['NAME', 'SUBJECT', 'INGRESS-RULES', 'EGRESS-RULES'],
     Service: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORTS'],
     EndpointSlice: ['NAME', 'ADDRESSTYPE', 'PORTS', 'ENDPOINTS'],
   };
@@ -431,6 +448,12 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
       )
       .join('\n') + '\n'
   );
+}
+
+/** An admin policy's subject in Calico's selector syntax: `pods <selector> in namespaces <selector>`. */
+function subjectText(s: AdminNetworkPolicySubject): string {
+  if (s.pods) return `pods ${labelSelectorToCalico(s.pods.podSelector)} in namespaces ${labelSelectorToCalico(s.pods.namespaceSelector)}`;
+  return `namespaces ${labelSelectorToCalico(s.namespaces ?? {})}`;
 }
 
 const labelText = (labels: Readonly<Record<string, string>> | undefined): string =>

@@ -6,9 +6,10 @@
 // Tier change re-orders the tiers, which every endpoint's tiers follow.
 import type { PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
 import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
+import { ADMIN_TIER_SPEC, BASELINE_TIER_SPEC } from './admin.js';
 import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 import { type LoweredPolicy, lowerPolicy } from './lower.js';
-import { comparePolicies, compareTiers, DEFAULT_TIER, DEFAULT_TIER_SPEC, type ParsedPolicy, type ParsedTier } from './model.js';
+import { comparePolicies, compareTiers, DEFAULT_TIER_SPEC, type ParsedPolicy, type ParsedTier } from './model.js';
 import { natPools } from './pools.js';
 import { SelectionMatcher } from './selection.js';
 import { SetTable } from './set-table.js';
@@ -26,6 +27,10 @@ interface LocalEndpoint {
   built?: PolicyEndpoint;
 }
 
+/** The tiers that are there without a Tier resource, as Calico creates them. */
+const FIXED_TIERS: readonly ParsedTier[] = [DEFAULT_TIER_SPEC, ADMIN_TIER_SPEC, BASELINE_TIER_SPEC];
+const FIXED_TIER_NAMES: ReadonlySet<string> = new Set(FIXED_TIERS.map((t) => t.name));
+
 /** The kinds the calculation graph follows. */
 export const CALCULATION_KINDS: readonly Kind[] = ['Tier', ...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
 
@@ -38,8 +43,8 @@ export class PolicyCalculator {
   private readonly policyIds = new Map<string, PolicyEntry>();
   private readonly local = new Map<string, LocalEndpoint>();
   private readonly poolMap = new Map<string, IPPool>();
-  /** Tiers by name; the default tier is always there. */
-  private readonly tierMap = new Map<string, ParsedTier>([[DEFAULT_TIER, DEFAULT_TIER_SPEC]]);
+  /** Tiers by name; the default tier and the admin policies' two are always there. */
+  private readonly tierMap = new Map<string, ParsedTier>(FIXED_TIERS.map((t) => [t.name, t]));
   private readonly matcher = new SelectionMatcher((ns) => this.namespaceLabelsOf(ns));
   private readonly sets = new SetTable(this.matcher);
   private ordered?: PolicyEntry[];
@@ -63,8 +68,8 @@ export class PolicyCalculator {
       return true;
     }
     if (r.kind === 'Tier') {
-      // The default tier cannot change (validation holds it to Calico's order and action).
-      if (r.metadata.name !== DEFAULT_TIER)
+      // The fixed tiers cannot change (validation holds them to Calico's order and action).
+      if (!FIXED_TIER_NAMES.has(r.metadata.name))
         this.putTier(r.metadata.name, {
           name: r.metadata.name,
           ...(r.spec.order !== undefined ? { order: r.spec.order } : {}),
@@ -95,7 +100,7 @@ export class PolicyCalculator {
       return true;
     }
     if (kind === 'Tier') {
-      if (key !== DEFAULT_TIER) this.putTier(key, undefined);
+      if (!FIXED_TIER_NAMES.has(key)) this.putTier(key, undefined);
       return true;
     }
     if (kind === 'Namespace') {

@@ -8,6 +8,8 @@ const KIND_TEXT: Readonly<Record<PolicyExplanation['kind'], string>> = {
   KubernetesNetworkPolicy: 'Kubernetes NetworkPolicy',
   NetworkPolicy: 'Calico NetworkPolicy',
   GlobalNetworkPolicy: 'Calico GlobalNetworkPolicy',
+  AdminNetworkPolicy: 'Kubernetes AdminNetworkPolicy',
+  BaselineAdminNetworkPolicy: 'Kubernetes BaselineAdminNetworkPolicy',
 };
 
 const podText = (p: PodRef): string => `${p.namespace}/${p.pod} ${p.addresses.join(' ')}`.trim();

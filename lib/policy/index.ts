@@ -5,6 +5,16 @@ export { PolicyCalculator, CALCULATION_KINDS } from './calculator.js';
 export { policyInput } from './calculate.js';
 export { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
 export { parseKubernetesPolicy, kubernetesPolicyId, kubernetesPolicyTypes } from './kubernetes.js';
+export {
+  parseAdminPolicy,
+  parseBaselinePolicy,
+  adminPolicyId,
+  baselinePolicyId,
+  ADMIN_TIER,
+  ADMIN_TIER_SPEC,
+  BASELINE_TIER,
+  BASELINE_TIER_SPEC,
+} from './admin.js';
 export { parseCalicoPolicy, parseGlobalPolicy, calicoPolicyId, globalPolicyId, calicoPolicyTypes } from './calico.js';
 export { lowerPolicy, type LoweredPolicy } from './lower.js';
 export { setId, type SetSpec } from './set-spec.js';

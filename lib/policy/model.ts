@@ -85,10 +85,18 @@ export function compareTiers(a: ParsedTier, b: ParsedTier): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'KubernetesNetworkPolicy';
+export type PolicyKind =
+  | 'NetworkPolicy'
+  | 'GlobalNetworkPolicy'
+  | 'KubernetesNetworkPolicy'
+  | 'AdminNetworkPolicy'
+  | 'BaselineAdminNetworkPolicy';
 
 export interface ParsedPolicy {
-  /** Unique and stable: `knp.default.<namespace>.<name>`, `np.<namespace>.<name>`, `gnp.<name>`. */
+  /**
+   * Unique and stable: `knp.default.<namespace>.<name>`, `np.<namespace>.<name>`, `gnp.<name>`,
+   * `kanp.adminnetworkpolicy.<name>`, `kbanp.baselineadminnetworkpolicy.<name>`.
+   */
   readonly id: string;
   readonly kind: PolicyKind;
   readonly name: string;

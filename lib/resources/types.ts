@@ -11,10 +11,12 @@ import {
   type TierSpec,
   type WorkloadEndpointPort,
 } from './policy-types.js';
+import { API_VERSION_K8S_POLICY, type AdminNetworkPolicySpec, type BaselineAdminNetworkPolicySpec } from './admin-policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
 import { API_VERSION_K8S_DISCOVERY, type EndpointSliceBody, type ServiceResourceSpec } from './service-types.js';
 
 export * from './policy-types.js';
+export * from './admin-policy-types.js';
 export * from './service-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
@@ -185,6 +187,10 @@ export interface SpecOf {
   GlobalNetworkPolicy: GlobalNetworkPolicySpec;
   /** Kubernetes' networking.k8s.io/v1 NetworkPolicy, under a kind name of its own. */
   KubernetesNetworkPolicy: KubernetesNetworkPolicySpec;
+  /** Kubernetes' policy.networking.k8s.io/v1alpha1 AdminNetworkPolicy (cluster-wide). */
+  AdminNetworkPolicy: AdminNetworkPolicySpec;
+  /** Kubernetes' policy.networking.k8s.io/v1alpha1 BaselineAdminNetworkPolicy (one, named default). */
+  BaselineAdminNetworkPolicy: BaselineAdminNetworkPolicySpec;
   /** Kubernetes' v1 Service; its `status` is kept in the stored spec. */
   Service: ServiceResourceSpec;
   /** Kubernetes' discovery.k8s.io/v1 EndpointSlice; its top-level fields are kept as the stored spec. */
@@ -207,6 +213,8 @@ export const KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'AdminNetworkPolicy',
+  'BaselineAdminNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
@@ -224,6 +232,7 @@ export const IPAM_OWNED_KINDS: readonly Kind[] = ['IPAMBlock', 'IPAMHandle'];
 /** The apiVersion a kind is stored and printed with. */
 export function apiVersionOf(kind: Kind): string {
   if (kind === 'KubernetesNetworkPolicy') return API_VERSION_K8S_NETWORKING;
+  if (kind === 'AdminNetworkPolicy' || kind === 'BaselineAdminNetworkPolicy') return API_VERSION_K8S_POLICY;
   if (kind === 'Namespace' || kind === 'Service') return API_VERSION_K8S_CORE;
   if (kind === 'EndpointSlice') return API_VERSION_K8S_DISCOVERY;
   return API_VERSION;
@@ -258,6 +267,8 @@ export type Tier = ResourceOf<'Tier'>;
 export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;
 export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
 export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;
+export type AdminNetworkPolicy = ResourceOf<'AdminNetworkPolicy'>;
+export type BaselineAdminNetworkPolicy = ResourceOf<'BaselineAdminNetworkPolicy'>;
 export type Service = ResourceOf<'Service'>;
 export type EndpointSlice = ResourceOf<'EndpointSlice'>;
 

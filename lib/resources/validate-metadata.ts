@@ -24,11 +24,20 @@ const STRICT_LABEL_KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'AdminNetworkPolicy',
+  'BaselineAdminNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
 /** Kinds of Kubernetes' own API groups: their apiVersion is the one Kubernetes gives them. */
-const KUBERNETES_KINDS: readonly Kind[] = ['KubernetesNetworkPolicy', 'Namespace', 'Service', 'EndpointSlice'];
+const KUBERNETES_KINDS: readonly Kind[] = [
+  'KubernetesNetworkPolicy',
+  'AdminNetworkPolicy',
+  'BaselineAdminNetworkPolicy',
+  'Namespace',
+  'Service',
+  'EndpointSlice',
+];
 const CALICO_API_VERSIONS: readonly unknown[] = [API_VERSION, API_VERSION_OWN, 'crd.projectcalico.org/v1'];
 
 /** A document whose kind and metadata are checked, with the checker that names it in every later failure. */

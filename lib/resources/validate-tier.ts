@@ -12,6 +12,9 @@ export const BUILT_IN_TIERS: Readonly<Record<string, { readonly order: number; r
   default: { order: 1_000_000, defaultAction: 'Deny' },
   'kube-admin': { order: 1_000, defaultAction: 'Pass' },
   'kube-baseline': { order: 10_000_000, defaultAction: 'Pass' },
+  // Where Calico puts the Kubernetes AdminNetworkPolicies (by priority) and the BaselineAdminNetworkPolicy.
+  adminnetworkpolicy: { order: 1_000, defaultAction: 'Pass' },
+  baselineadminnetworkpolicy: { order: 10_000_000, defaultAction: 'Pass' },
 };
 
 /** A tier's name: one DNS label, since `<tier>.<name>` names its policies. Undefined when it is one. */

@@ -2,6 +2,7 @@
 // its spec by its kind's validator (validate-<kind>.ts). Every error names the field
 // (spec.cidr, metadata.name, ...) so a user can find the line in their YAML.
 import { type Checker, type Obj, ValidationError } from './checker.js';
+import { checkAdminNetworkPolicy, checkBaselineAdminNetworkPolicy } from './validate-admin-policy.js';
 import { apiVersionOf, type Kind, type Resource } from './types.js';
 import { checkBGPConfiguration } from './validate-bgp-configuration.js';
 import { checkBGPPeer } from './validate-bgp-peer.js';
@@ -43,6 +44,8 @@ const VALIDATORS: { readonly [K in Kind]: KindValidator } = {
   NetworkPolicy: { spec: (c, s) => checkCalicoPolicy(c, s, false) },
   GlobalNetworkPolicy: { spec: (c, s) => checkCalicoPolicy(c, s, true) },
   KubernetesNetworkPolicy: { spec: checkKubernetesNetworkPolicy },
+  AdminNetworkPolicy: { spec: checkAdminNetworkPolicy },
+  BaselineAdminNetworkPolicy: { spec: checkBaselineAdminNetworkPolicy },
   Service: { spec: checkService, body: (c, o) => kubernetesBody(c, 'Service', o) },
   EndpointSlice: { spec: checkEndpointSlice, body: (c, o) => kubernetesBody(c, 'EndpointSlice', o) },
 };

@@ -4,6 +4,7 @@
 // enforcement is on.
 import assert from 'node:assert/strict';
 import { CALICO_CASES, KUBERNETES_CASES, TIER_CASES, type CasePolicies } from './cases.js';
+import { ADMIN_CASES } from './cases-admin.js';
 import { type Model, type ModelPod, type Probe, SERVED_PORTS } from '../../support/policy/model.js';
 import { calicoTruthTable } from '../../support/policy/reference-calico.js';
 
@@ -28,11 +29,12 @@ describe('policy matrix cases (against the reference, no lab)', () => {
     assert.ok(KUBERNETES_CASES.length >= 25, `${KUBERNETES_CASES.length} Kubernetes cases`);
     assert.ok(CALICO_CASES.length >= 4, `${CALICO_CASES.length} Calico cases`);
     assert.ok(TIER_CASES.length >= 12, `${TIER_CASES.length} cases of tiers`);
-    const names = [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES].map((c) => c.name);
+    assert.ok(ADMIN_CASES.length >= 7, `${ADMIN_CASES.length} cases of admin network policies`);
+    const names = [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES, ...ADMIN_CASES].map((c) => c.name);
     assert.equal(new Set(names).size, names.length, 'case names are unique (they are test titles)');
   });
 
-  for (const c of [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES])
+  for (const c of [...KUBERNETES_CASES, ...CALICO_CASES, ...TIER_CASES, ...ADMIN_CASES])
     it(`${c.name}: blocks something; every step changes the table`, () => {
       let m = labModel();
       const open = calicoTruthTable(m, none, PROBES);

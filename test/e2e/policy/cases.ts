@@ -13,12 +13,16 @@ import type {
   PolicyType,
 } from '../../support/policy/model.js';
 import type { CalicoPolicy, CalicoRule, CalicoTier } from '../../support/policy/reference-calico.js';
+import type { AdminNetworkPolicy, BaselineAdminNetworkPolicy } from '../../support/policy/reference-admin.js';
 
 export interface CasePolicies {
   readonly kubernetes: readonly NetworkPolicy[];
   readonly calico: readonly CalicoPolicy[];
   /** Tier resources the case's Calico policies name (applied first, deleted last). */
   readonly tiers?: readonly CalicoTier[];
+  /** Kubernetes AdminNetworkPolicies and the BaselineAdminNetworkPolicy (cases-admin.ts). */
+  readonly admin?: readonly AdminNetworkPolicy[];
+  readonly baseline?: BaselineAdminNetworkPolicy;
 }
 
 /** A change made after the case's policies are in force; the matrix is checked again after it. */

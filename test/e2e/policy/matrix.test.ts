@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { execCommand, run } from '../../../lib/lab/system.js';
 import { sleep } from '../../support/wait.js';
 import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase, TIER_CASES } from './cases.js';
+import { ADMIN_CASES } from './cases-admin.js';
 import { PolicyCluster, type ResourceDoc } from './cluster.js';
 import { type Labels, type Model, type NetworkPolicy, type Probe, podKey } from '../../support/policy/model.js';
 import { type Measured, Prober, resultKey } from './probe.js';
@@ -74,12 +75,16 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
 
   /** A case's documents in the order apply takes them: a Tier before the policies in it. */
   function docsOf(p: CasePolicies): ResourceDoc[] {
-    return [...(p.tiers ?? []), ...p.calico, ...p.kubernetes];
+    return [...(p.tiers ?? []), ...p.calico, ...p.kubernetes, ...adminDocs(p)];
   }
 
   /** The order delete takes them: a tier only once it holds no policy. */
   function deleteOrder(p: CasePolicies): ResourceDoc[] {
-    return [...p.calico, ...p.kubernetes, ...(p.tiers ?? [])];
+    return [...p.calico, ...p.kubernetes, ...adminDocs(p), ...(p.tiers ?? [])];
+  }
+
+  function adminDocs(p: CasePolicies): ResourceDoc[] {
+    return [...(p.admin ?? []), ...(p.baseline ? [p.baseline] : [])];
   }
 
   /** Applies a case, checks it and each of its steps, then undoes everything and waits for the open matrix. */
@@ -280,6 +285,14 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
 
   describe('Calico tiers with Kubernetes and Calico policies', () => {
     for (const c of TIER_CASES)
+      it(c.name, async function () {
+        requireEnforcement(this);
+        await runCase(c);
+      });
+  });
+
+  describe('Kubernetes AdminNetworkPolicy and BaselineAdminNetworkPolicy with Kubernetes and Calico policies', () => {
+    for (const c of ADMIN_CASES)
       it(c.name, async function () {
         requireEnforcement(this);
         await runCase(c);

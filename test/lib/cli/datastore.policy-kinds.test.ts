@@ -1,15 +1,17 @@
-// The policy kinds, Namespace and labelled WorkloadEndpoints through `podroute apply -f`,
-// `get <kind> [-o yaml|json]` and `delete`, on the memory store and on a real Redis: what
-// comes back reads as what went in (defaults filled), Kubernetes' NetworkPolicy under its own
-// apiVersion and kind beside a Calico NetworkPolicy of the same name.
+// The policy kinds, Tiers, Namespace and labelled WorkloadEndpoints through `podroute apply -f`,
+// `get <kind> [-o yaml|json]` and `delete`, on the memory store, the file store, a real Redis
+// and a real etcd: what comes back reads as what went in (defaults filled), Kubernetes'
+// NetworkPolicy under its own apiVersion and kind beside a Calico NetworkPolicy of the same name, the admin policies
+// under policy.networking.k8s.io; the fixed tiers are always there and never deleted.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
-import { type BackendDatastore, memoryDatastore, redisDatastore } from '../../../lib/datastore/index.js';
+import { type BackendDatastore, etcdDatastore, memoryDatastore, openFileDatastore, redisDatastore } from '../../../lib/datastore/index.js';
 import { parseResources, type Resource, resourceKey } from '../../../lib/resources/index.js';
+import { type EtcdServer, startEtcd } from '../../support/etcd.js';
 import { type RedisServer, startRedis } from '../../support/redis.js';
 
 const MANIFESTS = `
@@ -84,6 +86,28 @@ spec:
     destination: {ports: [23]}
   - action: Pass
 ---
+apiVersion: policy.networking.k8s.io/v1alpha1
+kind: AdminNetworkPolicy
+metadata: {name: guard}
+spec:
+  priority: 10
+  subject: {pods: {namespaceSelector: {matchLabels: {team: blue}}, podSelector: {matchLabels: {app: web}}}}
+  ingress:
+  - name: pass-monitoring
+    action: Pass
+    from: [{namespaces: {matchLabels: {team: mon}}}]
+    ports: [{portNumber: {port: 80}}, {portRange: {protocol: UDP, start: 5000, end: 5100}}, {namedPort: http}]
+  egress:
+  - {action: Deny, to: [{networks: [192.0.2.0/24]}]}
+---
+apiVersion: policy.networking.k8s.io/v1alpha1
+kind: BaselineAdminNetworkPolicy
+metadata: {name: default}
+spec:
+  subject: {namespaces: {}}
+  ingress:
+  - {action: Deny, from: [{namespaces: {}}]}
+---
 apiVersion: projectcalico.org/v3
 kind: WorkloadEndpoint
 metadata:
@@ -104,8 +128,12 @@ const GET_NAMES: [string, string][] = [
   ['NetworkPolicy', 'networkpolicy'],
   ['GlobalNetworkPolicy', 'gnp'],
   ['Tier', 'tiers'],
+  ['AdminNetworkPolicy', 'adminnetworkpolicies'],
+  ['BaselineAdminNetworkPolicy', 'banp'],
   ['WorkloadEndpoint', 'wep'],
 ];
+/** The tiers `get tier` lists whether or not the store holds them. */
+const FIXED_TIERS = ['adminnetworkpolicy', 'baselineadminnetworkpolicy', 'default'];
 
 const strip = (r: Resource): unknown => {
   const { resourceVersion: _rv, ...metadata } = r.metadata;
@@ -144,7 +172,7 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     const want = parseResources(MANIFESTS);
     for (const [kind, arg] of GET_NAMES) {
       const text = await cli('get', arg, '-o', 'yaml');
-      const back = parseResources(text);
+      const back = parseResources(text).filter((r) => !(r.kind === 'Tier' && FIXED_TIERS.includes(r.metadata.name)));
       assert.deepEqual(back.map(strip), want.filter((r) => r.kind === kind).map(strip), `${arg}:\n${text}`);
     }
     // One object, by name: a document of its own, in the manifest's own apiVersion and kind.
@@ -179,7 +207,27 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     );
     assert.match(await cli('get', 'globalnetworkpolicies'), /deny-egress\s+default\s+10\.5\s+all\(\)\s+Egress/);
     assert.match(await cli('get', 'globalnetworkpolicies'), /security\.no-telnet\s+security\s+1\s+all\(\)\s+Ingress/);
-    assert.equal(await cli('get', 'tier'), 'NAME       ORDER   DEFAULTACTION\nsecurity   100     Deny\n');
+    assert.equal(
+      await cli('get', 'tier'),
+      [
+        'NAME                         ORDER      DEFAULTACTION',
+        'adminnetworkpolicy           1000       Pass',
+        'baselineadminnetworkpolicy   10000000   Pass',
+        'default                      1000000    Deny',
+        'security                     100        Deny',
+        '',
+      ].join('\n'),
+    );
+    assert.match(await cli('get', 'tier', 'default', '-o', 'yaml'), /name: default\nspec:\n {2}order: 1000000\n {2}defaultAction: Deny/);
+    assert.equal(
+      await cli('get', 'anp'),
+      'NAME    PRIORITY   SUBJECT                                          INGRESS-RULES   EGRESS-RULES\n' +
+        'guard   10         pods app == "web" in namespaces team == "blue"   1               1\n',
+    );
+    assert.equal(
+      await cli('get', 'baselineadminnetworkpolicy'),
+      'NAME      SUBJECT            INGRESS-RULES   EGRESS-RULES\ndefault   namespaces all()   1               0\n',
+    );
     assert.match(await cli('get', 'namespace'), /x\s+team=blue,kubernetes\.io\/metadata\.name=x/);
     assert.match(await cli('get', 'weps'), /x\/n1-k8s-a-eth0\s+n1\s+cali0123456789a\s+10\.244\.0\.5\/32\s+app=web,/);
     assert.equal(await cli('get', 'knp', '-n', 'y'), 'NAME   POD-SELECTOR   POLICY-TYPES\n');
@@ -192,7 +240,7 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     );
     const before = await ds.revision();
     assert.equal(await runDatastoreCommand(['apply', '-f', file], io, ds), 1);
-    assert.match(err.join(''), /document 8 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
+    assert.match(err.join(''), /document 10 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
     assert.equal(await ds.revision(), before);
   });
 
@@ -215,6 +263,17 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     assert.equal((await ds.list('Tier')).items.length, 1, 'the tier is still there');
     assert.equal(await runDatastoreCommand(['delete', 'tier', 'default'], io, ds), 1);
     assert.match(err.join(''), /the default tier always exists/);
+    assert.equal(await runDatastoreCommand(['delete', 'tier', 'adminnetworkpolicy'], io, ds), 1);
+    assert.match(err.join(''), /the adminnetworkpolicy tier always exists/);
+  });
+
+  it('a Calico policy may join a fixed tier without a Tier resource', async () => {
+    writeFileSync(
+      file,
+      'apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: admin-extra}\nspec: {tier: adminnetworkpolicy, order: 5}\n',
+    );
+    assert.match(await cli('apply', '-f', file), /applied GlobalNetworkPolicy admin-extra/);
+    assert.match(await cli('delete', 'gnp', 'admin-extra'), /deleted GlobalNetworkPolicy admin-extra/);
   });
 
   it('delete takes each kind by its names, namespaced ones by ns/name or -n', async () => {
@@ -225,8 +284,18 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
     assert.match(await cli('delete', 'globalnetworkpolicy', 'deny-egress'), /deleted GlobalNetworkPolicy deny-egress/);
     assert.match(await cli('delete', 'gnp', 'security.no-telnet'), /deleted GlobalNetworkPolicy security\.no-telnet/);
     assert.match(await cli('delete', 'tier', 'security'), /deleted Tier security/);
+    assert.match(await cli('delete', 'anp', 'guard'), /deleted AdminNetworkPolicy guard/);
+    assert.match(await cli('delete', 'banp', 'default'), /deleted BaselineAdminNetworkPolicy default/);
     assert.match(await cli('delete', 'ns', 'x'), /deleted Namespace x/);
-    for (const kind of ['Namespace', 'KubernetesNetworkPolicy', 'NetworkPolicy', 'GlobalNetworkPolicy', 'Tier'] as const)
+    for (const kind of [
+      'Namespace',
+      'KubernetesNetworkPolicy',
+      'NetworkPolicy',
+      'GlobalNetworkPolicy',
+      'Tier',
+      'AdminNetworkPolicy',
+      'BaselineAdminNetworkPolicy',
+    ] as const)
       assert.deepEqual((await ds.list(kind)).items, [], kind);
     assert.equal(await runDatastoreCommand(['delete', 'knp', 'web', '-n', 'x'], io, ds), 1);
     assert.match(err.join(''), /not found|does not exist/i);
@@ -235,6 +304,13 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
 
 describe('datastore: policy kinds through podroute apply/get/delete (memory)', () => {
   roundTrip(async () => memoryDatastore());
+});
+
+describe('datastore: policy kinds through podroute apply/get/delete (file)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'podroute-policy-file-'));
+  roundTrip(() => openFileDatastore(join(dir, 'datastore.json')));
+  // After roundTrip's own after, which closes (and so writes) the store.
+  after(() => rmSync(dir, { recursive: true, force: true }));
 });
 
 describe('datastore: policy kinds through podroute apply/get/delete (real Redis)', function () {
@@ -247,4 +323,16 @@ describe('datastore: policy kinds through podroute apply/get/delete (real Redis)
     await redis?.stop();
   });
   roundTrip(async () => redisDatastore({ url: redis.url, name: `policy${process.pid}` }));
+});
+
+describe('datastore: policy kinds through podroute apply/get/delete (real etcd)', function () {
+  this.timeout(60_000);
+  let etcd: EtcdServer;
+  before(async () => {
+    etcd = await startEtcd();
+  });
+  after(async () => {
+    await etcd?.stop();
+  });
+  roundTrip(async () => etcdDatastore({ endpoints: etcd.endpoints, name: `policy${process.pid}` }));
 });

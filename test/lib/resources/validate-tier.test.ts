@@ -48,6 +48,15 @@ describe('resources: Tier', () => {
     });
   });
 
+  it("the admin policies' tiers keep Calico's too: adminnetworkpolicy 1000 Pass, baselineadminnetworkpolicy 10000000 Pass", () => {
+    assert.deepEqual(validateResource(tier('adminnetworkpolicy', { order: 1000, defaultAction: 'Pass' })).spec, {
+      order: 1000,
+      defaultAction: 'Pass',
+    });
+    refused(tier('adminnetworkpolicy', { order: 5, defaultAction: 'Pass' }), 'spec.order', /is 1000, not 5/);
+    refused(tier('baselineadminnetworkpolicy', { order: 10_000_000 }), 'spec.defaultAction', /Pass, not Deny/);
+  });
+
   it("a policy's name need not carry its tier (Calico 3.31 dropped the <tier>.<name> rule); spec.tier alone places it", () => {
     const gnp = (name: string, spec: Record<string, unknown>) => ({
       apiVersion: 'projectcalico.org/v3',

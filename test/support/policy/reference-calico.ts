@@ -28,8 +28,10 @@
 //   or both (Ingress and Egress);
 // - selectors see a pod's labels plus projectcalico.org/namespace and
 //   projectcalico.org/orchestrator, which Calico sets on every workload endpoint.
+// - AdminNetworkPolicy and BaselineAdminNetworkPolicy: reference-admin.ts, in their two tiers.
 import { cidrContains, parseAddress, parseCidr } from '../../../ip/index.js';
 import { parseCalicoSelector } from './calico-selector.js';
+import { ADMIN_TIERS, type AdminNetworkPolicy, adminApplying, type BaselineAdminNetworkPolicy } from './reference-admin.js';
 import type { L4Protocol, Labels, Model, ModelPod, NetworkPolicy, PolicyType, Probe } from './model.js';
 import { podKey } from './model.js';
 import { k8sPolicyAllows, k8sSelects, truthTable } from './reference.js';
@@ -177,8 +179,10 @@ function appliesTo(model: Model, p: CalicoPolicy, pod: ModelPod, type: PolicyTyp
 export interface ClusterPolicies {
   readonly calico: readonly CalicoPolicy[];
   readonly kubernetes: readonly NetworkPolicy[];
-  /** Tier resources; the default tier is there without one. */
+  /** Tier resources; the default tier is there without one, and so are the admin policies' two. */
   readonly tiers?: readonly CalicoTier[];
+  readonly admin?: readonly AdminNetworkPolicy[];
+  readonly baseline?: BaselineAdminNetworkPolicy;
 }
 
 /** What one policy does with a packet: an action, or nothing (the next policy of the tier sees it). */
@@ -241,14 +245,18 @@ function applying(
         decide: () => (k8sPolicyAllows(model, p, type, from, to, probe) ? 'Allow' : undefined),
       }),
     );
-  return [...calico, ...kubernetes];
+  const admin = adminApplying(model, policies.admin ?? [], policies.baseline, endpoint, type, from, to, probe);
+  return [...calico, ...kubernetes, ...admin];
 }
 
 function direction(model: Model, policies: ClusterPolicies, type: PolicyType, from: ModelPod, to: ModelPod, probe: Probe): boolean {
   const endpoint = type === 'Ingress' ? to : from;
-  const tierSpecs = new Map([[DEFAULT_TIER.name, DEFAULT_TIER as { name: string; order?: number; defaultAction: 'Deny' | 'Pass' }]]);
+  const tierSpecs = new Map<string, { name: string; order?: number; defaultAction: 'Deny' | 'Pass' }>([
+    [DEFAULT_TIER.name, DEFAULT_TIER],
+    ...ADMIN_TIERS.map((t) => [t.name, t] as const),
+  ]);
   for (const t of policies.tiers ?? [])
-    if (t.metadata.name !== 'default')
+    if (!tierSpecs.has(t.metadata.name))
       tierSpecs.set(t.metadata.name, { name: t.metadata.name, ...t.spec, defaultAction: t.spec.defaultAction ?? 'Deny' }); // [tier-spec]
   // [tier-eval]: only tiers holding a policy for the endpoint.
   const byTier = new Map<string, TieredPolicy[]>();
