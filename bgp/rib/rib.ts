@@ -180,6 +180,17 @@ export class Rib {
     this.loc.markStale(peer, family);
   }
 
+  /**
+   * The peer's graceful restart time ran out (or was 0) and it does long-lived graceful restart
+   * (RFC 9494): its stale routes of the family with NO_LLGR go, the others stay, marked LLGR_STALE
+   * and least preferred, until its End-of-RIB or the long-lived stale time sweeps them.
+   */
+  markLongLivedStale(peer: RibPeer, family: AddressFamily): BestPathChange[] {
+    this.checkPeer(peer);
+    this.loc.markLongLivedStale(peer, family);
+    return this.loc.take();
+  }
+
   /** Removes the peer's routes of the family still stale (End-of-RIB, EoRR, or the restart timer fired). */
   sweepStale(peer: RibPeer, family: AddressFamily): BestPathChange[] {
     this.checkPeer(peer);

@@ -73,6 +73,8 @@ export interface RibPeerConfig {
   addPathSendMax?: number;
   /** Both sides sent the enhanced route refresh capability (RFC 7313): BoRR/EoRR around a refresh. */
   enhancedRouteRefresh?: boolean;
+  /** The peer advertised long-lived graceful restart (RFC 9494): it may be sent routes marked LLGR_STALE. */
+  longLivedGracefulRestart?: boolean;
 }
 
 /** One path in the RIB, as handed to users (built on demand; the RIB keeps a compact form). */
