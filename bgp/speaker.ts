@@ -6,7 +6,16 @@ import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, formatAddress, parseAddress, type Cidr } from '../ip/index.js';
 import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
-import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
+import {
+  GRACEFUL_SHUTDOWN,
+  Rib,
+  type BestPathChange,
+  type OriginateOptions,
+  type Policy,
+  type RibOptions,
+  type RibPeer,
+  type RibRoute,
+} from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
 import {
@@ -140,6 +149,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
   private readonly deferral: SelectionDeferral;
+  /** Set by drain(): what we originate carries GRACEFUL_SHUTDOWN from then on. */
+  private draining = false;
 
   constructor(private readonly options: SpeakerOptions) {
     super();
@@ -259,7 +270,37 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   }
 
   originate(prefix: string, options?: OriginateOptions): void {
-    this.publish(this.rib.originate(prefix, options));
+    this.publish(this.rib.originate(prefix, this.draining ? shutdownMarked(options) : options));
+  }
+
+  /** Whether drain() has begun: what we originate is marked GRACEFUL_SHUTDOWN. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /**
+   * Takes the speaker out of service without loss (RFC 8326 graceful shutdown): every route we
+   * originate is announced again with GRACEFUL_SHUTDOWN, and LOCAL_PREF 0 (which only internal
+   * peers are sent), so that peers with another path move to it while ours still forwards. Once
+   * every peer has been sent that, `settleMs` more is left for them (and their peers) to move,
+   * all bounded by `timeoutMs`; then every session closes with a Cease (Administrative
+   * Shutdown, with `message`) and the listener with them, as stop() does.
+   */
+  async drain(options: { settleMs?: number; timeoutMs?: number; message?: string } = {}): Promise<void> {
+    const deadline = performance.now() + (options.timeoutMs ?? 30_000);
+    if (!this.draining) {
+      this.draining = true;
+      for (const family of ['ipv4-unicast', 'ipv6-unicast'] as const) {
+        for (const r of this.rib.adjRibIn(this.rib.localPeer, family))
+          this.publish(this.rib.originate(r.prefix, shutdownMarked({ attributes: r.attributes, nextHop: r.nextHop })));
+      }
+    }
+    const sent = () =>
+      [...this.neighbors.values()].every((n) => n.peer.state !== 'Established' || (!n.rib?.out?.hasWork && n.peer.counters.buffered === 0));
+    while (!sent() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const settle = Math.min(options.settleMs ?? 3000, Math.max(0, deadline - performance.now()));
+    await new Promise((r) => setTimeout(r, settle));
+    await this.stop(options.message ?? 'graceful shutdown');
   }
 
   withdraw(prefix: string): void {
@@ -643,6 +684,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       for (const p of peers) p.kick(gap);
     });
   }
+}
+
+/** An origination's options with GRACEFUL_SHUTDOWN added and LOCAL_PREF 0 (RFC 8326 §3). */
+function shutdownMarked(options: OriginateOptions | undefined): OriginateOptions {
+  const a = (options?.attributes ?? {}) as OriginateOptions['attributes'] & { communities?: Array<number | string> };
+  const communities = [...new Set([...(a.communities ?? []), GRACEFUL_SHUTDOWN])];
+  return { ...options, attributes: { ...a, communities, localPref: 0 } as OriginateOptions['attributes'] };
 }
 
 /**

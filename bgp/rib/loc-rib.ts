@@ -48,6 +48,8 @@ export class LocRib {
   readonly nextHops = new NextHopInterner();
   /** Paths held, originated ones included. */
   pathCount = 0;
+  /** Received routes with GRACEFUL_SHUTDOWN get LOCAL_PREF 0 (RibOptions.gracefulShutdown). */
+  gracefulShutdown = true;
   private changes: BestPathChange[] = [];
   /** Numbers wake() calls, so that an update group's verdict is reused within one. */
   private wakeCall = 0;

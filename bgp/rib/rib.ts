@@ -66,6 +66,7 @@ export class Rib {
     const collect = options.collectChanges;
     const wanted = typeof collect === 'function' ? collect : collect === false ? () => false : () => true;
     this.loc = new LocRib(this.attrs, this.decision, wanted);
+    this.loc.gracefulShutdown = options.gracefulShutdown !== false;
     this.localPeer = new RibPeer({ address: '0.0.0.0', asn: options.localAs, routerId: options.routerId }, options.localAs, 'local');
   }
 

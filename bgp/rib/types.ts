@@ -36,6 +36,11 @@ export interface RibOptions {
   clusterId?: string;
   reflection?: IbgpReflectionHook;
   /**
+   * RFC 8326: a route received with the GRACEFUL_SHUTDOWN community (65535:0) gets LOCAL_PREF 0,
+   * so traffic leaves a peer that is about to go down for paths that stay. Default true.
+   */
+  gracefulShutdown?: boolean;
+  /**
    * Collect BestPathChange objects (the return value of the mutating calls). Default true. A
    * function is asked at every change (a speaker: whether anyone listens for them).
    */
