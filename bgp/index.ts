@@ -11,6 +11,9 @@ export {
   NO_EXPORT,
   NO_ADVERTISE,
   NO_EXPORT_SUBCONFED,
+  GRACEFUL_SHUTDOWN,
+  LLGR_STALE,
+  NO_LLGR,
   asPathLength,
   compareTieBreak,
   mergeAs4Path,
@@ -57,7 +60,7 @@ export {
 } from './rib/index.js';
 export { Peer, type PeerEvents, type SessionInfo, type SessionDown } from './session/peer.js';
 export { BgpConnection, type UpdateSource } from './session/connection.js';
-export type { PeerConfig, LocalConfig, AddPathMode } from './session/config.js';
+export { DEFAULT_LONG_LIVED_STALE_TIME, type PeerConfig, type LocalConfig, type AddPathMode } from './session/config.js';
 export {
   TCP_MD5_MAX_KEY_OCTETS,
   TcpMd5UnavailableError,

@@ -1,11 +1,21 @@
 // BgpSpeaker: many peers, one RIB. It listens for and opens sessions, feeds what peers send
 // into the RIB, feeds the RIB's Adj-RIB-Outs back to the peers as their sockets drain, and
-// keeps a restarting peer's routes as stale (RFC 4724 helper).
+// keeps a restarting peer's routes as stale (RFC 4724 helper), then, where both sides do
+// long-lived graceful restart, as LLGR_STALE past the restart time (RFC 9494 helper).
 import net from 'node:net';
 import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, formatAddress, parseAddress, type Cidr } from '../ip/index.js';
 import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
-import { Rib, type BestPathChange, type OriginateOptions, type Policy, type RibOptions, type RibPeer, type RibRoute } from './rib/index.js';
+import {
+  GRACEFUL_SHUTDOWN,
+  Rib,
+  type BestPathChange,
+  type OriginateOptions,
+  type Policy,
+  type RibOptions,
+  type RibPeer,
+  type RibRoute,
+} from './rib/index.js';
 import { checkAsn, checkPeerConfig, type LocalConfig, type PeerConfig } from './session/config.js';
 import { normalizeAddress } from './session/connection.js';
 import {
@@ -21,6 +31,7 @@ import {
 import { Peer, type SessionDown, type SessionInfo } from './session/peer.js';
 import { linkLocalFor } from './session/link-local.js';
 import { SelectionDeferral } from './selection-deferral.js';
+import { type LongTimeout, setLongTimeout } from './long-timeout.js';
 import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
 
 export interface SpeakerOptions {
@@ -118,7 +129,12 @@ interface Neighbor {
   dynamic: boolean;
   /** Families whose routes are stale, waiting for End-of-RIB or the timer. */
   stale: Set<AddressFamily>;
+  /** The peer's restart time while it is away; the stale path time once it is back. */
   staleTimer: NodeJS.Timeout | undefined;
+  /** RFC 9494: the long-lived stale time (s) of each family, from the session that went down. */
+  longLived: Map<AddressFamily, number>;
+  /** The families in their long-lived stale period, and when each ends. */
+  longLivedTimers: Map<AddressFamily, LongTimeout>;
   maxPrefix: MaxPrefixGuard | undefined;
 }
 
@@ -133,6 +149,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
   private readonly deferral: SelectionDeferral;
+  /** Set by drain(): what we originate carries GRACEFUL_SHUTDOWN from then on. */
+  private draining = false;
 
   constructor(private readonly options: SpeakerOptions) {
     super();
@@ -252,7 +270,37 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   }
 
   originate(prefix: string, options?: OriginateOptions): void {
-    this.publish(this.rib.originate(prefix, options));
+    this.publish(this.rib.originate(prefix, this.draining ? shutdownMarked(options) : options));
+  }
+
+  /** Whether drain() has begun: what we originate is marked GRACEFUL_SHUTDOWN. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /**
+   * Takes the speaker out of service without loss (RFC 8326 graceful shutdown): every route we
+   * originate is announced again with GRACEFUL_SHUTDOWN, and LOCAL_PREF 0 (which only internal
+   * peers are sent), so that peers with another path move to it while ours still forwards. Once
+   * every peer has been sent that, `settleMs` more is left for them (and their peers) to move,
+   * all bounded by `timeoutMs`; then every session closes with a Cease (Administrative
+   * Shutdown, with `message`) and the listener with them, as stop() does.
+   */
+  async drain(options: { settleMs?: number; timeoutMs?: number; message?: string } = {}): Promise<void> {
+    const deadline = performance.now() + (options.timeoutMs ?? 30_000);
+    if (!this.draining) {
+      this.draining = true;
+      for (const family of ['ipv4-unicast', 'ipv6-unicast'] as const) {
+        for (const r of this.rib.adjRibIn(this.rib.localPeer, family))
+          this.publish(this.rib.originate(r.prefix, shutdownMarked({ attributes: r.attributes, nextHop: r.nextHop })));
+      }
+    }
+    const sent = () =>
+      [...this.neighbors.values()].every((n) => n.peer.state !== 'Established' || (!n.rib?.out?.hasWork && n.peer.counters.buffered === 0));
+    while (!sent() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const settle = Math.min(options.settleMs ?? 3000, Math.max(0, deadline - performance.now()));
+    await new Promise((r) => setTimeout(r, settle));
+    await this.stop(options.message ?? 'graceful shutdown');
   }
 
   withdraw(prefix: string): void {
@@ -359,7 +407,17 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private createNeighbor(config: NeighborConfig, dynamic: boolean, session: PeerConfig = config): Neighbor {
     const peer = new Peer(session, this.local);
     const maxPrefix = config.maxPrefixes ? new MaxPrefixGuard(config.maxPrefixes) : undefined;
-    const n: Neighbor = { config, peer, rib: undefined, dynamic, stale: new Set(), staleTimer: undefined, maxPrefix };
+    const n: Neighbor = {
+      config,
+      peer,
+      rib: undefined,
+      dynamic,
+      stale: new Set(),
+      staleTimer: undefined,
+      longLived: new Map(),
+      longLivedTimers: new Map(),
+      maxPrefix,
+    };
     this.neighbors.set(normalizeAddress(config.address), n);
     peer.on('state', (s) => this.emit('peerState', config.address, s));
     peer.on('established', (info) => this.onEstablished(n, info));
@@ -436,6 +494,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       nextHopSelf: n.config.nextHopSelf,
       routeReflectorClient: n.config.routeReflectorClient,
       enhancedRouteRefresh: info.enhancedRouteRefresh,
+      longLivedGracefulRestart: info.longLivedGracefulRestart !== undefined,
     };
     if (n.rib) this.rib.peerUp(n.rib, ribConfig);
     else n.rib = this.rib.addPeer(ribConfig);
@@ -449,14 +508,17 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     });
     if (n.stale.size > 0) {
       // RFC 4724 §4.2: where the peer did not keep its forwarding state (F=0, or no capability
-      // now), its stale routes lead nowhere: they go at once, not at its End-of-RIB.
+      // now), its stale routes lead nowhere: they go at once, not at its End-of-RIB. Routes in
+      // their long-lived stale period go by the F bit of either capability (RFC 9494).
       const kept = new Set(info.gracefulRestart?.families.filter((f) => f.forwardingPreserved).map((f) => f.family));
+      for (const f of info.longLivedGracefulRestart?.families ?? [])
+        if (f.forwardingPreserved && n.longLivedTimers.has(f.family)) kept.add(f.family);
       const lost = [...n.stale].filter((f) => !kept.has(f));
       if (lost.length > 0) this.sweep(n, lost);
     }
     if (n.stale.size > 0) {
-      // RFC 4724 §4.2: stale routes wait for End-of-RIB, at most the stale path time.
-      clearTimeout(n.staleTimer);
+      // RFC 4724 §4.2: stale routes wait for End-of-RIB, at most the stale path time, long-lived ones too.
+      this.clearStaleTimers(n);
       n.staleTimer = setTimeout(() => this.sweep(n, [...n.stale]), (this.options.stalePathTime ?? 360) * 1000).unref();
     }
     this.emit('peerUp', n.config.address, info);
@@ -471,15 +533,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       n.peer.lastError = held.message;
       d = { ...d, message: held.message };
     }
-    if (n.rib) {
-      const keepStale = d.gracefulRestart?.families.filter((f) => n.rib!.families.includes(f)) ?? [];
-      this.publish(this.rib.peerDown(n.rib, { keepStale }));
-      for (const f of keepStale) n.stale.add(f);
-      if (keepStale.length > 0) {
-        clearTimeout(n.staleTimer);
-        n.staleTimer = setTimeout(() => this.sweep(n, [...n.stale]), d.gracefulRestart!.restartTime * 1000).unref();
-      }
-    }
+    if (n.rib) this.keepStale(n, n.rib, d.gracefulRestart);
     this.emit('peerDown', n.config.address, d);
     this.deferral.down(n.config.address);
     // A dynamic neighbour held down for its limit stays, refusing its connections, until released.
@@ -551,16 +605,63 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     this.emit('endOfRib', n.config.address, family);
   }
 
+  /**
+   * A session went down: the routes of the families the peer restarts gracefully in stay, as
+   * stale, for its restart time; then, in the families where both sides do long-lived graceful
+   * restart, for its long-lived stale time more, marked LLGR_STALE (RFC 9494). A restart time of
+   * 0, or a family in the long-lived capability alone, starts the long-lived period at once.
+   */
+  private keepStale(n: Neighbor, rib: RibPeer, gr: SessionDown['gracefulRestart']): void {
+    const has = (f: AddressFamily) => rib.families.includes(f);
+    const restarting = gr?.families.filter(has) ?? [];
+    const longLived = new Map((gr?.longLived ?? []).filter((l) => has(l.family)).map((l) => [l.family, l.staleTime]));
+    const keep = [...new Set([...restarting, ...longLived.keys()])];
+    this.publish(this.rib.peerDown(rib, { keepStale: keep }));
+    this.clearStaleTimers(n);
+    n.stale = new Set(keep);
+    n.longLived = longLived;
+    const waiting = gr !== undefined && gr.restartTime > 0 ? restarting : [];
+    for (const f of keep) if (!waiting.includes(f)) this.restartTimeOver(n, f);
+    if (waiting.length > 0) {
+      n.staleTimer = setTimeout(() => {
+        for (const f of [...n.stale]) if (!n.longLivedTimers.has(f)) this.restartTimeOver(n, f);
+      }, gr!.restartTime * 1000).unref();
+    }
+  }
+
+  /** The restart time is over for a family: its stale routes go, or enter their long-lived stale period. */
+  private restartTimeOver(n: Neighbor, f: AddressFamily): void {
+    const staleTime = n.longLived.get(f);
+    if (staleTime === undefined || staleTime === 0 || !n.rib) {
+      this.sweep(n, [f]);
+      return;
+    }
+    this.publish(this.rib.markLongLivedStale(n.rib, f));
+    n.longLivedTimers.set(
+      f,
+      setLongTimeout(() => this.sweep(n, [f]), staleTime * 1000),
+    );
+  }
+
+  private clearStaleTimers(n: Neighbor): void {
+    clearTimeout(n.staleTimer);
+    n.staleTimer = undefined;
+    for (const t of n.longLivedTimers.values()) t.clear();
+    n.longLivedTimers.clear();
+  }
+
   private sweep(n: Neighbor, families: AddressFamily[]): void {
     for (const f of families) {
       n.stale.delete(f);
+      n.longLivedTimers.get(f)?.clear();
+      n.longLivedTimers.delete(f);
       if (n.rib) this.publish(this.rib.sweepStale(n.rib, f));
     }
-    if (n.stale.size === 0) clearTimeout(n.staleTimer);
+    if (n.stale.size === 0) this.clearStaleTimers(n);
   }
 
   private forget(n: Neighbor): void {
-    clearTimeout(n.staleTimer);
+    this.clearStaleTimers(n);
     n.maxPrefix?.clear();
     n.peer.dispose();
     if (n.rib) this.publish(this.rib.removePeer(n.rib));
@@ -583,6 +684,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       for (const p of peers) p.kick(gap);
     });
   }
+}
+
+/** An origination's options with GRACEFUL_SHUTDOWN added and LOCAL_PREF 0 (RFC 8326 §3). */
+function shutdownMarked(options: OriginateOptions | undefined): OriginateOptions {
+  const a = (options?.attributes ?? {}) as OriginateOptions['attributes'] & { communities?: Array<number | string> };
+  const communities = [...new Set([...(a.communities ?? []), GRACEFUL_SHUTDOWN])];
+  return { ...options, attributes: { ...a, communities, localPref: 0 } as OriginateOptions['attributes'] };
 }
 
 /**

@@ -3,7 +3,7 @@
 // ADD-PATH: every path id 0) or as the codec's list; an announcement's attribute set found by
 // its octets or interned from the decoded object, a looped one dropped, import policy applied.
 import type { AddressFamily, Nlri, PathAttributes } from '../codec/index.js';
-import { type AttrSet, NextHop, receivedKey, shareableReceived } from './attr-set.js';
+import { type AttrSet, COMMUNITY_GRACEFUL_SHUTDOWN, NextHop, receivedKey, shareableReceived } from './attr-set.js';
 import type { FamilyRib, LocRib } from './loc-rib.js';
 import type { RibPeer } from './peer.js';
 import { applyActions, type CompiledPolicy, type PolicyActions, type PolicyVerdict } from './policy.js';
@@ -99,6 +99,8 @@ export function announceKeys(
     loc.attrs.dropIfUnused(set);
     return;
   }
+  const received = set;
+  if ((set.wellKnown & COMMUNITY_GRACEFUL_SHUTDOWN) !== 0 && loc.gracefulShutdown) set = lowered(loc, set);
   const nh = loc.nextHops.intern(nextHop, linkLocal);
   const policy = peer.importPolicy;
   if (policy === undefined) {
@@ -108,6 +110,7 @@ export function announceKeys(
     importEach(loc, peer, fr, policy, set, nh, nextHop, nlri, keys);
   }
   loc.attrs.dropIfUnused(set);
+  loc.attrs.dropIfUnused(received);
   loc.nextHops.dropIfUnused(nh);
 }
 
@@ -130,13 +133,26 @@ export function announceList(
     loc.attrs.dropIfUnused(set);
     return;
   }
+  const received = set;
+  if ((set.wellKnown & COMMUNITY_GRACEFUL_SHUTDOWN) !== 0 && loc.gracefulShutdown) set = lowered(loc, set);
   const nh = loc.nextHops.intern(nextHop, linkLocal);
   const policy = peer.importPolicy;
   if (policy !== undefined) importEach(loc, peer, fr, policy, set, nh, nextHop, nlri, keys);
   else if (keys !== undefined) for (let i = 0; i < nlri.length; i++) loc.upsert(fr, keys[i], peer, nlri[i].pathId ?? 0, nh, set);
   else for (let i = 0; i < nlri.length; i++) loc.upsert(fr, prefixKey(family, nlri[i].prefix), peer, nlri[i].pathId ?? 0, nh, set);
   loc.attrs.dropIfUnused(set);
+  loc.attrs.dropIfUnused(received);
   loc.nextHops.dropIfUnused(nh);
+}
+
+/**
+ * RFC 8326 §4: a route received with GRACEFUL_SHUTDOWN gets LOCAL_PREF 0, so that any other path
+ * wins while its origin drains, and the internal peers we pass it to see it so too. Before the
+ * import policy, which may raise it again on purpose.
+ */
+function lowered(loc: LocRib, set: AttrSet): AttrSet {
+  const a = set.attributes;
+  return a.localPref === 0 ? set : loc.attrs.intern({ ...a, localPref: 0 });
 }
 
 /** Each prefix through the peer's import policy, which reads it as text; `keys` as announceList's. */

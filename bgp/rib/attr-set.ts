@@ -18,10 +18,19 @@ import type { ExportCache } from './update-group.js';
 export const NO_EXPORT = 0xffffff01;
 export const NO_ADVERTISE = 0xffffff02;
 export const NO_EXPORT_SUBCONFED = 0xffffff03;
+/** RFC 8326: the route's origin is going away; receivers lower its preference. */
+export const GRACEFUL_SHUTDOWN = 0xffff0000;
+/** RFC 9494: a route kept past its peer's graceful restart, least preferred everywhere. */
+export const LLGR_STALE = 0xffff0006;
+/** RFC 9494: a route not to keep once its peer's graceful restart time has run out. */
+export const NO_LLGR = 0xffff0007;
 
 export const COMMUNITY_NO_EXPORT = 1;
 export const COMMUNITY_NO_ADVERTISE = 2;
 export const COMMUNITY_NO_EXPORT_SUBCONFED = 4;
+export const COMMUNITY_LLGR_STALE = 8;
+export const COMMUNITY_NO_LLGR = 16;
+export const COMMUNITY_GRACEFUL_SHUTDOWN = 32;
 
 const ORIGIN_RANK = { igp: 0, egp: 1, incomplete: 2 } as const;
 
@@ -86,13 +95,24 @@ export interface SetNumbers {
 }
 
 function wellKnownBit(c: number): number {
-  return c === NO_EXPORT
-    ? COMMUNITY_NO_EXPORT
-    : c === NO_ADVERTISE
-      ? COMMUNITY_NO_ADVERTISE
-      : c === NO_EXPORT_SUBCONFED
-        ? COMMUNITY_NO_EXPORT_SUBCONFED
-        : 0;
+  // Every well-known community is 0xffffXXXX: one comparison for the common ones that are not.
+  if (c < GRACEFUL_SHUTDOWN) return 0;
+  switch (c) {
+    case NO_EXPORT:
+      return COMMUNITY_NO_EXPORT;
+    case NO_ADVERTISE:
+      return COMMUNITY_NO_ADVERTISE;
+    case NO_EXPORT_SUBCONFED:
+      return COMMUNITY_NO_EXPORT_SUBCONFED;
+    case LLGR_STALE:
+      return COMMUNITY_LLGR_STALE;
+    case NO_LLGR:
+      return COMMUNITY_NO_LLGR;
+    case GRACEFUL_SHUTDOWN:
+      return COMMUNITY_GRACEFUL_SHUTDOWN;
+    default:
+      return 0;
+  }
 }
 
 /** The numbers of attributes given as an object. */

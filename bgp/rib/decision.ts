@@ -4,6 +4,8 @@
 // whatever order the routes arrived in.
 //
 // Steps, each applied only to the routes that tied on every earlier step:
+//   0. not LLGR_STALE over LLGR_STALE (RFC 9494: a route kept past its peer's graceful
+//      restart is the least preferred, whatever its other attributes)
 //   1. highest LOCAL_PREF (absent: the configured default, 100 unless set)
 //   2. locally originated over learned
 //   3. shortest AS_PATH (an AS_SET counts 1, confederation segments 0)
@@ -17,6 +19,7 @@
 //   8. shortest CLUSTER_LIST
 //   9. lowest peer address
 //  10. lowest ADD-PATH identifier received (two paths from one peer)
+import { COMMUNITY_LLGR_STALE } from './attr-set.js';
 import type { Path } from './table.js';
 import { multipathCount, setMultipathCount } from './table.js';
 
@@ -51,7 +54,7 @@ export function compareTieBreak(a: Path, b: Path): number {
 }
 
 /**
- * Steps 1-4 at once: they are total preorders, so one pass keeps the candidates that tie on
+ * Steps 0-4 at once: they are total preorders, so one pass keeps the candidates that tie on
  * all four at their best (a lexicographic maximum). One comparison, not a closure per step:
  * this runs for every prefix that has more than one path.
  */
@@ -70,8 +73,11 @@ function keepBestSteps1to4(n: number, defaultLocalPref: number): number {
   return k;
 }
 
-/** Negative when a wins on steps 1-4, 0 on a tie. */
+/** Negative when a wins on steps 0-4, 0 on a tie. */
 function compareSteps1to4(a: Path, b: Path, defaultLocalPref: number): number {
+  const sa = a.attrs.wellKnown & COMMUNITY_LLGR_STALE;
+  const sb = b.attrs.wellKnown & COMMUNITY_LLGR_STALE;
+  if (sa !== sb) return sa - sb;
   const la = a.attrs.localPref >= 0 ? a.attrs.localPref : defaultLocalPref;
   const lb = b.attrs.localPref >= 0 ? b.attrs.localPref : defaultLocalPref;
   if (la !== lb) return lb - la;

@@ -20,7 +20,18 @@ export {
 export { AdjRibOut, type AdjRibOutStats } from './adj-rib-out.js';
 export { UpdateGroup, OutAttrSet } from './update-group.js';
 export { Subgroup } from './subgroup.js';
-export { AttrSet, AttrInterner, NextHop, NO_EXPORT, NO_ADVERTISE, NO_EXPORT_SUBCONFED, asPathLength } from './attr-set.js';
+export {
+  AttrSet,
+  AttrInterner,
+  NextHop,
+  NO_EXPORT,
+  NO_ADVERTISE,
+  NO_EXPORT_SUBCONFED,
+  GRACEFUL_SHUTDOWN,
+  LLGR_STALE,
+  NO_LLGR,
+  asPathLength,
+} from './attr-set.js';
 export { compareTieBreak, type DecisionOptions } from './decision.js';
 export { mergeAs4Path, toTwoOctetAs } from './as4.js';
 export {

@@ -4,7 +4,15 @@
 // best-path changes for the caller.
 import type { AddressFamily } from '../codec/index.js';
 import type { AdjRibOut, FamilyOut } from './adj-rib-out.js';
-import { type AttrInterner, type AttrSet, type NextHop, NextHopInterner } from './attr-set.js';
+import {
+  type AttrInterner,
+  type AttrSet,
+  COMMUNITY_LLGR_STALE,
+  COMMUNITY_NO_LLGR,
+  LLGR_STALE,
+  type NextHop,
+  NextHopInterner,
+} from './attr-set.js';
 import { selectBest, type DecisionOptions } from './decision.js';
 import { Journal } from './journal.js';
 import type { RibPeer } from './peer.js';
@@ -40,6 +48,8 @@ export class LocRib {
   readonly nextHops = new NextHopInterner();
   /** Paths held, originated ones included. */
   pathCount = 0;
+  /** Received routes with GRACEFUL_SHUTDOWN get LOCAL_PREF 0 (RibOptions.gracefulShutdown). */
+  gracefulShutdown = true;
   private changes: BestPathChange[] = [];
   /** Numbers wake() calls, so that an update group's verdict is reused within one. */
   private wakeCall = 0;
@@ -247,6 +257,61 @@ export class LocRib {
     this.fams[family].table.forEach((head) => {
       for (let p: Path | null = head; p !== null; p = p.next) if (p.peer === peer) setStale(p, true);
     });
+  }
+
+  /**
+   * RFC 9494: the peer's stale paths of a family enter the long-lived stale period. Those with
+   * NO_LLGR go; the others carry LLGR_STALE from now on (the decision process then prefers any
+   * other path to them, and only peers that do long-lived graceful restart are sent them), and
+   * stay stale, for the End-of-RIB or the long-lived stale timer to sweep.
+   */
+  markLongLivedStale(peer: RibPeer, family: AddressFamily): void {
+    if (peer.stats.routes[family] === 0) return;
+    const fr = this.fams[family];
+    const waiting = (p: Path) => p.peer === peer && isStale(p) && (p.attrs.wellKnown & COMMUNITY_LLGR_STALE) === 0;
+    const keys: PrefixKey[] = [];
+    fr.table.forEach((head, key) => {
+      for (let p: Path | null = head; p !== null; p = p.next) {
+        if (waiting(p)) {
+          keys.push(key);
+          break;
+        }
+      }
+    });
+    // A table's paths share few sets: each is marked once.
+    const marked = new Map<AttrSet, AttrSet>();
+    for (const key of keys) {
+      for (;;) {
+        const head = fr.table.get(key);
+        if (head === undefined) break;
+        let prev: Path | null = null;
+        let cur: Path | null = head;
+        while (cur !== null && !waiting(cur)) {
+          prev = cur;
+          cur = cur.next;
+        }
+        if (cur === null) break;
+        if ((cur.attrs.wellKnown & COMMUNITY_NO_LLGR) !== 0) {
+          this.unlink(fr, key, head, prev, cur);
+          continue;
+        }
+        let set = marked.get(cur.attrs);
+        if (set === undefined) {
+          const a = cur.attrs.attributes;
+          set = this.attrs.intern({ ...a, communities: [...(a.communities ?? []), LLGR_STALE].sort((x, y) => x - y) });
+          marked.set(cur.attrs, set);
+        }
+        const pathId = cur.pathId;
+        this.upsert(fr, key, peer, pathId, cur.nextHop, set);
+        for (let p: Path | null = fr.table.get(key) ?? null; p !== null; p = p.next) {
+          if (p.peer === peer && p.pathId === pathId) {
+            setStale(p, true);
+            break;
+          }
+        }
+      }
+    }
+    for (const set of marked.values()) this.attrs.dropIfUnused(set);
   }
 
   /** Removes the peer's paths of a family (only the stale ones when staleOnly). */

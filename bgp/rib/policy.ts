@@ -4,7 +4,7 @@
 // one UPDATE that get the same answer share one result.
 import type { AddressFamily, PathAttributes } from '../codec/index.js';
 import { parsePrefix } from '../codec/index.js';
-import { NO_ADVERTISE, NO_EXPORT, NO_EXPORT_SUBCONFED } from './attr-set.js';
+import { GRACEFUL_SHUTDOWN, LLGR_STALE, NO_ADVERTISE, NO_EXPORT, NO_EXPORT_SUBCONFED, NO_LLGR } from './attr-set.js';
 import type { PeerType } from './types.js';
 
 /** What a policy sees of a route. */
@@ -86,6 +86,10 @@ const WELL_KNOWN: Record<string, number> = {
   'no-export': NO_EXPORT,
   'no-advertise': NO_ADVERTISE,
   'no-export-subconfed': NO_EXPORT_SUBCONFED,
+  // FRR's names.
+  'graceful-shutdown': GRACEFUL_SHUTDOWN,
+  'llgr-stale': LLGR_STALE,
+  'no-llgr': NO_LLGR,
 };
 
 export function parseCommunity(c: number | string, field = 'community'): number {

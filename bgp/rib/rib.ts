@@ -66,6 +66,7 @@ export class Rib {
     const collect = options.collectChanges;
     const wanted = typeof collect === 'function' ? collect : collect === false ? () => false : () => true;
     this.loc = new LocRib(this.attrs, this.decision, wanted);
+    this.loc.gracefulShutdown = options.gracefulShutdown !== false;
     this.localPeer = new RibPeer({ address: '0.0.0.0', asn: options.localAs, routerId: options.routerId }, options.localAs, 'local');
   }
 
@@ -178,6 +179,17 @@ export class Rib {
   markStale(peer: RibPeer, family: AddressFamily): void {
     this.checkPeer(peer);
     this.loc.markStale(peer, family);
+  }
+
+  /**
+   * The peer's graceful restart time ran out (or was 0) and it does long-lived graceful restart
+   * (RFC 9494): its stale routes of the family with NO_LLGR go, the others stay, marked LLGR_STALE
+   * and least preferred, until its End-of-RIB or the long-lived stale time sweeps them.
+   */
+  markLongLivedStale(peer: RibPeer, family: AddressFamily): BestPathChange[] {
+    this.checkPeer(peer);
+    this.loc.markLongLivedStale(peer, family);
+    return this.loc.take();
   }
 
   /** Removes the peer's routes of the family still stale (End-of-RIB, EoRR, or the restart timer fired). */

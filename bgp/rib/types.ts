@@ -36,6 +36,11 @@ export interface RibOptions {
   clusterId?: string;
   reflection?: IbgpReflectionHook;
   /**
+   * RFC 8326: a route received with the GRACEFUL_SHUTDOWN community (65535:0) gets LOCAL_PREF 0,
+   * so traffic leaves a peer that is about to go down for paths that stay. Default true.
+   */
+  gracefulShutdown?: boolean;
+  /**
    * Collect BestPathChange objects (the return value of the mutating calls). Default true. A
    * function is asked at every change (a speaker: whether anyone listens for them).
    */
@@ -73,6 +78,8 @@ export interface RibPeerConfig {
   addPathSendMax?: number;
   /** Both sides sent the enhanced route refresh capability (RFC 7313): BoRR/EoRR around a refresh. */
   enhancedRouteRefresh?: boolean;
+  /** The peer advertised long-lived graceful restart (RFC 9494): it may be sent routes marked LLGR_STALE. */
+  longLivedGracefulRestart?: boolean;
 }
 
 /** One path in the RIB, as handed to users (built on demand; the RIB keeps a compact form). */

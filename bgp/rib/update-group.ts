@@ -5,7 +5,14 @@
 import { parseIpv4Number } from '../../ip/index.js';
 import { encodeMessage, writeIpv6Bytes } from './wire.js';
 import { decodePathAttributes, type AddressFamily, type CodecOptions, type PathAttributes } from '../codec/index.js';
-import { COMMUNITY_NO_ADVERTISE, COMMUNITY_NO_EXPORT, COMMUNITY_NO_EXPORT_SUBCONFED, type AttrSet, type NextHop } from './attr-set.js';
+import {
+  COMMUNITY_LLGR_STALE,
+  COMMUNITY_NO_ADVERTISE,
+  COMMUNITY_NO_EXPORT,
+  COMMUNITY_NO_EXPORT_SUBCONFED,
+  type AttrSet,
+  type NextHop,
+} from './attr-set.js';
 import { ibgpExportBytes } from './ibgp-export.js';
 import { toTwoOctetAs } from './as4.js';
 import { passOnUnrecognised } from './pass-on.js';
@@ -120,6 +127,7 @@ export function groupKey(peer: RibPeer): string {
     o.addPath?.['ipv6-unicast'] ? 'ap6' : '',
     c.addPathSendMax ?? '',
     policyId(c.exportPolicy as object | undefined),
+    c.longLivedGracefulRestart ? 'llgr' : '',
   ].join('|');
 }
 
@@ -152,6 +160,12 @@ export class UpdateGroup {
   readonly localAddressV6: string | undefined;
   readonly linkLocalAddressV6: string | undefined;
   private readonly nextHopSelf: boolean;
+  /**
+   * The well-known communities that keep a path from this group (COMMUNITY_* bits): NO_ADVERTISE;
+   * NO_EXPORT and NO_EXPORT_SUBCONFED towards eBGP; LLGR_STALE towards peers that did not
+   * advertise long-lived graceful restart (RFC 9494: they would not know to prefer anything else).
+   */
+  private readonly stopBits: number;
   // What compute() reads of a path besides its attributes, so that the export cache is keyed by
   // no more than that. With no export policy, a group that puts itself as next hop never reads
   // the path's, and an eBGP group asks of the source only whether it is this speaker (iBGP
@@ -188,6 +202,8 @@ export class UpdateGroup {
     this.localAddressV6 = c.localAddressV6;
     this.linkLocalAddressV6 = c.linkLocalAddressV6;
     this.nextHopSelf = c.nextHopSelf === true;
+    this.stopBits =
+      COMMUNITY_NO_ADVERTISE | (this.info.type === 'ebgp' ? NO_EXPORT_ANY : 0) | (c.longLivedGracefulRestart ? 0 : COMMUNITY_LLGR_STALE);
     this.anyNextHop = this.exportPolicy === undefined && (this.info.type === 'ebgp' || this.nextHopSelf);
     this.anySource = this.exportPolicy === undefined && this.info.type === 'ebgp';
   }
@@ -207,8 +223,7 @@ export class UpdateGroup {
     if (policy?.perPrefix) return this.compute(family, key, path);
     // Communities that stop a path here need no cache entry: on a replay of real traffic every
     // set is new, and ten eBGP groups each made two Maps per NO_EXPORT set to remember a null.
-    const wk = path.attrs.wellKnown;
-    if (wk & COMMUNITY_NO_ADVERTISE || (this.info.type === 'ebgp' && wk & NO_EXPORT_ANY)) return null;
+    if (path.attrs.wellKnown & this.stopBits) return null;
     // Our own routes keep the next hop they were originated with (compute), so it keys them.
     const nextHop = this.anyNextHop && (this.nextHopSelf || path.peer.type !== 'local') ? family : path.nextHop;
     const peer = this.anySource && path.peer.type !== 'local' ? null : path.peer;
@@ -268,8 +283,7 @@ export class UpdateGroup {
     const set = path.attrs;
     const src = path.peer;
     const ebgp = this.info.type === 'ebgp';
-    if (set.wellKnown & COMMUNITY_NO_ADVERTISE) return null;
-    if (ebgp && set.wellKnown & NO_EXPORT_ANY) return null;
+    if (set.wellKnown & this.stopBits) return null;
     const reflection = this.settings.reflection;
     if (!ebgp && src.type === 'ibgp' && (reflection === undefined || !reflection.mayReflect(src, this.info))) return null;
 

@@ -34,6 +34,13 @@ export interface PeerConfig {
   extendedMessage?: boolean;
   /** Advertise graceful restart (RFC 4724), and keep a restarting peer's routes as stale. Default true. */
   gracefulRestart?: boolean | { restartTime?: number };
+  /**
+   * Long-lived graceful restart (RFC 9494), beside graceful restart: advertise it, so that the
+   * peer keeps our routes `staleTime` seconds more once our restart time has run out (default
+   * 3600, as BIRD; 0..16777215), and keep the peer's routes as long as it asks when it advertises
+   * it, marked LLGR_STALE and least preferred. Default off.
+   */
+  longLivedGracefulRestart?: boolean | { staleTime?: number };
   /** Per family, how many accepted paths the peer may have before a Cease 6/1 (see max-prefix.ts). */
   maxPrefixes?: MaxPrefixes;
   /** TCP-MD5 (RFC 2385) key for the session, 1..80 octets; needs the bgp/native addon (tcp-md5.ts). */
@@ -85,9 +92,36 @@ export function checkPeerConfig(c: PeerConfig): PeerConfig {
     if (mode !== 'receive' && mode !== 'send' && mode !== 'both')
       throw new TypeError(`peer ${c.address} addPath.${f}: "${String(mode)}" (receive, send or both)`);
   }
+  checkLongLived(c);
   if (c.maxPrefixes !== undefined) checkMaxPrefixes(`peer ${c.address} maxPrefixes`, c.maxPrefixes);
   if (c.password !== undefined) checkPassword(`peer ${c.address} password`, c.password);
   return c;
+}
+
+/** The LLGR stale time when not given: BIRD's, which Calico documents. */
+export const DEFAULT_LONG_LIVED_STALE_TIME = 3600;
+
+/** The long-lived stale time the peer is configured to advertise, or undefined when it does no LLGR. */
+export function longLivedStaleTime(c: PeerConfig): number | undefined {
+  const l = c.longLivedGracefulRestart;
+  if (l === undefined || l === false) return undefined;
+  return (typeof l === 'object' ? l.staleTime : undefined) ?? DEFAULT_LONG_LIVED_STALE_TIME;
+}
+
+function checkLongLived(c: PeerConfig): void {
+  const l = c.longLivedGracefulRestart;
+  if (l === undefined || l === false) return;
+  const field = `peer ${c.address} longLivedGracefulRestart`;
+  if (l !== true && (typeof l !== 'object' || l === null))
+    throw new TypeError(`${field}: ${JSON.stringify(l)} is not true, false or { staleTime }`);
+  if (typeof l === 'object') {
+    for (const k of Object.keys(l)) if (k !== 'staleTime') throw new TypeError(`${field}: unknown field "${k}" (staleTime)`);
+    const t = l.staleTime;
+    if (t !== undefined && (!Number.isInteger(t) || t < 0 || t > 0xffffff))
+      throw new TypeError(`${field}.staleTime: ${String(t)} is not a number of seconds (0..16777215)`);
+  }
+  if (c.gracefulRestart === false)
+    throw new TypeError(`${field}: needs graceful restart (RFC 9494 runs beside it); gracefulRestart is false`);
 }
 
 export function peerFamilies(c: PeerConfig): AddressFamily[] {

@@ -1,6 +1,6 @@
 // Our OPEN, from the local and peer configuration.
 import { AS_TRANS, Safi, afiOf, type AddressFamily, type Capability, type OpenMessage } from '../codec/index.js';
-import { peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
+import { longLivedStaleTime, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
 
 const ADD_PATH_MODE = { receive: 1, send: 2, both: 3 } as const;
 
@@ -20,6 +20,13 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
       ),
       families: families.map((f) => ({ afi: afiOf(f), safi: Safi.UNICAST, flags: local.forwardingPreserved ? 0x80 : 0 })),
     });
+    const staleTime = longLivedStaleTime(peer);
+    if (staleTime !== undefined) {
+      caps.push({
+        kind: 'long-lived-graceful-restart',
+        families: families.map((f) => ({ afi: afiOf(f), safi: Safi.UNICAST, flags: local.forwardingPreserved ? 0x80 : 0, staleTime })),
+      });
+    }
   }
   caps.push({ kind: 'four-octet-as', asn: local.asn });
   const addPath = Object.entries(peer.addPath ?? {}).filter(([f]) => families.includes(f as AddressFamily));

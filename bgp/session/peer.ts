@@ -39,7 +39,7 @@ import {
   type Notification,
   type PeerOpen,
 } from '../fsm/index.js';
-import { checkPeerConfig, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
+import { checkPeerConfig, longLivedStaleTime, peerFamilies, type LocalConfig, type PeerConfig } from './config.js';
 import { BgpConnection, normalizeAddress, type UpdateSource } from './connection.js';
 import { buildOpen } from './open.js';
 import { connectSession, requireTcpMd5 } from './tcp-md5.js';
@@ -56,6 +56,12 @@ export interface SessionInfo {
   negotiated: NegotiatedOptions;
   /** The peer's graceful restart capability, when it sent one. */
   gracefulRestart?: { restartTime: number; restarting: boolean; families: { family: AddressFamily; forwardingPreserved: boolean }[] };
+  /**
+   * The peer's long-lived graceful restart capability (RFC 9494), when it sent one beside its
+   * graceful restart capability (alone it means nothing): how long past its restart time it
+   * asks us to keep its routes, per family.
+   */
+  longLivedGracefulRestart?: { families: { family: AddressFamily; forwardingPreserved: boolean; staleTime: number }[] };
   enhancedRouteRefresh: boolean;
 }
 
@@ -68,7 +74,15 @@ export interface SessionDown {
    * RFC 4724: the session ended without a NOTIFICATION and the peer does graceful restart, so
    * its routes stay as stale for up to `restartTime` seconds instead of being withdrawn.
    */
-  gracefulRestart?: { restartTime: number; families: AddressFamily[] };
+  gracefulRestart?: {
+    restartTime: number;
+    families: AddressFamily[];
+    /**
+     * RFC 9494, when both sides do long-lived graceful restart: the families whose routes stay
+     * past the restart time (marked LLGR_STALE), each for its long-lived stale time (s).
+     */
+    longLived?: { family: AddressFamily; staleTime: number }[];
+  };
 }
 
 export interface PeerEvents {
@@ -605,6 +619,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     const local = a.localOpen!;
     const conn = a.conn!;
     const gr = findCapability(remote, 'graceful-restart');
+    const llgr = gr ? findCapability(remote, 'long-lived-graceful-restart') : undefined;
     this.session = {
       remoteOpen: remote,
       localOpen: local,
@@ -626,6 +641,14 @@ export class Peer extends EventEmitter<PeerEvents> {
               }),
             }
           : undefined,
+      longLivedGracefulRestart: llgr
+        ? {
+            families: llgr.families.flatMap((f) => {
+              const family = familyOf(f.afi, f.safi);
+              return family ? [{ family, forwardingPreserved: (f.flags & 0x80) !== 0, staleTime: f.staleTime }] : [];
+            }),
+          }
+        : undefined,
       enhancedRouteRefresh:
         findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
     };
@@ -650,9 +673,11 @@ export class Peer extends EventEmitter<PeerEvents> {
     let gracefulRestart: SessionDown['gracefulRestart'];
     // RFC 4724 §4.2: only a session that ends without a NOTIFICATION keeps its routes.
     if (wasEstablished && session?.gracefulRestart && !reason.sent && !reason.received && !this.stopping) {
+      const longLived = longLivedStaleTime(this.config) !== undefined ? session.longLivedGracefulRestart?.families : undefined;
       gracefulRestart = {
         restartTime: session.gracefulRestart.restartTime,
         families: session.gracefulRestart.families.map((f) => f.family),
+        ...(longLived?.length ? { longLived: longLived.map((f) => ({ family: f.family, staleTime: f.staleTime })) } : {}),
       };
     }
     this.emit('down', { reason, wasEstablished, message, gracefulRestart });

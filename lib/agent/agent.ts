@@ -42,6 +42,7 @@ import { ensureDefaultPool, registerNode, type DefaultPool } from './registratio
 import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
 import { VtepAllocator } from './vtep.js';
+import { DRAIN_ANNOTATION, type Node } from '../resources/index.js';
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -81,6 +82,8 @@ export interface NodeAgentOptions {
   restartTime?: number;
   /** After a restart, longest wait for every peer's End-of-RIB before felix's first resync. Default 30 s. */
   gracefulRestartWaitMs?: number;
+  /** After a drain's GRACEFUL_SHUTDOWN routes were sent, how long the peers get to move (ms). Default 5000. */
+  drainSettleMs?: number;
   felix?: FelixOptions;
   /**
    * Where network policy and NAT-outgoing are enforced: the nftables table podroute owns
@@ -143,6 +146,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private firstSync: (() => void) | undefined;
   private reconcileScheduled = false;
   private stopped = false;
+  /** The drain under way or done (RFC 8326), while the Node asks for it or is gone. */
+  private drainRun: Promise<void> | undefined;
+  /** This node's Node was seen in the store: its absence later means it was deleted. */
+  private selfSeen = false;
 
   constructor(readonly options: NodeAgentOptions) {
     super();
@@ -324,6 +331,12 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
    */
   async stop(message = 'node agent stopping', options: { graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
+    // A node leaving for good (its Node annotated for drain, or deleted) does not restart: its
+    // peers are led away from it first, then get a Cease, instead of keeping its routes.
+    if (options.graceful && (this.drainRun !== undefined || (this.selfSeen && this.cache.self === undefined))) {
+      await (this.drainRun ??= this.drainBgp('node leaving'));
+      options = { ...options, graceful: false };
+    }
     this.stopped = true;
     this.gracefulRestart?.stop();
     this.storeLoss.stop();
@@ -400,7 +413,29 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     const o = this.options;
     this.followNodeV6(self.spec.bgp?.ipv6Address);
     const settings = speakerSettings(self, this.cache.config, this.address, o.bgpPort, this.addressV6, this.routerId);
-    const speaker = this.bgp.ensure(settings);
+    this.selfSeen = true;
+    if (self.metadata.annotations?.[DRAIN_ANNOTATION] !== undefined) this.drainRun ??= this.drainBgp('podroute node drain');
+    else this.drainRun = undefined; // undrained: a new speaker, its sessions and announcements
+    if (this.drainRun === undefined) this.reconcileBgp(self, settings);
+    this.pushFelix();
+    this.maybeStartFelix();
+    void this.vtep.ensure(self, this.cache.pools.values());
+  }
+
+  /**
+   * RFC 8326: this node's routes again with GRACEFUL_SHUTDOWN, a wait for the peers to move to
+   * other paths (bounded), then every session closed with a Cease. The kernel's routes stay.
+   */
+  private async drainBgp(why: string): Promise<void> {
+    const speaker = this.bgp?.speaker;
+    this.log('drain-started', { why });
+    await speaker?.drain({ settleMs: this.options.drainSettleMs ?? 5000, timeoutMs: 60_000, message: why });
+    this.log('drained', { why });
+  }
+
+  private reconcileBgp(self: Node, settings: ReturnType<typeof speakerSettings>): void {
+    const o = this.options;
+    const speaker = this.bgp!.ensure(settings);
     let { sessions, advertiser } = this;
     if (!sessions || !advertiser || sessions.speaker !== speaker) {
       sessions = this.sessions = new SessionReconciler(speaker, (e, f) => this.log(e, f));
@@ -422,9 +457,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       slices: this.cache.endpointSlices.values(),
       nodeLabels: self.metadata.labels,
     });
-    this.pushFelix();
-    this.maybeStartFelix();
-    void this.vtep.ensure(self, this.cache.pools.values());
   }
 
   private onBestPaths(changes: BestPathChange[]): void {

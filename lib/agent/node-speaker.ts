@@ -79,7 +79,8 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
   /** The speaker for `s`: the current one when it matches, else a new one (the old one stops). */
   ensure(s: SpeakerSettings): BgpSpeaker {
     const key = `${s.asn}|${s.port}|${s.clusterId ?? ''}|${s.routerId}${s.address && s.address !== s.routerId ? `|${s.address}` : ''}${s.addressV6 ? `|${s.addressV6}` : ''}`;
-    if (this.current && key === this.key) return this.current;
+    // A drained speaker has closed its sessions for good: an undrained node gets a new one.
+    if (this.current && key === this.key && !this.current.isDraining) return this.current;
     if (this.current) {
       this.options.log('speaker-rebuild', { from: this.key, to: key });
       void this.current.stop('configuration changed');

@@ -1,7 +1,7 @@
 // Which BGP sessions a node should have, computed from cluster state alone (pure), the way
 // Calico's confd renders BIRD's peers: the node-to-node mesh, route reflectors and their
 // clients, and BGPPeers selected by node name or label selector.
-import type { MaxPrefixes } from '../../bgp/index.js';
+import { DEFAULT_LONG_LIVED_STALE_TIME, type MaxPrefixes } from '../../bgp/index.js';
 import { cidrAddress } from '../../ip/index.js';
 import {
   type BGPPeerMaxPrefixes,
@@ -9,6 +9,7 @@ import {
   parseSelector,
   type Labels,
   BGP_DEFAULTS,
+  durationSeconds,
   type BGPConfiguration,
   type BGPPeer,
   type Node,
@@ -28,6 +29,8 @@ export interface DesiredPeer {
   routeReflectorClient: boolean;
   /** From BGPPeer.maxRestartTime, in seconds. */
   restartTime?: number;
+  /** BGPPeer.restartMode LongLivedGracefulRestart: the LLGR stale time (s), from maxRestartTime (default 3600). */
+  longLivedStaleTime?: number;
   keepOriginalNextHop?: boolean;
   /** From BGPPeer.password: the text or where to read it (peer-password.ts); read when the session is added. */
   password?: PasswordSource;
@@ -91,13 +94,7 @@ export function meshEnabled(config: BGPConfiguration | undefined): boolean {
   return config?.spec.nodeToNodeMeshEnabled ?? BGP_DEFAULTS.nodeToNodeMeshEnabled;
 }
 
-/** Go-style duration ("120s", "2m", "1h30m") in whole seconds. */
-export function durationSeconds(d: string): number {
-  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
-  let total = 0;
-  for (const m of d.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]!]!;
-  return Math.round(total);
-}
+export { durationSeconds };
 
 function selects(selector: string | undefined, labels: Labels): boolean {
   if (selector === undefined || selector.trim() === '') return true;
@@ -153,8 +150,11 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
   for (const p of view.bgpPeers) {
     const s = p.spec;
     const type: PeerType = s.node || s.nodeSelector ? 'node' : 'global';
+    // Calico: maxRestartTime is the graceful restart time, or with LLGR the long-lived stale time.
+    const llgr = s.restartMode === 'LongLivedGracefulRestart';
     const extra = {
-      restartTime: s.maxRestartTime ? durationSeconds(s.maxRestartTime) : undefined,
+      restartTime: s.maxRestartTime && !llgr ? durationSeconds(s.maxRestartTime) : undefined,
+      ...(llgr ? { longLivedStaleTime: s.maxRestartTime ? durationSeconds(s.maxRestartTime) : DEFAULT_LONG_LIVED_STALE_TIME } : {}),
       keepOriginalNextHop: s.keepOriginalNextHop,
       password: s.password,
       ...(s.sourceAddress === 'None' ? { sourceAddress: 'None' as const } : {}),
@@ -241,6 +241,7 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.asn !== b.asn ||
     a.routeReflectorClient !== b.routeReflectorClient ||
     a.restartTime !== b.restartTime ||
+    a.longLivedStaleTime !== b.longLivedStaleTime ||
     a.type !== b.type ||
     a.port !== b.port ||
     a.sourceAddress !== b.sourceAddress ||

@@ -43,6 +43,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     idleHoldTime: 1,
     routeReflectorClient: p.routeReflectorClient,
     gracefulRestart: { restartTime: p.restartTime ?? s.restartTime ?? 120 },
+    ...(p.longLivedStaleTime !== undefined ? { longLivedGracefulRestart: { staleTime: p.longLivedStaleTime } } : {}),
     description: `${p.type} ${p.source}`,
     ...(p.maxPrefixes ? { maxPrefixes: p.maxPrefixes } : {}),
     ...(password !== undefined ? { password } : {}),

@@ -15,7 +15,7 @@ import {
   readBody,
   type ControlSocket,
 } from './control-socket.js';
-import { ConfigError, family, ip, isObj, onlyKeys, prefix, type Obj } from './fields.js';
+import { ConfigError, family, ip, isObj, num, onlyKeys, prefix, type Obj } from './fields.js';
 import { ribRoutes } from './control-rib.js';
 import { networkAttributes, networks } from './network.js';
 
@@ -103,6 +103,17 @@ export async function serveControl(
       speaker.refresh(ip(address, 'address'), family(f ?? 'ipv4-unicast', 'family'));
     },
     ...ribRoutes(speaker),
+    // RFC 8326: our routes again with GRACEFUL_SHUTDOWN, a wait for the peers to move, then the
+    // stop. Answers at once; the daemon exits as after POST /stop once the sessions closed.
+    'POST /drain': (b) => {
+      const { message, settleMs, timeoutMs } = fields(b, 'message', 'settleMs', 'timeoutMs');
+      if (message !== undefined && typeof message !== 'string')
+        throw new ConfigError(`message: ${JSON.stringify(message)} is not a string`);
+      const ms = (v: unknown, name: string) => (v === undefined ? undefined : num(v, name, 0, 3_600_000));
+      const options = { message: message as string | undefined, settleMs: ms(settleMs, 'settleMs'), timeoutMs: ms(timeoutMs, 'timeoutMs') };
+      if (!speaker.isDraining) void speaker.drain(options).then(() => onStop(options.message ?? 'drained'));
+      return { draining: true };
+    },
     'POST /stop': (b) => {
       const { message } = fields(b, 'message');
       if (message !== undefined && typeof message !== 'string')

@@ -180,6 +180,7 @@ const PEER_KEYS = new Set([
   'addPath',
   'extendedMessage',
   'gracefulRestart',
+  'longLivedGracefulRestart',
   'description',
   'nextHopSelf',
   'routeReflectorClient',
@@ -219,6 +220,7 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
     m.note(`${field('description')}: ${JSON.stringify(p.description)} is not a string`);
   if (p.addPath !== undefined) out.addPath = m.take(() => addPath(p.addPath, field('addPath')), undefined);
   m.check(() => gracefulRestart(p.gracefulRestart, field('gracefulRestart')));
+  m.check(() => longLivedGracefulRestart(p, field('longLivedGracefulRestart')));
   if (p.maxPrefixes !== undefined) out.maxPrefixes = m.take(() => maxPrefixes(p.maxPrefixes, field('maxPrefixes')), undefined);
   if (p.password !== undefined) out.password = m.take(() => password(p.password, field('password')), undefined);
   m.throwIfAny();
@@ -259,6 +261,22 @@ function addPath(v: unknown, path: string): Obj {
     modes[name] = mode;
   }
   return modes;
+}
+
+/**
+ * Long-lived graceful restart (RFC 9494): on or off, or on with a stale time (the capability's
+ * 24 bits). It runs beside graceful restart, so not on a peer that turns that off.
+ */
+function longLivedGracefulRestart(p: Obj, path: string): void {
+  const v = p.longLivedGracefulRestart;
+  if (isObj(v)) {
+    onlyKeys(v, new Set(['staleTime']), path);
+    if (v.staleTime !== undefined) num(v.staleTime, `${path}.staleTime`, 0, 0xffffff);
+  } else if (v !== undefined && typeof v !== 'boolean') {
+    throw new ConfigError(`${path}: true, false or { staleTime }`);
+  }
+  if (v !== undefined && v !== false && p.gracefulRestart === false)
+    throw new ConfigError(`${path}: needs graceful restart, which this peer turns off (gracefulRestart: false)`);
 }
 
 /** On or off, or on with a restart time (one that fits the capability's 12 bits, RFC 4724). */

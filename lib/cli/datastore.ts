@@ -30,6 +30,7 @@ import {
   toManifest,
   ValidationError,
   redactSecrets,
+  DRAIN_ANNOTATION,
 } from '../resources/index.js';
 import { checkIpam, formatIpamCheck, formatIpamRepair, formatIpamShow, Ipam, IpamError, repairIpam } from '../ipam/index.js';
 import { kernelToCompare } from '../cni/kernel-ends.js';
@@ -365,6 +366,42 @@ export function datastoreCommands(io: CommandIo, ds?: BackendDatastore): Command
  * podroute command line (help and unknown flags included); returns the exit code. `ds` replaces
  * the datastore the flags or the environment name.
  */
+/**
+ * `podroute node drain <node>` and `undrain`: the Node's drain annotation, which its agent
+ * follows (RFC 8326: routes again with GRACEFUL_SHUTDOWN, the peers given time to move, then the
+ * sessions closed, until undrained). Written to the store, so it works from anywhere.
+ */
+export function nodeDrainCommands(io: CommandIo, ds?: BackendDatastore): CommandSpec[] {
+  const command = (name: 'drain' | 'undrain', summary: string): CommandSpec => ({
+    name,
+    summary,
+    args: '<node>',
+    maxPositionals: 1,
+    options: { datastore: DATASTORE_FLAG, lab: LAB_FLAG },
+    run: withStore(`node ${name}`, io, ds, async (p, open) => {
+      const node = p.positionals[0];
+      if (!node) throw new UsageError(`node ${name}: <node> is required`);
+      const store = await open();
+      const found = await store.get('Node', node);
+      if (!found) throw new NotFoundError('Node', node);
+      const annotations = { ...found.metadata.annotations };
+      if (name === 'drain') annotations[DRAIN_ANNOTATION] = new Date().toISOString();
+      else delete annotations[DRAIN_ANNOTATION];
+      await store.update({ ...found, metadata: { ...found.metadata, annotations } });
+      io.stdout(
+        name === 'drain'
+          ? `Node ${node}: draining (its agent announces its routes with GRACEFUL_SHUTDOWN, waits for its peers to move, then closes its sessions)\n`
+          : `Node ${node}: undrained (its agent opens its sessions again)\n`,
+      );
+      return 0;
+    }),
+  });
+  return [
+    command('drain', 'take a node out of BGP without loss (RFC 8326 graceful shutdown), until undrain'),
+    command('undrain', 'bring a drained node back into BGP'),
+  ];
+}
+
 export function runDatastoreCommand(argv: readonly string[], io: CommandIo, ds?: BackendDatastore): Promise<number> {
   return dispatch({ name: 'podroute', summary: 'the datastore commands', subcommands: datastoreCommands(io, ds) }, argv, io);
 }

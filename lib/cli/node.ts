@@ -6,6 +6,7 @@ import { callControl } from '../bgpd/control.js';
 import { labAgentsHint } from '../lab/index.js';
 import type { CommandSpec, Io } from './args.js';
 import { AGENT_CONTROL_FLAG, agentControl } from './flags.js';
+import { nodeDrainCommands } from './datastore.js';
 import { nodeRunSettings } from './node-config.js';
 import { NODE_RUN_DESCRIPTION, NODE_RUN_OPTIONS } from './node-settings.js';
 import { nodeRun } from './node-daemon.js';
@@ -26,6 +27,7 @@ export function nodeCommand(io: Io): CommandSpec {
         options: NODE_RUN_OPTIONS,
         run: (p) => nodeRun(nodeRunSettings(p.values)),
       },
+      ...nodeDrainCommands(io),
       {
         name: 'status',
         summary: 'BGP peers of the running agent, as calicoctl node status',

@@ -11,3 +11,10 @@ export const VXLAN_ADDRESS_V6_ANNOTATION = 'podroute.io/vxlan-tunnel-address-v6'
 export const VXLAN_MAC_V6_ANNOTATION = 'podroute.io/vxlan-tunnel-mac-v6';
 /** On a WorkloadEndpoint: the container ID, which is also its IPAM handle. */
 export const CONTAINER_ID_ANNOTATION = 'podroute.io/container-id';
+/**
+ * On a Node: the node is being taken out of service (`podroute node drain`, with the time it was
+ * asked). Its agent announces its routes again with GRACEFUL_SHUTDOWN (RFC 8326), waits for its
+ * peers to move away, then closes its sessions and keeps them closed; on SIGTERM it drains so
+ * instead of restarting gracefully. Removing the annotation brings the sessions back.
+ */
+export const DRAIN_ANNOTATION = 'podroute.io/drain';

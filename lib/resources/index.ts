@@ -27,5 +27,6 @@ export {
 export { labelSelectorToNode, labelSelectorToCalico, matchLabelSelector } from './label-selector.js';
 export { cidrName } from './names.js';
 export { parsePeerIP, type PeerAddress } from './peer-ip.js';
+export { durationSeconds } from './duration.js';
 export { closestName } from './suggest.js';
 export { REDACTED, redactSecrets } from './secrets.js';

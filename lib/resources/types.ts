@@ -131,7 +131,12 @@ export interface BGPPeerSpec {
   /** A plain secret (podroute) or Calico's reference to a Kubernetes secret. */
   password?: string | { secretKeyRef: { name: string; key: string } };
   keepOriginalNextHop?: boolean;
-  /** Go-style duration, e.g. "120s". */
+  /**
+   * GracefulRestart (default): RFC 4724 alone. LongLivedGracefulRestart: RFC 9494 beside it, and
+   * maxRestartTime is then the long-lived stale time (default 3600 s), as Calico has it.
+   */
+  restartMode?: 'GracefulRestart' | 'LongLivedGracefulRestart';
+  /** Go-style duration, e.g. "120s": the graceful restart time, or the LLGR stale time (restartMode). */
   maxRestartTime?: string;
   /** podroute's own: per family, how many prefixes the peer may send (see max-prefixes.ts). */
   maxPrefixes?: BGPPeerMaxPrefixes;

@@ -6,6 +6,7 @@ import { BGP_PEER_FIELDS, BGP_PEER_REFUSED } from './calico-fields.js';
 import type { Checker, Obj } from './checker.js';
 import { checkBgpPeerMaxPrefixes } from './max-prefixes.js';
 import { parsePeerIP } from './peer-ip.js';
+import { durationSeconds } from './duration.js';
 import type { BGPPeerSpec } from './types.js';
 
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
@@ -92,8 +93,10 @@ function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
   const bfd = c.oneOf(s, 'failureDetectionMode', 'spec', ['None', 'BFDIfDirectlyConnected'] as const, 'None');
   if (bfd !== 'None') c.fail('spec.failureDetectionMode', `${bfd} is not supported by podroute: there is no BFD; only None is taken`);
   const restart = c.oneOf(s, 'restartMode', 'spec', ['GracefulRestart', 'LongLivedGracefulRestart'] as const, 'GracefulRestart');
-  if (restart !== 'GracefulRestart')
-    c.fail('spec.restartMode', 'LongLivedGracefulRestart is not supported by podroute: its speaker does RFC 4724 graceful restart only');
+  if (s.restartMode !== undefined && s.restartMode !== null) out.restartMode = restart;
+  // The long-lived stale time travels in 24 bits (RFC 9494), the restart time in 12 (RFC 4724).
+  if (restart === 'LongLivedGracefulRestart' && mrt !== undefined && DURATION_RE.test(mrt) && durationSeconds(mrt) > 0xffffff)
+    c.fail('spec.maxRestartTime', `${mrt} is longer than the longest long-lived stale time, 16777215s`);
   const nh = c.oneOf(s, 'nextHopMode', 'spec', ['Auto', 'Self', 'Keep'] as const, 'Auto');
   if (nh === 'Keep') c.fail('spec.nextHopMode', 'Keep: write keepOriginalNextHop: true, which podroute honours on iBGP sessions');
   if (nh === 'Self') c.fail('spec.nextHopMode', 'Self is not supported by podroute on BGPPeers; only Auto is taken');

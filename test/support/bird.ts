@@ -258,6 +258,8 @@ export interface BirdRoute extends RibRoute {
   /** `unicast`, `blackhole`, `unreachable`… */
   kind: string;
   preference: number;
+  /** BIRD shows the preference of a stale route (graceful restart, long-lived or not) as `(100s)`. */
+  stale: boolean;
   /** Every `BGP.*` attribute line, keyed without the prefix. */
   attributes: Record<string, string>;
 }
@@ -272,7 +274,7 @@ export function parseBirdRoutes(text: string): BirdRoute[] {
   let current: BirdRoute | undefined;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '' || raw.startsWith('Table ')) continue;
-    const route = /^(\S+)?\s+(unicast|blackhole|unreachable|prohibited)\s+\[(\S+)\s[^\]]*\]\s+(\*)?\s*\((\d+)\)/.exec(raw);
+    const route = /^(\S+)?\s+(unicast|blackhole|unreachable|prohibited)\s+\[(\S+)\s[^\]]*\]\s+(\*)?\s*\((\d+)(s?)\)/.exec(raw);
     if (route) {
       if (route[1]) prefix = route[1];
       current = {
@@ -286,6 +288,7 @@ export function parseBirdRoutes(text: string): BirdRoute[] {
         protocol: route[3]!,
         kind: route[2]!,
         preference: Number(route[5]),
+        stale: route[6] === 's',
         attributes: {},
       };
       const from = /\sfrom\s(\S+)\]/.exec(raw);

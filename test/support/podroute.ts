@@ -166,6 +166,11 @@ export class Podroute {
     return callControl(this.control, 'POST', '/refresh', { address, family: FAMILY[family] });
   }
 
+  /** RFC 8326 graceful shutdown (POST /drain): answers at once; the daemon exits once its sessions closed. */
+  drain(body: { message?: string; settleMs?: number; timeoutMs?: number } = {}): Promise<unknown> {
+    return callControl(this.control, 'POST', '/drain', body);
+  }
+
   /** A clean stop: every peer gets a Cease with this communication. */
   async stop(message = 'test over'): Promise<void> {
     if (!this.process.running) return;

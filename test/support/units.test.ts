@@ -176,6 +176,7 @@ describe('harness units', () => {
           protocol: 'peer0',
           kind: 'unicast',
           preference: 100,
+          stale: false,
           attributes: undefined,
         },
       );
@@ -184,6 +185,13 @@ describe('harness units', () => {
       assert.equal(second!.from, '10.99.0.9');
       assert.equal(second!.origin, 'incomplete');
       assert.deepEqual(second!.asPath, [65003, 65001, 65004]);
+    });
+
+    it('reads a stale route, whose preference BIRD prints as (100s)', () => {
+      const [r] = parseBirdRoutes('10.241.0.0/24        unicast [peer0 12:13:44.237] * (100s) [AS65000i]\n\tBGP.community: (65535,6)\n');
+      assert.equal(r?.stale, true);
+      assert.equal(r?.preference, 100);
+      assert.deepEqual(r?.communities, ['65535:6']);
     });
   });
 });

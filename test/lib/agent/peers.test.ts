@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { BgpSpeaker } from '../../../bgp/index.js';
 import { advertisements } from '../../../lib/agent/advertise.js';
 import { Advertiser } from '../../../lib/agent/advertiser.js';
-import { desiredPeers, type ClusterView } from '../../../lib/agent/peers.js';
+import { desiredPeers, peerChanged, type ClusterView } from '../../../lib/agent/peers.js';
 import { neighborConfig } from '../../../lib/agent/sessions.js';
 import { validateResource, type BGPConfiguration, type BGPPeer, type IPAMBlock, type Node } from '../../../lib/resources/index.js';
 
@@ -115,6 +115,29 @@ describe('agent: Calico BGP fields honoured', () => {
     }).filter((p) => p.address === '192.0.2.1');
     assert.equal(tor!.restartTime, 120);
     assert.equal(tor!.password, undefined);
+  });
+
+  it('restartMode LongLivedGracefulRestart: maxRestartTime is the long-lived stale time (3600 s without one), the restart time stays the node’s', () => {
+    const peers = desiredPeers(
+      view(workers[0]!, [
+        peer('llgr', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart', maxRestartTime: '10m' }),
+        peer('llgr-default', { peerIP: '192.0.2.2', asNumber: 65000, restartMode: 'LongLivedGracefulRestart' }),
+        peer('gr', { peerIP: '192.0.2.3', asNumber: 65000, restartMode: 'GracefulRestart', maxRestartTime: '10m' }),
+      ]),
+    );
+    const byAddress = new Map(peers.map((p) => [p.address, p]));
+    const llgr = byAddress.get('192.0.2.1')!;
+    assert.equal(llgr.longLivedStaleTime, 600);
+    assert.equal(llgr.restartTime, undefined);
+    assert.equal(byAddress.get('192.0.2.2')!.longLivedStaleTime, 3600);
+    assert.equal(byAddress.get('192.0.2.3')!.longLivedStaleTime, undefined);
+    assert.equal(byAddress.get('192.0.2.3')!.restartTime, 600);
+    const settings = { port: 179, localAddress: '192.0.2.10', restartTime: 30 };
+    const n = neighborConfig(llgr, settings);
+    assert.deepEqual(n.longLivedGracefulRestart, { staleTime: 600 });
+    assert.deepEqual(n.gracefulRestart, { restartTime: 30 });
+    assert.equal(neighborConfig(byAddress.get('192.0.2.3')!, settings).longLivedGracefulRestart, undefined);
+    assert.ok(peerChanged(llgr, { ...llgr, longLivedStaleTime: 60 }), 'a new stale time does not rebuild the session');
   });
 
   it('keepOriginalNextHop: taken towards an iBGP peer, refused by name towards an eBGP one', () => {

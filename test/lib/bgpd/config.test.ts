@@ -9,6 +9,18 @@ import { ConfigError } from '../../../lib/bgpd/fields.js';
 const base = 'asn: 64512\nrouterId: 10.0.0.1\n';
 
 describe('bgpd config', () => {
+  it('a peer with long-lived graceful restart: on, or with its stale time, handed to the speaker as written', () => {
+    const c = parseBgpdConfig(
+      base +
+        'peers:\n  - { address: 10.0.0.2, asn: 65002, longLivedGracefulRestart: { staleTime: 600 } }\n' +
+        '  - { address: 10.0.0.3, asn: 65003, longLivedGracefulRestart: true }\n',
+    );
+    assert.deepEqual(
+      c.peers.map((p) => p.longLivedGracefulRestart),
+      [{ staleTime: 600 }, true],
+    );
+  });
+
   it('a full file: the speaker, peers with their families spelled out, ranges and networks', () => {
     const c = parseBgpdConfig(
       base +
@@ -130,6 +142,22 @@ describe('bgpd config', () => {
       [
         base + 'peers:\n  - { address: 10.0.0.2, asn: 1, gracefulRestart: { forwardingPreserved: true } }\n',
         'peers[0].gracefulRestart.forwardingPreserved: unknown field',
+      ],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1, longLivedGracefulRestart: { staleTime: 16777216 } }\n',
+        'peers[0].longLivedGracefulRestart.staleTime: 16777216 is not a number in 0..16777215',
+      ],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1, longLivedGracefulRestart: { stale: 5 } }\n',
+        'peers[0].longLivedGracefulRestart.stale: unknown field',
+      ],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1, longLivedGracefulRestart: 60 }\n',
+        'peers[0].longLivedGracefulRestart: true, false or { staleTime }',
+      ],
+      [
+        base + 'peers:\n  - { address: 10.0.0.2, asn: 1, gracefulRestart: false, longLivedGracefulRestart: true }\n',
+        'peers[0].longLivedGracefulRestart: needs graceful restart, which this peer turns off (gracefulRestart: false)',
       ],
       [base + 'gracefulRestart: { restartTime: 4096 }\n', 'gracefulRestart.restartTime: 4096 is not a number in 0..4095'],
       [base + 'gracefulRestart: { forwardingPreserved: yes }\n', 'gracefulRestart.forwardingPreserved: "yes" is not true or false'],

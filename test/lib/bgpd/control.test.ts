@@ -125,6 +125,9 @@ describe('bgpd control socket: every call checked like the config file', () => {
     ['/peers/remove', 'a peer that is not configured', { address: '10.0.0.7' }, 'peer 10.0.0.7: not configured'],
     ['/stop', 'a message that is not text', { message: 5 }, 'message: 5 is not a string'],
     ['/stop', 'an unknown field', { reason: 'bye' }, 'reason: unknown field'],
+    ['/drain', 'a settle time that is not a number', { settleMs: 'soon' }, 'settleMs: "soon" is not a number in 0..3600000'],
+    ['/drain', 'a negative timeout', { timeoutMs: -1 }, 'timeoutMs: -1 is not a number in 0..3600000'],
+    ['/drain', 'an unknown field', { wait: 5 }, 'wait: unknown field'],
     [
       '/peers',
       'a body that is a list',

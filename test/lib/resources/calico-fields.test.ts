@@ -119,6 +119,19 @@ describe('Calico files as written', () => {
     assert.deepEqual(rr.spec, { nodeSelector: 'all()', peerSelector: "route-reflector == 'true'" });
   });
 
+  it('BGPPeer restartMode: LongLivedGracefulRestart is kept with its maxRestartTime, which must fit the 24-bit stale time', () => {
+    const llgr = validateResource(
+      doc('BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'LongLivedGracefulRestart', maxRestartTime: '2h' }, 'tor'),
+    );
+    assert.deepEqual(llgr.spec, { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'LongLivedGracefulRestart', maxRestartTime: '2h' });
+    const gr = validateResource(doc('BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'GracefulRestart' }, 'tor'));
+    assert.deepEqual(gr.spec, { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'GracefulRestart' });
+    const long = fieldOf('BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'LongLivedGracefulRestart', maxRestartTime: '4700h' });
+    assert.equal(long.field, 'spec.maxRestartTime', long.message);
+    assert.match(long.reason, /16777215s/);
+    assert.equal(fieldOf('BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, restartMode: 'Forever' }).field, 'spec.restartMode');
+  });
+
   it('refusals say why, by name', () => {
     const cases: [string, Record<string, unknown>, string, RegExp][] = [
       ['BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, ttlSecurity: 1 }, 'spec.ttlSecurity', /IP_MINTTL/],
