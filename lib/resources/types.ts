@@ -12,10 +12,12 @@ import {
   type WorkloadEndpointPort,
 } from './policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
+import type { StagedGlobalNetworkPolicySpec, StagedKubernetesNetworkPolicySpec, StagedNetworkPolicySpec } from './staged-policy-types.js';
 import { API_VERSION_K8S_DISCOVERY, type EndpointSliceBody, type ServiceResourceSpec } from './service-types.js';
 
 export * from './policy-types.js';
 export * from './service-types.js';
+export * from './staged-policy-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
 /** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
@@ -185,6 +187,10 @@ export interface SpecOf {
   GlobalNetworkPolicy: GlobalNetworkPolicySpec;
   /** Kubernetes' networking.k8s.io/v1 NetworkPolicy, under a kind name of its own. */
   KubernetesNetworkPolicy: KubernetesNetworkPolicySpec;
+  /** Calico's staged policies: the policy they preview, evaluated beside the enforced ones without enforcing it. */
+  StagedNetworkPolicy: StagedNetworkPolicySpec;
+  StagedGlobalNetworkPolicy: StagedGlobalNetworkPolicySpec;
+  StagedKubernetesNetworkPolicy: StagedKubernetesNetworkPolicySpec;
   /** Kubernetes' v1 Service; its `status` is kept in the stored spec. */
   Service: ServiceResourceSpec;
   /** Kubernetes' discovery.k8s.io/v1 EndpointSlice; its top-level fields are kept as the stored spec. */
@@ -207,6 +213,9 @@ export const KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedGlobalNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
@@ -215,6 +224,8 @@ export const NAMESPACED_KINDS: readonly Kind[] = [
   'WorkloadEndpoint',
   'NetworkPolicy',
   'KubernetesNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
@@ -258,6 +269,9 @@ export type Tier = ResourceOf<'Tier'>;
 export type CalicoNetworkPolicy = ResourceOf<'NetworkPolicy'>;
 export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
 export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;
+export type StagedNetworkPolicy = ResourceOf<'StagedNetworkPolicy'>;
+export type StagedGlobalNetworkPolicy = ResourceOf<'StagedGlobalNetworkPolicy'>;
+export type StagedKubernetesNetworkPolicy = ResourceOf<'StagedKubernetesNetworkPolicy'>;
 export type Service = ResourceOf<'Service'>;
 export type EndpointSlice = ResourceOf<'EndpointSlice'>;
 

@@ -24,6 +24,9 @@ const STRICT_LABEL_KINDS: readonly Kind[] = [
   'NetworkPolicy',
   'GlobalNetworkPolicy',
   'KubernetesNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedGlobalNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
