@@ -330,6 +330,9 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
             counted >= changed.length,
             `${c.counted} counted ${counted} packets over one matrix; the staged policy would have decided ${changed.length} probes`,
           );
+          // Each probe is one new connection (a probe sent again only when it failed): a rule that
+          // counted what it does not match would count every probe into its endpoints instead.
+          assert.ok(counted <= 2 * changed.length, `${c.counted} counted ${counted} packets for ${changed.length} probes it decides`);
         }
       } finally {
         await cluster.delete([...p.staged, ...p.calico, ...p.kubernetes, ...(p.tiers ?? [])]);

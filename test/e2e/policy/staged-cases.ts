@@ -27,6 +27,7 @@ const allowAllIngressX = knp('x', 'allow-all', { podSelector: {}, ingress: [{}] 
 export const STAGED_CASES: readonly StagedCase[] = [
   {
     // Staged network policy reference: staged rules preview behaviour and do not enforce traffic.
+    // Its Allow keeps the preview to y: without it the staged policy would isolate x (its tier's end).
     name: 'a staged deny of y into x changes nothing (z stays isolated by its Kubernetes deny-all) while its counter counts y into x',
     policies: () => ({
       kubernetes: [denyAllIngressZ],
@@ -36,7 +37,7 @@ export const STAGED_CASES: readonly StagedCase[] = [
           apiVersion: 'projectcalico.org/v3',
           kind: 'StagedNetworkPolicy',
           metadata: { name: 'deny-y', namespace: 'x' },
-          spec: { stagedAction: 'Set', order: 10, selector: 'all()', types: ['Ingress'], ingress: [denyFromNs('y')] },
+          spec: { stagedAction: 'Set', order: 10, selector: 'all()', types: ['Ingress'], ingress: [denyFromNs('y'), { action: 'Allow' }] },
         },
       ],
     }),
