@@ -34,6 +34,15 @@
 // drop (default action Deny) or a counted rule without verdict (Pass: on to the next tier).
 // The bit is cleared before each tier (so a mark set elsewhere cannot skip a tier) and after
 // the last; past the last tier the packet is accepted, as a pod's namespace profile does.
+//
+// Staged policies (Policy.staged) count and never decide. An endpoint jumps to a staged
+// policy's chain where the policy would run (in its tier, behind the same Pass test as its
+// neighbours), so only packets that reach that place are counted. Its chain is its rules as
+// `<match> counter return` (`<match> counter` for Log): the first rule that matches counts the
+// packet and returns to the endpoint chain, which goes on with the next policy as if the
+// staged one had matched nothing. It carries no accept, drop, goto or mark, and is entered by
+// `jump` only; so a packet leaves it exactly as it came in. A tier whose policies for an
+// endpoint are all staged gets their jumps and no closing rule (it has no default action).
 import type { IpFamily } from '../../ip/index.js';
 import { PolicyCompileError } from './compile-error.js';
 import { hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
@@ -391,9 +400,13 @@ function endpointChain(
     jumps.push(...applying);
     rules.push({ expr: mark.clear });
     applying.forEach((id, i) => {
+      // Only `jump`: a staged chain's `return` must come back here. Reached by `goto`, its
+      // return would leave this endpoint chain and skip the policies after it.
       const jump = `jump ${policyChainName(id, dir)}`;
       rules.push({ expr: i === 0 ? jump : `${mark.clearTest} ${jump}` });
     });
+    // Staged policies only: no default action, since no enforced policy of the tier selects the endpoint.
+    if (applying.every((id) => policies.get(id)!.staged)) return;
     const end = tier.defaultAction === 'Pass' ? '' : ' drop';
     rules.push({ expr: `${mark.clearTest} counter${end}`, id: tierEndId(e.iface, dir, tier.name || t) });
     tiers++;
@@ -440,7 +453,7 @@ function policyChain(
   rules.forEach((rule, i) => {
     const field = `policies[${p.id}].${dir}[${i}]`;
     const id = ruleId(p.id, dir, i);
-    const action = actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
+    const action = p.staged ? stagedActionText(rule, field) : actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
     for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
       out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
     }
@@ -450,6 +463,24 @@ function policyChain(
     sets: [...sets],
     namedPorts: [...namedPorts],
   });
+}
+
+/**
+ * A staged rule's action: count and go back to the endpoint chain (the policy would have
+ * decided here, or passed), or for Log count and go on. Never a verdict, never the Pass mark:
+ * that is what keeps a staged policy from changing what happens to the packet.
+ */
+function stagedActionText(rule: PolicyRule, field: string): string {
+  switch (rule.action) {
+    case 'Allow':
+    case 'Deny':
+    case 'Pass':
+      return 'return';
+    case 'Log':
+      return '';
+    default:
+      throw new PolicyCompileError(`${field}.action`, `${JSON.stringify(rule.action)} is not Allow, Deny, Pass or Log`);
+  }
 }
 
 function actionText(rule: PolicyRule, dir: Direction, passMarkSet: string, logPrefix: string, field: string): string {

@@ -81,6 +81,13 @@ export interface Policy {
   /** Absent: the policy does not apply to ingress. Present and empty: it isolates, allowing nothing. */
   readonly ingress?: readonly PolicyRule[];
   readonly egress?: readonly PolicyRule[];
+  /**
+   * A staged policy: it only counts. Endpoints name it where it would run, and each of its rules
+   * counts the packets it would have been the first of the policy to match; it never decides
+   * (no verdict, no Pass), so no packet's fate changes, and a tier that names only staged
+   * policies for an endpoint is no tier for it (no default action).
+   */
+  readonly staged?: true;
 }
 
 /** What a tier does with a packet that none of its policies decided. */

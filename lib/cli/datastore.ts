@@ -57,8 +57,8 @@ const DATASTORE_TEXT = `datastore: by default a file (PODROUTE_STATE_DIR/datasto
 const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
   workloadendpoint (wep), namespace (ns), tier, networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), adminnetworkpolicy (anp), baselineadminnetworkpolicy (banp),
-  service (svc), endpointslice
-namespaced kinds (workloadendpoint, networkpolicy, knp) take namespace/name, or -n; the default namespace is "default"`;
+  stagednetworkpolicy (snp), stagedglobalnetworkpolicy (sgnp), stagedkubernetesnetworkpolicy (sknp), service (svc), endpointslice
+namespaced kinds (workloadendpoint, networkpolicy, knp, snp, sknp) take namespace/name, or -n; the default namespace is "default"`;
 
 /**
  * The file of the embedded datastore, when that is the one to use: `--datastore file:PATH`, or
@@ -92,6 +92,9 @@ const ALIASES: Readonly<Record<string, Kind>> = {
   svc: 'Service',
   endpointslices: 'EndpointSlice',
   'endpointslices.discovery.k8s.io': 'EndpointSlice',
+  snp: 'StagedNetworkPolicy',
+  sgnp: 'StagedGlobalNetworkPolicy',
+  sknp: 'StagedKubernetesNetworkPolicy',
 };
 
 /** Kind from what a user types: ippool, ippools, IPPool, bgppeers, knp ... */
@@ -440,6 +443,14 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
         String(r.spec.ingress?.length ?? 0),
         String(r.spec.egress?.length ?? 0),
       );
+    else if (r.kind === 'StagedNetworkPolicy' || r.kind === 'StagedGlobalNetworkPolicy') {
+      const s = r.spec;
+      row.push(s.stagedAction, s.tier ?? 'default');
+      if (s.stagedAction === 'Set') row.push(s.order === undefined ? '' : String(s.order), s.selector || 'all()', s.types.join(','));
+      else row.push('', '', '');
+    } else if (r.kind === 'StagedKubernetesNetworkPolicy' && r.spec.stagedAction === 'Set')
+      row.push(r.spec.stagedAction, labelSelectorToCalico(r.spec.podSelector), r.spec.policyTypes.join(','));
+    else if (r.kind === 'StagedKubernetesNetworkPolicy') row.push(r.spec.stagedAction, '', '');
     else if (r.kind === 'Service')
       row.push(
         r.spec.type ?? 'ClusterIP',
@@ -470,6 +481,9 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     KubernetesNetworkPolicy: ['NAME', 'POD-SELECTOR', 'POLICY-TYPES'],
     AdminNetworkPolicy: ['NAME', 'PRIORITY', 'SUBJECT', 'INGRESS-RULES', 'EGRESS-RULES'],
     BaselineAdminNetworkPolicy: ['NAME', 'SUBJECT', 'INGRESS-RULES', 'EGRESS-RULES'],
+    StagedNetworkPolicy: ['NAME', 'ACTION', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
+    StagedGlobalNetworkPolicy: ['NAME', 'ACTION', 'TIER', 'ORDER', 'SELECTOR', 'TYPES'],
+    StagedKubernetesNetworkPolicy: ['NAME', 'ACTION', 'POD-SELECTOR', 'POLICY-TYPES'],
     Service: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORTS'],
     EndpointSlice: ['NAME', 'ADDRESSTYPE', 'PORTS', 'ENDPOINTS'],
   };

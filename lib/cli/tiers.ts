@@ -28,13 +28,14 @@ export function withFixedTiers(stored: readonly Tier[]): Tier[] {
   return [...stored, ...fixed].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
 }
 
+/** The kinds with `spec.tier`: Calico's policies and their staged forms. */
+const TIERED_KINDS = ['NetworkPolicy', 'GlobalNetworkPolicy', 'StagedNetworkPolicy', 'StagedGlobalNetworkPolicy'] as const;
+type Tiered = Extract<Resource, { kind: (typeof TIERED_KINDS)[number] }>;
+const isTiered = (r: Resource): r is Tiered => (TIERED_KINDS as readonly string[]).includes(r.kind);
+
 /** Refuses a policy of the file whose `spec.tier` names a tier neither stored nor in the file. */
 export async function checkPolicyTiers(store: BackendDatastore, resources: readonly Resource[]): Promise<void> {
-  const named = resources.flatMap((r) =>
-    (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy') && r.spec.tier && !FIXED_TIERS.some((t) => t.name === r.spec.tier)
-      ? [r]
-      : [],
-  );
+  const named = resources.flatMap((r) => (isTiered(r) && r.spec.tier && !FIXED_TIERS.some((t) => t.name === r.spec.tier) ? [r] : []));
   if (named.length === 0) return;
   const tiers = new Set((await store.list('Tier')).items.map((t) => t.metadata.name));
   for (const r of resources) if (r.kind === 'Tier') tiers.add(r.metadata.name);
@@ -54,7 +55,7 @@ export async function checkTierDeletable(store: BackendDatastore, name: string):
   if (FIXED_TIERS.some((t) => t.name === name))
     throw new DatastoreError(`the ${name} tier always exists (it holds the Kubernetes admin policies) and cannot be deleted`, 'TierInUse');
   const inTier: string[] = [];
-  for (const kind of ['NetworkPolicy', 'GlobalNetworkPolicy'] as const)
+  for (const kind of TIERED_KINDS)
     for (const p of (await store.list(kind)).items) if (p.spec.tier === name) inTier.push(`${manifestKind(kind)} ${resourceKey(p)}`);
   if (inTier.length > 0)
     throw new DatastoreError(`tier ${JSON.stringify(name)} still holds ${inTier.join(', ')}: delete or move them first`, 'TierInUse');

@@ -13,6 +13,7 @@ import { comparePolicies, compareTiers, DEFAULT_TIER_SPEC, type ParsedPolicy, ty
 import { natPools } from './pools.js';
 import { SelectionMatcher } from './selection.js';
 import { SetTable } from './set-table.js';
+import { isStagedKind, parseStagedPolicy, STAGED_KINDS, type StagedChange } from './staged.js';
 import { namespaceLabels, type Workload, workloadOf } from './workload.js';
 
 interface PolicyEntry {
@@ -32,7 +33,7 @@ const FIXED_TIERS: readonly ParsedTier[] = [DEFAULT_TIER_SPEC, ADMIN_TIER_SPEC, 
 const FIXED_TIER_NAMES: ReadonlySet<string> = new Set(FIXED_TIERS.map((t) => t.name));
 
 /** The kinds the calculation graph follows. */
-export const CALCULATION_KINDS: readonly Kind[] = ['Tier', ...POLICY_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
+export const CALCULATION_KINDS: readonly Kind[] = ['Tier', ...POLICY_KINDS, ...STAGED_KINDS, 'Namespace', 'WorkloadEndpoint', 'IPPool'];
 
 export class PolicyCalculator {
   private readonly namespaces = new Map<string, Labels>();
@@ -45,6 +46,8 @@ export class PolicyCalculator {
   private readonly poolMap = new Map<string, IPPool>();
   /** Tiers by name; the default tier and the admin policies' two are always there. */
   private readonly tierMap = new Map<string, ParsedTier>(FIXED_TIERS.map((t) => [t.name, t]));
+  /** Staged policies by `<kind> <datastore key>`: the enforced policy id each one sets or deletes. */
+  private readonly stagedMap = new Map<string, string>();
   private readonly matcher = new SelectionMatcher((ns) => this.namespaceLabelsOf(ns));
   private readonly sets = new SetTable(this.matcher);
   private ordered?: PolicyEntry[];
@@ -65,6 +68,10 @@ export class PolicyCalculator {
     if ((POLICY_KINDS as readonly string[]).includes(kind)) {
       const parsed = parsePolicyResource(r)!;
       this.putPolicy(`${kind} ${keyOf(r.metadata)}`, parsed);
+      return true;
+    }
+    if (isStagedKind(kind)) {
+      this.putStaged(`${kind} ${keyOf(r.metadata)}`, parseStagedPolicy(r)!);
       return true;
     }
     if (r.kind === 'Tier') {
@@ -97,6 +104,11 @@ export class PolicyCalculator {
   delete(kind: string, key: string): boolean {
     if ((POLICY_KINDS as readonly string[]).includes(kind)) {
       this.deletePolicy(`${kind} ${key}`);
+      return true;
+    }
+    if (isStagedKind(kind)) {
+      this.deletePolicy(`${kind} ${key}`);
+      this.stagedMap.delete(`${kind} ${key}`);
       return true;
     }
     if (kind === 'Tier') {
@@ -152,6 +164,16 @@ export class PolicyCalculator {
     return this.orderedPolicies().map((e) => e.parsed);
   }
 
+  /** The enforced policy ids some staged policy sets or deletes: those "as if" leaves out. Empty when nothing is staged. */
+  stagedReplaced(): ReadonlySet<string> {
+    return new Set(this.stagedMap.values());
+  }
+
+  /** Whether any staged policy is held. */
+  get hasStaged(): boolean {
+    return this.stagedMap.size > 0;
+  }
+
   workloads(): ReadonlyMap<string, Workload> {
     return this.workloadMap;
   }
@@ -205,6 +227,17 @@ export class PolicyCalculator {
       }
     }
     this.ordered = undefined;
+  }
+
+  /** A staged Set is a policy like the others (marked staged); a staged Delete holds no policy, only what it removes. */
+  private putStaged(mapKey: string, change: StagedChange): void {
+    if (change.action === 'Set') {
+      this.putPolicy(mapKey, change.parsed);
+      this.stagedMap.set(mapKey, change.parsed.staged!.replaces);
+    } else {
+      this.deletePolicy(mapKey);
+      this.stagedMap.set(mapKey, change.replaces);
+    }
   }
 
   private deletePolicy(mapKey: string): void {

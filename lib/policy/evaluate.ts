@@ -123,11 +123,18 @@ export function ruleMatches(m: RuleMatch, p: Packet, sets: SetIndex): boolean {
   return true;
 }
 
+export interface EvaluateOptions {
+  /** Staged policies decide as if enforced (the tiers given are then an "as if" view); by default they are passed over. */
+  readonly staged?: 'skip' | 'enforce';
+}
+
 /**
  * The verdict of an endpoint's tiers in one direction on a packet: in each tier the policies in
  * order, in each policy its rules in order; Allow or Deny decides, Pass goes to the next tier, a
  * policy without a matching rule hands over to the next policy; a tier where nothing decided
  * applies its default action (Deny, or Pass: on to the next tier); past the last tier, allowed.
+ * Staged policies count only: unless `options.staged` is `enforce` they are passed over, and a
+ * tier naming nothing else is no tier.
  */
 export function evaluateTiers(
   tiers: readonly TierPolicies[],
@@ -135,14 +142,20 @@ export function evaluateTiers(
   policies: ReadonlyMap<string, Policy>,
   p: Packet,
   sets: SetIndex,
+  options: EvaluateOptions = {},
 ): DirectionVerdict {
   const logged: RuleRef[] = [];
-  if (tiers.length === 0) return { allowed: true, reason: 'no-policy', logged };
+  const enforceStaged = options.staged === 'enforce';
+  let applied = false;
   nextTier: for (const [tier, given] of tiers.entries()) {
     const t = policyTier(given);
+    let ran = t.policies.length === 0;
     for (const id of t.policies) {
       const policy = policies.get(id);
       if (!policy) throw new Error(`endpoint names policy ${id}, which the input does not hold`);
+      if (policy.staged && !enforceStaged) continue;
+      ran = true;
+      applied = true;
       for (const [index, rule] of (policy[direction] ?? []).entries()) {
         if (!ruleMatches(rule.match, p, sets)) continue;
         const ref: RuleRef = { policy: id, direction, index, action: rule.action };
@@ -151,8 +164,10 @@ export function evaluateTiers(
         else return { allowed: rule.action === 'Allow', reason: 'rule', rule: ref, tier, tierName: t.name, logged };
       }
     }
+    if (!ran) continue;
+    applied = true;
     if (t.defaultAction === 'Pass') continue;
     return { allowed: false, reason: 'end-of-tier', tier, tierName: t.name, logged };
   }
-  return { allowed: true, reason: 'passed', logged };
+  return { allowed: true, reason: applied ? 'passed' : 'no-policy', logged };
 }

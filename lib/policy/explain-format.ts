@@ -17,7 +17,13 @@ const podText = (p: PodRef): string => `${p.namespace}/${p.pod} ${p.addresses.jo
 function policyLines(p: PolicyExplanation): string[] {
   const where = p.namespace !== undefined ? `${p.namespace}/${p.name}` : p.name;
   const order = p.order !== undefined ? `, order ${p.order}` : '';
-  const out = [`    ${p.id} (${KIND_TEXT[p.kind]} ${where}${order})`];
+  const staged = p.staged ? 'staged ' : '';
+  const note = p.staged
+    ? ': staged, counts what it would match and decides nothing'
+    : p.replacedByStaged
+      ? ': a staged policy sets or deletes it (as if staged, it is gone)'
+      : '';
+  const out = [`    ${p.id} (${staged}${KIND_TEXT[p.kind]} ${where}${order})${note}`];
   if (p.rules.length === 0) out.push('      no rules: selects the pod and allows nothing');
   for (const r of p.rules) {
     out.push(`      ${r.origin}: ${r.text}`);
@@ -27,12 +33,16 @@ function policyLines(p: PolicyExplanation): string[] {
 }
 
 function directionLines(name: 'ingress' | 'egress', d: DirectionExplanation): string[] {
-  if (!d.isolated) return [`${name}: not isolated (no policy selects the pod for ${name}): everything is allowed`];
-  const out = [`${name}: policies select the pod, tier by tier (replies to allowed connections pass); past the last tier, allowed`];
+  // A pod only staged policies select is not isolated; the staged policies are still shown.
+  const out = d.isolated
+    ? [`${name}: policies select the pod, tier by tier (replies to allowed connections pass); past the last tier, allowed`]
+    : [`${name}: not isolated (no policy selects the pod for ${name}): everything is allowed`];
   for (const t of d.tiers) {
     const order = t.order !== undefined ? `order ${t.order}, ` : '';
-    const end = t.defaultAction === 'Pass' ? 'passes on to the next tier' : 'drops';
-    out.push(`  tier ${t.tier} (${order}what none of its policies decides ${end})`);
+    const end = t.policies.every((p) => p.staged)
+      ? 'only staged policies select the pod here: the tier ends in nothing today'
+      : `what none of its policies decides ${t.defaultAction === 'Pass' ? 'passes on to the next tier' : 'drops'}`;
+    out.push(`  tier ${t.tier} (${order}${end})`);
     for (const p of t.policies) out.push(...policyLines(p));
   }
   return out;
@@ -75,5 +85,10 @@ export function formatVerdict(v: ConnectionVerdict): string {
   if (v.ingress) lines.push(stepText(v.ingress));
   else lines.push('  ingress: the destination is no pod of the cluster, no ingress policy applies');
   for (const s of [v.egress, v.ingress]) for (const l of s?.logged ?? []) lines.push(`  logged by ${l.policy} rule ${l.index}`);
+  if (v.staged) {
+    const changes = v.staged.allowed !== v.allowed ? ', a change' : ', the same';
+    lines.push(`  as if the staged policies were enforced: ${v.staged.allowed ? 'allowed' : 'denied'}${changes}`);
+    for (const s of [v.staged.egress, v.staged.ingress]) if (s) lines.push(`  ${stepText(s)}`);
+  }
   return lines.join('\n');
 }

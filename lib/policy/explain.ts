@@ -10,6 +10,7 @@ import { PolicyCalculator } from './calculator.js';
 import { ruleText, sideWorkloads } from './describe.js';
 import { type Direction, type DirectionVerdict, evaluateTiers, type Packet, SetIndex } from './evaluate.js';
 import type { ParsedPolicy, PolicyKind, TierDefaultAction, TierName } from './model.js';
+import { asIfTiers } from './staged.js';
 import type { Workload } from './workload.js';
 
 export interface PodRef {
@@ -38,6 +39,10 @@ export interface PolicyExplanation {
   readonly namespace?: string;
   readonly order?: number;
   readonly rules: readonly RuleExplanation[];
+  /** A staged policy: it counts what its rules match and decides nothing; `replaces` is the enforced policy id it previews. */
+  readonly staged?: { readonly replaces: string };
+  /** An enforced policy some staged policy sets or deletes: "as if" leaves it out. */
+  readonly replacedByStaged?: true;
 }
 
 /** One of a pod's tiers in one direction: the policies of it that select the pod, and what ends it. */
@@ -78,6 +83,15 @@ export interface ConnectionVerdict {
   readonly egress?: StepVerdict;
   /** The destination pod's ingress; absent when the destination is no pod. */
   readonly ingress?: StepVerdict;
+  /** What would happen were the staged policies enforced; absent when nothing is staged. */
+  readonly staged?: StagedVerdict;
+}
+
+/** A connection's verdict as if every staged policy were enforced (Set: in place of its enforced one; Delete: that one gone). */
+export interface StagedVerdict {
+  readonly allowed: boolean;
+  readonly egress?: StepVerdict;
+  readonly ingress?: StepVerdict;
 }
 
 const podRef = (w: Workload): PodRef => ({ key: w.key, namespace: w.namespace, pod: w.pod, node: w.node, addresses: w.addresses });
@@ -114,7 +128,8 @@ export class PolicyExplainer {
     if (!w) throw new Error(`no pod ${namespace}/${pod}: no WorkloadEndpoint in namespace ${namespace} is for pod ${pod}`);
     const ep = this.calculator.endpoint(w.key)!;
     const direction = (d: Direction): DirectionExplanation => ({
-      isolated: ep[d].length > 0,
+      // A tier of staged policies only isolates nothing: they decide nothing.
+      isolated: ep[d].some((t) => policyTier(t).policies.some((id) => !this.calculator.policy(id)?.parsed.staged)),
       tiers: ep[d].map((given) => {
         const t = policyTier(given);
         const tier = this.calculator.tier(t.name);
@@ -160,14 +175,28 @@ export class PolicyExplainer {
       packet,
       ...(egress ? { egress } : {}),
       ...(ingress ? { ingress } : {}),
+      ...(this.calculator.hasStaged ? { staged: this.stagedVerdict(from, to, packet) } : {}),
     };
   }
 
-  private step(w: Workload, direction: Direction, packet: Packet): StepVerdict {
+  private stagedVerdict(from: Workload | undefined, to: Workload | undefined, packet: Packet): StagedVerdict {
+    const replaced = this.calculator.stagedReplaced();
+    const egress = from ? this.step(from, 'egress', packet, replaced) : undefined;
+    const ingress = to ? this.step(to, 'ingress', packet, replaced) : undefined;
+    return {
+      allowed: (egress?.allowed ?? true) && (ingress?.allowed ?? true),
+      ...(egress ? { egress } : {}),
+      ...(ingress ? { ingress } : {}),
+    };
+  }
+
+  /** One endpoint's verdict in one direction; with `asIf`, as if the staged policies were enforced (`asIf` the enforced ones they replace). */
+  private step(w: Workload, direction: Direction, packet: Packet, asIf?: ReadonlySet<string>): StepVerdict {
     const { input, sets } = this.model();
     const policies = new Map(input.policies.map((p) => [p.id, p]));
-    const tiers = this.calculator.endpoint(w.key)![direction];
-    const v = evaluateTiers(tiers, direction, policies, packet, sets);
+    const given = this.calculator.endpoint(w.key)![direction];
+    const tiers = asIf ? asIfTiers(given, asIf) : given;
+    const v = evaluateTiers(tiers, direction, policies, packet, sets, asIf ? { staged: 'enforce' } : {});
     let origin: string | undefined;
     if (v.rule) {
       const entry = this.calculator.policy(v.rule.policy)!;
@@ -197,7 +226,12 @@ export class PolicyExplainer {
         felixRules: lowered.origins[direction].flatMap((o, felix) => (o === i ? [felix] : [])),
       };
     });
-    return head(parsed, rules);
+    const replaced = this.calculator.hasStaged && !parsed.staged && this.calculator.stagedReplaced().has(id);
+    return {
+      ...head(parsed, rules),
+      ...(parsed.staged ? { staged: parsed.staged } : {}),
+      ...(replaced ? { replacedByStaged: true as const } : {}),
+    };
   }
 }
 

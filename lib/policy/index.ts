@@ -17,10 +17,20 @@ export {
 } from './admin.js';
 export { parseCalicoPolicy, parseGlobalPolicy, calicoPolicyId, globalPolicyId, calicoPolicyTypes } from './calico.js';
 export { lowerPolicy, type LoweredPolicy } from './lower.js';
+export { STAGED_KINDS, parseStagedPolicy, stagedPolicyId, asIfTiers, type StagedChange, type StagedKind } from './staged.js';
 export { setId, type SetSpec } from './set-spec.js';
 export { natPools } from './pools.js';
 export { workloadOf, namespaceLabels, type Workload, type WorkloadPort } from './workload.js';
-export { evaluateTiers, ruleMatches, SetIndex, type Packet, type Direction, type DirectionVerdict, type RuleRef } from './evaluate.js';
+export {
+  evaluateTiers,
+  ruleMatches,
+  SetIndex,
+  type EvaluateOptions,
+  type Packet,
+  type Direction,
+  type DirectionVerdict,
+  type RuleRef,
+} from './evaluate.js';
 export {
   comparePolicies,
   compareTiers,
@@ -49,6 +59,7 @@ export {
   type PolicyExplanation,
   type RuleExplanation,
   type ConnectionVerdict,
+  type StagedVerdict,
   type StepVerdict,
   type PodRef,
 } from './explain.js';

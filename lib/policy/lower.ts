@@ -44,6 +44,7 @@ export function lowerPolicy(p: ParsedPolicy): LoweredPolicy {
   return {
     policy: {
       id: p.id,
+      ...(p.staged ? { staged: true as const } : {}),
       ...(p.ingress ? { ingress: lowerRules(p.ingress, 'ingress') } : {}),
       ...(p.egress ? { egress: lowerRules(p.egress, 'egress') } : {}),
     },

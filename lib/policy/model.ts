@@ -114,6 +114,11 @@ export interface ParsedPolicy {
   /** Absent: not an ingress policy. Present and empty: isolates, allowing nothing. */
   readonly ingress?: readonly ParsedRule[];
   readonly egress?: readonly ParsedRule[];
+  /**
+   * A staged Set (staged.ts): evaluated beside the enforced policies without deciding, in the
+   * place of the enforced policy `replaces` names (which need not exist).
+   */
+  readonly staged?: { readonly replaces: string };
 }
 
 /**

@@ -13,11 +13,13 @@ import {
 } from './policy-types.js';
 import { API_VERSION_K8S_POLICY, type AdminNetworkPolicySpec, type BaselineAdminNetworkPolicySpec } from './admin-policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
+import type { StagedGlobalNetworkPolicySpec, StagedKubernetesNetworkPolicySpec, StagedNetworkPolicySpec } from './staged-policy-types.js';
 import { API_VERSION_K8S_DISCOVERY, type EndpointSliceBody, type ServiceResourceSpec } from './service-types.js';
 
 export * from './policy-types.js';
 export * from './admin-policy-types.js';
 export * from './service-types.js';
+export * from './staged-policy-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
 /** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
@@ -196,6 +198,10 @@ export interface SpecOf {
   AdminNetworkPolicy: AdminNetworkPolicySpec;
   /** Kubernetes' policy.networking.k8s.io/v1alpha1 BaselineAdminNetworkPolicy (one, named default). */
   BaselineAdminNetworkPolicy: BaselineAdminNetworkPolicySpec;
+  /** Calico's staged policies: the policy they preview, evaluated beside the enforced ones without enforcing it. */
+  StagedNetworkPolicy: StagedNetworkPolicySpec;
+  StagedGlobalNetworkPolicy: StagedGlobalNetworkPolicySpec;
+  StagedKubernetesNetworkPolicy: StagedKubernetesNetworkPolicySpec;
   /** Kubernetes' v1 Service; its `status` is kept in the stored spec. */
   Service: ServiceResourceSpec;
   /** Kubernetes' discovery.k8s.io/v1 EndpointSlice; its top-level fields are kept as the stored spec. */
@@ -220,6 +226,9 @@ export const KINDS: readonly Kind[] = [
   'KubernetesNetworkPolicy',
   'AdminNetworkPolicy',
   'BaselineAdminNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedGlobalNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
@@ -228,6 +237,8 @@ export const NAMESPACED_KINDS: readonly Kind[] = [
   'WorkloadEndpoint',
   'NetworkPolicy',
   'KubernetesNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];
@@ -274,6 +285,9 @@ export type GlobalNetworkPolicy = ResourceOf<'GlobalNetworkPolicy'>;
 export type KubernetesNetworkPolicy = ResourceOf<'KubernetesNetworkPolicy'>;
 export type AdminNetworkPolicy = ResourceOf<'AdminNetworkPolicy'>;
 export type BaselineAdminNetworkPolicy = ResourceOf<'BaselineAdminNetworkPolicy'>;
+export type StagedNetworkPolicy = ResourceOf<'StagedNetworkPolicy'>;
+export type StagedGlobalNetworkPolicy = ResourceOf<'StagedGlobalNetworkPolicy'>;
+export type StagedKubernetesNetworkPolicy = ResourceOf<'StagedKubernetesNetworkPolicy'>;
 export type Service = ResourceOf<'Service'>;
 export type EndpointSlice = ResourceOf<'EndpointSlice'>;
 

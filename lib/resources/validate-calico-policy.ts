@@ -192,7 +192,7 @@ function rule(c: Checker, v: unknown, path: string): CalicoRule {
  * required `<tier>.<name>` from 3.29 and dropped the rule in 3.31 (a policy is its kind,
  * namespace and name), so both `security.allow-web` and `allow-web` in tier `security` are taken.
  */
-function tier(c: Checker, s: Obj): string | undefined {
+export function policyTier(c: Checker, s: Obj): string | undefined {
   const given = c.str(s, 'tier', 'spec');
   if (given !== undefined && given !== '') {
     const bad = tierNameProblem(given);
@@ -206,7 +206,7 @@ export function checkCalicoPolicy(c: Checker, s: Obj, global: boolean): CalicoNe
   const fields = ['tier', 'order', 'selector', 'types', 'ingress', 'egress'];
   c.only(s, global ? [...fields, 'namespaceSelector'] : fields, 'spec', POLICY_UNSUPPORTED);
   const spec: Obj = {};
-  const t = tier(c, s);
+  const t = policyTier(c, s);
   if (t !== undefined) spec.tier = t;
   if (s.order !== undefined && s.order !== null) {
     if (typeof s.order !== 'number' || !Number.isFinite(s.order)) c.fail('spec.order', `must be a number, not ${JSON.stringify(s.order)}`);

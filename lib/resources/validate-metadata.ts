@@ -26,6 +26,9 @@ const STRICT_LABEL_KINDS: readonly Kind[] = [
   'KubernetesNetworkPolicy',
   'AdminNetworkPolicy',
   'BaselineAdminNetworkPolicy',
+  'StagedNetworkPolicy',
+  'StagedGlobalNetworkPolicy',
+  'StagedKubernetesNetworkPolicy',
   'Service',
   'EndpointSlice',
 ];

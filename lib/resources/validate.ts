@@ -16,6 +16,7 @@ import { checkKubernetesNetworkPolicy } from './validate-kubernetes.js';
 import { checkMetadata } from './validate-metadata.js';
 import { checkNamespace } from './validate-namespace.js';
 import { checkNode } from './validate-node.js';
+import { checkStagedCalicoPolicy, checkStagedKubernetesPolicy } from './validate-staged-policy.js';
 import { checkTier } from './validate-tier.js';
 import { checkEndpointSlice, checkService, kubernetesBody } from './validate-service.js';
 import { checkWorkloadEndpoint } from './validate-workload-endpoint.js';
@@ -46,6 +47,9 @@ const VALIDATORS: { readonly [K in Kind]: KindValidator } = {
   KubernetesNetworkPolicy: { spec: checkKubernetesNetworkPolicy },
   AdminNetworkPolicy: { spec: checkAdminNetworkPolicy },
   BaselineAdminNetworkPolicy: { spec: checkBaselineAdminNetworkPolicy },
+  StagedNetworkPolicy: { spec: (c, s) => checkStagedCalicoPolicy(c, s, false) },
+  StagedGlobalNetworkPolicy: { spec: (c, s) => checkStagedCalicoPolicy(c, s, true) },
+  StagedKubernetesNetworkPolicy: { spec: checkStagedKubernetesPolicy },
   Service: { spec: checkService, body: (c, o) => kubernetesBody(c, 'Service', o) },
   EndpointSlice: { spec: checkEndpointSlice, body: (c, o) => kubernetesBody(c, 'EndpointSlice', o) },
 };

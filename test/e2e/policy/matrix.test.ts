@@ -20,6 +20,8 @@ import { PolicyCluster, type ResourceDoc } from './cluster.js';
 import { type Labels, type Model, type NetworkPolicy, type Probe, podKey } from '../../support/policy/model.js';
 import { type Measured, Prober, resultKey } from './probe.js';
 import { calicoTruthTable } from '../../support/policy/reference-calico.js';
+import { stagedTruthTable } from '../../support/policy/reference-staged.js';
+import { STAGED_CASES, type StagedCase } from './staged-cases.js';
 import { k8sTruthTable } from '../../support/policy/reference.js';
 import { formatComparison, type TruthTable } from '../../support/policy/truth-table.js';
 import { cidrAddress } from '../../../ip/index.js';
@@ -296,6 +298,65 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       it(c.name, async function () {
         requireEnforcement(this);
         await runCase(c);
+      });
+  });
+
+  describe('Calico staged policies', () => {
+    /** `podroute policy counters` of both nodes, packets summed by rule id. */
+    async function counters(): Promise<Map<string, number>> {
+      const out = new Map<string, number>();
+      for (const node of NODES) {
+        const r = await execCommand(
+          [process.execPath, join(ROOT, 'bin/podroute.js'), 'policy', 'counters', '--control', join(cluster.state.dir, `${node}.sock`)],
+          { timeoutMs: 20_000 },
+        );
+        assert.equal(r.code, 0, r.stderr);
+        for (const line of r.stdout.split('\n').slice(1)) {
+          const [id, packets] = line.trim().split(/\s+/);
+          if (id) out.set(id, (out.get(id) ?? 0) + Number(packets));
+        }
+      }
+      return out;
+    }
+
+    /**
+     * The matrix must be the enforced policies' alone; the staged rule named by the case must
+     * count, over one more matrix, at least the probes the staged policies would decide otherwise.
+     */
+    async function runStagedCase(c: StagedCase): Promise<void> {
+      const p = c.policies();
+      await cluster.apply([...(p.tiers ?? []), ...p.calico, ...p.kubernetes, ...p.staged]);
+      try {
+        const enforced = expect(p);
+        const changed = stagedTruthTable(model(), p, p.staged, PROBES).differences(enforced);
+        assert.notEqual(changed.length, 0, `case "${c.name}": the staged policies must change something as if enforced`);
+        await waitMatrix(c.name, enforced);
+        if (c.counted) {
+          const deadline = Date.now() + ENFORCE_DEADLINE_MS;
+          while (!(await counters()).has(c.counted) && Date.now() < deadline) await sleep(250);
+          const before = (await counters()).get(c.counted);
+          assert.ok(before !== undefined, `no counter ${c.counted} on either node`);
+          const m = await prober.matrix(model().pods, PROBES, { attempts: 1, timeoutMs: 1_000 });
+          assert.equal(enforced.differences(m.table).length, 0, formatComparison(enforced, m.table, `${c.name}, while counting`));
+          const counted = (await counters()).get(c.counted)! - before;
+          assert.ok(
+            counted >= changed.length,
+            `${c.counted} counted ${counted} packets over one matrix; the staged policy would have decided ${changed.length} probes`,
+          );
+          // Each probe is one new connection (a probe sent again only when it failed): a rule that
+          // counted what it does not match would count every probe into its endpoints instead.
+          assert.ok(counted <= 2 * changed.length, `${c.counted} counted ${counted} packets for ${changed.length} probes it decides`);
+        }
+      } finally {
+        await cluster.delete([...p.staged, ...p.calico, ...p.kubernetes, ...(p.tiers ?? [])]);
+      }
+      await waitMatrix(`${c.name}: undone`, baseline());
+    }
+
+    for (const c of STAGED_CASES)
+      it(c.name, async function () {
+        requireEnforcement(this);
+        await runStagedCase(c);
       });
   });
 
