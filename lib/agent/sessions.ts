@@ -45,6 +45,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     gracefulRestart: { restartTime: p.restartTime ?? s.restartTime ?? 120 },
     description: `${p.type} ${p.source}`,
     ...(p.maxPrefixes ? { maxPrefixes: p.maxPrefixes } : {}),
+    ...(p.ttlSecurity ? { ttlSecurity: p.ttlSecurity } : {}),
     ...(password !== undefined ? { password } : {}),
     ...(s.ebgpExportPolicy && s.localAs !== undefined && p.asn !== s.localAs ? { exportPolicy: s.ebgpExportPolicy } : {}),
   };
