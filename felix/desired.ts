@@ -278,6 +278,8 @@ export function remoteRoute(
       hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
     } else if (encap === 'ipip') {
       hops.push({ dev: names.ipip, gateway: gw, onlink: true });
+    } else if (local && !peer) {
+      hops.push({ dev: ctx.uplink, gateway: gw }); // the common case, as before: no lookup
     } else {
       let found = underlay(ctx, a.family, gw);
       if (peer && !('hops' in found && found.connected)) {
