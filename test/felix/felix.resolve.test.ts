@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import {
   Felix,
+  IpBatchDataplane,
   LinuxDataplane,
   loadNative,
   MemoryDataplane,
@@ -100,6 +101,20 @@ describe('felix: learned next hops resolved through the node table', function ()
         intervalMs: 50,
       });
       assert.equal(felix.unresolved.size, 0, 'resolved again');
+    });
+
+    it('the ip -batch fallback reads the default route too, and resolves through it at a resync', async () => {
+      felix?.stop();
+      dp?.close();
+      felix = undefined;
+      dp = undefined;
+      const ipb = new IpBatchDataplane({ netns: spaces.path(ns) });
+      const f = new Felix(ipb, { resyncIntervalMs: 0, sysctls: false });
+      f.update({ ...input, remoteRoutes: [{ prefix: '10.67.0.0/26', nextHops: ['192.0.2.1'] }] });
+      await f.start();
+      f.stop();
+      const r = kernelRoutes(ns, 4, PODROUTE_PROTOCOL).find((x) => x.dst === '10.67.0.0/26');
+      assert.deepEqual(r?.nextHops, [{ dev: 'eth0', gateway: '10.0.1.1' }]);
     });
   });
 });
