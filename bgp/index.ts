@@ -69,6 +69,7 @@ export {
   setTcpMd5AddonPath,
   type TcpMd5Native,
 } from './session/tcp-md5.js';
+export { TtlUnavailableError, sessionTtl, type TtlOptions } from './session/ttl.js';
 export {
   maxPrefixData,
   type MaxPrefixLimit,

@@ -33,6 +33,7 @@ import { linkLocalFor } from './session/link-local.js';
 import { SelectionDeferral } from './selection-deferral.js';
 import { type LongTimeout, setLongTimeout } from './long-timeout.js';
 import { ListenerKeys, checkPassword } from './session/tcp-md5.js';
+import { requireTtlAddon, setAcceptedTtl, setListenerTtl } from './session/ttl.js';
 
 export interface SpeakerOptions {
   asn: number;
@@ -146,6 +147,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private servers: net.Server[] = [];
   /** TCP-MD5 keys of the listener: one per peer with a password, one per dynamic range with one. */
   private readonly md5Keys = new ListenerKeys();
+  /** The listeners send TTL 255, for the GTSM peers (ttl.ts); other accepted sessions get the default back. */
+  private listenerTtl = false;
   private kickScheduled = false;
   private readonly toKick = new Set<Peer>();
   private readonly deferral: SelectionDeferral;
@@ -205,6 +208,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         this.servers.push(server);
         // A listener that cannot hold a peer's key would take that peer's connections unsigned.
         this.md5Keys.attach(server);
+        if (this.listenerTtl) setListenerTtl(server);
       } catch (e) {
         // All the addresses or none: a node half listening would lose one family's sessions quietly.
         await Promise.all(this.servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
@@ -235,6 +239,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const key = normalizeAddress(config.address);
     if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
     if (config.password !== undefined) this.md5Keys.set(config.address, key, config.password);
+    if (config.ttlSecurity !== undefined) this.gtsmListeners(config.address);
     const n = this.createNeighbor(config, false, this.dialSource(config));
     this.deferral.expect(config.address);
     n.peer.start();
@@ -266,7 +271,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       checkPassword('dynamic neighbors password', d.password);
       this.md5Keys.set(`in ${d.range}`, formatAddress(range.bytes), d.password, range.prefixLength);
     }
+    if (d.ttlSecurity !== undefined) this.gtsmListeners(`in ${d.range}`);
     this.dynamic.push({ range, config: d });
+  }
+
+  /** The first GTSM peer: every listener sends TTL 255 from now on. */
+  private gtsmListeners(peer: string): void {
+    if (this.listenerTtl) return;
+    requireTtlAddon(peer, 'ttlSecurity');
+    this.listenerTtl = true;
+    for (const s of this.servers) setListenerTtl(s);
   }
 
   originate(prefix: string, options?: OriginateOptions): void {
@@ -430,9 +444,26 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     return n;
   }
 
+  /** Whether the range `address` falls in sets TTL options of its own. */
+  private dynamicTtl(address: string): boolean {
+    const d = this.dynamic.find((x) => inRange(address, x.range));
+    return d !== undefined && (d.config.ttlSecurity !== undefined || d.config.ttl !== undefined);
+  }
+
   private onIncoming(socket: net.Socket): void {
     const address = normalizeAddress(socket.remoteAddress ?? '');
     const n = this.neighbors.get(address);
+    const gtsm = n ? n.config.ttlSecurity !== undefined || n.config.ttl !== undefined : this.dynamicTtl(address);
+    // The listener's TTL 255 is for GTSM peers; any other session sends the kernel's default.
+    if (this.listenerTtl && !gtsm) {
+      try {
+        setAcceptedTtl(socket, address, { ttl: -1 });
+      } catch (e) {
+        socket.destroy();
+        this.emit('connectionRefused', address, (e as Error).message);
+        return;
+      }
+    }
     if (n) {
       // Refused (held down for its prefix limit, stopping): reset at once, before any OPEN, as
       // near to refusing the SYN as a listening socket can come.

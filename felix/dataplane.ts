@@ -71,6 +71,13 @@ export interface Dataplane {
   linkNames(): Promise<string[]>;
   ensureVxlan(spec: VxlanDeviceSpec): Promise<DeviceStatus>;
   ensureIpip(spec: IpipDeviceSpec): Promise<DeviceStatus>;
+  /**
+   * Calls `changed` when a route of another program (not `protocol`) changes in the main table,
+   * so next hops resolved through it are resolved again. Returns the function that stops it;
+   * absent, or undefined returned, where the dataplane cannot watch (felix then re-reads the
+   * table at each resync only).
+   */
+  watchRoutes?(protocol: number, changed: () => void): (() => void) | undefined;
   /** Writes a sysctl ("net.ipv4.ip_forward") unless it already has the value; reads back. */
   setSysctl(key: string, value: string): Promise<SysctlOutcome>;
   close(): void;

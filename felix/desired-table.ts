@@ -11,16 +11,17 @@ import {
   remoteDestination,
   remoteRoute,
   workloadRoutes,
+  type ContextInput,
   type DesiredContext,
   type DesiredState,
 } from './desired.js';
-import { EMPTY_INPUT, type FelixInput, type LocalWorkload, type RemoteRoute } from './input.js';
+import { EMPTY_INPUT, nextHopKey, type FelixInput, type LearnedNextHop, type LocalWorkload, type RemoteRoute } from './input.js';
 import { sameForwarding, type NextHop, type Route } from './model.js';
 
 /** A learned route changed: new next hops, or none when it was withdrawn. */
 export interface RemoteRouteChange {
   readonly prefix: string;
-  readonly nextHops: readonly string[];
+  readonly nextHops: readonly LearnedNextHop[];
 }
 
 interface Learned {
@@ -35,7 +36,7 @@ interface Local {
   readonly nextHops: readonly NextHop[];
 }
 
-type Context = Pick<FelixInput, 'node' | 'pools' | 'remoteVteps' | 'deviceNames'>;
+type Context = ContextInput;
 
 export class DesiredTable {
   private context: Context = EMPTY_INPUT;
@@ -51,6 +52,8 @@ export class DesiredTable {
   /** Prefixes given twice in one whole list, for the report. */
   private duplicates: string[] = [];
   private readonly table = new Map<string, Route>();
+  /** Learned and static destinations with no usable next hop, and why. */
+  private readonly unroutable = new Map<string, string>();
   private changed = new Set<string>();
   private everything = true;
   private cachedState?: DesiredState;
@@ -96,12 +99,18 @@ export class DesiredTable {
     return this.ctx.neighbors;
   }
 
+  /** Learned and static routes that have no usable next hop (not programmed), with why. */
+  get unresolved(): ReadonlyMap<string, string> {
+    return this.unroutable;
+  }
+
   /** Input that was consistent but could not be fully honoured, one line each. */
   problems(): string[] {
     const problems: string[] = [];
     for (const [dst, ifaces] of this.claims)
       for (const extra of ifaces.slice(1))
         problems.push(`workload address ${dst} is on both ${ifaces[0]} and ${extra}; keeping ${ifaces[0]}`);
+    for (const [dst, st] of this.ctx.statics) if (st.problem && !this.claims.has(dst) && !this.ownSet.has(dst)) problems.push(st.problem);
     problems.push(...this.duplicates);
     for (const l of this.learned.values()) problems.push(...l.problems);
     return problems;
@@ -111,7 +120,10 @@ export class DesiredTable {
   get state(): DesiredState {
     if (!this.cachedState) {
       const routes = [...this.table.values()].sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
-      this.cachedState = { routes, neighbors: this.ctx.neighbors, devices: this.ctx.devices, problems: this.problems() };
+      const unresolved = [...this.unroutable]
+        .map(([dst, reason]) => ({ dst, reason }))
+        .sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
+      this.cachedState = { routes, neighbors: this.ctx.neighbors, devices: this.ctx.devices, problems: this.problems(), unresolved };
     }
     return this.cachedState;
   }
@@ -136,7 +148,9 @@ export class DesiredTable {
       (partial.node !== undefined && partial.node !== this.context.node) ||
       (partial.pools !== undefined && partial.pools !== this.context.pools) ||
       (partial.remoteVteps !== undefined && partial.remoteVteps !== this.context.remoteVteps) ||
-      ('deviceNames' in partial && partial.deviceNames !== this.context.deviceNames);
+      ('deviceNames' in partial && partial.deviceNames !== this.context.deviceNames) ||
+      ('staticRoutes' in partial && partial.staticRoutes !== this.context.staticRoutes) ||
+      ('kernelRoutes' in partial && partial.kernelRoutes !== this.context.kernelRoutes);
     if (contextChanged) {
       // The context decides every learned route: recompute the lot from one validated input.
       this.replace({ ...this.input, ...partial });
@@ -170,7 +184,14 @@ export class DesiredTable {
 
   private replace(input: FelixInput): void {
     computeDesiredState(input); // validates the whole input, naming the field, before anything changes
-    this.context = { node: input.node, pools: input.pools, remoteVteps: input.remoteVteps, deviceNames: input.deviceNames };
+    this.context = {
+      node: input.node,
+      pools: input.pools,
+      remoteVteps: input.remoteVteps,
+      deviceNames: input.deviceNames,
+      ...(input.staticRoutes !== undefined ? { staticRoutes: input.staticRoutes } : {}),
+      ...(input.kernelRoutes !== undefined ? { kernelRoutes: input.kernelRoutes } : {}),
+    };
     this.ctx = desiredContext(input);
     this.locals = new Map();
     this.claims = new Map();
@@ -181,7 +202,9 @@ export class DesiredTable {
     this.learned = learned.byDst;
     this.duplicates = learned.duplicates;
     this.table.clear();
-    for (const dst of new Set([...this.claims.keys(), ...this.ownSet, ...this.learned.keys()])) this.recompute(dst);
+    this.unroutable.clear();
+    for (const dst of new Set([...this.claims.keys(), ...this.ownSet, ...this.ctx.statics.keys(), ...this.learned.keys()]))
+      this.recompute(dst);
     this.everything = true;
     this.changed = new Set();
     this.cachedInput = undefined;
@@ -265,21 +288,34 @@ export class DesiredTable {
     this.cachedState = undefined;
   }
 
-  /** One destination, by the precedence computeDesiredState uses: pod, own block, learned. */
+  /** One destination, by the precedence computeDesiredState uses: pod, own block, static, learned. */
   private recompute(dst: string): void {
     let route: Route | undefined;
+    let unroutable: string | undefined;
     const claim = this.claims.get(dst);
     const l = this.learned.get(dst);
+    const st = this.ctx.statics.get(dst);
     if (claim && claim.length > 0) {
       route = { dst, type: 'unicast', nextHops: this.locals.get(claim[0])!.nextHops, reason: 'workload' };
       if (l) l.problems = []; // we are the destination: the learned route is not used
     } else if (this.ownSet.has(dst)) {
       route = { dst, type: 'blackhole', nextHops: [], reason: 'blackhole' };
       if (l) l.problems = [];
+    } else if (st) {
+      route = st.route;
+      unroutable = st.problem;
+      if (l) l.problems = []; // the node's own route to its peer wins
     } else if (l) {
       const problems: string[] = [];
       route = remoteRoute(this.ctx, l.input, dst, problems);
       l.problems = problems;
+      if (!route && problems.length) unroutable = problems.join('; ');
+    }
+    if (unroutable === undefined) {
+      if (this.unroutable.delete(dst)) this.cachedState = undefined;
+    } else if (this.unroutable.get(dst) !== unroutable) {
+      this.unroutable.set(dst, unroutable);
+      this.cachedState = undefined;
     }
     const had = this.table.get(dst);
     if (had && route && had.reason === route.reason && sameForwarding(had, route)) return;
@@ -291,6 +327,6 @@ export class DesiredTable {
   }
 }
 
-function sameHops(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((h, i) => h === b[i]);
+function sameHops(a: readonly LearnedNextHop[], b: readonly LearnedNextHop[]): boolean {
+  return a.length === b.length && a.every((h, i) => h === b[i] || nextHopKey(h) === nextHopKey(b[i]));
 }

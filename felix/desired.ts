@@ -25,6 +25,7 @@ import {
   type RemoteRoute,
 } from './input.js';
 import { sortNextHops, type Neighbor, type NextHop, type Route } from './model.js';
+import { NextHopResolver, type KernelRoute, type Resolution } from './resolve.js';
 
 export interface DesiredState {
   /** Sorted by destination. */
@@ -34,6 +35,8 @@ export interface DesiredState {
   readonly devices: { readonly ipip: boolean; readonly vxlanV4: boolean; readonly vxlanV6: boolean };
   /** Input that was consistent but could not be fully honoured, one line each. */
   readonly problems: readonly string[];
+  /** Learned and static routes with no usable next hop (so not programmed), by destination, with why. */
+  readonly unresolved: readonly { readonly dst: string; readonly reason: string }[];
 }
 
 export class FelixInputError extends Error {
@@ -104,10 +107,16 @@ export interface DesiredContext {
   readonly vteps: ReadonlyMap<string, { vtepIp: string; vtepMac: string; family: IpFamily; nodeIp: string }>;
   readonly devices: DesiredState['devices'];
   readonly neighbors: readonly Neighbor[];
+  /** The node's own routes (its table and the static routes), for next hops off its subnet. */
+  readonly resolver: NextHopResolver;
+  /** Static routes by destination: the route, or why there is none. */
+  readonly statics: ReadonlyMap<string, { readonly route?: Route; readonly problem?: string }>;
 }
 
+export type ContextInput = Pick<FelixInput, 'node' | 'pools' | 'remoteVteps' | 'deviceNames' | 'staticRoutes' | 'kernelRoutes'>;
+
 /** Validates the node, pools, VTEPs and device names of an input (FelixInputError naming the field). */
-export function desiredContext(input: Pick<FelixInput, 'node' | 'pools' | 'remoteVteps' | 'deviceNames'>): DesiredContext {
+export function desiredContext(input: ContextInput): DesiredContext {
   if (!input || typeof input !== 'object') throw new FelixInputError('input', 'must be an object');
   const names: DeviceNames = { ...DEFAULT_DEVICE_NAMES, ...(input.deviceNames ?? {}) };
   const node = input.node;
@@ -169,7 +178,48 @@ export function desiredContext(input: Pick<FelixInput, 'node' | 'pools' | 'remot
     neighbors.push({ kind: 'arp', dev, address: v.vtepIp, mac: v.vtepMac });
     neighbors.push({ kind: 'fdb', dev, address: v.nodeIp, mac: v.vtepMac });
   }
-  return { names, uplink, subnets, selfAddrs, pools, vteps, devices, neighbors };
+  const kernel = list(input.kernelRoutes, 'kernelRoutes').map((r, i) => checkKernelRoute(r, `kernelRoutes[${i}]`));
+  const base = { names, uplink, subnets, selfAddrs, pools, vteps, devices, neighbors };
+  const under = new NextHopResolver(kernel);
+  const statics = new Map<string, { route?: Route; problem?: string }>();
+  list(input.staticRoutes, 'staticRoutes').forEach((r, i) => {
+    const f = `staticRoutes[${i}]`;
+    const dst = formatCidr(wrap(() => parseCidr(r?.prefix, `${f}.prefix`)));
+    const via = wrap(() => parseAddress(r.via, `${f}.via`));
+    if (via.family !== (dst.includes(':') ? 6 : 4)) throw new FelixInputError(`${f}.via`, `${r.via} is not of the prefix's IP family`);
+    if (statics.has(dst)) return; // the first wins, as for learned routes
+    const found = underlay({ ...base, resolver: under }, via.bytes.length === 4 ? 4 : 6, formatAddress(via.bytes));
+    statics.set(
+      dst,
+      'hops' in found
+        ? { route: { dst, type: 'unicast', nextHops: sortNextHops(found.hops), reason: 'direct' } }
+        : { problem: `${dst}: static route via ${formatAddress(via.bytes)}: ${found.reason}` },
+    );
+  });
+  // Learned next hops resolve through the static routes too (a peer reached by reachableBy is
+  // often the next hop of what it sends), but a static route never through another.
+  const withStatics = [...statics.values()].flatMap((s) => (s.route ? [s.route] : []));
+  const resolver = withStatics.length ? new NextHopResolver([...kernel, ...withStatics]) : under;
+  return { ...base, resolver, statics };
+}
+
+function checkKernelRoute(r: KernelRoute, field: string): KernelRoute {
+  if (!r || typeof r !== 'object') throw new FelixInputError(field, 'must be an object');
+  wrap(() => parseCidr(r.dst, `${field}.dst`, false));
+  if (r.type !== 'unicast' && r.type !== 'blackhole') throw new FelixInputError(`${field}.type`, 'must be unicast or blackhole');
+  list(r.nextHops, `${field}.nextHops`);
+  return r;
+}
+
+/**
+ * The hops towards a gateway that is not reached through a tunnel: on the node's subnet through
+ * the uplink, as always; else through the node's routing table (resolve.ts).
+ */
+function underlay(ctx: Pick<DesiredContext, 'subnets' | 'uplink' | 'resolver'>, family: IpFamily, gw: string): Resolution {
+  const subnet = ctx.subnets.get(family);
+  if (subnet !== undefined && cidrContains(subnet, parseAddress(gw)))
+    return { hops: [{ dev: ctx.uplink, gateway: gw }], connected: true, via: formatCidr(subnet) };
+  return ctx.resolver.resolve(gw);
 }
 
 /** A local workload's host routes: its canonical destinations and the one next hop they share. */
@@ -204,13 +254,17 @@ export function remoteRoute(
   at: { prefix: Cidr; dst: string } = remoteDestination(r, field),
 ): Route | undefined {
   const { prefix, dst } = at;
-  const { names, uplink } = ctx;
+  const { names } = ctx;
   const pool = longestPool(ctx.pools, prefix);
   const hops: NextHop[] = [];
   for (const [j, h] of list(r.nextHops, `${field}.nextHops`).entries()) {
-    const a = wrap(() => parseAddress(h, `${field}.nextHops[${j}]`));
+    const direct = typeof h === 'string' ? undefined : h;
+    const a = wrap(() => parseAddress(direct ? direct.address : (h as string), `${field}.nextHops[${j}]${direct ? '.address' : ''}`));
     const gw = formatAddress(a.bytes);
-    if (a.family !== prefix.family) throw new FelixInputError(`${field}.nextHops[${j}]`, `${h} is not of the prefix's IP family`);
+    if (a.family !== prefix.family) throw new FelixInputError(`${field}.nextHops[${j}]`, `${gw} is not of the prefix's IP family`);
+    const peer = direct && wrap(() => parseAddress(direct.peer, `${field}.nextHops[${j}].peer`));
+    if (peer && peer.family !== a.family)
+      throw new FelixInputError(`${field}.nextHops[${j}].peer`, `${direct.peer} is not of the prefix's IP family`);
     if (ctx.selfAddrs.has(`${gw}/${a.family === 4 ? 32 : 128}`)) continue; // our own announcement echoed back
     const subnet = ctx.subnets.get(a.family);
     const local = subnet !== undefined && cidrContains(subnet, a);
@@ -224,17 +278,26 @@ export function remoteRoute(
       hops.push({ dev: a.family === 4 ? names.vxlanV4 : names.vxlanV6, gateway: v.vtepIp, onlink: true });
     } else if (encap === 'ipip') {
       hops.push({ dev: names.ipip, gateway: gw, onlink: true });
+    } else if (local && !peer) {
+      hops.push({ dev: ctx.uplink, gateway: gw }); // the common case, as before: no lookup
     } else {
-      if (!local) {
-        problems.push(`${dst}: next hop ${gw} is outside this node's subnet and the pool has no encapsulation; next hop skipped`);
+      let found = underlay(ctx, a.family, gw);
+      if (peer && !('hops' in found && found.connected)) {
+        // Direct mode: the peer that sent it is the gateway when the next hop is not connected.
+        const viaPeer = underlay(ctx, a.family, formatAddress(peer.bytes));
+        if ('hops' in viaPeer && viaPeer.connected) found = viaPeer;
+      }
+      if (!('hops' in found)) {
+        problems.push(`${dst}: ${found.reason}; next hop skipped`);
         continue;
       }
-      hops.push({ dev: uplink, gateway: gw });
+      hops.push(...found.hops);
     }
   }
   const unique = dedupe(hops);
   if (unique.length === 0) return undefined;
-  const reason = unique.every((h) => h.dev === uplink) ? 'direct' : unique[0].dev === names.ipip ? 'ipip' : 'vxlan';
+  const tunnel = unique.find((h) => h.dev === names.ipip || h.dev === names.vxlanV4 || h.dev === names.vxlanV6);
+  const reason = !tunnel ? 'direct' : tunnel.dev === names.ipip ? 'ipip' : 'vxlan';
   return { dst, type: 'unicast', nextHops: sortNextHops(unique), reason };
 }
 
@@ -267,21 +330,47 @@ export function computeDesiredState(input: FelixInput): DesiredState {
     if (!routes.has(dst)) routes.set(dst, { dst, type: 'blackhole', nextHops: [], reason: 'blackhole' });
   }
 
+  const unresolved = new Map<string, string>();
+  // Static routes next: the node needs them to reach its peers, whatever the peers send.
+  const staticDsts = new Set<string>();
+  for (const [dst, s] of ctx.statics) {
+    if (routes.has(dst)) continue;
+    staticDsts.add(dst);
+    if (s.route) routes.set(dst, s.route);
+    else {
+      problems.push(s.problem!);
+      unresolved.set(dst, s.problem!);
+    }
+  }
+
+  const learned = new Set<string>();
   list(input.remoteRoutes, 'remoteRoutes').forEach((r, i) => {
     const f = `remoteRoutes[${i}]`;
     const at = remoteDestination(r, f);
-    const existing = routes.get(at.dst);
-    if (existing) {
-      if (existing.reason !== 'workload' && existing.reason !== 'blackhole')
-        problems.push(`${f}: ${at.dst} given twice; keeping the first`);
-      return; // a local pod or our own block: we are the destination
+    if (routes.has(at.dst) || staticDsts.has(at.dst)) {
+      if (learned.has(at.dst)) problems.push(`${f}: ${at.dst} given twice; keeping the first`);
+      else remoteRoute(ctx, r, f, [], at); // validates its next hops
+      return; // a local pod, our own block or a static route: not the learned one
     }
-    const route = remoteRoute(ctx, r, f, problems, at);
-    if (route) routes.set(at.dst, route);
+    const own: string[] = [];
+    const route = remoteRoute(ctx, r, f, own, at);
+    problems.push(...own);
+    if (route) {
+      routes.set(at.dst, route);
+      learned.add(at.dst);
+      unresolved.delete(at.dst);
+    } else if (own.length) unresolved.set(at.dst, own.join('; '));
   });
 
-  const sorted = [...routes.values()].sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0));
-  return { routes: sorted, neighbors: ctx.neighbors, devices: ctx.devices, problems };
+  const byDst = <T extends { dst: string }>(a: T, b: T) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0);
+  const sorted = [...routes.values()].sort(byDst);
+  return {
+    routes: sorted,
+    neighbors: ctx.neighbors,
+    devices: ctx.devices,
+    problems,
+    unresolved: [...unresolved].map(([dst, reason]) => ({ dst, reason })).sort(byDst),
+  };
 }
 
 /** The routes alone, for callers that only want the table. */

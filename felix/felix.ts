@@ -18,6 +18,7 @@ import {
   type RemoteVtep,
 } from './input.js';
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
+import { kernelRoutesKey, type KernelRoute } from './resolve.js';
 import { indexInstalled, planChanged, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
 
 export interface FelixOptions {
@@ -31,6 +32,13 @@ export interface FelixOptions {
   readonly ipip?: { readonly mtu?: number };
   /** Set IP forwarding and proxy-ARP on workload interfaces. Default true. */
   readonly sysctls?: boolean;
+  /**
+   * Take the node's routing table (FelixInput.kernelRoutes, which learned next hops off the
+   * node's subnet resolve through) from each dump of the dataplane, and resync when the
+   * dataplane reports that a route of another program changed. Default true; false leaves
+   * kernelRoutes to the input.
+   */
+  readonly resolveThroughKernel?: boolean;
 }
 
 export interface RouteFailure {
@@ -50,6 +58,8 @@ export interface ApplyReport {
   readonly failures: readonly RouteFailure[];
   readonly conflicts: readonly RouteConflict[];
   readonly problems: readonly string[];
+  /** Learned and static routes not programmed for want of a usable next hop (none has a route to write). */
+  readonly unresolved: number;
   readonly devices: readonly DeviceStatus[];
   readonly sysctlFailures: readonly SysctlOutcome[];
   readonly durationMs: number;
@@ -93,6 +103,9 @@ export class Felix extends EventEmitter<FelixEvents> {
   private retryDelay: number;
   private running = false;
   private lastDevices: DeviceStatus[] = [];
+  /** The node's table as last given to the desired table (kernelRoutesKey), to give it only when it changed. */
+  private kernelKey: string | undefined;
+  private unwatch?: () => void;
 
   constructor(
     readonly dataplane: Dataplane,
@@ -122,6 +135,15 @@ export class Felix extends EventEmitter<FelixEvents> {
   /** Failed writes still waiting for a retry, by destination. */
   get failures(): ReadonlyMap<string, RouteFailure> {
     return this.failed;
+  }
+
+  /**
+   * Learned and static routes felix cannot program because none of their next hops is usable
+   * (not on the node's subnet and no route of the node's table to it, say), by destination,
+   * with why. Each is retried whenever the node's table changes.
+   */
+  get unresolved(): ReadonlyMap<string, string> {
+    return this.table.unresolved;
   }
 
   /**
@@ -172,6 +194,13 @@ export class Felix extends EventEmitter<FelixEvents> {
       this.resyncTimer = setInterval(() => this.background(this.resync()), every);
       this.resyncTimer.unref();
     }
+    if (this.opts.resolveThroughKernel !== false && !this.unwatch && this.dataplane.watchRoutes) {
+      // A route under a resolved next hop changed: read the table again and resolve anew.
+      this.unwatch = this.dataplane.watchRoutes(this.protocol, () => {
+        this.needResync = true;
+        this.kick();
+      });
+    }
     try {
       return await this.resync();
     } catch (e) {
@@ -184,6 +213,8 @@ export class Felix extends EventEmitter<FelixEvents> {
 
   stop(): void {
     this.running = false;
+    this.unwatch?.();
+    this.unwatch = undefined;
     clearInterval(this.resyncTimer);
     clearTimeout(this.retryTimer);
     this.resyncTimer = this.retryTimer = undefined;
@@ -245,11 +276,15 @@ export class Felix extends EventEmitter<FelixEvents> {
     this.needResync = false;
     this.dirty = false;
     const table = this.table;
-    const changed = table.takeChanged();
     const devices = await this.ensureDevices(table.devices, resync);
     const sysctlFailures = this.opts.sysctls === false ? [] : await this.ensureSysctls(resync);
 
-    if (resync) this.installed = indexInstalled(await this.dataplane.listRoutes(), this.protocol);
+    if (resync) {
+      const dump = await this.dataplane.listRoutes();
+      this.installed = indexInstalled(dump, this.protocol);
+      if (this.opts.resolveThroughKernel !== false) this.takeKernelRoutes(dump);
+    }
+    const changed = table.takeChanged();
     // Changes that arrived during the awaits above are in the table already, and marked for
     // the next run too: writing them now as well is harmless.
     const plan =
@@ -314,12 +349,25 @@ export class Felix extends EventEmitter<FelixEvents> {
       failures,
       conflicts: plan.conflicts,
       problems: table.problems(),
+      unresolved: table.unresolved.size,
       devices,
       sysctlFailures,
       durationMs: performance.now() - t0,
     };
     this.emit('report', report);
     return report;
+  }
+
+  /** The dump's routes of other programs become the table learned next hops resolve through. */
+  private takeKernelRoutes(dump: readonly InstalledRoute[]): void {
+    const kernelRoutes: KernelRoute[] = [];
+    for (const r of dump)
+      if (r.protocol !== this.protocol && r.table === MAIN_TABLE)
+        kernelRoutes.push({ dst: r.dst, type: r.type, nextHops: r.nextHops, metric: r.metric });
+    const key = kernelRoutesKey(kernelRoutes);
+    if (key === this.kernelKey) return;
+    this.kernelKey = key;
+    this.table.update({ kernelRoutes });
   }
 
   private scheduleRetry(): void {

@@ -7,7 +7,11 @@ export {
   type FelixInput,
   type NodeInfo,
   type LocalWorkload,
+  nextHopKey,
   type RemoteRoute,
+  type LearnedNextHop,
+  type DirectNextHop,
+  type StaticRoute,
   type RemoteVtep,
   type PoolConfig,
   type EncapMode as FelixEncapMode,
@@ -36,6 +40,7 @@ export {
   type DeviceStatus,
   type SysctlOutcome,
 } from './dataplane.js';
+export { NextHopResolver, type KernelRoute, type Resolution } from './resolve.js';
 export { MemoryDataplane, type MemoryDataplaneOptions } from './memory-dataplane.js';
 export { LinuxDataplane, type LinuxDataplaneOptions } from './linux-dataplane.js';
 export { planRoutes, planNeighbors, type RoutePlan, type RouteConflict } from './reconcile.js';

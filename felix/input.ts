@@ -1,6 +1,8 @@
 // What the node agent tells felix. Everything is plain data, so a test or a simulation can
 // build it by hand and the same value always yields the same desired state.
 
+import type { KernelRoute } from './resolve.js';
+
 export type EncapMode = 'Never' | 'Always' | 'CrossSubnet';
 
 export interface PoolConfig {
@@ -18,11 +20,37 @@ export interface LocalWorkload {
   readonly iface: string;
 }
 
+/**
+ * A next hop learned from a peer whose gateway is chosen as BIRD's `gateway direct` does (Calico's
+ * BGPPeer birdGatewayMode DirectIfDirectlyConnected): the next hop itself when it is on a
+ * connected network, else the peer that sent the route, when that peer is.
+ */
+export interface DirectNextHop {
+  readonly address: string;
+  /** The session's neighbour: the gateway when `address` is not directly reachable. */
+  readonly peer: string;
+}
+
+/** A BGP next hop: an address (resolved recursively when not connected), or one in direct mode. */
+export type LearnedNextHop = string | DirectNextHop;
+
 export interface RemoteRoute {
   /** A prefix learned over BGP: a remote block (/26, /122) or a borrowed /32. */
   readonly prefix: string;
   /** The BGP next hops (the remote nodes' addresses); several mean ECMP. */
-  readonly nextHops: readonly string[];
+  readonly nextHops: readonly LearnedNextHop[];
+}
+
+/** A next hop's text, to compare and sort hop lists by. */
+export function nextHopKey(h: LearnedNextHop): string {
+  return typeof h === 'string' ? h : `${h.address} direct ${h.peer}`;
+}
+
+/** A route the node needs for itself (Calico's BGPPeer reachableBy: the peer via a gateway). */
+export interface StaticRoute {
+  readonly prefix: string;
+  /** The gateway, on a connected network or reachable through the node's routing table. */
+  readonly via: string;
 }
 
 export interface RemoteVtep {
@@ -67,6 +95,16 @@ export interface FelixInput {
   readonly pools: readonly PoolConfig[];
   readonly remoteVteps: readonly RemoteVtep[];
   readonly deviceNames?: Partial<DeviceNames>;
+  /**
+   * Routes felix programs for the node itself (BGPPeer reachableBy); they win over a learned
+   * route for the same prefix, and learned next hops resolve through them.
+   */
+  readonly staticRoutes?: readonly StaticRoute[];
+  /**
+   * The node's routing table without felix's routes: learned next hops off the node's subnet
+   * resolve through it (resolve.ts). Felix fills it from each dump of the dataplane.
+   */
+  readonly kernelRoutes?: readonly KernelRoute[];
 }
 
 export const EMPTY_INPUT: FelixInput = {

@@ -97,9 +97,10 @@ export class IpBatchDataplane implements Dataplane {
       if (r.status !== 0) throw new Error(`ip route show: ${r.stderr.trim()}`);
       for (const x of JSON.parse(r.stdout || '[]') as IpRoute[]) {
         if (x.type && x.type !== '6' && x.type !== '1') continue;
-        if (x.dst === 'default') continue;
         const six = fam === '-6';
-        const dst = canonicalCidr(x.dst.includes('/') ? x.dst : `${x.dst}/${six ? 128 : 32}`);
+        // The default route too: learned next hops may resolve through it (resolve.ts).
+        const text = x.dst === 'default' ? (six ? '::/0' : '0.0.0.0/0') : x.dst;
+        const dst = canonicalCidr(text.includes('/') ? text : `${text}/${six ? 128 : 32}`);
         const hop = (h: { gateway?: string; dev?: string; flags?: string[] }): NextHop => {
           const n: { dev: string; gateway?: string; onlink?: boolean } = { dev: h.dev ?? '' };
           if (h.gateway) n.gateway = formatAddress(parseAddress(h.gateway).bytes);

@@ -32,6 +32,7 @@ import { inNetns } from './netlink/native.js';
 import { readNeighbor, writeNeighbor, writeNeighborDump } from './netlink/neigh.js';
 import { readRoute, writeRoute, writeRouteDump, UnknownDeviceError } from './netlink/route.js';
 import { NetlinkSocket, type BatchResult, type NetlinkSocketOptions } from './netlink/socket.js';
+import { watchRoutes } from './netlink/watch.js';
 import { RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE } from './netlink/constants.js';
 import { parseInterfaceAddress } from '../ip/index.js';
 import { retryOnlinkReplaces } from './onlink-replace.js';
@@ -127,6 +128,10 @@ export class LinuxDataplane implements Dataplane {
     });
     fill(outcomes, sent, await this.sock.execute(w));
     return outcomes;
+  }
+
+  watchRoutes(protocol: number, changed: () => void): (() => void) | undefined {
+    return watchRoutes({ netns: this.opts.netns, protocol }, changed);
   }
 
   async listNeighbors(devs: readonly string[]): Promise<Neighbor[]> {

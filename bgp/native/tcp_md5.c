@@ -3,6 +3,8 @@
 // session starts from, with its key set before the SYN. Node's net.Socket then takes that
 // descriptor over and connects it; nothing else of a session lives here. Sessions dialed from a
 // given local address come from here too, keyed or not: Node cannot set IP_BIND_ADDRESS_NO_PORT.
+// So do the TTL options of a session (GTSM, RFC 5082: IP_TTL 255 and IP_MINTTL), which Node
+// cannot set on a TCP socket either: on the socket it dials before the SYN, on one it accepted.
 #define _GNU_SOURCE
 #include <node_api.h>
 #include <sys/socket.h>
@@ -31,6 +33,37 @@ static napi_value throw_errno(napi_env env, const char *what, int e) {
   }
   napi_throw(env, err);
   return NULL;
+}
+
+#ifndef IPV6_MINHOPCOUNT
+#define IPV6_MINHOPCOUNT 73
+#endif
+
+// The TTL (IPv6: hop limit) of what `fd` sends, and the least it accepts (GTSM); 0 leaves either
+// as it is, a TTL of -1 puts back the kernel's default. `v6` is the peer's family: an IPv4 peer on an IPv6 socket (v4-mapped) takes the IPv4
+// options, which the kernel applies to such a socket too.
+static int set_ttl(int fd, int v6, int ttl, int min_ttl, const char **why) {
+  if (ttl != 0) {
+    int r = v6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof ttl) : setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl);
+    if (r < 0) {
+      *why = v6 ? "setsockopt(IPV6_UNICAST_HOPS)" : "setsockopt(IP_TTL)";
+      return -1;
+    }
+  }
+  if (min_ttl > 0) {
+    int r = v6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &min_ttl, sizeof min_ttl)
+               : setsockopt(fd, IPPROTO_IP, IP_MINTTL, &min_ttl, sizeof min_ttl);
+    if (r < 0) {
+      *why = v6 ? "setsockopt(IPV6_MINHOPCOUNT)" : "setsockopt(IP_MINTTL)";
+      return -1;
+    }
+  }
+  return 0;
+}
+
+// An IPv6 address, not an IPv4 one nor a v4-mapped one (::ffff:10.0.0.1).
+static int is_v6(const char *address) {
+  return strchr(address, ':') != NULL && strchr(address, '.') == NULL;
 }
 
 static napi_value throw_text(napi_env env, const char *msg) {
@@ -146,12 +179,17 @@ static napi_value md5_set_key(napi_env env, napi_callback_info info) {
 // so an agent restarted at a few thousand peers spent most of its start searching for ports
 // (and fails outright once the ephemeral range is spent on one address). Returns the fd, or
 // NULL with an exception pending.
-static napi_value session_socket(napi_env env, const char *address, const char *key, size_t klen, const char *local) {
+static napi_value session_socket(napi_env env, const char *address, const char *key, size_t klen, const char *local, int ttl, int min_ttl) {
   int domain = strchr(address, ':') ? AF_INET6 : AF_INET;
   int fd = socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   if (fd < 0) return throw_errno(env, "socket", errno);
   const char *why = "";
   if (klen > 0 && set_key(fd, address, key, klen, -1, &why) < 0) {
+    int e = errno;
+    close(fd);
+    return throw_errno(env, why, e);
+  }
+  if (set_ttl(fd, domain == AF_INET6, ttl, min_ttl, &why) < 0) {
     int e = errno;
     close(fd);
     return throw_errno(env, why, e);
@@ -197,7 +235,7 @@ static napi_value md5_socket(napi_env env, napi_callback_info info) {
   napi_typeof(env, argv[2], &t);
   int has_local = t == napi_string;
   if (has_local && read_string(env, argv[2], local, sizeof local, &llen) < 0) return throw_text(env, "socket: localAddress");
-  return session_socket(env, address, key, klen, has_local ? local : NULL);
+  return session_socket(env, address, key, klen, has_local ? local : NULL, 0, 0);
 }
 
 // dialSocket(peerAddress, localAddress) -> fd: an unkeyed session socket bound to the local
@@ -211,7 +249,50 @@ static napi_value dial_socket(napi_env env, napi_callback_info info) {
   size_t alen, llen;
   if (read_string(env, argv[0], address, sizeof address, &alen) < 0) return throw_text(env, "dialSocket: peerAddress must be a string");
   if (read_string(env, argv[1], local, sizeof local, &llen) < 0) return throw_text(env, "dialSocket: localAddress must be a string");
-  return session_socket(env, address, NULL, 0, local);
+  return session_socket(env, address, NULL, 0, local, 0, 0);
+}
+
+// sessionSocket(peerAddress, key, localAddress|null, ttl, minTtl) -> fd: a session socket with
+// every option a session may ask for set before the SYN: the key ("" for none), the local
+// address, the TTL it sends and the least TTL it accepts (0 for the kernel's).
+static napi_value session_socket_all(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 5) return throw_text(env, "sessionSocket(peerAddress, key, localAddress, ttl, minTtl)");
+  char address[64], local[64], key[TCP_MD5SIG_MAXKEYLEN + 2];
+  size_t alen, klen, llen = 0;
+  int32_t ttl = 0, min_ttl = 0;
+  if (read_string(env, argv[0], address, sizeof address, &alen) < 0) return throw_text(env, "sessionSocket: peerAddress must be a string");
+  if (read_string(env, argv[1], key, sizeof key, &klen) < 0) return throw_text(env, "sessionSocket: key must be a string");
+  if (klen > TCP_MD5SIG_MAXKEYLEN) return throw_text(env, "sessionSocket: the key is longer than 80 octets");
+  napi_valuetype t;
+  napi_typeof(env, argv[2], &t);
+  int has_local = t == napi_string;
+  if (has_local && read_string(env, argv[2], local, sizeof local, &llen) < 0) return throw_text(env, "sessionSocket: localAddress");
+  napi_get_value_int32(env, argv[3], &ttl);
+  napi_get_value_int32(env, argv[4], &min_ttl);
+  if (ttl < 0 || ttl > 255 || min_ttl < 0 || min_ttl > 255) return throw_text(env, "sessionSocket: ttl and minTtl are 0..255");
+  return session_socket(env, address, key, klen, has_local ? local : NULL, ttl, min_ttl);
+}
+
+// setTtl(fd, peerAddress, ttl, minTtl): the TTL options on a socket Node owns (an accepted one).
+static napi_value set_ttl_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 4) return throw_text(env, "setTtl(fd, peerAddress, ttl, minTtl)");
+  int32_t fd = -1, ttl = 0, min_ttl = 0;
+  char address[64];
+  size_t alen;
+  napi_get_value_int32(env, argv[0], &fd);
+  if (read_string(env, argv[1], address, sizeof address, &alen) < 0) return throw_text(env, "setTtl: peerAddress must be a string");
+  napi_get_value_int32(env, argv[2], &ttl);
+  napi_get_value_int32(env, argv[3], &min_ttl);
+  if (ttl < -1 || ttl > 255 || min_ttl < 0 || min_ttl > 255) return throw_text(env, "setTtl: ttl is -1..255, minTtl 0..255");
+  const char *why = "";
+  if (set_ttl(fd, is_v6(address), ttl, min_ttl, &why) < 0) return throw_errno(env, why, errno);
+  return NULL;
 }
 
 // close(fd): for a socket that never reached net.Socket.
@@ -230,6 +311,8 @@ static napi_value init(napi_env env, napi_value exports) {
     {"setKey", NULL, md5_set_key, NULL, NULL, NULL, napi_default, NULL},
     {"socket", NULL, md5_socket, NULL, NULL, NULL, napi_default, NULL},
     {"dialSocket", NULL, dial_socket, NULL, NULL, NULL, napi_default, NULL},
+    {"sessionSocket", NULL, session_socket_all, NULL, NULL, NULL, napi_default, NULL},
+    {"setTtl", NULL, set_ttl_js, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, md5_close, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof d / sizeof d[0], d);

@@ -45,6 +45,17 @@ export interface PeerConfig {
   maxPrefixes?: MaxPrefixes;
   /** TCP-MD5 (RFC 2385) key for the session, 1..80 octets; needs the bgp/native addon (tcp-md5.ts). */
   password?: string;
+  /**
+   * GTSM (RFC 5082): the peer is at most this many hops away (1: directly connected). The session
+   * sends TTL 255 and the kernel drops what arrives with less than 256 - ttlSecurity, as with
+   * BIRD's `ttl security` and FRR's `ttl-security hops`. Needs the bgp/native addon (ttl.ts).
+   */
+  ttlSecurity?: number;
+  /**
+   * TTL of what the session sends, 1..255 (FRR's `ebgp-multihop N`). Default: the kernel's (64),
+   * which is BIRD's `multihop` and reaches a peer that is not directly connected.
+   */
+  ttl?: number;
   description?: string;
 }
 
@@ -95,6 +106,12 @@ export function checkPeerConfig(c: PeerConfig): PeerConfig {
   checkLongLived(c);
   if (c.maxPrefixes !== undefined) checkMaxPrefixes(`peer ${c.address} maxPrefixes`, c.maxPrefixes);
   if (c.password !== undefined) checkPassword(`peer ${c.address} password`, c.password);
+  if (c.ttlSecurity !== undefined && (!Number.isInteger(c.ttlSecurity) || c.ttlSecurity < 1 || c.ttlSecurity > 254))
+    throw new TypeError(`peer ${c.address} ttlSecurity: ${String(c.ttlSecurity)} is not a hop count (1..254)`);
+  if (c.ttl !== undefined && (!Number.isInteger(c.ttl) || c.ttl < 1 || c.ttl > 255))
+    throw new TypeError(`peer ${c.address} ttl: ${String(c.ttl)} is not a TTL (1..255)`);
+  if (c.ttl !== undefined && c.ttlSecurity !== undefined)
+    throw new TypeError(`peer ${c.address} ttl: set ttl or ttlSecurity, not both (GTSM always sends 255)`);
   return c;
 }
 

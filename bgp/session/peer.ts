@@ -43,6 +43,7 @@ import { checkPeerConfig, longLivedStaleTime, peerFamilies, type LocalConfig, ty
 import { BgpConnection, normalizeAddress, type UpdateSource } from './connection.js';
 import { buildOpen } from './open.js';
 import { connectSession, requireTcpMd5 } from './tcp-md5.js';
+import { requireTtlAddon, sessionTtl, setAcceptedTtl, type TtlOptions } from './ttl.js';
 
 export interface SessionInfo {
   remoteOpen: OpenMessage;
@@ -191,6 +192,7 @@ export class Peer extends EventEmitter<PeerEvents> {
   since = Date.now();
   lastError = '';
   session: SessionInfo | undefined;
+  private readonly ttl: TtlOptions | undefined;
 
   constructor(
     config: PeerConfig,
@@ -200,6 +202,9 @@ export class Peer extends EventEmitter<PeerEvents> {
     this.config = checkPeerConfig(config);
     // A peer with a password runs signed or not at all (RFC 2385).
     if (config.password !== undefined) requireTcpMd5(config.address);
+    // GTSM or a set TTL holds on every connection of the session, or the peer is not started.
+    this.ttl = sessionTtl(config);
+    if (this.ttl) requireTtlAddon(config.address, config.ttlSecurity !== undefined ? 'ttlSecurity' : 'ttl');
     this.primary = this.newAttempt(config.passive ? 'incoming' : 'outgoing');
   }
 
@@ -304,6 +309,15 @@ export class Peer extends EventEmitter<PeerEvents> {
   /** A connection the speaker accepted from this peer's address. Returns false when refused. */
   acceptIncoming(socket: net.Socket): boolean {
     if (this.stopping) return false;
+    if (this.ttl) {
+      // Before anything is read: from here on the kernel drops what arrives below the least TTL.
+      try {
+        setAcceptedTtl(socket, this.config.address, this.ttl);
+      } catch (e) {
+        this.lastError = (e as Error).message;
+        return false;
+      }
+    }
     const p = this.primary;
     if (p.fsm.state === 'Idle' && !p.connecting && !p.conn && this.config.passive) {
       // A passive peer waiting in Idle for its IdleHold to end: take the connection now.
@@ -346,7 +360,13 @@ export class Peer extends EventEmitter<PeerEvents> {
 
   private connect(a: Attempt): void {
     const c = this.config;
-    const socket = connectSession({ host: c.address, port: c.port ?? 179, localAddress: c.localAddress, password: c.password });
+    const socket = connectSession({
+      host: c.address,
+      port: c.port ?? 179,
+      localAddress: c.localAddress,
+      password: c.password,
+      ...this.ttl,
+    });
     a.connecting = socket;
     const fail = (e: Error) => {
       if (a.connecting !== socket) return;

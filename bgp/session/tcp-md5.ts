@@ -19,6 +19,14 @@ export interface TcpMd5Native {
    * (both sockets bind so). Absent from an addon built before it.
    */
   dialSocket?(peerAddress: string, localAddress: string): number;
+  /**
+   * A socket with every option a session may ask for, set before the SYN: the key ("" for none),
+   * the local address, the TTL it sends and the least TTL it accepts (0: the kernel's). Absent from
+   * an addon built before it.
+   */
+  sessionSocket?(peerAddress: string, key: string, localAddress: string | null, ttl: number, minTtl: number): number;
+  /** The TTL options on a socket Node owns (an accepted session); 0 leaves one as it is. */
+  setTtl?(fd: number, peerAddress: string, ttl: number, minTtl: number): void;
   close(fd: number): void;
 }
 
@@ -90,6 +98,9 @@ export interface ConnectOptions {
   port: number;
   localAddress?: string;
   password?: string;
+  /** TTL of what the session sends, and the least it accepts (GTSM): set through the addon (ttl.ts). */
+  ttl?: number;
+  minTtl?: number;
 }
 
 /**
@@ -106,6 +117,12 @@ export interface ConnectOptions {
  */
 export function connectSession(o: ConnectOptions): net.Socket {
   const { password, localAddress } = o;
+  if (o.ttl !== undefined || o.minTtl !== undefined) {
+    // checkPeerConfig's caller made sure the addon can (requireTtlAddon): the SYN already carries the TTL.
+    const n = loadTcpMd5();
+    if (n?.sessionSocket)
+      return connectFrom(n, o, () => n.sessionSocket!(o.host, password ?? '', localAddress ?? null, o.ttl ?? 0, o.minTtl ?? 0));
+  }
   if (password === undefined) {
     const n = localAddress !== undefined && !localAddress.includes('%') ? loadTcpMd5() : null;
     if (!n?.dialSocket) return net.connect({ host: o.host, port: o.port, localAddress });

@@ -128,6 +128,19 @@ static napi_value nl_recv(napi_env env, napi_callback_info info) {
   return num(env, (double)off);
 }
 
+// join(fd, group): subscribes the socket to an rtnetlink multicast group (RTNLGRP_*), so the
+// kernel queues a copy of every change of that kind; recv(fd, buf, 0) then drains them.
+static napi_value nl_join(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_int(env, argv[0]);
+  int group = arg_int(env, argv[1]);
+  if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
+    return throw_errno(env, "setsockopt(NETLINK_ADD_MEMBERSHIP)");
+  return NULL;
+}
+
 static napi_value nl_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -186,6 +199,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"send", NULL, nl_send, NULL, NULL, NULL, napi_default, NULL},
     {"recv", NULL, nl_recv, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, nl_close, NULL, NULL, NULL, napi_default, NULL},
+    {"join", NULL, nl_join, NULL, NULL, NULL, napi_default, NULL},
     {"enterNetns", NULL, nl_enter_netns, NULL, NULL, NULL, napi_default, NULL},
     {"leaveNetns", NULL, nl_leave_netns, NULL, NULL, NULL, napi_default, NULL},
   };

@@ -31,6 +31,10 @@ export const RTM_NEWNEIGH = 28;
 export const RTM_DELNEIGH = 29;
 export const RTM_GETNEIGH = 30;
 
+/** Multicast groups (RTNLGRP_*) a socket joins to hear of route changes. */
+export const RTNLGRP_IPV4_ROUTE = 7;
+export const RTNLGRP_IPV6_ROUTE = 11;
+
 export const AF_UNSPEC = 0;
 export const AF_INET = 2;
 export const AF_BRIDGE = 7;

@@ -11,6 +11,8 @@ export interface NetlinkNative {
   send(fd: number, data: Buffer, length: number): number;
   recv(fd: number, into: Buffer, timeoutMs: number): number;
   close(fd: number): void;
+  /** Joins an rtnetlink multicast group; absent from an addon built before it. */
+  join?(fd: number, group: number): void;
   enterNetns(path: string): number;
   leaveNetns(previous: number): void;
 }

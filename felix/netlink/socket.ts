@@ -177,6 +177,43 @@ export class NetlinkSocket {
     }
   }
 
+  /** Whether this addon can join multicast groups (one built before `join` cannot). */
+  get canJoin(): boolean {
+    return typeof this.n.join === 'function';
+  }
+
+  /** Subscribes to an rtnetlink multicast group (RTNLGRP_*): the kernel queues its changes here. */
+  join(group: number): void {
+    this.check();
+    if (!this.n.join) throw new Error('the felix netlink addon has no join(): rebuild it with `npm run build:native`');
+    this.n.join(this.fd, group);
+  }
+
+  /**
+   * Reads whatever is queued, without waiting, and calls `visit` per message. Returns false when
+   * the kernel dropped messages for want of room (ENOBUFS): then what changed is not known.
+   */
+  drain(visit: (type: number, buf: Buffer, start: number, end: number) => void): boolean {
+    this.check();
+    for (;;) {
+      let got: number;
+      try {
+        got = this.n.recv(this.fd, this.rx, 0);
+      } catch (e) {
+        if ((e as { errno?: number }).errno === ENOBUFS) return false;
+        throw e;
+      }
+      if (got === 0) return true;
+      let o = 0;
+      while (o + 16 <= got) {
+        const len = this.rx.readUInt32LE(o);
+        if (len < 16 || o + len > got) break;
+        visit(this.rx.readUInt16LE(o + 4), this.rx, o, o + len);
+        o += (len + 3) & ~3;
+      }
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

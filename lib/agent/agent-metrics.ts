@@ -34,6 +34,9 @@ export class AgentMetrics {
     r.gauge('podroute_routes_programmed', 'Routes felix holds in the dataplane (desired minus failed)', () => [
       { value: agent.status().routes.programmed },
     ]);
+    r.gauge('podroute_routes_unresolved', 'Learned and static routes not programmed: none of their next hops is usable', () => [
+      { value: agent.felix.unresolved.size },
+    ]);
     r.gauge('podroute_ready', '1 when the datastore is synced and felix has done its first resync', () => [{ value: agent.ready ? 1 : 0 }]);
     this.programmingLatency = r.histogram(
       'podroute_programming_latency_seconds',

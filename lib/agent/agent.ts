@@ -441,7 +441,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       sessions = this.sessions = new SessionReconciler(speaker, (e, f) => this.log(e, f));
       advertiser = this.advertiser = new Advertiser(speaker);
     }
-    sessions.reconcile(desiredPeers(this.cache.peerView(self)), {
+    const peers = desiredPeers(this.cache.peerView(self));
+    this.feed.peers(peers);
+    sessions.reconcile(peers, {
       port: settings.port,
       localAddress: settings.address,
       localAddressV6: settings.addressV6,
@@ -514,6 +516,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       learned: this.feed.learnedCount,
       desiredRoutes: this.felix.desiredRouteCount,
       failures: this.felix.failures.size,
+      unresolved: this.felix.unresolved,
+      failed: this.felix.failures,
       datastoreHeld: this.storeLoss.hold,
       services: this.services?.status(),
     });

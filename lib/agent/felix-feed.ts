@@ -5,7 +5,17 @@
 // that changes nothing here costs felix nothing, and a route change costs what it changes.
 import type { BestPathChange } from '../../bgp/index.js';
 import { cidrAddress } from '../../ip/index.js';
-import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
+import {
+  nextHopKey,
+  type Felix,
+  type FelixInput,
+  type LearnedNextHop,
+  type LocalWorkload,
+  type PoolConfig,
+  type RemoteRoute,
+  type RemoteVtep,
+  type StaticRoute,
+} from '../../felix/index.js';
 import {
   type Node,
   VXLAN_ADDRESS_ANNOTATION,
@@ -14,7 +24,7 @@ import {
   VXLAN_MAC_V6_ANNOTATION,
 } from '../resources/index.js';
 import type { ClusterCache } from './cluster-cache.js';
-import { nodeIpv4, nodeIpv6 } from './peers.js';
+import { type DesiredPeer, nodeIpv4, nodeIpv6 } from './peers.js';
 
 export interface FelixNode {
   /** The node's IPv4 address with prefix length; '' on an IPv6-only node. */
@@ -28,7 +38,7 @@ export interface FelixNode {
  * The next hops felix should use for a prefix: those of the ECMP set learned from peers,
  * without our own address or an unspecified one (a route we originate is not forwarded).
  */
-export function learnedNextHops(c: BestPathChange, selfAddresses: string | readonly string[]): string[] {
+export function learnedNextHops(c: BestPathChange, selfAddresses: string | readonly string[]): LearnedNextHop[] {
   return nextHopsBesides(c, bareAddresses(selfAddresses));
 }
 
@@ -38,10 +48,18 @@ function bareAddresses(addresses: string | readonly string[]): ReadonlySet<strin
   return new Set(list.filter((a) => a !== '').map((a) => cidrAddress(a, 'node address')));
 }
 
-function nextHopsBesides(c: BestPathChange, self: ReadonlySet<string>): string[] {
+function nextHopsBesides(c: BestPathChange, self: ReadonlySet<string>, direct?: ReadonlySet<string>): LearnedNextHop[] {
   if (!c.best) return [];
-  const hops = new Set(c.multipath.filter((r) => r.peer && r.peer.type !== 'local').map((r) => r.nextHop));
-  return [...hops].filter((h) => !self.has(h) && h !== '0.0.0.0' && h !== '::');
+  const hops = new Map<string, LearnedNextHop>();
+  for (const r of c.multipath) {
+    if (!r.peer || r.peer.type === 'local') continue;
+    const h = r.nextHop;
+    if (self.has(h) || h === '0.0.0.0' || h === '::') continue;
+    // A peer in direct mode (birdGatewayMode DirectIfDirectlyConnected): felix falls back to it.
+    const hop: LearnedNextHop = direct?.has(r.peer.address) ? { address: h, peer: r.peer.address } : h;
+    hops.set(nextHopKey(hop), hop);
+  }
+  return [...hops.values()];
 }
 
 /** Per family: a Node's address, and the annotations that give its VTEP's address and MAC. */
@@ -101,7 +119,11 @@ export function felixInput(
 
 export class FelixFeed {
   /** prefix → sorted next hops. */
-  private readonly remote = new Map<string, string[]>();
+  private readonly remote = new Map<string, LearnedNextHop[]>();
+  /** Peers whose next hops felix takes in direct mode. */
+  private direct: ReadonlySet<string> = new Set();
+  /** The static routes felix was last given (reachableBy), as text. */
+  private statics = '[]';
   /** What felix was last given of each cache-derived part, as text to compare. */
   private readonly given = new Map<keyof FelixInput, string>();
 
@@ -112,10 +134,10 @@ export class FelixFeed {
 
   /** Takes best-path changes into the learned routes and hands felix those that changed. */
   learn(changes: readonly BestPathChange[], selfAddress: string | readonly string[]): void {
-    const changed = new Map<string, string[]>();
+    const changed = new Map<string, LearnedNextHop[]>();
     const self = bareAddresses(selfAddress);
     for (const c of changes) {
-      const hops = nextHopsBesides(c, self).sort();
+      const hops = nextHopsBesides(c, self, this.direct).sort(byKey);
       const had = this.remote.get(c.prefix);
       if (had ? sameHops(had, hops) : hops.length === 0) {
         changed.delete(c.prefix); // back where it was within this batch
@@ -128,6 +150,26 @@ export class FelixFeed {
     if (changed.size === 0) return;
     try {
       this.felix.changeRemoteRoutes([...changed].map(([prefix, nextHops]) => ({ prefix, nextHops })));
+    } catch (e) {
+      this.log('felix-input-error', { error: (e as Error).message });
+    }
+  }
+
+  /**
+   * The node's peers: those in direct gateway mode, for the next hops learned from now on (a
+   * change of mode restarts the session, so its routes come again), and the static routes
+   * their reachableBy asks for.
+   */
+  peers(peers: readonly DesiredPeer[]): void {
+    this.direct = new Set(peers.filter((p) => p.directGateway).map((p) => p.address));
+    const staticRoutes: StaticRoute[] = peers
+      .filter((p) => p.reachableBy !== undefined)
+      .map((p) => ({ prefix: `${p.address}/${p.address.includes(':') ? 128 : 32}`, via: p.reachableBy! }));
+    const text = JSON.stringify(staticRoutes);
+    if (text === this.statics) return;
+    try {
+      this.felix.update({ staticRoutes });
+      this.statics = text;
     } catch (e) {
       this.log('felix-input-error', { error: (e as Error).message });
     }
@@ -165,6 +207,12 @@ export class FelixFeed {
   }
 }
 
-function sameHops(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((h, i) => h === b[i]);
+function sameHops(a: readonly LearnedNextHop[], b: readonly LearnedNextHop[]): boolean {
+  return a.length === b.length && a.every((h, i) => nextHopKey(h) === nextHopKey(b[i]!));
+}
+
+function byKey(a: LearnedNextHop, b: LearnedNextHop): number {
+  const x = nextHopKey(a),
+    y = nextHopKey(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }

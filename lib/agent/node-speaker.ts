@@ -9,8 +9,14 @@ import { routeReflectorRibOptions } from '../../reflector/index.js';
 import { BGP_DEFAULTS, type BGPConfiguration, type Node } from '../resources/index.js';
 import { clusterIdOf, nodeAsn } from './peers.js';
 
-/** ECMP width of the Loc-RIB: felix gets up to this many next hops per prefix. */
-const MAX_PATHS = 8;
+/**
+ * ECMP as Calico's BIRD does it (`merge paths on` in its kernel protocol, BIRD's default limit of
+ * 16): paths equal up to the router-ID tie-break (RFC 4271 §9.1.2.2 a–d: LOCAL_PREF, AS_PATH
+ * length, ORIGIN, MED, eBGP over iBGP) form one set, whichever neighbouring AS each came through
+ * (two ToRs of two planes, say), and felix gets up to this many next hops per prefix as one
+ * multipath route. No ADD-PATH is needed: each path comes from another peer.
+ */
+const MAX_PATHS = 16;
 
 export interface SpeakerSettings {
   asn: number;
@@ -95,7 +101,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
         alsoHosts: this.options.listenAddress === undefined && s.address && s.addressV6 ? [s.addressV6] : [],
         port: s.port,
       },
-      rib: { multipath: { maxPaths: MAX_PATHS }, ...(s.clusterId ? routeReflectorRibOptions(s.clusterId) : {}) },
+      rib: { multipath: { maxPaths: MAX_PATHS, relax: true }, ...(s.clusterId ? routeReflectorRibOptions(s.clusterId) : {}) },
       restarting: this.options.restarting,
       forwardingPreserved: true,
       restartTime: this.options.restartTime ?? 120,

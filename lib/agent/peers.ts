@@ -42,6 +42,12 @@ export interface DesiredPeer {
   refused?: string;
   /** From BGPPeer.maxPrefixes, in the speaker's words. */
   maxPrefixes?: MaxPrefixes;
+  /** BGPPeer.birdGatewayMode DirectIfDirectlyConnected: felix takes this peer's next hops in direct mode. */
+  directGateway?: boolean;
+  /** BGPPeer.reachableBy: felix programs a static route to the peer through this gateway. */
+  reachableBy?: string;
+  /** BGPPeer.ttlSecurity: GTSM with the peer at most this many hops away. */
+  ttlSecurity?: number;
 }
 
 export interface ClusterView {
@@ -159,6 +165,8 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
       password: s.password,
       ...(s.sourceAddress === 'None' ? { sourceAddress: 'None' as const } : {}),
       ...(s.maxPrefixes ? { maxPrefixes: speakerMaxPrefixes(s.maxPrefixes) } : {}),
+      ...(s.birdGatewayMode === 'DirectIfDirectlyConnected' ? { directGateway: true } : {}),
+      ...(s.ttlSecurity ? { ttlSecurity: s.ttlSecurity } : {}),
     };
     const nodePeer = (n: Node) => {
       const asn = nodeAsn(n, config);
@@ -193,6 +201,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
           source: `BGPPeer/${p.metadata.name}`,
           routeReflectorClient: false,
           ...(target.port !== undefined ? { port: target.port } : {}),
+          ...(s.reachableBy ? { reachableBy: s.reachableBy } : {}),
           ...extra,
           ...noV6,
         },
@@ -246,6 +255,8 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.port !== b.port ||
     a.sourceAddress !== b.sourceAddress ||
     a.refused !== b.refused ||
+    a.directGateway !== b.directGateway ||
+    a.ttlSecurity !== b.ttlSecurity ||
     JSON.stringify(a.password) !== JSON.stringify(b.password) ||
     JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );

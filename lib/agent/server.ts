@@ -70,6 +70,7 @@ export async function serveAgentControl(agent: NodeAgent, socketPath: string, on
             learned: agent.learnedRoutes(),
             programmed: agent.felix.desired.routes.map((r) => describeRoute(r)),
             failures: [...agent.felix.failures.values()],
+            unresolved: [...agent.felix.unresolved].map(([dst, reason]) => ({ dst, reason })),
           });
         case 'GET /bgp/routes':
           return reply(

@@ -46,6 +46,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     ...(p.longLivedStaleTime !== undefined ? { longLivedGracefulRestart: { staleTime: p.longLivedStaleTime } } : {}),
     description: `${p.type} ${p.source}`,
     ...(p.maxPrefixes ? { maxPrefixes: p.maxPrefixes } : {}),
+    ...(p.ttlSecurity ? { ttlSecurity: p.ttlSecurity } : {}),
     ...(password !== undefined ? { password } : {}),
     ...(s.ebgpExportPolicy && s.localAs !== undefined && p.asn !== s.localAs ? { exportPolicy: s.ebgpExportPolicy } : {}),
   };

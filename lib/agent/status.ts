@@ -31,7 +31,11 @@ export interface AgentStatus {
   restarting: boolean;
   peers: AgentPeerStatus[];
   advertised: Advertisements;
-  routes: { learned: number; programmed: number; failures: number };
+  /**
+   * failures: writes that failed plus routes with no usable next hop; notProgrammed: those
+   * destinations with why (the first 100).
+   */
+  routes: { learned: number; programmed: number; failures: number; notProgrammed?: { dst: string; reason: string }[] };
   /** The Services felix programs, and those refused (an address out of range or another's); absent when services are off. */
   services?: ServicesStatus;
   /** Set while the agent holds its ground because the datastore was replaced under it. */
@@ -94,6 +98,10 @@ export interface StatusFacts {
   /** Routes in felix's desired state, and how many of them failed to program. */
   desiredRoutes: number;
   failures: number;
+  /** Learned and static routes felix has no usable next hop for (not in desiredRoutes), with why. */
+  unresolved?: ReadonlyMap<string, string>;
+  /** Failed writes, with why. */
+  failed?: ReadonlyMap<string, { error: string }>;
   datastoreHeld?: AgentStatus['datastoreHeld'];
   services?: ServicesStatus;
 }
@@ -110,8 +118,29 @@ export function agentStatus(f: StatusFacts): AgentStatus {
     restarting: f.restarting,
     peers: f.peers,
     advertised: f.advertised,
-    routes: { learned: f.learned, programmed: f.desiredRoutes - f.failures, failures: f.failures },
+    routes: {
+      learned: f.learned,
+      programmed: f.desiredRoutes - f.failures,
+      failures: f.failures + (f.unresolved?.size ?? 0),
+      ...notProgrammed(f),
+    },
     ...(f.datastoreHeld ? { datastoreHeld: f.datastoreHeld } : {}),
     ...(f.services ? { services: f.services } : {}),
   };
+}
+
+/** At most this many routes not programmed are listed in the status (the count has them all). */
+const NOT_PROGRAMMED_SHOWN = 100;
+
+function notProgrammed(f: StatusFacts): { notProgrammed?: { dst: string; reason: string }[] } {
+  const out: { dst: string; reason: string }[] = [];
+  for (const [dst, reason] of f.unresolved ?? []) {
+    if (out.length >= NOT_PROGRAMMED_SHOWN) break;
+    out.push({ dst, reason });
+  }
+  for (const [dst, w] of f.failed ?? []) {
+    if (out.length >= NOT_PROGRAMMED_SHOWN) break;
+    out.push({ dst, reason: w.error });
+  }
+  return out.length ? { notProgrammed: out } : {};
 }

@@ -186,6 +186,8 @@ const PEER_KEYS = new Set([
   'routeReflectorClient',
   'password',
   'maxPrefixes',
+  'ttlSecurity',
+  'ttl',
 ]);
 const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
 const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
@@ -223,8 +225,17 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   m.check(() => longLivedGracefulRestart(p, field('longLivedGracefulRestart')));
   if (p.maxPrefixes !== undefined) out.maxPrefixes = m.take(() => maxPrefixes(p.maxPrefixes, field('maxPrefixes')), undefined);
   if (p.password !== undefined) out.password = m.take(() => password(p.password, field('password')), undefined);
+  // GTSM (the peer at most this many hops away) or a plain TTL out; not both: GTSM sends 255.
+  if (p.ttlSecurity !== undefined) m.check(() => wholeNumber(p.ttlSecurity, field('ttlSecurity'), 1, 254));
+  if (p.ttl !== undefined) m.check(() => wholeNumber(p.ttl, field('ttl'), 1, 255));
+  if (p.ttl !== undefined && p.ttlSecurity !== undefined)
+    m.note(`${field('ttl')}: set ttl or ttlSecurity, not both (GTSM always sends TTL 255)`);
   m.throwIfAny();
   return out;
+}
+
+function wholeNumber(v: unknown, path: string, min: number, max: number): void {
+  if (!Number.isInteger(num(v, path, min, max))) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a whole number`);
 }
 
 /** 0 (no keepalives, no hold timer) or 3..65535 seconds (RFC 4271 §4.2). */

@@ -43,6 +43,13 @@ export function formatNodeStatus(s: AgentStatus, wide = false): string {
   const v6 = s.peers.filter((p) => p.address.includes(':'));
   out += `\nIPv6 BGP status\n`;
   out += v6.length === 0 ? 'No IPv6 peers found.\n' : table(headers, v6.map(row));
+  // A route the agent could not program is a failure the operator must see, with why.
+  const failing = s.routes?.notProgrammed ?? [];
+  if (failing.length > 0)
+    out += `\nRoutes not programmed (${s.routes.failures})\n${table(
+      ['DESTINATION', 'REASON'],
+      failing.map((r) => [r.dst, r.reason]),
+    )}`;
   // A Service the agent refuses to program is a failure the operator must see.
   const refused = s.services?.refused ?? [];
   if (refused.length > 0)

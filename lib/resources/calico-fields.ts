@@ -84,12 +84,12 @@ export const BGP_PEER_FIELDS = [
   'restartMode',
   'nextHopMode',
   'maxPrefixes',
+  'birdGatewayMode',
+  'reachableBy',
 ] as const;
 export const BGP_PEER_REFUSED: Refusals = {
   localASNumber: `${NOT_SUPPORTED}: every session of a node uses the node's AS`,
   filters: `${NOT_SUPPORTED}: BGPFilter is not a podroute kind; every block is exported and every route imported`,
-  reachableBy: `${NOT_SUPPORTED}: the peer must be reachable without a static route`,
-  birdGateMode: `${NOT_SUPPORTED}: it is a BIRD setting; podroute's speaker resolves next hops itself`,
   localWorkloadSelector: `${NOT_SUPPORTED}: workloads do not peer with their node`,
   reversePeeringMode: `${NOT_SUPPORTED}: both ends of a node-to-node peering are derived alike`,
 };

@@ -144,6 +144,16 @@ export interface BGPPeerSpec {
   maxPrefixes?: BGPPeerMaxPrefixes;
   /** UseNodeIP (default): sessions leave from the node's address; None: the kernel picks. */
   sourceAddress?: 'UseNodeIP' | 'None';
+  /**
+   * How the gateway of a route learned from this peer is chosen: Recursive (default) resolves its
+   * next hop through the node's routing table; DirectIfDirectlyConnected, for a peer on a connected
+   * network, takes the next hop when it is connected and else the peer itself (BIRD's `gateway direct`).
+   */
+  birdGatewayMode?: 'Recursive' | 'DirectIfDirectlyConnected';
+  /** A gateway the peer is reached through: the node gets a static route to the peer via it. */
+  reachableBy?: string;
+  /** GTSM (RFC 5082): the peer is this many hops away at most; sessions send TTL 255 and accept no less than 256 - hops. */
+  ttlSecurity?: number;
 }
 
 /** The FelixConfiguration fields podroute's felix has a knob for (the others are refused by name). */

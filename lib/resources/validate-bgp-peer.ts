@@ -85,11 +85,19 @@ function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
       "is not supported by podroute: its speaker always drops a route whose AS_PATH holds the node's own AS (no allowas-in); only 0 is taken",
     );
   const ttl = c.int(s, 'ttlSecurity', 'spec', 0, 255);
-  if (ttl !== undefined && ttl > 0)
-    c.fail(
-      'spec.ttlSecurity',
-      'is not supported by podroute: GTSM (RFC 5082) needs IP_MINTTL on the session socket, which Node.js cannot set and the native addon does not; only 0 is taken',
-    );
+  if (ttl !== undefined && ttl > 0) out.ttlSecurity = ttl;
+  const gw = c.oneOf(s, 'birdGatewayMode', 'spec', ['Recursive', 'DirectIfDirectlyConnected'] as const, 'Recursive');
+  if (s.birdGatewayMode !== undefined && s.birdGatewayMode !== null) out.birdGatewayMode = gw;
+  const via = c.str(s, 'reachableBy', 'spec');
+  if (via) {
+    const gw = parsePeerIP(via);
+    if (gw === undefined || gw.port !== undefined)
+      c.fail('spec.reachableBy', `${JSON.stringify(via)} is not an IP address (the gateway the peer is reached through)`);
+    const peer = typeof s.peerIP === 'string' ? parsePeerIP(s.peerIP) : undefined;
+    if (peer && peer.address.includes(':') !== via.includes(':'))
+      c.fail('spec.reachableBy', `${via} is not of peerIP's family: the static route to the peer goes through it`);
+    out.reachableBy = via;
+  }
   const bfd = c.oneOf(s, 'failureDetectionMode', 'spec', ['None', 'BFDIfDirectlyConnected'] as const, 'None');
   if (bfd !== 'None') c.fail('spec.failureDetectionMode', `${bfd} is not supported by podroute: there is no BFD; only None is taken`);
   const restart = c.oneOf(s, 'restartMode', 'spec', ['GracefulRestart', 'LongLivedGracefulRestart'] as const, 'GracefulRestart');

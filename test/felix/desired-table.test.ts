@@ -2,7 +2,7 @@
 // routes are exactly computeDesiredState of the input it stands for; and felix, fed deltas,
 // leaves the dataplane holding exactly those routes while writing only what changed.
 import assert from 'node:assert/strict';
-import { DesiredTable } from '../../felix/desired-table.js';
+import { DesiredTable, type RemoteRouteChange } from '../../felix/desired-table.js';
 import {
   computeDesiredState,
   describeRoute,
@@ -26,7 +26,22 @@ function generator(seed: number) {
   // Blocks of 10.64.0.0/10 (/26), a few borrowed /32s, and next hops in and out of the subnet.
   const block = () => `10.${64 + int(2)}.${int(4)}.${pick([0, 64, 128, 192])}/26`;
   const host = () => `10.${64 + int(2)}.${int(4)}.${int(8)}`;
-  const hop = () => pick(['10.0.1.6', '10.0.1.7', '10.0.2.8', '10.0.1.5', '10.0.3.9']);
+  const hop = () =>
+    pick<string | { address: string; peer: string }>([
+      '10.0.1.6',
+      '10.0.1.7',
+      '10.0.2.8',
+      '10.0.1.5',
+      '10.0.3.9',
+      '10.90.255.1',
+      { address: '10.0.2.8', peer: '10.0.1.7' },
+    ]);
+  // The node's table: a link route to a ToR's loopback, sometimes a static route and a default.
+  const kernelRoutes = () => [
+    { dst: '10.90.255.1/32', type: 'unicast' as const, nextHops: [{ dev: 'eth0' }] },
+    ...(rnd() < 0.5 ? [{ dst: '10.0.2.0/24', type: 'unicast' as const, nextHops: [{ dev: 'eth1', gateway: '10.0.9.1' }] }] : []),
+    ...(rnd() < 0.5 ? [{ dst: '0.0.0.0/0', type: 'unicast' as const, nextHops: [{ dev: 'eth0', gateway: '10.0.1.1' }] }] : []),
+  ];
   const workloads = (): LocalWorkload[] =>
     Array.from({ length: int(4) }, (_, i) => ({ iface: `cali${i}`, addresses: Array.from({ length: 1 + int(2) }, host) }));
   const pools = () =>
@@ -40,7 +55,7 @@ function generator(seed: number) {
       .filter(() => rnd() < 0.7)
       .map((nodeIp, i) => ({ nodeIp, vtepIp: `10.70.0.${i + 1}`, vtepMac: `66:00:00:00:00:0${i + 1}` }));
   return {
-    step(): { changes?: { prefix: string; nextHops: string[] }[]; partial?: Partial<FelixInput> } {
+    step(): { changes?: RemoteRouteChange[]; partial?: Partial<FelixInput> } {
       const r = rnd();
       if (r < 0.6)
         return {
@@ -52,7 +67,14 @@ function generator(seed: number) {
       if (r < 0.72) return { partial: { workloads: workloads() } };
       if (r < 0.8) return { partial: { ownBlocks: Array.from({ length: int(3) }, block) } };
       if (r < 0.86) return { partial: { pools: pools() } };
-      if (r < 0.92) return { partial: { remoteVteps: vteps() } };
+      if (r < 0.9) return { partial: { remoteVteps: vteps() } };
+      if (r < 0.92)
+        return {
+          partial:
+            rnd() < 0.5
+              ? { kernelRoutes: kernelRoutes() }
+              : { staticRoutes: rnd() < 0.5 ? [] : [{ prefix: `${host()}/32`, via: pick(['10.0.1.6', '10.0.2.8', '10.90.255.1']) }] },
+        };
       if (r < 0.96)
         return {
           partial: { node: { addressV4: pick(['10.0.1.5/24', '10.0.0.5/16']), uplink: 'eth0', vxlanTunnelAddressV4: '10.70.0.9' } },
@@ -67,16 +89,24 @@ describe('felix desired table (incremental, held to computeDesiredState)', () =>
     for (let seed = 1; seed <= 200; seed++) {
       const g = generator(seed);
       const table = new DesiredTable();
+      const given: Partial<FelixInput> = {};
       for (let i = 0; i < 40; i++) {
         const s = g.step();
         if (s.changes) table.changeRemoteRoutes(s.changes);
-        else table.update(s.partial!);
+        else {
+          table.update(s.partial!);
+          Object.assign(given, s.partial);
+        }
+        // The node's table and static routes are the table's input as given, not dropped on the way.
+        assert.equal(table.input.kernelRoutes, given.kernelRoutes, `seed ${seed} step ${i}: kernelRoutes`);
+        assert.equal(table.input.staticRoutes, given.staticRoutes, `seed ${seed} step ${i}: staticRoutes`);
         const reference = computeDesiredState(table.input);
         assert.deepEqual(text(table.routes.values()), text(reference.routes), `seed ${seed} step ${i}`);
         assert.deepEqual(table.state.neighbors, reference.neighbors, `seed ${seed} step ${i}`);
         // The table's input is keyed by prefix, so a list's duplicates (reported once) are not in it.
         const problems = table.problems().filter((p) => !p.includes('given twice'));
         assert.deepEqual(problems.sort(), [...reference.problems].sort(), `seed ${seed} step ${i}`);
+        assert.deepEqual(table.state.unresolved, reference.unresolved, `seed ${seed} step ${i}: unresolved`);
       }
     }
   });

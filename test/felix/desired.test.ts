@@ -93,10 +93,11 @@ describe('felix desired state', () => {
         ],
       );
     });
-    it('no encapsulation with an off-subnet next hop: skipped and reported', () => {
+    it('no encapsulation with an off-subnet next hop and no route to it: not programmed, unresolved with the reason', () => {
       const s = compute({ remoteRoutes: [remote[1]] });
       assert.equal(s.routes.length, 0);
-      assert.match(s.problems[0], /10\.0\.2\.7 is outside this node's subnet/);
+      assert.match(s.problems[0], /no route to next hop 10\.0\.2\.7 in this node's routing table/);
+      assert.deepEqual(s.unresolved, [{ dst: '10.67.0.0/26', reason: s.problems[0] }]);
     });
     it('IPIP Always: via node IP dev tunl0 onlink, even in the same subnet', () => {
       const s = compute({ remoteRoutes: remote, pools: [{ cidr: '10.64.0.0/10', ipipMode: 'Always' }] });

@@ -30,8 +30,10 @@ export interface PeerConfig {
   extendedMessage?: boolean;
   /** Source address of the session (FRR update-source, BIRD source address, GoBGP local-address). */
   localAddress?: string;
-  /** The neighbour is not on a shared segment (BIRD: `multihop`; others: TTL 255 not set here). */
+  /** The neighbour is not on a shared segment (BIRD: `multihop`; FRR: `ebgp-multihop`). */
   multihop?: boolean;
+  /** GTSM (RFC 5082) with the neighbour at most this many hops away (FRR: `ttl-security hops`; ours: ttlSecurity). */
+  ttlSecurityHops?: number;
   /** Send a route reflector's clients their routes (iBGP only). */
   routeReflectorClient?: boolean;
   /** TCP-MD5 (RFC 2385) password of the session. */

@@ -59,6 +59,8 @@ export function renderFrrConfig(config: RouterConfig): string {
     if (peer.passive) lines.push(`${n} passive`);
     if (peer.localAddress) lines.push(`${n} update-source ${peer.localAddress}`);
     if (peer.password) lines.push(`${n} password ${peer.password}`);
+    if (peer.multihop && peer.ttlSecurityHops === undefined) lines.push(`${n} ebgp-multihop`);
+    if (peer.ttlSecurityHops !== undefined) lines.push(`${n} ttl-security hops ${peer.ttlSecurityHops}`);
     if (peer.extendedNextHop) lines.push(`${n} capability extended-nexthop`);
     if (peer.fourOctetAs === false) {
       // FRR 8.4 has no switch for the 4-octet AS capability alone: this sends an OPEN with

@@ -66,6 +66,7 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
       extendedMessage: p.extendedMessage,
       routeReflectorClient: p.routeReflectorClient,
       password: p.password,
+      ttlSecurity: p.ttlSecurityHops,
       gracefulRestart: config.gracefulRestart ? { restartTime: config.gracefulRestart.restartTime } : undefined,
       ...options.peerDefaults,
     })),

@@ -114,4 +114,34 @@ describe('agent status', () => {
     const s = agentStatus({ ...facts, self, config, routerId: '10.0.0.1' });
     assert.deepEqual([s.asn, s.clusterId, s.routerId], [65000, '1.0.0.1', '10.0.0.1']);
   });
+
+  it('a learned route with no usable next hop is a failure, listed with why beside the failed writes', () => {
+    const s = agentStatus({
+      nodeName: 'n1',
+      address: '10.0.0.1/24',
+      self: undefined,
+      config: undefined,
+      routerId: '',
+      ready: true,
+      restarting: false,
+      peers: [],
+      advertised: { blocks: [], borrowed: [], services: [], serviceAddresses: [] },
+      learned: 3,
+      desiredRoutes: 2,
+      failures: 1,
+      unresolved: new Map([
+        ['10.66.0.0/26', "10.66.0.0/26: no route to next hop 10.90.255.1 in this node's routing table; next hop skipped"],
+      ]),
+      failed: new Map([['10.67.0.0/26', { error: 'ENODEV: no such device' }]]),
+    });
+    assert.deepEqual(s.routes, {
+      learned: 3,
+      programmed: 1,
+      failures: 2,
+      notProgrammed: [
+        { dst: '10.66.0.0/26', reason: "10.66.0.0/26: no route to next hop 10.90.255.1 in this node's routing table; next hop skipped" },
+        { dst: '10.67.0.0/26', reason: 'ENODEV: no such device' },
+      ],
+    });
+  });
 });

@@ -306,4 +306,29 @@ describe('bgpd config', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('peers[].ttlSecurity (GTSM) and ttl: taken as given, checked by range, not both', () => {
+    const c = parseBgpdConfig(
+      `${base}peers:\n  - { address: 10.0.0.2, asn: 65002, ttlSecurity: 1 }\n  - { address: 10.0.0.3, asn: 65003, ttl: 3 }\n`,
+    );
+    assert.deepEqual(
+      c.peers.map((p) => [p.ttlSecurity, p.ttl]),
+      [
+        [1, undefined],
+        [undefined, 3],
+      ],
+    );
+    const bad = (peer: string) => {
+      try {
+        parseBgpdConfig(`${base}peers:\n  - { address: 10.0.0.2, asn: 65002, ${peer} }\n`);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.message;
+        throw e;
+      }
+      throw new Error(`accepted ${peer}`);
+    };
+    assert.match(bad('ttlSecurity: 255'), /peers\[0\]\.ttlSecurity: 255 is not a number in 1\.\.254/);
+    assert.match(bad('ttl: 1.5'), /peers\[0\]\.ttl: 1\.5 is not a whole number/);
+    assert.match(bad('ttl: 3, ttlSecurity: 1'), /peers\[0\]\.ttl: set ttl or ttlSecurity, not both/);
+  });
 });

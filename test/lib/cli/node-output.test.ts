@@ -32,4 +32,19 @@ describe('node status output', () => {
     assert.doesNotMatch(fine, /Services refused/);
     assert.match(fine, /No IPv4 peers found/);
   });
+
+  it('lists the routes not programmed with why, and says nothing of them when all are', () => {
+    const out = formatNodeStatus({
+      ...STATUS,
+      routes: {
+        learned: 2,
+        programmed: 1,
+        failures: 1,
+        notProgrammed: [{ dst: '10.66.0.0/26', reason: 'no route to next hop 10.90.255.1' }],
+      },
+    });
+    assert.match(out, /Routes not programmed \(1\)\n/);
+    assert.match(out, /\| 10\.66\.0\.0\/26 \| no route to next hop 10\.90\.255\.1 \|/);
+    assert.doesNotMatch(formatNodeStatus(STATUS), /Routes not programmed/);
+  });
 });
