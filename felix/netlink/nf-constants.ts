@@ -111,3 +111,48 @@ export const NF_INET_POST_ROUTING = 4;
 
 /** A dump reply whose generation changed while it was read. */
 export const NLM_F_DUMP_INTR = 0x10;
+
+// Rules: each expression is a name and its attributes.
+export const NLM_F_APPEND = 0x800;
+export const NFT_REG_VERDICT = 0;
+export const NFT_REG_1 = 1;
+export const NFT_REG_2 = 2;
+
+export const NFTA_META_DREG = 1;
+export const NFTA_META_KEY = 2;
+export const NFT_META_NFPROTO = 15;
+export const NFT_META_L4PROTO = 16;
+
+export const NFTA_CMP_SREG = 1;
+export const NFTA_CMP_OP = 2;
+export const NFTA_CMP_DATA = 3;
+export const NFT_CMP_EQ = 0;
+export const NFT_CMP_NEQ = 1;
+
+export const NFTA_PAYLOAD_DREG = 1;
+export const NFTA_PAYLOAD_BASE = 2;
+export const NFTA_PAYLOAD_OFFSET = 3;
+export const NFTA_PAYLOAD_LEN = 4;
+export const NFT_PAYLOAD_NETWORK_HEADER = 1;
+
+export const NFTA_LOOKUP_SREG = 2;
+export const NFTA_LOOKUP_FLAGS = 5;
+export const NFT_LOOKUP_F_INV = 1;
+
+export const NFTA_IMMEDIATE_DREG = 1;
+
+export const NFTA_NG_DREG = 1;
+export const NFTA_NG_MODULUS = 2;
+export const NFTA_NG_TYPE = 3;
+export const NFT_NG_RANDOM = 1;
+
+export const NFTA_NAT_TYPE = 1;
+export const NFTA_NAT_FAMILY = 2;
+export const NFTA_NAT_REG_ADDR_MIN = 3;
+export const NFTA_NAT_REG_PROTO_MIN = 5;
+export const NFTA_NAT_FLAGS = 7;
+export const NFT_NAT_DNAT = 1;
+export const NF_NAT_RANGE_PROTO_SPECIFIED = 0x2;
+
+export const NFPROTO_IPV4 = 2;
+export const NFPROTO_IPV6 = 10;

@@ -50,6 +50,8 @@ export class NetlinkNftDataplane implements NftDataplane {
   private gen = 0;
   /** How many batches were sent again after another writer's commit (for tests and reports). */
   restarts = 0;
+  /** How many transactions went to nft (a statement the netlink writer does not encode). */
+  nftRuns = 0;
 
   constructor(opts: NetlinkNftDataplaneOptions = {}) {
     this.table = opts.table ?? POLICY_TABLE;
@@ -83,13 +85,12 @@ export class NetlinkNftDataplane implements NftDataplane {
       return { ok: false, error: (e as Error).message, script: '' };
     }
     if (!ops.length) return { ok: true, script };
-    if (!ops.some((op) => op.kind === 'add rule')) {
-      try {
-        return this.applyNetlink(ops, script);
-      } catch (e) {
-        if (!(e instanceof NftEncodeError)) return { ok: false, error: (e as Error).message, script };
-      }
+    try {
+      return this.applyNetlink(ops, script);
+    } catch (e) {
+      if (!(e instanceof NftEncodeError)) return { ok: false, error: (e as Error).message, script };
     }
+    this.nftRuns++;
     const r = await this.nft.apply(ops);
     if (r.ok) {
       this.learn(ops);

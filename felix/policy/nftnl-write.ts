@@ -13,10 +13,7 @@ import {
   NF_INET_LOCAL_OUT,
   NF_INET_POST_ROUTING,
   NF_INET_PRE_ROUTING,
-  NFT_CONTINUE,
   NFT_DATA_VERDICT,
-  NFT_GOTO,
-  NFT_JUMP,
   NFT_MSG_DELCHAIN,
   NFT_MSG_DELRULE,
   NFT_MSG_DELSET,
@@ -25,7 +22,6 @@ import {
   NFT_MSG_NEWSET,
   NFT_MSG_NEWSETELEM,
   NFT_MSG_NEWTABLE,
-  NFT_RETURN,
   NFT_SET_ELEM_INTERVAL_END,
   NFT_SET_EVAL,
   NFT_SET_INTERVAL,
@@ -69,6 +65,7 @@ import type { MessageWriter } from '../netlink/writer.js';
 import type { NftOp } from './dataplane.js';
 import { addressSpan } from './element-text.js';
 import type { NftHook, NftMapElement } from './nft-model.js';
+import { verdictCode, writeRule } from './nftnl-rule.js';
 import { encodeKey, type KeyType, keyByteOrderUserdata, keyType, NftEncodeError } from './nftnl-types.js';
 
 /** What an element operation needs to know of its set: the key's type, and whether it holds intervals. */
@@ -186,24 +183,12 @@ export function writeOps(
         w.end();
         break;
       case 'add rule':
-        throw new NftEncodeError('rules are written by nft');
+        writeRule(w, family, table, op.chain, op.expr, op.comment);
+        break;
     }
     for (let m = mark; m < w.count; m++) opOf.push(i);
   });
   return opOf;
-}
-
-/** A verdict's code and chain (`jump to-a` → NFT_JUMP, "to-a"). */
-export function verdictCode(verdict: string): { code: number; chain?: string } {
-  const [word, chain, extra] = verdict.trim().split(/\s+/);
-  if (extra === undefined) {
-    if (chain === undefined) {
-      const code = { accept: NF_ACCEPT, drop: NF_DROP, return: NFT_RETURN, continue: NFT_CONTINUE }[word ?? ''];
-      if (code !== undefined) return { code };
-    } else if (word === 'jump') return { code: NFT_JUMP, chain };
-    else if (word === 'goto') return { code: NFT_GOTO, chain };
-  }
-  throw new NftEncodeError(`verdict ${JSON.stringify(verdict)} has no netlink encoding here`);
 }
 
 function elementMessage(w: MessageWriter, family: number, table: string, set: string, add: boolean): void {

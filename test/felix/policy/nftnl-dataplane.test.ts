@@ -10,6 +10,8 @@ import { NftablesDataplane } from '../../../felix/policy/nft-dataplane.js';
 import { readTableJson } from '../../../felix/policy/nft-readback.js';
 import { NetlinkNftDataplane } from '../../../felix/policy/nftnl-dataplane.js';
 import { readTableNetlink } from '../../../felix/policy/nftnl-read.js';
+import { ruleExpressions } from '../../../felix/policy/nftnl-rule.js';
+import { planTable } from '../../../felix/policy/plan.js';
 import { writeOps } from '../../../felix/policy/nftnl-write.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
@@ -152,15 +154,65 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     assert.equal((await prog.resync()).ops, 0);
   });
 
+  const compiled = (seed: number) =>
+    mergeTable(
+      compilePolicy(generateInput(seed)),
+      new Map([
+        [
+          'services',
+          compileServices({
+            services: Array.from({ length: 8 }, (_, i) => servicePort(i, (i * 7) % 40)),
+            nodeAddresses: [],
+            clusterCidrs: ['10.65.0.0/16'],
+          }),
+        ],
+      ]),
+    );
+
+  for (const seed of [1, 2])
+    it(`the rules it encodes list, and dump as expressions, as nft's own (seed ${seed})`, async () => {
+      // The compiled table with only the rules the netlink writer encodes, written by both.
+      const full = compiled(seed);
+      const encodable = (expr: string) => {
+        try {
+          ruleExpressions(expr);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const want = { ...full, chains: full.chains.map((c) => ({ ...c, rules: c.rules.filter((r) => encodable(r.expr)) })) };
+      const kept = want.chains.reduce((n, c) => n + c.rules.length, 0);
+      assert.ok(kept > 40, `a fair share of the rules is encoded (${kept})`);
+      const ops = planTable(want, undefined);
+      const viaNetlink = new NetlinkNftDataplane({ netns: node.name, table: 'by-netlink' });
+      const viaNft = new NftablesDataplane({ netns: node.name, table: 'by-nft' });
+      try {
+        const a = await viaNetlink.apply(ops);
+        assert.equal(a.ok, true, a.error);
+        assert.equal(viaNetlink.nftRuns, 0, 'written by netlink, not handed to nft');
+        const b = await viaNft.apply(ops);
+        assert.equal(b.ok, true, b.error);
+        const list = async (name: string, ...debug: string[]) =>
+          (await nft(...debug, 'list', 'table', 'inet', name)).replaceAll(name, 'T').replace(/\s+element 0+ {2}: 1 \[end\]/g, '');
+        assert.equal(await list('by-netlink'), await list('by-nft'), 'nft lists both alike');
+        // The rules' expressions (elements, in hash order, are compared by the listing above).
+        const expressions = async (name: string) =>
+          (await list(name, '--debug=netlink'))
+            .split('\n')
+            .filter((l) => !l.includes('element '))
+            .join('\n');
+        assert.equal(await expressions('by-netlink'), await expressions('by-nft'), 'the same expressions');
+      } finally {
+        viaNetlink.close();
+        await nft('delete', 'table', 'inet', 'by-netlink').catch(() => undefined);
+        await nft('delete', 'table', 'inet', 'by-nft').catch(() => undefined);
+      }
+    });
+
   for (const seed of [1, 2, 3])
     it(`reads compiled policy and services tables as nft -j list does (seed ${seed})`, async () => {
-      const policy = compilePolicy(generateInput(seed));
-      const services = compileServices({
-        services: Array.from({ length: 8 }, (_, i) => servicePort(i, (i * 7) % 40)),
-        nodeAddresses: [],
-        clusterCidrs: ['10.65.0.0/16'],
-      });
-      const want = mergeTable(policy, new Map([['services', services]]));
+      const want = compiled(seed);
       const viaNft = new PolicyProgrammer(new NftablesDataplane({ netns: node.name }), { resyncIntervalMs: 0 });
       const r = await viaNft.update(want);
       assert.equal(r.ok, true, r.error);
