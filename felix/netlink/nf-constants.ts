@@ -156,3 +156,31 @@ export const NF_NAT_RANGE_PROTO_SPECIFIED = 0x2;
 
 export const NFPROTO_IPV4 = 2;
 export const NFPROTO_IPV6 = 10;
+
+export const NFT_META_MARK = 3;
+export const NFT_META_IIFNAME = 6;
+export const NFT_META_OIFNAME = 7;
+export const NFTA_META_SREG = 3;
+export const NFTA_LOOKUP_DREG = 3;
+export const NFT_PAYLOAD_TRANSPORT_HEADER = 2;
+
+export const NFTA_CT_DREG = 1;
+export const NFTA_CT_KEY = 2;
+export const NFT_CT_STATE = 0;
+
+export const NFTA_BITWISE_SREG = 1;
+export const NFTA_BITWISE_DREG = 2;
+export const NFTA_BITWISE_LEN = 3;
+export const NFTA_BITWISE_MASK = 4;
+export const NFTA_BITWISE_XOR = 5;
+
+export const NFTA_FIB_DREG = 1;
+export const NFTA_FIB_RESULT = 2;
+export const NFTA_FIB_FLAGS = 3;
+export const NFT_FIB_RESULT_OIF = 1;
+export const NFT_FIB_RESULT_ADDRTYPE = 3;
+export const NFTA_FIB_F_SADDR = 0x1;
+export const NFTA_FIB_F_IIF = 0x8;
+export const NFTA_FIB_F_PRESENT = 0x20;
+/** A route type (RTN_LOCAL), as `fib … type local` compares it. */
+export const RTN_LOCAL = 2;

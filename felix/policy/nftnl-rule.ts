@@ -1,5 +1,6 @@
-// A rule's nft text as nf_tables expressions, for the statements the compilers write most: the
-// address, protocol and set matches and the DNAT of a service's chains, counters and verdicts.
+// A rule's nft text as nf_tables expressions, for the statements the compilers write most:
+// address, protocol, port and set matches, conntrack state, marks, the RPF and local-address
+// fib checks, interface verdict maps, a service's DNAT, counters and verdicts.
 // Each is encoded as nft 1.0.6 encodes it (checked against `nft --debug=netlink`: the same
 // expressions, registers and byte orders, and the `meta nfproto` dependency an inet table needs
 // before an address match, once per rule). A statement outside this list is NftEncodeError:
@@ -8,6 +9,29 @@
 import { NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
 import {
   NF_ACCEPT,
+  NFT_CT_STATE,
+  NFT_FIB_RESULT_ADDRTYPE,
+  NFT_FIB_RESULT_OIF,
+  NFT_META_IIFNAME,
+  NFT_META_MARK,
+  NFT_META_OIFNAME,
+  NFT_PAYLOAD_TRANSPORT_HEADER,
+  NFTA_BITWISE_DREG,
+  NFTA_BITWISE_LEN,
+  NFTA_BITWISE_MASK,
+  NFTA_BITWISE_SREG,
+  NFTA_BITWISE_XOR,
+  NFTA_CT_DREG,
+  NFTA_CT_KEY,
+  NFTA_FIB_DREG,
+  NFTA_FIB_F_IIF,
+  NFTA_FIB_F_PRESENT,
+  NFTA_FIB_F_SADDR,
+  NFTA_FIB_FLAGS,
+  NFTA_FIB_RESULT,
+  NFTA_LOOKUP_DREG,
+  NFTA_META_SREG,
+  RTN_LOCAL,
   NF_DROP,
   NF_NAT_RANGE_PROTO_SPECIFIED,
   NFT_CONTINUE,
@@ -32,8 +56,6 @@ import {
   NFTA_CMP_DATA,
   NFTA_CMP_OP,
   NFTA_CMP_SREG,
-  NFTA_COUNTER_BYTES,
-  NFTA_COUNTER_PACKETS,
   NFTA_DATA_VALUE,
   NFTA_DATA_VERDICT,
   NFTA_EXPR_DATA,
@@ -67,7 +89,7 @@ import {
   NFTNL_UDATA_RULE_COMMENT,
   nftMsg,
 } from '../netlink/nf-constants.js';
-import { attrI32BE, attrU32BE, attrU64BE, nfBegin } from '../netlink/nf-message.js';
+import { attrI32BE, attrU32BE, nfBegin } from '../netlink/nf-message.js';
 import type { MessageWriter } from '../netlink/writer.js';
 import { encodeKey, keyType, NftEncodeError } from './nftnl-types.js';
 
@@ -153,13 +175,80 @@ const verdict = (text: string): Expr => {
   ];
 };
 
-const counter: Expr = [
-  'counter',
+// nft sends a counter without values: the kernel starts it at zero.
+const counter: Expr = ['counter', () => undefined];
+
+const load = (key: number): Expr => meta(key);
+
+const metaSet = (key: number): Expr => [
+  'meta',
   (w) => {
-    attrU64BE(w, NFTA_COUNTER_BYTES, 0);
-    attrU64BE(w, NFTA_COUNTER_PACKETS, 0);
+    attrU32BE(w, NFTA_META_KEY, key);
+    attrU32BE(w, NFTA_META_SREG, NFT_REG_1);
   },
 ];
+
+/** A 32-bit register in host byte order, as nft writes marks, conntrack states and route types. */
+const host32 = (v: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(v >>> 0, 0);
+  return b;
+};
+
+const bitwise = (mask: number, xor: number): Expr => [
+  'bitwise',
+  (w) => {
+    attrU32BE(w, NFTA_BITWISE_SREG, NFT_REG_1);
+    attrU32BE(w, NFTA_BITWISE_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_BITWISE_LEN, 4);
+    value(w, NFTA_BITWISE_MASK, host32(mask));
+    value(w, NFTA_BITWISE_XOR, host32(xor));
+  },
+];
+
+const ctState: Expr = [
+  'ct',
+  (w) => {
+    attrU32BE(w, NFTA_CT_KEY, NFT_CT_STATE);
+    attrU32BE(w, NFTA_CT_DREG, NFT_REG_1);
+  },
+];
+
+const fib = (result: number, flags: number): Expr => [
+  'fib',
+  (w) => {
+    attrU32BE(w, NFTA_FIB_FLAGS, flags);
+    attrU32BE(w, NFTA_FIB_RESULT, result);
+    attrU32BE(w, NFTA_FIB_DREG, NFT_REG_1);
+  },
+];
+
+const transportField = (offset: number): Expr => [
+  'payload',
+  (w) => {
+    attrU32BE(w, NFTA_PAYLOAD_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
+    attrU32BE(w, NFTA_PAYLOAD_OFFSET, offset);
+    attrU32BE(w, NFTA_PAYLOAD_LEN, 2);
+  },
+];
+
+const vmap = (map: string): Expr => [
+  'lookup',
+  (w) => {
+    w.attrString(NFTA_LOOKUP_SET, map);
+    attrU32BE(w, NFTA_LOOKUP_SREG, NFT_REG_1);
+    attrU32BE(w, NFTA_LOOKUP_DREG, NFT_REG_VERDICT);
+  },
+];
+
+const CT_STATES: Readonly<Record<string, number>> = { invalid: 1, established: 2, related: 4, new: 8, untracked: 64 };
+const PORTED: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132 };
+
+function mark32(text: string | undefined, expr: string): number {
+  if (text === undefined || !/^0x[0-9a-f]{1,8}$/i.test(text)) return unsupported(expr, text ?? '(end)');
+  return Number(text);
+}
 
 const numgen = (modulus: number): Expr => [
   'numgen',
@@ -200,6 +289,7 @@ export function ruleExpressions(expr: string): Expr[] {
   const t = expr.trim().split(/\s+/);
   const out: Expr[] = [];
   let nfproto = -1;
+  let l4proto = -1;
   let i = 0;
   let ended = false;
   while (i < t.length) {
@@ -219,7 +309,7 @@ export function ruleExpressions(expr: string): Expr[] {
       if (operand.startsWith('@')) out.push(lookup(operand.slice(1), negated));
       else out.push(cmp(negated ? NFT_CMP_NEQ : NFT_CMP_EQ, encodeKey(keyType(f.type), operand)));
       i += negated ? 4 : 3;
-    } else if (word === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] !== undefined && t[i + 3] !== '.') {
+    } else if (word === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] !== undefined && t[i + 2] !== '!=' && t[i + 3] !== '.') {
       out.push(meta(NFT_META_L4PROTO), cmp(NFT_CMP_EQ, encodeKey(keyType('inet_proto'), t[i + 2])));
       i += 3;
     } else if (word === 'numgen' && t[i + 1] === 'random' && t[i + 2] === 'mod' && t[i + 4] === '==') {
@@ -242,6 +332,56 @@ export function ruleExpressions(expr: string): Expr[] {
       out.push(immediate(NFT_REG_1, encodeKey(keyType(f.type), m[1])), immediate(NFT_REG_2, port), dnat(f.nfproto));
       i += 4;
       ended = true;
+    } else if (word === 'ct' && t[i + 1] === 'state' && t[i + 2] !== undefined) {
+      let bits = 0;
+      for (const s of t[i + 2].split(',')) bits |= CT_STATES[s] ?? unsupported(expr, s);
+      out.push(ctState, bitwise(bits, 0), cmp(NFT_CMP_NEQ, host32(0)));
+      i += 3;
+    } else if (word === 'meta' && t[i + 1] === 'nfproto' && (t[i + 2] === 'ipv4' || t[i + 2] === 'ipv6')) {
+      if (nfproto >= 0) unsupported(expr, word);
+      nfproto = t[i + 2] === 'ipv4' ? NFPROTO_IPV4 : NFPROTO_IPV6;
+      out.push(meta(NFT_META_NFPROTO), cmp(NFT_CMP_EQ, Uint8Array.of(nfproto)));
+      i += 3;
+    } else if (word === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] === '!=' && t[i + 3] !== undefined) {
+      out.push(meta(NFT_META_L4PROTO), cmp(NFT_CMP_NEQ, encodeKey(keyType('inet_proto'), t[i + 3])));
+      i += 4;
+    } else if (word === 'meta' && t[i + 1] === 'mark' && t[i + 2] === 'set' && t[i + 3] === 'meta' && t[i + 4] === 'mark') {
+      const m = mark32(t[i + 6], expr);
+      if (t[i + 5] === '&') out.push(load(NFT_META_MARK), bitwise(m, 0), metaSet(NFT_META_MARK));
+      else if (t[i + 5] === '|') out.push(load(NFT_META_MARK), bitwise(~m, m), metaSet(NFT_META_MARK));
+      else unsupported(expr, t[i + 5] ?? '(end)');
+      i += 7;
+    } else if (word === 'meta' && t[i + 1] === 'mark' && t[i + 2] === '&' && t[i + 4] === '==') {
+      out.push(load(NFT_META_MARK), bitwise(mark32(t[i + 3], expr), 0), cmp(NFT_CMP_EQ, host32(mark32(t[i + 5], expr))));
+      i += 6;
+    } else if (word in PORTED && (t[i + 1] === 'sport' || t[i + 1] === 'dport')) {
+      const negated = t[i + 2] === '!=';
+      const port = t[i + (negated ? 3 : 2)];
+      const n = wholeNumber(port, expr);
+      if (n > 65535) unsupported(expr, port ?? '');
+      const data = Buffer.alloc(2);
+      data.writeUInt16BE(n, 0);
+      // The protocol is a dependency nft writes once per rule.
+      if (l4proto !== PORTED[word]) {
+        if (l4proto >= 0) unsupported(expr, word);
+        out.push(meta(NFT_META_L4PROTO), cmp(NFT_CMP_EQ, Uint8Array.of(PORTED[word])));
+        l4proto = PORTED[word];
+      }
+      out.push(transportField(t[i + 1] === 'sport' ? 0 : 2), cmp(negated ? NFT_CMP_NEQ : NFT_CMP_EQ, data));
+      i += negated ? 4 : 3;
+    } else if ((word === 'iifname' || word === 'oifname') && t[i + 1] === 'vmap' && t[i + 2]?.startsWith('@')) {
+      out.push(load(word === 'iifname' ? NFT_META_IIFNAME : NFT_META_OIFNAME), vmap(t[i + 2].slice(1)));
+      i += 3;
+      ended = true;
+    } else if ((word === 'iifname' || word === 'oifname') && t[i + 1]?.startsWith('"')) {
+      out.push(load(word === 'iifname' ? NFT_META_IIFNAME : NFT_META_OIFNAME), cmp(NFT_CMP_EQ, encodeKey(keyType('ifname'), t[i + 1])));
+      i += 2;
+    } else if (word === 'fib' && t.slice(i + 1, i + 6).join(' ') === 'saddr . iif oif missing') {
+      out.push(fib(NFT_FIB_RESULT_OIF, NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT), cmp(NFT_CMP_EQ, host32(0)));
+      i += 6;
+    } else if (word === 'fib' && t.slice(i + 1, i + 4).join(' ') === 'saddr type local') {
+      out.push(fib(NFT_FIB_RESULT_ADDRTYPE, NFTA_FIB_F_SADDR), cmp(NFT_CMP_EQ, host32(RTN_LOCAL)));
+      i += 4;
     } else if (word === 'counter') {
       out.push(counter);
       i += 1;
