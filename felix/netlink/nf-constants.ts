@@ -184,3 +184,17 @@ export const NFTA_FIB_F_IIF = 0x8;
 export const NFTA_FIB_F_PRESENT = 0x20;
 /** A route type (RTN_LOCAL), as `fib … type local` compares it. */
 export const RTN_LOCAL = 2;
+
+/** The first 32-bit register; a concatenation's later components load into these. */
+export const NFT_REG32_00 = 8;
+export const NFT_CT_STATUS = 2;
+/** ct status bit: the connection's destination was NATed (IPS_DST_NAT). */
+export const IPS_DST_NAT = 0x20;
+export const NFTA_FIB_F_DADDR = 0x2;
+export const NFTA_MASQ_FLAGS = 1;
+export const NF_NAT_RANGE_PROTO_RANDOM_FULLY = 0x10;
+export const NFTA_REJECT_TYPE = 1;
+export const NFTA_REJECT_ICMP_CODE = 2;
+/** `reject` in an inet table: ICMP or ICMPv6 port unreachable, by family. */
+export const NFT_REJECT_ICMPX_UNREACH = 2;
+export const NFT_REJECT_ICMPX_PORT_UNREACH = 1;

@@ -8,6 +8,16 @@
 
 import { NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
 import {
+  IPS_DST_NAT,
+  NF_NAT_RANGE_PROTO_RANDOM_FULLY,
+  NFT_CT_STATUS,
+  NFT_REG32_00,
+  NFT_REJECT_ICMPX_PORT_UNREACH,
+  NFT_REJECT_ICMPX_UNREACH,
+  NFTA_FIB_F_DADDR,
+  NFTA_MASQ_FLAGS,
+  NFTA_REJECT_ICMP_CODE,
+  NFTA_REJECT_TYPE,
   NF_ACCEPT,
   NFT_CT_STATE,
   NFT_FIB_RESULT_ADDRTYPE,
@@ -109,11 +119,11 @@ export function verdictCode(verdict: string): { code: number; chain?: string } {
 /** One expression: its name and a writer of its attributes. */
 type Expr = readonly [name: string, attrs: (w: MessageWriter) => void];
 
-const meta = (key: number): Expr => [
+const meta = (key: number, reg: number = NFT_REG_1): Expr => [
   'meta',
   (w) => {
     attrU32BE(w, NFTA_META_KEY, key);
-    attrU32BE(w, NFTA_META_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_META_DREG, reg);
   },
 ];
 
@@ -132,10 +142,10 @@ const cmp = (op: number, data: Uint8Array): Expr => [
   },
 ];
 
-const networkField = (offset: number, len: number): Expr => [
+const networkField = (offset: number, len: number, reg: number = NFT_REG_1): Expr => [
   'payload',
   (w) => {
-    attrU32BE(w, NFTA_PAYLOAD_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_PAYLOAD_DREG, reg);
     attrU32BE(w, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
     attrU32BE(w, NFTA_PAYLOAD_OFFSET, offset);
     attrU32BE(w, NFTA_PAYLOAD_LEN, len);
@@ -206,13 +216,29 @@ const bitwise = (mask: number, xor: number): Expr => [
   },
 ];
 
-const ctState: Expr = [
+const ct = (key: number): Expr => [
   'ct',
   (w) => {
-    attrU32BE(w, NFTA_CT_KEY, NFT_CT_STATE);
+    attrU32BE(w, NFTA_CT_KEY, key);
     attrU32BE(w, NFTA_CT_DREG, NFT_REG_1);
   },
 ];
+
+const masq = (flags: number): Expr => ['masq', (w) => (flags ? attrU32BE(w, NFTA_MASQ_FLAGS, flags) : undefined)];
+
+const reject: Expr = [
+  'reject',
+  (w) => {
+    attrU32BE(w, NFTA_REJECT_TYPE, NFT_REJECT_ICMPX_UNREACH);
+    w.attrU8(NFTA_REJECT_ICMP_CODE, NFT_REJECT_ICMPX_PORT_UNREACH);
+  },
+];
+
+/**
+ * The register a concatenation's component at byte `offset` of the key is loaded into, as nft
+ * picks it: a 16-byte register where the offset allows, else a 32-bit one.
+ */
+const concatRegister = (offset: number): number => (offset % 16 === 0 ? NFT_REG_1 + offset / 16 : NFT_REG32_00 + offset / 4);
 
 const fib = (result: number, flags: number): Expr => [
   'fib',
@@ -223,10 +249,10 @@ const fib = (result: number, flags: number): Expr => [
   },
 ];
 
-const transportField = (offset: number): Expr => [
+const transportField = (offset: number, reg: number = NFT_REG_1): Expr => [
   'payload',
   (w) => {
-    attrU32BE(w, NFTA_PAYLOAD_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_PAYLOAD_DREG, reg);
     attrU32BE(w, NFTA_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
     attrU32BE(w, NFTA_PAYLOAD_OFFSET, offset);
     attrU32BE(w, NFTA_PAYLOAD_LEN, 2);
@@ -284,6 +310,43 @@ function wholeNumber(text: string | undefined, expr: string): number {
   return Number(text);
 }
 
+/** One component of a concatenation: what it loads, and the family it needs. */
+interface Component {
+  readonly len: number;
+  readonly family?: number;
+  load(reg: number): Expr;
+}
+
+function component(t: readonly string[], i: number): [Component, number] | undefined {
+  const word = t[i];
+  if ((word === 'ip' || word === 'ip6') && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
+    const f = FAMILIES[word];
+    const offset = t[i + 1] === 'saddr' ? f.saddr : f.daddr;
+    return [{ len: f.len, family: f.nfproto, load: (reg) => networkField(offset, f.len, reg) }, i + 2];
+  }
+  if (word === 'meta' && t[i + 1] === 'l4proto') return [{ len: 1, load: (reg) => meta(NFT_META_L4PROTO, reg) }, i + 2];
+  if (word === 'th' && (t[i + 1] === 'sport' || t[i + 1] === 'dport')) {
+    const offset = t[i + 1] === 'sport' ? 0 : 2;
+    return [{ len: 2, load: (reg) => transportField(offset, reg) }, i + 2];
+  }
+  return undefined;
+}
+
+/** `a . b …` at t[i]: its components and the index after them; undefined when t[i] starts none. */
+function concatenation(t: readonly string[], i: number): { parts: Component[]; end: number } | undefined {
+  const first = component(t, i);
+  if (!first || t[first[1]] !== '.') return undefined;
+  const parts = [first[0]];
+  let at = first[1];
+  while (t[at] === '.') {
+    const next = component(t, at + 1);
+    if (!next) return undefined;
+    parts.push(next[0]);
+    at = next[1];
+  }
+  return { parts, end: at };
+}
+
 /** The expressions of `expr`, a rule's statements in nft syntax. */
 export function ruleExpressions(expr: string): Expr[] {
   const t = expr.trim().split(/\s+/);
@@ -295,19 +358,49 @@ export function ruleExpressions(expr: string): Expr[] {
   while (i < t.length) {
     if (ended) unsupported(expr, t[i]);
     const word = t[i];
-    if ((word === 'ip' || word === 'ip6') && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
+    const concat = concatenation(t, i);
+    if (concat) {
+      // `a . b . c @set` or `… vmap @map`: each component loaded where the key puts it.
+      const need = concat.parts.find((p) => p.family)?.family;
+      if (need !== undefined && nfproto !== need) {
+        if (nfproto >= 0) unsupported(expr, word);
+        out.push(meta(NFT_META_NFPROTO), cmp(NFT_CMP_EQ, Uint8Array.of(need)));
+        nfproto = need;
+      }
+      let offset = 0;
+      for (const p of concat.parts) {
+        out.push(p.load(concatRegister(offset)));
+        offset += (p.len + 3) & ~3;
+      }
+      const target = t[concat.end];
+      if (target === 'vmap' && t[concat.end + 1]?.startsWith('@')) {
+        out.push(vmap(t[concat.end + 1].slice(1)));
+        i = concat.end + 2;
+        ended = true;
+      } else if (target?.startsWith('@')) {
+        out.push(lookup(target.slice(1), false));
+        i = concat.end + 1;
+      } else unsupported(expr, target ?? '(end)');
+    } else if ((word === 'ip' || word === 'ip6') && (t[i + 1] === 'saddr' || t[i + 1] === 'daddr')) {
       const f = FAMILIES[word];
       const negated = t[i + 2] === '!=';
       const operand = t[i + (negated ? 3 : 2)];
-      if (operand === undefined || operand.includes('/') || t[i + (negated ? 4 : 3)] === '.') unsupported(expr, `${word} ${t[i + 1]}`);
+      if (operand === undefined) return unsupported(expr, `${word} ${t[i + 1]}`);
       if (nfproto !== f.nfproto) {
         if (nfproto >= 0) unsupported(expr, word);
         out.push(meta(NFT_META_NFPROTO), cmp(NFT_CMP_EQ, Uint8Array.of(f.nfproto)));
         nfproto = f.nfproto;
       }
-      out.push(networkField(t[i + 1] === 'saddr' ? f.saddr : f.daddr, f.len));
-      if (operand.startsWith('@')) out.push(lookup(operand.slice(1), negated));
-      else out.push(cmp(negated ? NFT_CMP_NEQ : NFT_CMP_EQ, encodeKey(keyType(f.type), operand)));
+      const field = t[i + 1] === 'saddr' ? f.saddr : f.daddr;
+      if (operand.startsWith('@')) out.push(networkField(field, f.len), lookup(operand.slice(1), negated));
+      else {
+        // A prefix on a byte boundary is its leading bytes, as nft loads it; another is not encoded here.
+        const [address, lenText] = operand.split('/');
+        const bits = lenText === undefined ? f.len * 8 : wholeNumber(lenText, expr);
+        if (bits % 8 !== 0 || bits === 0 || bits > f.len * 8) unsupported(expr, operand);
+        const bytes = encodeKey(keyType(f.type), address).subarray(0, bits / 8);
+        out.push(networkField(field, bits / 8), cmp(negated ? NFT_CMP_NEQ : NFT_CMP_EQ, bytes));
+      }
       i += negated ? 4 : 3;
     } else if (word === 'meta' && t[i + 1] === 'l4proto' && t[i + 2] !== undefined && t[i + 2] !== '!=' && t[i + 3] !== '.') {
       out.push(meta(NFT_META_L4PROTO), cmp(NFT_CMP_EQ, encodeKey(keyType('inet_proto'), t[i + 2])));
@@ -335,7 +428,7 @@ export function ruleExpressions(expr: string): Expr[] {
     } else if (word === 'ct' && t[i + 1] === 'state' && t[i + 2] !== undefined) {
       let bits = 0;
       for (const s of t[i + 2].split(',')) bits |= CT_STATES[s] ?? unsupported(expr, s);
-      out.push(ctState, bitwise(bits, 0), cmp(NFT_CMP_NEQ, host32(0)));
+      out.push(ct(NFT_CT_STATE), bitwise(bits, 0), cmp(NFT_CMP_NEQ, host32(0)));
       i += 3;
     } else if (word === 'meta' && t[i + 1] === 'nfproto' && (t[i + 2] === 'ipv4' || t[i + 2] === 'ipv6')) {
       if (nfproto >= 0) unsupported(expr, word);
@@ -382,6 +475,21 @@ export function ruleExpressions(expr: string): Expr[] {
     } else if (word === 'fib' && t.slice(i + 1, i + 4).join(' ') === 'saddr type local') {
       out.push(fib(NFT_FIB_RESULT_ADDRTYPE, NFTA_FIB_F_SADDR), cmp(NFT_CMP_EQ, host32(RTN_LOCAL)));
       i += 4;
+    } else if (word === 'ct' && t[i + 1] === 'status' && t[i + 2] === 'dnat') {
+      out.push(ct(NFT_CT_STATUS), bitwise(IPS_DST_NAT, 0), cmp(NFT_CMP_NEQ, host32(0)));
+      i += 3;
+    } else if (word === 'fib' && t.slice(i + 1, i + 4).join(' ') === 'daddr type local') {
+      out.push(fib(NFT_FIB_RESULT_ADDRTYPE, NFTA_FIB_F_DADDR), cmp(NFT_CMP_EQ, host32(RTN_LOCAL)));
+      i += 4;
+    } else if (word === 'masquerade') {
+      const random = t[i + 1] === 'fully-random';
+      out.push(masq(random ? NF_NAT_RANGE_PROTO_RANDOM_FULLY : 0));
+      i += random ? 2 : 1;
+      ended = true;
+    } else if (word === 'reject' && t[i + 1] === undefined) {
+      out.push(reject);
+      i += 1;
+      ended = true;
     } else if (word === 'counter') {
       out.push(counter);
       i += 1;
