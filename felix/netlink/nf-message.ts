@@ -72,6 +72,18 @@ export function attrs(buf: Buffer, from: number, to: number): Map<number, [numbe
   return m;
 }
 
+/** The value of the first attribute of `type` in buf[from, to), without building a map (for hot loops). */
+export function findAttr(buf: Buffer, from: number, to: number, type: number): [number, number] | undefined {
+  let o = from;
+  while (o + 4 <= to) {
+    const len = buf.readUInt16LE(o);
+    if (len < 4 || o + len > to) return undefined;
+    if ((buf.readUInt16LE(o + 2) & 0x3fff) === type) return [o + 4, o + len];
+    o += (len + 3) & ~3;
+  }
+  return undefined;
+}
+
 /** A NUL-terminated string attribute. */
 export function attrText(buf: Buffer, at: [number, number] | undefined): string | undefined {
   if (!at) return undefined;

@@ -74,7 +74,7 @@ import {
   NFTNL_UDATA_RULE_COMMENT,
   nftMsg,
 } from '../netlink/nf-constants.js';
-import { attrI32, attrs, attrText, attrU32, attrU64, getGen, nfAttrsStart, nfBegin, readGen } from '../netlink/nf-message.js';
+import { attrI32, attrs, attrText, attrU32, attrU64, findAttr, getGen, nfAttrsStart, nfBegin, readGen } from '../netlink/nf-message.js';
 import { type NetlinkSocket, NetlinkError } from '../netlink/socket.js';
 import { forEachAttr } from '../netlink/writer.js';
 import { ENOENT } from '../errno.js';
@@ -360,6 +360,12 @@ function readChains(
   return chains;
 }
 
+// Expression names as the kernel sends them (NUL included).
+const LOOKUP = Buffer.from('lookup\0');
+const DYNSET = Buffer.from('dynset\0');
+const IMMEDIATE = Buffer.from('immediate\0');
+const COUNTER = Buffer.from('counter\0');
+
 interface RuleRow {
   readonly chain: string;
   readonly rule: InstalledRule;
@@ -401,33 +407,35 @@ function readRules(
       else if (t === NFTA_RULE_EXPRESSIONS)
         forEachAttr(buf, a, b, (lt, la, lb) => {
           if (lt !== NFTA_LIST_ELEM) return;
-          let name = '';
-          let data: [number, number] | undefined;
-          forEachAttr(buf, la, lb, (et, ea, eb) => {
-            if (et === NFTA_EXPR_NAME) name = attrText(buf, [ea, eb]) ?? '';
-            else if (et === NFTA_EXPR_DATA) data = [ea, eb];
-          });
-          if (!data) return;
-          const d = attrs(buf, data[0], data[1]);
-          if (name === 'lookup' || name === 'dynset') {
-            const set = attrText(buf, d.get(name === 'lookup' ? NFTA_LOOKUP_SET : NFTA_DYNSET_SET_NAME));
+          const nameAt = findAttr(buf, la, lb, NFTA_EXPR_NAME);
+          const data = findAttr(buf, la, lb, NFTA_EXPR_DATA);
+          if (!nameAt || !data) return;
+          // Only four expressions matter here: compare their names without making strings.
+          const is = (name: Buffer) =>
+            nameAt[1] - nameAt[0] === name.length && buf.compare(name, 0, name.length, nameAt[0], nameAt[1]) === 0;
+          if (is(LOOKUP) || is(DYNSET)) {
+            const set = attrText(buf, findAttr(buf, data[0], data[1], is(LOOKUP) ? NFTA_LOOKUP_SET : NFTA_DYNSET_SET_NAME));
             if (set === undefined) return;
             const jumps = anonymous(set);
             if (jumps) chains.push(...jumps);
             else if (!sets.includes(set)) sets.push(set);
-          } else if (name === 'immediate') {
-            const v = d.get(NFTA_IMMEDIATE_DATA);
-            if (!v) return;
-            const vv = attrs(buf, v[0], v[1]).get(NFTA_DATA_VERDICT);
-            if (!vv) return;
-            const target = attrText(buf, attrs(buf, vv[0], vv[1]).get(NFTA_VERDICT_CHAIN));
+          } else if (is(IMMEDIATE)) {
+            const v = findAttr(buf, data[0], data[1], NFTA_IMMEDIATE_DATA);
+            const vv = v && findAttr(buf, v[0], v[1], NFTA_DATA_VERDICT);
+            const target = vv && attrText(buf, findAttr(buf, vv[0], vv[1], NFTA_VERDICT_CHAIN));
             if (target !== undefined) chains.push(target);
-          } else if (name === 'counter' && !counter) {
-            counter = { packets: attrU64(buf, d.get(NFTA_COUNTER_PACKETS)) ?? 0, bytes: attrU64(buf, d.get(NFTA_COUNTER_BYTES)) ?? 0 };
+          } else if (is(COUNTER) && !counter) {
+            counter = {
+              packets: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_PACKETS)) ?? 0,
+              bytes: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_BYTES)) ?? 0,
+            };
           }
         });
     });
-    rows.push({ chain, rule: { comment, sets, chains: [...new Set(chains)], ...(counter ? { counter } : {}) } });
+    rows.push({
+      chain,
+      rule: { comment, sets, chains: chains.length > 1 ? [...new Set(chains)] : chains, ...(counter ? { counter } : {}) },
+    });
   });
   return rows;
 }
