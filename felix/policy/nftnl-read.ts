@@ -392,52 +392,77 @@ function readRules(
   sock: NetlinkSocket,
   family: number,
   table: string,
+  chainNames: Iterable<string>,
   anonymous: (set: string) => readonly string[] | undefined,
 ): RuleRow[] {
   const rows: RuleRow[] = [];
-  dumpOf(sock, family, NFT_MSG_GETRULE, NFTA_RULE_TABLE, table, NFT_MSG_NEWRULE, (buf, from, to) => {
-    let chain = '';
-    let comment = '';
-    const sets: string[] = [];
-    const chains: string[] = [];
-    let counter: { packets: number; bytes: number } | undefined;
-    forEachAttr(buf, from, to, (t, a, b) => {
-      if (t === NFTA_RULE_CHAIN) chain = attrText(buf, [a, b]) ?? '';
-      else if (t === NFTA_RULE_USERDATA) comment = ruleComment(buf, a, b);
-      else if (t === NFTA_RULE_EXPRESSIONS)
-        forEachAttr(buf, a, b, (lt, la, lb) => {
-          if (lt !== NFTA_LIST_ELEM) return;
-          const nameAt = findAttr(buf, la, lb, NFTA_EXPR_NAME);
-          const data = findAttr(buf, la, lb, NFTA_EXPR_DATA);
-          if (!nameAt || !data) return;
-          // Only four expressions matter here: compare their names without making strings.
-          const is = (name: Buffer) =>
-            nameAt[1] - nameAt[0] === name.length && buf.compare(name, 0, name.length, nameAt[0], nameAt[1]) === 0;
-          if (is(LOOKUP) || is(DYNSET)) {
-            const set = attrText(buf, findAttr(buf, data[0], data[1], is(LOOKUP) ? NFTA_LOOKUP_SET : NFTA_DYNSET_SET_NAME));
-            if (set === undefined) return;
-            const jumps = anonymous(set);
-            if (jumps) chains.push(...jumps);
-            else if (!sets.includes(set)) sets.push(set);
-          } else if (is(IMMEDIATE)) {
-            const v = findAttr(buf, data[0], data[1], NFTA_IMMEDIATE_DATA);
-            const vv = v && findAttr(buf, v[0], v[1], NFTA_DATA_VERDICT);
-            const target = vv && attrText(buf, findAttr(buf, vv[0], vv[1], NFTA_VERDICT_CHAIN));
-            if (target !== undefined) chains.push(target);
-          } else if (is(COUNTER) && !counter) {
-            counter = {
-              packets: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_PACKETS)) ?? 0,
-              bytes: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_BYTES)) ?? 0,
-            };
-          }
-        });
-    });
-    rows.push({
-      chain,
-      rule: { comment, sets, chains: chains.length > 1 ? [...new Set(chains)] : chains, ...(counter ? { counter } : {}) },
-    });
-  });
+  // One dump per chain: a dump of the whole table restarts from its first rule for every reply
+  // buffer it fills (quadratic in the rules: seconds of kernel time at 100,000); a chain's dump
+  // finds the chain by hash and walks only its rules.
+  for (const name of chainNames) readChainRules(sock, family, table, name, anonymous, rows);
   return rows;
+}
+
+function readChainRules(
+  sock: NetlinkSocket,
+  family: number,
+  table: string,
+  chainName: string,
+  anonymous: (set: string) => readonly string[] | undefined,
+  rows: RuleRow[],
+): void {
+  const more = (w: ReturnType<NetlinkSocket['writer']>) => w.attrString(NFTA_RULE_CHAIN, chainName);
+  dumpOf(
+    sock,
+    family,
+    NFT_MSG_GETRULE,
+    NFTA_RULE_TABLE,
+    table,
+    NFT_MSG_NEWRULE,
+    (buf, from, to) => {
+      let chain = '';
+      let comment = '';
+      const sets: string[] = [];
+      const chains: string[] = [];
+      let counter: { packets: number; bytes: number } | undefined;
+      forEachAttr(buf, from, to, (t, a, b) => {
+        if (t === NFTA_RULE_CHAIN) chain = attrText(buf, [a, b]) ?? '';
+        else if (t === NFTA_RULE_USERDATA) comment = ruleComment(buf, a, b);
+        else if (t === NFTA_RULE_EXPRESSIONS)
+          forEachAttr(buf, a, b, (lt, la, lb) => {
+            if (lt !== NFTA_LIST_ELEM) return;
+            const nameAt = findAttr(buf, la, lb, NFTA_EXPR_NAME);
+            const data = findAttr(buf, la, lb, NFTA_EXPR_DATA);
+            if (!nameAt || !data) return;
+            // Only four expressions matter here: compare their names without making strings.
+            const is = (name: Buffer) =>
+              nameAt[1] - nameAt[0] === name.length && buf.compare(name, 0, name.length, nameAt[0], nameAt[1]) === 0;
+            if (is(LOOKUP) || is(DYNSET)) {
+              const set = attrText(buf, findAttr(buf, data[0], data[1], is(LOOKUP) ? NFTA_LOOKUP_SET : NFTA_DYNSET_SET_NAME));
+              if (set === undefined) return;
+              const jumps = anonymous(set);
+              if (jumps) chains.push(...jumps);
+              else if (!sets.includes(set)) sets.push(set);
+            } else if (is(IMMEDIATE)) {
+              const v = findAttr(buf, data[0], data[1], NFTA_IMMEDIATE_DATA);
+              const vv = v && findAttr(buf, v[0], v[1], NFTA_DATA_VERDICT);
+              const target = vv && attrText(buf, findAttr(buf, vv[0], vv[1], NFTA_VERDICT_CHAIN));
+              if (target !== undefined) chains.push(target);
+            } else if (is(COUNTER) && !counter) {
+              counter = {
+                packets: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_PACKETS)) ?? 0,
+                bytes: attrU64(buf, findAttr(buf, data[0], data[1], NFTA_COUNTER_BYTES)) ?? 0,
+              };
+            }
+          });
+      });
+      rows.push({
+        chain,
+        rule: { comment, sets, chains: chains.length > 1 ? [...new Set(chains)] : chains, ...(counter ? { counter } : {}) },
+      });
+    },
+    more,
+  );
 }
 
 /** The kinds of the table's named sets and maps, without their elements. */
@@ -485,7 +510,7 @@ function readOnce(sock: NetlinkSocket, family: number, table: string): { table: 
     }
   }
   const chains = readChains(sock, family, table);
-  for (const r of readRules(sock, family, table, (s) => anonymousJumps.get(s))) chains.get(r.chain)?.rules.push(r.rule);
+  for (const r of readRules(sock, family, table, chains.keys(), (s) => anonymousJumps.get(s))) chains.get(r.chain)?.rules.push(r.rule);
   return { table: { sets, maps, chains: chains as Map<string, InstalledChain> }, kinds };
 }
 
@@ -506,7 +531,7 @@ export function readTableNetlink(sock: NetlinkSocket, family: number, table: str
 export function readCountersNetlink(sock: NetlinkSocket, family: number, table: string): RuleCounterRow[] {
   if (!exists(sock, family, table)) return [];
   const out: RuleCounterRow[] = [];
-  for (const r of readRules(sock, family, table, (s) => (s.startsWith('__') ? [] : undefined)))
+  for (const r of readRules(sock, family, table, readChains(sock, family, table).keys(), (s) => (s.startsWith('__') ? [] : undefined)))
     if (r.rule.counter) out.push({ chain: r.chain, comment: r.rule.comment, ...r.rule.counter });
   return out;
 }
