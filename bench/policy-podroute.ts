@@ -11,6 +11,7 @@ import {
   type NftDataplane,
   type NftOp,
   type NftTable,
+  NetlinkNftDataplane,
   NftablesDataplane,
   type PolicyApplyReport,
   type PolicyInput,
@@ -26,7 +27,7 @@ class TimedDataplane implements NftDataplane {
   readonly description: string;
   kernelMs = 0;
 
-  constructor(readonly inner: NftablesDataplane) {
+  constructor(readonly inner: NftDataplane) {
     this.table = inner.table;
     this.description = `${inner.description}, timed`;
   }
@@ -130,9 +131,11 @@ export class PodrouteSide {
   constructor(
     readonly netns: string,
     nodeName: string,
+    /** 'netlink': nf_tables from the process (rules through nft); 'nft': every transaction through nft -f. */
+    dataplane: 'netlink' | 'nft' = 'netlink',
   ) {
     this.calculator = new PolicyCalculator(nodeName);
-    this.dataplane = new TimedDataplane(new NftablesDataplane({ netns }));
+    this.dataplane = new TimedDataplane(dataplane === 'nft' ? new NftablesDataplane({ netns }) : new NetlinkNftDataplane({ netns }));
     // No timers: every apply in the benchmark is one the benchmark asked for.
     this.programmer = new PolicyProgrammer(this.dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
   }

@@ -6,6 +6,10 @@
 //
 //   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
 //                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
+//                           [--dataplane netlink|nft]
+//
+// --dataplane: podroute's nftables dataplane, nf_tables over netlink from the process (default;
+// transactions that add rules still go through nft -f) or every transaction through nft -f.
 //
 // Each side programs its own network namespace, made here and deleted on the way out. First the
 // initial load (median of --rounds, each in fresh namespaces), then --reps repetitions of each
@@ -41,6 +45,12 @@ const REPS = Math.max(1, arg('--reps', 100));
 const ROUNDS = Math.max(1, arg('--rounds', 3));
 const SEED = arg('--seed', 1);
 const DEADLINE = performance.now() + arg('--deadline', 1200) * 1000;
+const DATAPLANE = ((): 'netlink' | 'nft' => {
+  const i = process.argv.indexOf('--dataplane');
+  const v = i < 0 ? 'netlink' : process.argv[i + 1];
+  if (v !== 'netlink' && v !== 'nft') throw new Error(`--dataplane takes netlink or nft, not ${JSON.stringify(v)}`);
+  return v;
+})();
 
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -108,7 +118,7 @@ async function main(): Promise<void> {
         namespaces.delete(ours.netns);
         namespaces.delete(ref.netns);
       }
-      ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE);
+      ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE, DATAPLANE);
       ref = new IptablesReference(namespaces.add(`i${round}`));
       loads.push(
         await both(
@@ -201,6 +211,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   const out: string[] = [];
   out.push(`bench/policy — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
   out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}; ${versionOf('ipset')}`);
+  out.push(`podroute's dataplane: ${DATAPLANE === 'nft' ? 'nft -f for every transaction' : 'nf_tables netlink (transactions that add rules: nft -f)'}`);
   out.push(`command: npx tsx bench/policy.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
   out.push('');
   out.push(

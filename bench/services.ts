@@ -9,6 +9,10 @@
 // times and their ratios. Root only; namespaces are its own and deleted on the way out.
 //
 //   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--deadline 1800]
+//                             [--dataplane netlink|nft]
+//
+// --dataplane: felix's nftables dataplane, nf_tables over netlink from the process (default; a
+// transaction with a statement it does not encode goes to nft -f whole) or nft -f for all.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
@@ -16,6 +20,7 @@ import {
   type InstalledTable,
   type NftApplyResult,
   type NftDataplane,
+  NetlinkNftDataplane,
   NftablesDataplane,
   type NftOp,
   PolicyProgrammer,
@@ -42,6 +47,12 @@ const SERVICES = arg('--services', 10_000);
 const ENDPOINTS = arg('--endpoints', 10);
 const UPDATES = arg('--updates', 20);
 const DEADLINE = performance.now() + arg('--deadline', 1800) * 1000;
+const DATAPLANE = ((): 'netlink' | 'nft' => {
+  const i = process.argv.indexOf('--dataplane');
+  const v = i < 0 ? 'netlink' : process.argv[i + 1];
+  if (v !== 'netlink' && v !== 'nft') throw new Error(`--dataplane takes netlink or nft, not ${JSON.stringify(v)}`);
+  return v;
+})();
 const CLUSTER_CIDR = '10.64.0.0/10';
 if (SERVICES > 65_536) throw new Error('--services: at most 65,536 (cluster IPs come from 10.96.0.0/16)');
 
@@ -80,7 +91,7 @@ class TimedDataplane implements NftDataplane {
   readonly table: string;
   readonly description: string;
   applyMs = 0;
-  constructor(readonly inner: NftablesDataplane) {
+  constructor(readonly inner: NftDataplane) {
     this.table = inner.table;
     this.description = inner.description;
   }
@@ -143,7 +154,9 @@ async function main(): Promise<void> {
   const out: string[] = [];
   try {
     const netns = namespaces.add('n');
-    const dataplane = new TimedDataplane(new NftablesDataplane({ netns, timeoutMs: 600_000 }));
+    const dataplane = new TimedDataplane(
+      DATAPLANE === 'nft' ? new NftablesDataplane({ netns, timeoutMs: 600_000 }) : new NetlinkNftDataplane({ netns, timeoutMs: 600_000 }),
+    );
     const compiler = new ServiceCompiler();
     const conntrack = new TimedConntrack(new ConntrackTool({ netns }));
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
@@ -199,6 +212,7 @@ async function main(): Promise<void> {
     const refTotal = (r: ReferenceApply) => r.renderMs + r.restoreMs;
     out.push(`bench/services — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
     out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}`);
+    out.push(`felix's dataplane: ${dataplane.description}`);
     out.push(`command: npx tsx bench/services.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
     out.push('');
     out.push(

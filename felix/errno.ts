@@ -31,6 +31,17 @@ export const ENOBUFS = E.ENOBUFS;
 /** No reply from the kernel in time: see {@link replyLost}. */
 export const ETIMEDOUT = E.ETIMEDOUT;
 export const EHOSTUNREACH = E.EHOSTUNREACH;
+/** A set is full (its size bound), or a map's data does not fit. */
+export const ENOSPC = E.ENOSPC;
+/** An nf_tables batch or one of its attributes is larger than the kernel takes. */
+export const EMSGSIZE = E.EMSGSIZE;
+/** An nf_tables jump would make a loop of chains. */
+export const ELOOP = E.ELOOP;
+/**
+ * The kernel's own ERESTART (not in the platform's table: user space never sees it from a
+ * system call): an nf_tables batch planned against a generation that another commit has ended.
+ */
+export const ERESTART = 85;
 
 // What each means, in strerror's words (or felix's, where the kernel's would mislead).
 const TEXT = new Map<number, string>([
@@ -49,6 +60,10 @@ const TEXT = new Map<number, string>([
   [ENOBUFS, 'ENOBUFS: No buffer space available (replies dropped)'],
   [ETIMEDOUT, 'ETIMEDOUT: no reply from the kernel'],
   [EHOSTUNREACH, 'EHOSTUNREACH: No route to host'],
+  [ENOSPC, 'ENOSPC: No space left on device'],
+  [EMSGSIZE, 'EMSGSIZE: Message too long'],
+  [ELOOP, 'ELOOP: Too many levels of symbolic links (a loop of chains)'],
+  [ERESTART, 'ERESTART: another nftables commit came first'],
 ]);
 
 /**

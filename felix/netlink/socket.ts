@@ -27,6 +27,8 @@ export class NetlinkError extends Error {
 }
 
 export interface NetlinkSocketOptions {
+  /** The netlink family: NETLINK_ROUTE (default) or NETLINK_NETFILTER. */
+  readonly protocol?: number;
   /** Path of a network namespace (e.g. /var/run/netns/x); default: the process's own. */
   readonly netns?: string;
   /** Bytes of requests per sendmsg. Acks for one chunk must fit the receive buffer. */
@@ -66,7 +68,7 @@ export class NetlinkSocket {
   static open(opts: NetlinkSocketOptions = {}): NetlinkSocket {
     const n = loadNative();
     if (!n) throw new Error(nativeLoadError());
-    const fd = inNetns(opts.netns, () => n.open(NETLINK_ROUTE, opts.bufferBytes ?? 64 << 20));
+    const fd = inNetns(opts.netns, () => n.open(opts.protocol ?? NETLINK_ROUTE, opts.bufferBytes ?? 64 << 20));
     return new NetlinkSocket(n, fd, opts);
   }
 
@@ -212,6 +214,64 @@ export class NetlinkSocket {
         o += (len + 3) & ~3;
       }
     }
+  }
+
+  /**
+   * Sends `batch` (an nfnetlink BATCH_BEGIN … END, which the kernel applies whole or not at
+   * all) in one sendmsg, then `barrier`, one request with NLM_F_ACK, in another. The kernel
+   * handles a batch before it reads the next sendmsg, and answers in order, so the barrier's
+   * ack comes after every error the batch drew: the batch asks for no acks of its own.
+   * Returns each refused message's errno and extended-ack text by its index in `batch`;
+   * `visit` sees the barrier's replies (a GETGEN's NEWGEN: the generation after the batch).
+   */
+  transact(
+    batch: MessageWriter,
+    barrier: MessageWriter,
+    visit: (type: number, buf: Buffer, start: number, end: number) => void,
+  ): Map<number, { errno: number; message?: string }> {
+    this.check();
+    this.seq = barrier.seqAfter;
+    const refused = new Map<number, { errno: number; message?: string }>();
+    const base = batch.seqs[0];
+    const count = batch.count;
+    const done = barrier.seqs[0];
+    this.n.send(this.fd, batch.buf, batch.len);
+    this.n.send(this.fd, barrier.buf, barrier.len);
+    for (;;) {
+      const got = this.n.recv(this.fd, this.rx, this.timeout);
+      if (got === 0) throw new NetlinkError(ETIMEDOUT, 'no reply to an nftables batch');
+      let o = 0;
+      while (o + 16 <= got) {
+        const len = this.rx.readUInt32LE(o);
+        if (len < 16 || o + len > got) break;
+        const type = this.rx.readUInt16LE(o + 4);
+        const seq = this.rx.readUInt32LE(o + 8);
+        if (seq === done) {
+          if (type === NLMSG_ERROR) {
+            const err = -this.rx.readInt32LE(o + 16);
+            if (err !== 0) throw new NetlinkError(err, 'the request after an nftables batch failed');
+            return refused;
+          }
+          visit(type, this.rx, o, o + len);
+        } else if (type === NLMSG_ERROR && seq - base >= 0 && seq - base < count) {
+          const errno = -this.rx.readInt32LE(o + 16);
+          if (errno !== 0) refused.set(seq - base, { errno, ...this.ackText(o, len) });
+        }
+        o += (len + 3) & ~3;
+      }
+    }
+  }
+
+  /** The extended-ack text of the error message at `o`, if the kernel gave one. */
+  private ackText(o: number, len: number): { message?: string } {
+    const flags = this.rx.readUInt16LE(o + 6);
+    if (!(flags & NLM_F_ACK_TLVS)) return {};
+    let message: string | undefined;
+    const inner = flags & NLM_F_CAPPED ? 16 : this.rx.readUInt32LE(o + 20);
+    forEachAttr(this.rx, o + 20 + ((inner + 3) & ~3), o + len, (t, a, b) => {
+      if (t === NLMSGERR_ATTR_MSG) message = this.rx.toString('utf8', a, b).replace(/\0+$/, '');
+    });
+    return message === undefined ? {} : { message };
   }
 
   close(): void {

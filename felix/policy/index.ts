@@ -39,6 +39,8 @@ export type {
   RuleCounterRow,
 } from './dataplane.js';
 export { NftablesDataplane, type NftablesDataplaneOptions } from './nft-dataplane.js';
+export { NetlinkNftDataplane, type NetlinkNftDataplaneOptions } from './nftnl-dataplane.js';
+export { createNftDataplane } from './create-nft-dataplane.js';
 export { MemoryNftDataplane, type MemoryNftOptions } from './memory-nft.js';
 export { planTable } from './plan.js';
 export { PolicyProgrammer, type PolicyProgrammerOptions, type PolicyApplyReport, type PolicyProgrammerEvents } from './programmer.js';

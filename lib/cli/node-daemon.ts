@@ -10,7 +10,7 @@ import {
   MemoryDataplane,
   MemoryNftDataplane,
   ConntrackTool,
-  NftablesDataplane,
+  createNftDataplane,
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
@@ -111,7 +111,8 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
   let policyDataplane: NftDataplane | undefined;
   if (c.policy !== 'off') {
     if (c.dataplane === 'memory') policyDataplane = new MemoryNftDataplane();
-    else if (spawnSync('nft', ['--version'], { stdio: 'ignore' }).status === 0) policyDataplane = new NftablesDataplane();
+    // nf_tables over netlink through the addon (rules still through nft), or nft -f for all of it.
+    else if (spawnSync('nft', ['--version'], { stdio: 'ignore' }).status === 0) policyDataplane = createNftDataplane();
     // Said loudly: without nft every pod reaches every pod whatever the policies say.
     else
       log('policy-disabled', {
@@ -126,7 +127,7 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     serviceController: c.serviceController !== 'off',
     // The kernel's dataplane deletes stale UDP service entries with the conntrack tool, if there is one.
     serviceConntrack:
-      policyDataplane instanceof NftablesDataplane
+      policyDataplane && !(policyDataplane instanceof MemoryNftDataplane)
         ? new ConntrackTool({ onError: (error) => log('conntrack-error', { error }) })
         : undefined,
     ipv4Address: c.ipv4Address,

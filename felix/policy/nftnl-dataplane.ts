@@ -1,0 +1,176 @@
+// The policy dataplane over nf_tables netlink, from this process: a transaction is one
+// NFNL_MSG_BATCH_BEGIN … END, which the kernel commits whole or not at all, as `nft -f` does,
+// without starting a process or reading the table first. The table is read back by netlink
+// dumps parsed here. The batch carries the generation felix last saw (its own read or commit):
+// a commit by anyone else in between makes the kernel refuse it (ERESTART), and it is sent
+// again at the new generation; what another writer did to our table is the resync's to repair.
+//
+// Tables, chains, sets, maps and elements are written as netlink attributes. A rule is nft
+// syntax with no compiler here: a transaction that adds one goes to `nft -f` whole, so it
+// stays one atomic transaction (and so does one holding an element this writer cannot encode).
+
+import { NETLINK_NETFILTER, NFPROTO_INET } from '../netlink/nf-constants.js';
+import { batchBegin, batchEnd, getGen, readGen } from '../netlink/nf-message.js';
+import { NetlinkSocket } from '../netlink/socket.js';
+import { MessageWriter } from '../netlink/writer.js';
+import { ERESTART, errnoText } from '../errno.js';
+import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
+import { NftablesDataplane } from './nft-dataplane.js';
+import { POLICY_TABLE } from './nft-model.js';
+import { opLine, renderTransaction } from './nft-script.js';
+import { generation, readCountersNetlink, readSetKinds, readTableNetlink } from './nftnl-read.js';
+import { NftEncodeError } from './nftnl-types.js';
+import { type SetKind, writeOps } from './nftnl-write.js';
+import { checkName } from './table-state.js';
+
+export interface NetlinkNftDataplaneOptions {
+  /** A network namespace: its name under /var/run/netns, or a path to it. Default: the process's own. */
+  readonly netns?: string;
+  /** Default POLICY_TABLE (`podroute`). */
+  readonly table?: string;
+  /** The nft binary, for transactions that add rules. Default `nft` from PATH. */
+  readonly nft?: string;
+  /** Bound on one nft run. Default 60 s. */
+  readonly timeoutMs?: number;
+}
+
+/** Times a batch is sent again after another writer's commit came first. */
+const RESTARTS = 5;
+
+export class NetlinkNftDataplane implements NftDataplane {
+  readonly family = 'inet' as const;
+  readonly table: string;
+  readonly description: string;
+  private readonly netnsPath?: string;
+  private readonly nft: NftablesDataplane;
+  private sock?: NetlinkSocket;
+  /** The named sets' and maps' kinds, from the last read and the transactions since. */
+  private kinds = new Map<string, SetKind>();
+  /** The generation after our last read or commit; 0: not known (the kernel then checks nothing). */
+  private gen = 0;
+  /** How many batches were sent again after another writer's commit (for tests and reports). */
+  restarts = 0;
+  /** How many transactions went to nft (a statement the netlink writer does not encode). */
+  nftRuns = 0;
+
+  constructor(opts: NetlinkNftDataplaneOptions = {}) {
+    this.table = opts.table ?? POLICY_TABLE;
+    checkName(this.table, 'table');
+    if (opts.netns !== undefined) this.netnsPath = opts.netns.includes('/') ? opts.netns : `/var/run/netns/${opts.netns}`;
+    this.nft = new NftablesDataplane(opts);
+    this.description = `nftables netlink dataplane (table inet ${this.table}${opts.netns ? `, netns ${opts.netns}` : ''}; rules through nft)`;
+  }
+
+  private socket(): NetlinkSocket {
+    this.sock ??= NetlinkSocket.open({ protocol: NETLINK_NETFILTER, ...(this.netnsPath ? { netns: this.netnsPath } : {}) });
+    return this.sock;
+  }
+
+  async read(): Promise<InstalledTable | undefined> {
+    const r = readTableNetlink(this.socket(), NFPROTO_INET, this.table);
+    this.kinds = r.kinds;
+    this.gen = r.gen;
+    return r.table;
+  }
+
+  async readCounters(): Promise<RuleCounterRow[]> {
+    return readCountersNetlink(this.socket(), NFPROTO_INET, this.table);
+  }
+
+  async apply(ops: readonly NftOp[]): Promise<NftApplyResult> {
+    let script: string;
+    try {
+      script = renderTransaction({ family: this.family, name: this.table }, ops);
+    } catch (e) {
+      return { ok: false, error: (e as Error).message, script: '' };
+    }
+    if (!ops.length) return { ok: true, script };
+    try {
+      return this.applyNetlink(ops, script);
+    } catch (e) {
+      if (!(e instanceof NftEncodeError)) return { ok: false, error: (e as Error).message, script };
+    }
+    this.nftRuns++;
+    const r = await this.nft.apply(ops);
+    if (r.ok) {
+      this.learn(ops);
+      this.gen = generation(this.socket());
+    }
+    return r;
+  }
+
+  private applyNetlink(ops: readonly NftOp[], script: string): NftApplyResult {
+    const sock = this.socket();
+    this.resolveKinds(ops);
+    for (let attempt = 0; ; attempt++) {
+      const batch = sock.writer(1 << 12);
+      batchBegin(batch, this.gen);
+      const opOf = writeOps(batch, NFPROTO_INET, this.table, ops, (s) => this.kinds.get(s));
+      batchEnd(batch);
+      // Numbered after the batch, so its answer is told apart from the batch's.
+      const barrier = new MessageWriter(batch.seqAfter, 64);
+      getGen(barrier);
+      let after: number | undefined;
+      const refused = sock.transact(batch, barrier, (_t, buf, start, end) => {
+        after = readGen(buf, start, end) ?? after;
+      });
+      const begin = refused.get(0);
+      if (begin?.errno === ERESTART && attempt < RESTARTS) {
+        this.restarts++;
+        this.gen = generation(sock);
+        continue;
+      }
+      if (after !== undefined) this.gen = after;
+      if (!refused.size) {
+        this.learn(ops);
+        return { ok: true, script };
+      }
+      const lines: string[] = [];
+      for (const [index, r] of [...refused].sort((a, b) => a[0] - b[0])) {
+        const op = index >= 1 && index <= opOf.length ? opOf[index - 1] : undefined;
+        const text = errnoText(r.errno, r.message);
+        if (op === undefined) lines.push(`batch: ${text}`);
+        else {
+          const line = opLine({ family: this.family, name: this.table }, ops[op]);
+          lines.push(`line ${op + 1} (${line.length > 160 ? `${line.slice(0, 157)}...` : line}): ${text}`);
+        }
+      }
+      return { ok: false, error: lines.join('\n'), script };
+    }
+  }
+
+  /** Element operations need their set's kind: one dump of the set heads when an operation names one not known. */
+  private resolveKinds(ops: readonly NftOp[]): void {
+    const declared = new Set<string>();
+    for (const op of ops) {
+      if (op.kind === 'add set') declared.add(op.set);
+      else if (op.kind === 'add map') declared.add(op.map);
+      const name =
+        op.kind === 'add element' || op.kind === 'delete element'
+          ? op.set
+          : op.kind === 'add map element' || op.kind === 'delete map element'
+            ? op.map
+            : undefined;
+      if (name !== undefined && !declared.has(name) && !this.kinds.has(name)) {
+        this.kinds = readSetKinds(this.socket(), NFPROTO_INET, this.table);
+        return;
+      }
+    }
+  }
+
+  /** What a committed transaction did to the sets' kinds. */
+  private learn(ops: readonly NftOp[]): void {
+    for (const op of ops) {
+      if (op.kind === 'add set') this.kinds.set(op.set, { type: op.type, interval: op.interval, map: false });
+      else if (op.kind === 'add map') this.kinds.set(op.map, { type: op.type, interval: false, map: true });
+      else if (op.kind === 'delete set') this.kinds.delete(op.set);
+      else if (op.kind === 'delete map') this.kinds.delete(op.map);
+    }
+  }
+
+  close(): void {
+    this.sock?.close();
+    this.sock = undefined;
+    this.nft.close();
+  }
+}

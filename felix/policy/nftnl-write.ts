@@ -1,0 +1,300 @@
+// A transaction's operations as nf_tables netlink messages inside one batch: tables, chains,
+// sets, maps and their elements. An interval set's span is two elements, its first address and
+// the address after its last flagged NFT_SET_ELEM_INTERVAL_END (none when the span reaches the
+// family's last address), which is how nft hands intervals to the kernel. A rule is nft syntax
+// this writer does not compile: a transaction that adds one goes to nft whole (NftEncodeError).
+
+import { NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
+import {
+  NF_ACCEPT,
+  NF_DROP,
+  NF_INET_FORWARD,
+  NF_INET_LOCAL_IN,
+  NF_INET_LOCAL_OUT,
+  NF_INET_POST_ROUTING,
+  NF_INET_PRE_ROUTING,
+  NFT_DATA_VERDICT,
+  NFT_MSG_DELCHAIN,
+  NFT_MSG_DELRULE,
+  NFT_MSG_DELSET,
+  NFT_MSG_DELSETELEM,
+  NFT_MSG_NEWCHAIN,
+  NFT_MSG_NEWSET,
+  NFT_MSG_NEWSETELEM,
+  NFT_MSG_NEWTABLE,
+  NFT_SET_ELEM_INTERVAL_END,
+  NFT_SET_EVAL,
+  NFT_SET_INTERVAL,
+  NFT_SET_MAP,
+  NFT_SET_TIMEOUT,
+  NFTA_CHAIN_HOOK,
+  NFTA_CHAIN_NAME,
+  NFTA_CHAIN_POLICY,
+  NFTA_CHAIN_TABLE,
+  NFTA_CHAIN_TYPE,
+  NFTA_DATA_VALUE,
+  NFTA_DATA_VERDICT,
+  NFTA_HOOK_HOOKNUM,
+  NFTA_HOOK_PRIORITY,
+  NFTA_LIST_ELEM,
+  NFTA_RULE_CHAIN,
+  NFTA_RULE_TABLE,
+  NFTA_SET_DATA_LEN,
+  NFTA_SET_DATA_TYPE,
+  NFTA_SET_ELEM_DATA,
+  NFTA_SET_ELEM_FLAGS,
+  NFTA_SET_ELEM_KEY,
+  NFTA_SET_ELEM_LIST_ELEMENTS,
+  NFTA_SET_ELEM_LIST_SET,
+  NFTA_SET_ELEM_LIST_TABLE,
+  NFTA_SET_FLAGS,
+  NFTA_SET_ID,
+  NFTA_SET_KEY_LEN,
+  NFTA_SET_KEY_TYPE,
+  NFTA_SET_NAME,
+  NFTA_SET_TABLE,
+  NFTA_SET_TIMEOUT,
+  NFTA_SET_USERDATA,
+  NFTA_TABLE_NAME,
+  NFTA_VERDICT_CHAIN,
+  NFTA_VERDICT_CODE,
+  nftMsg,
+} from '../netlink/nf-constants.js';
+import { attrI32BE, attrU32BE, attrU64BE, nfBegin } from '../netlink/nf-message.js';
+import type { MessageWriter } from '../netlink/writer.js';
+import type { NftOp } from './dataplane.js';
+import { addressSpan } from './element-text.js';
+import type { NftHook, NftMapElement } from './nft-model.js';
+import { verdictCode, writeRule } from './nftnl-rule.js';
+import { encodeKey, type KeyType, keyByteOrderUserdata, keyType, NftEncodeError } from './nftnl-types.js';
+
+/** What an element operation needs to know of its set: the key's type, and whether it holds intervals. */
+export interface SetKind {
+  readonly type: string;
+  readonly interval: boolean;
+  readonly map: boolean;
+}
+
+const HOOKS: Readonly<Record<NftHook, number>> = {
+  prerouting: NF_INET_PRE_ROUTING,
+  input: NF_INET_LOCAL_IN,
+  forward: NF_INET_FORWARD,
+  output: NF_INET_LOCAL_OUT,
+  postrouting: NF_INET_POST_ROUTING,
+};
+
+// An element list is one nested attribute, whose length is 16 bits: a long list takes several messages.
+const ELEMENTS_PER_MESSAGE_BYTES = 48 * 1024;
+
+/** The batch messages of `ops`; returns the op index of each message, in order. Throws NftEncodeError. */
+export function writeOps(
+  w: MessageWriter,
+  family: number,
+  table: string,
+  ops: readonly NftOp[],
+  kindOf: (set: string) => SetKind | undefined,
+): number[] {
+  const opOf: number[] = [];
+  // Sets this transaction declares: their elements follow in the same batch.
+  const declared = new Map<string, SetKind>();
+  const kind = (name: string): SetKind => {
+    const k = declared.get(name) ?? kindOf(name);
+    if (!k) throw new NftEncodeError(`set ${name} is not known to the netlink writer`);
+    return k;
+  };
+  let setId = 1;
+  ops.forEach((op, i) => {
+    const mark = w.count;
+    switch (op.kind) {
+      case 'add table':
+        nfBegin(w, nftMsg(NFT_MSG_NEWTABLE), NLM_F_REQUEST | NLM_F_CREATE, family);
+        w.attrString(NFTA_TABLE_NAME, table);
+        w.end();
+        break;
+      case 'add set':
+      case 'add map': {
+        const name = op.kind === 'add set' ? op.set : op.map;
+        const k: SetKind = { type: op.type, interval: op.kind === 'add set' && op.interval, map: op.kind === 'add map' };
+        const key = keyType(op.type);
+        let flags = (k.interval ? NFT_SET_INTERVAL : 0) | (k.map ? NFT_SET_MAP : 0);
+        const timeout = op.kind === 'add set' ? op.timeout : undefined;
+        if (timeout !== undefined) flags |= NFT_SET_TIMEOUT | NFT_SET_EVAL;
+        nfBegin(w, nftMsg(NFT_MSG_NEWSET), NLM_F_REQUEST | NLM_F_CREATE, family);
+        w.attrString(NFTA_SET_TABLE, table);
+        w.attrString(NFTA_SET_NAME, name);
+        attrU32BE(w, NFTA_SET_FLAGS, flags);
+        attrU32BE(w, NFTA_SET_KEY_TYPE, key.id);
+        attrU32BE(w, NFTA_SET_KEY_LEN, key.len);
+        if (k.map) {
+          attrU32BE(w, NFTA_SET_DATA_TYPE, NFT_DATA_VERDICT);
+          attrU32BE(w, NFTA_SET_DATA_LEN, 0);
+        }
+        attrU32BE(w, NFTA_SET_ID, setId++);
+        if (timeout !== undefined) attrU64BE(w, NFTA_SET_TIMEOUT, timeout * 1000);
+        const udata = keyByteOrderUserdata(key);
+        if (udata) w.attrBytes(NFTA_SET_USERDATA, udata);
+        w.end();
+        declared.set(name, k);
+        if (op.kind === 'add set' && op.elements.length) writeElements(w, family, table, name, k, op.elements, true);
+        if (op.kind === 'add map' && op.elements.length) writeMapElements(w, family, table, name, k, op.elements);
+        break;
+      }
+      case 'delete set':
+      case 'delete map':
+        nfBegin(w, nftMsg(NFT_MSG_DELSET), NLM_F_REQUEST, family);
+        w.attrString(NFTA_SET_TABLE, table);
+        w.attrString(NFTA_SET_NAME, op.kind === 'delete set' ? op.set : op.map);
+        w.end();
+        break;
+      case 'add element':
+      case 'delete element':
+        writeElements(w, family, table, op.set, kind(op.set), op.elements, op.kind === 'add element');
+        break;
+      case 'add map element':
+        writeMapElements(w, family, table, op.map, kind(op.map), op.elements);
+        break;
+      case 'delete map element':
+        writeElements(w, family, table, op.map, { ...kind(op.map), interval: false }, op.keys, false);
+        break;
+      case 'add chain':
+        nfBegin(w, nftMsg(NFT_MSG_NEWCHAIN), NLM_F_REQUEST | NLM_F_CREATE, family);
+        w.attrString(NFTA_CHAIN_TABLE, table);
+        w.attrString(NFTA_CHAIN_NAME, op.chain);
+        if (op.base) {
+          w.nestBegin(NFTA_CHAIN_HOOK);
+          attrU32BE(w, NFTA_HOOK_HOOKNUM, HOOKS[op.base.hook]);
+          attrI32BE(w, NFTA_HOOK_PRIORITY, op.base.priority);
+          w.nestEnd();
+          attrU32BE(w, NFTA_CHAIN_POLICY, op.base.policy === 'drop' ? NF_DROP : NF_ACCEPT);
+          w.attrString(NFTA_CHAIN_TYPE, op.base.type);
+        }
+        w.end();
+        break;
+      case 'flush chain':
+        nfBegin(w, nftMsg(NFT_MSG_DELRULE), NLM_F_REQUEST, family);
+        w.attrString(NFTA_RULE_TABLE, table);
+        w.attrString(NFTA_RULE_CHAIN, op.chain);
+        w.end();
+        break;
+      case 'delete chain':
+        nfBegin(w, nftMsg(NFT_MSG_DELCHAIN), NLM_F_REQUEST, family);
+        w.attrString(NFTA_CHAIN_TABLE, table);
+        w.attrString(NFTA_CHAIN_NAME, op.chain);
+        w.end();
+        break;
+      case 'add rule':
+        writeRule(w, family, table, op.chain, op.expr, op.comment);
+        break;
+    }
+    for (let m = mark; m < w.count; m++) opOf.push(i);
+  });
+  return opOf;
+}
+
+function elementMessage(w: MessageWriter, family: number, table: string, set: string, add: boolean): void {
+  nfBegin(w, nftMsg(add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM), NLM_F_REQUEST | (add ? NLM_F_CREATE : 0), family);
+  w.attrString(NFTA_SET_ELEM_LIST_TABLE, table);
+  w.attrString(NFTA_SET_ELEM_LIST_SET, set);
+  w.nestBegin(NFTA_SET_ELEM_LIST_ELEMENTS);
+}
+
+function elementKey(w: MessageWriter, key: Buffer, flags: number): void {
+  w.nestBegin(NFTA_LIST_ELEM);
+  if (flags) attrU32BE(w, NFTA_SET_ELEM_FLAGS, flags);
+  w.nestBegin(NFTA_SET_ELEM_KEY);
+  w.attrBytes(NFTA_DATA_VALUE, key);
+  w.nestEnd();
+}
+
+/** Elements of a set (or keys of a map, to delete), in as many messages as their size needs. */
+function writeElements(
+  w: MessageWriter,
+  family: number,
+  table: string,
+  set: string,
+  kind: SetKind,
+  elements: readonly string[],
+  add: boolean,
+): void {
+  const key = keyType(kind.type);
+  let start = -1;
+  const open = () => {
+    if (start >= 0 && w.len - start < ELEMENTS_PER_MESSAGE_BYTES) return;
+    if (start >= 0) close();
+    start = w.len;
+    elementMessage(w, family, table, set, add);
+  };
+  const close = () => {
+    w.nestEnd();
+    w.end();
+  };
+  for (const e of elements) {
+    open();
+    if (!kind.interval) {
+      elementKey(w, encodeKey(key, e), 0);
+      w.nestEnd();
+      continue;
+    }
+    for (const [k, end] of intervalKeys(key, e)) {
+      elementKey(w, k, end ? NFT_SET_ELEM_INTERVAL_END : 0);
+      w.nestEnd();
+    }
+  }
+  if (start >= 0) close();
+}
+
+function writeMapElements(
+  w: MessageWriter,
+  family: number,
+  table: string,
+  map: string,
+  kind: SetKind,
+  elements: readonly NftMapElement[],
+): void {
+  const key = keyType(kind.type);
+  let start = -1;
+  for (const e of elements) {
+    if (start < 0 || w.len - start >= ELEMENTS_PER_MESSAGE_BYTES) {
+      if (start >= 0) {
+        w.nestEnd();
+        w.end();
+      }
+      start = w.len;
+      elementMessage(w, family, table, map, true);
+    }
+    const v = verdictCode(e.verdict);
+    elementKey(w, encodeKey(key, e.key), 0);
+    w.nestBegin(NFTA_SET_ELEM_DATA);
+    w.nestBegin(NFTA_DATA_VERDICT);
+    attrI32BE(w, NFTA_VERDICT_CODE, v.code);
+    if (v.chain !== undefined) w.attrString(NFTA_VERDICT_CHAIN, v.chain);
+    w.nestEnd();
+    w.nestEnd();
+    w.nestEnd();
+  }
+  if (start >= 0) {
+    w.nestEnd();
+    w.end();
+  }
+}
+
+/** An interval set's element (`a`, `a/len`, `a-b`) as its start key and, unless it reaches the last address, its end key. */
+function intervalKeys(key: KeyType, text: string): [Buffer, boolean][] {
+  const span = key.components.length === 1 ? addressSpan(text.trim()) : undefined;
+  const bits = key.len * 8;
+  if (!span || (span.family === 4 ? 32 : 128) !== bits)
+    throw new NftEncodeError(`interval element ${JSON.stringify(text)} is not an address span of ${key.components[0]?.name}`);
+  const out: [Buffer, boolean][] = [[valueKey(span.first, key.len), false]];
+  if (span.last < (1n << BigInt(bits)) - 1n) out.push([valueKey(span.last + 1n, key.len), true]);
+  return out;
+}
+
+function valueKey(v: bigint, len: number): Buffer {
+  const b = Buffer.alloc(len);
+  let rest = v;
+  for (let i = len - 1; i >= 0; i--) {
+    b[i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  return b;
+}

@@ -1,0 +1,236 @@
+// The nf_tables netlink dataplane against a real kernel, on what only it does: element changes
+// as one netlink batch, refused whole; a batch cut short (a writer that dies mid-send) changing
+// nothing; another writer's commit detected by the generation and the batch sent again; and its
+// netlink reader agreeing with `nft -j list` on compiled policy and services tables.
+import assert from 'node:assert/strict';
+import { compilePolicy } from '../../../felix/policy/compile.js';
+import type { InstalledTable } from '../../../felix/policy/dataplane.js';
+import type { NftSet, NftTable } from '../../../felix/policy/nft-model.js';
+import { NftablesDataplane } from '../../../felix/policy/nft-dataplane.js';
+import { readTableJson } from '../../../felix/policy/nft-readback.js';
+import { NetlinkNftDataplane } from '../../../felix/policy/nftnl-dataplane.js';
+import { readTableNetlink } from '../../../felix/policy/nftnl-read.js';
+import { ruleExpressions } from '../../../felix/policy/nftnl-rule.js';
+import { planTable } from '../../../felix/policy/plan.js';
+import { writeOps } from '../../../felix/policy/nftnl-write.js';
+import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
+import { mergeTable } from '../../../felix/policy/table-parts.js';
+import { compileServices } from '../../../felix/services/compile.js';
+import type { ServicePort } from '../../../felix/services/input.js';
+import { NETLINK_NETFILTER, NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
+import { batchBegin, getGen } from '../../../felix/netlink/nf-message.js';
+import { MessageWriter } from '../../../felix/netlink/writer.js';
+import { NetlinkSocket } from '../../../felix/netlink/socket.js';
+import { Lab, type Netns } from '../../support/netns.js';
+import { generateInput } from './compile-generate.js';
+
+const hosts = (elements: string[]): NftSet => ({ name: 's4-web', type: 'ipv4_addr', interval: false, elements });
+const nets = (elements: string[]): NftSet => ({ name: 'n4-out', type: 'ipv4_addr', interval: true, elements });
+const table = (sets: NftSet[]): NftTable => ({
+  family: 'inet',
+  name: 'podroute',
+  sets,
+  maps: [{ name: 'to-wl', type: 'ifname', elements: [{ key: '"cali1"', verdict: 'jump to-cali1' }] }],
+  chains: [{ name: 'to-cali1', rules: [{ id: 'r', expr: 'ip saddr @s4-web ip daddr @n4-out counter accept' }] }],
+});
+
+/** Maps and sets as sorted arrays, and a rule's references in any order, so two reads compare with deepEqual. */
+const plain = (t: InstalledTable | undefined) =>
+  JSON.parse(
+    JSON.stringify(t, (_k, v) =>
+      v instanceof Map || v instanceof Set ? [...v].sort() : Array.isArray(v) && v.every((x) => typeof x === 'string') ? [...v].sort() : v,
+    ),
+  );
+
+const servicePort = (i: number, endpoints: number): ServicePort => ({
+  id: `default/svc${i}/http/tcp`,
+  protocol: 'tcp',
+  port: 80,
+  clusterIPs: [`10.96.0.${i + 1}`, `fd00:96::${i + 1}`],
+  nodePort: 30000 + i,
+  externalIPs: [],
+  loadBalancerIPs: [],
+  endpoints: Array.from({ length: endpoints }, (_, j) => ({ address: `10.65.${i}.${j + 2}`, port: 8080, local: j === 0 })),
+  ...(i % 3 === 0 ? { affinityTimeoutSeconds: 600 } : {}),
+  ...(i % 4 === 1 ? { externalLocal: true } : {}),
+});
+
+describe('felix/policy nftables netlink dataplane in a kernel', function () {
+  this.timeout(120_000);
+  const lab = new Lab({ tag: 'nfl' });
+  let node: Netns;
+  let dp: NetlinkNftDataplane;
+  let prog: PolicyProgrammer;
+  const nft = (...args: string[]) => node.run(['nft', ...args]);
+  const ours = () => nft('list', 'table', 'inet', 'podroute');
+
+  before(async () => {
+    node = await lab.namespace('node');
+    dp = new NetlinkNftDataplane({ netns: node.name });
+    prog = new PolicyProgrammer(dp, { resyncIntervalMs: 0, retryDelayMs: 0 });
+  });
+
+  after(async () => {
+    prog?.stop();
+    dp?.close();
+    await lab.destroy();
+  });
+
+  it('a pod add or delete is one netlink batch of its elements, plain and interval sets alike', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const add = await prog.update(table([hosts(['10.65.0.2', '10.65.0.3']), nets(['10.0.0.0/8', '192.168.1.0/24', '192.168.2.0/24'])]));
+    assert.equal(add.ok, true, add.error);
+    assert.deepEqual(Object.keys(add.opCounts), ['add element'], 'elements only');
+    assert.match(await ours(), /10\.65\.0\.2, 10\.65\.0\.3/, 'nft lists the hash set with both');
+    assert.match(await ours(), /10\.0\.0\.0\/8, 192\.168\.1\.0\/24,\s+192\.168\.2\.0\/24/, 'and the adjacent nets apart');
+    const del = await prog.update(table([hosts(['10.65.0.3']), nets(['192.168.2.0/24', '255.255.255.255'])]));
+    assert.equal(del.ok, true, del.error);
+    assert.equal((await prog.resync()).ops, 0, 'what netlink wrote reads back equal, the span at the last address too');
+  });
+
+  it('a batch the kernel refuses leaves the old table whole, and says which operation and why', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const before = await ours();
+    const r = await dp.apply([
+      { kind: 'add element', set: 's4-web', elements: ['10.65.0.9'] },
+      { kind: 'delete element', set: 'n4-out', elements: ['172.16.0.0/12'] },
+      { kind: 'add map element', map: 'to-wl', elements: [{ key: '"cali2"', verdict: 'jump to-cali1' }] },
+    ]);
+    assert.equal(r.ok, false, 'deleting an element that is not there fails the batch');
+    assert.match(r.error ?? '', /^line 2 \(delete element inet podroute n4-out \{ 172\.16\.0\.0\/12 \}\): ENOENT/);
+    assert.equal(await ours(), before, 'the element before it was not added, nor the map element after it');
+    const loop = await dp.apply([{ kind: 'add map element', map: 'to-wl', elements: [{ key: '"cali3"', verdict: 'jump missing' }] }]);
+    assert.equal(loop.ok, false);
+    assert.match(loop.error ?? '', /^line 1 \(add element inet podroute to-wl \{ "cali3" : jump missing \}\): ENOENT/);
+    assert.equal(await ours(), before);
+  });
+
+  it('a batch cut short, as by a writer that dies mid-send, changes nothing', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const before = await ours();
+    const sock = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: `/var/run/netns/${node.name}` });
+    try {
+      const w = sock.writer();
+      batchBegin(w, 0);
+      writeOps(w, NFPROTO_INET, 'podroute', [{ kind: 'add element', set: 's4-web', elements: ['10.65.0.7'] }], () => ({
+        type: 'ipv4_addr',
+        interval: false,
+        map: false,
+      }));
+      // No BATCH_END: the kernel aborts what it has read.
+      const barrier = new MessageWriter(w.seqAfter, 64);
+      getGen(barrier);
+      sock.transact(w, barrier, () => undefined);
+    } catch {
+      // The kernel may answer the cut batch with an error; what matters is the table.
+    } finally {
+      sock.close();
+    }
+    assert.equal(await ours(), before, 'the element of the unfinished batch is not there');
+  });
+
+  it('another writer committing between two applies is detected by the generation, and the batch sent again', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const restarts = dp.restarts;
+    await nft('add', 'table', 'inet', 'someone-else');
+    const r = await prog.update(table([hosts(['10.65.0.2', '10.65.0.4']), nets(['10.0.0.0/8'])]));
+    assert.equal(r.ok, true, r.error);
+    assert.equal(dp.restarts, restarts + 1, 'the kernel refused the first send (ERESTART)');
+    assert.match(await ours(), /10\.65\.0\.4/);
+    const again = await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]));
+    assert.equal(again.ok, true);
+    assert.equal(dp.restarts, restarts + 1, 'no other commit came between: sent once');
+    await nft('delete', 'table', 'inet', 'someone-else');
+  });
+
+  it('the resync repairs elements and map elements edited by hand', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8', '192.168.0.0/16'])]))).ok, true);
+    await nft('delete', 'element', 'inet', 'podroute', 'n4-out', '{ 192.168.0.0/16 }');
+    await nft('add', 'element', 'inet', 'podroute', 's4-web', '{ 10.65.0.66 }');
+    await nft('delete', 'element', 'inet', 'podroute', 'to-wl', '{ "cali1" }');
+    const r = await prog.resync();
+    assert.equal(r.ok, true, r.error);
+    assert.deepEqual(r.transaction.map((o) => o.kind).sort(), ['add element', 'add map element', 'delete element']);
+    assert.equal((await prog.resync()).ops, 0);
+  });
+
+  const compiled = (seed: number) =>
+    mergeTable(
+      compilePolicy(generateInput(seed)),
+      new Map([
+        [
+          'services',
+          compileServices({
+            services: Array.from({ length: 8 }, (_, i) => servicePort(i, (i * 7) % 40)),
+            nodeAddresses: [],
+            clusterCidrs: ['10.65.0.0/16'],
+          }),
+        ],
+      ]),
+    );
+
+  for (const seed of [1, 2])
+    it(`the rules it encodes list, and dump as expressions, as nft's own (seed ${seed})`, async () => {
+      // The compiled table with only the rules the netlink writer encodes, written by both.
+      const full = compiled(seed);
+      const encodable = (expr: string) => {
+        try {
+          ruleExpressions(expr);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const want = { ...full, chains: full.chains.map((c) => ({ ...c, rules: c.rules.filter((r) => encodable(r.expr)) })) };
+      const kept = want.chains.reduce((n, c) => n + c.rules.length, 0);
+      assert.ok(kept > 40, `a fair share of the rules is encoded (${kept})`);
+      const ops = planTable(want, undefined);
+      const viaNetlink = new NetlinkNftDataplane({ netns: node.name, table: 'by-netlink' });
+      const viaNft = new NftablesDataplane({ netns: node.name, table: 'by-nft' });
+      try {
+        const a = await viaNetlink.apply(ops);
+        assert.equal(a.ok, true, a.error);
+        assert.equal(viaNetlink.nftRuns, 0, 'written by netlink, not handed to nft');
+        const b = await viaNft.apply(ops);
+        assert.equal(b.ok, true, b.error);
+        const list = async (name: string, ...debug: string[]) =>
+          (await nft(...debug, 'list', 'table', 'inet', name)).replaceAll(name, 'T').replace(/\s+element 0+ {2}: 1 \[end\]/g, '');
+        assert.equal(await list('by-netlink'), await list('by-nft'), 'nft lists both alike');
+        // The rules' expressions (elements, in hash order, are compared by the listing above).
+        const expressions = async (name: string) =>
+          (await list(name, '--debug=netlink'))
+            .split('\n')
+            .filter((l) => !l.includes('element '))
+            .join('\n');
+        assert.equal(await expressions('by-netlink'), await expressions('by-nft'), 'the same expressions');
+      } finally {
+        viaNetlink.close();
+        await nft('delete', 'table', 'inet', 'by-netlink').catch(() => undefined);
+        await nft('delete', 'table', 'inet', 'by-nft').catch(() => undefined);
+      }
+    });
+
+  for (const seed of [1, 2, 3])
+    it(`reads compiled policy and services tables as nft -j list does (seed ${seed})`, async () => {
+      const want = compiled(seed);
+      const viaNft = new PolicyProgrammer(new NftablesDataplane({ netns: node.name }), { resyncIntervalMs: 0 });
+      const r = await viaNft.update(want);
+      assert.equal(r.ok, true, r.error);
+      const json = readTableJson(await nft('-j', 'list', 'table', 'inet', 'podroute'), 'inet', 'podroute');
+      const sock = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: `/var/run/netns/${node.name}` });
+      try {
+        assert.deepEqual(plain(readTableNetlink(sock, NFPROTO_INET, 'podroute').table), plain(json));
+      } finally {
+        sock.close();
+      }
+      // And what the netlink dataplane then plans against it is nothing.
+      const netlink = new NetlinkNftDataplane({ netns: node.name });
+      try {
+        const again = await new PolicyProgrammer(netlink, { resyncIntervalMs: 0 }).update(want);
+        assert.equal(again.kind, 'resync');
+        assert.equal(again.ops, 0, again.script);
+      } finally {
+        netlink.close();
+      }
+    });
+});
