@@ -39,6 +39,8 @@ export interface DesiredPeer {
   refused?: string;
   /** From BGPPeer.maxPrefixes, in the speaker's words. */
   maxPrefixes?: MaxPrefixes;
+  /** BGPPeer.failureDetectionMode BFDIfDirectlyConnected: BFD when the peer is on one of the node's subnets. */
+  bfdIfDirectlyConnected?: boolean;
 }
 
 export interface ClusterView {
@@ -159,6 +161,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
       password: s.password,
       ...(s.sourceAddress === 'None' ? { sourceAddress: 'None' as const } : {}),
       ...(s.maxPrefixes ? { maxPrefixes: speakerMaxPrefixes(s.maxPrefixes) } : {}),
+      ...(s.failureDetectionMode === 'BFDIfDirectlyConnected' ? { bfdIfDirectlyConnected: true } : {}),
     };
     const nodePeer = (n: Node) => {
       const asn = nodeAsn(n, config);
@@ -245,6 +248,7 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.port !== b.port ||
     a.sourceAddress !== b.sourceAddress ||
     a.refused !== b.refused ||
+    a.bfdIfDirectlyConnected !== b.bfdIfDirectlyConnected ||
     JSON.stringify(a.password) !== JSON.stringify(b.password) ||
     JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );

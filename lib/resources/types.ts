@@ -135,6 +135,8 @@ export interface BGPPeerSpec {
   maxPrefixes?: BGPPeerMaxPrefixes;
   /** UseNodeIP (default): sessions leave from the node's address; None: the kernel picks. */
   sourceAddress?: 'UseNodeIP' | 'None';
+  /** BFDIfDirectlyConnected: BFD on the session when the peer is on one of the node's subnets. */
+  failureDetectionMode?: 'None' | 'BFDIfDirectlyConnected';
 }
 
 /** The FelixConfiguration fields podroute's felix has a knob for (the others are refused by name). */

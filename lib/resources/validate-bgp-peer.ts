@@ -90,7 +90,7 @@ function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
       'is not supported by podroute: GTSM (RFC 5082) needs IP_MINTTL on the session socket, which Node.js cannot set and the native addon does not; only 0 is taken',
     );
   const bfd = c.oneOf(s, 'failureDetectionMode', 'spec', ['None', 'BFDIfDirectlyConnected'] as const, 'None');
-  if (bfd !== 'None') c.fail('spec.failureDetectionMode', `${bfd} is not supported by podroute: there is no BFD; only None is taken`);
+  if (bfd === 'BFDIfDirectlyConnected') out.failureDetectionMode = bfd;
   const restart = c.oneOf(s, 'restartMode', 'spec', ['GracefulRestart', 'LongLivedGracefulRestart'] as const, 'GracefulRestart');
   if (restart !== 'GracefulRestart')
     c.fail('spec.restartMode', 'LongLivedGracefulRestart is not supported by podroute: its speaker does RFC 4724 graceful restart only');
