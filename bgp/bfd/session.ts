@@ -33,6 +33,8 @@ export interface BfdSessionStatus {
   packetsOut: number;
   /** Times the session went Up. */
   upCount: number;
+  /** When the last packet of the remote arrived (ms since the epoch; 0: none yet). */
+  lastReceived: number;
 }
 
 /** How a session reaches the wire: the endpoint's side of it. */
@@ -50,6 +52,7 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
   packetsIn = 0;
   packetsOut = 0;
   upCount = 0;
+  lastReceived = 0;
   /** Clients sharing this session (see Bfd.add). */
   users = 1;
 
@@ -103,6 +106,7 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
       packetsIn: this.packetsIn,
       packetsOut: this.packetsOut,
       upCount: this.upCount,
+      lastReceived: this.lastReceived,
     };
   }
 
@@ -127,6 +131,7 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
   /** A packet the endpoint matched to this session. */
   receive(p: BfdControlPacket): void {
     this.packetsIn++;
+    this.lastReceived = Date.now();
     this.dispatch({ type: 'ReceivedPacket', packet: p });
   }
 
