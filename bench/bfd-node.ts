@@ -19,8 +19,11 @@ const base = first
   .reduce((n, o) => n * 256 + o, 0);
 const bfd = new Bfd();
 let downs = 0;
-bfd.on('state', (_s, to, from) => {
-  if (from === 'Up' && to !== 'Up') downs++;
+const why = new Map<number, number>();
+bfd.on('state', (_s, to, from, diag) => {
+  if (from !== 'Up' || to === 'Up') return;
+  downs++;
+  why.set(diag, (why.get(diag) ?? 0) + 1);
 });
 const sessions = Array.from({ length: count }, (_, i) => {
   const n = base + i;
@@ -29,7 +32,8 @@ const sessions = Array.from({ length: count }, (_, i) => {
 });
 setInterval(() => {
   const up = sessions.filter((s) => s.isUp).length;
-  process.stdout.write(`up ${up} downs ${downs}\n`);
+  const diags = [...why].map(([d, n]) => `diag${d}=${n}`).join(',');
+  process.stdout.write(`up ${up} downs ${downs} ${diags}\n`);
 }, 1000);
 process.on('SIGTERM', () => {
   void bfd.close().then(() => process.exit(0));
