@@ -2,6 +2,34 @@
 export * from './codec/index.js';
 export * from './mrt/index.js';
 export * from './fsm/index.js';
+// BFD: its own layer (bgp/bfd); its step() is exported here as bfdStep beside the BGP FSM's.
+export {
+  Bfd,
+  BfdSession,
+  BfdDiag,
+  BfdUnavailableError,
+  BFD_SINGLE_HOP_PORT,
+  BFD_STATES,
+  DEFAULT_BFD_TIMERS,
+  bfdConfig,
+  checkBfdTimers,
+  createBfdSession,
+  decodeControlPacket,
+  diagText,
+  encodeControlPacket,
+  loadBfdSocket,
+  bfdLoadError,
+  step as bfdStep,
+  type BfdOptions,
+  type BfdSessionOptions,
+  type BfdSessionStatus,
+  type BfdStateName,
+  type BfdTimers,
+  type BfdControlPacket,
+  type BfdEvent,
+  type BfdAction,
+  type BfdState,
+} from './bfd/index.js';
 export {
   Rib,
   FAMILIES,

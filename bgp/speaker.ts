@@ -7,6 +7,16 @@ import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, formatAddress, parseAddress, type Cidr } from '../ip/index.js';
 import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
 import {
+  Bfd,
+  checkBfdTimers,
+  diagText,
+  type BfdOptions,
+  type BfdSession,
+  type BfdSessionStatus,
+  type BfdStateName,
+  type BfdTimers,
+} from './bfd/index.js';
+import {
   GRACEFUL_SHUTDOWN,
   Rib,
   type BestPathChange,
@@ -59,6 +69,11 @@ export interface SpeakerOptions {
   restartTime?: number;
   /** After a restart, longest wait (s) for the peers' End-of-RIBs before we send (RFC 4724 §4.1). Default 360 (FRR's select-defer-time). */
   selectDeferTime?: number;
+  /**
+   * The BFD endpoint of peers with `bfd`: one to share (with other speakers, or other users of
+   * BFD), or options for the one the speaker makes when a peer first needs it. Default port 3784.
+   */
+  bfd?: Bfd | BfdOptions;
 }
 
 /** A peer's configuration: the session's, plus what the RIB applies to its routes. */
@@ -77,6 +92,12 @@ export interface NeighborConfig extends PeerConfig {
    * receiver that cannot place it: FRR's bgpd without zebra withdraws such routes).
    */
   linkLocalAddressV6?: string | false;
+  /**
+   * BFD to the peer (RFC 5880, single hop RFC 5881): true for 300 ms × 3, or the timers. When
+   * BFD declares the path down, an Established session ends at once with Cease 6/10 (RFC 9384)
+   * and the peer's routes go, instead of waiting out the hold timer (RFC 5882 §4.1).
+   */
+  bfd?: boolean | BfdTimers;
 }
 
 /** Peers from a range that connect to us (FRR's `bgp listen range`): created on accept, removed when down. */
@@ -106,6 +127,8 @@ export interface PeerStatus {
   description?: string;
   /** The peer's maxPrefixes limits, and the hold-down it is in after exceeding one. */
   maxPrefixes?: MaxPrefixStatus;
+  /** The peer's BFD session, when it has one. */
+  bfd?: BfdSessionStatus;
 }
 
 export interface SpeakerEvents {
@@ -121,6 +144,8 @@ export interface SpeakerEvents {
   maxPrefix: [string, MaxPrefixEvent];
   /** A connection refused before any message: the address it came from, and why (with the likely fix). */
   connectionRefused: [string, string];
+  /** A peer's BFD session changed state: the peer, the new state, the old one, the diagnostic in words. */
+  bfdState: [string, BfdStateName, BfdStateName, string];
 }
 
 interface Neighbor {
@@ -137,6 +162,9 @@ interface Neighbor {
   /** The families in their long-lived stale period, and when each ends. */
   longLivedTimers: Map<AddressFamily, LongTimeout>;
   maxPrefix: MaxPrefixGuard | undefined;
+  bfd: BfdSession | undefined;
+  /** Why BFD ended the session going down now, for its peerDown message. */
+  bfdDown?: string;
 }
 
 export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
@@ -154,6 +182,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   private readonly deferral: SelectionDeferral;
   /** Set by drain(): what we originate carries GRACEFUL_SHUTDOWN from then on. */
   private draining = false;
+  /** The BFD endpoint, once a peer needed it; `ownBfd` when the speaker made it (and closes it). */
+  private bfdEndpoint: Bfd | undefined;
+  private ownBfd = false;
 
   constructor(private readonly options: SpeakerOptions) {
     super();
@@ -232,10 +263,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     await Promise.all([...this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))), ...closing]);
     for (const n of this.neighbors.values()) this.forget(n);
     this.neighbors.clear();
+    if (this.ownBfd) await this.bfdEndpoint?.close();
   }
 
   addPeer(config: NeighborConfig): void {
     checkPeerConfig(config);
+    if (config.bfd !== undefined) checkPeerBfd(config);
     const key = normalizeAddress(config.address);
     if (this.neighbors.has(key)) throw new TypeError(`peer ${config.address}: already configured`);
     if (config.password !== undefined) this.md5Keys.set(config.address, key, config.password);
@@ -267,6 +300,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     for (const asn of Array.isArray(d.asn) ? d.asn : [d.asn]) checkAsn('dynamic neighbors asn', asn);
     // Checked now: a peer of the range is made only when it connects, too late to refuse.
     if (d.maxPrefixes !== undefined) checkMaxPrefixes(`dynamic neighbors ${d.range} maxPrefixes`, d.maxPrefixes);
+    if (d.bfd !== undefined && d.bfd !== false) checkBfdTimers(`dynamic neighbors ${d.range} bfd`, d.bfd === true ? {} : d.bfd);
     if (d.password !== undefined) {
       checkPassword('dynamic neighbors password', d.password);
       this.md5Keys.set(`in ${d.range}`, formatAddress(range.bytes), d.password, range.prefixLength);
@@ -400,6 +434,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
         dynamic: n.dynamic,
         description: n.config.description,
         ...(n.maxPrefix ? { maxPrefixes: n.maxPrefix.status() } : {}),
+        ...(n.bfd ? { bfd: n.bfd.status() } : {}),
       };
     });
   }
@@ -431,8 +466,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       longLived: new Map(),
       longLivedTimers: new Map(),
       maxPrefix,
+      bfd: undefined,
     };
     this.neighbors.set(normalizeAddress(config.address), n);
+    if (config.bfd !== undefined && config.bfd !== false) this.startBfd(n, session.localAddress);
     peer.on('state', (s) => this.emit('peerState', config.address, s));
     peer.on('established', (info) => this.onEstablished(n, info));
     peer.on('down', (d) => this.onDown(n, d));
@@ -564,6 +601,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       n.peer.lastError = held.message;
       d = { ...d, message: held.message };
     }
+    if (n.bfdDown) {
+      d = { ...d, message: `${n.bfdDown}; ${d.message}` };
+      n.bfdDown = undefined;
+    }
     if (n.rib) this.keepStale(n, n.rib, d.gracefulRestart);
     this.emit('peerDown', n.config.address, d);
     this.deferral.down(n.config.address);
@@ -691,7 +732,43 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     if (n.stale.size === 0) this.clearStaleTimers(n);
   }
 
+  /**
+   * RFC 5882: the peer's BFD session, shared with any other client of the same path. A path
+   * that goes down ends an Established session at once; a remote that took BFD down
+   * administratively (AdminDown) does not (§3.2): only the path's failure counts.
+   */
+  private startBfd(n: Neighbor, localAddress: string | undefined): void {
+    const timers = n.config.bfd === true ? {} : (n.config.bfd as BfdTimers);
+    if (!this.bfdEndpoint) {
+      const o = this.options.bfd;
+      this.ownBfd = !(o instanceof Bfd);
+      this.bfdEndpoint = o instanceof Bfd ? o : new Bfd(o);
+    }
+    const s = this.bfdEndpoint.add({ peer: n.config.address, localAddress, ...timers });
+    n.bfd = s;
+    s.on('state', (to, from, diag) => {
+      if (this.neighbors.get(normalizeAddress(n.config.address)) !== n) return;
+      this.emit('bfdState', n.config.address, to, from, diagText(diag));
+      if (from !== 'Up' || to !== 'Down' || s.variables.remoteSessionState === 'AdminDown') return;
+      if (!n.peer.isEstablished) return;
+      this.bfdDown(n, diag);
+    });
+  }
+
+  /** RFC 5882 §4.1, RFC 9384: the path is gone, so is the session (Cease 6/10), and it starts again. */
+  private bfdDown(n: Neighbor, diag: number): void {
+    const why = `BFD down: ${diagText(diag)}`;
+    n.bfdDown = why;
+    void n.peer.stop({ subcode: CeaseSubcode.BFD_DOWN }).then(() => {
+      n.peer.lastError = why;
+      if (this.neighbors.get(normalizeAddress(n.config.address)) === n && !n.maxPrefix?.tripped) n.peer.start();
+    });
+    n.peer.lastError = why;
+  }
+
   private forget(n: Neighbor): void {
+    if (n.bfd) this.bfdEndpoint?.release(n.bfd);
+    n.bfd = undefined;
     this.clearStaleTimers(n);
     n.maxPrefix?.clear();
     n.peer.dispose();
@@ -732,6 +809,13 @@ function shutdownMarked(options: OriginateOptions | undefined): OriginateOptions
  */
 function pacingMs(sessions: number): number {
   return Math.min(200, Math.round(sessions * 0.2));
+}
+
+/** A peer's `bfd`: true, false or timers, each checked, naming the field. */
+function checkPeerBfd(c: NeighborConfig): void {
+  const b = c.bfd;
+  if (typeof b === 'boolean') return;
+  checkBfdTimers(`peer ${c.address} bfd`, b);
 }
 
 /** An address that means "every address" to listen(): no one address to dial from. */

@@ -108,6 +108,8 @@ export const CeaseSubcode = {
   CONNECTION_COLLISION_RESOLUTION: 7,
   OUT_OF_RESOURCES: 8,
   HARD_RESET: 9,
+  /** RFC 9384: BFD declared the path down (RFC 5882 §4.1). */
+  BFD_DOWN: 10,
 } as const;
 
 /** RFC 7313 §5: the only subcode of the ROUTE-REFRESH Message Error code. */

@@ -48,6 +48,8 @@ export interface DesiredPeer {
   reachableBy?: string;
   /** BGPPeer.ttlSecurity: GTSM with the peer at most this many hops away. */
   ttlSecurity?: number;
+  /** BGPPeer.failureDetectionMode BFDIfDirectlyConnected: BFD when the peer is on one of the node's subnets. */
+  bfdIfDirectlyConnected?: boolean;
 }
 
 export interface ClusterView {
@@ -167,6 +169,7 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
       ...(s.maxPrefixes ? { maxPrefixes: speakerMaxPrefixes(s.maxPrefixes) } : {}),
       ...(s.birdGatewayMode === 'DirectIfDirectlyConnected' ? { directGateway: true } : {}),
       ...(s.ttlSecurity ? { ttlSecurity: s.ttlSecurity } : {}),
+      ...(s.failureDetectionMode === 'BFDIfDirectlyConnected' ? { bfdIfDirectlyConnected: true } : {}),
     };
     const nodePeer = (n: Node) => {
       const asn = nodeAsn(n, config);
@@ -257,6 +260,7 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.refused !== b.refused ||
     a.directGateway !== b.directGateway ||
     a.ttlSecurity !== b.ttlSecurity ||
+    a.bfdIfDirectlyConnected !== b.bfdIfDirectlyConnected ||
     JSON.stringify(a.password) !== JSON.stringify(b.password) ||
     JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );

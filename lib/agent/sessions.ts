@@ -2,7 +2,8 @@
 // gone or changed (AS, type, reflector client, restart time, prefix limits) is removed, a new one added, and
 // every other session is left running. A peer whose password cannot be read (or that the
 // speaker refuses) is not started; `refused` says why, for the status and the log.
-import type { BgpSpeaker, NeighborConfig, Policy } from '../../bgp/index.js';
+import type { BfdTimers, BgpSpeaker, NeighborConfig, Policy } from '../../bgp/index.js';
+import { isDirectlyConnected } from './connected.js';
 import { resolvePassword, secretSources, type SecretSources } from './peer-password.js';
 import { peerChanged, type DesiredPeer } from './peers.js';
 
@@ -25,7 +26,17 @@ export interface SessionSettings {
   /** Our AS and the export policy of sessions to peers in another AS (service routes: service-advertise.ts). */
   localAs?: number;
   ebgpExportPolicy?: Policy;
+  /** BFD timers of BGPPeers with failureDetectionMode BFDIfDirectlyConnected. Default BFD_TIMERS. */
+  bfd?: BfdTimers;
+  /** Whether a peer is on one of the node's subnets. Default: the node's interfaces now. */
+  directlyConnected?: (address: string) => boolean;
 }
+
+/**
+ * BFD for BFDIfDirectlyConnected: Calico's BGPPeer has no BFD timers, so podroute uses 100 ms × 3,
+ * the fast detection a rack design asks for (a dead ToR is noticed within 300 ms).
+ */
+export const BFD_TIMERS: Readonly<Required<BfdTimers>> = Object.freeze({ minTxInterval: 100, minRxInterval: 100, multiplier: 3 });
 
 /** `password`: the peer's, already read (resolvePassword). */
 export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: string): NeighborConfig {
@@ -49,6 +60,7 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     ...(p.ttlSecurity ? { ttlSecurity: p.ttlSecurity } : {}),
     ...(password !== undefined ? { password } : {}),
     ...(s.ebgpExportPolicy && s.localAs !== undefined && p.asn !== s.localAs ? { exportPolicy: s.ebgpExportPolicy } : {}),
+    ...(p.bfdIfDirectlyConnected && (s.directlyConnected ?? isDirectlyConnected)(p.address) ? { bfd: { ...(s.bfd ?? BFD_TIMERS) } } : {}),
   };
 }
 

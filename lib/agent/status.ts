@@ -17,6 +17,11 @@ export interface AgentPeerStatus {
   info: string;
   prefixesReceived: number;
   prefixesSent: number;
+  /**
+   * The session's BFD (BGPPeer failureDetectionMode BFDIfDirectlyConnected): its state, with the
+   * diagnostic when not Up; "off" with the reason when the peer is not directly connected.
+   */
+  bfd?: string;
 }
 
 export interface AgentStatus {
@@ -67,6 +72,8 @@ export function peerStatusRows(
     .map((p) => {
       const s = byAddress.get(p.address);
       const state = s?.state ?? 'Idle';
+      const bfd = bfdText(p, s);
+      const info = state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state;
       return {
         address: p.address,
         asn: p.asn,
@@ -74,12 +81,21 @@ export function peerStatusRows(
         source: p.source,
         state,
         since: s?.since ?? 0,
-        info: state === 'Established' ? 'Established' : s?.lastError ? `${state} ${s.lastError}` : state,
+        info: bfd === undefined ? info : `${info}, BFD ${bfd}`,
         prefixesReceived: s?.prefixesReceived ?? 0,
         prefixesSent: s?.prefixesSent ?? 0,
+        ...(bfd === undefined ? {} : { bfd }),
       };
     })
     .concat(notStarted);
+}
+
+/** A session's BFD in a few words, for a peer that asked for it. */
+function bfdText(p: DesiredPeer, s: PeerStatus | undefined): string | undefined {
+  if (!p.bfdIfDirectlyConnected || s === undefined) return undefined;
+  const b = s.bfd;
+  if (!b) return 'off (not directly connected)';
+  return b.state === 'Up' ? 'Up' : `${b.state} (${b.diagnostic})`;
 }
 
 export interface StatusFacts {

@@ -188,6 +188,7 @@ const PEER_KEYS = new Set([
   'maxPrefixes',
   'ttlSecurity',
   'ttl',
+  'bfd',
 ]);
 const DYNAMIC_KEYS = new Set([...PEER_KEYS, 'range']);
 const ADD_PATH_MODES = new Set(['receive', 'send', 'both']);
@@ -230,12 +231,36 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   if (p.ttl !== undefined) m.check(() => wholeNumber(p.ttl, field('ttl'), 1, 255));
   if (p.ttl !== undefined && p.ttlSecurity !== undefined)
     m.note(`${field('ttl')}: set ttl or ttlSecurity, not both (GTSM always sends TTL 255)`);
+  if (p.bfd !== undefined) out.bfd = m.take(() => bfd(p.bfd, field('bfd')), undefined);
   m.throwIfAny();
   return out;
 }
 
 function wholeNumber(v: unknown, path: string, min: number, max: number): void {
   if (!Number.isInteger(num(v, path, min, max))) throw new ConfigError(`${path}: ${JSON.stringify(v)} is not a whole number`);
+}
+
+const BFD_KEYS = new Set(['enabled', 'minTxInterval', 'minRxInterval', 'multiplier']);
+
+/**
+ * BFD to the peer: true (300 ms × 3), false, or `{ enabled, minTxInterval, minRxInterval,
+ * multiplier }` in milliseconds, as the speaker's `bfd` takes them.
+ */
+function bfd(v: unknown, path: string): boolean | Obj {
+  if (typeof v === 'boolean') return v;
+  if (!isObj(v)) throw new ConfigError(`${path}: true, false or { enabled, minTxInterval, minRxInterval, multiplier }`);
+  onlyKeys(v, BFD_KEYS, path);
+  bool(v.enabled, `${path}.enabled`);
+  if (v.enabled === false) return false;
+  const timers: Obj = {};
+  const whole = (k: string, max: number) => {
+    const n = num(v[k], `${path}.${k}`, 1, max);
+    if (!Number.isInteger(n)) throw new ConfigError(`${path}.${k}: ${n} is not a whole number`);
+    timers[k] = n;
+  };
+  for (const k of ['minTxInterval', 'minRxInterval']) if (v[k] !== undefined) whole(k, 60_000);
+  if (v.multiplier !== undefined) whole('multiplier', 255);
+  return timers;
 }
 
 /** 0 (no keepalives, no hold timer) or 3..65535 seconds (RFC 4271 §4.2). */

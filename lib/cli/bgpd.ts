@@ -67,11 +67,19 @@ function maxPrefixInfo(p: PeerStatus): string {
   return `max prefixes ${limits}${held}`;
 }
 
+/** A peer's BFD session in a few words: "BFD Up 100ms×3", or Down with its diagnostic. */
+export function bfdInfo(p: PeerStatus): string {
+  const b = p.bfd;
+  if (!b) return '';
+  const timers = `${b.transmitInterval}ms×${b.multiplier}`;
+  return b.state === 'Up' ? `BFD Up ${timers}` : `BFD ${b.state} (${b.diagnostic}) ${timers}`;
+}
+
 /** The peers as "show bgp summary" lists them; INFO is each peer's last error and its prefix limits. */
 export function formatPeers(peers: PeerStatus[]): string {
   const rows = [['PEER ADDRESS', 'AS', 'TYPE', 'STATE', 'SINCE', 'RECEIVED', 'SENT', 'INFO']];
   for (const p of peers) {
-    const info = [p.lastError, maxPrefixInfo(p)].filter(Boolean).join('; ');
+    const info = [p.lastError, maxPrefixInfo(p), bfdInfo(p)].filter(Boolean).join('; ');
     rows.push([p.address, String(p.asn), p.type, p.state, age(p.since), String(p.prefixesReceived), String(p.prefixesSent), info]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -140,6 +148,7 @@ function peerDetail(p: PeerStatus): string {
     ['description', p.description ?? ''],
     ['last error', p.lastError],
     ['limits', maxPrefixInfo(p)],
+    ['BFD', bfdInfo(p)],
   ];
   return rows
     .filter(([, v]) => v !== '')
@@ -222,7 +231,7 @@ function widePeers(peers: PeerStatus[]): string {
       String(p.messagesIn),
       String(p.messagesOut),
       p.description ?? '',
-      [p.lastError, maxPrefixInfo(p)].filter(Boolean).join('; '),
+      [p.lastError, maxPrefixInfo(p), bfdInfo(p)].filter(Boolean).join('; '),
     ]);
   return columns(rows);
 }

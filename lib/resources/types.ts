@@ -154,6 +154,8 @@ export interface BGPPeerSpec {
   reachableBy?: string;
   /** GTSM (RFC 5082): the peer is this many hops away at most; sessions send TTL 255 and accept no less than 256 - hops. */
   ttlSecurity?: number;
+  /** BFDIfDirectlyConnected: BFD on the session when the peer is on one of the node's subnets. */
+  failureDetectionMode?: 'None' | 'BFDIfDirectlyConnected';
 }
 
 /** The FelixConfiguration fields podroute's felix has a knob for (the others are refused by name). */

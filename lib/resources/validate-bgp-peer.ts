@@ -99,7 +99,7 @@ function checkPeerSessionOptions(c: Checker, s: Obj, out: Obj): void {
     out.reachableBy = via;
   }
   const bfd = c.oneOf(s, 'failureDetectionMode', 'spec', ['None', 'BFDIfDirectlyConnected'] as const, 'None');
-  if (bfd !== 'None') c.fail('spec.failureDetectionMode', `${bfd} is not supported by podroute: there is no BFD; only None is taken`);
+  if (bfd === 'BFDIfDirectlyConnected') out.failureDetectionMode = bfd;
   const restart = c.oneOf(s, 'restartMode', 'spec', ['GracefulRestart', 'LongLivedGracefulRestart'] as const, 'GracefulRestart');
   if (s.restartMode !== undefined && s.restartMode !== null) out.restartMode = restart;
   // The long-lived stale time travels in 24 bits (RFC 9494), the restart time in 12 (RFC 4724).

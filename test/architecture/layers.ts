@@ -10,7 +10,9 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
  */
 export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   ip: [],
-  bgp: ['ip'],
+  // BFD (RFC 5880) stands alone below the speaker: a library user may run it for anything.
+  'bgp/bfd': ['ip'],
+  bgp: ['bgp/bfd', 'ip'],
   reflector: ['bgp', 'ip'],
   felix: ['ip'],
   'lib/resources': ['ip'],

@@ -38,6 +38,19 @@ export interface PeerConfig {
   routeReflectorClient?: boolean;
   /** TCP-MD5 (RFC 2385) password of the session. */
   password?: string;
+  /** BFD on the session (single hop), with these timers in ms (default 100 × 3). FRR runs bfdd for it. */
+  bfd?: BfdTimers;
+}
+
+export interface BfdTimers {
+  minRxInterval?: number;
+  minTxInterval?: number;
+  multiplier?: number;
+}
+
+/** A peer's BFD timers with the tests' defaults: 100 ms × 3. */
+export function bfdTimers(t: BfdTimers): Required<BfdTimers> {
+  return { minRxInterval: t.minRxInterval ?? 100, minTxInterval: t.minTxInterval ?? 100, multiplier: t.multiplier ?? 3 };
 }
 
 export interface Network {

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   UnsupportedConfigError,
+  bfdTimers,
   defaultTimers,
   familiesOf,
   familyOfPrefix,
@@ -53,6 +54,18 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
     }
     lines.push('  accept;', '}');
   }
+  // One BFD protocol for the peers that ask for it: BIRD sets the timers per interface.
+  const bfdPeers = config.peers.filter((p) => p.bfd);
+  if (bfdPeers.length > 0) {
+    const b = bfdTimers(bfdPeers[0]!.bfd!);
+    if (bfdPeers.some((p) => JSON.stringify(bfdTimers(p.bfd!)) !== JSON.stringify(b)))
+      throw new UnsupportedConfigError('bird', 'bfd', 'timers differ between peers; this renderer sets one set for every interface');
+    lines.push(
+      'protocol bfd {',
+      `  interface "*" { min rx interval ${b.minRxInterval} ms; min tx interval ${b.minTxInterval} ms; multiplier ${b.multiplier}; };`,
+      '}',
+    );
+  }
   config.peers.forEach((peer, index) => {
     const ibgp = peer.remoteAs === config.asn;
     const p: string[] = [
@@ -81,6 +94,7 @@ export function renderBirdConfig(config: RouterConfig, options: BirdOptions = {}
       p.push('  long lived graceful restart on;', `  long lived stale time ${config.longLivedGracefulRestart.staleTime};`);
     }
     if (peer.routeReflectorClient) p.push('  rr client;');
+    if (peer.bfd) p.push('  bfd on;');
     for (const family of familiesOf(peer)) {
       const exportFilter = networks.some((n) => familyOfPrefix(n.prefix) === family)
         ? `export filter pr_export${family === 'ipv4' ? 4 : 6}`
@@ -182,6 +196,12 @@ export class Bird {
       if (index && route.from === undefined) route.from = this.config.peers[Number(index[1])]?.address;
     }
     return routes;
+  }
+
+  /** `show bfd sessions`: each session's neighbour address and state (Up, Down, Init, AdminDown). */
+  async bfdSessions(): Promise<{ address: string; state: string }[]> {
+    const text = await this.birdc('show bfd sessions');
+    return [...text.matchAll(/^([0-9a-fA-F.:]+)\s+\S+\s+(Up|Down|Init|AdminDown)\b/gm)].map((m) => ({ address: m[1]!, state: m[2]! }));
   }
 
   /** `disable <protocol> ["message"]`: BIRD sends a Cease with the RFC 8203 communication. */

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
   UnsupportedConfigError,
+  bfdTimers,
   defaultTimers,
+  type BfdTimers,
   familiesOf,
   normalizeNetwork,
   familyOfPrefix,
@@ -72,6 +74,7 @@ export function renderFrrConfig(config: RouterConfig): string {
     }
     if (peer.extendedMessage === false)
       throw new UnsupportedConfigError('frr', 'extendedMessage=false', 'is not configurable in FRR 8.4 (always advertised)');
+    if (peer.bfd) lines.push(`${n} bfd`, `${n} bfd profile ${bfdProfileName(peer.bfd)}`);
   }
   for (const family of ['ipv4', 'ipv6'] as const) {
     const peers = config.peers.filter((peer) => familiesOf(peer).includes(family));
@@ -93,6 +96,32 @@ export function renderFrrConfig(config: RouterConfig): string {
       if (peer.routeReflectorClient) lines.push(`${n} route-reflector-client`);
     }
     lines.push(' exit-address-family');
+  }
+  lines.push('!');
+  return `${lines.join('\n')}\n`;
+}
+
+/** The bfdd profile of a peer's timers (renderBfddConfig defines one per set of timers). */
+function bfdProfileName(t: BfdTimers): string {
+  const b = bfdTimers(t);
+  return `pr-${b.minRxInterval}-${b.minTxInterval}-${b.multiplier}`;
+}
+
+/** bfdd's config: one profile per set of timers the peers use; bgpd asks bfdd for each session. */
+export function renderBfddConfig(config: RouterConfig): string {
+  const lines = [`hostname ${config.hostname ?? `frr-${config.routerId}`}`, 'log stdout informational', 'bfd'];
+  const seen = new Set<string>();
+  for (const peer of config.peers) {
+    if (!peer.bfd || seen.has(bfdProfileName(peer.bfd))) continue;
+    seen.add(bfdProfileName(peer.bfd));
+    const b = bfdTimers(peer.bfd);
+    lines.push(
+      ` profile ${bfdProfileName(peer.bfd)}`,
+      `  detect-multiplier ${b.multiplier}`,
+      `  receive-interval ${b.minRxInterval}`,
+      `  transmit-interval ${b.minTxInterval}`,
+      ' !',
+    );
   }
   lines.push('!');
   return `${lines.join('\n')}\n`;
@@ -142,6 +171,20 @@ export class Frr {
       });
       if (!processes[0]!.running) throw new Error(`frr ${ns.shortName}: zebra exited: ${processes[0]!.tail()}`);
     }
+    // bfdd, when a peer has BFD (before bgpd, which stays the last process: see `bgpd`).
+    if (config.peers.some((p) => p.bfd)) {
+      if (!zebra) throw new UnsupportedConfigError('frr', 'bfd', 'needs zebra (bfdd learns the interfaces from it)');
+      const bfddConf = join(dir, 'bfdd.conf');
+      writeFileSync(bfddConf, renderBfddConfig(config));
+      chownSync(bfddConf, frrIds.uid, frrIds.gid);
+      const bfdctl = join(dir, 'bfdd.sock');
+      const bfdd = ns.spawn([`${FRR_BIN}/bfdd`, '-f', bfddConf, '-i', join(dir, 'bfdd.pid'), '--bfdctl', bfdctl, ...common], {
+        name: 'bfdd',
+      });
+      processes.push(bfdd);
+      await waitFor(() => existsSync(bfdctl) || !bfdd.running, { what: `bfdd's socket ${bfdctl}`, timeoutMs: 15_000, intervalMs: 50 });
+      if (!bfdd.running) throw new Error(`frr ${ns.shortName}: bfdd exited: ${bfdd.tail()}`);
+    }
     const bgpdArgs = [`${FRR_BIN}/bgpd`, '-f', bgpdConf, '-i', join(dir, 'bgpd.pid'), ...common];
     if (!zebra) bgpdArgs.push('-Z');
     const bgpd = ns.spawn(bgpdArgs, { name: 'bgpd' });
@@ -158,6 +201,11 @@ export class Frr {
 
   get bgpd(): ManagedProcess {
     return this.processes[this.processes.length - 1]!;
+  }
+
+  /** bfdd's sessions (`show bfd peers json`): peer, status (up, down, init), diagnostic, timers. */
+  bfdPeers(): Promise<{ peer: string; status: string; diagnostic?: string; 'remote-diagnostic'?: string; 'detect-multiplier'?: number }[]> {
+    return this.json('show bfd peers json');
   }
 
   /** Runs one or more vtysh commands (each a -c) and returns the text output. */

@@ -8,6 +8,7 @@ import YAML from 'yaml';
 import type { PeerStatus as SpeakerPeerStatus } from '../../bgp/index.js';
 import { callControl, type RouteView } from '../../lib/bgpd/control.js';
 import {
+  bfdTimers,
   defaultTimers,
   familiesOf,
   normalizeNetwork,
@@ -68,6 +69,7 @@ export function renderPodrouteConfig(config: RouterConfig, options: PodrouteOpti
       password: p.password,
       ttlSecurity: p.ttlSecurityHops,
       gracefulRestart: config.gracefulRestart ? { restartTime: config.gracefulRestart.restartTime } : undefined,
+      bfd: p.bfd ? bfdTimers(p.bfd) : undefined,
       ...options.peerDefaults,
     })),
     dynamicNeighbors: options.dynamicNeighbors?.map((d) => ({

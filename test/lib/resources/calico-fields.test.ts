@@ -135,7 +135,7 @@ describe('Calico files as written', () => {
   it('refusals say why, by name', () => {
     const cases: [string, Record<string, unknown>, string, RegExp][] = [
       ['BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, numAllowedLocalASNumbers: 2 }, 'spec.numAllowedLocalASNumbers', /allowas-in/],
-      ['BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, failureDetectionMode: 'BFDIfDirectlyConnected' }, 'spec.failureDetectionMode', /BFD/],
+      ['BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, failureDetectionMode: 'BFD' }, 'spec.failureDetectionMode', /BFDIfDirectlyConnected/],
       ['BGPPeer', { peerIP: '10.0.0.1', asNumber: 1, sourceAddress: 'Node' }, 'spec.sourceAddress', /UseNodeIP, None/],
       ['BGPConfiguration', { bindMode: 'None' }, 'spec.bindMode', /node's address/],
       [
