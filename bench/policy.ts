@@ -211,7 +211,9 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   const out: string[] = [];
   out.push(`bench/policy — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
   out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}; ${versionOf('ipset')}`);
-  out.push(`podroute's dataplane: ${DATAPLANE === 'nft' ? 'nft -f for every transaction' : 'nf_tables netlink (transactions that add rules: nft -f)'}`);
+  out.push(
+    `podroute's dataplane: ${DATAPLANE === 'nft' ? 'nft -f for every transaction' : 'nf_tables netlink (transactions that add rules: nft -f)'}`,
+  );
   out.push(`command: npx tsx bench/policy.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
   out.push('');
   out.push(
