@@ -33,3 +33,9 @@ if [ -n "$need" ]; then
   fi
   apt-get install -y -q $need >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $need >/dev/null; }
 fi
+
+# The real-kernel VM (ipip, sctp, wireguard, which this machine's kernel may lack): qemu and the boot
+# image's tools from Debian, and Debian's kernel package, downloaded once into /var/cache/kernel-vm.
+if [ "$(id -u)" = 0 ] && [ "${PODROUTE_KERNEL_VM:-}" != 0 ]; then
+  bash test/support/kernel-vm.sh --prepare
+fi
