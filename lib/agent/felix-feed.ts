@@ -8,6 +8,7 @@ import { cidrAddress } from '../../ip/index.js';
 import type { Felix, FelixInput, LocalWorkload, PoolConfig, RemoteRoute, RemoteVtep } from '../../felix/index.js';
 import {
   type Node,
+  IPIP_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
@@ -90,6 +91,7 @@ export function felixInput(
       ...(a[VXLAN_ADDRESS_V6_ANNOTATION]
         ? { vxlanTunnelAddressV6: a[VXLAN_ADDRESS_V6_ANNOTATION], vxlanTunnelMacV6: a[VXLAN_MAC_V6_ANNOTATION] }
         : {}),
+      ...(a[IPIP_ADDRESS_ANNOTATION] ? { ipipTunnelAddress: a[IPIP_ADDRESS_ANNOTATION] } : {}),
     },
     workloads,
     ownBlocks,
