@@ -1,13 +1,12 @@
 // The real-kernel VM (kernel-vm.sh beside this file) from a test: whether it is ready, and one
 // command run in it with a hard deadline. Suites whose kernel modules this machine lacks (ipip,
 // sctp, wireguard) run their packet-level part through it; test/ensure-deps.sh prepares it.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const SCRIPT = new URL('./kernel-vm.sh', import.meta.url).pathname;
-const CACHE = process.env.KERNEL_VM_CACHE ?? '/var/cache/kernel-vm';
 
 export interface KernelVmOptions {
   /** The whole run's bound, boot included: past it qemu is killed by its PID and the run rejects. */
@@ -55,10 +54,9 @@ export async function kernelVmAvailable(): Promise<boolean> {
 export function kernelVmMissing(): string | undefined {
   if (process.env.PODROUTE_KERNEL_VM === '0') return 'PODROUTE_KERNEL_VM=0 turns the kernel VM suites off';
   if (process.getuid?.() !== 0) return 'the kernel VM needs root';
-  if (!existsSync(join(CACHE, 'vmlinuz')) || !existsSync(join(CACHE, 'initrd.gz')))
-    return `no kernel in ${CACHE}: run test/ensure-deps.sh (it runs test/support/kernel-vm.sh --prepare)`;
-  if (!(process.env.PATH ?? '').split(':').some((d) => d && existsSync(join(d, 'qemu-system-x86_64'))))
-    return 'qemu-system-x86_64 is not installed: run test/ensure-deps.sh';
+  const ready = spawnSync('bash', [SCRIPT, '--ready'], { encoding: 'utf8', timeout: 20_000 });
+  if (ready.status !== 0)
+    return `the kernel VM is not ready (${(ready.stdout || ready.stderr || String(ready.error)).trim()}): run test/ensure-deps.sh (it runs test/support/kernel-vm.sh --prepare)`;
   return undefined;
 }
 
