@@ -393,7 +393,7 @@ try {
     }).unref();
   const sctp = async (to: string, port: number): Promise<SctpProbe> => {
     const r = await execCommand(
-      ['ip', 'netns', 'exec', podNs('a'), 'socat', '-T', '5', '-', `SCTP-CONNECT:${to}:${port},connect-timeout=4`],
+      ['ip', 'netns', 'exec', podNs('a'), 'socat', '-t', '5', '-T', '10', '-', `SCTP-CONNECT:${to}:${port},connect-timeout=4`],
       { input: 'hello\n', timeoutMs: 60_000 },
     );
     return { code: r.code, reply: r.stdout.trim(), error: r.stderr.trim().slice(-300) };
