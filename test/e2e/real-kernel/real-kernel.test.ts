@@ -52,7 +52,7 @@ describe('real kernel (VM): IPIP between three agents (tunl0, CrossSubnet, MTU, 
   /** The part of the result a test reads, or a failure quoting why the run did not get that far. */
   function part<K extends keyof IpipScenarioResult>(k: K): IpipScenarioResult[K] {
     const v = r[k];
-    if (v === undefined) assert.fail(`the scenario never measured ${k}: ${failed ?? 'no reason given'}`);
+    if (v === undefined) assert.fail(`the scenario never measured ${k}: ${(k === 'sctp' && r.sctpError) || failed || 'no reason given'}`);
     return v;
   }
 

@@ -36,4 +36,6 @@ export interface IpipScenarioResult {
   switches: ModeSwitch[];
   /** To pod b, which serves SCTP 80 and 81: before the policy, under it, and through the Service. */
   sctp: { open80: SctpProbe; open81: SctpProbe; denied81: SctpProbe; allowed80: SctpProbe; service: SctpProbe };
+  /** Why the SCTP phase stopped, when it did. */
+  sctpError?: string;
 }

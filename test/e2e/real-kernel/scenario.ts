@@ -386,57 +386,63 @@ try {
 
   // SCTP, which this machine's own kernel lacks: a NetworkPolicy that admits SCTP 80 only, and
   // a Service whose SCTP port DNATs to it, with real associations (socat) from pod a to pod b.
-  for (const port of [80, 81])
-    spawn('ip', ['netns', 'exec', podNs('b'), 'socat', `SCTP-LISTEN:${port},fork,reuseaddr`, `SYSTEM:echo b-${port}`], {
-      stdio: 'ignore',
-      detached: true,
-    }).unref();
-  const sctp = async (to: string, port: number): Promise<SctpProbe> => {
-    const r = await execCommand(
-      ['ip', 'netns', 'exec', podNs('a'), 'socat', '-t', '5', '-T', '10', '-', `SCTP-CONNECT:${to}:${port},connect-timeout=4`],
-      { input: 'hello\n', timeoutMs: 60_000 },
-    );
-    return { code: r.code, reply: r.stdout.trim(), error: r.stderr.trim().slice(-300) };
-  };
-  const answered = (p: SctpProbe) => p.code === 0 && /^b-\d+$/.test(p.reply);
-  const apply = async (yaml: string) => {
-    let said = '';
-    const io = { stdout: (t: string) => (said += t), stderr: (t: string) => (said += t), readStdin: () => yaml };
-    if ((await runDatastoreCommand(['apply', '-f', '-'], io, ds)) !== 0) throw new Error(`podroute apply: ${said}`);
-  };
-  const b = pods.b.ip;
-  const open80 = await waitFor(() => sctp(b, 80), {
-    what: 'SCTP 80 from a to b, no policy',
-    until: answered,
-    timeoutMs: SLOW,
-    intervalMs: 1000,
-  });
-  const open81 = await waitFor(() => sctp(b, 81), {
-    what: 'SCTP 81 from a to b, no policy',
-    until: answered,
-    timeoutMs: SLOW,
-    intervalMs: 1000,
-  });
-  say('sctp open');
-  await apply(SCTP_POLICY);
-  const denied81 = await waitFor(() => sctp(b, 81), {
-    what: 'SCTP 81 refused by the policy',
-    until: (p) => !answered(p),
-    timeoutMs: SLOW,
-    intervalMs: 1000,
-  });
-  const allowed80 = await sctp(b, 80);
-  say('sctp policy enforced');
-  await apply(SCTP_SERVICE);
-  const service = await waitFor(() => sctp(SERVICE_IP, 8080), {
-    what: 'SCTP to the Service',
-    until: answered,
-    timeoutMs: SLOW,
-    intervalMs: 1000,
-  });
-  result.sctp = { open80, open81, denied81, allowed80, service };
-  timing('sctp');
-  say('sctp service reached');
+  // Its own phase: what fails here is told apart from the IPIP results before it.
+  try {
+    for (const port of [80, 81])
+      spawn('ip', ['netns', 'exec', podNs('b'), 'socat', `SCTP-LISTEN:${port},fork,reuseaddr`, `SYSTEM:echo b-${port}`], {
+        stdio: 'ignore',
+        detached: true,
+      }).unref();
+    const sctp = async (to: string, port: number): Promise<SctpProbe> => {
+      const r = await execCommand(
+        ['ip', 'netns', 'exec', podNs('a'), 'socat', '-t', '5', '-T', '10', '-', `SCTP-CONNECT:${to}:${port},connect-timeout=4`],
+        { input: 'hello\n', timeoutMs: 60_000 },
+      );
+      return { code: r.code, reply: r.stdout.trim(), error: r.stderr.trim().slice(-300) };
+    };
+    const answered = (p: SctpProbe) => p.code === 0 && /^b-\d+$/.test(p.reply);
+    const apply = async (yaml: string) => {
+      let said = '';
+      const io = { stdout: (t: string) => (said += t), stderr: (t: string) => (said += t), readStdin: () => yaml };
+      if ((await runDatastoreCommand(['apply', '-f', '-'], io, ds)) !== 0) throw new Error(`podroute apply: ${said}`);
+    };
+    const b = pods.b.ip;
+    const open80 = await waitFor(() => sctp(b, 80), {
+      what: 'SCTP 80 from a to b, no policy',
+      until: answered,
+      timeoutMs: SLOW,
+      intervalMs: 1000,
+    });
+    const open81 = await waitFor(() => sctp(b, 81), {
+      what: 'SCTP 81 from a to b, no policy',
+      until: answered,
+      timeoutMs: SLOW,
+      intervalMs: 1000,
+    });
+    say('sctp open');
+    await apply(SCTP_POLICY);
+    const denied81 = await waitFor(() => sctp(b, 81), {
+      what: 'SCTP 81 refused by the policy',
+      until: (p) => !answered(p),
+      timeoutMs: SLOW,
+      intervalMs: 1000,
+    });
+    const allowed80 = await sctp(b, 80);
+    say('sctp policy enforced');
+    await apply(SCTP_SERVICE);
+    const service = await waitFor(() => sctp(SERVICE_IP, 8080), {
+      what: 'SCTP to the Service',
+      until: answered,
+      timeoutMs: SLOW,
+      intervalMs: 1000,
+    });
+    result.sctp = { open80, open81, denied81, allowed80, service };
+    timing('sctp');
+    say('sctp service reached');
+  } catch (e) {
+    result.sctpError = (e as Error).message;
+    timing('sctp');
+  }
 
   writeFileSync(join(out, 'result.json'), JSON.stringify(result, null, 2));
   say('done');
