@@ -10,6 +10,7 @@ import { DesiredTable, type RemoteRouteChange } from './desired-table.js';
 import { EEXIST, ESRCH, errnoText } from './errno.js';
 import {
   DEFAULT_DEVICE_NAMES,
+  DEFAULT_TUNNEL_MTU,
   type FelixInput,
   type LocalWorkload,
   type NodeInfo,
@@ -106,6 +107,8 @@ export class Felix extends EventEmitter<FelixEvents> {
   /** The node's table as last given to the desired table (kernelRoutesKey), to give it only when it changed. */
   private kernelKey: string | undefined;
   private unwatch?: () => void;
+  /** The node's tunnel addresses the devices were last made with: one arriving later is applied at once. */
+  private lastDeviceAddresses = '';
 
   constructor(
     readonly dataplane: Dataplane,
@@ -388,14 +391,16 @@ export class Felix extends EventEmitter<FelixEvents> {
   private async ensureDevices(devices: DesiredState['devices'], resync: boolean): Promise<DeviceStatus[]> {
     const d = { devices };
     const failedBefore = this.lastDevices.some((s) => !s.ok);
+    const node = this.table.node;
+    const addresses = `${node.ipipTunnelAddress}|${node.vxlanTunnelAddressV4}|${node.vxlanTunnelAddressV6}`;
     if (
       !resync &&
       !failedBefore &&
+      addresses === this.lastDeviceAddresses &&
       this.lastDevices.length === Number(d.devices.ipip) + Number(d.devices.vxlanV4) + Number(d.devices.vxlanV6)
     )
       return this.lastDevices;
     const n = this.names();
-    const node = this.table.node;
     const out: DeviceStatus[] = [];
     const vx = this.opts.vxlan ?? {};
     if (d.devices.vxlanV4) {
@@ -407,7 +412,7 @@ export class Felix extends EventEmitter<FelixEvents> {
             name: n.vxlanV4,
             vni: vx.vni ?? 4096,
             port: vx.port ?? 4789,
-            mtu: vx.mtu ?? 1450,
+            mtu: vx.mtu ?? DEFAULT_TUNNEL_MTU.vxlanV4,
             vtepIp: node.vxlanTunnelAddressV4,
             vtepMac: node.vxlanTunnelMacV4,
             localIp: node.addressV4 === undefined ? undefined : cidrAddress(node.addressV4, 'node.addressV4'),
@@ -424,7 +429,7 @@ export class Felix extends EventEmitter<FelixEvents> {
             name: n.vxlanV6,
             vni: vx.vni ?? 6096,
             port: vx.port ?? 4789,
-            mtu: vx.mtuV6 ?? 1430,
+            mtu: vx.mtuV6 ?? DEFAULT_TUNNEL_MTU.vxlanV6,
             vtepIp: node.vxlanTunnelAddressV6,
             vtepMac: node.vxlanTunnelMacV6,
             localIp: node.addressV6 === undefined ? undefined : cidrAddress(node.addressV6, 'node.addressV6'),
@@ -433,8 +438,15 @@ export class Felix extends EventEmitter<FelixEvents> {
         );
     }
     if (d.devices.ipip)
-      out.push(await this.dataplane.ensureIpip({ name: n.ipip, mtu: this.opts.ipip?.mtu ?? 1440, address: node.ipipTunnelAddress }));
+      out.push(
+        await this.dataplane.ensureIpip({
+          name: n.ipip,
+          mtu: this.opts.ipip?.mtu ?? DEFAULT_TUNNEL_MTU.ipip,
+          address: node.ipipTunnelAddress,
+        }),
+      );
     this.lastDevices = out;
+    this.lastDeviceAddresses = addresses;
     return out;
   }
 

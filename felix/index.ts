@@ -3,6 +3,7 @@ export { Felix, type FelixOptions, type ApplyReport, type RouteFailure, type Fel
 export { computeDesiredState, computeDesiredRoutes, FelixInputError, type DesiredState } from './desired.js';
 export {
   DEFAULT_DEVICE_NAMES,
+  DEFAULT_TUNNEL_MTU,
   EMPTY_INPUT,
   type FelixInput,
   type NodeInfo,

@@ -86,6 +86,8 @@ export interface DeviceNames {
 }
 
 export const DEFAULT_DEVICE_NAMES: DeviceNames = { ipip: 'tunl0', vxlanV4: 'vxlan.calico', vxlanV6: 'vxlan-v6.calico' };
+/** The tunnel devices' MTUs unless FelixOptions say otherwise (Calico's defaults: 1500 less each header). */
+export const DEFAULT_TUNNEL_MTU = { ipip: 1440, vxlanV4: 1450, vxlanV6: 1430 } as const;
 
 export interface FelixInput {
   readonly node: NodeInfo;

@@ -11,7 +11,7 @@ fi
 need=""
 for pair in bgpd:frr bird:bird2 gobgpd:gobgpd exabgp:exabgp redis-server:redis-server redis-sentinel:redis-sentinel \
             tshark:tshark ping:iputils-ping ip:iproute2 ethtool:ethtool bgpdump:bgpdump nft:nftables etcd:etcd-server \
-            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack; do
+            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack socat:socat; do
   bin=${pair%%:*}; pkg=${pair#*:}
   if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/lib/frr/$bin" ]; then need="$need $pkg"; fi
 done
@@ -32,4 +32,10 @@ if [ -n "$need" ]; then
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
   apt-get install -y -q $need >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $need >/dev/null; }
+fi
+
+# The real-kernel VM (ipip, sctp, wireguard, which this machine's kernel may lack): qemu and the boot
+# image's tools from Debian, and Debian's kernel package, downloaded once into /var/cache/podroute-kernel-vm.
+if [ "$(id -u)" = 0 ] && [ "${PODROUTE_KERNEL_VM:-}" != 0 ]; then
+  bash test/support/kernel-vm.sh --prepare
 fi

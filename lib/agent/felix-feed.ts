@@ -18,6 +18,7 @@ import {
 } from '../../felix/index.js';
 import {
   type Node,
+  IPIP_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
@@ -108,6 +109,7 @@ export function felixInput(
       ...(a[VXLAN_ADDRESS_V6_ANNOTATION]
         ? { vxlanTunnelAddressV6: a[VXLAN_ADDRESS_V6_ANNOTATION], vxlanTunnelMacV6: a[VXLAN_MAC_V6_ANNOTATION] }
         : {}),
+      ...(a[IPIP_ADDRESS_ANNOTATION] ? { ipipTunnelAddress: a[IPIP_ADDRESS_ANNOTATION] } : {}),
     },
     workloads,
     ownBlocks,

@@ -1,11 +1,13 @@
-// This node's VXLAN tunnel endpoints, one per family: when an enabled pool of that family uses
-// VXLAN, an address from IPAM (from one of the node's own blocks of that family) and a MAC
-// derived from the node name, stored in the Node's annotations for felix here and on every
-// other node (our Node spec has no field for them). The IPv6 endpoint needs the node's IPv6
-// address, since the other nodes reach it there (as Calico gives IPv6VXLANTunnelAddr only then).
+// This node's tunnel addresses: a VXLAN tunnel endpoint per family when an enabled pool of that
+// family uses VXLAN (an address from IPAM, from one of the node's own blocks of that family, and a
+// MAC derived from the node name), and tunl0's address when an enabled pool uses IPIP, all stored
+// in the Node's annotations for felix here and on every other node (our Node spec has no field
+// for them). The IPv6 endpoint needs the node's IPv6 address, since the other nodes reach it there
+// (as Calico gives IPv6VXLANTunnelAddr only then).
 import { createHash } from 'node:crypto';
 import type { BackendDatastore } from '../datastore/index.js';
 import {
+  IPIP_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
@@ -26,20 +28,55 @@ export function vtepMac(node: string, family: 4 | 6 = 4): string {
   return ['66', ...[...h.subarray(0, 5)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
 }
 
-/** Per family: the annotations, the IPAM handle (Calico's spelling) and the log event. */
-const FAMILIES = {
-  4: { address: VXLAN_ADDRESS_ANNOTATION, mac: VXLAN_MAC_ANNOTATION, handle: 'vxlan-tunnel-addr-', event: 'vxlan-tunnel-address' },
-  6: {
+/** A tunnel address a node may need: its family, annotations, IPAM handle (Calico's spelling) and attrs type, log event. */
+interface TunnelKind {
+  family: 4 | 6;
+  encap: 'vxlanMode' | 'ipipMode';
+  address: string;
+  mac?: string;
+  handle: string;
+  type: string;
+  event: string;
+}
+
+const TUNNELS: readonly TunnelKind[] = [
+  {
+    family: 4,
+    encap: 'vxlanMode',
+    address: VXLAN_ADDRESS_ANNOTATION,
+    mac: VXLAN_MAC_ANNOTATION,
+    handle: 'vxlan-tunnel-addr-',
+    type: 'vxlanTunnelAddress',
+    event: 'vxlan-tunnel-address',
+  },
+  {
+    family: 6,
+    encap: 'vxlanMode',
     address: VXLAN_ADDRESS_V6_ANNOTATION,
     mac: VXLAN_MAC_V6_ANNOTATION,
     handle: 'vxlan-v6-tunnel-addr-',
+    type: 'vxlanTunnelAddress',
     event: 'vxlan-v6-tunnel-address',
   },
-} as const;
+  {
+    family: 4,
+    encap: 'ipipMode',
+    address: IPIP_ADDRESS_ANNOTATION,
+    handle: 'ipip-tunnel-addr-',
+    type: 'ipipTunnelAddress',
+    event: 'ipip-tunnel-address',
+  },
+];
+const [VXLAN_V4, VXLAN_V6, IPIP] = TUNNELS as [TunnelKind, TunnelKind, TunnelKind];
 
 /** The IPAM handle of a node's VTEP address of one family. */
 export function vtepHandle(node: string, family: 4 | 6 = 4): string {
-  return `${FAMILIES[family].handle}${node}`;
+  return `${(family === 4 ? VXLAN_V4 : VXLAN_V6).handle}${node}`;
+}
+
+/** The IPAM handle of a node's tunl0 address. */
+export function ipipHandle(node: string): string {
+  return `${IPIP.handle}${node}`;
 }
 
 export interface VtepAllocatorOptions {
@@ -57,41 +94,42 @@ export class VtepAllocator {
   constructor(private readonly options: VtepAllocatorOptions) {}
 
   /**
-   * Gives `self` a VTEP of each family an enabled VXLAN pool needs and it lacks. One attempt
-   * at a time, the families one after the other: each writes the whole Node.
+   * Gives `self` each tunnel address an enabled pool needs and it lacks: a VTEP per family for
+   * VXLAN, tunl0's address for IPIP (taken from the IPIP pool, as Calico does). One attempt at a
+   * time, one address after the other: each writes the whole Node.
    */
   async ensure(self: Node, pools: Iterable<IPPool>): Promise<void> {
     if (this.pending) return;
-    const vxlan = [...pools].filter((p) => !p.spec.disabled && p.spec.vxlanMode && p.spec.vxlanMode !== 'Never');
-    const wanted: [4 | 6, IPPool][] = [];
-    for (const family of [4, 6] as const) {
-      const pool = vxlan.find((p) => (p.spec.cidr.includes(':') ? 6 : 4) === family);
-      if (!pool || self.metadata.annotations?.[FAMILIES[family].address]) continue;
-      if (family === 6 && !self.spec.bgp?.ipv6Address) continue;
-      wanted.push([family, pool]);
+    const enabled = [...pools].filter((p) => !p.spec.disabled);
+    const wanted: [TunnelKind, IPPool][] = [];
+    for (const t of TUNNELS) {
+      const mode = (p: IPPool) => p.spec[t.encap];
+      const pool = enabled.find((p) => mode(p) && mode(p) !== 'Never' && (p.spec.cidr.includes(':') ? 6 : 4) === t.family);
+      if (!pool || self.metadata.annotations?.[t.address]) continue;
+      if (t.family === 6 && !self.spec.bgp?.ipv6Address) continue;
+      wanted.push([t, pool]);
     }
     if (wanted.length === 0) return;
     this.pending = true;
     try {
-      for (const [family, pool] of wanted) await this.allocate(self, pool, family);
+      for (const [t, pool] of wanted) await this.allocate(self, pool, t);
     } finally {
       this.pending = false;
     }
   }
 
-  private async allocate(self: Node, pool: IPPool, family: 4 | 6): Promise<void> {
+  private async allocate(self: Node, pool: IPPool, f: TunnelKind): Promise<void> {
     const { nodeName, datastore: ds, ipam, log } = this.options;
-    const f = FAMILIES[family];
     try {
-      // Decided from the Node as stored: the agent's copy may be behind the write of a VTEP
-      // just made, and asked again IPAM would give the handle a second address (the VTEP moves).
+      // Decided from the Node as stored: the agent's copy may be behind the write of an address
+      // just made, and asked again IPAM would give the handle a second address (the tunnel moves).
       if (((await ds.get('Node', nodeName)) ?? self).metadata.annotations?.[f.address]) return;
       const got = await ipam.autoAssign({
-        handle: vtepHandle(nodeName, family),
+        handle: `${f.handle}${nodeName}`,
         node: nodeName,
-        family,
+        family: f.family,
         pools: [pool.metadata.name],
-        attrs: { type: 'vxlanTunnelAddress' },
+        attrs: { type: f.type },
       });
       // Read again just before the write: apply replaces the whole Node, and IPAM took a while.
       const current = (await ds.get('Node', nodeName)) ?? self;
@@ -100,13 +138,17 @@ export class VtepAllocator {
         metadata: {
           ...current.metadata,
           resourceVersion: undefined,
-          annotations: { ...current.metadata.annotations, [f.address]: got.ip, [f.mac]: vtepMac(nodeName, family) },
+          annotations: {
+            ...current.metadata.annotations,
+            [f.address]: got.ip,
+            ...(f.mac ? { [f.mac]: vtepMac(nodeName, f.family) } : {}),
+          },
         },
       });
       log(f.event, { address: got.ip });
     } catch (e) {
       this.options.onDatastoreError();
-      log('vxlan-tunnel-error', { family, error: (e as Error).message });
+      log(f.encap === 'ipipMode' ? 'ipip-tunnel-error' : 'vxlan-tunnel-error', { family: f.family, error: (e as Error).message });
     }
   }
 }

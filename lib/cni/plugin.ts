@@ -20,13 +20,21 @@ import {
   type BackendDatastore,
   type DatastoreConfig,
 } from '../datastore/index.js';
-import { CONTAINER_ID_ANNOTATION, API_VERSION, LABEL_NAMESPACE, LABEL_ORCHESTRATOR, type WorkloadEndpoint } from '../resources/index.js';
+import {
+  CONTAINER_ID_ANNOTATION,
+  API_VERSION,
+  LABEL_NAMESPACE,
+  LABEL_ORCHESTRATOR,
+  type IPPool,
+  type WorkloadEndpoint,
+} from '../resources/index.js';
 import { fileIdentityRecord, Ipam, IpamError } from '../ipam/index.js';
 import { identityRecordPath } from './store-record.js';
 import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type NetConf } from './config.js';
 import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { poolsForFamily } from './pools.js';
+import { encapsulates, podMtu } from './mtu.js';
 import { silent, type Say } from './notes.js';
 import {
   createVeth,
@@ -153,8 +161,10 @@ export async function cmdAdd(
     await ipam.releaseByHandle(env.containerId).catch(() => undefined);
     const families = requestedFamilies(conf);
     const cidrs: string[] = [];
+    let mtu = conf.mtu;
     try {
       const pools = (await ds.list('IPPool')).items;
+      const used: IPPool[] = [];
       // One family after the other: both under the one handle, so one release frees both.
       for (const family of families) {
         const assigned = await ipam.autoAssign({
@@ -165,7 +175,10 @@ export async function cmdAdd(
           attrs: { namespace: w.namespace, pod: w.pod, containerID: env.containerId },
         });
         cidrs.push(assigned.cidr);
+        const pool = pools.find((p) => p.metadata.name === assigned.pool);
+        if (pool) used.push(pool);
       }
+      if (mtu === undefined && encapsulates(used)) mtu = podMtu(used, (await ds.list('FelixConfiguration')).items, node);
     } catch (e) {
       // "May or may not have been applied": release by handle (idempotent) so nothing leaks.
       await ipam.releaseByHandle(env.containerId).catch(() => undefined);
@@ -179,7 +192,7 @@ export async function cmdAdd(
         podIf: env.ifname,
         netns: env.netns,
         addresses: cidrs,
-        mtu: conf.mtu,
+        mtu,
         owner: env.containerId,
       });
     } catch (e) {

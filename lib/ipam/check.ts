@@ -1,9 +1,10 @@
 // `podroute ipam check`, after `calicoctl ipam check`: the allocations compared with who
-// holds each address (WorkloadEndpoints, and Nodes for their VXLAN tunnel address); run on a
+// holds each address (WorkloadEndpoints, and Nodes for their tunnel addresses); run on a
 // node, also that node's endpoints compared with its kernel (the CNI plugin reads it).
 import { parseInterfaceAddress, formatAddress } from '../../ip/index.js';
 import {
   CONTAINER_ID_ANNOTATION,
+  IPIP_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   type IPAMBlock,
@@ -73,9 +74,10 @@ export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[
     }
   }
   for (const n of nodes) {
-    for (const [annotation, handle] of [
-      [VXLAN_ADDRESS_ANNOTATION, 'vxlan-tunnel-addr-'],
-      [VXLAN_ADDRESS_V6_ANNOTATION, 'vxlan-v6-tunnel-addr-'],
+    for (const [annotation, handle, type] of [
+      [VXLAN_ADDRESS_ANNOTATION, 'vxlan-tunnel-addr-', 'vxlanTunnelAddress'],
+      [VXLAN_ADDRESS_V6_ANNOTATION, 'vxlan-v6-tunnel-addr-', 'vxlanTunnelAddress'],
+      [IPIP_ADDRESS_ANNOTATION, 'ipip-tunnel-addr-', 'ipipTunnelAddress'],
     ] as const) {
       const ip = n.metadata.annotations?.[annotation];
       if (!ip) continue;
@@ -84,7 +86,7 @@ export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[
         holder: `Node ${n.metadata.name}`,
         node: n.metadata.name,
         handle: `${handle}${n.metadata.name}`,
-        attrs: { type: 'vxlanTunnelAddress', node: n.metadata.name },
+        attrs: { type, node: n.metadata.name },
       });
     }
   }

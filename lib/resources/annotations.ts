@@ -5,6 +5,8 @@
 export const VXLAN_ADDRESS_ANNOTATION = 'podroute.io/vxlan-tunnel-address';
 /** On a Node: its VXLAN device MAC. */
 export const VXLAN_MAC_ANNOTATION = 'podroute.io/vxlan-tunnel-mac';
+/** On a Node: tunl0's address, from one of its blocks (Calico's IPv4IPIPTunnelAddr). */
+export const IPIP_ADDRESS_ANNOTATION = 'podroute.io/ipip-tunnel-address';
 /** On a Node: its IPv6 VXLAN tunnel endpoint address, from one of its IPv6 blocks (Calico's IPv6VXLANTunnelAddr). */
 export const VXLAN_ADDRESS_V6_ANNOTATION = 'podroute.io/vxlan-tunnel-address-v6';
 /** On a Node: its IPv6 VXLAN device MAC (Calico's VXLANTunnelMACAddrV6). */

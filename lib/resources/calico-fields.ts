@@ -20,7 +20,7 @@ export const NODE_REFUSED: Refusals = {
 };
 export const NODE_BGP_FIELDS = ['ipv4Address', 'ipv6Address', 'asNumber', 'routeReflectorClusterID'] as const;
 export const NODE_BGP_REFUSED: Refusals = {
-  ipv4IPIPTunnelAddr: `${NOT_SUPPORTED}: IPIP packets leave from the node's own address, there is no tunnel address`,
+  ipv4IPIPTunnelAddr: `${NOT_SUPPORTED}: the node agent takes tunl0's address from IPAM itself and keeps it in an annotation`,
 };
 
 export const IPPOOL_FIELDS = [

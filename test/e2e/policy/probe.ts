@@ -138,7 +138,7 @@ export class Prober {
 
   /**
    * The whole matrix: from every pod to every pod on every probe, all pods at once. SCTP
-   * probes are refused here: the agents speak TCP and UDP (see matrix.test.ts for SCTP).
+   * probes are refused here: the agents speak TCP and UDP (SCTP is probed in test/e2e/real-kernel).
    */
   async matrix(pods: readonly ModelPod[], probes: readonly Probe[], options: MatrixOptions = {}): Promise<Measured> {
     const t0 = Date.now();

@@ -1,8 +1,9 @@
 // This node's VXLAN tunnel endpoint, against IPAM in the in-memory datastore: taken only when
 // a pool uses VXLAN, once, from the node's own block, with a MAC of its own.
 import assert from 'node:assert/strict';
-import { vtepMac, VtepAllocator } from '../../../lib/agent/vtep.js';
+import { ipipHandle, vtepMac, VtepAllocator } from '../../../lib/agent/vtep.js';
 import {
+  IPIP_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_ANNOTATION,
   VXLAN_ADDRESS_V6_ANNOTATION,
   VXLAN_MAC_ANNOTATION,
@@ -71,6 +72,29 @@ describe('agent VTEP', () => {
     await allocator.ensure(await self(), await pools());
     assert.deepEqual((await self()).metadata.annotations, { keep: 'me' });
     assert.equal((await ds.list('IPAMBlock')).items.length, 0);
+  });
+
+  it("an IPIP pool: tunl0's address from the node's own block of that pool, under Calico's handle, no MAC; once", async () => {
+    await ds.create(pool('plain', '10.70.0.0/16', 'Never'));
+    await ds.create({
+      ...pool('ipip', '10.73.0.0/16', 'Never'),
+      spec: { ...pool('ipip', '10.73.0.0/16', 'Never').spec, ipipMode: 'Always' },
+    });
+    const n = await self();
+    await Promise.all([allocator.ensure(n, await pools()), allocator.ensure(n, await pools())]);
+    await allocator.ensure(await self(), await pools());
+    const a = (await self()).metadata.annotations!;
+    assert.deepEqual(Object.keys(a).sort(), [IPIP_ADDRESS_ANNOTATION, 'keep'].sort(), 'only the tunnel address is added');
+    const blocks = (await ds.list('IPAMBlock')).items;
+    assert.equal(blocks.length, 1, 'one block, from the IPIP pool');
+    assert.ok(inBlock(a[IPIP_ADDRESS_ANNOTATION]!, blocks[0]!.spec.cidr), `${a[IPIP_ADDRESS_ANNOTATION]} in ${blocks[0]!.spec.cidr}`);
+    assert.ok(inBlock(a[IPIP_ADDRESS_ANNOTATION]!, '10.73.0.0/16'), 'from the IPIP pool');
+    assert.equal(ipipHandle('n1'), 'ipip-tunnel-addr-n1');
+    assert.deepEqual(await ipam.releaseByHandle(ipipHandle('n1')), [a[IPIP_ADDRESS_ANNOTATION]], 'one address under ipip-tunnel-addr-n1');
+    assert.deepEqual(
+      logged.map(([e]) => e),
+      ['ipip-tunnel-address'],
+    );
   });
 
   it("a VXLAN pool: an address from the node's own block and its MAC, once, however often asked at the same time", async () => {
