@@ -19,6 +19,10 @@ import {
 } from './input.js';
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
 import { indexInstalled, planChanged, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
+import type { WireguardDataplane } from './wireguard/dataplane.js';
+import type { WireguardInput, WireguardSettings } from './wireguard/input.js';
+import type { WireguardState } from './wireguard/desired.js';
+import { WireguardProgrammer, type WireguardReport } from './wireguard/programmer.js';
 
 export interface FelixOptions {
   /** rtm_protocol of the routes felix owns. Default PODROUTE_PROTOCOL (81). */
@@ -31,6 +35,10 @@ export interface FelixOptions {
   readonly ipip?: { readonly mtu?: number };
   /** Set IP forwarding and proxy-ARP on workload interfaces. Default true. */
   readonly sysctls?: boolean;
+  /** WireGuard's knobs (FelixConfiguration's wireguard* fields). */
+  readonly wireguard?: WireguardSettings;
+  /** Where WireGuard is programmed (WgToolDataplane on a host); absent: felix leaves WireGuard alone. */
+  readonly wireguardDataplane?: WireguardDataplane;
 }
 
 export interface RouteFailure {
@@ -52,6 +60,8 @@ export interface ApplyReport {
   readonly problems: readonly string[];
   readonly devices: readonly DeviceStatus[];
   readonly sysctlFailures: readonly SysctlOutcome[];
+  /** What the WireGuard sync did, when it ran (its devices, failures and problems are in the lists above too). */
+  readonly wireguard?: WireguardReport;
   readonly durationMs: number;
 }
 
@@ -93,6 +103,8 @@ export class Felix extends EventEmitter<FelixEvents> {
   private retryDelay: number;
   private running = false;
   private lastDevices: DeviceStatus[] = [];
+  private readonly wireguard?: WireguardProgrammer;
+  private wireguardDirty = true;
 
   constructor(
     readonly dataplane: Dataplane,
@@ -103,6 +115,23 @@ export class Felix extends EventEmitter<FelixEvents> {
     if (!Number.isInteger(this.protocol) || this.protocol < 1 || this.protocol > 255)
       throw new RangeError(`protocol: ${opts.protocol} must be 1..255`);
     this.retryDelay = opts.retryDelayMs ?? 1000;
+    if (opts.wireguardDataplane) this.wireguard = new WireguardProgrammer(opts.wireguardDataplane, opts.wireguard ?? {}, this.protocol);
+  }
+
+  /** The WireGuard state felix wants (pure, from the last setWireguard); undefined without a WireGuard dataplane. */
+  get wireguardState(): WireguardState | undefined {
+    return this.wireguard?.state;
+  }
+
+  /**
+   * This node's keys and the other nodes' keys, addresses and blocks; undefined: no WireGuard
+   * here (a device left from before is removed). Programmed with the next apply.
+   */
+  setWireguard(input: WireguardInput | undefined): void {
+    if (!this.wireguard) return;
+    this.wireguard.setInput(input);
+    this.wireguardDirty = true;
+    this.kick();
   }
 
   get input(): FelixInput {
@@ -300,6 +329,7 @@ export class Felix extends EventEmitter<FelixEvents> {
     }
 
     const neighborsWritten = await this.syncNeighbors(table.neighbors, resync, failures);
+    const wireguard = await this.syncWireguard(resync, failures);
 
     if (failures.length || this.needResync) this.scheduleRetry();
     else this.retryDelay = this.opts.retryDelayMs ?? 1000;
@@ -313,13 +343,27 @@ export class Felix extends EventEmitter<FelixEvents> {
       neighborsWritten,
       failures,
       conflicts: plan.conflicts,
-      problems: table.problems(),
-      devices,
+      problems: wireguard ? [...table.problems(), ...wireguard.problems] : table.problems(),
+      devices: wireguard ? [...devices, ...wireguard.devices] : devices,
       sysctlFailures,
+      ...(wireguard ? { wireguard } : {}),
       durationMs: performance.now() - t0,
     };
     this.emit('report', report);
     return report;
+  }
+
+  /** WireGuard after the routes: runs when its input changed, at a resync, and until it succeeds. */
+  private async syncWireguard(resync: boolean, failures: RouteFailure[]): Promise<WireguardReport | undefined> {
+    if (!this.wireguard || (!resync && !this.wireguardDirty)) return undefined;
+    this.wireguardDirty = false;
+    const r = await this.wireguard.sync(resync);
+    for (const f of r.failures) failures.push({ dst: f.what, op: 'replace', route: f.what, error: f.error });
+    if (r.failures.length > 0 || r.devices.some((d) => !d.ok)) {
+      this.wireguardDirty = true;
+      this.scheduleRetry();
+    }
+    return r;
   }
 
   private scheduleRetry(): void {
