@@ -98,7 +98,8 @@ export class WgToolDataplane implements WireguardDataplane {
     }
     // Key, port and mark: set when they differ (the private key is compared through its dump line).
     const dump = await this.run('wg', ['show', spec.name, 'dump']);
-    const [priv, , port, mark] = dump.status === 0 ? (dump.stdout.split('\n')[0] ?? '').split('\t') : [];
+    const [shown, , port, mark] = dump.status === 0 ? (dump.stdout.split('\n')[0] ?? '').split('\t') : [];
+    const priv = shown === '(none)' ? undefined : shown;
     const markNow = mark === undefined || mark === 'off' ? 0 : Number(mark);
     if (priv !== spec.privateKey || Number(port) !== spec.port || markNow !== spec.fwmark) {
       // wg reads the key from a path; Node's child stdin is a socket, which /proc/self/fd/0 cannot

@@ -11,6 +11,8 @@ import {
   MemoryNftDataplane,
   ConntrackTool,
   NftablesDataplane,
+  MemoryWireguardDataplane,
+  WgToolDataplane,
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
@@ -50,6 +52,7 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'felix-input-error': 'warning',
   'reconcile-error': 'warning',
   'vxlan-tunnel-error': 'warning',
+  'wireguard-error': 'warning',
   'conntrack-error': 'warning',
   // Policy and Services: refused, or not applied.
   'policy-disabled': 'warning',
@@ -144,8 +147,11 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     restartTime: c.restartTime,
     gracefulRestartWaitMs: c.gracefulRestartWaitMs,
     defaultIpv4Pool: c.defaultIpv4Pool,
+    wireguard: fromStore.wireguard,
     felix: {
       ...fromStore.felix,
+      // Always given, so a device, rule or routes left from a run with WireGuard on are removed.
+      wireguardDataplane: c.dataplane === 'memory' ? new MemoryWireguardDataplane() : new WgToolDataplane(),
       resyncIntervalMs: c.resyncInterval !== undefined ? c.resyncInterval * 1000 : (fromStore.felix.resyncIntervalMs ?? 90_000),
     },
     log,
