@@ -41,6 +41,8 @@ export interface NetlinkSocketOptions {
   readonly ackMode?: 'each' | 'errors';
   /** Longest wait for the kernel's first reply to a chunk. */
   readonly replyTimeoutMs?: number;
+  /** The netlink protocol: NETLINK_ROUTE (default), or NETLINK_GENERIC for a generic family such as WireGuard's. */
+  readonly protocol?: number;
 }
 
 const RECV_BYTES = 4 << 20;
@@ -66,7 +68,7 @@ export class NetlinkSocket {
   static open(opts: NetlinkSocketOptions = {}): NetlinkSocket {
     const n = loadNative();
     if (!n) throw new Error(nativeLoadError());
-    const fd = inNetns(opts.netns, () => n.open(NETLINK_ROUTE, opts.bufferBytes ?? 64 << 20));
+    const fd = inNetns(opts.netns, () => n.open(opts.protocol ?? NETLINK_ROUTE, opts.bufferBytes ?? 64 << 20));
     return new NetlinkSocket(n, fd, opts);
   }
 

@@ -21,6 +21,7 @@ export {
 export { planPeers, planTableRoutes, planRules, type PeerPlan, type RulePlan } from './plan.js';
 export type { WireguardDataplane, InstalledPeer, WireguardRouteWrite } from './dataplane.js';
 export { WgToolDataplane, type WgToolDataplaneOptions } from './wg-tool.js';
+export { NetlinkWireguardDataplane, type NetlinkWireguardDataplaneOptions } from './netlink-dataplane.js';
 export { MemoryWireguardDataplane, type MemoryWireguardDevice } from './memory.js';
 export { WireguardProgrammer, type WireguardReport, type WireguardFailure } from './programmer.js';
 export { generateWireguardKeyPair, wireguardPublicKey, isWireguardKey, type WireguardKeyPair } from './keys.js';

@@ -12,7 +12,9 @@ import {
   ConntrackTool,
   NftablesDataplane,
   MemoryWireguardDataplane,
+  NetlinkWireguardDataplane,
   WgToolDataplane,
+  type WireguardDataplane,
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
@@ -105,11 +107,18 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
   // FelixConfiguration (default, then node.<name>) under the flags and the environment, as Felix.
   const fromStore = felixSettings((await ds.list('FelixConfiguration')).items, nodeName);
   let dataplane: Dataplane;
-  if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
-  else {
-    // rtnetlink through the addon, or the ip -batch fallback when it did not build.
+  let wireguardDataplane: WireguardDataplane;
+  if (c.dataplane === 'memory') {
+    dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
+    wireguardDataplane = new MemoryWireguardDataplane();
+  } else {
+    // rtnetlink through the addon, or the ip -batch fallback when it did not build; WireGuard
+    // the same way: netlink through the addon, or the ip and wg tools.
     dataplane = createLinuxDataplane();
-    if (dataplane instanceof IpBatchDataplane) log('dataplane-fallback', { dataplane: dataplane.description });
+    if (dataplane instanceof IpBatchDataplane) {
+      log('dataplane-fallback', { dataplane: dataplane.description });
+      wireguardDataplane = new WgToolDataplane();
+    } else wireguardDataplane = new NetlinkWireguardDataplane();
   }
   let policyDataplane: NftDataplane | undefined;
   if (c.policy !== 'off') {
@@ -151,7 +160,7 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     felix: {
       ...fromStore.felix,
       // Always given, so a device, rule or routes left from a run with WireGuard on are removed.
-      wireguardDataplane: c.dataplane === 'memory' ? new MemoryWireguardDataplane() : new WgToolDataplane(),
+      wireguardDataplane,
       resyncIntervalMs: c.resyncInterval !== undefined ? c.resyncInterval * 1000 : (fromStore.felix.resyncIntervalMs ?? 90_000),
     },
     log,

@@ -158,4 +158,24 @@ describe('felix WireGuard programming (in-memory dataplanes)', () => {
     await felix?.settled();
     assert.equal(dp.rules.length, 1, 'once the name is free, the device and the rule come');
   });
+
+  it('a node that never had WireGuard: a resync reads no table routes (that dump is of every route of the family)', async () => {
+    let dumps = 0;
+    class Counting extends MemoryWireguardDataplane {
+      override async listTableRoutes(...a: Parameters<MemoryWireguardDataplane['listTableRoutes']>) {
+        dumps++;
+        return super.listTableRoutes(...a);
+      }
+    }
+    const dp = new Counting();
+    await start(dp, undefined);
+    await felix?.resync();
+    assert.equal(dumps, 0);
+    felix?.setWireguard(wg([nodeB()]));
+    await felix?.settled();
+    felix?.setWireguard(wg([nodeB(), nodeC]));
+    await felix?.settled();
+    assert.equal(dumps, 1, 'read once, then kept from what was written');
+    assert.deepEqual(table(dp), ['10.65.1.0/26 wireguard.cali', '10.65.1.1/32 wireguard.cali', '10.65.2.0/26 wireguard.cali']);
+  });
 });
