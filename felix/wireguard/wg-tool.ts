@@ -1,7 +1,7 @@
-// WireGuard through the kernel's own tools: iproute2 for the device, its address, the table's
-// routes and the rule; wireguard-tools' `wg` (Debian: wireguard-tools) for keys and peers. A peer
-// change is one `wg set` process (a few milliseconds), and peers change when nodes come and go,
-// so a process per change costs nothing that matters. The private key reaches `wg` on its
+// WireGuard through the kernel's own tools, the fallback where the netlink addon is not built:
+// iproute2 for the device, its address, the table's routes and the rule; wireguard-tools' `wg`
+// (Debian: wireguard-tools) for keys and peers. Every step is a process, which costs far more
+// than a netlink request (README.md has the measurements). The private key reaches `wg` on its
 // standard input, never through a file or its arguments.
 import { spawn } from 'node:child_process';
 import type { DeviceStatus, WriteOutcome } from '../dataplane.js';
