@@ -21,6 +21,10 @@ import {
 import { describeRoute, MAIN_TABLE, PODROUTE_PROTOCOL, type InstalledRoute, type Neighbor, type Route } from './model.js';
 import { kernelRoutesKey, type KernelRoute } from './resolve.js';
 import { indexInstalled, planChanged, planNeighbors, planRoutes, type InstalledIndex, type RouteConflict } from './reconcile.js';
+import type { WireguardDataplane } from './wireguard/dataplane.js';
+import type { WireguardInput, WireguardSettings } from './wireguard/input.js';
+import type { WireguardState } from './wireguard/desired.js';
+import { WireguardProgrammer, type WireguardReport } from './wireguard/programmer.js';
 
 export interface FelixOptions {
   /** rtm_protocol of the routes felix owns. Default PODROUTE_PROTOCOL (81). */
@@ -40,6 +44,10 @@ export interface FelixOptions {
    * kernelRoutes to the input.
    */
   readonly resolveThroughKernel?: boolean;
+  /** WireGuard's knobs (FelixConfiguration's wireguard* fields). */
+  readonly wireguard?: WireguardSettings;
+  /** Where WireGuard is programmed (WgToolDataplane on a host); absent: felix leaves WireGuard alone. */
+  readonly wireguardDataplane?: WireguardDataplane;
 }
 
 export interface RouteFailure {
@@ -63,6 +71,8 @@ export interface ApplyReport {
   readonly unresolved: number;
   readonly devices: readonly DeviceStatus[];
   readonly sysctlFailures: readonly SysctlOutcome[];
+  /** What the WireGuard sync did, when it ran (its devices, failures and problems are in the lists above too). */
+  readonly wireguard?: WireguardReport;
   readonly durationMs: number;
 }
 
@@ -109,6 +119,8 @@ export class Felix extends EventEmitter<FelixEvents> {
   private unwatch?: () => void;
   /** The node's tunnel addresses the devices were last made with: one arriving later is applied at once. */
   private lastDeviceAddresses = '';
+  private readonly wireguard?: WireguardProgrammer;
+  private wireguardDirty = true;
 
   constructor(
     readonly dataplane: Dataplane,
@@ -119,6 +131,23 @@ export class Felix extends EventEmitter<FelixEvents> {
     if (!Number.isInteger(this.protocol) || this.protocol < 1 || this.protocol > 255)
       throw new RangeError(`protocol: ${opts.protocol} must be 1..255`);
     this.retryDelay = opts.retryDelayMs ?? 1000;
+    if (opts.wireguardDataplane) this.wireguard = new WireguardProgrammer(opts.wireguardDataplane, opts.wireguard ?? {}, this.protocol);
+  }
+
+  /** The WireGuard state felix wants (pure, from the last setWireguard); undefined without a WireGuard dataplane. */
+  get wireguardState(): WireguardState | undefined {
+    return this.wireguard?.state;
+  }
+
+  /**
+   * This node's keys and the other nodes' keys, addresses and blocks; undefined: no WireGuard
+   * here (a device left from before is removed). Programmed with the next apply.
+   */
+  setWireguard(input: WireguardInput | undefined): void {
+    if (!this.wireguard) return;
+    this.wireguard.setInput(input);
+    this.wireguardDirty = true;
+    this.kick();
   }
 
   get input(): FelixInput {
@@ -338,6 +367,7 @@ export class Felix extends EventEmitter<FelixEvents> {
     }
 
     const neighborsWritten = await this.syncNeighbors(table.neighbors, resync, failures);
+    const wireguard = await this.syncWireguard(resync, failures);
 
     if (failures.length || this.needResync) this.scheduleRetry();
     else this.retryDelay = this.opts.retryDelayMs ?? 1000;
@@ -351,10 +381,11 @@ export class Felix extends EventEmitter<FelixEvents> {
       neighborsWritten,
       failures,
       conflicts: plan.conflicts,
-      problems: table.problems(),
+      problems: wireguard ? [...table.problems(), ...wireguard.problems] : table.problems(),
       unresolved: table.unresolved.size,
-      devices,
+      devices: wireguard ? [...devices, ...wireguard.devices] : devices,
       sysctlFailures,
+      ...(wireguard ? { wireguard } : {}),
       durationMs: performance.now() - t0,
     };
     this.emit('report', report);
@@ -371,6 +402,19 @@ export class Felix extends EventEmitter<FelixEvents> {
     if (key === this.kernelKey) return;
     this.kernelKey = key;
     this.table.update({ kernelRoutes });
+  }
+
+  /** WireGuard after the routes: runs when its input changed, at a resync, and until it succeeds. */
+  private async syncWireguard(resync: boolean, failures: RouteFailure[]): Promise<WireguardReport | undefined> {
+    if (!this.wireguard || (!resync && !this.wireguardDirty)) return undefined;
+    this.wireguardDirty = false;
+    const r = await this.wireguard.sync(resync);
+    for (const f of r.failures) failures.push({ dst: f.what, op: 'replace', route: f.what, error: f.error });
+    if (r.failures.length > 0 || r.devices.some((d) => !d.ok)) {
+      this.wireguardDirty = true;
+      this.scheduleRetry();
+    }
+    return r;
   }
 
   private scheduleRetry(): void {

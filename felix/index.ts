@@ -50,3 +50,4 @@ export { IpBatchDataplane, type IpBatchDataplaneOptions } from './ipbatch-datapl
 export { createLinuxDataplane } from './create-dataplane.js';
 export * from './policy/index.js';
 export * from './services/index.js';
+export * from './wireguard/index.js';

@@ -11,7 +11,7 @@ fi
 need=""
 for pair in bgpd:frr bird:bird2 gobgpd:gobgpd exabgp:exabgp redis-server:redis-server redis-sentinel:redis-sentinel \
             tshark:tshark ping:iputils-ping ip:iproute2 ethtool:ethtool bgpdump:bgpdump nft:nftables etcd:etcd-server \
-            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack socat:socat; do
+            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack socat:socat wg:wireguard-tools; do
   bin=${pair%%:*}; pkg=${pair#*:}
   if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/lib/frr/$bin" ]; then need="$need $pkg"; fi
 done

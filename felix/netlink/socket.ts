@@ -27,7 +27,7 @@ export class NetlinkError extends Error {
 }
 
 export interface NetlinkSocketOptions {
-  /** The netlink family: NETLINK_ROUTE (default) or NETLINK_NETFILTER. */
+  /** The netlink protocol: NETLINK_ROUTE (default), NETLINK_NETFILTER (nf_tables) or NETLINK_GENERIC (WireGuard's family). */
   readonly protocol?: number;
   /** Path of a network namespace (e.g. /var/run/netns/x); default: the process's own. */
   readonly netns?: string;

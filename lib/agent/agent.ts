@@ -4,6 +4,7 @@
 // pools' encapsulation. Everything follows one datastore watch, live.
 //
 // This file only wires the parts together; each part is its own file (see README.md).
+import { dirname } from 'node:path';
 import { EventEmitter } from 'eventemitter3';
 import type { BestPathChange, BgpSpeaker } from '../../bgp/index.js';
 import {
@@ -21,7 +22,7 @@ import {
   type RuleCounter,
   type ServiceInput,
 } from '../../felix/index.js';
-import type { BackendDatastore, Durability, WatchEvent, Watcher } from '../datastore/index.js';
+import { defaultDatastoreFile, type BackendDatastore, type Durability, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
@@ -43,6 +44,7 @@ import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
 import { VtepAllocator } from './vtep.js';
 import { DRAIN_ANNOTATION, type Node } from '../resources/index.js';
+import { WireguardKeeper } from './wireguard.js';
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -85,6 +87,14 @@ export interface NodeAgentOptions {
   /** After a drain's GRACEFUL_SHUTDOWN routes were sent, how long the peers get to move (ms). Default 5000. */
   drainSettleMs?: number;
   felix?: FelixOptions;
+  /**
+   * FelixConfiguration's wireguardEnabled / wireguardEnabledV6: this node makes a key pair per
+   * family, publishes the public key and its device address, and felix encrypts pod traffic to
+   * every node that did the same (felix.wireguardDataplane programs it). Default off.
+   */
+  wireguard?: { v4: boolean; v6: boolean };
+  /** Where the node keeps its WireGuard private keys (0600 files). Default: $PODROUTE_STATE_DIR, else /var/lib/podroute (root). */
+  stateDir?: string;
   /**
    * Where network policy and NAT-outgoing are enforced: the nftables table podroute owns
    * (NftablesDataplane on a host, MemoryNftDataplane in tests). Absent: not enforced.
@@ -132,6 +142,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private readonly feed: FelixFeed;
   private readonly storeLoss: StoreLossGuard;
   private readonly vtep: VtepAllocator;
+  private readonly wireguard: WireguardKeeper;
+  /** The WireGuard input felix was last given, as text to compare. */
+  private wireguardGiven: string | undefined;
   private readonly policy: PolicyFeed | undefined;
   /** Services into the policy programmer's table: present when policy is. */
   private readonly services: ServiceFeed | undefined;
@@ -175,6 +188,15 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       nodeName: options.nodeName,
       datastore: options.datastore,
       ipam: this.ipam,
+      log: (e, f) => this.log(e, f),
+      onDatastoreError: () => this.metrics.datastoreErrors.inc(),
+    });
+    this.wireguard = new WireguardKeeper({
+      nodeName: options.nodeName,
+      datastore: options.datastore,
+      ipam: this.ipam,
+      stateDir: options.stateDir ?? dirname(defaultDatastoreFile()),
+      enabled: options.wireguard ?? { v4: false, v6: false },
       log: (e, f) => this.log(e, f),
       onDatastoreError: () => this.metrics.datastoreErrors.inc(),
     });
@@ -420,6 +442,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.pushFelix();
     this.maybeStartFelix();
     void this.vtep.ensure(self, this.cache.pools.values());
+    void this.wireguard.ensure(self, this.cache.pools.values());
+    this.pushWireguard(self);
   }
 
   /**
@@ -459,6 +483,15 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       slices: this.cache.endpointSlices.values(),
       nodeLabels: self.metadata.labels,
     });
+  }
+
+  /** Felix's WireGuard input when it changed: keys, and the other nodes' keys, addresses and blocks. */
+  private pushWireguard(self: Node): void {
+    const input = this.wireguard.input(self, this.cache.nodes.values(), this.cache.blocks.values());
+    const text = JSON.stringify(input ?? null);
+    if (text === this.wireguardGiven) return;
+    this.wireguardGiven = text;
+    this.felix.setWireguard(input);
   }
 
   private onBestPaths(changes: BestPathChange[]): void {

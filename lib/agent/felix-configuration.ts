@@ -7,6 +7,8 @@ import { durationSeconds } from './peers.js';
 
 export interface FelixSettings {
   felix: FelixOptions;
+  /** wireguardEnabled / wireguardEnabledV6, when either is on: this node makes keys and encrypts, per family. */
+  wireguard?: { v4: boolean; v6: boolean };
   healthHost?: string;
   /** 0: no health port (healthEnabled: false). */
   healthPort?: number;
@@ -28,7 +30,22 @@ export function felixSettings(configs: readonly FelixConfiguration[], nodeName: 
   };
   if (Object.keys(vxlan).length > 0) felix.vxlan = vxlan;
   if (spec.ipipMTU !== undefined) felix.ipip = { mtu: spec.ipipMTU };
+  const wireguard = {
+    ...(spec.wireguardListeningPort !== undefined ? { port: spec.wireguardListeningPort } : {}),
+    ...(spec.wireguardListeningPortV6 !== undefined ? { portV6: spec.wireguardListeningPortV6 } : {}),
+    ...(spec.wireguardInterfaceName !== undefined ? { interfaceName: spec.wireguardInterfaceName } : {}),
+    ...(spec.wireguardInterfaceNameV6 !== undefined ? { interfaceNameV6: spec.wireguardInterfaceNameV6 } : {}),
+    ...(spec.wireguardMTU !== undefined ? { mtu: spec.wireguardMTU } : {}),
+    ...(spec.wireguardMTUV6 !== undefined ? { mtuV6: spec.wireguardMTUV6 } : {}),
+    ...(spec.wireguardRoutingRulePriority !== undefined ? { rulePriority: spec.wireguardRoutingRulePriority } : {}),
+    ...(spec.wireguardKeepAlive !== undefined
+      ? { keepAliveSeconds: spec.wireguardKeepAlive === '0' ? 0 : durationSeconds(spec.wireguardKeepAlive) }
+      : {}),
+  };
+  if (Object.keys(wireguard).length > 0) felix.wireguard = wireguard;
   const out: FelixSettings = { felix };
+  if (spec.wireguardEnabled || spec.wireguardEnabledV6)
+    out.wireguard = { v4: spec.wireguardEnabled === true, v6: spec.wireguardEnabledV6 === true };
   if (spec.healthHost !== undefined) out.healthHost = spec.healthHost === 'localhost' ? '127.0.0.1' : spec.healthHost;
   if (spec.healthEnabled === false) out.healthPort = 0;
   else if (spec.healthPort !== undefined) out.healthPort = spec.healthPort;

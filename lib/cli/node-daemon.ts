@@ -11,6 +11,10 @@ import {
   MemoryNftDataplane,
   ConntrackTool,
   createNftDataplane,
+  MemoryWireguardDataplane,
+  NetlinkWireguardDataplane,
+  WgToolDataplane,
+  type WireguardDataplane,
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
@@ -50,6 +54,7 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'felix-input-error': 'warning',
   'reconcile-error': 'warning',
   'vxlan-tunnel-error': 'warning',
+  'wireguard-error': 'warning',
   'conntrack-error': 'warning',
   // Policy and Services: refused, or not applied.
   'policy-disabled': 'warning',
@@ -102,11 +107,18 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
   // FelixConfiguration (default, then node.<name>) under the flags and the environment, as Felix.
   const fromStore = felixSettings((await ds.list('FelixConfiguration')).items, nodeName);
   let dataplane: Dataplane;
-  if (c.dataplane === 'memory') dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
-  else {
-    // rtnetlink through the addon, or the ip -batch fallback when it did not build.
+  let wireguardDataplane: WireguardDataplane;
+  if (c.dataplane === 'memory') {
+    dataplane = new MemoryDataplane({ links: [c.uplink ?? 'eth0'] });
+    wireguardDataplane = new MemoryWireguardDataplane();
+  } else {
+    // rtnetlink through the addon, or the ip -batch fallback when it did not build; WireGuard
+    // the same way: netlink through the addon, or the ip and wg tools.
     dataplane = createLinuxDataplane();
-    if (dataplane instanceof IpBatchDataplane) log('dataplane-fallback', { dataplane: dataplane.description });
+    if (dataplane instanceof IpBatchDataplane) {
+      log('dataplane-fallback', { dataplane: dataplane.description });
+      wireguardDataplane = new WgToolDataplane();
+    } else wireguardDataplane = new NetlinkWireguardDataplane();
   }
   let policyDataplane: NftDataplane | undefined;
   if (c.policy !== 'off') {
@@ -145,8 +157,11 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     restartTime: c.restartTime,
     gracefulRestartWaitMs: c.gracefulRestartWaitMs,
     defaultIpv4Pool: c.defaultIpv4Pool,
+    wireguard: fromStore.wireguard,
     felix: {
       ...fromStore.felix,
+      // Always given, so a device, rule or routes left from a run with WireGuard on are removed.
+      wireguardDataplane,
       resyncIntervalMs: c.resyncInterval !== undefined ? c.resyncInterval * 1000 : (fromStore.felix.resyncIntervalMs ?? 90_000),
     },
     log,

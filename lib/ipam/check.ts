@@ -89,6 +89,20 @@ export function holders(weps: readonly WorkloadEndpoint[], nodes: readonly Node[
         attrs: { type, node: n.metadata.name },
       });
     }
+    // The WireGuard devices' addresses, which the Node keeps in spec.wireguard as Calico does.
+    for (const [ip, handle] of [
+      [n.spec.wireguard?.interfaceIPv4Address, 'wireguard-tunnel-addr-'],
+      [n.spec.wireguard?.interfaceIPv6Address, 'wireguard-v6-tunnel-addr-'],
+    ] as const) {
+      if (!ip) continue;
+      out.push({
+        ip: formatAddress(parseInterfaceAddress(ip, 'spec.wireguard')),
+        holder: `Node ${n.metadata.name}`,
+        node: n.metadata.name,
+        handle: `${handle}${n.metadata.name}`,
+        attrs: { type: 'wireguardTunnelAddress', node: n.metadata.name },
+      });
+    }
   }
   return out;
 }

@@ -7,16 +7,20 @@ export type Refusals = Readonly<Record<string, string>>;
 
 const NOT_SUPPORTED = 'is not supported by podroute';
 
-export const NODE_FIELDS = ['bgp'] as const;
+export const NODE_FIELDS = ['bgp', 'wireguard', 'status'] as const;
 export const NODE_REFUSED: Refusals = {
   ipv4VXLANTunnelAddr: `${NOT_SUPPORTED}: the node agent takes the VXLAN tunnel address from IPAM itself and keeps it in an annotation`,
   ipv6VXLANTunnelAddr: `${NOT_SUPPORTED}: the node agent takes the VXLAN tunnel address from IPAM itself and keeps it in an annotation`,
   vxlanTunnelMACAddr: `${NOT_SUPPORTED}: the node agent derives the VXLAN MAC from the node name`,
   vxlanTunnelMACAddrV6: `${NOT_SUPPORTED}: the node agent derives the VXLAN MAC from the node name`,
-  wireguard: `${NOT_SUPPORTED}: there is no WireGuard dataplane`,
   orchRefs: `${NOT_SUPPORTED}: nodes are not tied to an orchestrator's objects`,
   addresses: `${NOT_SUPPORTED}: the node's address is spec.bgp.ipv4Address / ipv6Address`,
   interfaces: `${NOT_SUPPORTED}: the node's address is spec.bgp.ipv4Address / ipv6Address`,
+};
+export const NODE_WIREGUARD_FIELDS = ['interfaceIPv4Address', 'interfaceIPv6Address'] as const;
+export const NODE_STATUS_FIELDS = ['wireguardPublicKey', 'wireguardPublicKeyV6'] as const;
+export const NODE_STATUS_REFUSED: Refusals = {
+  podCIDRs: `${NOT_SUPPORTED}: a node's pod addresses are its IPAM blocks`,
 };
 export const NODE_BGP_FIELDS = ['ipv4Address', 'ipv6Address', 'asNumber', 'routeReflectorClusterID'] as const;
 export const NODE_BGP_REFUSED: Refusals = {
@@ -106,6 +110,16 @@ export const FELIX_FIELDS = [
   'healthPort',
   'healthEnabled',
   'logSeverityScreen',
+  'wireguardEnabled',
+  'wireguardEnabledV6',
+  'wireguardListeningPort',
+  'wireguardListeningPortV6',
+  'wireguardInterfaceName',
+  'wireguardInterfaceNameV6',
+  'wireguardMTU',
+  'wireguardMTUV6',
+  'wireguardRoutingRulePriority',
+  'wireguardKeepAlive',
 ] as const;
 
 /**
@@ -208,4 +222,6 @@ export const FELIX_REFUSED: Refusals = {
   ...Object.fromEntries(FELIX_REFUSED_NAMES.map((n) => [n, `${NOT_SUPPORTED}: its felix has no such setting`])),
   vxlanEnabled: `${NOT_SUPPORTED}: felix makes the VXLAN device when a pool has vxlanMode Always or CrossSubnet`,
   ipipEnabled: `${NOT_SUPPORTED}: felix makes the IPIP device when a pool has ipipMode Always or CrossSubnet`,
+  wireguardHostEncryptionEnabled: `${NOT_SUPPORTED}: WireGuard carries pod traffic only, traffic between the nodes' own addresses goes in clear`,
+  wireguardThreadingEnabled: `${NOT_SUPPORTED}: the kernel's WireGuard defaults are kept`,
 };

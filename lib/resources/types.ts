@@ -46,6 +46,19 @@ export interface NodeSpec {
     asNumber?: number;
     routeReflectorClusterID?: string;
   };
+  /** The node's WireGuard devices' addresses, from IPAM (written by the node agent, as Calico's node does). */
+  wireguard?: {
+    interfaceIPv4Address?: string;
+    interfaceIPv6Address?: string;
+  };
+  /** Kubernetes-style `status`, kept in the stored spec (printing puts it back at the top). */
+  status?: NodeStatus;
+}
+
+/** What a node reports about itself: its WireGuard public keys (the private keys never leave it). */
+export interface NodeStatus {
+  wireguardPublicKey?: string;
+  wireguardPublicKeyV6?: string;
 }
 
 export interface IPPoolSpec {
@@ -167,6 +180,22 @@ export interface FelixConfigurationSpec {
   vxlanMTU?: number;
   vxlanMTUV6?: number;
   ipipMTU?: number;
+  /** Encrypt pod traffic between nodes over IPv4 / IPv6 with WireGuard. Default false. */
+  wireguardEnabled?: boolean;
+  wireguardEnabledV6?: boolean;
+  /** UDP ports of the devices. Default 51820 / 51821. */
+  wireguardListeningPort?: number;
+  wireguardListeningPortV6?: number;
+  /** Device names. Default wireguard.cali / wg-v6.cali. */
+  wireguardInterfaceName?: string;
+  wireguardInterfaceNameV6?: string;
+  /** Device MTUs; 0 (the default) means the underlay's 1500 less WireGuard's overhead: 1440 / 1420. */
+  wireguardMTU?: number;
+  wireguardMTUV6?: number;
+  /** Priority of the rule that sends pod traffic to the WireGuard table. Default 99. */
+  wireguardRoutingRulePriority?: number;
+  /** Go-style duration between keepalives to each peer; "0s" (the default) sends none. */
+  wireguardKeepAlive?: string;
   healthHost?: string;
   healthPort?: number;
   healthEnabled?: boolean;

@@ -15,7 +15,7 @@ import { checkIPPool } from './validate-ip-pool.js';
 import { checkKubernetesNetworkPolicy } from './validate-kubernetes.js';
 import { checkMetadata } from './validate-metadata.js';
 import { checkNamespace } from './validate-namespace.js';
-import { checkNode } from './validate-node.js';
+import { checkNode, nodeBody } from './validate-node.js';
 import { checkStagedCalicoPolicy, checkStagedKubernetesPolicy } from './validate-staged-policy.js';
 import { checkTier } from './validate-tier.js';
 import { checkEndpointSlice, checkService, kubernetesBody } from './validate-service.js';
@@ -31,7 +31,7 @@ interface KindValidator {
 }
 
 const VALIDATORS: { readonly [K in Kind]: KindValidator } = {
-  Node: { spec: checkNode },
+  Node: { spec: checkNode, body: nodeBody },
   IPPool: { spec: checkIPPool },
   IPAMBlock: { spec: checkIPAMBlock },
   IPAMHandle: { spec: checkIPAMHandle },

@@ -57,8 +57,8 @@ export function formatResources(resources: readonly Resource[], asList = resourc
  */
 export function toManifest(r: Resource): Record<string, unknown> {
   const out: Record<string, unknown> = { apiVersion: apiVersionOf(r.kind), kind: manifestKind(r.kind), metadata: r.metadata };
-  if (r.kind === 'Service') {
-    // The store keeps a Service's status in its spec; Kubernetes has it beside.
+  if (r.kind === 'Service' || r.kind === 'Node') {
+    // The store keeps a Service's and a Node's status in its spec; Kubernetes and Calico have it beside.
     const { status, ...spec } = r.spec;
     out.spec = spec;
     if (status !== undefined) out.status = status;

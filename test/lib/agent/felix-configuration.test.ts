@@ -34,4 +34,39 @@ describe('agent: FelixConfiguration', () => {
       healthPort: 0,
     });
   });
+
+  it('WireGuard: enabled per family, and its knobs into felix; the keepalive in seconds; a node can turn it off for itself', () => {
+    const configs = [
+      fc('default', {
+        wireguardEnabled: true,
+        wireguardEnabledV6: true,
+        wireguardListeningPort: 51830,
+        wireguardListeningPortV6: 51831,
+        wireguardInterfaceName: 'wg0',
+        wireguardInterfaceNameV6: 'wg1',
+        wireguardMTU: 1400,
+        wireguardMTUV6: 0,
+        wireguardRoutingRulePriority: 150,
+        wireguardKeepAlive: '1m30s',
+      }),
+      fc('node.w2', { wireguardEnabled: false, wireguardEnabledV6: false }),
+    ];
+    assert.deepEqual(felixSettings(configs, 'w1'), {
+      felix: {
+        wireguard: {
+          port: 51830,
+          portV6: 51831,
+          interfaceName: 'wg0',
+          interfaceNameV6: 'wg1',
+          mtu: 1400,
+          mtuV6: 0,
+          rulePriority: 150,
+          keepAliveSeconds: 90,
+        },
+      },
+      wireguard: { v4: true, v6: true },
+    });
+    assert.equal(felixSettings(configs, 'w2').wireguard, undefined, 'off on w2: no keys, no device');
+    assert.deepEqual(felixSettings([fc('default', { wireguardEnabled: true })], 'w1'), { felix: {}, wireguard: { v4: true, v6: false } });
+  });
 });

@@ -96,4 +96,24 @@ export function ipamCheckSuite(open: () => Promise<BackendDatastore>): void {
     }
     assert.deepEqual(await ipam.releaseByHandle('orphan'), ['10.30.0.200']);
   });
+
+  it("a node's WireGuard device address is held by its Node: not leaked, and rebuilt under its handle", async () => {
+    await ds.apply({
+      apiVersion: API_VERSION,
+      kind: 'IPPool',
+      metadata: { name: 'p' },
+      spec: { cidr: '10.31.0.0/24', blockSize: 28, ipipMode: 'Never', vxlanMode: 'Never' },
+    });
+    const ipam = new Ipam(ds);
+    const wg = await ipam.autoAssign({ handle: 'wireguard-tunnel-addr-n1', node: 'n1', attrs: { type: 'wireguardTunnelAddress' } });
+    await ds.apply({ ...node('n1'), spec: { wireguard: { interfaceIPv4Address: wg.ip } } });
+    const { code, report } = await check();
+    assert.deepEqual(report.leaked, [], 'the device address is not a leak');
+    assert.equal(code, 0);
+    await ipam.releaseByHandle('wireguard-tunnel-addr-n1'); // freed while its Node still names it
+    const orphaned = await check();
+    assert.deepEqual(orphaned.report.orphaned, [{ ip: wg.ip, holder: 'Node n1' }]);
+    assert.equal(await runDatastoreCommand(['ipam', 'repair'], { stdout: () => undefined, stderr: () => undefined }, ds), 0);
+    assert.deepEqual(await ipam.releaseByHandle('wireguard-tunnel-addr-n1'), [wg.ip], 'rebuilt under the node WireGuard handle');
+  });
 }

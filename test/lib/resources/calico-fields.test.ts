@@ -149,7 +149,19 @@ describe('Calico files as written', () => {
       ['BGPConfiguration', { logSeverityScreen: 'Warning' }, 'spec.logSeverityScreen', /no levels/],
       ['FelixConfiguration', { vxlanEnabled: true }, 'spec.vxlanEnabled', /vxlanMode/],
       ['IPPool', { cidr: '10.0.0.0/16', assignmentMode: 'Manual' }, 'spec.assignmentMode', /Automatic/],
-      ['Node', { wireguard: {} }, 'spec.wireguard', /WireGuard/],
+      ['FelixConfiguration', { wireguardHostEncryptionEnabled: true }, 'spec.wireguardHostEncryptionEnabled', /pod traffic only/],
+      ['FelixConfiguration', { wireguardMTU: 500 }, 'spec.wireguardMTU', /0 means the default/],
+      ['FelixConfiguration', { wireguardMTUV6: 1200 }, 'spec.wireguardMTUV6', /below 1280/],
+      ['FelixConfiguration', { wireguardInterfaceName: 'a/b' }, 'spec.wireguardInterfaceName', /device name/],
+      ['FelixConfiguration', { wireguardInterfaceName: 'wg.calico.node01' }, 'spec.wireguardInterfaceName', /15/],
+      ['FelixConfiguration', { wireguardInterfaceNameV6: 'wireguard.cali' }, 'spec.wireguardInterfaceNameV6', /IPv4 device/],
+      ['FelixConfiguration', { wireguardRoutingRulePriority: 32766 }, 'spec.wireguardRoutingRulePriority', /32765/],
+      ['FelixConfiguration', { wireguardListeningPort: 0 }, 'spec.wireguardListeningPort', /65535/],
+      ['FelixConfiguration', { wireguardKeepAlive: 25 }, 'spec.wireguardKeepAlive', /duration/],
+      ['FelixConfiguration', { wireguardKeepAlive: '24h' }, 'spec.wireguardKeepAlive', /65535s/],
+      ['FelixConfiguration', { wireguardEnabled: 'yes' }, 'spec.wireguardEnabled', /true or false/],
+      ['Node', { wireguard: { interfaceIPv4Address: 'fd00::1' } }, 'spec.wireguard.interfaceIPv4Address', /not an IPv4/],
+      ['Node', { status: { wireguardPublicKey: 'abc' } }, 'status.wireguardPublicKey', /base64 of 32 bytes/],
     ];
     for (const [kind, spec, field, why] of cases) {
       const e = fieldOf(kind, spec);
@@ -177,6 +189,32 @@ describe('Calico files as written', () => {
     });
     const felix = validateResource(doc('FelixConfiguration', { routeRefreshInterval: '30s', vxlanVNI: 7, ipipMTU: 1400 }));
     assert.deepEqual(felix.spec, { routeRefreshInterval: '30s', vxlanVNI: 7, ipipMTU: 1400 });
+    const wg = {
+      wireguardEnabled: true,
+      wireguardEnabledV6: true,
+      wireguardListeningPort: 51830,
+      wireguardListeningPortV6: 51831,
+      wireguardInterfaceName: 'wg0',
+      wireguardInterfaceNameV6: 'wg1',
+      wireguardMTU: 0,
+      wireguardMTUV6: 1400,
+      wireguardRoutingRulePriority: 100,
+      wireguardKeepAlive: '25s',
+    };
+    assert.deepEqual(validateResource(doc('FelixConfiguration', wg)).spec, wg);
+    const key = 'm9TXUUo74FvTEOHtg4w7fYrcBl4SwOweSFuDGkJeIn8=';
+    const node = validateResource({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'Node',
+      metadata: { name: 'n1' },
+      spec: { bgp: { ipv4Address: '10.0.0.1/24' }, wireguard: { interfaceIPv4Address: '10.65.0.1', interfaceIPv6Address: 'fd65::1' } },
+      status: { wireguardPublicKey: key, wireguardPublicKeyV6: key },
+    });
+    assert.deepEqual(node.spec, {
+      bgp: { ipv4Address: '10.0.0.1/24' },
+      wireguard: { interfaceIPv4Address: '10.65.0.1', interfaceIPv6Address: 'fd65::1' },
+      status: { wireguardPublicKey: key, wireguardPublicKeyV6: key },
+    });
     const peer = validateResource(
       doc('BGPPeer', { peerIP: '[fd00::1]:1790', asNumber: 65000, sourceAddress: 'None', keepOriginalNextHop: true }, 'p'),
     );

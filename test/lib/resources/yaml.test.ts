@@ -139,4 +139,28 @@ items:
     assert.equal(parseSelector("rack not in {'r1'}")({ rack: 'r2' }), true);
     assert.throws(() => parseSelector('rack =='), /expected a quoted value/);
   });
+
+  it("a Node's WireGuard status is read at the top, as Calico prints it, kept in the spec, and printed at the top again", () => {
+    const key = 'm9TXUUo74FvTEOHtg4w7fYrcBl4SwOweSFuDGkJeIn8=';
+    const text = `
+apiVersion: projectcalico.org/v3
+kind: Node
+metadata: {name: node1}
+spec:
+  bgp: {ipv4Address: 10.0.0.1/24}
+  wireguard: {interfaceIPv4Address: 10.65.0.1}
+status:
+  wireguardPublicKey: ${key}
+`;
+    const [node] = parseResources(text);
+    assert.deepEqual(node?.spec, {
+      bgp: { ipv4Address: '10.0.0.1/24' },
+      wireguard: { interfaceIPv4Address: '10.65.0.1' },
+      status: { wireguardPublicKey: key },
+    });
+    const printed = formatResources(node ? [node] : []);
+    assert.match(printed, new RegExp(`\\nstatus:\\n  wireguardPublicKey: ${key.replace(/[+/]/g, '\\$&')}`), printed);
+    assert.deepEqual(parseResources(printed), [node], 'what is printed applies again');
+    bad(`${text}\n`.replace('  wireguard:', `  status: {wireguardPublicKey: ${key}}\n  wireguard:`), 'status');
+  });
 });
