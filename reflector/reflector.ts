@@ -27,7 +27,13 @@ export interface ReflectorStatus {
   loopRejected: number;
   rib: ReturnType<BgpSpeaker['rib']['stats']>;
   /** One per set of peers that share an Adj-RIB-Out computation. */
-  updateGroups: { type: 'ebgp' | 'ibgp'; routeReflectorClient: boolean; members: number; exportedAttributeSets: number }[];
+  updateGroups: {
+    type: 'ebgp' | 'ibgp';
+    routeReflectorClient: boolean;
+    longLivedGracefulRestart: boolean;
+    members: number;
+    exportedAttributeSets: number;
+  }[];
 }
 
 /** SpeakerOptions that make a BgpSpeaker a reflector of cluster `clusterId` (default: the router ID). */
@@ -62,6 +68,7 @@ export function reflectorStatus(speaker: BgpSpeaker, clusterId: string, clients:
     updateGroups: speaker.rib.updateGroups().map((g) => ({
       type: g.info.type,
       routeReflectorClient: g.info.routeReflectorClient,
+      longLivedGracefulRestart: g.info.longLivedGracefulRestart,
       members: g.members.size,
       exportedAttributeSets: g.size,
     })),

@@ -116,4 +116,6 @@ export interface UpdateGroupInfo {
   /** The peer AS of the group (one AS per eBGP group; our AS for iBGP). */
   peerAs: number;
   routeReflectorClient: boolean;
+  /** The group's peers advertised long-lived graceful restart, so they may be sent LLGR_STALE routes (RFC 9494 §4.3). */
+  longLivedGracefulRestart: boolean;
 }

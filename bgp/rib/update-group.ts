@@ -193,6 +193,7 @@ export class UpdateGroup {
       type: first.type === 'ebgp' ? 'ebgp' : 'ibgp',
       peerAs: first.asn,
       routeReflectorClient: first.config.routeReflectorClient === true,
+      longLivedGracefulRestart: first.config.longLivedGracefulRestart === true,
     };
     const c = first.config;
     this.exportPolicy = first.exportPolicy;

@@ -35,7 +35,10 @@ const reflector: Daemon = {
     const s = await callControl<SpeakerStatus | ReflectorStatus>(control, 'GET', '/status');
     if (!('clusterId' in s)) throw new Error(`${control}: not a route reflector (podroute bgpd status shows its peers)`);
     const clients = s.peers.filter((p) => p.role === 'client');
-    const groups = s.updateGroups.map((g) => `${g.type}${g.routeReflectorClient ? ' clients' : ''}: ${g.members} peers`).join(', ');
+    // Peers that advertised LLGR are a group of their own: only they may be sent LLGR_STALE routes.
+    const groups = s.updateGroups
+      .map((g) => `${g.type}${g.routeReflectorClient ? ' clients' : ''}${g.longLivedGracefulRestart ? ' (LLGR)' : ''}: ${g.members} peers`)
+      .join(', ');
     const info = (p: ReflectorPeerStatus) =>
       [p.role, p.loopRejected ? `${p.loopRejected} loops` : '', p.lastError].filter(Boolean).join(' ');
     return (
