@@ -167,8 +167,9 @@ describe('lab images (containerlab/build-images.sh)', function () {
       '/usr/bin/nsenter',
       '/usr/local/bin/node',
       process.version,
-      // The native addons, built on the host for this Node: kernel routes by netlink, TCP-MD5.
+      // The native addons, built on the host for this Node: netlink (routes, nf_tables, WireGuard), BFD's socket, TCP-MD5 and GTSM.
       'bgp/native/build/Release:',
+      'bfd_socket.node',
       'tcp_md5.node',
       '',
       'felix/native/build/Release:',
