@@ -9,7 +9,8 @@
 //                           [--dataplane netlink|nft]
 //
 // --dataplane: podroute's nftables dataplane, nf_tables over netlink from the process (default;
-// transactions that add rules still go through nft -f) or every transaction through nft -f.
+// a transaction holding a statement the netlink encoder lacks goes through nft -f whole) or every
+// transaction through nft -f.
 //
 // Each side programs its own network namespace, made here and deleted on the way out. First the
 // initial load (median of --rounds, each in fresh namespaces), then --reps repetitions of each
@@ -212,7 +213,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   out.push(`bench/policy — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
   out.push(`node ${process.version}; ${versionOf('nft')}; ${versionOf('iptables-restore')}; ${versionOf('ipset')}`);
   out.push(
-    `podroute's dataplane: ${DATAPLANE === 'nft' ? 'nft -f for every transaction' : 'nf_tables netlink (transactions that add rules: nft -f)'}`,
+    `podroute's dataplane: ${DATAPLANE === 'nft' ? 'nft -f for every transaction' : 'nf_tables netlink (a transaction with a statement netlink does not encode: nft -f)'}`,
   );
   out.push(`command: npx tsx bench/policy.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
   out.push('');
@@ -364,7 +365,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   );
   out.push('');
   out.push(
-    `End: podroute resync (nft -j list table, diff) ${ms(c.resyncMs)} ms, 0 operations: the kernel holds the desired table. ` +
+    `End: podroute resync (${DATAPLANE === 'nft' ? 'nft -j list table' : 'netlink dumps'}, diff) ${ms(c.resyncMs)} ms, 0 operations: the kernel holds the desired table. ` +
       `Reference kernel: ${count(c.refEnd.sets)} ipsets, ${count(c.refEnd.elements)} elements (as expected), ${count(c.refEnd.rules)} rules.`,
   );
   console.log(out.join('\n'));

@@ -271,7 +271,9 @@ async function main(): Promise<void> {
         ],
       ),
     );
-    out.push(`A resync of the loaded table (nft -j list, compare, nothing to do): ${ms(resync.durationMs)} ms.`);
+    out.push(
+      `A resync of the loaded table (${DATAPLANE === 'nft' ? 'nft -j list' : 'netlink dumps'}, compare, nothing to do): ${ms(resync.durationMs)} ms.`,
+    );
     out.push('');
     out.push(`One endpoint of one service replaced, ${UPDATES} times (ms):`);
     const row = (name: string, v: number[], r: number[]) => [
@@ -297,7 +299,7 @@ async function main(): Promise<void> {
             refs.map((r) => r.restoreMs),
           ),
           row(
-            'felix, nft -f alone',
+            DATAPLANE === 'nft' ? 'felix, nft -f alone' : 'felix, the netlink transaction alone',
             ours.map((o) => o.nftMs),
             refs.map((r) => r.restoreMs),
           ),
