@@ -33,7 +33,8 @@ describe('speaker: long-lived graceful restart', function () {
     const po = port();
     const helper = new BgpSpeaker({ asn: 65001, routerId: H, listen: { host: H, port: ph } });
     const leaving = new BgpSpeaker({ asn: 65002, routerId: R, listen: { host: R, port: pr }, restartTime: o.restartTime });
-    speakers.push(helper);
+    // The leaving speaker too: a test that never stops it would leave its listener holding the run.
+    speakers.push(helper, leaving);
     await helper.start();
     await leaving.start();
     leaving.originate(PREFIX, { nextHop: R, attributes: { localPref: 300 } });

@@ -19,6 +19,7 @@ interface Handle {
   _onTimeout?: () => void;
   _idleTimeout?: number;
   fd?: number;
+  address?: () => unknown;
 }
 
 // Timers are not handles: the ones still pending are tracked here, with what they would call, so
@@ -76,6 +77,7 @@ function describe(h: Handle): string {
   if (h.spawnargs) return `${kind} pid ${h.pid}: ${h.spawnargs.join(' ').slice(0, 200)}`;
   if (kind === 'Timeout' && h._onTimeout)
     return `${kind} every/after ${h._idleTimeout} ms: ${String(h._onTimeout).slice(0, 200).replace(/\s+/g, ' ')}`;
+  if (kind === 'Server' && typeof h.address === 'function') return `${kind} listening on ${JSON.stringify(h.address())}`;
   if (h.remoteAddress !== undefined || h.localAddress !== undefined)
     return `${kind} ${h.localAddress ?? ''}:${h.localPort ?? ''} -> ${h.remoteAddress ?? ''}:${h.remotePort ?? ''}`;
   return `${kind}${h.fd !== undefined ? ` fd ${h.fd}` : ''}`;
