@@ -152,7 +152,7 @@ function endpointCell(e: FlowEndpoint | undefined): HTMLTableCellElement {
 
 function timeOfDay(iso: string): string {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleTimeString();
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleTimeString([], { hour12: false });
 }
 
 function num(n: unknown): string {
