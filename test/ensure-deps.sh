@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs what the suite needs and is missing: npm packages, and (as root) the real peers
-# and Redis from Debian (../shared/PEERS.md), and Chromium for the web page's browser tests. Safe to run again: it only installs what is absent.
+# Installs what the suite needs and is missing: npm packages, and (as root) the real peers,
+# Redis (../shared/PEERS.md) and headless Chromium (the web page's browser tests) from Debian.
+# Safe to run again: it only installs what is absent.
 set -e
 cd "$(dirname "$0")/.."
 

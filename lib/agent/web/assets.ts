@@ -92,11 +92,11 @@ svg .box.reflector { fill: #ddf4ff; }
 svg .box.tor, svg .box.router { fill: #fff8c5; }
 svg text { fill: CanvasText; font: 12px system-ui, sans-serif; }
 svg text.small { font-size: 10px; fill: var(--idle); }
-svg line { stroke-width: 2; }
-svg line.state-established { stroke: var(--ok); }
-svg line.state-opening { stroke: var(--warn); }
-svg line.state-down { stroke: var(--bad); }
-svg line.state-unknown { stroke: var(--idle); stroke-dasharray: 4 3; stroke-width: 1; }
+svg path.session { stroke-width: 2; fill: none; }
+svg path.state-established { stroke: var(--ok); }
+svg path.state-opening { stroke: var(--warn); }
+svg path.state-down { stroke: var(--bad); }
+svg path.state-unknown { stroke: var(--idle); stroke-dasharray: 4 3; stroke-width: 1; }
 .legend span { margin-right: 1rem; }
 footer { margin-top: 2rem; color: var(--idle); }
 `;

@@ -20,6 +20,8 @@ export interface Line {
   y1: number;
   x2: number;
   y2: number;
+  /** The control point of a line bent around the boxes a straight one would cross. */
+  bend?: { x: number; y: number };
   cls: string;
   /** Says who, what kind and which state, as a tooltip. */
   title: string;
@@ -62,7 +64,8 @@ export function layout(p: ClusterPicture): Layout {
   for (let i = 0; i < others.length; i += ROW) rows.push(others.slice(i, i + ROW));
 
   const widest = Math.max(1, ...rows.map((r) => r.length));
-  const width = MARGIN * 2 + widest * BOX_W + (widest - 1) * GAP_X;
+  // Never narrower than three boxes: a line bent around a column of boxes needs the room.
+  const width = MARGIN * 2 + Math.max(3, widest) * BOX_W + (Math.max(3, widest) - 1) * GAP_X;
   const boxes: Box[] = [];
   rows.forEach((r, i) => {
     const rowWidth = r.length * BOX_W + (r.length - 1) * GAP_X;
@@ -79,14 +82,52 @@ export function layout(p: ClusterPicture): Layout {
     const a = at.get(s.a);
     const b = at.get(s.b);
     if (!a || !b) continue;
+    const ends = { x1: a.x + BOX_W / 2, y1: a.y + BOX_H / 2, x2: b.x + BOX_W / 2, y2: b.y + BOX_H / 2 };
+    const bend = bendAround(
+      ends,
+      boxes.filter((x) => x !== a && x !== b),
+    );
     lines.push({
-      x1: a.x + BOX_W / 2,
-      y1: a.y + BOX_H / 2,
-      x2: b.x + BOX_W / 2,
-      y2: b.y + BOX_H / 2,
+      ...ends,
+      ...(bend ? { bend } : {}),
       cls: stateClass(s.state),
       title: `${s.a} – ${s.b} (${s.address}, ${s.type}): ${s.state ?? 'state known to their agents only'}`,
     });
   }
   return { width, height, boxes, lines };
+}
+
+type Ends = Pick<Line, 'x1' | 'y1' | 'x2' | 'y2'>;
+
+/** Points along a quadratic curve (a straight line when the control point is its middle). */
+function along(e: Ends, c: { x: number; y: number }, steps = 24): { x: number; y: number }[] {
+  const out = [];
+  for (let i = 1; i < steps; i++) {
+    const t = i / steps;
+    const u = 1 - t;
+    out.push({ x: u * u * e.x1 + 2 * u * t * c.x + t * t * e.x2, y: u * u * e.y1 + 2 * u * t * c.y + t * t * e.y2 });
+  }
+  return out;
+}
+
+function crosses(points: { x: number; y: number }[], boxes: readonly Box[]): boolean {
+  return points.some((p) => boxes.some((b) => p.x >= b.x - 4 && p.x <= b.x + BOX_W + 4 && p.y >= b.y - 4 && p.y <= b.y + BOX_H + 4));
+}
+
+/**
+ * A line that would pass through another box (a node between a ToR and the node it serves)
+ * bends sideways, by the least of a few widths that clears every box; undefined: straight.
+ */
+function bendAround(e: Ends, others: readonly Box[]): { x: number; y: number } | undefined {
+  const mid = { x: (e.x1 + e.x2) / 2, y: (e.y1 + e.y2) / 2 };
+  if (!crosses(along(e, mid), others)) return undefined;
+  const length = Math.hypot(e.x2 - e.x1, e.y2 - e.y1) || 1;
+  // The unit normal of the line: which way is sideways.
+  const nx = -(e.y2 - e.y1) / length;
+  const ny = (e.x2 - e.x1) / length;
+  for (const d of [BOX_W, BOX_W * 1.5, BOX_W * 2, -BOX_W, -BOX_W * 1.5, -BOX_W * 2]) {
+    const c = { x: mid.x + nx * d, y: mid.y + ny * d };
+    if (!crosses(along(e, c), others)) return c;
+  }
+  return { x: mid.x + nx * BOX_W, y: mid.y + ny * BOX_W };
 }

@@ -38,7 +38,7 @@ export function drawNode(n: NodeView): void {
 }
 
 export function drawRoutes(r: RoutesView): void {
-  say('bgp-routes-note', r.bgpTotal > r.bgp.length ? `the first ${r.bgp.length} of ${r.bgpTotal}` : `${r.bgpTotal} routes`);
+  say('bgp-routes-note', r.bgpTotal > r.bgp.length ? `the first ${r.bgp.length} of ${r.bgpTotal}` : routes(r.bgpTotal));
   fillBody(
     'bgp-routes',
     r.bgp.map((x) =>
@@ -47,7 +47,7 @@ export function drawRoutes(r: RoutesView): void {
   );
   say(
     'programmed-note',
-    r.programmedTotal > r.programmed.length ? `the first ${r.programmed.length} of ${r.programmedTotal}` : `${r.programmedTotal} routes`,
+    r.programmedTotal > r.programmed.length ? `the first ${r.programmed.length} of ${r.programmedTotal}` : routes(r.programmedTotal),
   );
   byId('programmed').replaceChildren(...r.programmed.map((x) => el('li', { cls: 'mono' }, x)));
   byId('unresolved-block').hidden = r.unresolved.length === 0;
@@ -55,4 +55,8 @@ export function drawRoutes(r: RoutesView): void {
     'unresolved',
     r.unresolved.map((u) => row([el('td', { cls: 'mono' }, u.dst), u.reason])),
   );
+}
+
+function routes(n: number): string {
+  return n === 1 ? '1 route' : `${n} routes`;
 }

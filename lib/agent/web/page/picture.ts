@@ -10,7 +10,8 @@ export function drawCluster(p: ClusterPicture): void {
   picture.appendChild(svg('title', {}, `The cluster seen from ${p.self}`));
   // Lines first, so boxes sit over their ends.
   for (const x of l.lines) {
-    picture.appendChild(svg('line', { x1: x.x1, y1: x.y1, x2: x.x2, y2: x.y2, class: x.cls }, svg('title', {}, x.title)));
+    const d = x.bend ? `M ${x.x1} ${x.y1} Q ${x.bend.x} ${x.bend.y} ${x.x2} ${x.y2}` : `M ${x.x1} ${x.y1} L ${x.x2} ${x.y2}`;
+    picture.appendChild(svg('path', { d, class: `session ${x.cls}` }, svg('title', {}, x.title)));
   }
   const labels = new Map(p.nodes.map((n) => [n.name, labelTexts(n.labels)]));
   for (const b of l.boxes) {

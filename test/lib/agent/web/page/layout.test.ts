@@ -58,6 +58,30 @@ describe('web page: the cluster picture’s layout', () => {
     assert.match(l.lines[3]!.title, /state known to their agents only/);
   });
 
+  it('bends a line that would cross another box around it, and leaves the others straight', () => {
+    const l = layout({
+      self: 'n1',
+      nodes: [
+        { name: 'n1', asn: 64512, labels: {} },
+        { name: 'rr1', asn: 64512, reflector: '244.0.0.1', labels: {} },
+      ],
+      peers: [{ id: 'BGPPeer/tor', name: 'tor', address: '10.0.0.250', role: 'tor' }],
+      sessions: [
+        { a: 'n1', b: 'rr1', address: '10.0.0.10', type: 'rr', state: 'Established' },
+        { a: 'n1', b: 'BGPPeer/tor', address: '10.0.0.250', type: 'node', state: 'Idle' },
+      ],
+    });
+    const [toReflector, toTor] = l.lines;
+    assert.equal(toReflector!.bend, undefined, 'neighbouring rows: straight');
+    const rr = l.boxes.find((b) => b.id === 'rr1')!;
+    const bend = toTor!.bend;
+    assert.ok(bend, 'the ToR line passes the reflector: bent');
+    // The curve's middle (t = 1/2) is beside the reflector's box, not in it, and inside the picture.
+    const midX = (toTor!.x1 + 2 * bend.x + toTor!.x2) / 4;
+    assert.ok(midX < rr.x || midX > rr.x + BOX_W, `the curve clears the reflector: x ${midX}, box ${rr.x}..${rr.x + BOX_W}`);
+    assert.ok(midX > 0 && midX < l.width, `the curve stays in the picture: x ${midX} of ${l.width}`);
+  });
+
   it('wraps nine nodes into two rows', () => {
     const nodes = Array.from({ length: 9 }, (_, i) => ({ name: `w${i}`, asn: 64512, labels: {} }));
     const l = layout({ self: 'w0', nodes, peers: [], sessions: [] });
