@@ -16,6 +16,7 @@ export class FlowView {
   private run: AbortController | undefined;
   private drawTimer: number | undefined;
   private filterTimer: number | undefined;
+  private wired = false;
 
   /** Flow logs are off on this node: say so, and fetch nothing. */
   off(): void {
@@ -29,11 +30,14 @@ export class FlowView {
     const form = byId<HTMLFormElement>('flow-filters');
     form.hidden = false;
     byId('flows').hidden = false;
-    form.addEventListener('submit', (e) => e.preventDefault());
-    form.addEventListener('input', () => {
-      window.clearTimeout(this.filterTimer);
-      this.filterTimer = window.setTimeout(() => this.restart(), 250);
-    });
+    if (!this.wired) {
+      this.wired = true;
+      form.addEventListener('submit', (e) => e.preventDefault());
+      form.addEventListener('input', () => {
+        window.clearTimeout(this.filterTimer);
+        this.filterTimer = window.setTimeout(() => this.restart(), 250);
+      });
+    }
     this.restart();
   }
 
