@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs what the suite needs and is missing: npm packages, and (as root) the real peers
-# and Redis from Debian (../shared/PEERS.md). Safe to run again: it only installs what is absent.
+# Installs what the suite needs and is missing: npm packages, and (as root) the real peers,
+# Redis (../shared/PEERS.md) and headless Chromium (the web page's browser tests) from Debian.
+# Safe to run again: it only installs what is absent.
 set -e
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,8 @@ fi
 need=""
 for pair in bgpd:frr bird:bird2 gobgpd:gobgpd exabgp:exabgp redis-server:redis-server redis-sentinel:redis-sentinel \
             tshark:tshark ping:iputils-ping ip:iproute2 ethtool:ethtool bgpdump:bgpdump nft:nftables etcd:etcd-server \
-            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack socat:socat wg:wireguard-tools; do
+            dockerd:docker.io debootstrap:debootstrap conntrack:conntrack socat:socat wg:wireguard-tools \
+            chromium:chromium; do
   bin=${pair%%:*}; pkg=${pair#*:}
   if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/lib/frr/$bin" ]; then need="$need $pkg"; fi
 done

@@ -43,7 +43,7 @@ import { ensureDefaultPool, registerNode, type DefaultPool } from './registratio
 import { SessionReconciler } from './sessions.js';
 import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
 import { VtepAllocator } from './vtep.js';
-import { DRAIN_ANNOTATION, type Node } from '../resources/index.js';
+import { DRAIN_ANNOTATION, type BGPConfiguration, type BGPPeer, type Node } from '../resources/index.js';
 import { WireguardKeeper } from './wireguard.js';
 
 export interface NodeAgentOptions {
@@ -574,6 +574,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** Resources the policy calculation refused, with why. */
   policyRefused(): ReadonlyMap<string, string> {
     return this.policy?.refused ?? new Map();
+  }
+
+  /** The Nodes, BGPPeers and BGPConfiguration `default` the agent follows, as its watch last gave them. */
+  clusterResources(): { nodes: Node[]; bgpPeers: BGPPeer[]; config: BGPConfiguration | undefined } {
+    return { nodes: [...this.cache.nodes.values()], bgpPeers: [...this.cache.bgpPeers.values()], config: this.cache.config };
   }
 
   /** Learned routes as felix is given them (prefix → next hops). */

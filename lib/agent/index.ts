@@ -17,5 +17,7 @@ export {
 export { advertisements, type Advertisements } from './advertise.js';
 export { autodetectIpv4, autodetectIpv6, checkNodeAddress, interfaceOf, type DetectedAddress } from './autodetect.js';
 export { serveAgentControl, serveHealth } from './server.js';
+export { serveWeb, DEFAULT_WEB_HOST, type WebOptions } from './web/server.js';
+export { flowsFromControl, type FlowProvider, type FlowQuery, type FlowRecord, type FlowEndpoint } from './web/flows.js';
 export { checkRouterId, hashRouterId, routerIdFor } from './router-id.js';
 export { Registry as MetricsRegistry } from './metrics.js';

@@ -4,9 +4,9 @@
 // is its owner's and group's only, the port listens on 127.0.0.1 unless told otherwise (as
 // Felix's healthHost), and neither holds a request that is large or slow.
 import http from 'node:http';
-import { describeRoute } from '../../felix/index.js';
 import { claimSocketPath, listenControlSocket } from '../bgpd/control-socket.js';
 import type { NodeAgent } from './agent.js';
+import { bgpRouteRows, routesDocument } from './route-rows.js';
 
 function reply(res: http.ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   res.writeHead(status, { 'content-type': type });
@@ -29,7 +29,7 @@ function tooLarge(res: http.ServerResponse): void {
  * A server that cuts off a client slow to send its headers (5 s) or its request (10 s), checked
  * every second, and answers 413 to a body over the limit without reading it.
  */
-function limitedServer(handler: http.RequestListener): http.Server {
+export function limitedServer(handler: http.RequestListener): http.Server {
   const server = http.createServer({ connectionsCheckingInterval: 1_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
     if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BODY) return tooLarge(res);
     // A chunked body declares no length: count it as it comes, and cut it off past the limit.
@@ -66,24 +66,9 @@ export async function serveAgentControl(agent: NodeAgent, socketPath: string, on
         case 'GET /status':
           return reply(res, 200, agent.status());
         case 'GET /routes':
-          return reply(res, 200, {
-            learned: agent.learnedRoutes(),
-            programmed: agent.felix.desired.routes.map((r) => describeRoute(r)),
-            failures: [...agent.felix.failures.values()],
-            unresolved: [...agent.felix.unresolved].map(([dst, reason]) => ({ dst, reason })),
-          });
+          return reply(res, 200, routesDocument(agent.learnedRoutes(), agent.felix));
         case 'GET /bgp/routes':
-          return reply(
-            res,
-            200,
-            (agent.speaker?.routes() ?? []).map((r) => ({
-              prefix: r.prefix,
-              nextHop: r.nextHop,
-              from: r.peer && r.peer.type !== 'local' ? r.peer.address : 'local',
-              asPath: r.attributes.asPath,
-              stale: r.stale,
-            })),
-          );
+          return reply(res, 200, bgpRouteRows(agent.speaker));
         case 'GET /metrics':
           return reply(res, 200, agent.metrics.render(), 'text/plain; version=0.0.4');
         case 'GET /policy/counters':

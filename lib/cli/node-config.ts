@@ -219,6 +219,11 @@ function checkValues(c: NodeRunConfig, problems: string[]): void {
   // An address, not a name: "localhost" may be ::1 or 127.0.0.1 depending on the resolver.
   if (c.healthHost !== undefined && (typeof c.healthHost !== 'string' || isIP(c.healthHost) === 0))
     problems.push(`healthHost: ${JSON.stringify(c.healthHost)} is not an IP address (0.0.0.0 or :: for every interface)`);
+  whole('webPort', 0, 65535);
+  if (c.webHost !== undefined && (typeof c.webHost !== 'string' || isIP(c.webHost) === 0))
+    problems.push(`webHost: ${JSON.stringify(c.webHost)} is not an IP address (0.0.0.0 or :: for every interface)`);
+  if (typeof c.webPort === 'number' && c.webPort !== 0 && c.webPort === (c.healthPort ?? 9099))
+    problems.push(`webPort: ${c.webPort} is the health port too (healthPort); give the web page a port of its own`);
   if (c.dataplane !== undefined && c.dataplane !== 'linux' && c.dataplane !== 'memory')
     problems.push(`dataplane: ${JSON.stringify(c.dataplane)} must be linux or memory`);
   if (c.policy !== undefined && c.policy !== 'on' && c.policy !== 'off')

@@ -18,7 +18,7 @@ import {
   type Dataplane,
   type NftDataplane,
 } from '../../felix/index.js';
-import { NodeAgent, serveAgentControl, serveHealth } from '../agent/index.js';
+import { NodeAgent, serveAgentControl, serveHealth, serveWeb } from '../agent/index.js';
 import { felixSettings } from '../agent/felix-configuration.js';
 import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
@@ -182,6 +182,7 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     log('stopping', { why, graceful });
     control.close();
     health?.close();
+    web?.close();
     void Promise.all([agent.stop(why, { graceful }), cni?.close()]).finally(() => ds.close().finally(() => process.exit(0)));
   };
   // The CNI socket first: a path it cannot take or bind fails the start before anything listens.
@@ -200,6 +201,15 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
           await cni?.close(0);
           throw e;
         });
+  // The web page, off unless a port is given; flow records reach it through its `flows` seam.
+  const web = !c.webPort
+    ? undefined
+    : await serveWeb(agent, { port: c.webPort, host: c.webHost }).catch(async (e: Error) => {
+        await new Promise((resolve) => control.close(resolve));
+        if (health) await new Promise((resolve) => health.close(resolve));
+        await cni?.close(0);
+        throw new Error(`webPort: ${e.message}`);
+      });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
@@ -210,6 +220,7 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     process.stderr.write(`podroute: ${(e as Error).message}\n`);
     control.close();
     health?.close();
+    web?.close();
     await cni?.close(0);
     const bounded = (p: Promise<unknown>) =>
       Promise.race([p.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
@@ -224,6 +235,7 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     restarting: agent.restarting,
     control: c.control ?? DEFAULT_CONTROL,
     cniSocket: cniPath ?? 'off',
+    ...(web ? { web: `http://${c.webHost?.includes(':') ? `[${c.webHost}]` : (c.webHost ?? '127.0.0.1')}:${c.webPort}/` } : {}),
   });
   return new Promise<number>(() => undefined);
 }

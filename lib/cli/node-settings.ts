@@ -38,6 +38,10 @@ export interface NodeRunConfig {
   healthPort?: number;
   /** The address that port listens on (Felix's healthHost). Default 127.0.0.1: this host only. */
   healthHost?: string;
+  /** Port of the read-only web page (sessions, routes, the cluster, flows); 0 or absent: none. */
+  webPort?: number;
+  /** The address the web page listens on. Default 127.0.0.1: this host only. */
+  webHost?: string;
   defaultIpv4Pool?: NodeAgentOptions['defaultIpv4Pool'];
   /** Seconds between felix's full resyncs. Default 90. */
   resyncInterval?: number;
@@ -188,6 +192,20 @@ export const SETTINGS: { readonly [K in keyof Required<NodeRunConfig>]: Setting 
     value: '<address>',
     help: 'the address that port listens on (default 127.0.0.1; 0.0.0.0 or :: for every interface)',
     env: ['PODROUTE_HEALTH_HOST', 'FELIX_HEALTHHOST'],
+  },
+  webPort: {
+    kind: 'whole',
+    flag: 'web-port',
+    value: '<port>',
+    help: 'port of the read-only web page: sessions, routes, the cluster, flows (default 0: no page)',
+    env: ['PODROUTE_WEB_PORT'],
+  },
+  webHost: {
+    kind: 'text',
+    flag: 'web-host',
+    value: '<address>',
+    help: 'the address the web page listens on (default 127.0.0.1; from elsewhere through ssh -L)',
+    env: ['PODROUTE_WEB_HOST'],
   },
   defaultIpv4Pool: {
     kind: 'pool',

@@ -99,6 +99,23 @@ describe('node run settings (node-config.ts)', () => {
     assert.deepEqual(load('control: /run/podroute/node.sock\ncniSocket: "off"\n').problems, []);
   });
 
+  it('the web page: a port and an address, from the file, a flag or the environment, checked as the health port', () => {
+    assert.deepEqual(load('webPort: 8080\nwebHost: 10.0.0.1\n').settings?.webPort, 8080);
+    const flags = load('nodeName: n1\n', { 'web-port': '8081', 'web-host': '::1' }).settings;
+    assert.deepEqual([flags?.webPort, flags?.webHost], [8081, '::1']);
+    const env = load('nodeName: n1\n', {}, { PODROUTE_WEB_PORT: '8082', PODROUTE_WEB_HOST: '0.0.0.0' }).settings;
+    assert.deepEqual([env?.webPort, env?.webHost], [8082, '0.0.0.0']);
+    assert.deepEqual(load('webPort: 70000\nwebHost: localhost\n').problems, [
+      'webPort: 70000 is not a whole number in 0..65535',
+      'webHost: "localhost" is not an IP address (0.0.0.0 or :: for every interface)',
+    ]);
+    assert.deepEqual(load('webPort: 9099\n').problems, [
+      'webPort: 9099 is the health port too (healthPort); give the web page a port of its own',
+    ]);
+    assert.deepEqual(load('webPort: 9099\nhealthPort: 9100\n').problems, []);
+    assert.deepEqual(load('webPort: 0\nhealthPort: 0\n').problems, []);
+  });
+
   it('flags win over the environment, the environment over the file', () => {
     const yaml = 'nodeName: from-file\nasNumber: 65001\nuplink: eth9\n';
     const { settings } = load(yaml, { name: 'from-flag' }, { NODENAME: 'from-env', AS: '65002' });

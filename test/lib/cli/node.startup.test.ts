@@ -65,6 +65,17 @@ describe('node run: a configuration it cannot start from is refused before it li
     }
   });
 
+  it('a web port another process holds: refused naming webPort, the health port and control socket closed again', async () => {
+    const other = createServer().listen(0, '127.0.0.1');
+    await once(other, 'listening');
+    try {
+      const { port } = other.address() as { port: number };
+      await refused(['--ip', '10.0.0.1/24', '--web-port', String(port)], new RegExp(`webPort: listen EADDRINUSE.*127\\.0\\.0\\.1:${port}`));
+    } finally {
+      other.close();
+    }
+  });
+
   it('an AS number out of range', async () => {
     await refused(['--ip', '10.0.0.1/24', '--as', '4294967296'], /asNumber: 4294967296/);
   });
