@@ -56,7 +56,7 @@ export class RibPeer {
     this.config = config;
     this.address = config.address;
     this.asn = config.asn;
-    this.type = type ?? (config.asn === localAs ? 'ibgp' : 'ebgp');
+    this.type = type ?? (config.asn === (config.localAs ?? localAs) ? 'ibgp' : 'ebgp');
     this.routerId = config.routerId;
     this.routerIdNumber = parseRouterId(config.routerId, 'peer routerId');
     this.addressRank = addressRank(config.address);
@@ -66,8 +66,8 @@ export class RibPeer {
 
   /** A new session of the same peer may bring a new router ID, addresses, options, policies. */
   reconfigure(config: RibPeerConfig): void {
-    if (config.address !== this.address || config.asn !== this.asn) {
-      throw new TypeError(`peer ${this.address}: address and asn cannot change (remove the peer and add it again)`);
+    if (config.address !== this.address || config.asn !== this.asn || config.localAs !== this.config.localAs) {
+      throw new TypeError(`peer ${this.address}: address, asn and localAs cannot change (remove the peer and add it again)`);
     }
     this.config = config;
     this.routerId = config.routerId;
