@@ -35,6 +35,8 @@ export class RibPeer {
   /** Fixed-width text of the address, so that `<` orders addresses numerically (step g). */
   readonly addressRank: string;
   config: RibPeerConfig;
+  /** Our AS on this session when it is not the RIB's: a path that holds it is a loop too, as BIRD's per-session `local as`. */
+  readonly ownAs: number | undefined;
   importPolicy: CompiledPolicy | undefined;
   exportPolicy: CompiledPolicy | undefined;
   /** The outbound side while the session is up. */
@@ -57,6 +59,7 @@ export class RibPeer {
     this.address = config.address;
     this.asn = config.asn;
     this.type = type ?? (config.asn === (config.localAs ?? localAs) ? 'ibgp' : 'ebgp');
+    this.ownAs = config.localAs !== undefined && config.localAs !== localAs ? config.localAs : undefined;
     this.routerId = config.routerId;
     this.routerIdNumber = parseRouterId(config.routerId, 'peer routerId');
     this.addressRank = addressRank(config.address);

@@ -86,7 +86,7 @@ describe('speaker: a peer with its own local AS (localAs)', function () {
     await Promise.all(speakers.splice(0).map((s) => s.stop()));
   });
 
-  it('the session uses that AS: in the OPEN, as the AS prepended, and to tell eBGP from iBGP', async () => {
+  it('the session uses that AS: in the OPEN, as the AS prepended, to tell eBGP from iBGP, and to find loops', async () => {
     const [pa, pb, pc] = [port(), port(), port()];
     const C = '127.0.9.53';
     const a = new BgpSpeaker({ asn: 65001, routerId: A, listen: { host: A, port: pa } });
@@ -111,5 +111,10 @@ describe('speaker: a peer with its own local AS (localAs)', function () {
     const types = Object.fromEntries(a.peerStatus().map((p) => [p.address, p.type]));
     assert.deepEqual(types, { [B]: 'ebgp', [C]: 'ibgp' });
     assert.throws(() => a.addPeer({ address: '127.0.9.54', asn: 65100, localAs: 0 }), /localAs/);
+    // A path through the session's own AS is a loop there, as with the speaker's AS.
+    b.originate('10.9.0.0/24', { nextHop: B, attributes: { asPath: [{ type: 'sequence', asns: [65010] }] } });
+    b.originate('10.10.0.0/24', { nextHop: B });
+    await waitFor(() => a.lookup('10.10.0.0/24'), { what: "B's route at A", timeoutMs: 10_000 });
+    assert.equal(a.lookup('10.9.0.0/24'), undefined, 'a path holding the local AS was taken');
   });
 });
