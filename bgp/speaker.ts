@@ -19,6 +19,8 @@ import {
 import {
   GRACEFUL_SHUTDOWN,
   Rib,
+  compilePolicy,
+  type AdjRibOut,
   type BestPathChange,
   type OriginateOptions,
   type Policy,
@@ -165,6 +167,8 @@ interface Neighbor {
   bfd: BfdSession | undefined;
   /** Why BFD ended the session going down now, for its peerDown message. */
   bfdDown?: string;
+  /** UPDATEs pulled from its Adj-RIB-Out and not yet written. */
+  queue: Buffer[];
 }
 
 export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
@@ -420,7 +424,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       return {
         address: n.config.address,
         asn: s?.remoteAs ?? n.config.asn,
-        type: (s?.remoteAs ?? n.config.asn) === this.options.asn ? 'ibgp' : 'ebgp',
+        type: (s?.remoteAs ?? n.config.asn) === (n.config.localAs ?? this.options.asn) ? 'ibgp' : 'ebgp',
         state: n.peer.state,
         since: n.peer.since,
         routerId: s?.remoteRouterId,
@@ -467,6 +471,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       longLivedTimers: new Map(),
       maxPrefix,
       bfd: undefined,
+      queue: [],
     };
     this.neighbors.set(normalizeAddress(config.address), n);
     if (config.bfd !== undefined && config.bfd !== false) this.startBfd(n, session.localAddress);
@@ -557,6 +562,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       families: info.negotiated.families,
       sendOptions: info.negotiated.send,
       fourOctetAs: info.negotiated.send.fourOctetAs,
+      localAs: n.config.localAs,
       importPolicy: n.config.importPolicy,
       exportPolicy: n.config.exportPolicy,
       nextHopSelf: n.config.nextHopSelf,
@@ -566,14 +572,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     };
     if (n.rib) this.rib.peerUp(n.rib, ribConfig);
     else n.rib = this.rib.addPeer(ribConfig);
-    const out = n.rib.out!;
-    out.onReady = () => this.scheduleKick(n.peer);
-    let queue: Buffer[] = [];
-    n.peer.setUpdateSource(() => {
-      if (this.deferral.deferring) return undefined;
-      if (queue.length === 0) queue = out.pull(64 * 1024);
-      return queue.shift();
-    });
+    n.queue = [];
+    this.sendFrom(n, n.rib.out!);
     if (n.stale.size > 0) {
       // RFC 4724 §4.2: where the peer did not keep its forwarding state (F=0, or no capability
       // now), its stale routes lead nowhere: they go at once, not at its End-of-RIB. Routes in
@@ -591,6 +591,45 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     }
     this.emit('peerUp', n.config.address, info);
     this.deferral.established(n.config.address, info);
+  }
+
+  /** The session sends what `out` gives, after what it pulled and has not sent yet. */
+  private sendFrom(n: Neighbor, out: AdjRibOut): void {
+    out.onReady = () => this.scheduleKick(n.peer);
+    n.peer.setUpdateSource(() => {
+      if (this.deferral.deferring) return undefined;
+      if (n.queue.length === 0) n.queue = out.pull(64 * 1024);
+      return n.queue.shift();
+    });
+  }
+
+  /**
+   * Gives a peer new import and export policies without ending its session: a key left out
+   * keeps its policy, undefined removes it. An export policy applies at once: the peer is sent
+   * our routes again under it, and what it had that the policy now refuses is withdrawn. An
+   * import policy applies to what the peer sends, so the peer is asked to send its routes again
+   * (route refresh, RFC 2918); one that cannot be asked (no route refresh capability) has its
+   * session reset. Throws, changing nothing, when a policy does not compile.
+   */
+  setPolicies(address: string, policies: Pick<NeighborConfig, 'importPolicy' | 'exportPolicy'>): void {
+    const n = this.neighbors.get(normalizeAddress(address));
+    if (!n) throw new TypeError(`peer ${address}: not configured`);
+    const importChanged = 'importPolicy' in policies && policies.importPolicy !== n.config.importPolicy;
+    if (n.rib) {
+      if (this.rib.setPolicies(n.rib, policies)) this.sendFrom(n, n.rib.out!);
+    } else {
+      // Checked now, as a session coming up would find them.
+      if (policies.importPolicy !== undefined) compilePolicy(policies.importPolicy);
+      if (policies.exportPolicy !== undefined) compilePolicy(policies.exportPolicy);
+    }
+    n.config = { ...n.config, ...policies };
+    const s = n.peer.session;
+    if (!importChanged || n.peer.state !== 'Established' || s === undefined) return;
+    if (!s.routeRefresh) {
+      void this.resetPeer(address, 'import policy changed; the peer cannot send its routes again (no route refresh)');
+      return;
+    }
+    for (const f of s.negotiated.families) n.peer.sendRouteRefresh(f);
   }
 
   private onDown(n: Neighbor, d: SessionDown): void {

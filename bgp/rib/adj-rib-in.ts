@@ -92,7 +92,7 @@ export function announceKeys(
 ): void {
   const fr = loc.fams[family];
   peer.stats.announced += count;
-  if (set.looped) {
+  if (set.looped || (peer.ownAs !== undefined && holdsAs(set, peer.ownAs))) {
     peer.stats.loopRejected += count;
     // An announcement we drop still replaces what the peer sent before for these prefixes.
     removeKeys(loc, fr, peer, keys, count);
@@ -127,7 +127,7 @@ export function announceList(
 ): void {
   const fr = loc.fams[family];
   peer.stats.announced += nlri.length;
-  if (set.looped) {
+  if (set.looped || (peer.ownAs !== undefined && holdsAs(set, peer.ownAs))) {
     peer.stats.loopRejected += nlri.length;
     removeList(loc, fr, peer, nlri, keys);
     loc.attrs.dropIfUnused(set);
@@ -202,4 +202,9 @@ function importEach(
     if (x instanceof NextHop) loc.nextHops.dropIfUnused(x);
     else loc.attrs.dropIfUnused(x as AttrSet);
   }
+}
+
+/** Whether the set's AS_PATH holds `asn`: the loop rule of a session with an AS of its own (RibPeer.ownAs). */
+function holdsAs(set: AttrSet, asn: number): boolean {
+  return set.attributes.asPath?.some((s) => s.asns.includes(asn)) === true;
 }

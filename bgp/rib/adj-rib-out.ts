@@ -402,7 +402,8 @@ export class AdjRibOut {
     return bytes;
   }
 
-  private exportable(f: FamilyOut, key: PrefixKey, p: Path): OutAttrSet | null {
+  /** What its group sends for a path: the set, or null when the path does not go to this peer. */
+  exportable(f: FamilyOut, key: PrefixKey, p: Path): OutAttrSet | null {
     if (p.peer === this.peer && !this.allowOwn) return null;
     return this.group.exportPath(f.family, key, p);
   }

@@ -35,6 +35,8 @@ export class RibPeer {
   /** Fixed-width text of the address, so that `<` orders addresses numerically (step g). */
   readonly addressRank: string;
   config: RibPeerConfig;
+  /** Our AS on this session when it is not the RIB's: a path that holds it is a loop too, as BIRD's per-session `local as`. */
+  readonly ownAs: number | undefined;
   importPolicy: CompiledPolicy | undefined;
   exportPolicy: CompiledPolicy | undefined;
   /** The outbound side while the session is up. */
@@ -56,7 +58,8 @@ export class RibPeer {
     this.config = config;
     this.address = config.address;
     this.asn = config.asn;
-    this.type = type ?? (config.asn === localAs ? 'ibgp' : 'ebgp');
+    this.type = type ?? (config.asn === (config.localAs ?? localAs) ? 'ibgp' : 'ebgp');
+    this.ownAs = config.localAs !== undefined && config.localAs !== localAs ? config.localAs : undefined;
     this.routerId = config.routerId;
     this.routerIdNumber = parseRouterId(config.routerId, 'peer routerId');
     this.addressRank = addressRank(config.address);
@@ -66,8 +69,8 @@ export class RibPeer {
 
   /** A new session of the same peer may bring a new router ID, addresses, options, policies. */
   reconfigure(config: RibPeerConfig): void {
-    if (config.address !== this.address || config.asn !== this.asn) {
-      throw new TypeError(`peer ${this.address}: address and asn cannot change (remove the peer and add it again)`);
+    if (config.address !== this.address || config.asn !== this.asn || config.localAs !== this.config.localAs) {
+      throw new TypeError(`peer ${this.address}: address, asn and localAs cannot change (remove the peer and add it again)`);
     }
     this.config = config;
     this.routerId = config.routerId;

@@ -21,6 +21,7 @@ import type { BestPathChange, RibOptions, RibPeerConfig, RibRoute } from './type
 import { groupKey, UpdateGroup } from './update-group.js';
 import { updateFromMessage } from './update-message.js';
 import { updateFromOctets } from './update-octets.js';
+import { sentRecord, withdrawalsAfter } from './policy-change.js';
 
 export const FAMILIES: readonly AddressFamily[] = ['ipv4-unicast', 'ipv6-unicast'];
 
@@ -101,6 +102,31 @@ export class Rib {
       else this.loc.removeWhere(peer, f, false);
     }
     return this.loc.take();
+  }
+
+  /**
+   * Gives a peer new import and export policies (a key left out keeps its policy; undefined
+   * removes it). An import policy applies to what the peer sends from now on: the caller asks
+   * the peer to send its routes again (route refresh). An export policy applies at once: the
+   * peer, when its session is up, is sent its table under the new policy, and what it had that
+   * the policy now refuses is withdrawn. Returns whether the peer has a new Adj-RIB-Out, which
+   * the session must pull from instead of the old one.
+   */
+  setPolicies(peer: RibPeer, policies: Pick<RibPeerConfig, 'importPolicy' | 'exportPolicy'>): boolean {
+    this.checkPeer(peer);
+    const regroup = peer.out !== undefined && 'exportPolicy' in policies && policies.exportPolicy !== peer.config.exportPolicy;
+    const before = regroup ? sentRecord(peer.out!) : undefined;
+    // Compiled first: a policy that does not compile changes nothing.
+    peer.reconfigure({ ...peer.config, ...policies });
+    if (!regroup) return false;
+    const onReady = peer.out!.onReady;
+    this.detachOut(peer);
+    this.attachOut(peer);
+    const out = peer.out!;
+    out.onReady = onReady;
+    out.owe(withdrawalsAfter(out, before!));
+    out.kick();
+    return true;
   }
 
   /** Forgets the peer and every route it sent. */

@@ -52,6 +52,8 @@ export interface RibPeerConfig {
   /** The neighbour's address: it names the peer and breaks the last tie. */
   address: string;
   asn: number;
+  /** Our AS on this session when it is not the RIB's (a per-peer local AS): it decides iBGP or eBGP, and is prepended towards eBGP. */
+  localAs?: number;
   /** The BGP identifier from its OPEN. */
   routerId: string;
   /** Our IPv4 address on the session: the next hop we set (next-hop-self, eBGP). */

@@ -117,6 +117,7 @@ export function groupKey(peer: RibPeer): string {
   return [
     peer.type,
     peer.type === 'ebgp' ? peer.asn : '',
+    c.localAs ?? '',
     c.routeReflectorClient ? 'rrc' : '',
     c.nextHopSelf ? 'nhs' : '',
     c.localAddress ?? '',
@@ -154,6 +155,8 @@ export class UpdateGroup {
   private readonly byId: Array<OutAttrSet | undefined> = [undefined];
   private readonly freeIds: number[] = [];
   private readonly exportPolicy: CompiledPolicy | undefined;
+  /** Our AS towards this group's peers: the RIB's, or theirs alone (RibPeerConfig.localAs). */
+  private readonly localAs: number;
   private readonly encodeOptions: CodecOptions;
   private readonly fourOctetAs: boolean;
   readonly localAddress: string | undefined;
@@ -197,6 +200,7 @@ export class UpdateGroup {
     };
     const c = first.config;
     this.exportPolicy = first.exportPolicy;
+    this.localAs = c.localAs ?? settings.localAs;
     this.fourOctetAs = first.fourOctetAs;
     this.encodeOptions = { fourOctetAs: this.fourOctetAs, extendedMessage: true };
     this.localAddress = c.localAddress;
@@ -315,7 +319,7 @@ export class UpdateGroup {
       else delete a.unknown;
     }
     if (ebgp) {
-      a.asPath = prependAs(a.asPath, [this.settings.localAs]);
+      a.asPath = prependAs(a.asPath, [this.localAs]);
       delete a.localPref;
       // A MED received from another AS is not passed on; one we set ourselves is.
       if (src.type !== 'local') delete a.med;

@@ -13,6 +13,12 @@ export interface PeerConfig {
   address: string;
   /** The peer's AS. */
   asn: number;
+  /**
+   * Our AS on this session, in place of the speaker's (BIRD's per-protocol `local as`, Calico's
+   * BGPPeer.localASNumber): the OPEN carries it, it decides iBGP or eBGP, and it is the AS
+   * prepended towards an eBGP peer. Default: the speaker's AS.
+   */
+  localAs?: number;
   /** TCP port to connect to. Default 179. */
   port?: number;
   /** Source address for our connections (and the next hop we advertise to eBGP peers). */
@@ -84,6 +90,7 @@ export function checkPeerConfig(c: PeerConfig): PeerConfig {
   if (typeof c.address !== 'string' || isIP(c.address) === 0)
     throw new TypeError(`peer address: "${String(c.address)}" is not an IP address`);
   checkAsn(`peer ${c.address} asn`, c.asn);
+  if (c.localAs !== undefined) checkAsn(`peer ${c.address} localAs`, c.localAs);
   if (c.port !== undefined && (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535)) {
     throw new TypeError(`peer ${c.address} port: ${c.port} is not a TCP port`);
   }

@@ -5,6 +5,7 @@ import { longLivedStaleTime, peerFamilies, type LocalConfig, type PeerConfig } f
 const ADD_PATH_MODE = { receive: 1, send: 2, both: 3 } as const;
 
 export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number): OpenMessage {
+  const asn = peer.localAs ?? local.asn;
   const families = peerFamilies(peer);
   const caps: Capability[] = families.map((f) => ({ kind: 'multiprotocol', afi: afiOf(f), safi: Safi.UNICAST }));
   caps.push({ kind: 'route-refresh' }, { kind: 'enhanced-route-refresh' });
@@ -28,7 +29,7 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
       });
     }
   }
-  caps.push({ kind: 'four-octet-as', asn: local.asn });
+  caps.push({ kind: 'four-octet-as', asn });
   const addPath = Object.entries(peer.addPath ?? {}).filter(([f]) => families.includes(f as AddressFamily));
   if (addPath.length) {
     caps.push({
@@ -40,7 +41,7 @@ export function buildOpen(local: LocalConfig, peer: PeerConfig, holdTime: number
   return {
     type: 'open',
     version: 4,
-    myAs: local.asn > 0xffff ? AS_TRANS : local.asn,
+    myAs: asn > 0xffff ? AS_TRANS : asn,
     holdTime,
     bgpId: local.routerId,
     capabilities: caps,

@@ -64,6 +64,8 @@ export interface SessionInfo {
    */
   longLivedGracefulRestart?: { families: { family: AddressFamily; forwardingPreserved: boolean; staleTime: number }[] };
   enhancedRouteRefresh: boolean;
+  /** The peer can be asked to send its routes again (RFC 2918): it advertised route refresh. */
+  routeRefresh: boolean;
 }
 
 export interface SessionDown {
@@ -499,7 +501,7 @@ export class Peer extends EventEmitter<PeerEvents> {
   private onOpen(a: Attempt, conn: BgpConnection, open: OpenMessage): void {
     const peerOpen: PeerOpen = { holdTime: open.holdTime, asNumber: openAs(open), bgpIdentifier: parseIpv4Number(open.bgpId, 'bgpId') };
     const bad = checkPeerOpen(peerOpen, {
-      localAs: this.local.asn,
+      localAs: this.config.localAs ?? this.local.asn,
       localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
       peerAs: this.acceptedAsns ?? this.config.asn,
     });
@@ -529,7 +531,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       const outcome = resolveCollision({
         localBgpId: parseIpv4Number(this.local.routerId, 'routerId'),
         remoteBgpId: peerOpen.bgpIdentifier,
-        localAs: this.local.asn,
+        localAs: this.config.localAs ?? this.local.asn,
         remoteAs: peerOpen.asNumber,
         existing: { direction: other.direction, state: other.fsm.state },
         newDirection: a.direction,
@@ -671,6 +673,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         : undefined,
       enhancedRouteRefresh:
         findCapability(remote, 'enhanced-route-refresh') !== undefined && findCapability(local, 'enhanced-route-refresh') !== undefined,
+      routeRefresh: findCapability(remote, 'route-refresh') !== undefined || findCapability(remote, 'enhanced-route-refresh') !== undefined,
     };
     this.lastError = '';
     this.earlyCloses = 0;

@@ -476,6 +476,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       restartTime: o.restartTime,
       localAs: settings.asn,
       ebgpExportPolicy: serviceExportPolicy(this.cache),
+      bgpFilters: this.cache.bgpFilters,
     });
     advertiser.reconcile(this.nodeName, [...this.cache.blocks.values()], this.cache.config, {
       // What felix does not program is not announced either (a refused Service's cluster IP may be another's).

@@ -3,6 +3,7 @@
 import type { WatchEvent } from '../datastore/index.js';
 import type {
   BGPConfiguration,
+  BGPFilter,
   BGPPeer,
   EndpointSlice,
   IPAMBlock,
@@ -20,6 +21,7 @@ export const CLUSTER_KINDS: readonly Kind[] = [
   'Node',
   'BGPConfiguration',
   'BGPPeer',
+  'BGPFilter',
   'IPPool',
   'IPAMBlock',
   'WorkloadEndpoint',
@@ -30,6 +32,7 @@ export const CLUSTER_KINDS: readonly Kind[] = [
 export class ClusterCache {
   private readonly nodeMap = new Map<string, Node>();
   private readonly bgpPeerMap = new Map<string, BGPPeer>();
+  private readonly bgpFilterMap = new Map<string, BGPFilter>();
   private readonly poolMap = new Map<string, IPPool>();
   private readonly blockMap = new Map<string, IPAMBlock>();
   private readonly workloadMap = new Map<string, WorkloadEndpoint>();
@@ -44,6 +47,10 @@ export class ClusterCache {
   }
   get bgpPeers(): ReadonlyMap<string, BGPPeer> {
     return this.bgpPeerMap;
+  }
+  /** BGPFilters by name, which BGPPeers name in `filters`. */
+  get bgpFilters(): ReadonlyMap<string, BGPFilter> {
+    return this.bgpFilterMap;
   }
   get pools(): ReadonlyMap<string, IPPool> {
     return this.poolMap;
@@ -86,6 +93,9 @@ export class ClusterCache {
         return true;
       case 'BGPPeer':
         setOrDelete(this.bgpPeerMap, e.key, r as BGPPeer | undefined);
+        return true;
+      case 'BGPFilter':
+        setOrDelete(this.bgpFilterMap, e.key, r as BGPFilter | undefined);
         return true;
       case 'IPPool':
         setOrDelete(this.poolMap, e.key, r as IPPool | undefined);

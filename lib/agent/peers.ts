@@ -50,6 +50,10 @@ export interface DesiredPeer {
   ttlSecurity?: number;
   /** BGPPeer.failureDetectionMode BFDIfDirectlyConnected: BFD when the peer is on one of the node's subnets. */
   bfdIfDirectlyConnected?: boolean;
+  /** BGPPeer.localASNumber: our AS on this session, in place of the node's. */
+  localAs?: number;
+  /** BGPPeer.filters: the BGPFilters of this session, in order (their rules change without a new session). */
+  filters?: string[];
 }
 
 export interface ClusterView {
@@ -170,6 +174,8 @@ export function desiredPeers(view: ClusterView): DesiredPeer[] {
       ...(s.birdGatewayMode === 'DirectIfDirectlyConnected' ? { directGateway: true } : {}),
       ...(s.ttlSecurity ? { ttlSecurity: s.ttlSecurity } : {}),
       ...(s.failureDetectionMode === 'BFDIfDirectlyConnected' ? { bfdIfDirectlyConnected: true } : {}),
+      ...(s.localASNumber !== undefined ? { localAs: s.localASNumber } : {}),
+      ...(s.filters?.length ? { filters: s.filters } : {}),
     };
     const nodePeer = (n: Node) => {
       const asn = nodeAsn(n, config);
@@ -239,7 +245,7 @@ export function speakerMaxPrefixes(m: BGPPeerMaxPrefixes): MaxPrefixes {
  * the speaker always puts its own address as next hop, so keepOriginalNextHop holds on iBGP only.
  */
 function checked(p: DesiredPeer, myAsn: number): DesiredPeer {
-  if (p.keepOriginalNextHop && p.asn !== myAsn)
+  if (p.keepOriginalNextHop && p.asn !== (p.localAs ?? myAsn))
     return {
       ...p,
       refused: `keepOriginalNextHop is not supported by podroute towards an eBGP peer (AS ${p.asn}): its speaker always sets itself as next hop there`,
@@ -261,6 +267,7 @@ export function peerChanged(a: DesiredPeer, b: DesiredPeer): boolean {
     a.directGateway !== b.directGateway ||
     a.ttlSecurity !== b.ttlSecurity ||
     a.bfdIfDirectlyConnected !== b.bfdIfDirectlyConnected ||
+    a.localAs !== b.localAs ||
     JSON.stringify(a.password) !== JSON.stringify(b.password) ||
     JSON.stringify(a.maxPrefixes) !== JSON.stringify(b.maxPrefixes)
   );

@@ -168,6 +168,7 @@ export function onlyKeys(o: Obj, keys: ReadonlySet<string>, path: string): void 
 const PEER_KEYS = new Set([
   'address',
   'asn',
+  'localAs',
   'port',
   'localAddress',
   'localAddressV6',
@@ -208,6 +209,7 @@ export function peer(p: unknown, path: string, dynamic: boolean): Obj {
   else m.check(() => ip(p.address, field('address')));
   if (dynamic && Array.isArray(p.asn)) for (const [i, a] of p.asn.entries()) m.check(() => num(a, `${field('asn')}[${i}]`, 1, 0xffffffff));
   else m.check(() => num(p.asn, field('asn'), 1, 0xffffffff));
+  if (p.localAs !== undefined) m.check(() => wholeNumber(p.localAs, field('localAs'), 1, 0xffffffff));
   if (p.port !== undefined) m.check(() => num(p.port, field('port'), 1, 65535));
   if (p.localAddress !== undefined) m.check(() => ip(p.localAddress, field('localAddress')));
   if (p.localAddressV6 !== undefined) m.check(() => ip(p.localAddressV6, field('localAddressV6')));

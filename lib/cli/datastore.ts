@@ -54,7 +54,7 @@ const DATASTORE_TEXT = `datastore: by default a file (PODROUTE_STATE_DIR/datasto
   PODROUTE_DATASTORE_FILE=PATH; PODROUTE_REDIS_URL=redis://host:port, or PODROUTE_REDIS_SENTINELS and
   PODROUTE_REDIS_SENTINEL_NAME; PODROUTE_ETCD_ENDPOINTS=host:2379,host:2379 with PODROUTE_DATASTORE=etcd)`;
 
-const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
+const KINDS_TEXT = `kinds: ippool, node, bgppeer, bgpfilter, bgpconfiguration, felixconfiguration, ipamconfiguration, ipamblock, ipamhandle,
   workloadendpoint (wep), namespace (ns), tier, networkpolicy (np: Calico's), globalnetworkpolicy (gnp),
   networkpolicies.networking.k8s.io (knp, netpol: Kubernetes'), adminnetworkpolicy (anp), baselineadminnetworkpolicy (banp),
   stagednetworkpolicy (snp), stagedglobalnetworkpolicy (sgnp), stagedkubernetesnetworkpolicy (sknp), service (svc), endpointslice
@@ -95,6 +95,7 @@ const ALIASES: Readonly<Record<string, Kind>> = {
   snp: 'StagedNetworkPolicy',
   sgnp: 'StagedGlobalNetworkPolicy',
   sknp: 'StagedKubernetesNetworkPolicy',
+  'bgpfilters.projectcalico.org': 'BGPFilter',
 };
 
 /** Kind from what a user types: ippool, ippools, IPPool, bgppeers, knp ... */
@@ -423,6 +424,8 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
         String(r.spec.asNumber ?? ''),
         r.spec.node ?? r.spec.nodeSelector ?? '(global)',
       );
+    else if (r.kind === 'BGPFilter')
+      for (const list of ['exportV4', 'importV4', 'exportV6', 'importV6'] as const) row.push(String(r.spec[list]?.length ?? 0));
     else if (r.kind === 'IPAMBlock') row.push(r.spec.cidr, r.spec.affinity ?? '');
     else if (r.kind === 'WorkloadEndpoint')
       row.push(r.spec.node, r.spec.interfaceName, r.spec.ipNetworks.join(','), labelText(r.metadata.labels));
@@ -472,6 +475,7 @@ function table(kind: Kind, items: readonly Resource[], wide = false): string {
     IPPool: ['NAME', 'CIDR', 'BLOCKSIZE', 'IPIPMODE', 'VXLANMODE', 'DISABLED'],
     Node: ['NAME', 'IPV4', 'IPV6', 'ASN'],
     BGPPeer: ['NAME', 'PEERIP', 'ASN', 'NODE'],
+    BGPFilter: ['NAME', 'EXPORTV4', 'IMPORTV4', 'EXPORTV6', 'IMPORTV6'],
     IPAMBlock: ['NAME', 'CIDR', 'AFFINITY'],
     WorkloadEndpoint: ['NAME', 'NODE', 'INTERFACE', 'NETWORKS', 'LABELS'],
     Namespace: ['NAME', 'LABELS'],

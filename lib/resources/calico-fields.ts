@@ -90,12 +90,23 @@ export const BGP_PEER_FIELDS = [
   'maxPrefixes',
   'birdGatewayMode',
   'reachableBy',
+  'localASNumber',
+  'filters',
 ] as const;
 export const BGP_PEER_REFUSED: Refusals = {
-  localASNumber: `${NOT_SUPPORTED}: every session of a node uses the node's AS`,
-  filters: `${NOT_SUPPORTED}: BGPFilter is not a podroute kind; every block is exported and every route imported`,
   localWorkloadSelector: `${NOT_SUPPORTED}: workloads do not peer with their node`,
   reversePeeringMode: `${NOT_SUPPORTED}: both ends of a node-to-node peering are derived alike`,
+};
+
+export const BGP_FILTER_FIELDS = ['exportV4', 'importV4', 'exportV6', 'importV6'] as const;
+export const BGP_FILTER_RULE_FIELDS = ['cidr', 'matchOperator', 'prefixLength', 'source', 'action'] as const;
+export const BGP_FILTER_RULE_REFUSED: Refusals = {
+  interface: `${NOT_SUPPORTED}: its speaker does not take routes from the kernel, so a route has no interface to match`,
+  peerType: `${NOT_SUPPORTED}: give eBGP and iBGP peers BGPPeers of their own, each with its filters`,
+  communities: `${NOT_SUPPORTED}: rules match by prefix and source only`,
+  asPathPrefix: `${NOT_SUPPORTED}: rules match by prefix and source only`,
+  priority: `${NOT_SUPPORTED}: podroute's routes carry no priority to match`,
+  operations: `${NOT_SUPPORTED}: a rule accepts or rejects a route as it is`,
 };
 
 /** FelixConfiguration fields podroute's felix and node agent have a knob for. */

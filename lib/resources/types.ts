@@ -13,6 +13,7 @@ import {
 } from './policy-types.js';
 import { API_VERSION_K8S_POLICY, type AdminNetworkPolicySpec, type BaselineAdminNetworkPolicySpec } from './admin-policy-types.js';
 import type { BGPPeerMaxPrefixes } from './max-prefixes.js';
+import type { BGPFilterSpec } from './bgp-filter-types.js';
 import type { StagedGlobalNetworkPolicySpec, StagedKubernetesNetworkPolicySpec, StagedNetworkPolicySpec } from './staged-policy-types.js';
 import { API_VERSION_K8S_DISCOVERY, type EndpointSliceBody, type ServiceResourceSpec } from './service-types.js';
 
@@ -20,6 +21,7 @@ export * from './policy-types.js';
 export * from './admin-policy-types.js';
 export * from './service-types.js';
 export * from './staged-policy-types.js';
+export * from './bgp-filter-types.js';
 
 export const API_VERSION = 'projectcalico.org/v3';
 /** Also accepted on input; we always emit API_VERSION so Calico manifests round-trip. */
@@ -169,6 +171,10 @@ export interface BGPPeerSpec {
   ttlSecurity?: number;
   /** BFDIfDirectlyConnected: BFD on the session when the peer is on one of the node's subnets. */
   failureDetectionMode?: 'None' | 'BFDIfDirectlyConnected';
+  /** Our AS on these sessions, in place of the node's (an eBGP session to a ToR with a per-rack AS). */
+  localASNumber?: number;
+  /** BGPFilters applied to these sessions, in order: the first rule that matches a route decides. */
+  filters?: string[];
 }
 
 /** The FelixConfiguration fields podroute's felix has a knob for (the others are refused by name). */
@@ -225,6 +231,8 @@ export interface SpecOf {
   IPAMConfiguration: IPAMConfigurationSpec;
   BGPConfiguration: BGPConfigurationSpec;
   BGPPeer: BGPPeerSpec;
+  /** Calico's projectcalico.org/v3 BGPFilter: import and export rules that BGPPeers name. */
+  BGPFilter: BGPFilterSpec;
   FelixConfiguration: FelixConfigurationSpec;
   WorkloadEndpoint: WorkloadEndpointSpec;
   Namespace: NamespaceSpec;
@@ -258,6 +266,7 @@ export const KINDS: readonly Kind[] = [
   'IPAMConfiguration',
   'BGPConfiguration',
   'BGPPeer',
+  'BGPFilter',
   'FelixConfiguration',
   'WorkloadEndpoint',
   'Namespace',
@@ -317,6 +326,7 @@ export type IPAMHandle = ResourceOf<'IPAMHandle'>;
 export type IPAMConfiguration = ResourceOf<'IPAMConfiguration'>;
 export type BGPConfiguration = ResourceOf<'BGPConfiguration'>;
 export type BGPPeer = ResourceOf<'BGPPeer'>;
+export type BGPFilter = ResourceOf<'BGPFilter'>;
 export type FelixConfiguration = ResourceOf<'FelixConfiguration'>;
 export type WorkloadEndpoint = ResourceOf<'WorkloadEndpoint'>;
 export type Namespace = ResourceOf<'Namespace'>;

@@ -9,6 +9,7 @@ import { parsePeerIP } from './peer-ip.js';
 import { durationSeconds } from './duration.js';
 import type { BGPPeerSpec } from './types.js';
 
+const FILTER_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const DURATION_RE = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
 export function checkBGPPeer(c: Checker, s: Obj): Obj {
@@ -34,9 +35,28 @@ export function checkBGPPeer(c: Checker, s: Obj): Obj {
   if (ns !== undefined) out.nodeSelector = ns;
   if (node && ns) c.fail('spec.nodeSelector', 'set either node or nodeSelector, not both');
   checkPeerSessionOptions(c, s, out);
+  const localAs = c.asNumber(s, 'localASNumber', 'spec');
+  if (localAs !== undefined) out.localASNumber = localAs;
+  const filters = checkFilterNames(c, s);
+  if (filters !== undefined) out.filters = filters;
   if (s.maxPrefixes !== undefined && s.maxPrefixes !== null)
     out.maxPrefixes = checkBgpPeerMaxPrefixes(c, s.maxPrefixes, 'spec.maxPrefixes');
   return out;
+}
+
+/** BGPPeer.filters: BGPFilter names, each once; a name no BGPFilter has yet applies nothing until one is made, as in Calico. */
+function checkFilterNames(c: Checker, s: Obj): string[] | undefined {
+  const list = c.list(s, 'filters', 'spec', 'a list of BGPFilter names');
+  if (list === undefined) return undefined;
+  const seen = new Set<string>();
+  return list.map((v, i) => {
+    const field = `spec.filters[${i}]`;
+    if (typeof v !== 'string' || v.length > 253 || !FILTER_NAME.test(v))
+      c.fail(field, `${JSON.stringify(v)} is not a BGPFilter name (lower-case letters, digits, '-' and '.')`);
+    if (seen.has(v)) c.fail(field, `${v} is named twice: a filter's rules would only run again after they failed to match`);
+    seen.add(v);
+    return v;
+  });
 }
 
 function checkPeerIP(c: Checker, peerIP: string, field: string): void {

@@ -6,6 +6,7 @@ import { checkAdminNetworkPolicy, checkBaselineAdminNetworkPolicy } from './vali
 import { apiVersionOf, type Kind, type Resource } from './types.js';
 import { checkBGPConfiguration } from './validate-bgp-configuration.js';
 import { checkBGPPeer } from './validate-bgp-peer.js';
+import { checkBGPFilter } from './validate-bgp-filter.js';
 import { checkCalicoPolicy } from './validate-calico-policy.js';
 import { checkFelixConfiguration } from './validate-felix.js';
 import { checkIPAMBlock } from './validate-ipam-block.js';
@@ -38,6 +39,7 @@ const VALIDATORS: { readonly [K in Kind]: KindValidator } = {
   IPAMConfiguration: { spec: checkIPAMConfiguration },
   BGPConfiguration: { spec: checkBGPConfiguration },
   BGPPeer: { spec: checkBGPPeer },
+  BGPFilter: { spec: checkBGPFilter },
   FelixConfiguration: { spec: checkFelixConfiguration },
   WorkloadEndpoint: { spec: checkWorkloadEndpoint },
   Namespace: { spec: checkNamespace },

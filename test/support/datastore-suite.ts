@@ -118,6 +118,31 @@ export function datastoreSuite(backend: SuiteBackend): void {
     assert.deepEqual((await ds.list('BGPPeer')).items, []);
   });
 
+  it('keeps a BGPFilter and its rules as applied: apply, get, list, delete', async () => {
+    const filter = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPFilter',
+      metadata: { name: 'tor' },
+      spec: {
+        exportV4: [{ action: 'Reject', matchOperator: 'Equal', cidr: '10.65.1.0/26' }],
+        importV6: [
+          { action: 'Accept', matchOperator: 'In', cidr: 'fd00:10::/48', prefixLength: { min: 64, max: 122 }, source: 'RemotePeers' },
+          { action: 'Reject' },
+        ],
+      },
+    } as Resource;
+    const made = await ds.apply(filter);
+    assert.deepEqual(made.spec, filter.spec, 'the stored spec is the one applied');
+    assert.deepEqual(await ds.get('BGPFilter', 'tor'), made, 'get returns what apply stored');
+    assert.deepEqual(
+      (await ds.list('BGPFilter')).items.map((r) => r.metadata.name),
+      ['tor'],
+      'list holds the filter',
+    );
+    await ds.delete('BGPFilter', 'tor');
+    assert.equal(await ds.get('BGPFilter', 'tor'), undefined, 'delete removed it');
+  });
+
   it('refuses bad resources, overlapping pools and plain writes of IPAM-owned kinds', async () => {
     await assert.rejects(ds.create(pool('p', '10.0.0.0/33')), /spec\.cidr: .*is not a CIDR/);
     await assert.rejects(ds.create(pool('p', '10.0.0.0/16', { blockSize: 19 })), /spec\.blockSize: 19 is out of range/);

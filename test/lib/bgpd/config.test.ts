@@ -331,4 +331,10 @@ describe('bgpd config', () => {
     assert.match(bad('ttl: 1.5'), /peers\[0\]\.ttl: 1\.5 is not a whole number/);
     assert.match(bad('ttl: 3, ttlSecurity: 1'), /peers\[0\]\.ttl: set ttl or ttlSecurity, not both/);
   });
+
+  it("peers[].localAs: the AS of that session in place of the speaker's, checked by range", () => {
+    const c = parseBgpdConfig(`${base}peers:\n  - { address: 10.0.0.2, asn: 65002, localAs: 65011 }\n`);
+    assert.equal(c.peers[0]!.localAs, 65011);
+    assert.throws(() => parseBgpdConfig(`${base}peers:\n  - { address: 10.0.0.2, asn: 65002, localAs: 0 }\n`), /peers\[0\]\.localAs/);
+  });
 });
