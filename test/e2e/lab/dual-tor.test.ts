@@ -72,6 +72,11 @@ class Flood {
     return { sent, lost, lostMs: Math.round((lost * ms) / Math.max(1, sent - 1)), text: m[0] };
   }
 
+  /** When ping gave up on a packet or was told it cannot be delivered (ms since the epoch, as ping -D prints). */
+  failedAt(): number[] {
+    return [...this.out.matchAll(/^\[(\d+\.\d+)\] (?:no answer yet|From .* Unreachable)/gm)].map((m) => Number(m[1]) * 1000);
+  }
+
   /** Ends it now (SIGINT: ping prints its summary) and reads it. */
   finish(): ReturnType<Flood['result']> {
     this.child.kill('SIGINT');
@@ -122,13 +127,13 @@ describe('lab dual-tor.clab.yml: a rack on two planes, BFD and long-lived gracef
   const agentStatus = (node: string) => callControl<AgentStatus>(controlSocket(lab.state, node), 'GET', '/status');
   const agentOf = (node: string) => lab.state.processes.find((p) => p.node === node && p.what === 'agent')!;
 
-  /** The first `peer-down` the node's agent logged for `peer` at or after `since` (ms since the epoch). */
-  function peerDownAt(node: string, peer: string, since: number): { at: number; reason: string } | undefined {
+  /** The first `peer-down` the node's agent logged for `peer` at or after `since` (ms since the epoch), for `reason`. */
+  function peerDownAt(node: string, peer: string, since: number, reason = /./): { at: number; reason: string } | undefined {
     for (const line of readFileSync(agentOf(node).log, 'utf8').split('\n')) {
       if (!line.includes('"peer-down"') || !line.includes(`"${peer}"`)) continue;
       const e = JSON.parse(line) as { time: string; reason: string };
       const at = Date.parse(e.time);
-      if (at >= since) return { at, reason: e.reason };
+      if (at >= since && reason.test(e.reason)) return { at, reason: e.reason };
     }
     return undefined;
   }
@@ -254,6 +259,8 @@ describe('lab dual-tor.clab.yml: a rack on two planes, BFD and long-lived gracef
   it('n3 drained, its agent stopped, its links down: GRACEFUL_SHUTDOWN at the ToRs first, its block gone everywhere, no ping lost between n1 and n2', async () => {
     const f12 = flood('n1', 'n2', 0.02);
     const f21 = flood('n2', 'n1', 0.02);
+    // n3's own pod: reachable until n3's sessions close (no ToR has another path to its block).
+    const f13 = flood('n1', 'n3', 0.02);
     const ds = await redisDatastore({ url: lab.state.redisSocket! });
     try {
       const io = { stdout: () => undefined, stderr: () => undefined };
@@ -281,6 +288,11 @@ describe('lab dual-tor.clab.yml: a rack on two planes, BFD and long-lived gracef
         until: (r) => !r.includes(blocks.n3!) && r.length === 2,
         timeoutMs: 30_000,
       });
+    const closed = await waitFor(() => peerDownAt('n3', PLANES[0].gateway, 0, /node drain/), {
+      what: "n3's drained session's Cease in its log",
+      until: (d) => d !== undefined,
+      timeoutMs: 5_000,
+    });
     // Drained: a stop is no restart (the ToRs keep nothing of it), and the node may go.
     await stopProcess(agentOf('n3'), 10_000, 'SIGTERM');
     for (const dev of ['eth1', 'eth2']) await run(['ip', '-n', lab.ns('n3'), 'link', 'set', dev, 'down']);
@@ -298,6 +310,10 @@ describe('lab dual-tor.clab.yml: a rack on two planes, BFD and long-lived gracef
       console.log(`      n3 drained and stopped: ${what} ${r.text}`);
       assert.equal(r.lost, 0, `${what} while n3 drained: ${r.text}`);
     }
+    const r13 = await f13.finish();
+    const early = f13.failedAt().filter((t) => t < closed!.at);
+    console.log(`      n3 drained: n1 -> n3 ${early.length} pings lost before n3's sessions closed (${r13.text})`);
+    assert.deepEqual(early, [], "pings to n3's pod lost while the ToRs still had its block");
     await waitKernels(BOTH, ['n1', 'n2']);
   });
 });
