@@ -169,14 +169,14 @@ describe('lab dual-tor.clab.yml: a rack on two planes, BFD and long-lived gracef
           `${p.tor}: ${blocks[n]} from ${n} only`,
         );
       }
-    for (const n of NODES) {
-      const s = await agentStatus(n);
-      assert.deepEqual(
-        s.peers.map((p) => `${p.address} ${p.state} BFD ${p.bfd}`).sort(),
-        PLANES.map((p) => `${p.gateway} Established BFD Up`),
-        `${n}: sessions and BFD`,
-      );
-    }
+    // Waited for, not read once: on a loaded machine a session may be coming back from a BFD flap.
+    const want = JSON.stringify(PLANES.map((p) => `${p.gateway} Established BFD Up`));
+    for (const n of NODES)
+      await waitFor(async () => (await agentStatus(n)).peers.map((p) => `${p.address} ${p.state} BFD ${p.bfd}`).sort(), {
+        what: `${n}: both sessions Established with BFD Up`,
+        until: (s) => JSON.stringify(s) === want,
+        timeoutMs: 15_000,
+      });
     await waitKernels(BOTH);
     await lab.waitAllPing();
   });
