@@ -84,6 +84,12 @@ export interface NeighborConfig extends PeerConfig {
   exportPolicy?: Policy;
   /** Next hop self towards this iBGP peer. */
   nextHopSelf?: boolean;
+  /**
+   * Dial from whatever address the kernel picks for the route to the peer, even when the speaker
+   * listens on one address (Calico's BGPPeer `sourceAddress: None`): a node with one link per
+   * plane then reaches each ToR from its address on that plane. Ignored with a `localAddress`.
+   */
+  kernelSourceAddress?: boolean;
   routeReflectorClient?: boolean;
   /** Our global IPv6 address for next-hop-self of IPv6 routes over an IPv4 session. */
   localAddressV6?: string;
@@ -449,7 +455,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
    * one host, 127.0.0.1 for every loopback address), which the peer knows as no neighbour.
    */
   private dialSource(config: NeighborConfig): PeerConfig {
-    if (config.localAddress !== undefined || config.passive || config.address.includes('%')) return config;
+    if (config.localAddress !== undefined || config.kernelSourceAddress || config.passive || config.address.includes('%')) return config;
     const l = this.options.listen;
     if (l === undefined || l === false || typeof l === 'number') return config;
     const family = net.isIP(config.address);

@@ -6,7 +6,9 @@
 // Steps, each applied only to the routes that tied on every earlier step:
 //   0. not LLGR_STALE over LLGR_STALE (RFC 9494: a route kept past its peer's graceful
 //      restart is the least preferred, whatever its other attributes)
-//   1. highest LOCAL_PREF (absent: the configured default, 100 unless set)
+//   1. highest LOCAL_PREF (absent: the configured default, 100 unless set); the LOCAL_PREF 0 a
+//      drain puts on what we originate (RFC 8326, GRACEFUL_SHUTDOWN) is for our peers, and
+//      counts as the default here: our own prefix coming back from a peer never beats it
 //   2. locally originated over learned
 //   3. shortest AS_PATH (an AS_SET counts 1, confederation segments 0)
 //   4. lowest ORIGIN (IGP < EGP < INCOMPLETE)
@@ -19,7 +21,7 @@
 //   8. shortest CLUSTER_LIST
 //   9. lowest peer address
 //  10. lowest ADD-PATH identifier received (two paths from one peer)
-import { COMMUNITY_LLGR_STALE } from './attr-set.js';
+import { COMMUNITY_GRACEFUL_SHUTDOWN, COMMUNITY_LLGR_STALE } from './attr-set.js';
 import type { Path } from './table.js';
 import { multipathCount, setMultipathCount } from './table.js';
 
@@ -78,14 +80,25 @@ function compareSteps1to4(a: Path, b: Path, defaultLocalPref: number): number {
   const sa = a.attrs.wellKnown & COMMUNITY_LLGR_STALE;
   const sb = b.attrs.wellKnown & COMMUNITY_LLGR_STALE;
   if (sa !== sb) return sa - sb;
-  const la = a.attrs.localPref >= 0 ? a.attrs.localPref : defaultLocalPref;
-  const lb = b.attrs.localPref >= 0 ? b.attrs.localPref : defaultLocalPref;
-  if (la !== lb) return lb - la;
+  let la = a.attrs.localPref >= 0 ? a.attrs.localPref : defaultLocalPref;
+  let lb = b.attrs.localPref >= 0 ? b.attrs.localPref : defaultLocalPref;
+  if (la !== lb) {
+    // Seen only where they differ, so ties pay nothing. A draining speaker that let its own
+    // prefix lose to the copy a peer sends back (through a ToR's as-override, where no AS loop
+    // shows) would send it on round that loop while its peers still forward to it.
+    if (drainedLocal(a)) la = defaultLocalPref;
+    if (drainedLocal(b)) lb = defaultLocalPref;
+    if (la !== lb) return lb - la;
+  }
   const oa = a.peer.type === 'local' ? 1 : 0;
   const ob = b.peer.type === 'local' ? 1 : 0;
   if (oa !== ob) return ob - oa;
   if (a.attrs.asPathLength !== b.attrs.asPathLength) return a.attrs.asPathLength - b.attrs.asPathLength;
   return a.attrs.origin - b.attrs.origin;
+}
+
+function drainedLocal(p: Path): boolean {
+  return p.peer.type === 'local' && (p.attrs.wellKnown & COMMUNITY_GRACEFUL_SHUTDOWN) !== 0;
 }
 
 /** Step 6: eBGP over iBGP, when both are still there. */

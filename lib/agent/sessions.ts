@@ -68,7 +68,8 @@ export function neighborConfig(p: DesiredPeer, s: SessionSettings, password?: st
     port: p.port ?? s.port,
     // One session per family, as Calico's mesh (BIRD and BIRD6): an IPv6 session carries IPv6 routes only.
     families: [v6 ? 'ipv6-unicast' : 'ipv4-unicast'],
-    ...(p.sourceAddress === 'None' || local === undefined ? {} : { localAddress: local }),
+    // None: the kernel's pick, not the listen address the speaker would otherwise dial from.
+    ...(p.sourceAddress === 'None' ? { kernelSourceAddress: true } : local === undefined ? {} : { localAddress: local }),
     holdTime: s.holdTime ?? 90,
     connectRetryTime: s.connectRetryTime ?? 3,
     idleHoldTime: 1,

@@ -216,13 +216,21 @@ export async function vtysh(state: LabState, node: string, ...commands: string[]
   return run(['vtysh', '--vty_socket', frrDir(state, node), ...commands.flatMap((c) => ['-c', c])], { timeoutMs: 10_000 });
 }
 
+/** Whether the node's bound daemons file (`/etc/frr/daemons`) turns bfdd on, as FRR's init script reads it. */
+export function wantsBfdd(node: TopologyNode): boolean {
+  const daemons = hostPath(node, '/etc/frr/daemons');
+  return daemons !== undefined && /^bfdd=yes\s*$/m.test(readFileSync(daemons, 'utf8'));
+}
+
 async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
   const dir = frrDir(state, node.name);
   const zserv = join(dir, 'zserv.api');
   const common = ['--vty_socket', dir, '-P', '0', '-u', 'frr', '-g', 'frr', '-z', zserv];
   const zebraUp = alive(state, node.name, 'zebra');
   const bgpdUp = alive(state, node.name, 'bgpd');
-  if (zebraUp && bgpdUp) return;
+  const bfdd = wantsBfdd(node);
+  const bfddUp = alive(state, node.name, 'bfdd');
+  if (zebraUp && bgpdUp && (!bfdd || bfddUp)) return;
   const conf = hostPath(node, '/etc/frr/frr.conf');
   if (!conf) throw new Error(`topology.nodes.${node.name}.binds: an FRR node needs a file bound to /etc/frr/frr.conf`);
   mkdirSync(dir, { recursive: true });
@@ -238,9 +246,11 @@ async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
     throw new Error(`topology.nodes.${node.name}.binds: bgpd rejected ${conf}: ${e.message}`);
   });
   if (!zebraUp) {
-    // bgpd without its zebra would never install a route: restart the pair.
-    const old = state.processes.find((p) => p.node === node.name && p.what === 'bgpd');
-    if (old) await stopProcess(old);
+    // bgpd (and bfdd) without their zebra would never install a route nor see an interface: restart them all.
+    for (const what of ['bgpd', 'bfdd']) {
+      const old = state.processes.find((p) => p.node === node.name && p.what === what);
+      if (old) await stopProcess(old);
+    }
     rmSync(zserv, { force: true });
     const z = start(state, node.name, 'zebra', [`${FRR_BIN}/zebra`, '-f', zebraConf, '-i', join(dir, 'zebra.pid'), ...common]);
     await poll(
@@ -253,6 +263,34 @@ async function ensureFrr(state: LabState, node: TopologyNode): Promise<void> {
       50,
     );
   }
+  if (bfdd && !(zebraUp && bfddUp)) {
+    // The same frr.conf: bfdd takes its `bfd` block and skips the rest, as each daemon does with an integrated config.
+    const bfddConf = join(dir, 'bfdd.conf');
+    copyFileSync(conf, bfddConf);
+    chownSync(bfddConf, ids.uid, ids.gid);
+    const bfdctl = join(dir, 'bfdd.sock');
+    rmSync(bfdctl, { force: true });
+    const f = start(state, node.name, 'bfdd', [
+      `${FRR_BIN}/bfdd`,
+      '-f',
+      bfddConf,
+      '-i',
+      join(dir, 'bfdd.pid'),
+      '--bfdctl',
+      bfdctl,
+      ...common,
+    ]);
+    await poll(
+      `bfdd of ${node.name}`,
+      () => {
+        if (!isOurs(f)) throw new Error(`bfdd exited: ${tail(f.log)}`);
+        return existsSync(bfdctl) ? true : undefined;
+      },
+      15_000,
+      50,
+    );
+  }
+  if (zebraUp && bgpdUp) return;
   const b = start(state, node.name, 'bgpd', [`${FRR_BIN}/bgpd`, '-f', bgpdConf, '-i', join(dir, 'bgpd.pid'), ...common]);
   await poll(
     `bgpd of ${node.name} answering vtysh`,
@@ -359,7 +397,7 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
     }
   for (const node of topo.nodes.filter((n) => n.role === 'frr')) {
     await ensureFrr(state, node);
-    log(`frr ${node.name}: zebra, bgpd`);
+    log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
   }
   await Promise.all(
     topo.nodes
@@ -392,7 +430,7 @@ export async function labDown(
     rmSync(state.dir, { recursive: true, force: true });
     return { processes: 0, containers: gone.containers, links: gone.links, namespaces: deleted };
   }
-  const order = ['agent', 'bgpd', 'zebra', 'redis'];
+  const order = ['agent', 'bgpd', 'bfdd', 'zebra', 'redis'];
   // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
   const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);
   const procs = [...state.processes].sort((a, b) => rank(a.what) - rank(b.what));

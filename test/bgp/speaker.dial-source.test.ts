@@ -45,6 +45,14 @@ describe('speaker: the address it dials from', function () {
     assert.equal(await firstDial(), '127.0.5.43');
   });
 
+  it('a peer with kernelSourceAddress dials from the kernel’s pick though the speaker listens on one address', async () => {
+    peer = await listener('127.0.5.42');
+    speaker = new BgpSpeaker({ asn: 65001, routerId: '10.0.0.1', listen: { host: '127.0.5.41', port: 0 } });
+    await speaker.start();
+    speaker.addPeer({ address: '127.0.5.42', asn: 65002, port: peer.port, kernelSourceAddress: true });
+    assert.equal(await firstDial(), '127.0.0.1');
+  });
+
   it('a speaker listening on every address leaves the source to the kernel', async () => {
     peer = await listener('127.0.5.42');
     speaker = new BgpSpeaker({ asn: 65001, routerId: '10.0.0.1', listen: { host: '0.0.0.0', port: 0 } });

@@ -63,6 +63,25 @@ describe('rib: decision process (RFC 4271 §9.1.2)', () => {
     assert.equal(rib.lookup(P)!.best.peer, peer);
   });
 
+  it('step 1: what we originate while draining (GRACEFUL_SHUTDOWN, LOCAL_PREF 0 for the peers) still beats our own prefix sent back', () => {
+    const rib = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
+    // Our own prefix, back from an external peer whose as-override hid our AS in the path.
+    const peer = rib.addPeer(ebgp(1));
+    rib.update(peer, v4Update([P], { asPath: seq(65001, 65001) }));
+    rib.originate(P, { nextHop: '10.9.9.9', attributes: { communities: [0xffff0000], localPref: 0 } });
+    assert.equal(rib.lookup(P)!.best.peer, undefined, 'the drained origination stays best');
+    // A learned route that is preferred on its own merits (LOCAL_PREF above the default) still wins.
+    const better = rib.addPeer(ibgp(2));
+    rib.update(better, v4Update([P], { localPref: 200, asPath: seq(65002) }));
+    assert.equal(rib.lookup(P)!.best.peer, better, 'LOCAL_PREF 200 over the default');
+    // And a learned route with GRACEFUL_SHUTDOWN is still lowered to 0 against a plain local one.
+    const rib2 = new Rib({ localAs: 65000, routerId: '10.255.0.1' });
+    const gshut = rib2.addPeer(ibgp(3));
+    rib2.update(gshut, v4Update([P], { localPref: 100, asPath: [], communities: [0xffff0000] }));
+    rib2.originate(P, { nextHop: '10.9.9.9', attributes: { localPref: 50 } });
+    assert.equal(rib2.lookup(P)!.best.peer, undefined, 'LOCAL_PREF 50 over a drained peer’s 0');
+  });
+
   it('step 3: shortest AS_PATH wins, even with a worse ORIGIN', () => {
     const a = { peer: ebgp(9), attrs: { asPath: seq(65009), origin: 'incomplete' as const } };
     const b = { peer: ebgp(1), attrs: { asPath: seq(65001, 7, 8) } };

@@ -5,7 +5,10 @@
 // rack's block as one route over both routers (ECMP); pods ping across. A route under a next hop
 // changes: re-resolved. A next hop nothing reaches: a failure with its reason in /status. One
 // router's path goes: the route is replaced by its other path, never deleted in between, and a
-// ping flood across loses nothing.
+// ping flood across loses nothing. The same over IPv6: the routers' IPv6 loopbacks reached by
+// link routes (the routers answer neighbour solicitations for them), a prefix both originate
+// installed over both resolved loopbacks and pinged, and an IPv6 next hop nothing reaches
+// reported as a failure.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
@@ -18,13 +21,17 @@ import { AgentCluster, type AgentProcess, agentStatus, ipPool } from '../../supp
 import { waitFor } from '../../support/wait.js';
 
 const TORS = [
-  { name: 'tor1', asn: 65001, loopback: '10.98.255.1', rackA: '10.98.0.1', rackB: '10.98.2.1' },
-  { name: 'tor2', asn: 65002, loopback: '10.98.255.2', rackA: '10.98.0.2', rackB: '10.98.2.2' },
+  { name: 'tor1', asn: 65001, loopback: '10.98.255.1', rackA: '10.98.0.1', rackB: '10.98.2.1', loopback6: 'fd98:ff::1' },
+  { name: 'tor2', asn: 65002, loopback: '10.98.255.2', rackA: '10.98.0.2', rackB: '10.98.2.2', loopback6: 'fd98:ff::2' },
 ] as const;
 const NODES = [
-  { name: 'n1', ip: '10.98.0.11', len: 24, gateway: '10.98.0.1' },
-  { name: 'n2', ip: '10.98.2.12', len: 24, gateway: '10.98.2.1' },
+  { name: 'n1', ip: '10.98.0.11', len: 24, gateway: '10.98.0.1', ip6: 'fd98::11' },
+  { name: 'n2', ip: '10.98.2.12', len: 24, gateway: '10.98.2.1', ip6: 'fd98:2::12' },
 ] as const;
+/** Originated by both routers over IPv6 (next hop: each one's IPv6 loopback); `anycast` is on both routers' lo. */
+const V6 = { prefix: 'fd25:1::/64', anycast: 'fd25:1::1' };
+/** An IPv6 next hop in a range the operator blackholed on n1. */
+const UNREACHABLE6 = { prefix: 'fd25:77::/64', nextHop: 'fd77::1', blackhole: 'fd77::/32' };
 /** A second link from n1 to tor1, for a route under the next hop to move to. */
 const ALT = { n1: '10.98.1.11', tor1: '10.98.1.1' };
 /** A next hop in a range the operator blackholed on n1: nothing may be sent through it. */
@@ -49,7 +56,8 @@ describe('nodes behind FRR ToRs peered on loopbacks: next hops resolved, ECMP ov
   let blocks: Record<string, string>;
 
   async function routeOf(node: string, dst: string): Promise<KernelRoute | undefined> {
-    const all = JSON.parse(await ns[node]!.ip('-j', 'route', 'show', 'proto', '81')) as KernelRoute[];
+    const family = dst.includes(':') ? '-6' : '-4';
+    const all = JSON.parse(await ns[node]!.ip('-j', family, 'route', 'show', 'proto', '81')) as KernelRoute[];
     return all.find((r) => r.dst === dst);
   }
 
@@ -80,20 +88,30 @@ describe('nodes behind FRR ToRs peered on loopbacks: next hops resolved, ECMP ov
       spec: { nodeToNodeMeshEnabled: false },
     });
     for (const t of TORS)
-      await ds.create({
-        apiVersion: API_VERSION,
-        kind: 'BGPPeer',
-        metadata: { name: t.name },
-        spec: { peerIP: t.loopback, asNumber: t.asn },
-      });
+      for (const [name, peerIP] of [
+        [t.name, t.loopback],
+        [`${t.name}-v6`, t.loopback6],
+      ])
+        await ds.create({
+          apiVersion: API_VERSION,
+          kind: 'BGPPeer',
+          metadata: { name },
+          spec: { peerIP, asNumber: t.asn },
+        });
 
     const [rackA, rackB, alt] = [await lab.segment(), await lab.segment(), await lab.segment()];
     for (const t of TORS) {
       const tns = (ns[t.name] = await lab.namespace(t.name));
-      await rackA.attach(tns, { v4: `${t.rackA}/24` });
-      await rackB.attach(tns, { v4: `${t.rackB}/24` });
+      const ifA = await rackA.attach(tns, { v4: `${t.rackA}/24`, v6: `fd98::${t.name.slice(-1)}/64` });
+      const ifB = await rackB.attach(tns, { v4: `${t.rackB}/24`, v6: `fd98:2::${t.name.slice(-1)}/64` });
       await tns.ip('addr', 'add', `${t.loopback}/32`, 'dev', 'lo');
+      await tns.ip('-6', 'addr', 'add', `${t.loopback6}/128`, 'dev', 'lo');
+      await tns.ip('-6', 'addr', 'add', `${V6.anycast}/128`, 'dev', 'lo');
       await tns.run(['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+      // IPv4 answers ARP for a loopback address on any interface; IPv6 answers a solicitation
+      // only for an address of the interface it came in on, unless a router told to proxy it.
+      await tns.run(['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1', 'net.ipv6.conf.all.proxy_ndp=1']);
+      for (const dev of [ifA, ifB]) await tns.ip('-6', 'neigh', 'add', 'proxy', t.loopback6, 'dev', dev);
     }
     await alt.attach(ns.tor1!, { v4: `${ALT.tor1}/24` });
     for (const [n, seg] of [
@@ -101,9 +119,12 @@ describe('nodes behind FRR ToRs peered on loopbacks: next hops resolved, ECMP ov
       [NODES[1], rackB],
     ] as const) {
       const nns = (ns[n.name] = await lab.namespace(n.name));
-      await seg.attach(nns, { ifname: 'eth0', v4: `${n.ip}/${n.len}` });
-      // The routers' loopbacks by link routes: each answers ARP for its loopback on the rack's segment.
-      for (const t of TORS) await nns.ip('route', 'add', `${t.loopback}/32`, 'dev', 'eth0', 'scope', 'link');
+      await seg.attach(nns, { ifname: 'eth0', v4: `${n.ip}/${n.len}`, v6: `${n.ip6}/64` });
+      // The routers' loopbacks by link routes: each answers ARP (and, proxied, NDP) for its loopback on the rack's segment.
+      for (const t of TORS) {
+        await nns.ip('route', 'add', `${t.loopback}/32`, 'dev', 'eth0', 'scope', 'link');
+        await nns.ip('-6', 'route', 'add', `${t.loopback6}/128`, 'dev', 'eth0');
+      }
       // A default route, as every node has (the pods' gateway 169.254.1.1 is answered by proxy ARP only through one).
       await nns.ip('route', 'add', 'default', 'via', n.gateway, 'dev', 'eth0');
     }
@@ -113,17 +134,32 @@ describe('nodes behind FRR ToRs peered on loopbacks: next hops resolved, ECMP ov
       frr[t.name] = await Frr.start(ns[t.name]!, {
         routerId: t.loopback,
         asn: t.asn,
-        peers: NODES.map((n) => ({ address: n.ip, remoteAs: 64512, localAddress: t.loopback, multihop: true })),
+        peers: [
+          ...NODES.map((n) => ({ address: n.ip, remoteAs: 64512, localAddress: t.loopback, multihop: true })),
+          ...NODES.map((n) => ({
+            address: n.ip6,
+            remoteAs: 64512,
+            localAddress: t.loopback6,
+            multihop: true,
+            families: ['ipv6' as const],
+          })),
+        ],
+        networks: [V6.prefix],
       });
       // Every node is AS 64512: without as-override a node drops the other nodes' blocks as a loop.
       await frr[t.name]!.configureBgp('address-family ipv4 unicast', ...NODES.map((n) => `neighbor ${n.ip} as-override`));
     }
     for (const n of NODES)
-      agents[n.name] = cluster.spawnAgent(ns[n.name]!, { name: n.name, ip: `${n.ip}/${n.len}`, flags: ['--policy', 'off'] });
+      agents[n.name] = cluster.spawnAgent(ns[n.name]!, {
+        name: n.name,
+        ip: `${n.ip}/${n.len}`,
+        ip6: `${n.ip6}/64`,
+        flags: ['--policy', 'off'],
+      });
     for (const n of NODES) {
       await waitFor(() => agentStatus(agents[n.name]!).catch(() => undefined), {
-        what: `${n.name} ready with both ToR sessions Established`,
-        until: (s) => s?.ready === true && s.peers.filter((p) => p.state === 'Established').length === 2,
+        what: `${n.name} ready with both ToR sessions of each family Established`,
+        until: (s) => s?.ready === true && s.peers.filter((p) => p.state === 'Established').length === 4,
         timeoutMs: 90_000,
         intervalMs: 250,
       });
@@ -267,5 +303,51 @@ describe('nodes behind FRR ToRs peered on loopbacks: next hops resolved, ECMP ov
       until: (r) => paths(r).length === 2,
       timeoutMs: 30_000,
     });
+  });
+
+  it('IPv6: a prefix both ToRs originate is installed over both IPv6 loopbacks (resolved through link routes) and answers', async () => {
+    await waitFor(() => routeOf('n1', V6.prefix), {
+      what: `n1: ${V6.prefix} over both ToRs' IPv6 loopbacks`,
+      until: (r) => JSON.stringify(paths(r)) === JSON.stringify(TORS.map((t) => `via ${t.loopback6} dev eth0`)),
+      timeoutMs: 30_000,
+    });
+    const s = await agentStatus(agents.n1!);
+    assert.ok(!(s.routes.notProgrammed ?? []).some((r) => r.dst === V6.prefix), `${V6.prefix} programmed: ${JSON.stringify(s.routes)}`);
+    // Real packets through the resolved gateways: the ToRs answer for their loopbacks by proxy NDP.
+    await waitFor(
+      () =>
+        ns
+          .n1!.run(['ping', '-6', '-c', '1', '-W', '1', '-I', NODES[0].ip6, V6.anycast])
+          .then(() => true)
+          .catch(() => false),
+      { what: `n1 -> ${V6.anycast}`, until: (ok) => ok, timeoutMs: 10_000 },
+    );
+  });
+
+  it('IPv6: a learned next hop nothing reaches is not programmed, and counts as a failure with its reason', async () => {
+    const before = (await agentStatus(agents.n1!)).routes.failures;
+    await ns.n1!.ip('-6', 'route', 'add', 'blackhole', UNREACHABLE6.blackhole);
+    await frr.tor1!.vtysh(
+      'configure terminal',
+      `ipv6 prefix-list UNREACHABLE6 seq 5 permit ${UNREACHABLE6.prefix}`,
+      'route-map TO-NODES6 permit 10',
+      'match ipv6 address prefix-list UNREACHABLE6',
+      `set ipv6 next-hop global ${UNREACHABLE6.nextHop}`,
+      'route-map TO-NODES6 permit 20',
+    );
+    await frr.tor1!.configureBgp(
+      'address-family ipv6 unicast',
+      `network ${UNREACHABLE6.prefix}`,
+      `neighbor ${NODES[0].ip6} route-map TO-NODES6 out`,
+    );
+    const s = await waitFor(() => agentStatus(agents.n1!), {
+      what: `n1: ${UNREACHABLE6.prefix} reported as not programmed`,
+      until: (x) => (x.routes.notProgrammed ?? []).some((r) => r.dst === UNREACHABLE6.prefix),
+      timeoutMs: 20_000,
+    });
+    const why = s.routes.notProgrammed!.find((r) => r.dst === UNREACHABLE6.prefix)!.reason;
+    assert.match(why, /next hop fd77::1 resolves to blackhole fd77::\/32/);
+    assert.equal(s.routes.failures, before + 1, JSON.stringify(s.routes));
+    assert.equal(await routeOf('n1', UNREACHABLE6.prefix), undefined, 'nothing programmed for it');
   });
 });

@@ -90,6 +90,9 @@ describe('agent: Calico BGP fields honoured', () => {
     const tor = neighborConfig(byAddress.get('192.0.2.1')!, settings);
     assert.equal(tor.port, 1790);
     assert.equal(tor.localAddress, undefined);
+    // Not the listen address either, which the speaker dials from when a peer names none.
+    assert.equal(tor.kernelSourceAddress, true, 'sourceAddress None asks the speaker for the kernel’s source');
+    assert.equal(neighborConfig(byAddress.get('192.0.2.9')!, settings).kernelSourceAddress, undefined, 'UseNodeIP: the node address');
     // An IPv6 peer is sourced from the node's IPv6 address and carries IPv6 routes only.
     const tor6 = neighborConfig(byAddress.get('2001:db8::1')!, { ...settings, localAddressV6: 'fd00::11' });
     assert.equal(tor6.port, 1791);

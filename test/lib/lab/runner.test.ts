@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { labDown, labUp } from '../../../lib/lab/runner.js';
+import { labDown, labUp, wantsBfdd } from '../../../lib/lab/runner.js';
 import { readState } from '../../../lib/lab/state.js';
 import { execCommand, run } from '../../../lib/lab/system.js';
 import { loadTopology } from '../../../lib/lab/topology.js';
@@ -99,5 +99,15 @@ describe('lab runner: bookkeeping on plain namespaces', function () {
     assert.equal((await execCommand(['ip', 'netns', 'exec', `${prefix}a`, 'ping', '-c', '1', '-W', '2', '10.77.0.2'])).code, 0);
     await labDown('plain', { stateRoot: root });
     assert.deepEqual(await mine(), [foreign]);
+  });
+});
+
+describe('lab runner: which FRR daemons a node runs', () => {
+  const LABS = join(import.meta.dirname, '../../../containerlab');
+  const routers = (file: string) => loadTopology(join(LABS, file)).nodes.filter((n) => n.role === 'frr');
+
+  it('bfdd where the bound daemons file turns it on (dual-tor), not elsewhere (tor)', () => {
+    assert.ok(routers('dual-tor.clab.yml').every(wantsBfdd), 'the dual-ToR routers bind a daemons file with bfdd=yes');
+    assert.ok(!routers('tor.clab.yml').some(wantsBfdd), 'the tor lab’s daemons file leaves bfdd off');
   });
 });

@@ -79,6 +79,26 @@ describe('lab topologies: parsing and validation', () => {
     assert.equal(tor.nodes.find((n) => n.name === 'tor1')!.binds[0]!.source, join(LABS, 'tor/tor1.conf'));
   });
 
+  it('reads the dual-ToR lab: two planes, every node on both', () => {
+    const dual = loadTopology(join(LABS, 'dual-tor.clab.yml'));
+    assert.deepEqual(Object.fromEntries(dual.nodes.map((n) => [n.name, n.role])), {
+      redis: 'redis',
+      'plane-a': 'bridge',
+      'plane-b': 'bridge',
+      tor1: 'frr',
+      tor2: 'frr',
+      n1: 'podroute',
+      n2: 'podroute',
+      n3: 'podroute',
+    });
+    for (const n of ['n1', 'n2', 'n3'])
+      assert.deepEqual(
+        dual.links.filter((l) => l.endpoints[0].node === n).map((l) => l.endpoints[1].node),
+        ['plane-a', 'plane-b'],
+        `${n}: one link on each plane`,
+      );
+  });
+
   it('a plain linux node, a bridge and binds relative to the file', () => {
     const t = parse(base());
     assert.equal(t.nodes.find((n) => n.name === 'x')!.role, 'linux');
