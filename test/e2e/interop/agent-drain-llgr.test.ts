@@ -10,12 +10,9 @@ import assert from 'node:assert/strict';
 import { dispatch } from '../../../lib/cli/args.js';
 import { nodeDrainCommands } from '../../../lib/cli/datastore.js';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
-import { Ipam } from '../../../lib/ipam/index.js';
-import { API_VERSION } from '../../../lib/resources/index.js';
-import { callCni } from '../../support/cni-call.js';
 import { Frr } from '../../support/frr.js';
-import type { Netns } from '../../support/netns.js';
-import { AgentCluster, type AgentProcess, agentReady, ipPool } from '../../support/node-agents.js';
+import { agentBehindRouters } from '../../support/agent-routers.js';
+import { AgentCluster, type AgentProcess, agentReady } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
 
 const NODE = { name: 'n1', ip: '10.92.0.1' };
@@ -31,70 +28,38 @@ interface FrrPath {
 describe('agent with an FRR top-of-rack: long-lived graceful restart and drain', function () {
   this.timeout(240_000);
   const cluster = new AgentCluster('adl');
-  const lab = cluster.lab;
   let ds: BackendDatastore;
-  let sock: string;
-  let nsNode: Netns;
+  let startAgent: () => AgentProcess;
   let frr: Frr;
   let agent: AgentProcess;
   let block: string;
 
-  const startAgent = () =>
-    cluster.spawnAgent(nsNode, { name: NODE.name, ip: `${NODE.ip}/24`, flags: ['--health-port', '0', '--restart-time', '2'] });
   const frrPath = async (): Promise<FrrPath | undefined> =>
     (await frr.json<{ paths?: FrrPath[] }>(`show bgp ipv4 unicast ${block} json`)).paths?.find((p) => p.peer?.peerId === NODE.ip);
   const session = async () => (await frr.neighbor(NODE.ip)).bgpState;
 
   before(async () => {
-    await cluster.open();
-    ({ sock, ds } = cluster);
-    await ds.create(ipPool('pods', '10.91.0.0/16'));
-    await ds.create({
-      apiVersion: API_VERSION,
-      kind: 'BGPPeer',
-      metadata: { name: 'tor' },
-      spec: { peerIP: F.ip, asNumber: F.asn, restartMode: 'LongLivedGracefulRestart', maxRestartTime: '5s' },
+    const up = await agentBehindRouters(cluster, {
+      node: NODE,
+      gateway: '10.92.0.254',
+      pool: '10.91.0.0/16',
+      routers: [{ name: 'tor', ...F, peer: { restartMode: 'LongLivedGracefulRestart', maxRestartTime: '5s' } }],
+      agentFlags: ['--health-port', '0', '--restart-time', '2'],
+      startRouters: ([nsF]) =>
+        Frr.start(
+          nsF!,
+          {
+            routerId: F.ip,
+            asn: F.asn,
+            gracefulRestart: { restartTime: 120 },
+            longLivedGracefulRestart: { staleTime: 3600 },
+            peers: [{ address: NODE.ip, remoteAs: 64512 }],
+          },
+          { zebra: false },
+        ),
     });
-    const segment = await lab.segment();
-    nsNode = await lab.namespace('n1');
-    const nsF = await lab.namespace('f');
-    await segment.attach(nsNode, { ifname: 'eth0', v4: `${NODE.ip}/24` });
-    await nsNode.ip('route', 'add', 'default', 'via', '10.92.0.254', 'dev', 'eth0');
-    await segment.attach(nsF, { v4: `${F.ip}/24` });
-    frr = await Frr.start(
-      nsF,
-      {
-        routerId: F.ip,
-        asn: F.asn,
-        gracefulRestart: { restartTime: 120 },
-        longLivedGracefulRestart: { staleTime: 3600 },
-        peers: [{ address: NODE.ip, remoteAs: 64512 }],
-      },
-      { zebra: false },
-    );
-    agent = startAgent();
-    await agentReady(agent);
-    const pod = await lab.namespace('pod1');
-    const r = await callCni(
-      nsNode,
-      'ADD',
-      {
-        CNI_CONTAINERID: `ctr-pod1-${process.pid}`,
-        CNI_NETNS: `/var/run/netns/${pod.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod1',
-        CNI_PATH: '/opt/cni/bin',
-      },
-      JSON.stringify({
-        cniVersion: '1.0.0',
-        name: 'k8s-pod-network',
-        type: 'podroute-cni',
-        nodename: NODE.name,
-        datastore: { type: 'redis', url: sock },
-      }),
-    );
-    assert.equal(r.code, 0, `CNI ADD: ${r.stdout}`);
-    block = (await new Ipam(ds).blocksForNode(NODE.name))[0]!.cidr;
+    ({ agent, block, startAgent, routers: frr } = up);
+    ds = cluster.ds;
   });
 
   after(() => cluster.close());

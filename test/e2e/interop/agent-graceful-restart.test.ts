@@ -4,16 +4,12 @@
 // until both helpers' End-of-RIBs are in. Neither helper sees its pod block flap: BIRD's route
 // time and FRR's prefix version stay as they were, and the route is there at every poll.
 import assert from 'node:assert/strict';
-import type { BackendDatastore } from '../../../lib/datastore/index.js';
-import { Ipam } from '../../../lib/ipam/index.js';
-import { callCni } from '../../support/cni-call.js';
 import { Bird } from '../../support/bird.js';
 import { Frr } from '../../support/frr.js';
 import { waitRoutes } from '../../support/lab.js';
-import type { Netns } from '../../support/netns.js';
-import { AgentCluster, type AgentProcess, agentReady, ipPool } from '../../support/node-agents.js';
+import { agentBehindRouters } from '../../support/agent-routers.js';
+import { AgentCluster, type AgentProcess, agentReady } from '../../support/node-agents.js';
 import { sleep, waitFor } from '../../support/wait.js';
-import { API_VERSION } from '../../../lib/resources/index.js';
 
 const NODE = { name: 'n1', ip: '10.93.0.1' };
 const B = { asn: 65010, ip: '10.93.0.2' };
@@ -28,18 +24,11 @@ interface FrrPath {
 describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpers', function () {
   this.timeout(180_000);
   const cluster = new AgentCluster('agr');
-  const lab = cluster.lab;
-  let ds: BackendDatastore;
-  let sock: string;
-  let nsNode: Netns;
+  let startAgent: () => AgentProcess;
   let bird: Bird;
   let frr: Frr;
   let agent: AgentProcess;
   let block: string;
-
-  function startAgent(): AgentProcess {
-    return cluster.spawnAgent(nsNode, { name: NODE.name, ip: `${NODE.ip}/24`, flags: ['--health-port', '9099'] });
-  }
 
   async function birdSince(): Promise<string | undefined> {
     const text = await bird.birdc('show route all');
@@ -53,53 +42,25 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
   }
 
   before(async () => {
-    await cluster.open();
-    ({ sock, ds } = cluster);
-    await ds.create(ipPool('pods', '10.94.0.0/16'));
-    for (const [name, x] of [
-      ['bird', B],
-      ['frr', F],
-    ] as const) {
-      await ds.create({ apiVersion: API_VERSION, kind: 'BGPPeer', metadata: { name }, spec: { peerIP: x.ip, asNumber: x.asn } });
-    }
-    const segment = await lab.segment();
-    nsNode = await lab.namespace('n1');
-    const [nsB, nsF] = await Promise.all([lab.namespace('b'), lab.namespace('f')]);
-    await segment.attach(nsNode, { ifname: 'eth0', v4: `${NODE.ip}/24` });
-    await nsNode.ip('route', 'add', 'default', 'via', '10.93.0.254', 'dev', 'eth0');
-    await segment.attach(nsB, { v4: `${B.ip}/24` });
-    await segment.attach(nsF, { v4: `${F.ip}/24` });
     const helper = (x: typeof B) => ({
       routerId: x.ip,
       asn: x.asn,
       gracefulRestart: { restartTime: 120 },
       peers: [{ address: NODE.ip, remoteAs: 64512 }],
     });
-    [bird, frr] = await Promise.all([Bird.start(nsB, helper(B)), Frr.start(nsF, helper(F), { zebra: false })]);
-    agent = startAgent();
-    await agentReady(agent);
-    // A pod, so that the node holds a block and advertises it.
-    const pod = await lab.namespace('pod1');
-    const r = await callCni(
-      nsNode,
-      'ADD',
-      {
-        CNI_CONTAINERID: `ctr-pod1-${process.pid}`,
-        CNI_NETNS: `/var/run/netns/${pod.name}`,
-        CNI_IFNAME: 'eth0',
-        CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod1',
-        CNI_PATH: '/opt/cni/bin',
-      },
-      JSON.stringify({
-        cniVersion: '1.0.0',
-        name: 'k8s-pod-network',
-        type: 'podroute-cni',
-        nodename: NODE.name,
-        datastore: { type: 'redis', url: sock },
-      }),
-    );
-    assert.equal(r.code, 0, `CNI ADD: ${r.stdout}`);
-    block = (await new Ipam(ds).blocksForNode(NODE.name))[0]!.cidr;
+    const up = await agentBehindRouters(cluster, {
+      node: NODE,
+      gateway: '10.93.0.254',
+      pool: '10.94.0.0/16',
+      routers: [
+        { name: 'bird', ...B },
+        { name: 'frr', ...F },
+      ],
+      agentFlags: ['--health-port', '9099'],
+      startRouters: ([nsB, nsF]) => Promise.all([Bird.start(nsB!, helper(B)), Frr.start(nsF!, helper(F), { zebra: false })]),
+    });
+    ({ agent, block, startAgent } = up);
+    [bird, frr] = up.routers;
   });
 
   after(() => cluster.close());

@@ -1,7 +1,8 @@
 // The policy matrix's cluster: policy.clab.yml brought up by the lab runner in namespaces of
-// our own prefix and PID, pods made through podroute-cni (`podroute lab pod add`, as a user
-// makes them), policies written with `podroute apply -f` against the lab's Redis, and the
-// cluster's state mirrored as a Model for the reference evaluators.
+// our own prefix and PID, pods made through podroute-cni (what `podroute lab pod add` does, by
+// its own function), policies written with `podroute apply -f` against the lab's Redis (the
+// CLI's function too: no process start per call), and the cluster's state mirrored as a Model
+// for the reference evaluators.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
 import { type BackendDatastore, redisDatastore } from '../../../lib/datastore/index.js';
+import { namespaceApply, parseLabelChanges, parseLabels, parsePortList, podAdd, podLabel } from '../../../lib/lab/pods.js';
 import { labDown, labUp } from '../../../lib/lab/runner.js';
-import { type LabPod, type LabState, readState } from '../../../lib/lab/state.js';
+import type { LabState } from '../../../lib/lab/state.js';
 import { execCommand, isOurs, run } from '../../../lib/lab/system.js';
 import { loadTopology, type Topology } from '../../../lib/lab/topology.js';
 import { type Labels, type ModelNamespace, type ModelPod, SERVED_PORTS } from '../../support/policy/model.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = join(HERE, '../../..');
 
 /**
  * What the lab runner can do here. Pods in Kubernetes namespaces with labels came with the
@@ -74,13 +75,6 @@ export class PolicyCluster {
     return `${this.prefix}${node}`;
   }
 
-  /** `podroute lab …` on this lab, as a user types it. */
-  lab(...args: string[]): Promise<ApplyResult> {
-    return execCommand([process.execPath, join(ROOT, 'bin/podroute.js'), 'lab', ...args, '--state-dir', this.stateRoot], {
-      timeoutMs: 90_000,
-    });
-  }
-
   /** `podroute <args>` against the lab's datastore, through the CLI's own function (no process start per call). */
   async podroute(args: string[], stdin?: string): Promise<ApplyResult> {
     let stdout = '';
@@ -114,31 +108,31 @@ export class PolicyCluster {
   }
 
   /**
-   * A Kubernetes namespace with these labels (created or relabelled) through `podroute lab
-   * namespace`. The model adds kubernetes.io/metadata.name, which Kubernetes sets on every namespace.
+   * A Kubernetes namespace with these labels (created or relabelled), as `podroute lab namespace`
+   * writes it: the command's own function, given the labels as the command line gives them (no
+   * process start per call; test/e2e/lab runs the command itself). The model adds
+   * kubernetes.io/metadata.name, which Kubernetes sets on every namespace.
    */
   async namespace(name: string, labels: Labels): Promise<void> {
-    const r = await this.lab('namespace', name, '--labels', labelArg(labels), '--lab', this.topo.name);
-    if (r.code !== 0) throw new Error(`namespace ${name} with labels ${labelArg(labels)}: ${(r.stderr + r.stdout).trim()}`);
+    await namespaceApply(this.state, name, parseLabels(labelArg(labels)));
     this.namespaces.set(name, { name, labels: { ...labels, 'kubernetes.io/metadata.name': name } });
   }
 
-  /** A pod through podroute-cni on `node`, serving SERVED_PORTS under their names; returns it as the model sees it. */
+  /**
+   * A pod through podroute-cni on `node`, serving SERVED_PORTS under their names, as `podroute lab
+   * pod add` makes it (its own function, labels and ports as the command line gives them); returns
+   * it as the model sees it.
+   */
   async pod(node: string, namespace: string, name: string, labels: Labels): Promise<ModelPod & { node: string; netns: string }> {
-    const before = new Set((readState(this.stateRoot, this.topo.name)?.pods ?? []).map((p) => p.namespace));
     const ports = SERVED_PORTS.map((p) => `${p.name}=${p.containerPort}/${p.protocol}`).join(',');
-    const args = ['pod', 'add', node, name, '--namespace', namespace, '--labels', labelArg(labels), '--ports', ports];
-    const r = await this.lab(...args, '--lab', this.topo.name);
-    if (r.code !== 0) throw new Error(`podroute lab ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
-    this.state = readState(this.stateRoot, this.topo.name)!;
-    const made: LabPod | undefined = this.state.pods.find((p) => !before.has(p.namespace));
-    if (!made?.ip) throw new Error(`podroute lab ${args.join(' ')}: no new pod with an address in the lab state (${r.stdout})`);
+    const made = await podAdd(this.state, node, name, { namespace, labels: parseLabels(labelArg(labels)), ports: parsePortList(ports) });
+    if (!made.ip) throw new Error(`pod ${namespace}/${name} on ${node} has no address`);
     const pod = { namespace, name, labels: { ...labels }, ip: made.ip, ports: SERVED_PORTS, node, netns: made.namespace };
     this.pods.set(`${namespace}/${name}`, pod);
     return pod;
   }
 
-  /** Gives a pod exactly these labels (`podroute lab pod label ns/name k=v,…,gone-`). */
+  /** Gives a pod exactly these labels, as `podroute lab pod label ns/name k=v,…,gone-` does. */
   async labelPod(namespace: string, name: string, labels: Labels): Promise<void> {
     const p = this.pods.get(`${namespace}/${name}`)!;
     const changes = [
@@ -147,8 +141,7 @@ export class PolicyCluster {
         .filter((k) => !(k in labels))
         .map((k) => `${k}-`),
     ];
-    const r = await this.lab('pod', 'label', `${namespace}/${name}`, changes.join(','), '--lab', this.topo.name);
-    if (r.code !== 0) throw new Error(`podroute lab pod label ${namespace}/${name} failed: ${r.stderr}${r.stdout}`);
+    await podLabel(this.state, `${namespace}/${name}`, parseLabelChanges(changes.join(',')));
     this.pods.set(`${namespace}/${name}`, { ...p, labels: { ...labels } });
   }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { cidrContains, parseAddress, parseCidr, formatAddress } from '../../../ip/index.js';
 import { kernelVmAvailable, runInKernelVm } from '../../support/kernel-vm.js';
 import { readPcap } from '../../support/pcap.js';
+import { buildDist } from '../../support/vm-build.js';
 import { ROOT } from '../../support/node-agents.js';
 
 interface Results {
@@ -89,7 +90,8 @@ describe('WireGuard between nodes on a real kernel (VM)', function () {
     if (!(await kernelVmAvailable())) this.skip();
     out = mkdtempSync(join(tmpdir(), 'wg-vm-'));
     // Compiled JavaScript runs in the VM: felix from dist/, the scenario as one plain module.
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'ignore', 2] });
+    // dist/ is built once per test run, shared with the other kernel VM suites.
+    await buildDist();
     const scenario = join(out, 'scenario.mjs');
     execFileSync(
       'npx',

@@ -4,15 +4,10 @@
 // NetworkPolicy under its own apiVersion and kind beside a Calico NetworkPolicy of the same name, the admin policies
 // under policy.networking.k8s.io; the fixed tiers are always there and never deleted.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { runDatastoreCommand } from '../../../lib/cli/datastore.js';
-import { type BackendDatastore, etcdDatastore, memoryDatastore, openFileDatastore, redisDatastore } from '../../../lib/datastore/index.js';
 import { parseResources, type Resource, resourceKey } from '../../../lib/resources/index.js';
-import { type EtcdServer, startEtcd } from '../../support/etcd.js';
-import { type RedisServer, startRedis } from '../../support/redis.js';
+import { onEveryStore } from '../../support/datastore-cli.js';
 
 const MANIFESTS = `
 apiVersion: v1
@@ -140,50 +135,27 @@ const strip = (r: Resource): unknown => {
   return { ...r, metadata };
 };
 
-function roundTrip(open: () => Promise<BackendDatastore>): void {
-  const dir = mkdtempSync(join(tmpdir(), 'podroute-policy-cli-'));
-  const file = join(dir, 'policies.yaml');
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = { stdout: (s: string) => out.push(s), stderr: (s: string) => err.push(s) };
-  let ds: BackendDatastore;
-  const cli = async (...argv: string[]): Promise<string> => {
-    out.length = 0;
-    err.length = 0;
-    const code = await runDatastoreCommand(argv, io, ds);
-    assert.equal(code, 0, `${argv.join(' ')}: ${err.join('')}`);
-    return out.join('');
-  };
-
-  before(async () => {
-    ds = await open();
-    writeFileSync(file, MANIFESTS);
-  });
-  after(async () => {
-    await ds?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
+onEveryStore('datastore: policy kinds through podroute apply/get/delete', MANIFESTS, (t) => {
   it('apply stores each kind; get -o yaml gives back what was applied, with the defaults', async () => {
-    const applied = await cli('apply', '-f', file);
+    const applied = await t.cli('apply', '-f', t.file);
     assert.match(applied, /applied Namespace x \(revision \d+\)/);
     assert.match(applied, /applied NetworkPolicy\.networking\.k8s\.io x\/web/);
     assert.match(applied, /applied NetworkPolicy x\/web/);
     const want = parseResources(MANIFESTS);
     for (const [kind, arg] of GET_NAMES) {
-      const text = await cli('get', arg, '-o', 'yaml');
+      const text = await t.cli('get', arg, '-o', 'yaml');
       const back = parseResources(text).filter((r) => !(r.kind === 'Tier' && FIXED_TIERS.includes(r.metadata.name)));
       assert.deepEqual(back.map(strip), want.filter((r) => r.kind === kind).map(strip), `${arg}:\n${text}`);
     }
     // One object, by name: a document of its own, in the manifest's own apiVersion and kind.
-    const one = parse(await cli('get', 'knp', 'web', '-n', 'x', '-o', 'yaml')) as Record<string, unknown>;
+    const one = parse(await t.cli('get', 'knp', 'web', '-n', 'x', '-o', 'yaml')) as Record<string, unknown>;
     assert.equal(one.apiVersion, 'networking.k8s.io/v1');
     assert.equal(one.kind, 'NetworkPolicy');
     assert.deepEqual((one.spec as { policyTypes: string[] }).policyTypes, ['Ingress', 'Egress']);
-    const json = JSON.parse(await cli('get', 'netpol', 'x/web', '-o', 'json')) as Record<string, unknown>;
+    const json = JSON.parse(await t.cli('get', 'netpol', 'x/web', '-o', 'json')) as Record<string, unknown>;
     assert.equal(json.kind, 'NetworkPolicy');
     assert.equal(json.apiVersion, 'networking.k8s.io/v1');
-    const ns = parse(await cli('get', 'ns', 'x', '-o', 'yaml')) as { metadata: Record<string, unknown> };
+    const ns = parse(await t.cli('get', 'ns', 'x', '-o', 'yaml')) as { metadata: Record<string, unknown> };
     assert.match(String(ns.metadata.resourceVersion), /^\d+$/);
     delete ns.metadata.resourceVersion;
     assert.deepEqual(ns, {
@@ -191,24 +163,24 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
       kind: 'Namespace',
       metadata: { name: 'x', labels: { team: 'blue', 'kubernetes.io/metadata.name': 'x' } },
     });
-    const calico = parse(await cli('get', 'np', 'web', '-n', 'x', '-o', 'yaml')) as Record<string, unknown>;
+    const calico = parse(await t.cli('get', 'np', 'web', '-n', 'x', '-o', 'yaml')) as Record<string, unknown>;
     assert.equal(calico.apiVersion, 'projectcalico.org/v3');
     assert.deepEqual((calico.spec as { types: string[] }).types, ['Ingress']);
   });
 
   it('get prints tables a person reads', async () => {
     assert.match(
-      await cli('get', 'knp'),
+      await t.cli('get', 'knp'),
       /^NAME\s+POD-SELECTOR\s+POLICY-TYPES\nx\/web\s+app == "web" && tier not in \{"db"\}\s+Ingress,Egress\n$/,
     );
     assert.match(
-      await cli('get', 'networkpolicies'),
+      await t.cli('get', 'networkpolicies'),
       /^NAME\s+TIER\s+ORDER\s+SELECTOR\s+TYPES\nx\/web\s+default\s+100\s+app == 'web'\s+Ingress\n$/,
     );
-    assert.match(await cli('get', 'globalnetworkpolicies'), /deny-egress\s+default\s+10\.5\s+all\(\)\s+Egress/);
-    assert.match(await cli('get', 'globalnetworkpolicies'), /security\.no-telnet\s+security\s+1\s+all\(\)\s+Ingress/);
+    assert.match(await t.cli('get', 'globalnetworkpolicies'), /deny-egress\s+default\s+10\.5\s+all\(\)\s+Egress/);
+    assert.match(await t.cli('get', 'globalnetworkpolicies'), /security\.no-telnet\s+security\s+1\s+all\(\)\s+Ingress/);
     assert.equal(
-      await cli('get', 'tier'),
+      await t.cli('get', 'tier'),
       [
         'NAME                         ORDER      DEFAULTACTION',
         'adminnetworkpolicy           1000       Pass',
@@ -218,75 +190,75 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
         '',
       ].join('\n'),
     );
-    assert.match(await cli('get', 'tier', 'default', '-o', 'yaml'), /name: default\nspec:\n {2}order: 1000000\n {2}defaultAction: Deny/);
+    assert.match(await t.cli('get', 'tier', 'default', '-o', 'yaml'), /name: default\nspec:\n {2}order: 1000000\n {2}defaultAction: Deny/);
     assert.equal(
-      await cli('get', 'anp'),
+      await t.cli('get', 'anp'),
       'NAME    PRIORITY   SUBJECT                                          INGRESS-RULES   EGRESS-RULES\n' +
         'guard   10         pods app == "web" in namespaces team == "blue"   1               1\n',
     );
     assert.equal(
-      await cli('get', 'baselineadminnetworkpolicy'),
+      await t.cli('get', 'baselineadminnetworkpolicy'),
       'NAME      SUBJECT            INGRESS-RULES   EGRESS-RULES\ndefault   namespaces all()   1               0\n',
     );
-    assert.match(await cli('get', 'namespace'), /x\s+team=blue,kubernetes\.io\/metadata\.name=x/);
-    assert.match(await cli('get', 'weps'), /x\/n1-k8s-a-eth0\s+n1\s+cali0123456789a\s+10\.244\.0\.5\/32\s+app=web,/);
-    assert.equal(await cli('get', 'knp', '-n', 'y'), 'NAME   POD-SELECTOR   POLICY-TYPES\n');
+    assert.match(await t.cli('get', 'namespace'), /x\s+team=blue,kubernetes\.io\/metadata\.name=x/);
+    assert.match(await t.cli('get', 'weps'), /x\/n1-k8s-a-eth0\s+n1\s+cali0123456789a\s+10\.244\.0\.5\/32\s+app=web,/);
+    assert.equal(await t.cli('get', 'knp', '-n', 'y'), 'NAME   POD-SELECTOR   POLICY-TYPES\n');
   });
 
   it('a bad policy changes nothing and names the document, kind and field', async () => {
     writeFileSync(
-      file,
+      t.file,
       `${MANIFESTS}---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: bad}\nspec: {ingress: [{from: [{}]}]}\n`,
     );
-    const before = await ds.revision();
-    assert.equal(await runDatastoreCommand(['apply', '-f', file], io, ds), 1);
-    assert.match(err.join(''), /document 10 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
-    assert.equal(await ds.revision(), before);
+    const before = await t.ds.revision();
+    assert.equal(await t.run('apply', '-f', t.file), 1);
+    assert.match(t.err.join(''), /document 10 \(NetworkPolicy\/bad\): spec\.ingress\[0\]\.from\[0\]: must specify a peer/);
+    assert.equal(await t.ds.revision(), before);
   });
 
   it('a policy in a tier that does not exist is refused naming spec.tier; a Tier in the same file is enough', async () => {
     const policy = 'apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: platform.p}\nspec: {tier: platform}\n';
-    writeFileSync(file, policy);
-    const before = await ds.revision();
-    assert.equal(await runDatastoreCommand(['apply', '-f', file], io, ds), 1);
-    assert.match(err.join(''), /GlobalNetworkPolicy\/platform\.p: spec\.tier: tier "platform" does not exist/);
-    assert.equal(await ds.revision(), before);
-    writeFileSync(file, `apiVersion: projectcalico.org/v3\nkind: Tier\nmetadata: {name: platform}\nspec: {order: 50}\n---\n${policy}`);
-    assert.match(await cli('apply', '-f', file), /applied GlobalNetworkPolicy platform\.p/);
-    assert.match(await cli('delete', 'gnp', 'platform.p'), /deleted GlobalNetworkPolicy platform\.p/);
-    assert.match(await cli('delete', 'tier', 'platform'), /deleted Tier platform/);
+    writeFileSync(t.file, policy);
+    const before = await t.ds.revision();
+    assert.equal(await t.run('apply', '-f', t.file), 1);
+    assert.match(t.err.join(''), /GlobalNetworkPolicy\/platform\.p: spec\.tier: tier "platform" does not exist/);
+    assert.equal(await t.ds.revision(), before);
+    writeFileSync(t.file, `apiVersion: projectcalico.org/v3\nkind: Tier\nmetadata: {name: platform}\nspec: {order: 50}\n---\n${policy}`);
+    assert.match(await t.cli('apply', '-f', t.file), /applied GlobalNetworkPolicy platform\.p/);
+    assert.match(await t.cli('delete', 'gnp', 'platform.p'), /deleted GlobalNetworkPolicy platform\.p/);
+    assert.match(await t.cli('delete', 'tier', 'platform'), /deleted Tier platform/);
   });
 
   it('a tier that still holds policies cannot be deleted, and the default tier never', async () => {
-    assert.equal(await runDatastoreCommand(['delete', 'tier', 'security'], io, ds), 1);
-    assert.match(err.join(''), /tier "security" still holds GlobalNetworkPolicy security\.no-telnet/);
-    assert.equal((await ds.list('Tier')).items.length, 1, 'the tier is still there');
-    assert.equal(await runDatastoreCommand(['delete', 'tier', 'default'], io, ds), 1);
-    assert.match(err.join(''), /the default tier always exists/);
-    assert.equal(await runDatastoreCommand(['delete', 'tier', 'adminnetworkpolicy'], io, ds), 1);
-    assert.match(err.join(''), /the adminnetworkpolicy tier always exists/);
+    assert.equal(await t.run('delete', 'tier', 'security'), 1);
+    assert.match(t.err.join(''), /tier "security" still holds GlobalNetworkPolicy security\.no-telnet/);
+    assert.equal((await t.ds.list('Tier')).items.length, 1, 'the tier is still there');
+    assert.equal(await t.run('delete', 'tier', 'default'), 1);
+    assert.match(t.err.join(''), /the default tier always exists/);
+    assert.equal(await t.run('delete', 'tier', 'adminnetworkpolicy'), 1);
+    assert.match(t.err.join(''), /the adminnetworkpolicy tier always exists/);
   });
 
   it('a Calico policy may join a fixed tier without a Tier resource', async () => {
     writeFileSync(
-      file,
+      t.file,
       'apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: admin-extra}\nspec: {tier: adminnetworkpolicy, order: 5}\n',
     );
-    assert.match(await cli('apply', '-f', file), /applied GlobalNetworkPolicy admin-extra/);
-    assert.match(await cli('delete', 'gnp', 'admin-extra'), /deleted GlobalNetworkPolicy admin-extra/);
+    assert.match(await t.cli('apply', '-f', t.file), /applied GlobalNetworkPolicy admin-extra/);
+    assert.match(await t.cli('delete', 'gnp', 'admin-extra'), /deleted GlobalNetworkPolicy admin-extra/);
   });
 
   it('delete takes each kind by its names, namespaced ones by ns/name or -n', async () => {
-    assert.match(await cli('delete', 'knp', 'web', '-n', 'x'), /deleted NetworkPolicy\.networking\.k8s\.io x\/web/);
+    assert.match(await t.cli('delete', 'knp', 'web', '-n', 'x'), /deleted NetworkPolicy\.networking\.k8s\.io x\/web/);
     // The Calico policy of the same name is still there.
-    assert.equal((await ds.list('NetworkPolicy')).items.map(resourceKey).join(), 'x/web');
-    assert.match(await cli('delete', 'networkpolicy', 'x/web'), /deleted NetworkPolicy x\/web/);
-    assert.match(await cli('delete', 'globalnetworkpolicy', 'deny-egress'), /deleted GlobalNetworkPolicy deny-egress/);
-    assert.match(await cli('delete', 'gnp', 'security.no-telnet'), /deleted GlobalNetworkPolicy security\.no-telnet/);
-    assert.match(await cli('delete', 'tier', 'security'), /deleted Tier security/);
-    assert.match(await cli('delete', 'anp', 'guard'), /deleted AdminNetworkPolicy guard/);
-    assert.match(await cli('delete', 'banp', 'default'), /deleted BaselineAdminNetworkPolicy default/);
-    assert.match(await cli('delete', 'ns', 'x'), /deleted Namespace x/);
+    assert.equal((await t.ds.list('NetworkPolicy')).items.map(resourceKey).join(), 'x/web');
+    assert.match(await t.cli('delete', 'networkpolicy', 'x/web'), /deleted NetworkPolicy x\/web/);
+    assert.match(await t.cli('delete', 'globalnetworkpolicy', 'deny-egress'), /deleted GlobalNetworkPolicy deny-egress/);
+    assert.match(await t.cli('delete', 'gnp', 'security.no-telnet'), /deleted GlobalNetworkPolicy security\.no-telnet/);
+    assert.match(await t.cli('delete', 'tier', 'security'), /deleted Tier security/);
+    assert.match(await t.cli('delete', 'anp', 'guard'), /deleted AdminNetworkPolicy guard/);
+    assert.match(await t.cli('delete', 'banp', 'default'), /deleted BaselineAdminNetworkPolicy default/);
+    assert.match(await t.cli('delete', 'ns', 'x'), /deleted Namespace x/);
     for (const kind of [
       'Namespace',
       'KubernetesNetworkPolicy',
@@ -296,43 +268,8 @@ function roundTrip(open: () => Promise<BackendDatastore>): void {
       'AdminNetworkPolicy',
       'BaselineAdminNetworkPolicy',
     ] as const)
-      assert.deepEqual((await ds.list(kind)).items, [], kind);
-    assert.equal(await runDatastoreCommand(['delete', 'knp', 'web', '-n', 'x'], io, ds), 1);
-    assert.match(err.join(''), /not found|does not exist/i);
+      assert.deepEqual((await t.ds.list(kind)).items, [], kind);
+    assert.equal(await t.run('delete', 'knp', 'web', '-n', 'x'), 1);
+    assert.match(t.err.join(''), /not found|does not exist/i);
   });
-}
-
-describe('datastore: policy kinds through podroute apply/get/delete (memory)', () => {
-  roundTrip(async () => memoryDatastore());
-});
-
-describe('datastore: policy kinds through podroute apply/get/delete (file)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'podroute-policy-file-'));
-  roundTrip(() => openFileDatastore(join(dir, 'datastore.json')));
-  // After roundTrip's own after, which closes (and so writes) the store.
-  after(() => rmSync(dir, { recursive: true, force: true }));
-});
-
-describe('datastore: policy kinds through podroute apply/get/delete (real Redis)', function () {
-  this.timeout(60_000);
-  let redis: RedisServer;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis?.stop();
-  });
-  roundTrip(async () => redisDatastore({ url: redis.url, name: `policy${process.pid}` }));
-});
-
-describe('datastore: policy kinds through podroute apply/get/delete (real etcd)', function () {
-  this.timeout(60_000);
-  let etcd: EtcdServer;
-  before(async () => {
-    etcd = await startEtcd();
-  });
-  after(async () => {
-    await etcd?.stop();
-  });
-  roundTrip(async () => etcdDatastore({ endpoints: etcd.endpoints, name: `policy${process.pid}` }));
 });
