@@ -4,6 +4,7 @@
 // that one endpoint in or out of each set (members change, rules do not) and, when it is this
 // node's, re-reads which policies select it; a namespace relabel re-places its endpoints. A
 // Tier change re-orders the tiers, which every endpoint's tiers follow.
+import { recordInputChange } from '../../felix/policy/derivation.js';
 import type { PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
 import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
 import { ADMIN_TIER_SPEC, BASELINE_TIER_SPEC } from './admin.js';
@@ -150,8 +151,13 @@ export class PolicyCalculator {
     ) {
       return l;
     }
-    this.last = { sets, namedPortSets, policies, endpoints, pools };
-    return this.last;
+    const next: PolicyInput = { sets, namedPortSets, policies, endpoints, pools };
+    // Only members changed: felix redoes the sets that changed, not the table.
+    const change =
+      l && l.policies === policies && l.endpoints === endpoints && l.pools === pools && this.sets.changeFrom(l.sets, l.namedPortSets);
+    if (change) recordInputChange(next, { from: l, ...change });
+    this.last = next;
+    return next;
   }
 
   /** A tier by name: a Tier resource's, the default one, or for a tier no Tier names, one that denies and sorts last. */
