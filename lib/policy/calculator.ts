@@ -221,7 +221,7 @@ export class PolicyCalculator {
     const other = this.policyIds.get(parsed.id);
     if (other && other !== this.policyMap.get(mapKey)) throw new Error(`policy id ${parsed.id} is already taken`);
     const entry: PolicyEntry = { parsed, lowered };
-    for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadMap.values());
+    for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadsIn);
     const old = this.policyMap.get(mapKey);
     if (old) this.dropPolicy(old);
     this.policyMap.set(mapKey, entry);
@@ -338,6 +338,12 @@ export class PolicyCalculator {
     this.orderedPolicies();
     return this.ranks!;
   }
+
+  /** The endpoints of one namespace, or of all: what a new set is filled from. */
+  private readonly workloadsIn = (namespace: string | undefined): Iterable<Workload> => {
+    if (namespace === undefined) return this.workloadMap.values();
+    return [...(this.byNamespace.get(namespace) ?? [])].map((key) => this.workloadMap.get(key)!);
+  };
 
   private policyListCache?: { from: PolicyEntry[]; list: PolicyInput['policies'] };
 

@@ -93,6 +93,19 @@ class SortedCounts {
 
 const portKey = (m: NamedPortMember): string => `${m.address} ${m.protocol} ${m.port}`;
 
+/**
+ * The one namespace a set's members can be in, when its selection names one (a namespaced
+ * policy's own pods): an endpoint elsewhere need not be matched against it. Undefined: any.
+ */
+function scopeOf(spec: SetSpec): string | undefined {
+  const selections = spec.kind === 'selection' ? [spec.selection] : spec.kind === 'namedPorts' ? spec.within : [];
+  for (const s of selections) if (s.namespaces.kind === 'name') return s.namespaces.name;
+  return undefined;
+}
+
+/** The endpoints of a namespace (undefined: of every namespace). */
+export type WorkloadsIn = (namespace: string | undefined) => Iterable<Workload>;
+
 /** A list handed out, and how it came from the one before: the same ids, these sets rebuilt. */
 interface ListChange<T> {
   readonly from: readonly T[];
@@ -103,6 +116,9 @@ export class SetTable {
   private readonly entries = new Map<string, Entry>();
   /** Workload key → ids of the member-tracking sets it is in. */
   private readonly setsOf = new Map<string, Set<string>>();
+  /** Member-tracking sets by the one namespace their members can be in, and those of any namespace. */
+  private readonly scoped = new Map<string, Set<string>>();
+  private readonly unscoped = new Set<string>();
   /** The lists last handed out, and whether a set of theirs changed since. */
   private addressCache?: AddressSet[];
   private namedCache?: NamedPortSet[];
@@ -121,8 +137,8 @@ export class SetTable {
 
   constructor(private readonly matcher: SelectionMatcher) {}
 
-  /** Takes one more reference to a set; a new set is filled from `workloads`. */
-  ref(id: string, spec: SetSpec, workloads: Iterable<Workload>): void {
+  /** Takes one more reference to a set; a new set is filled from `workloads` (those of its namespace, where it has one). */
+  ref(id: string, spec: SetSpec, workloads: WorkloadsIn): void {
     const e = this.entries.get(id);
     if (e) {
       e.refs++;
@@ -137,7 +153,15 @@ export class SetTable {
     });
     this.idsChanged();
     this.changed(id);
-    if (spec.kind !== 'nets') for (const w of workloads) this.place(id, w);
+    if (spec.kind === 'nets') return;
+    const scope = scopeOf(spec);
+    if (scope === undefined) this.unscoped.add(id);
+    else {
+      let ids = this.scoped.get(scope);
+      if (!ids) this.scoped.set(scope, (ids = new Set()));
+      ids.add(id);
+    }
+    for (const w of workloads(scope)) this.place(id, w);
   }
 
   unref(id: string): void {
@@ -146,13 +170,27 @@ export class SetTable {
     if (--e.refs > 0) return;
     for (const key of e.byWorkload.keys()) this.setsOf.get(key)?.delete(id);
     this.entries.delete(id);
+    const scope = scopeOf(e.spec);
+    if (scope === undefined) this.unscoped.delete(id);
+    else {
+      const ids = this.scoped.get(scope);
+      ids?.delete(id);
+      if (ids?.size === 0) this.scoped.delete(scope);
+    }
     this.idsChanged();
     this.changed(id);
   }
 
-  /** An endpoint was added or changed: it is placed in or out of every set that tracks members. */
+  /**
+   * An endpoint was added or changed: it is placed in or out of every set that tracks members
+   * and could hold it (those of its namespace or of any), and out of those it was in.
+   */
   putWorkload(w: Workload): void {
-    for (const [id, e] of this.entries) if (e.spec.kind !== 'nets') this.place(id, w);
+    const was = this.setsOf.get(w.key);
+    for (const id of this.unscoped) this.place(id, w);
+    const mine = this.scoped.get(w.namespace);
+    if (mine) for (const id of mine) this.place(id, w);
+    if (was) for (const id of [...was]) if (!this.unscoped.has(id) && !mine?.has(id)) this.place(id, w);
   }
 
   deleteWorkload(key: string): void {
