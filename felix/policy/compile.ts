@@ -102,13 +102,19 @@ const MAX_LOG_PREFIX = 127;
 const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function uniqueIds<T>(items: readonly T[], key: (t: T) => string, field: string): Map<string, T> {
+// By list: the calculation graph hands out the same list while none of its items changed.
+const idsByList = new WeakMap<readonly object[], ReadonlyMap<string, unknown>>();
+
+function uniqueIds<T extends object>(items: readonly T[], key: (t: T) => string, field: string): ReadonlyMap<string, T> {
+  const kept = idsByList.get(items);
+  if (kept) return kept as ReadonlyMap<string, T>;
   const out = new Map<string, T>();
   items.forEach((item, i) => {
     const k = key(item);
     if (out.has(k)) throw new PolicyCompileError(`${field}[${i}]`, `${JSON.stringify(k)} appears twice`);
     out.set(k, item);
   });
+  idsByList.set(items, out);
   return out;
 }
 
@@ -155,20 +161,21 @@ function compileWhole(input: PolicyInput, options: CompileOptions, passMark: num
   const variant = `${passMark} ${rpfCheck} ${logPrefix}`;
 
   // The pools are read first: the NAT rules use their sets.
-  const setOwners: string[] = [];
+  // Who owns each set and chain, said only when two meet in one name.
+  const setOwners: Owner[] = [];
   const pools = poolSets(input.pools, setOwners);
 
   // Policies in use, per direction: those an endpoint jumps to.
   const used: Record<Direction, Set<string>> = { ingress: new Set(), egress: new Set() };
   const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
-  const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
+  const chainOwners: Owner[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
   const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input.pools, options.natPriority ?? 100), DISPATCH_CHAIN];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
       const compiled = endpointChain(e, dir, policiesById, mark, rpfCheck, variant);
       for (const id of compiled.jumps) used[dir].add(id);
       chains.push(compiled.chain);
-      chainOwners.push(`endpoint ${JSON.stringify(e.iface)} ${dir}`);
+      chainOwners.push(() => `endpoint ${JSON.stringify(e.iface)} ${dir}`);
     }
   }
 
@@ -184,15 +191,17 @@ function compileWhole(input: PolicyInput, options: CompileOptions, passMark: num
       for (const id of compiled.sets) usedSets.add(id);
       for (const id of compiled.namedPorts) usedNamedPorts.add(id);
       chains.push(compiled.chain);
-      chainOwners.push(`policy ${JSON.stringify(p.id)} ${dir}`);
+      chainOwners.push(() => `policy ${JSON.stringify(p.id)} ${dir}`);
     }
   }
-  assertDistinct('chains', chains, (i) => chainOwners[i]!);
+  assertDistinct('chains', chains, (i) => ownerText(chainOwners[i]!));
 
   const sets: NftSet[] = [...pools, ...addressSets(input, usedSets, setOwners), ...namedPortSets(input, usedNamedPorts, setOwners)];
   const maps = dispatchMaps(input.endpoints, endpoints);
   // Sets and maps share the table's one namespace.
-  assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
+  assertDistinct('sets', [...sets, ...maps], (i) =>
+    i < setOwners.length ? ownerText(setOwners[i]!) : `the ${maps[i - sets.length]!.name} dispatch map`,
+  );
 
   return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
@@ -212,10 +221,15 @@ const forwardChains = new Map<number, NftChain>();
  * interval set. nft 1.0.6 reads back every interval set of the table before it changes an
  * element of any set, so only the sets that need intervals have them.
  */
-function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
+/** A set's or chain's owner, as error text or what makes it. */
+type Owner = string | (() => string);
+const ownerText = (o: Owner): string => (typeof o === 'string' ? o : o());
+
+function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: Owner[]): NftSet[] {
   return input.sets.flatMap((s, i) => {
     if (!used.has(s.id)) return [];
-    owners.push(`set ${JSON.stringify(s.id)}`, `set ${JSON.stringify(s.id)}`);
+    const owner = () => `set ${JSON.stringify(s.id)}`;
+    owners.push(owner, owner);
     return addressSetParts.get(s, '') ?? compileAddressSet(s, () => i);
   });
 }
@@ -264,10 +278,11 @@ function compileAddressSet(s: AddressSet, index: () => number): readonly NftSet[
   );
 }
 
-function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
+function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: Owner[]): NftSet[] {
   return input.namedPortSets.flatMap((s, i) => {
     if (!used.has(s.id)) return [];
-    owners.push(`named port set ${JSON.stringify(s.id)}`, `named port set ${JSON.stringify(s.id)}`);
+    const owner = () => `named port set ${JSON.stringify(s.id)}`;
+    owners.push(owner, owner);
     return namedPortSetParts.get(s, '') ?? compileNamedPortSet(s, () => i);
   });
 }
@@ -357,7 +372,7 @@ function compileMembers(input: PolicyInput, options: string): NftTable | undefin
 }
 
 /** Pool sets exist for a family only when one of its pools has natOutgoing: nothing else reads them. */
-function poolSets(input: readonly NatPool[], owners: string[]): readonly NftSet[] {
+function poolSets(input: readonly NatPool[], owners: Owner[]): readonly NftSet[] {
   const kept = poolParts.get(input, '');
   if (kept) {
     owners.push(...kept.owners);
