@@ -152,7 +152,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   }
 
   /**
-   * A table whose sets `names` changed members and nothing else: their states replace the old
+   * A table in which these sets changed members and nothing else: their states replace the old
    * ones, which `changedSets` keeps for the plan. False, changing nothing, when a set would
    * come, go or change kind (the whole table is then taken).
    */
