@@ -45,7 +45,8 @@
 // endpoint are all staged gets their jumps and no closing rule (it has no default action).
 import type { IpFamily } from '../../ip/index.js';
 import { PolicyCompileError } from './compile-error.js';
-import { hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
+import { addressSetChange, inputChange, namedPortSetChange, recordNftSetChange, recordTableChange } from './derivation.js';
+import { changedHostElements, hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
 import { PartMemo } from './compile-memo.js';
 import {
   type AddressSet,
@@ -101,13 +102,19 @@ const MAX_LOG_PREFIX = 127;
 const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function uniqueIds<T>(items: readonly T[], key: (t: T) => string, field: string): Map<string, T> {
+// By list: the calculation graph hands out the same list while none of its items changed.
+const idsByList = new WeakMap<readonly object[], ReadonlyMap<string, unknown>>();
+
+function uniqueIds<T extends object>(items: readonly T[], key: (t: T) => string, field: string): ReadonlyMap<string, T> {
+  const kept = idsByList.get(items);
+  if (kept) return kept as ReadonlyMap<string, T>;
   const out = new Map<string, T>();
   items.forEach((item, i) => {
     const k = key(item);
     if (out.has(k)) throw new PolicyCompileError(`${field}[${i}]`, `${JSON.stringify(k)} appears twice`);
     out.set(k, item);
   });
+  idsByList.set(items, out);
   return out;
 }
 
@@ -126,6 +133,15 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   if (!Number.isInteger(passMark) || passMark <= 0 || passMark > 0xffffffff || (passMark & (passMark - 1)) !== 0) {
     throw new PolicyCompileError('options.passMark', `${passMark} is not a single mark bit`);
   }
+  const optionsText = JSON.stringify([passMark, options.filterPriority, options.natPriority, options.logPrefix, options.rpfCheck]);
+  const members = compileMembers(input, optionsText);
+  if (members) return members;
+  const table = compileWhole(input, options, passMark);
+  lastCompiled = { input, options: optionsText, table, places: new Map(table.sets.map((s, i) => [s.name, i])) };
+  return table;
+}
+
+function compileWhole(input: PolicyInput, options: CompileOptions, passMark: number): NftTable {
   const logPrefix = options.logPrefix ?? 'podroute';
   const setsById = uniqueIds(input.sets, (s) => s.id, 'sets');
   const namedPortsById = uniqueIds(input.namedPortSets, (s) => s.id, 'namedPortSets');
@@ -145,20 +161,21 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   const variant = `${passMark} ${rpfCheck} ${logPrefix}`;
 
   // The pools are read first: the NAT rules use their sets.
-  const setOwners: string[] = [];
+  // Who owns each set and chain, said only when two meet in one name.
+  const setOwners: Owner[] = [];
   const pools = poolSets(input.pools, setOwners);
 
   // Policies in use, per direction: those an endpoint jumps to.
   const used: Record<Direction, Set<string>> = { ingress: new Set(), egress: new Set() };
   const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
-  const chainOwners: string[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
+  const chainOwners: Owner[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
   const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input.pools, options.natPriority ?? 100), DISPATCH_CHAIN];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
       const compiled = endpointChain(e, dir, policiesById, mark, rpfCheck, variant);
       for (const id of compiled.jumps) used[dir].add(id);
       chains.push(compiled.chain);
-      chainOwners.push(`endpoint ${JSON.stringify(e.iface)} ${dir}`);
+      chainOwners.push(() => `endpoint ${JSON.stringify(e.iface)} ${dir}`);
     }
   }
 
@@ -174,15 +191,17 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
       for (const id of compiled.sets) usedSets.add(id);
       for (const id of compiled.namedPorts) usedNamedPorts.add(id);
       chains.push(compiled.chain);
-      chainOwners.push(`policy ${JSON.stringify(p.id)} ${dir}`);
+      chainOwners.push(() => `policy ${JSON.stringify(p.id)} ${dir}`);
     }
   }
-  assertDistinct('chains', chains, (i) => chainOwners[i]!);
+  assertDistinct('chains', chains, (i) => ownerText(chainOwners[i]!));
 
   const sets: NftSet[] = [...pools, ...addressSets(input, usedSets, setOwners), ...namedPortSets(input, usedNamedPorts, setOwners)];
   const maps = dispatchMaps(input.endpoints, endpoints);
   // Sets and maps share the table's one namespace.
-  assertDistinct('sets', [...sets, ...maps], (i) => setOwners[i] ?? `the ${maps[i - sets.length]!.name} dispatch map`);
+  assertDistinct('sets', [...sets, ...maps], (i) =>
+    i < setOwners.length ? ownerText(setOwners[i]!) : `the ${maps[i - sets.length]!.name} dispatch map`,
+  );
 
   return { family: 'inet', name: POLICY_TABLE, sets: sets.sort((a, b) => byText(a.name, b.name)), maps, chains };
 }
@@ -202,60 +221,158 @@ const forwardChains = new Map<number, NftChain>();
  * interval set. nft 1.0.6 reads back every interval set of the table before it changes an
  * element of any set, so only the sets that need intervals have them.
  */
-function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
+/** A set's or chain's owner, as error text or what makes it. */
+type Owner = string | (() => string);
+const ownerText = (o: Owner): string => (typeof o === 'string' ? o : o());
+
+function addressSets(input: PolicyInput, used: ReadonlySet<string>, owners: Owner[]): NftSet[] {
   return input.sets.flatMap((s, i) => {
     if (!used.has(s.id)) return [];
-    owners.push(`set ${JSON.stringify(s.id)}`, `set ${JSON.stringify(s.id)}`);
-    const kept = addressSetParts.get(s, '');
-    if (kept) return kept;
-    const field = (j: number) => `sets[${i}].members[${j}]`;
-    let elements: (family: IpFamily) => string[];
-    if (s.hosts === true) {
-      const byFamily = hostElements(
-        s.members,
-        field,
-        (m) => `${m} is a network, and set ${JSON.stringify(s.id)} holds single addresses only`,
-      );
-      elements = (family) => byFamily[family];
-    } else {
-      const members = s.members.map((m, j) => readMember(m, field(j)));
-      elements = (family) => intervalElements(members, family);
-    }
-    return addressSetParts.set(
-      s,
-      '',
-      FAMILIES.map((family) => ({
-        name: addressSetName(s.id, family),
-        type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
-        interval: s.hosts !== true,
-        elements: elements(family),
-      })),
-    );
+    const owner = () => `set ${JSON.stringify(s.id)}`;
+    owners.push(owner, owner);
+    return addressSetParts.get(s, '') ?? compileAddressSet(s, () => i);
   });
 }
 
-function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: string[]): NftSet[] {
-  return input.namedPortSets.flatMap((s, i) => {
-    if (!used.has(s.id)) return [];
-    owners.push(`named port set ${JSON.stringify(s.id)}`, `named port set ${JSON.stringify(s.id)}`);
-    return (
-      namedPortSetParts.get(s, '') ??
-      namedPortSetParts.set(
+/** A set's kernel sets, one per family; from the ones its members changed from where the calculation graph says how. */
+function compileAddressSet(s: AddressSet, index: () => number): readonly NftSet[] {
+  // The set's place in the input names a refused member; it is looked up only then.
+  const field = (j: number) => `sets[${index()}].members[${j}]`;
+  const network = (m: string) => `${m} is a network, and set ${JSON.stringify(s.id)} holds single addresses only`;
+  const nftSet = (family: IpFamily, elements: readonly string[]): NftSet => ({
+    name: addressSetName(s.id, family),
+    type: family === 4 ? 'ipv4_addr' : 'ipv6_addr',
+    interval: s.hosts !== true,
+    elements,
+  });
+  const change = s.hosts === true ? addressSetChange(s) : undefined;
+  const before = change?.from.hosts === true ? addressSetParts.get(change.from, '') : undefined;
+  if (change && before) {
+    const old = { 4: before[0]!.elements, 6: before[1]!.elements };
+    const d = changedHostElements(old, change.from.members.length, change.added, change.removed, field, network);
+    if (d) {
+      return addressSetParts.set(
         s,
         '',
-        FAMILIES.map((family) => ({
-          name: namedPortSetName(s.id, family),
-          type: `${family === 4 ? 'ipv4_addr' : 'ipv6_addr'} . inet_proto . inet_service`,
-          interval: false,
-          elements: namedPortElements(s.members, family, `namedPortSets[${i}].members`),
-        })),
-      )
-    );
+        FAMILIES.map((family, k) => {
+          if (d.elements[family] === old[family]) return before[k]!;
+          const next = nftSet(family, d.elements[family]);
+          recordNftSetChange(next, { from: before[k]!, added: d.added[family], removed: d.removed[family] });
+          return next;
+        }),
+      );
+    }
+  }
+  let elements: (family: IpFamily) => string[];
+  if (s.hosts === true) {
+    const byFamily = hostElements(s.members, field, network);
+    elements = (family) => byFamily[family];
+  } else {
+    const members = s.members.map((m, j) => readMember(m, field(j)));
+    elements = (family) => intervalElements(members, family);
+  }
+  return addressSetParts.set(
+    s,
+    '',
+    FAMILIES.map((family) => nftSet(family, elements(family))),
+  );
+}
+
+function namedPortSets(input: PolicyInput, used: ReadonlySet<string>, owners: Owner[]): NftSet[] {
+  return input.namedPortSets.flatMap((s, i) => {
+    if (!used.has(s.id)) return [];
+    const owner = () => `named port set ${JSON.stringify(s.id)}`;
+    owners.push(owner, owner);
+    return namedPortSetParts.get(s, '') ?? compileNamedPortSet(s, () => i);
   });
+}
+
+/** A named port set's kernel sets; where it came from one compiled before, each says which elements changed. */
+function compileNamedPortSet(s: NamedPortSet, index: () => number): readonly NftSet[] {
+  const change = namedPortSetChange(s);
+  const before = change && namedPortSetParts.get(change.from, '');
+  return namedPortSetParts.set(
+    s,
+    '',
+    FAMILIES.map((family, k) => {
+      const elements = namedPortElements(s.members, family, `namedPortSets[${index()}].members`);
+      const next: NftSet = {
+        name: namedPortSetName(s.id, family),
+        type: `${family === 4 ? 'ipv4_addr' : 'ipv6_addr'} . inet_proto . inet_service`,
+        interval: false,
+        elements,
+      };
+      const old = before?.[k];
+      if (old) {
+        const had = new Set(old.elements);
+        const has = new Set(elements);
+        const added = elements.filter((e) => !had.has(e));
+        const removed = old.elements.filter((e) => !has.has(e));
+        if (!added.length && !removed.length) return old;
+        recordNftSetChange(next, { from: old, added, removed });
+      }
+      return next;
+    }),
+  );
+}
+
+/** What the last full or member-only compile made, and from what. */
+interface Compiled {
+  readonly input: PolicyInput;
+  /** The options, as one text. */
+  readonly options: string;
+  readonly table: NftTable;
+  /** Each set's place in table.sets, by name. */
+  readonly places: ReadonlyMap<string, number>;
+}
+
+let lastCompiled: Compiled | undefined;
+
+/**
+ * The table for an input whose sets changed members and nothing else, from the last one
+ * compiled: the sets this node uses rebuilt (from their own change where the calculation
+ * graph recorded it), every other part the very object it was, and the table marked as such
+ * a change for the programmer. Undefined when the input is not such a change of the last one,
+ * or anything in it would be refused: the whole compile then runs, and refuses it in its words.
+ */
+function compileMembers(input: PolicyInput, options: string): NftTable | undefined {
+  const last = lastCompiled;
+  const change = inputChange(input);
+  if (!last || !change || change.from !== last.input || last.options !== options) return undefined;
+  const sets = last.table.sets.slice();
+  const changed: NftSet[] = [];
+  const replace = (before: readonly NftSet[], after: readonly NftSet[]) => {
+    after.forEach((next, k) => {
+      if (next === before[k]) return;
+      sets[last.places.get(next.name)!] = next;
+      changed.push(next);
+    });
+  };
+  try {
+    for (const s of change.sets) {
+      const v4 = last.places.get(addressSetName(s.id, 4));
+      if (v4 === undefined) continue; // not used here: neither written nor checked
+      const before = [last.table.sets[v4]!, last.table.sets[last.places.get(addressSetName(s.id, 6))!]!];
+      replace(before, addressSetParts.get(s, '') ?? compileAddressSet(s, () => input.sets.indexOf(s)));
+    }
+    for (const s of change.namedPortSets) {
+      const v4 = last.places.get(namedPortSetName(s.id, 4));
+      if (v4 === undefined) continue;
+      const before = [last.table.sets[v4]!, last.table.sets[last.places.get(namedPortSetName(s.id, 6))!]!];
+      replace(before, namedPortSetParts.get(s, '') ?? compileNamedPortSet(s, () => input.namedPortSets.indexOf(s)));
+    }
+  } catch (e) {
+    if (e instanceof PolicyCompileError) return undefined;
+    throw e;
+  }
+  const table: NftTable = { family: 'inet', name: last.table.name, sets, maps: last.table.maps ?? [], chains: last.table.chains };
+  recordTableChange(table, { from: last.table, sets: changed });
+  lastCompiled = { ...last, input, table };
+  return table;
 }
 
 /** Pool sets exist for a family only when one of its pools has natOutgoing: nothing else reads them. */
-function poolSets(input: readonly NatPool[], owners: string[]): readonly NftSet[] {
+function poolSets(input: readonly NatPool[], owners: Owner[]): readonly NftSet[] {
   const kept = poolParts.get(input, '');
   if (kept) {
     owners.push(...kept.owners);

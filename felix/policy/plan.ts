@@ -16,6 +16,7 @@
 //   5. the rules of every flushed or new chain, in order.
 
 import type { InstalledChain, InstalledMap, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
+import { DerivedElements } from './derived-elements.js';
 import { verdictChain } from './element-text.js';
 import type { NftChain, NftMapElement, NftTable } from './nft-model.js';
 import { tableState } from './table-state.js';
@@ -35,7 +36,7 @@ function sameFlags(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((f, i) => f === b[i]);
 }
 
-function sameKind(a: InstalledSet, b: InstalledSet): boolean {
+export function sameKind(a: InstalledSet, b: InstalledSet): boolean {
   return a.type === b.type && sameFlags(a.flags, b.flags) && a.timeout === b.timeout;
 }
 
@@ -149,10 +150,7 @@ export function planTable(desired: NftTable, current: InstalledTable | undefined
     const h = have.sets.get(name);
     // A timeout set's elements are the packet path's (session affinity): never planned.
     if (!h || h === w || recreateSets.has(name) || w.timeout !== undefined) continue;
-    const gone: string[] = [];
-    for (const e of h.elements) if (!w.elements.has(e)) gone.push(e);
-    const added: string[] = [];
-    for (const e of w.elements) if (!h.elements.has(e)) added.push(e);
+    const { gone, added } = elementChange(h, w);
     if (gone.length) ops.push({ kind: 'delete element', set: name, elements: gone });
     if (added.length) adds.push({ kind: 'add element', set: name, elements: added });
   }
@@ -181,4 +179,40 @@ function addSet(s: InstalledSet): NftOp {
 
 function addMap(m: InstalledMap): NftOp {
   return { kind: 'add map', map: m.name, type: m.type, elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })) };
+}
+
+/**
+ * The transaction for sets whose elements changed and nothing else: each name with the state
+ * the kernel holds, and the state wanted (the same kind). A set derived from the one the
+ * kernel holds (DerivedElements) gives its difference without either being read whole.
+ * Undefined when a set comes, goes or changes kind: plan the whole table then.
+ */
+export function planSetChanges(
+  changed: ReadonlyMap<string, InstalledSet | undefined>,
+  want: ReadonlyMap<string, InstalledSet>,
+): NftOp[] | undefined {
+  const ops: NftOp[] = [];
+  const adds: NftOp[] = [];
+  for (const name of [...changed.keys()].sort()) {
+    const h = changed.get(name);
+    const w = want.get(name);
+    if (!h || !w || !sameKind(h, w)) return undefined;
+    if (h === w || w.timeout !== undefined) continue;
+    const { gone, added } = elementChange(h, w);
+    if (gone.length) ops.push({ kind: 'delete element', set: name, elements: gone });
+    if (added.length) adds.push({ kind: 'add element', set: name, elements: added });
+  }
+  ops.push(...adds);
+  return ops;
+}
+
+/** The elements `w` lacks and has more than `h`: from the difference `w` records where it came from `h`, else element by element. */
+function elementChange(h: InstalledSet, w: InstalledSet): { gone: string[]; added: string[] } {
+  const d = w.elements instanceof DerivedElements ? w.elements.changeFrom(h.elements) : undefined;
+  if (d) return { gone: d.removed, added: d.added };
+  const gone: string[] = [];
+  for (const e of h.elements) if (!w.elements.has(e)) gone.push(e);
+  const added: string[] = [];
+  for (const e of w.elements) if (!h.elements.has(e)) added.push(e);
+  return { gone, added };
 }

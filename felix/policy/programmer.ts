@@ -6,11 +6,21 @@
 // kernel, on the next update, resync or retry.
 
 import { EventEmitter } from 'node:events';
-import type { InstalledTable, NftDataplane, NftOp, NftOpKind, RuleCounter } from './dataplane.js';
-import type { NftTable } from './nft-model.js';
-import { planTable } from './plan.js';
+import type {
+  InstalledChain,
+  InstalledMap,
+  InstalledSet,
+  InstalledTable,
+  NftDataplane,
+  NftOp,
+  NftOpKind,
+  RuleCounter,
+} from './dataplane.js';
+import { tableChange } from './derivation.js';
+import type { NftSet, NftTable } from './nft-model.js';
+import { planSetChanges, planTable, sameKind } from './plan.js';
 import { mergeTable, type NftTablePart } from './table-parts.js';
-import { commentIds, tableState } from './table-state.js';
+import { commentIds, desiredSetState, tableState } from './table-state.js';
 
 export interface PolicyProgrammerOptions {
   /** Full resync period once started; 0 turns the timer off. Default 90 s, as felix's routes. */
@@ -41,16 +51,38 @@ export interface PolicyProgrammerEvents {
   report: [PolicyApplyReport];
 }
 
+/** The desired table's keyed state: its maps are the programmer's own, and a change of set members only is made in them. */
+interface WantState {
+  readonly sets: Map<string, InstalledSet>;
+  readonly maps: ReadonlyMap<string, InstalledMap>;
+  readonly chains: ReadonlyMap<string, InstalledChain>;
+}
+
+function ownState(t: InstalledTable): WantState {
+  return { sets: new Map(t.sets), maps: t.maps, chains: t.chains };
+}
+
 export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
-  private want: NftTable;
-  private wantState: InstalledTable;
+  /** The union of `base` and `parts`, made when asked for after a change of set members only. */
+  private want?: NftTable;
+  private wantState: WantState;
   /** The table update() gave, and the parts updatePart() gave: `want` is their union. */
   private base: NftTable;
   // Replaced, never changed in place: a part refused by mergeTable or tableState leaves it as it was.
   private parts: ReadonlyMap<string, NftTablePart> = new Map();
   private ids?: Map<string, string>;
-  /** The kernel's table as the last successful apply left it; undefined: read it first. */
+  /**
+   * The kernel's table as the last successful apply left it, when a whole table was given
+   * since; undefined: read it first, unless `changedSets` says what it is.
+   */
   private believed?: InstalledTable;
+  /**
+   * Since the last transaction was planned, when every change since was of set members only
+   * (tables the compiler marked so, derivation.ts): the sets changed, each with the state the
+   * kernel then held (once the transaction is applied). The next transaction is then theirs
+   * alone, planned from the difference each set records. Undefined: plan the whole table.
+   */
+  private changedSets?: Map<string, InstalledSet | undefined>;
   private needResync = true;
   private chain: Promise<unknown> = Promise.resolve();
   private queued?: Promise<PolicyApplyReport>;
@@ -66,11 +98,12 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   ) {
     super();
     this.want = this.base = { family: dataplane.family, name: dataplane.table, sets: [], chains: [] };
-    this.wantState = tableState(this.want);
+    this.wantState = ownState(tableState(this.want));
     this.retryDelay = opts.retryDelayMs ?? 1000;
   }
 
   get desired(): NftTable {
+    this.want ??= mergeTable(this.base, this.parts);
     return this.want;
   }
 
@@ -105,14 +138,62 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   }
 
   private set(base: NftTable, parts: ReadonlyMap<string, NftTablePart>): Promise<PolicyApplyReport> {
+    const change = parts === this.parts ? tableChange(base) : undefined;
+    if (change?.from === this.base && this.setMembers(base, change.sets)) return this.enqueue();
     const desired = mergeTable(base, parts);
-    const state = tableState(desired);
+    const state = ownState(tableState(desired));
+    this.rememberKernel();
     this.base = base;
     this.parts = parts;
     this.want = desired;
     this.wantState = state;
     this.ids = undefined;
     return this.enqueue();
+  }
+
+  /**
+   * A table in which these sets changed members and nothing else: their states replace the old
+   * ones, which `changedSets` keeps for the plan. False, changing nothing, when a set would
+   * come, go or change kind (the whole table is then taken).
+   */
+  private setMembers(base: NftTable, sets: readonly NftSet[]): boolean {
+    const next: InstalledSet[] = [];
+    for (const s of sets) {
+      const now = this.wantState.sets.get(s.name);
+      let state: InstalledSet;
+      try {
+        state = desiredSetState(s, `sets[${s.name}]`);
+      } catch {
+        return false; // refused: the whole table's reading says where
+      }
+      if (!now || !sameKind(now, state)) return false;
+      next.push(state);
+    }
+    const changed = this.changedSets;
+    for (const state of next) {
+      if (changed && !changed.has(state.name)) changed.set(state.name, this.wantState.sets.get(state.name));
+      this.wantState.sets.set(state.name, state);
+    }
+    this.base = base;
+    this.want = this.parts.size ? undefined : base;
+    return true;
+  }
+
+  /** Before a whole table replaces the state: what the kernel holds, kept for its plan. */
+  private rememberKernel(): void {
+    if (!this.changedSets) return;
+    this.believed = this.kernelState(this.changedSets);
+    this.changedSets = undefined;
+  }
+
+  /** What the kernel holds (once the last transaction applies): the state with the set changes since undone. */
+  private kernelState(changed: ReadonlyMap<string, InstalledSet | undefined>): InstalledTable {
+    const sets = new Map(this.wantState.sets);
+    for (const [name, before] of changed) {
+      if (before) sets.set(name, before);
+      else sets.delete(name);
+    }
+    return { sets, maps: this.wantState.maps, chains: this.wantState.chains };
   }
 
   /** Reads the kernel's table and repairs every difference. */
@@ -151,7 +232,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
    * (one per family, one per chain) sums them. Only rules with a `counter` statement count.
    */
   async counters(): Promise<Map<string, RuleCounter>> {
-    this.ids ??= commentIds(this.want);
+    this.ids ??= commentIds(this.desired);
     const out = new Map<string, RuleCounter>();
     for (const row of await this.dataplane.readCounters()) {
       const id = this.ids.get(row.comment);
@@ -175,16 +256,14 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
 
   private async run(): Promise<PolicyApplyReport> {
     const t0 = performance.now();
-    const resync = this.needResync || !this.believed;
+    const resync = this.needResync || (!this.believed && !this.changedSets);
     this.needResync = false;
-    const desired = this.want;
-    const state = this.wantState;
     let transaction: NftOp[] = [];
     let script = '';
     let error: string | undefined;
     try {
       const current = resync ? await this.dataplane.read() : this.believed;
-      transaction = planTable(desired, current);
+      transaction = this.plan(resync, current);
       if (transaction.length) {
         const r = await this.dataplane.apply(transaction);
         script = r.script;
@@ -194,19 +273,37 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
       error = e instanceof Error ? e.message : String(e);
     }
     if (error === undefined) {
-      this.believed = state;
+      // The kernel holds the state as it was planned: the state now, with the changes since undone.
       this.retryDelay = this.opts.retryDelayMs ?? 1000;
     } else {
       // Nothing of the transaction took effect, but our record may be why it failed (an
       // element already gone): the next attempt reads the kernel.
       this.needResync = true;
       this.believed = undefined;
+      this.changedSets = undefined;
       this.scheduleRetry();
     }
     const report = summarize(resync ? 'resync' : 'incremental', transaction, script, performance.now() - t0, error);
     this.last = report;
     this.emit('report', report);
     return report;
+  }
+
+  /**
+   * The transaction from what the kernel holds to the state now; from here on, changes are
+   * counted from the state as planned. Only set members changed since the last plan: their
+   * difference alone.
+   */
+  private plan(resync: boolean, current: InstalledTable | undefined): NftOp[] {
+    const changed = this.changedSets;
+    let ops = !resync && changed ? planSetChanges(changed, this.wantState.sets) : undefined;
+    if (!ops) {
+      if (!resync && changed) current = this.kernelState(changed);
+      ops = planTable(this.desired, current);
+    }
+    this.believed = undefined;
+    this.changedSets = new Map();
+    return ops;
   }
 
   /**

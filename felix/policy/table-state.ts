@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
+import { nftSetChange } from './derivation.js';
+import { DerivedElements } from './derived-elements.js';
 import { comparedSetFlags } from './set-flags.js';
 
 /** The kernel keeps 128 bytes of a rule comment, NUL included. */
@@ -139,6 +141,8 @@ function known<T, K extends Keyed<T>>(byKey: Map<string, T>, hit: K): K {
 function setState(set: NftSet, field: string): Keyed<InstalledSet> {
   const hit = setsByObject.get(set);
   if (hit) return known(setsByKey, hit);
+  const derived = derivedSetState(set, field);
+  if (derived) return derived;
   const key = `${set.name}\0${set.type}\0${set.interval}\0${set.timeout ?? ''}\0${set.elements.join('\n')}`;
   let state = setsByKey.get(key);
   if (!state) {
@@ -159,6 +163,37 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
     setsByKey.set(key, state);
   }
   const keyed = { key, state };
+  setsByObject.set(set, keyed);
+  return keyed;
+}
+
+let derivedSerial = 0;
+
+/**
+ * A set recorded as another's with a few elements added and removed (derivation.ts), when that
+ * one's state is known: the same state with the difference, its elements read whole only if
+ * someone reads them (DerivedElements). Its key is its own: equal content elsewhere is not
+ * looked for, since the plan compares it with the state it came from by the difference.
+ */
+function derivedSetState(set: NftSet, field: string): Keyed<InstalledSet> | undefined {
+  const change = nftSetChange(set);
+  const from = change && setsByObject.get(change.from);
+  if (!change || !from) return undefined;
+  const was = from.state;
+  if (set.interval || set.timeout !== undefined || was.timeout !== undefined || set.name !== was.name) return undefined;
+  if (was.flags.length || checkType(set.type, `${field}.type`) !== was.type) return undefined;
+  // An element nft could not be given: the whole reading refuses it, naming its place.
+  try {
+    for (const e of change.added) checkText(e, field, ',{}');
+  } catch {
+    return undefined;
+  }
+  const added = canonicalElements(was.type, false, change.added);
+  const removed = canonicalElements(was.type, false, change.removed);
+  // The change's elements in canonical text must still be one each, new and old as said; else read it whole.
+  if (added.length !== change.added.length || removed.length !== change.removed.length) return undefined;
+  const state: InstalledSet = { ...was, elements: new DerivedElements(was.elements, added, removed) };
+  const keyed = { key: `\0derived\0${derivedSerial++}`, state };
   setsByObject.set(set, keyed);
   return keyed;
 }
@@ -270,6 +305,11 @@ export function tableState(table: NftTable): InstalledTable {
   });
   trim(keyedSets, keyedMaps, keyedChains);
   return { sets, maps, chains };
+}
+
+/** One set's keyed form, as tableState gives it; throws NftTableError (naming `field`) as tableState does. */
+export function desiredSetState(set: NftSet, field: string): InstalledSet {
+  return setState(set, field).state;
 }
 
 /** comment → rule id, for every rule of the table that has an id. */

@@ -4,6 +4,7 @@
 // that one endpoint in or out of each set (members change, rules do not) and, when it is this
 // node's, re-reads which policies select it; a namespace relabel re-places its endpoints. A
 // Tier change re-orders the tiers, which every endpoint's tiers follow.
+import { recordInputChange } from '../../felix/policy/derivation.js';
 import type { PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
 import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
 import { ADMIN_TIER_SPEC, BASELINE_TIER_SPEC } from './admin.js';
@@ -150,8 +151,13 @@ export class PolicyCalculator {
     ) {
       return l;
     }
-    this.last = { sets, namedPortSets, policies, endpoints, pools };
-    return this.last;
+    const next: PolicyInput = { sets, namedPortSets, policies, endpoints, pools };
+    // Only members changed: felix redoes the sets that changed, not the table.
+    const change =
+      l && l.policies === policies && l.endpoints === endpoints && l.pools === pools && this.sets.changeFrom(l.sets, l.namedPortSets);
+    if (change) recordInputChange(next, { from: l, ...change });
+    this.last = next;
+    return next;
   }
 
   /** A tier by name: a Tier resource's, the default one, or for a tier no Tier names, one that denies and sorts last. */
@@ -215,7 +221,7 @@ export class PolicyCalculator {
     const other = this.policyIds.get(parsed.id);
     if (other && other !== this.policyMap.get(mapKey)) throw new Error(`policy id ${parsed.id} is already taken`);
     const entry: PolicyEntry = { parsed, lowered };
-    for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadMap.values());
+    for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadsIn);
     const old = this.policyMap.get(mapKey);
     if (old) this.dropPolicy(old);
     this.policyMap.set(mapKey, entry);
@@ -332,6 +338,12 @@ export class PolicyCalculator {
     this.orderedPolicies();
     return this.ranks!;
   }
+
+  /** The endpoints of one namespace, or of all: what a new set is filled from. */
+  private readonly workloadsIn = (namespace: string | undefined): Iterable<Workload> => {
+    if (namespace === undefined) return this.workloadMap.values();
+    return [...(this.byNamespace.get(namespace) ?? [])].map((key) => this.workloadMap.get(key)!);
+  };
 
   private policyListCache?: { from: PolicyEntry[]; list: PolicyInput['policies'] };
 

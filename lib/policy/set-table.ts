@@ -1,8 +1,10 @@
 // The calculation graph's sets with their members, kept current one endpoint at a time. A set
 // lives while some policy names it (reference counted); its members are remembered per
 // endpoint, so an endpoint that comes, goes or is relabelled touches only the sets it enters
-// or leaves, and only those are rebuilt for felix.
+// or leaves, and only those are rebuilt for felix; each rebuilt set records the members it
+// gained and lost (felix/policy/derivation.ts), so felix's steps after it work on those alone.
 import type { AddressSet, NamedPortSet } from '../../felix/policy/input.js';
+import { recordAddressSetChange, recordNamedPortSetChange } from '../../felix/policy/derivation.js';
 import type { SelectionMatcher } from './selection.js';
 import type { SetSpec } from './set-spec.js';
 import type { Workload } from './workload.js';
@@ -14,9 +16,13 @@ interface Entry {
   refs: number;
   /** What each endpoint in the set contributes: addresses, or (address, protocol, port). */
   readonly byWorkload: Map<string, readonly string[] | readonly NamedPortMember[]>;
-  /** A selection's addresses, kept in order as endpoints come and go. */
-  readonly addresses?: AddressCounts;
+  /** The members' keys, kept in order as endpoints come and go (not for nets, which are fixed). */
+  readonly keys?: SortedCounts;
+  /** A named port set's members by key. */
+  readonly ports?: Map<string, NamedPortMember>;
   built?: AddressSet | NamedPortSet;
+  /** The set last handed out, while its members changed since: what the next build says it came from. */
+  prev?: AddressSet | NamedPortSet;
 }
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -34,24 +40,32 @@ function lowerBound(list: readonly string[], a: string): number {
 }
 
 /**
- * The addresses of a selection's endpoints, each counted once per endpoint that has it, in
- * order: an endpoint that comes or goes inserts or removes its own, so a set of thousands is
- * not gathered and sorted again for one pod. Sorted on first use after a bulk fill.
+ * The keys of a set's members (a selection's addresses, a named port set's `address protocol
+ * port`), each counted once per endpoint that has it, in order: an endpoint that comes or goes
+ * inserts or removes its own, so a set of thousands is not gathered and sorted again for one
+ * pod. Sorted on first use after a bulk fill. Keys that appeared or went since the last build
+ * are kept too, so the built set can say what changed.
  */
-class AddressCounts {
+class SortedCounts {
   private readonly counts = new Map<string, number>();
   private order?: string[];
+  /** Since the last `sorted()` (once there was one): key → true (appeared) or false (went). */
+  private change = new Map<string, boolean>();
 
-  add(addresses: readonly string[]): void {
-    for (const a of addresses) {
+  add(keys: readonly string[]): void {
+    for (const a of keys) {
       const n = this.counts.get(a) ?? 0;
       this.counts.set(a, n + 1);
-      if (n === 0 && this.order) this.order.splice(lowerBound(this.order, a), 0, a);
+      // Before the first sort nothing was handed out, so there is no change to tell.
+      if (n !== 0 || !this.order) continue;
+      this.order.splice(lowerBound(this.order, a), 0, a);
+      if (this.change.get(a) === false) this.change.delete(a);
+      else this.change.set(a, true);
     }
   }
 
-  remove(addresses: readonly string[]): void {
-    for (const a of addresses) {
+  remove(keys: readonly string[]): void {
+    for (const a of keys) {
       const n = this.counts.get(a);
       if (n === undefined) continue;
       if (n > 1) {
@@ -59,30 +73,72 @@ class AddressCounts {
         continue;
       }
       this.counts.delete(a);
-      if (this.order) this.order.splice(lowerBound(this.order, a), 1);
+      if (!this.order) continue;
+      this.order.splice(lowerBound(this.order, a), 1);
+      if (this.change.get(a) === true) this.change.delete(a);
+      else this.change.set(a, false);
     }
   }
 
-  /** A copy, sorted: what is handed out is never changed afterwards. */
-  sorted(): string[] {
+  /** A copy, sorted (what is handed out is never changed afterwards), and the keys that appeared and went since the last one. */
+  sorted(): { keys: string[]; added: string[]; removed: string[] } {
     this.order ??= [...this.counts.keys()].sort(byText);
-    return this.order.slice();
+    const added: string[] = [];
+    const removed: string[] = [];
+    for (const [k, appeared] of this.change) (appeared ? added : removed).push(k);
+    this.change = new Map();
+    return { keys: this.order.slice(), added, removed };
   }
+}
+
+const portKey = (m: NamedPortMember): string => `${m.address} ${m.protocol} ${m.port}`;
+
+/**
+ * The one namespace a set's members can be in, when its selection names one (a namespaced
+ * policy's own pods): an endpoint elsewhere need not be matched against it. Undefined: any.
+ */
+function scopeOf(spec: SetSpec): string | undefined {
+  const selections = spec.kind === 'selection' ? [spec.selection] : spec.kind === 'namedPorts' ? spec.within : [];
+  for (const s of selections) if (s.namespaces.kind === 'name') return s.namespaces.name;
+  return undefined;
+}
+
+/** The endpoints of a namespace (undefined: of every namespace). */
+export type WorkloadsIn = (namespace: string | undefined) => Iterable<Workload>;
+
+/** A list handed out, and how it came from the one before: the same ids, these sets rebuilt. */
+interface ListChange<T> {
+  readonly from: readonly T[];
+  readonly changed: readonly T[];
 }
 
 export class SetTable {
   private readonly entries = new Map<string, Entry>();
   /** Workload key → ids of the member-tracking sets it is in. */
   private readonly setsOf = new Map<string, Set<string>>();
+  /** Member-tracking sets by the one namespace their members can be in, and those of any namespace. */
+  private readonly scoped = new Map<string, Set<string>>();
+  private readonly unscoped = new Set<string>();
+  /** The lists last handed out, and whether a set of theirs changed since. */
   private addressCache?: AddressSet[];
   private namedCache?: NamedPortSet[];
+  private addressStale = true;
+  private namedStale = true;
   /** The ids in order, kept while no set comes or goes (members change far more often). */
   private sortedIds?: string[];
+  /** Each id's place in its list, while the ids stay as they were when the list was made. */
+  private addressPlaces?: Map<string, number>;
+  private namedPlaces?: Map<string, number>;
+  /** Sets whose members changed since their list was last made. */
+  private readonly dirty = new Set<string>();
+  /** How the lists last handed out came from the ones before; undefined after a set came or went. */
+  private addressChange?: ListChange<AddressSet>;
+  private namedChange?: ListChange<NamedPortSet>;
 
   constructor(private readonly matcher: SelectionMatcher) {}
 
-  /** Takes one more reference to a set; a new set is filled from `workloads`. */
-  ref(id: string, spec: SetSpec, workloads: Iterable<Workload>): void {
+  /** Takes one more reference to a set; a new set is filled from `workloads` (those of its namespace, where it has one). */
+  ref(id: string, spec: SetSpec, workloads: WorkloadsIn): void {
     const e = this.entries.get(id);
     if (e) {
       e.refs++;
@@ -92,11 +148,20 @@ export class SetTable {
       spec,
       refs: 1,
       byWorkload: new Map(),
-      ...(spec.kind === 'selection' ? { addresses: new AddressCounts() } : {}),
+      ...(spec.kind !== 'nets' ? { keys: new SortedCounts() } : {}),
+      ...(spec.kind === 'namedPorts' ? { ports: new Map<string, NamedPortMember>() } : {}),
     });
-    this.sortedIds = undefined;
+    this.idsChanged();
     this.changed(id);
-    if (spec.kind !== 'nets') for (const w of workloads) this.place(id, w);
+    if (spec.kind === 'nets') return;
+    const scope = scopeOf(spec);
+    if (scope === undefined) this.unscoped.add(id);
+    else {
+      let ids = this.scoped.get(scope);
+      if (!ids) this.scoped.set(scope, (ids = new Set()));
+      ids.add(id);
+    }
+    for (const w of workloads(scope)) this.place(id, w);
   }
 
   unref(id: string): void {
@@ -105,20 +170,34 @@ export class SetTable {
     if (--e.refs > 0) return;
     for (const key of e.byWorkload.keys()) this.setsOf.get(key)?.delete(id);
     this.entries.delete(id);
-    this.sortedIds = undefined;
+    const scope = scopeOf(e.spec);
+    if (scope === undefined) this.unscoped.delete(id);
+    else {
+      const ids = this.scoped.get(scope);
+      ids?.delete(id);
+      if (ids?.size === 0) this.scoped.delete(scope);
+    }
+    this.idsChanged();
     this.changed(id);
   }
 
-  /** An endpoint was added or changed: it is placed in or out of every set that tracks members. */
+  /**
+   * An endpoint was added or changed: it is placed in or out of every set that tracks members
+   * and could hold it (those of its namespace or of any), and out of those it was in.
+   */
   putWorkload(w: Workload): void {
-    for (const [id, e] of this.entries) if (e.spec.kind !== 'nets') this.place(id, w);
+    const was = this.setsOf.get(w.key);
+    for (const id of this.unscoped) this.place(id, w);
+    const mine = this.scoped.get(w.namespace);
+    if (mine) for (const id of mine) this.place(id, w);
+    if (was) for (const id of [...was]) if (!this.unscoped.has(id) && !mine?.has(id)) this.place(id, w);
   }
 
   deleteWorkload(key: string): void {
     for (const id of this.setsOf.get(key) ?? []) {
       const e = this.entries.get(id);
       const before = e?.byWorkload.get(key);
-      if (before !== undefined) e!.addresses?.remove(before as readonly string[]);
+      if (before !== undefined) this.take(e!, before);
       e?.byWorkload.delete(key);
       this.changed(id);
     }
@@ -127,25 +206,43 @@ export class SetTable {
 
   /** Felix's address sets, by id. Rebuilt only where members changed. */
   addressSets(): readonly AddressSet[] {
-    if (!this.addressCache) {
-      this.addressCache = [];
-      for (const id of this.ids()) {
-        const e = this.entries.get(id)!;
-        if (e.spec.kind !== 'namedPorts') this.addressCache.push(this.build(id, e) as AddressSet);
-      }
+    if (this.addressStale || !this.addressCache) {
+      const mine = (e: Entry) => e.spec.kind !== 'namedPorts';
+      const places = this.addressPlaces ?? (this.addressPlaces = new Map());
+      const { list, change } = this.list(this.addressCache, places, mine);
+      this.addressCache = list as AddressSet[];
+      this.addressChange = change as ListChange<AddressSet> | undefined;
+      this.addressStale = false;
+      this.settle(mine);
     }
     return this.addressCache;
   }
 
   namedPortSets(): readonly NamedPortSet[] {
-    if (!this.namedCache) {
-      this.namedCache = [];
-      for (const id of this.ids()) {
-        const e = this.entries.get(id)!;
-        if (e.spec.kind === 'namedPorts') this.namedCache.push(this.build(id, e) as NamedPortSet);
-      }
+    if (this.namedStale || !this.namedCache) {
+      const mine = (e: Entry) => e.spec.kind === 'namedPorts';
+      const places = this.namedPlaces ?? (this.namedPlaces = new Map());
+      const { list, change } = this.list(this.namedCache, places, mine);
+      this.namedCache = list as NamedPortSet[];
+      this.namedChange = change as ListChange<NamedPortSet> | undefined;
+      this.namedStale = false;
+      this.settle(mine);
     }
     return this.namedCache;
+  }
+
+  /**
+   * How the address and named port set lists last handed out came from `sets` and
+   * `namedPortSets` (lists handed out before): the sets rebuilt, with the same ids. Undefined
+   * when a set came or went between them.
+   */
+  changeFrom(
+    sets: readonly AddressSet[],
+    namedPortSets: readonly NamedPortSet[],
+  ): { sets: readonly AddressSet[]; namedPortSets: readonly NamedPortSet[] } | undefined {
+    const a = this.addressSets() === sets ? [] : this.addressChange?.from === sets ? this.addressChange.changed : undefined;
+    const n = this.namedPortSets() === namedPortSets ? [] : this.namedChange?.from === namedPortSets ? this.namedChange.changed : undefined;
+    return a && n && { sets: a, namedPortSets: n };
   }
 
   private ids(): readonly string[] {
@@ -153,20 +250,72 @@ export class SetTable {
     return this.sortedIds;
   }
 
+  private idsChanged(): void {
+    this.sortedIds = undefined;
+    this.addressPlaces = this.namedPlaces = undefined;
+  }
+
+  /**
+   * One of the two lists: while the ids stay, the last one with its changed sets rebuilt in
+   * place (a pod add touches a few of hundreds), else every set in id order.
+   */
+  private list(
+    last: readonly (AddressSet | NamedPortSet)[] | undefined,
+    places: Map<string, number>,
+    mine: (e: Entry) => boolean,
+  ): { list: (AddressSet | NamedPortSet)[]; change?: ListChange<AddressSet | NamedPortSet> } {
+    if (places.size && last) {
+      const list = last.slice();
+      const changed: (AddressSet | NamedPortSet)[] = [];
+      for (const id of this.dirty) {
+        const e = this.entries.get(id);
+        const at = places.get(id);
+        if (!e || at === undefined || !mine(e)) continue;
+        list[at] = this.build(id, e);
+        changed.push(list[at]!);
+      }
+      return { list, change: { from: last, changed } };
+    }
+    const list: (AddressSet | NamedPortSet)[] = [];
+    for (const id of this.ids()) {
+      const e = this.entries.get(id)!;
+      if (!mine(e)) continue;
+      places.set(id, list.length);
+      list.push(this.build(id, e));
+    }
+    return { list };
+  }
+
+  private settle(mine: (e: Entry) => boolean): void {
+    for (const id of this.dirty) {
+      const e = this.entries.get(id);
+      if (!e || mine(e)) this.dirty.delete(id);
+    }
+  }
+
   private build(id: string, e: Entry): AddressSet | NamedPortSet {
     if (e.built) return e.built;
     const spec = e.spec;
+    const prev = e.prev;
+    e.prev = undefined;
     if (spec.kind === 'nets') {
       e.built = { id, members: [...new Set(spec.nets)].sort(byText) };
     } else if (spec.kind === 'selection') {
       // Endpoint addresses are bare addresses: felix keeps such a set without intervals.
-      e.built = { id, members: e.addresses!.sorted(), hosts: true };
+      const { keys, added, removed } = e.keys!.sorted();
+      const built: AddressSet = { id, members: keys, hosts: true };
+      if (prev) recordAddressSetChange(built, { from: prev as AddressSet, added, removed });
+      e.built = built;
     } else {
-      const members = new Map<string, NamedPortMember>();
-      for (const list of e.byWorkload.values()) {
-        for (const m of list as readonly NamedPortMember[]) members.set(`${m.address} ${m.protocol} ${m.port}`, m);
-      }
-      e.built = { id, members: [...members.keys()].sort(byText).map((k) => members.get(k)!) };
+      const { keys, added, removed } = e.keys!.sorted();
+      const ports = e.ports!;
+      const built: NamedPortSet = { id, members: keys.map((k) => ports.get(k)!) };
+      // A member that went stayed in `ports` until now, to be named here.
+      const removedMembers = removed.map((k) => ports.get(k)!);
+      for (const k of removed) ports.delete(k);
+      if (prev)
+        recordNamedPortSetChange(built, { from: prev as NamedPortSet, added: added.map((k) => ports.get(k)!), removed: removedMembers });
+      e.built = built;
     }
     return e.built;
   }
@@ -183,21 +332,32 @@ export class SetTable {
     return out.length ? out : undefined;
   }
 
+  private keysOf(e: Entry, members: readonly string[] | readonly NamedPortMember[]): readonly string[] {
+    return e.ports ? (members as readonly NamedPortMember[]).map(portKey) : (members as readonly string[]);
+  }
+
+  private take(e: Entry, members: readonly string[] | readonly NamedPortMember[]): void {
+    e.keys?.remove(this.keysOf(e, members));
+  }
+
+  private give(e: Entry, members: readonly string[] | readonly NamedPortMember[]): void {
+    if (e.ports) for (const m of members as readonly NamedPortMember[]) if (!e.ports.has(portKey(m))) e.ports.set(portKey(m), m);
+    e.keys?.add(this.keysOf(e, members));
+  }
+
   private place(id: string, w: Workload): void {
     const e = this.entries.get(id)!;
     const now = this.contribution(e.spec, w);
     const before = e.byWorkload.get(w.key);
     if (now === undefined) {
       if (before === undefined) return;
-      e.addresses?.remove(before as readonly string[]);
+      this.take(e, before);
       e.byWorkload.delete(w.key);
       this.setsOf.get(w.key)?.delete(id);
     } else {
       if (before !== undefined && sameMembers(before, now)) return;
-      if (e.addresses) {
-        if (before !== undefined) e.addresses.remove(before as readonly string[]);
-        e.addresses.add(now as readonly string[]);
-      }
+      if (before !== undefined) this.take(e, before);
+      this.give(e, now);
       e.byWorkload.set(w.key, now);
       let ids = this.setsOf.get(w.key);
       if (!ids) this.setsOf.set(w.key, (ids = new Set()));
@@ -208,11 +368,15 @@ export class SetTable {
 
   private changed(id: string): void {
     const e = this.entries.get(id);
-    if (e) e.built = undefined;
+    if (e?.built) {
+      e.prev ??= e.built;
+      e.built = undefined;
+    }
+    this.dirty.add(id);
     // A set that went away (kind unknown) leaves both lists.
     const kind = e?.spec.kind;
-    if (kind === undefined || kind === 'namedPorts') this.namedCache = undefined;
-    if (kind !== 'namedPorts') this.addressCache = undefined;
+    if (kind === undefined || kind === 'namedPorts') this.namedStale = true;
+    if (kind !== 'namedPorts') this.addressStale = true;
   }
 }
 
