@@ -180,5 +180,12 @@ function addSet(s: InstalledSet): NftOp {
 }
 
 function addMap(m: InstalledMap): NftOp {
-  return { kind: 'add map', map: m.name, type: m.type, elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })) };
+  return {
+    kind: 'add map',
+    map: m.name,
+    type: m.type,
+    ...(m.data !== 'verdict' ? { data: m.data } : {}),
+    ...(m.typeof !== undefined ? { typeof: m.typeof } : {}),
+    elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })),
+  };
 }

@@ -6,16 +6,21 @@
 // going to its IPv4 endpoints):
 //   svc-ips-vF          `cluster IP . proto . port` → goto its cluster (or local) chain, and each
 //                       external and load-balancer IP → goto its external chain;
-//   svc-nodeports-vF    `proto . nodePort` → goto its external chain, for this node's addresses;
-//   cluster<F>-<id>     masquerade a client from outside the pools; then endpoint i of N is
-//                       DNATed with probability 1/(N-i) (`numgen random mod N-i == 0 dnat …`,
-//                       uniform; over endpointMapOver endpoints one `dnat … numgen … map`);
-//                       with session affinity instead kube-proxy's shape: a client
-//                       seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
-//   local<F>-<id>       the same over this node's endpoints (a Local traffic policy);
-//   external<F>-<id>    Cluster: mark for masquerade, goto the cluster chain. Local: pods and the
-//                       node itself short-circuit to the cluster chain, the rest keeps its
-//                       address and goes to the local chain;
+//   svc-nodeports-vF    `proto . nodePort` → goto its nodeport (with affinity: external) chain;
+//   svc-eps-vF, svc-local-eps-vF, svc-np-eps-vF, svc-np-local-eps-vF
+//                       `frontend . i` → endpoint i (`address . port`), over every endpoint or this
+//                       node's, the frontend being `address . proto . port` or a NodePort's
+//                       `proto . port`: a replaced endpoint is elements here, never a rule;
+//   cluster<F>-<id>     masquerade a client from outside the pools; then one rule picks an
+//                       endpoint uniformly, `dnat … to ip daddr . meta l4proto . th dport .
+//                       numgen random mod N map @svc-eps-vF` (only N is in the rule);
+//   local<F>-<id>       the same over this node's endpoints (internal traffic policy Local);
+//   external<F>-<id>,   external IPs and load-balancer IPs, and the NodePort: Cluster policy marks
+//   nodeport<F>-<id>    for masquerade and picks any endpoint; Local lets pods and the node
+//                       itself pick any (the node masqueraded), others keep their address and
+//                       pick one of this node's;
+//   with session affinity instead kube-proxy's shape: cluster, local and external chains, a
+//   client seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
 //   endpoint<F>-<…>     (affinity only) record the client in the endpoint's set, DNAT;
 //   svc-hairpin-vF      `a . a` per endpoint on this node: a connection DNATed back to its own
 //                       source is masqueraded at postrouting;
@@ -33,6 +38,7 @@ import {
   clusterSet,
   DISPATCH,
   endpointChain,
+  endpointsMap,
   externalChain,
   type Family,
   FILTER_FORWARD,
@@ -42,6 +48,7 @@ import {
   hairpinSet,
   ipsMap,
   localChain,
+  localEndpointsMap,
   MARK_MASQUERADE,
   MASQUERADE_ID,
   NAT_OUTPUT,
@@ -49,7 +56,10 @@ import {
   NAT_PREROUTING,
   noEndpointIpsMap,
   noEndpointNodePortsMap,
+  nodePortChain,
+  nodePortEndpointsMap,
   nodePortIpsSet,
+  nodePortLocalEndpointsMap,
   nodePortsMap,
   REJECT,
   REJECT_ID,
@@ -59,10 +69,8 @@ export interface ServiceCompileOptions {
   /** The packet mark bit that asks for masquerade at postrouting (one bit; default 0x00200000, beside policy's Pass bit). */
   readonly masqueradeMark?: number;
   /**
-   * A port with more endpoints than this picks one with a single rule and an anonymous map
-   * (`dnat ip to numgen random mod N map { i : a . p }`), O(1) for the first packet of a
-   * connection, instead of one rule per endpoint; each such map is a set nft reads on every
-   * transaction, so only large ports get one. Default 32.
+   * Kept for compatibility, checked and otherwise unused: every port without session affinity
+   * now picks its endpoint with one rule and named maps, whatever its number of endpoints.
    */
   readonly endpointMapOver?: number;
 }
@@ -116,6 +124,8 @@ interface Frontend {
   readonly slot: string;
   /** The element as the map takes it, one object while the port is unchanged. */
   readonly element: NftMapElement;
+  /** An endpoint of a frontend (`frontend . i`): left out, unreported, with the frontend it follows. */
+  readonly follows?: boolean;
 }
 
 /** One service port, compiled: its own chains and sets, and the map elements that lead to them. */
@@ -204,7 +214,7 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
   const conflicts: string[] = [];
   const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
   for (const p of ports) {
-    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, mapOver, variant, memory.ports);
+    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, variant, memory.ports);
     chains.push(...compiled.chains);
     sets.push(...compiled.sets);
     for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
@@ -212,7 +222,9 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
       // A frontend is one port's, in the lookup and in the no-endpoint check alike; within a port
       // the first use of a key wins (an external IP that is also its cluster IP).
       const owner = claimed.get(e.claim);
-      if (owner !== undefined && owner !== p.id) {
+      if (e.follows) {
+        if (owner !== p.id || filled.has(e.slot)) continue;
+      } else if (owner !== undefined && owner !== p.id) {
         conflicts.push(`${e.key} (${e.map}): ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
         continue;
       }
@@ -239,6 +251,23 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
       { name: nodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(nodePortsMap(f)) ?? [] },
       { name: noEndpointIpsMap(f), type: `${addr} . inet_proto . inet_service`, elements: elements.get(noEndpointIpsMap(f)) ?? [] },
       { name: noEndpointNodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(noEndpointNodePortsMap(f)) ?? [] },
+      // The endpoint maps that hold elements: a rule uses one only while its port has an endpoint there.
+      ...[...PROTOCOLS].flatMap((proto) => {
+        const byAddress = { key: `${ipOf(f)} daddr . meta l4proto . th dport`, type: `${addr} . inet_proto . inet_service . integer` };
+        const byNodePort = { key: 'meta l4proto . th dport', type: 'inet_proto . inet_service . integer' };
+        const kinds: [string, { key: string; type: string }][] = [
+          [endpointsMap(f, proto), byAddress],
+          [localEndpointsMap(f, proto), byAddress],
+          [nodePortEndpointsMap(f, proto), byNodePort],
+          [nodePortLocalEndpointsMap(f, proto), byNodePort],
+        ];
+        return kinds.flatMap(([name, k]): NftMap[] => {
+          const list = elements.get(name);
+          if (!list) return [];
+          const typeOf = `${k.key} . numgen random mod 1 : ${ipOf(f)} daddr . ${proto} dport`;
+          return [{ name, type: k.type, data: `${addr} . inet_service`, typeof: typeOf, elements: list }];
+        });
+      }),
     ];
   });
   return { sets, maps, chains, conflicts };
@@ -327,7 +356,6 @@ function compilePort(
   p: ServicePort,
   index: number,
   hasCluster: Record<Family, boolean>,
-  mapOver: number,
   variant: string,
   kept: WeakMap<ServicePort, Kept>,
 ): CompiledPort {
@@ -392,9 +420,87 @@ function compilePort(
     const ext = externalChain(p.id, f);
     const ip = ipOf(f);
     const noEndpointVerdict = hasEndpoints ? 'drop' : `goto ${REJECT}`;
-
-    // Frontends.
     const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
+    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
+    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
+    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
+    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
+    const offCluster: NftRule[] = hasCluster[f]
+      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
+      : [];
+
+    if (affinity === undefined) {
+      // The endpoint is chosen by element: `frontend . i` → endpoint i in the port's maps, so a
+      // replaced endpoint is a few elements and no rule; the rules hold only the number of endpoints.
+      const np = nodePort === undefined ? undefined : `${p.protocol} . ${nodePort}`;
+      const value = (e: Endpoint) => `${e.address} . ${e.port}`;
+      const pick = (map: string, frontendKey: string, claimMap: string, over: readonly Endpoint[]) =>
+        over.forEach((e, i) => {
+          const k = `${frontendKey} . ${i}`;
+          elements.push({
+            map,
+            key: k,
+            verdict: value(e),
+            claim: `${claimMap} ${frontendKey}`,
+            slot: `${map} ${k}`,
+            element: { key: k, verdict: value(e) },
+            follows: true,
+          });
+        });
+      const dnatFrom = (map: string, byNodePort: boolean, n: number): string =>
+        `meta l4proto ${p.protocol} dnat ${ip} to ${byNodePort ? '' : `${ip} daddr . `}meta l4proto . th dport . numgen random mod ${n} map @${map}`;
+      const toCluster = !internalLocal && hasEndpoints;
+      const toLocal = internalLocal && local.length > 0;
+      if (toCluster || toLocal) {
+        frontend(ipsMap(f), key(cip), `goto ${toLocal ? localName : cluster}`);
+        const map = toLocal ? localEndpointsMap(f, p.protocol) : endpointsMap(f, p.protocol);
+        pick(map, key(cip), ipsMap(f), toLocal ? local : eps);
+        chains.push({
+          name: toLocal ? localName : cluster,
+          rules: [...offCluster, { expr: dnatFrom(map, false, toLocal ? local.length : eps.length) }],
+        });
+      } else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
+      // External traffic: Cluster policy masquerades and takes any endpoint; Local keeps the
+      // client's address and takes this node's, but pods and the node itself take any (as
+      // through a load balancer), the node's own traffic masqueraded.
+      const externalRules = (byNodePort: boolean): NftRule[] => {
+        const all = dnatFrom(byNodePort ? nodePortEndpointsMap(f, p.protocol) : endpointsMap(f, p.protocol), byNodePort, eps.length);
+        if (!externalLocal) return [{ expr: `jump ${MARK_MASQUERADE}` }, { expr: all }];
+        const rules: NftRule[] = [];
+        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} ${all}` });
+        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local ${all}` });
+        if (local.length > 0)
+          rules.push({
+            expr: dnatFrom(
+              byNodePort ? nodePortLocalEndpointsMap(f, p.protocol) : localEndpointsMap(f, p.protocol),
+              byNodePort,
+              local.length,
+            ),
+          });
+        return rules;
+      };
+      for (const a of externalIPs) {
+        if (hasEndpoints) {
+          frontend(ipsMap(f), key(a), `goto ${ext}`);
+          pick(endpointsMap(f, p.protocol), key(a), ipsMap(f), eps);
+          if (externalLocal) pick(localEndpointsMap(f, p.protocol), key(a), ipsMap(f), local);
+        }
+        if (!hasExternalEndpoints) frontend(noEndpointIpsMap(f), key(a), noEndpointVerdict);
+      }
+      if (hasEndpoints && externalIPs.length > 0) chains.push({ name: ext, rules: externalRules(false) });
+      if (np !== undefined) {
+        if (hasEndpoints) {
+          frontend(nodePortsMap(f), np, `goto ${nodePortChain(p.id, f)}`);
+          pick(nodePortEndpointsMap(f, p.protocol), np, nodePortsMap(f), eps);
+          if (externalLocal) pick(nodePortLocalEndpointsMap(f, p.protocol), np, nodePortsMap(f), local);
+          chains.push({ name: nodePortChain(p.id, f), rules: externalRules(true) });
+        }
+        if (!hasExternalEndpoints) frontend(noEndpointNodePortsMap(f), np, noEndpointVerdict);
+      }
+      continue;
+    }
+
+    // Session affinity: kube-proxy's shape, a chain and a set of recent clients per endpoint.
     if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName : cluster}`);
     else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
     const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
@@ -404,45 +510,21 @@ function compilePort(
       if (!hasExternalEndpoints) frontend(noEndpoints, k, noEndpointVerdict);
     }
 
-    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
-    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
     const dnat = (e: Endpoint) =>
       `meta l4proto ${p.protocol} dnat ${ip} to ${f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`}`;
     const epChain = (e: Endpoint) => endpointChain(p.id, e.address, e.port, f);
     const affSet = (e: Endpoint) => affinitySet(p.id, e.address, e.port, f);
-    // With session affinity each endpoint reached from this node has its chain and its set of
-    // recent clients (kube-proxy's shape); without, the service's chain DNATs itself.
-    if (affinity !== undefined) {
-      const reachable = new Map<string, Endpoint>();
-      for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
-      for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
-        sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
-        chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
-      }
+    const reachable = new Map<string, Endpoint>();
+    for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
+    for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
+      sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
+      chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
     }
-
-    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
-    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
-    const offCluster: NftRule[] = hasCluster[f]
-      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
-      : [];
-    // Uniformly at random. With affinity: a client seen lately goes back to its endpoint, else a
-    // `numgen random mod N vmap` picks an endpoint chain. Without: endpoint i of N is taken with
-    // probability 1/(N-i) if none before it was, which is uniform and needs no set and no chain
-    // per endpoint (nft 1.0.6 reads every set and chain of the table on each transaction: see README).
-    const balance = (over: readonly Endpoint[]): NftRule[] =>
-      affinity !== undefined
-        ? [
-            ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
-            { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
-          ]
-        : over.length > mapOver
-          ? [
-              {
-                expr: `meta l4proto ${p.protocol} dnat ${ip} to numgen random mod ${over.length} map { ${over.map((e, i) => `${i} : ${e.address} . ${e.port}`).join(', ')} }`,
-              },
-            ]
-          : over.map((e, i) => ({ expr: `${i < over.length - 1 ? `numgen random mod ${over.length - i} == 0 ` : ''}${dnat(e)}` }));
+    // A client seen lately goes back to its endpoint, else `numgen random mod N vmap` picks one, uniformly.
+    const balance = (over: readonly Endpoint[]): NftRule[] => [
+      ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
+      { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
+    ];
     if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
     if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
     if (usesExternal) {
