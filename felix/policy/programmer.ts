@@ -184,7 +184,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     let error: string | undefined;
     try {
       const current = resync ? await this.dataplane.read() : this.believed;
-      transaction = planTable(desired, current);
+      transaction = planTable(desired, current, state);
       if (transaction.length) {
         const r = await this.dataplane.apply(transaction);
         script = r.script;

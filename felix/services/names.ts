@@ -33,12 +33,14 @@ export const noEndpointNodePortsMap = (f: Family): string => `svc-noep-nodeports
  * `frontend . i` → endpoint i's `address . port`, what the DNAT of a port without session affinity
  * reads (`… numgen random mod N map @…`): by address (cluster, external and load-balancer IPs) or
  * by NodePort, over every endpoint or this node's alone, one map per protocol (nft declares the
- * port of the data as the protocol's). A changed endpoint is elements here.
+ * port of the data as the protocol's) and shard (a hash of the port's id picks it, so a change
+ * rebuilds one small map). A changed endpoint is elements here.
  */
-export const endpointsMap = (f: Family, protocol: string): string => `svc-eps-${protocol}-v${f}`;
-export const localEndpointsMap = (f: Family, protocol: string): string => `svc-local-eps-${protocol}-v${f}`;
-export const nodePortEndpointsMap = (f: Family, protocol: string): string => `svc-np-eps-${protocol}-v${f}`;
-export const nodePortLocalEndpointsMap = (f: Family, protocol: string): string => `svc-np-local-eps-${protocol}-v${f}`;
+export const endpointsMap = (f: Family, protocol: string, shard: number): string => `svc-eps-${protocol}-v${f}-${shard}`;
+export const localEndpointsMap = (f: Family, protocol: string, shard: number): string => `svc-local-eps-${protocol}-v${f}-${shard}`;
+export const nodePortEndpointsMap = (f: Family, protocol: string, shard: number): string => `svc-np-eps-${protocol}-v${f}-${shard}`;
+export const nodePortLocalEndpointsMap = (f: Family, protocol: string, shard: number): string =>
+  `svc-np-local-eps-${protocol}-v${f}-${shard}`;
 /** The pools: a source inside is "inside the cluster". */
 export const clusterSet = (f: Family): string => `svc-cluster-v${f}`;
 /** `a . a` for each endpoint on this node: a connection DNATed back to its own source (hairpin). */

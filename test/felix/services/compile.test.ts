@@ -43,9 +43,11 @@ const chain = (t: ServiceTable, name: string): NftChain => {
   assert.ok(c, `no chain ${name} among ${t.chains.map((x) => x.name).join(' ')}`);
   return c;
 };
-const rules = (t: ServiceTable, name: string) => chain(t, name).rules.map((r) => r.expr);
+// An endpoint map is one of several shards (`svc-eps-tcp-v4-<n>`): named here without its number.
+const unsharded = (text: string) => text.replace(/(svc-(?:np-)?(?:local-)?eps-[a-z]+-v[46])-\d+/g, '$1');
+const rules = (t: ServiceTable, name: string) => chain(t, name).rules.map((r) => unsharded(r.expr));
 const elements = (t: ServiceTable, map: string) =>
-  (t.maps.find((m) => m.name === map)?.elements ?? []).map((e) => `${e.key} : ${e.verdict}`);
+  t.maps.filter((m) => unsharded(m.name) === map).flatMap((m) => m.elements.map((e) => `${e.key} : ${e.verdict}`));
 const hasChain = (t: ServiceTable, name: string) => t.chains.some((c) => c.name === name);
 
 describe('felix services compiler', () => {
@@ -64,7 +66,7 @@ describe('felix services compiler', () => {
       '10.96.0.10 . tcp . 80 . 1 : 10.65.0.3 . 8080',
       '10.96.0.10 . tcp . 80 . 2 : 10.65.0.4 . 8080',
     ]);
-    const map = t.maps.find((m) => m.name === 'svc-eps-tcp-v4');
+    const map = t.maps.find((m) => unsharded(m.name) === 'svc-eps-tcp-v4');
     assert.equal(
       map?.typeof,
       'ip daddr . meta l4proto . th dport . numgen random mod 1 : ip daddr . tcp dport',
@@ -73,7 +75,7 @@ describe('felix services compiler', () => {
     assert.equal(map?.data, 'ipv4_addr . inet_service', 'a data map');
     assert.equal(hasChain(t, endpointChain(ID, '10.65.0.2', 8080, 4)), false, 'no chain per endpoint without affinity');
     assert.equal(
-      t.maps.some((m) => m.name === 'svc-eps-udp-v4' || m.name === 'svc-local-eps-tcp-v4'),
+      t.maps.some((m) => ['svc-eps-udp-v4', 'svc-local-eps-tcp-v4'].includes(unsharded(m.name))),
       false,
       'an endpoint map without elements is not declared',
     );
