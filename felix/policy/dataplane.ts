@@ -25,9 +25,13 @@ export type NftOp =
   | {
       readonly kind: 'add map';
       readonly map: string;
-      /** The key's type; the data is a verdict. */
+      /** The key's type. */
       readonly type: string;
-      /** Canonical key and verdict text; may be empty. */
+      /** A data map's data type; absent: the data is a verdict. */
+      readonly data?: string;
+      /** Its `typeof` declaration, when it needs one (map-typeof.ts). */
+      readonly typeof?: string;
+      /** Canonical key and verdict (or value) text; may be empty. */
       readonly elements: readonly NftMapElement[];
     }
   | { readonly kind: 'delete map'; readonly map: string }
@@ -93,11 +97,13 @@ export interface InstalledMap {
   readonly name: string;
   /** The key's type, components joined by ` . `. */
   readonly type: string;
-  /** What the key maps to: `verdict` for the maps we write; another map kind is someone else's. */
+  /** What the key maps to: `verdict`, or a data map's data type (`ipv4_addr . inet_service`). */
   readonly data: string;
   /** Sorted, as for sets. */
   readonly flags: readonly string[];
-  /** Canonical key → canonical verdict (`"cali1"` → `jump to-cali1`). */
+  /** The `typeof` declaration a desired map is written with; not read back (its types are compared). */
+  readonly typeof?: string;
+  /** Canonical key → canonical verdict (`"cali1"` → `jump to-cali1`) or value. */
   readonly elements: ReadonlyMap<string, string>;
 }
 

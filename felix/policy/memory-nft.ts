@@ -51,6 +51,8 @@ interface MemSet {
 interface MemMap {
   readonly name: string;
   readonly type: string;
+  /** `verdict`, or a data map's data type. */
+  readonly data: string;
   /** Canonical key → canonical verdict. */
   elements: Map<string, string>;
 }
@@ -99,7 +101,7 @@ export class MemoryNftDataplane implements NftDataplane {
       );
     const maps = new Map<string, InstalledMap>();
     for (const m of t.maps.values())
-      maps.set(m.name, { name: m.name, type: m.type, data: 'verdict', flags: [], elements: new Map(m.elements) });
+      maps.set(m.name, { name: m.name, type: m.type, data: m.data, flags: [], elements: new Map(m.elements) });
     const chains = new Map<string, InstalledChain>();
     for (const c of t.chains.values())
       chains.set(c.name, {
@@ -215,8 +217,8 @@ export class MemoryNftDataplane implements NftDataplane {
     const addMapElements = (m: MemMap, elements: readonly { key: string; verdict: string }[]): void => {
       for (const e of elements) {
         const key = canonicalKey(m.type, e.key);
-        const verdict = canonicalVerdict(e.verdict);
-        const target = verdictChain(verdict);
+        const verdict = m.data === 'verdict' ? canonicalVerdict(e.verdict) : canonicalKey(m.data, e.verdict);
+        const target = m.data === 'verdict' ? verdictChain(verdict) : undefined;
         if (target !== undefined) jumpTarget(target);
         const had = m.elements.get(key);
         if (had !== undefined && had !== verdict) throw new Refused(`File exists (${key} in ${m.name} maps to ${had})`);
@@ -255,9 +257,10 @@ export class MemoryNftDataplane implements NftDataplane {
       case 'add map': {
         if (t.sets.has(op.map)) throw new Refused(`File exists (set ${op.map})`);
         const had = t.maps.get(op.map);
-        if (had && had.type !== op.type) throw new Refused(`File exists (map ${op.map} of another kind)`);
+        const data = op.data ?? 'verdict';
+        if (had && (had.type !== op.type || had.data !== data)) throw new Refused(`File exists (map ${op.map} of another kind)`);
         if (!had) {
-          t.maps.set(op.map, { name: op.map, type: op.type, elements: new Map() });
+          t.maps.set(op.map, { name: op.map, type: op.type, data, elements: new Map() });
           d.touchedMaps.add(op.map);
         }
         addMapElements(map(op.map), op.elements);

@@ -44,11 +44,14 @@ export interface NftSet {
   readonly timeout?: number;
 }
 
-/** One entry of a verdict map: the packets whose key matches get the verdict. */
+/** One entry of a map: the packets whose key matches get the verdict (or, in a data map, the value). */
 export interface NftMapElement {
   /** In nft syntax for the map's type: an interface name is quoted (`"cali1a2b3c4d5e6"`). */
   readonly key: string;
-  /** `jump <chain>`, `goto <chain>`, `accept`, `drop`, `return` or `continue`. */
+  /**
+   * `jump <chain>`, `goto <chain>`, `accept`, `drop`, `return` or `continue`; in a map with
+   * `data`, the value in nft syntax for that type (`10.64.0.7 . 8080`).
+   */
   readonly verdict: string;
 }
 
@@ -60,8 +63,22 @@ export interface NftMapElement {
  */
 export interface NftMap {
   readonly name: string;
-  /** nft type of the key: `ifname`, `ipv4_addr`, ... (the data is always a verdict). */
+  /**
+   * nft type of the key: `ifname`, `ipv4_addr`, ...; `integer` for numgen's number, which nft
+   * declares with `typeof` (map-typeof.ts lists the keys with such a declaration).
+   */
   readonly type: string;
+  /**
+   * The data type of a data map (`ipv4_addr . inet_service`, what `dnat … map @NAME` reads);
+   * absent for a verdict map. Its elements are values, not verdicts: adding one never makes the
+   * kernel revalidate the table's chains, as an element that jumps does.
+   */
+  readonly data?: string;
+  /**
+   * The declaration after `typeof` (key, then data), for a key nft has no type name for
+   * (numgen's number): one map-typeof.ts lists, which must agree with `type` and `data`.
+   */
+  readonly typeof?: string;
   readonly elements: readonly NftMapElement[];
 }
 

@@ -114,7 +114,7 @@ function readMap(m: JsonMap): InstalledMap {
   const elements = new Map<string, string>();
   for (const e of m.elem ?? []) {
     if (!Array.isArray(e) || e.length !== 2) continue;
-    const value = data === 'verdict' ? canonicalVerdict(verdictFromJson(e[1])) : elementFromJson(e[1]);
+    const value = data === 'verdict' ? canonicalVerdict(verdictFromJson(e[1])) : canonicalKey(data, elementFromJson(e[1]));
     elements.set(canonicalKey(type, elementFromJson(e[0])), value);
   }
   return { name: m.name, type, data, flags: [...(m.flags ?? [])].sort(), elements };

@@ -6,6 +6,7 @@
 import type { NftOp } from './dataplane.js';
 import type { NftMapElement } from './nft-model.js';
 import { baseChainHeader, quote, tableRef } from './render.js';
+import { mapDeclaration } from './map-typeof.js';
 import { declaredSetFlags } from './set-flags.js';
 import { checkName, checkText, checkType, checkVerdict } from './table-state.js';
 
@@ -24,9 +25,11 @@ function keyList(keys: readonly string[]): string {
 }
 
 /** `{ "cali1" : jump to-cali1, … }` */
-function mapElementList(elements: readonly NftMapElement[]): string {
+/** `verdicts`: the map's data are verdicts; false: values; undefined: not known here (text checked alone). */
+function mapElementList(elements: readonly NftMapElement[], verdicts: boolean | undefined): string {
   const text = elements.map((e, i) => {
-    checkVerdict(e.verdict, `elements[${i}].verdict`);
+    if (verdicts) checkVerdict(e.verdict, `elements[${i}].verdict`);
+    else checkKey(e.verdict, `elements[${i}].verdict`);
     return `${checkKey(e.key, `elements[${i}].key`)} : ${e.verdict}`;
   });
   return `{ ${text.join(', ')} }`;
@@ -59,15 +62,17 @@ export function opLine(table: { readonly family: 'inet'; readonly name: string }
     case 'add map': {
       checkName(op.map, 'map');
       const type = checkType(op.type, `map ${op.map} type`);
-      const elements = op.elements.length ? ` elements = ${mapElementList(op.elements)};` : '';
-      return `add map ${t} ${op.map} { type ${type} : verdict;${elements} }`;
+      const data = op.data === undefined ? undefined : checkType(op.data, `map ${op.map} data`);
+      const elements = op.elements.length ? ` elements = ${mapElementList(op.elements, data === undefined)};` : '';
+      if (op.typeof !== undefined) checkText(op.typeof, `map ${op.map} typeof`, ',{}');
+      return `add map ${t} ${op.map} { ${mapDeclaration(type, data, op.typeof)};${elements} }`;
     }
     case 'delete map':
       checkName(op.map, 'map');
       return `delete map ${t} ${op.map}`;
     case 'add map element':
       checkName(op.map, 'map');
-      return `add element ${t} ${op.map} ${mapElementList(op.elements)}`;
+      return `add element ${t} ${op.map} ${mapElementList(op.elements, undefined)}`;
     case 'delete map element':
       checkName(op.map, 'map');
       return `delete element ${t} ${op.map} ${keyList(op.keys)}`;

@@ -162,7 +162,8 @@ export class NetlinkNftDataplane implements NftDataplane {
   private learn(ops: readonly NftOp[]): void {
     for (const op of ops) {
       if (op.kind === 'add set') this.kinds.set(op.set, { type: op.type, interval: op.interval, map: false });
-      else if (op.kind === 'add map') this.kinds.set(op.map, { type: op.type, interval: false, map: true });
+      else if (op.kind === 'add map')
+        this.kinds.set(op.map, { type: op.type, interval: false, map: true, ...(op.data !== undefined ? { data: op.data } : {}) });
       else if (op.kind === 'delete set') this.kinds.delete(op.set);
       else if (op.kind === 'delete map') this.kinds.delete(op.map);
     }

@@ -55,6 +55,7 @@ import {
   NFTA_RULE_EXPRESSIONS,
   NFTA_RULE_TABLE,
   NFTA_RULE_USERDATA,
+  NFTA_SET_DATA_LEN,
   NFTA_SET_DATA_TYPE,
   NFTA_SET_ELEM_DATA,
   NFTA_SET_ELEM_FLAGS,
@@ -114,6 +115,8 @@ interface SetHead {
   readonly keyId: number;
   readonly keyLen: number;
   readonly dataType: number | undefined;
+  /** A data map's data type, when it is one this reader knows. */
+  readonly data: string | undefined;
   readonly timeoutMs: number | undefined;
 }
 
@@ -194,6 +197,7 @@ function readSets(sock: NetlinkSocket, family: number, table: string): SetHead[]
       keyId,
       keyLen,
       dataType: attrU32(buf, a.get(NFTA_SET_DATA_TYPE)),
+      data: keyTypeName(attrU32(buf, a.get(NFTA_SET_DATA_TYPE)) ?? 0, attrU32(buf, a.get(NFTA_SET_DATA_LEN)) ?? 0),
       timeoutMs: attrU64(buf, a.get(NFTA_SET_TIMEOUT)),
     });
   });
@@ -222,12 +226,12 @@ function verdictText(buf: Buffer, from: number, to: number): string {
   }
 }
 
-/** One element of a dump: its key's bytes, flags and (in a verdict map) verdict. */
+/** One element of a dump: its key's bytes, flags and (in a verdict map) verdict, or (in a data map) where its value is. */
 function forEachElement(
   buf: Buffer,
   from: number,
   to: number,
-  visit: (keyAt: number, keyEnd: number, flags: number, verdict: string | undefined) => void,
+  visit: (keyAt: number, keyEnd: number, flags: number, verdict: string | undefined, valueAt: number, valueEnd: number) => void,
 ): void {
   const list = attrs(buf, from, to).get(NFTA_SET_ELEM_LIST_ELEMENTS);
   if (!list) return;
@@ -237,6 +241,8 @@ function forEachElement(
     let keyEnd = -1;
     let flags = 0;
     let verdict: string | undefined;
+    let valueAt = -1;
+    let valueEnd = -1;
     forEachAttr(buf, a, b, (et, ea, eb) => {
       if (et === NFTA_SET_ELEM_KEY)
         forEachAttr(buf, ea, eb, (kt, ka, kb) => {
@@ -249,9 +255,13 @@ function forEachElement(
       else if (et === NFTA_SET_ELEM_DATA)
         forEachAttr(buf, ea, eb, (dt, da, db) => {
           if (dt === NFTA_DATA_VERDICT) verdict = verdictText(buf, da, db);
+          else if (dt === NFTA_DATA_VALUE) {
+            valueAt = da;
+            valueEnd = db;
+          }
         });
     });
-    if (keyAt >= 0) visit(keyAt, keyEnd, flags, verdict);
+    if (keyAt >= 0) visit(keyAt, keyEnd, flags, verdict, valueAt, valueEnd);
   });
 }
 
@@ -260,7 +270,15 @@ function dumpElements(
   family: number,
   table: string,
   set: string,
-  visit: (buf: Buffer, keyAt: number, keyEnd: number, flags: number, verdict: string | undefined) => void,
+  visit: (
+    buf: Buffer,
+    keyAt: number,
+    keyEnd: number,
+    flags: number,
+    verdict: string | undefined,
+    valueAt: number,
+    valueEnd: number,
+  ) => void,
 ): void {
   dumpOf(
     sock,
@@ -269,7 +287,7 @@ function dumpElements(
     NFTA_SET_ELEM_LIST_TABLE,
     table,
     NFT_MSG_NEWSETELEM,
-    (buf, from, to) => forEachElement(buf, from, to, (a, b, f, v) => visit(buf, a, b, f, v)),
+    (buf, from, to) => forEachElement(buf, from, to, (a, b, f, v, va, vb) => visit(buf, a, b, f, v, va, vb)),
     (w) => w.attrString(NFTA_SET_ELEM_LIST_SET, set),
   );
 }
@@ -323,12 +341,18 @@ function readSet(sock: NetlinkSocket, family: number, table: string, h: SetHead)
 
 function readMap(sock: NetlinkSocket, family: number, table: string, h: SetHead): InstalledMap {
   const type = h.type ?? `type ${h.keyId}`;
-  const data = h.dataType === NFT_DATA_VERDICT ? 'verdict' : `type ${h.dataType}`;
+  const data = h.dataType === NFT_DATA_VERDICT ? 'verdict' : (h.data ?? `type ${h.dataType}`);
   const elements = new Map<string, string>();
   if (h.type !== undefined && data === 'verdict') {
     const k = keyType(h.type);
     dumpElements(sock, family, table, h.name, (buf, a, b, _f, v) => {
       if (b - a === k.len && v !== undefined) elements.set(decodeKey(k, buf, a), v);
+    });
+  } else if (h.type !== undefined && h.data !== undefined) {
+    const k = keyType(h.type);
+    const d = keyType(h.data);
+    dumpElements(sock, family, table, h.name, (buf, a, b, _f, _v, va, vb) => {
+      if (b - a === k.len && vb - va === d.len) elements.set(decodeKey(k, buf, a), decodeKey(d, buf, va));
     });
   }
   return { name: h.name, type, data, flags: setFlags(h.flags & ~NFT_SET_EVAL), elements };
@@ -475,6 +499,7 @@ export function readSetKinds(sock: NetlinkSocket, family: number, table: string)
         type: h.type,
         interval: (h.flags & NFT_SET_INTERVAL) !== 0 && !(h.flags & NFT_SET_MAP),
         map: (h.flags & NFT_SET_MAP) !== 0,
+        ...(h.flags & NFT_SET_MAP && h.dataType !== NFT_DATA_VERDICT && h.data !== undefined ? { data: h.data } : {}),
       });
   return kinds;
 }
@@ -503,7 +528,8 @@ function readOnce(sock: NetlinkSocket, family: number, table: string): { table: 
     if (h.flags & NFT_SET_MAP) {
       const m = readMap(sock, family, table, h);
       maps.set(h.name, m);
-      if (h.type !== undefined) kinds.set(h.name, { type: h.type, interval: false, map: true });
+      if (h.type !== undefined)
+        kinds.set(h.name, { type: h.type, interval: false, map: true, ...(h.data !== undefined ? { data: h.data } : {}) });
     } else {
       sets.set(h.name, readSet(sock, family, table, h));
       if (h.type !== undefined) kinds.set(h.name, { type: h.type, interval: (h.flags & NFT_SET_INTERVAL) !== 0, map: false });

@@ -161,6 +161,16 @@ const lookup = (set: string, inverted: boolean): Expr => [
   },
 ];
 
+/** A map lookup whose value lands in NFT_REG_1 (`… map @m`). */
+const dataLookup = (map: string): Expr => [
+  'lookup',
+  (w) => {
+    w.attrString(NFTA_LOOKUP_SET, map);
+    attrU32BE(w, NFTA_LOOKUP_SREG, NFT_REG_1);
+    attrU32BE(w, NFTA_LOOKUP_DREG, NFT_REG_1);
+  },
+];
+
 const immediate = (reg: number, data: Uint8Array): Expr => [
   'immediate',
   (w) => {
@@ -276,22 +286,23 @@ function mark32(text: string | undefined, expr: string): number {
   return Number(text);
 }
 
-const numgen = (modulus: number): Expr => [
+const numgen = (modulus: number, reg: number = NFT_REG_1): Expr => [
   'numgen',
   (w) => {
-    attrU32BE(w, NFTA_NG_DREG, NFT_REG_1);
+    attrU32BE(w, NFTA_NG_DREG, reg);
     attrU32BE(w, NFTA_NG_MODULUS, modulus);
     attrU32BE(w, NFTA_NG_TYPE, NFT_NG_RANDOM);
   },
 ];
 
-const dnat = (family: number): Expr => [
+/** DNAT to the address in NFT_REG_1 and the port in `portReg`. */
+const dnat = (family: number, portReg: number = NFT_REG_2): Expr => [
   'nat',
   (w) => {
     attrU32BE(w, NFTA_NAT_TYPE, NFT_NAT_DNAT);
     attrU32BE(w, NFTA_NAT_FAMILY, family);
     attrU32BE(w, NFTA_NAT_REG_ADDR_MIN, NFT_REG_1);
-    attrU32BE(w, NFTA_NAT_REG_PROTO_MIN, NFT_REG_2);
+    attrU32BE(w, NFTA_NAT_REG_PROTO_MIN, portReg);
     attrU32BE(w, NFTA_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
   },
 ];
@@ -328,6 +339,10 @@ function component(t: readonly string[], i: number): [Component, number] | undef
   if (word === 'th' && (t[i + 1] === 'sport' || t[i + 1] === 'dport')) {
     const offset = t[i + 1] === 'sport' ? 0 : 2;
     return [{ len: 2, load: (reg) => transportField(offset, reg) }, i + 2];
+  }
+  if (word === 'numgen' && t[i + 1] === 'random' && t[i + 2] === 'mod' && /^\d{1,9}$/.test(t[i + 3] ?? '') && Number(t[i + 3]) >= 1) {
+    const modulus = Number(t[i + 3]);
+    return [{ len: 4, load: (reg) => numgen(modulus, reg) }, i + 4];
   }
   return undefined;
 }
@@ -414,6 +429,26 @@ export function ruleExpressions(expr: string): Expr[] {
       data.writeUInt32LE(pick, 0);
       out.push(numgen(modulus), cmp(NFT_CMP_EQ, data));
       i += 6;
+    } else if (word === 'dnat' && (t[i + 1] === 'ip' || t[i + 1] === 'ip6') && t[i + 2] === 'to' && concatenation(t, i + 3)) {
+      // `dnat ip to a . b … map @m`: the key looked up, the address and port it maps to DNATed,
+      // the port in the register after the address (the map's data is `addr . inet_service`).
+      const f = FAMILIES[t[i + 1] as 'ip' | 'ip6'];
+      const concat = concatenation(t, i + 3)!;
+      const need = concat.parts.find((p) => p.family)?.family;
+      if (need !== undefined && nfproto !== need) {
+        if (nfproto >= 0) unsupported(expr, word);
+        out.push(meta(NFT_META_NFPROTO), cmp(NFT_CMP_EQ, Uint8Array.of(need)));
+        nfproto = need;
+      }
+      let offset = 0;
+      for (const p of concat.parts) {
+        out.push(p.load(concatRegister(offset)));
+        offset += (p.len + 3) & ~3;
+      }
+      if (t[concat.end] !== 'map' || !t[concat.end + 1]?.startsWith('@')) return unsupported(expr, t[concat.end] ?? '(end)');
+      out.push(dataLookup(t[concat.end + 1].slice(1)), dnat(f.nfproto, concatRegister(f.len)));
+      i = concat.end + 2;
+      ended = true;
     } else if (word === 'dnat' && (t[i + 1] === 'ip' || t[i + 1] === 'ip6') && t[i + 2] === 'to' && t[i + 3] !== undefined) {
       const f = FAMILIES[t[i + 1] as 'ip' | 'ip6'];
       const m = (f.len === 4 ? /^([\d.]+):(\d{1,5})$/ : /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/).exec(t[i + 3]);

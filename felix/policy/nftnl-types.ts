@@ -125,6 +125,20 @@ const TYPES: readonly DataType[] = [
     },
     decode: (b, pos) => `0x${b.readUInt32LE(pos).toString(16).padStart(8, '0')}`,
   },
+  {
+    // numgen's number, as a map key's component (declared with typeof: map-typeof.ts).
+    name: 'integer',
+    id: 4,
+    len: 4,
+    bigEndian: false,
+    encode: (t, out, pos) => {
+      const n = wholeNumber(t, 0xffffffff);
+      if (n < 0) return false;
+      out.writeUInt32LE(n, pos);
+      return true;
+    },
+    decode: (b, pos) => String(b.readUInt32LE(pos)),
+  },
 ];
 
 const BY_NAME = new Map(TYPES.map((t) => [t.name, t]));

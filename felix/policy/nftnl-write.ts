@@ -65,6 +65,7 @@ import type { MessageWriter } from '../netlink/writer.js';
 import type { NftOp } from './dataplane.js';
 import { addressSpan } from './element-text.js';
 import type { NftHook, NftMapElement } from './nft-model.js';
+import { mapTypeof } from './map-typeof.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
 import { encodeKey, type KeyType, keyByteOrderUserdata, keyType, NftEncodeError } from './nftnl-types.js';
 
@@ -73,6 +74,8 @@ export interface SetKind {
   readonly type: string;
   readonly interval: boolean;
   readonly map: boolean;
+  /** A data map's data type; absent: its data are verdicts. */
+  readonly data?: string;
 }
 
 const HOOKS: Readonly<Record<NftHook, number>> = {
@@ -114,7 +117,13 @@ export function writeOps(
       case 'add set':
       case 'add map': {
         const name = op.kind === 'add set' ? op.set : op.map;
-        const k: SetKind = { type: op.type, interval: op.kind === 'add set' && op.interval, map: op.kind === 'add map' };
+        const data = op.kind === 'add map' ? op.data : undefined;
+        const k: SetKind = {
+          type: op.type,
+          interval: op.kind === 'add set' && op.interval,
+          map: op.kind === 'add map',
+          ...(data !== undefined ? { data } : {}),
+        };
         const key = keyType(op.type);
         let flags = (k.interval ? NFT_SET_INTERVAL : 0) | (k.map ? NFT_SET_MAP : 0);
         const timeout = op.kind === 'add set' ? op.timeout : undefined;
@@ -125,13 +134,20 @@ export function writeOps(
         attrU32BE(w, NFTA_SET_FLAGS, flags);
         attrU32BE(w, NFTA_SET_KEY_TYPE, key.id);
         attrU32BE(w, NFTA_SET_KEY_LEN, key.len);
-        if (k.map) {
+        if (k.map && data !== undefined) {
+          const d = keyType(data);
+          attrU32BE(w, NFTA_SET_DATA_TYPE, d.id);
+          attrU32BE(w, NFTA_SET_DATA_LEN, d.len);
+        } else if (k.map) {
           attrU32BE(w, NFTA_SET_DATA_TYPE, NFT_DATA_VERDICT);
           attrU32BE(w, NFTA_SET_DATA_LEN, 0);
         }
         attrU32BE(w, NFTA_SET_ID, setId++);
         if (timeout !== undefined) attrU64BE(w, NFTA_SET_TIMEOUT, timeout * 1000);
-        const udata = keyByteOrderUserdata(key);
+        const typed = op.kind === 'add map' ? mapTypeof(op.typeof) : undefined;
+        if (op.kind === 'add map' && op.typeof !== undefined && !typed)
+          throw new NftEncodeError(`map ${name}: typeof ${JSON.stringify(op.typeof)} has no netlink encoding here`);
+        const udata = typed?.udata ?? keyByteOrderUserdata(key);
         if (udata) w.attrBytes(NFTA_SET_USERDATA, udata);
         w.end();
         declared.set(name, k);
@@ -252,6 +268,7 @@ function writeMapElements(
   elements: readonly NftMapElement[],
 ): void {
   const key = keyType(kind.type);
+  const data = kind.data === undefined ? undefined : keyType(kind.data);
   let start = -1;
   for (const e of elements) {
     if (start < 0 || w.len - start >= ELEMENTS_PER_MESSAGE_BYTES) {
@@ -262,13 +279,16 @@ function writeMapElements(
       start = w.len;
       elementMessage(w, family, table, map, true);
     }
-    const v = verdictCode(e.verdict);
     elementKey(w, encodeKey(key, e.key), 0);
     w.nestBegin(NFTA_SET_ELEM_DATA);
-    w.nestBegin(NFTA_DATA_VERDICT);
-    attrI32BE(w, NFTA_VERDICT_CODE, v.code);
-    if (v.chain !== undefined) w.attrString(NFTA_VERDICT_CHAIN, v.chain);
-    w.nestEnd();
+    if (data) w.attrBytes(NFTA_DATA_VALUE, encodeKey(data, e.verdict));
+    else {
+      const v = verdictCode(e.verdict);
+      w.nestBegin(NFTA_DATA_VERDICT);
+      attrI32BE(w, NFTA_VERDICT_CODE, v.code);
+      if (v.chain !== undefined) w.attrString(NFTA_VERDICT_CHAIN, v.chain);
+      w.nestEnd();
+    }
     w.nestEnd();
     w.nestEnd();
   }

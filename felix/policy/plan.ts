@@ -47,11 +47,12 @@ function sameMapKind(a: InstalledMap, b: InstalledMap): boolean {
 const EMPTY: InstalledTable = { sets: new Map(), maps: new Map(), chains: new Map() };
 
 /**
- * The operations, in order, that turn `current` into `desired`; `current` undefined means the
+ * The operations, in order, that turn `current` into `desired` (whose tableState the caller may pass); `current` undefined means the
  * table does not exist. Throws NftTableError for a desired table nft could not be given.
  */
-export function planTable(desired: NftTable, current: InstalledTable | undefined): NftOp[] {
-  const want = tableState(desired);
+export function planTable(desired: NftTable, current: InstalledTable | undefined, desiredState?: InstalledTable): NftOp[] {
+  // The caller may have the desired table's state already (the programmer keeps it): not made twice.
+  const want = desiredState ?? tableState(desired);
   const have = current ?? EMPTY;
   const haveMaps = have.maps;
   const ops: NftOp[] = [];
@@ -178,7 +179,14 @@ function addSet(s: InstalledSet): NftOp {
 }
 
 function addMap(m: InstalledMap): NftOp {
-  return { kind: 'add map', map: m.name, type: m.type, elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })) };
+  return {
+    kind: 'add map',
+    map: m.name,
+    type: m.type,
+    ...(m.data !== 'verdict' ? { data: m.data } : {}),
+    ...(m.typeof !== undefined ? { typeof: m.typeof } : {}),
+    elements: [...m.elements].map(([key, verdict]) => ({ key, verdict })),
+  };
 }
 
 /**

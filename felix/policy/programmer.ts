@@ -299,7 +299,8 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     let ops = !resync && changed ? planSetChanges(changed, this.wantState.sets) : undefined;
     if (!ops) {
       if (!resync && changed) current = this.kernelState(changed);
-      ops = planTable(this.desired, current);
+      // wantState is the desired table's state, kept as it changes: not made again here.
+      ops = planTable(this.desired, current, this.wantState);
     }
     this.believed = undefined;
     this.changedSets = new Map();

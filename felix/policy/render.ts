@@ -2,6 +2,7 @@
 // one transaction (all of it or none). The pieces (a rule with its comment, a set's body, a
 // base chain's header) are exported so that a dataplane writing incremental commands prints
 // them exactly as a full load does.
+import { mapDeclaration } from './map-typeof.js';
 import type { NftBaseChain, NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
 import { declaredSetFlags } from './set-flags.js';
 
@@ -80,7 +81,7 @@ function renderSet(set: NftSet): string {
 
 /** The declarations inside `map NAME { … }`, one per line, without the braces. */
 export function mapBody(map: NftMap): string[] {
-  const lines = [`type ${map.type} : verdict`];
+  const lines = [mapDeclaration(map.type, map.data, map.typeof)];
   if (map.elements.length > 0) {
     lines.push(
       `elements = ${elementList(

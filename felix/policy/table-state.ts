@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
+import { mapTypeof } from './map-typeof.js';
 import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
 import { nftSetChange } from './derivation.js';
 import { DerivedElements } from './derived-elements.js';
@@ -201,23 +202,33 @@ function derivedSetState(set: NftSet, field: string): Keyed<InstalledSet> | unde
 function mapState(map: NftMap, field: string): Keyed<InstalledMap> {
   const hit = mapsByObject.get(map);
   if (hit) return known(mapsByKey, hit);
-  const key = `${map.name}\0${map.type}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
+  const key = `${map.name}\0${map.type}\0${map.data ?? ''}\0${map.typeof ?? ''}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
   let state = mapsByKey.get(key);
   if (!state) {
     checkName(map.name, `${field}.name`);
     const type = checkType(map.type, `${field}.type`);
+    const data = map.data === undefined ? undefined : checkType(map.data, `${field}.data`);
+    const declared = mapTypeof(map.typeof);
+    if (map.typeof !== undefined && (!declared || declared.type !== type || declared.data !== data))
+      throw new NftTableError(
+        `${field}.typeof`,
+        `${JSON.stringify(map.typeof)} is not a declaration of ${type} : ${data ?? 'verdict'} felix writes`,
+      );
+    if (!declared && type.split(' . ').includes('integer'))
+      throw new NftTableError(`${field}.type`, `${type} needs a typeof declaration (nft has no name for integer)`);
     const elements = new Map<string, string>();
     map.elements.forEach((e, i) => {
       checkText(e.key, `${field}.elements[${i}].key`, ',{}');
-      checkVerdict(e.verdict, `${field}.elements[${i}].verdict`);
+      if (data === undefined) checkVerdict(e.verdict, `${field}.elements[${i}].verdict`);
+      else checkText(e.verdict, `${field}.elements[${i}].verdict`, ',{}');
       const k = canonicalKey(type, e.key);
-      const verdict = canonicalVerdict(e.verdict);
+      const verdict = data === undefined ? canonicalVerdict(e.verdict) : canonicalKey(data, e.verdict);
       const had = elements.get(k);
       if (had !== undefined && had !== verdict)
         throw new NftTableError(`${field}.elements[${i}].key`, `${e.key} is mapped to both ${had} and ${verdict}`);
       elements.set(k, verdict);
     });
-    state = { name: map.name, type, data: 'verdict', flags: [], elements };
+    state = { name: map.name, type, data: data ?? 'verdict', flags: [], elements, ...(declared ? { typeof: declared.text } : {}) };
     mapsByKey.set(key, state);
   }
   const keyed = { key, state };

@@ -6,16 +6,21 @@
 // going to its IPv4 endpoints):
 //   svc-ips-vF          `cluster IP . proto . port` → goto its cluster (or local) chain, and each
 //                       external and load-balancer IP → goto its external chain;
-//   svc-nodeports-vF    `proto . nodePort` → goto its external chain, for this node's addresses;
-//   cluster<F>-<id>     masquerade a client from outside the pools; then endpoint i of N is
-//                       DNATed with probability 1/(N-i) (`numgen random mod N-i == 0 dnat …`,
-//                       uniform; over endpointMapOver endpoints one `dnat … numgen … map`);
-//                       with session affinity instead kube-proxy's shape: a client
-//                       seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
-//   local<F>-<id>       the same over this node's endpoints (a Local traffic policy);
-//   external<F>-<id>    Cluster: mark for masquerade, goto the cluster chain. Local: pods and the
-//                       node itself short-circuit to the cluster chain, the rest keeps its
-//                       address and goes to the local chain;
+//   svc-nodeports-vF    `proto . nodePort` → goto its nodeport (with affinity: external) chain;
+//   svc-eps-vF, svc-local-eps-vF, svc-np-eps-vF, svc-np-local-eps-vF
+//                       `frontend . i` → endpoint i (`address . port`), over every endpoint or this
+//                       node's, the frontend being `address . proto . port` or a NodePort's
+//                       `proto . port`: a replaced endpoint is elements here, never a rule;
+//   cluster<F>-<id>     masquerade a client from outside the pools; then one rule picks an
+//                       endpoint uniformly, `dnat … to ip daddr . meta l4proto . th dport .
+//                       numgen random mod N map @svc-eps-vF` (only N is in the rule);
+//   local<F>-<id>       the same over this node's endpoints (internal traffic policy Local);
+//   external<F>-<id>,   external IPs and load-balancer IPs, and the NodePort: Cluster policy marks
+//   nodeport<F>-<id>    for masquerade and picks any endpoint; Local lets pods and the node
+//                       itself pick any (the node masqueraded), others keep their address and
+//                       pick one of this node's;
+//   with session affinity instead kube-proxy's shape: cluster, local and external chains, a
+//   client seen lately goes to its endpoint chain, else `numgen random mod N vmap`;
 //   endpoint<F>-<…>     (affinity only) record the client in the endpoint's set, DNAT;
 //   svc-hairpin-vF      `a . a` per endpoint on this node: a connection DNATed back to its own
 //                       source is masqueraded at postrouting;
@@ -33,6 +38,7 @@ import {
   clusterSet,
   DISPATCH,
   endpointChain,
+  endpointsMap,
   externalChain,
   type Family,
   FILTER_FORWARD,
@@ -42,6 +48,7 @@ import {
   hairpinSet,
   ipsMap,
   localChain,
+  localEndpointsMap,
   MARK_MASQUERADE,
   MASQUERADE_ID,
   NAT_OUTPUT,
@@ -49,7 +56,10 @@ import {
   NAT_PREROUTING,
   noEndpointIpsMap,
   noEndpointNodePortsMap,
+  nodePortChain,
+  nodePortEndpointsMap,
   nodePortIpsSet,
+  nodePortLocalEndpointsMap,
   nodePortsMap,
   REJECT,
   REJECT_ID,
@@ -59,10 +69,8 @@ export interface ServiceCompileOptions {
   /** The packet mark bit that asks for masquerade at postrouting (one bit; default 0x00200000, beside policy's Pass bit). */
   readonly masqueradeMark?: number;
   /**
-   * A port with more endpoints than this picks one with a single rule and an anonymous map
-   * (`dnat ip to numgen random mod N map { i : a . p }`), O(1) for the first packet of a
-   * connection, instead of one rule per endpoint; each such map is a set nft reads on every
-   * transaction, so only large ports get one. Default 32.
+   * Kept for compatibility, checked and otherwise unused: every port without session affinity
+   * now picks its endpoint with one rule and named maps, whatever its number of endpoints.
    */
   readonly endpointMapOver?: number;
 }
@@ -70,6 +78,12 @@ export interface ServiceCompileOptions {
 export const DEFAULT_ENDPOINT_MAP_OVER = 32;
 
 export const DEFAULT_MASQUERADE_MARK = 0x00200000;
+
+/**
+ * Endpoint maps per kind, family and protocol: a port's endpoints are in one of them (by its id),
+ * so a changed endpoint rebuilds and compares one map of about 1/64 of the table's endpoints.
+ */
+export const ENDPOINT_SHARDS = 64;
 
 /** The services' part of the table, for PolicyProgrammer.updatePart('services', …). */
 export interface ServiceTable extends NftTablePart {
@@ -118,12 +132,24 @@ interface Frontend {
   readonly element: NftMapElement;
 }
 
+/** The endpoints of one frontend in one endpoint map (`frontend . i` → endpoint i). */
+interface Pick {
+  readonly map: string;
+  /** The frontend's claim: the elements go in only while the port holds it. */
+  readonly claim: string;
+  /** One array while the port is unchanged, so a map whose chunks are all the same is reused. */
+  readonly elements: readonly NftMapElement[];
+}
+
 /** One service port, compiled: its own chains and sets, and the map elements that lead to them. */
 interface CompiledPort {
   readonly id: string;
   readonly chains: readonly NftChain[];
   readonly sets: readonly NftSet[];
   readonly elements: readonly Frontend[];
+  /** The elements by map, as the port gives them when it keeps every frontend (one array per map while unchanged). */
+  readonly frontends: ReadonlyMap<string, readonly NftMapElement[]>;
+  readonly picks: readonly Pick[];
   /** `a . a` for each endpoint on this node, per family. */
   readonly hairpins: Readonly<Record<Family, readonly string[]>>;
 }
@@ -170,8 +196,25 @@ export function compileServices(input: ServiceInput, options: ServiceCompileOpti
  */
 interface Memory {
   readonly ports: WeakMap<ServicePort, Kept>;
+  /**
+   * Each map and set made of the ports' parts (frontends, endpoints, hairpins) as last built,
+   * with the parts it was made of: the very same parts give the very same object, which the
+   * table state and the plan then skip without reading it.
+   */
+  made: Map<string, { readonly chunks: readonly unknown[]; readonly value: unknown }>;
+  /** The ids in input order and the order they sort in, as last seen: the same ids, the same order. */
+  order?: { readonly ids: readonly string[]; readonly sorted: readonly number[] };
 }
-const newMemory = (): Memory => ({ ports: new WeakMap() });
+const newMemory = (): Memory => ({ ports: new WeakMap(), made: new Map() });
+
+/** The object `build` makes of `chunks`, or the one it made last time of the very same chunks. */
+function reuse<T>(memory: Memory, next: Memory['made'], name: string, chunks: readonly unknown[], build: () => T): T {
+  const had = memory.made.get(name);
+  const same = had !== undefined && had.chunks.length === chunks.length && had.chunks.every((c, i) => c === chunks[i]);
+  const entry = same ? had : { chunks, value: build() };
+  next.set(name, entry);
+  return entry.value as T;
+}
 
 function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory: Memory): ServiceTable {
   const mark = options.masqueradeMark ?? DEFAULT_MASQUERADE_MARK;
@@ -187,60 +230,111 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
   const hasCluster: Record<Family, boolean> = { 4: cidrs[4].length > 0, 6: cidrs[6].length > 0 };
   const variant = `${hasCluster[4]} ${hasCluster[6]} ${mapOver}`;
 
-  const ids = new Map<string, number>();
-  input.services.forEach((s, i) => {
-    if (!s || typeof s.id !== 'string' || s.id === '') throw new ServiceCompileError(`services[${i}].id`, 'is empty');
-    const had = ids.get(s.id);
-    if (had !== undefined) throw new ServiceCompileError(`services[${i}].id`, `${JSON.stringify(s.id)} is services[${had}]'s too`);
-    ids.set(s.id, i);
-  });
-  const ports = [...input.services].sort((a, b) => byText(a.id, b.id));
+  // The same ids as last time (an endpoint changed): checked and sorted then, in the same order now.
+  const last = memory.order;
+  let sorted: readonly number[];
+  if (last && last.ids.length === input.services.length && input.services.every((s, i) => s?.id === last.ids[i])) sorted = last.sorted;
+  else {
+    const ids = new Map<string, number>();
+    input.services.forEach((s, i) => {
+      if (!s || typeof s.id !== 'string' || s.id === '') throw new ServiceCompileError(`services[${i}].id`, 'is empty');
+      const had = ids.get(s.id);
+      if (had !== undefined) throw new ServiceCompileError(`services[${i}].id`, `${JSON.stringify(s.id)} is services[${had}]'s too`);
+      ids.set(s.id, i);
+    });
+    sorted = input.services.map((_, i) => i).sort((a, b) => byText(input.services[a]!.id, input.services[b]!.id));
+    memory.order = { ids: input.services.map((s) => s.id), sorted };
+  }
+  const made: Memory['made'] = new Map();
 
   const sets: NftSet[] = [];
   const chains: NftChain[] = fixedChains(mark, nodeAddresses);
-  const elements = new Map<string, NftMapElement[]>();
+  // Per map, each port's elements: its own array when it kept them all.
+  const elements = new Map<string, (readonly NftMapElement[])[]>();
   const claimed = new Map<string, string>();
   const filled = new Set<string>();
+  const chunks = new Map<string, (readonly NftMapElement[])[]>();
   const conflicts: string[] = [];
-  const hairpins: Record<Family, Set<string>> = { 4: new Set(), 6: new Set() };
-  for (const p of ports) {
-    const compiled = compilePort(p, ids.get(p.id)!, hasCluster, mapOver, variant, memory.ports);
-    chains.push(...compiled.chains);
-    sets.push(...compiled.sets);
-    for (const f of FAMILIES) for (const h of compiled.hairpins[f]) hairpins[f].add(h);
+  const hairpins: Record<Family, (readonly string[])[]> = { 4: [], 6: [] };
+  for (const index of sorted) {
+    const p = input.services[index]!;
+    const compiled = compilePort(p, index, hasCluster, variant, memory.ports);
+    for (const c of compiled.chains) chains.push(c);
+    for (const x of compiled.sets) sets.push(x);
+    for (const f of FAMILIES) if (compiled.hairpins[f].length) hairpins[f].push(compiled.hairpins[f]);
+    const kept = new Map<string, NftMapElement[]>();
+    let all = true;
     for (const e of compiled.elements) {
       // A frontend is one port's, in the lookup and in the no-endpoint check alike; within a port
       // the first use of a key wins (an external IP that is also its cluster IP).
       const owner = claimed.get(e.claim);
       if (owner !== undefined && owner !== p.id) {
         conflicts.push(`${e.key} (${e.map}): ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
+        all = false;
         continue;
       }
-      if (filled.has(e.slot)) continue;
+      if (filled.has(e.slot)) {
+        all = false;
+        continue;
+      }
       filled.add(e.slot);
       claimed.set(e.claim, p.id);
-      let list = elements.get(e.map);
-      if (!list) elements.set(e.map, (list = []));
+      let list = kept.get(e.map);
+      if (!list) kept.set(e.map, (list = []));
       list.push(e.element);
     }
+    for (const [map, list] of all ? compiled.frontends : kept) {
+      let chunks = elements.get(map);
+      if (!chunks) elements.set(map, (chunks = []));
+      chunks.push(list);
+    }
+    // A frontend's endpoints follow it: none for a frontend another port keeps.
+    for (const pk of compiled.picks) {
+      const slot = `${pk.map} ${pk.claim}`;
+      if (claimed.get(pk.claim) !== p.id || filled.has(slot)) continue;
+      filled.add(slot);
+      let list = chunks.get(pk.map);
+      if (!list) chunks.set(pk.map, (list = []));
+      list.push(pk.elements);
+    }
   }
+  const endpointMaps = new Map<string, NftMap>();
+  for (const [name, list] of chunks)
+    endpointMaps.set(
+      name,
+      reuse(memory, made, name, list, () => endpointMap(name, list.flat())),
+    );
 
   for (const f of FAMILIES) {
     const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
     if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
-    sets.push({ name: hairpinSet(f), type: `${type} . ${type}`, interval: false, elements: [...hairpins[f]].sort(byText) });
+    sets.push(
+      reuse(memory, made, hairpinSet(f), hairpins[f], () => ({
+        name: hairpinSet(f),
+        type: `${type} . ${type}`,
+        interval: false,
+        elements: [...new Set(hairpins[f].flat())].sort(byText),
+      })),
+    );
     const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
     if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
   }
   const maps: NftMap[] = FAMILIES.flatMap((f) => {
     const addr = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    const frontendMap = (name: string, type: string): NftMap => {
+      const chunks = elements.get(name) ?? [];
+      return reuse(memory, made, name, chunks, () => ({ name, type, elements: chunks.flat() }));
+    };
     return [
-      { name: ipsMap(f), type: `${addr} . inet_proto . inet_service`, elements: elements.get(ipsMap(f)) ?? [] },
-      { name: nodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(nodePortsMap(f)) ?? [] },
-      { name: noEndpointIpsMap(f), type: `${addr} . inet_proto . inet_service`, elements: elements.get(noEndpointIpsMap(f)) ?? [] },
-      { name: noEndpointNodePortsMap(f), type: 'inet_proto . inet_service', elements: elements.get(noEndpointNodePortsMap(f)) ?? [] },
+      frontendMap(ipsMap(f), `${addr} . inet_proto . inet_service`),
+      frontendMap(nodePortsMap(f), 'inet_proto . inet_service'),
+      frontendMap(noEndpointIpsMap(f), `${addr} . inet_proto . inet_service`),
+      frontendMap(noEndpointNodePortsMap(f), 'inet_proto . inet_service'),
     ];
   });
+  memory.made = made;
+  // The endpoint maps that hold elements (a rule uses one only while its port has an endpoint there), by name.
+  maps.push(...[...endpointMaps.keys()].sort(byText).map((name) => endpointMaps.get(name)!));
   return { sets, maps, chains, conflicts };
 }
 
@@ -323,11 +417,34 @@ function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[
   ];
 }
 
+/** The endpoint map a port's endpoints go in: one of ENDPOINT_SHARDS, by a hash of its id, so a change rebuilds one small map. */
+function endpointShard(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % ENDPOINT_SHARDS;
+}
+
+/** An endpoint map (see names.ts) with its typeof declaration, from its name's kind, family and protocol. */
+function endpointMap(name: string, elements: readonly NftMapElement[]): NftMap {
+  const m = /^svc-(np-)?(?:local-)?eps-(tcp|udp|sctp)-v([46])-/.exec(name);
+  if (!m) throw new Error(`${name} is not an endpoint map's name`);
+  const ip = m[3] === '4' ? 'ip' : 'ip6';
+  const addr = m[3] === '4' ? 'ipv4_addr' : 'ipv6_addr';
+  const byNodePort = m[1] !== undefined;
+  const key = byNodePort ? 'meta l4proto . th dport' : `${ip} daddr . meta l4proto . th dport`;
+  return {
+    name,
+    type: byNodePort ? 'inet_proto . inet_service . integer' : `${addr} . inet_proto . inet_service . integer`,
+    data: `${addr} . inet_service`,
+    typeof: `${key} . numgen random mod 1 : ${ip} daddr . ${m[2]} dport`,
+    elements,
+  };
+}
+
 function compilePort(
   p: ServicePort,
   index: number,
   hasCluster: Record<Family, boolean>,
-  mapOver: number,
   variant: string,
   kept: WeakMap<ServicePort, Kept>,
 ): CompiledPort {
@@ -357,6 +474,8 @@ function compilePort(
   const chains: NftChain[] = [];
   const sets: NftSet[] = [];
   const elements: Frontend[] = [];
+  const picks: Pick[] = [];
+  const shard = endpointShard(p.id);
   const frontend = (map: string, key: string, verdict: string) =>
     elements.push({ map, key, verdict, claim: `${map.replace('-noep', '')} ${key}`, slot: `${map} ${key}`, element: { key, verdict } });
   const hairpins: Record<Family, string[]> = { 4: [], 6: [] };
@@ -392,9 +511,84 @@ function compilePort(
     const ext = externalChain(p.id, f);
     const ip = ipOf(f);
     const noEndpointVerdict = hasEndpoints ? 'drop' : `goto ${REJECT}`;
-
-    // Frontends.
     const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
+    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
+    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
+    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
+    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
+    const offCluster: NftRule[] = hasCluster[f]
+      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
+      : [];
+
+    if (affinity === undefined) {
+      // The endpoint is chosen by element: `frontend . i` → endpoint i in the port's maps, so a
+      // replaced endpoint is a few elements and no rule; the rules hold only the number of endpoints.
+      const np = nodePort === undefined ? undefined : `${p.protocol} . ${nodePort}`;
+      const value = (e: Endpoint) => `${e.address} . ${e.port}`;
+      const pick = (map: string, frontendKey: string, claimMap: string, over: readonly Endpoint[]) =>
+        picks.push({
+          map,
+          claim: `${claimMap} ${frontendKey}`,
+          elements: over.map((e, i) => ({ key: `${frontendKey} . ${i}`, verdict: value(e) })),
+        });
+      const dnatFrom = (map: string, byNodePort: boolean, n: number): string =>
+        `meta l4proto ${p.protocol} dnat ${ip} to ${byNodePort ? '' : `${ip} daddr . `}meta l4proto . th dport . numgen random mod ${n} map @${map}`;
+      const toCluster = !internalLocal && hasEndpoints;
+      const toLocal = internalLocal && local.length > 0;
+      if (toCluster || toLocal) {
+        frontend(ipsMap(f), key(cip), `goto ${toLocal ? localName : cluster}`);
+        const map = toLocal ? localEndpointsMap(f, p.protocol, shard) : endpointsMap(f, p.protocol, shard);
+        pick(map, key(cip), ipsMap(f), toLocal ? local : eps);
+        chains.push({
+          name: toLocal ? localName : cluster,
+          rules: [...offCluster, { expr: dnatFrom(map, false, toLocal ? local.length : eps.length) }],
+        });
+      } else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
+      // External traffic: Cluster policy masquerades and takes any endpoint; Local keeps the
+      // client's address and takes this node's, but pods and the node itself take any (as
+      // through a load balancer), the node's own traffic masqueraded.
+      const externalRules = (byNodePort: boolean): NftRule[] => {
+        const all = dnatFrom(
+          byNodePort ? nodePortEndpointsMap(f, p.protocol, shard) : endpointsMap(f, p.protocol, shard),
+          byNodePort,
+          eps.length,
+        );
+        if (!externalLocal) return [{ expr: `jump ${MARK_MASQUERADE}` }, { expr: all }];
+        const rules: NftRule[] = [];
+        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} ${all}` });
+        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local ${all}` });
+        if (local.length > 0)
+          rules.push({
+            expr: dnatFrom(
+              byNodePort ? nodePortLocalEndpointsMap(f, p.protocol, shard) : localEndpointsMap(f, p.protocol, shard),
+              byNodePort,
+              local.length,
+            ),
+          });
+        return rules;
+      };
+      for (const a of externalIPs) {
+        if (hasEndpoints) {
+          frontend(ipsMap(f), key(a), `goto ${ext}`);
+          pick(endpointsMap(f, p.protocol, shard), key(a), ipsMap(f), eps);
+          if (externalLocal) pick(localEndpointsMap(f, p.protocol, shard), key(a), ipsMap(f), local);
+        }
+        if (!hasExternalEndpoints) frontend(noEndpointIpsMap(f), key(a), noEndpointVerdict);
+      }
+      if (hasEndpoints && externalIPs.length > 0) chains.push({ name: ext, rules: externalRules(false) });
+      if (np !== undefined) {
+        if (hasEndpoints) {
+          frontend(nodePortsMap(f), np, `goto ${nodePortChain(p.id, f)}`);
+          pick(nodePortEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), eps);
+          if (externalLocal) pick(nodePortLocalEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), local);
+          chains.push({ name: nodePortChain(p.id, f), rules: externalRules(true) });
+        }
+        if (!hasExternalEndpoints) frontend(noEndpointNodePortsMap(f), np, noEndpointVerdict);
+      }
+      continue;
+    }
+
+    // Session affinity: kube-proxy's shape, a chain and a set of recent clients per endpoint.
     if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName : cluster}`);
     else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
     const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
@@ -404,45 +598,21 @@ function compilePort(
       if (!hasExternalEndpoints) frontend(noEndpoints, k, noEndpointVerdict);
     }
 
-    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
-    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
     const dnat = (e: Endpoint) =>
       `meta l4proto ${p.protocol} dnat ${ip} to ${f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`}`;
     const epChain = (e: Endpoint) => endpointChain(p.id, e.address, e.port, f);
     const affSet = (e: Endpoint) => affinitySet(p.id, e.address, e.port, f);
-    // With session affinity each endpoint reached from this node has its chain and its set of
-    // recent clients (kube-proxy's shape); without, the service's chain DNATs itself.
-    if (affinity !== undefined) {
-      const reachable = new Map<string, Endpoint>();
-      for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
-      for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
-        sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
-        chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
-      }
+    const reachable = new Map<string, Endpoint>();
+    for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
+    for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
+      sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
+      chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
     }
-
-    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
-    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
-    const offCluster: NftRule[] = hasCluster[f]
-      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
-      : [];
-    // Uniformly at random. With affinity: a client seen lately goes back to its endpoint, else a
-    // `numgen random mod N vmap` picks an endpoint chain. Without: endpoint i of N is taken with
-    // probability 1/(N-i) if none before it was, which is uniform and needs no set and no chain
-    // per endpoint (nft 1.0.6 reads every set and chain of the table on each transaction: see README).
-    const balance = (over: readonly Endpoint[]): NftRule[] =>
-      affinity !== undefined
-        ? [
-            ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
-            { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
-          ]
-        : over.length > mapOver
-          ? [
-              {
-                expr: `meta l4proto ${p.protocol} dnat ${ip} to numgen random mod ${over.length} map { ${over.map((e, i) => `${i} : ${e.address} . ${e.port}`).join(', ')} }`,
-              },
-            ]
-          : over.map((e, i) => ({ expr: `${i < over.length - 1 ? `numgen random mod ${over.length - i} == 0 ` : ''}${dnat(e)}` }));
+    // A client seen lately goes back to its endpoint, else `numgen random mod N vmap` picks one, uniformly.
+    const balance = (over: readonly Endpoint[]): NftRule[] => [
+      ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
+      { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
+    ];
     if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
     if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
     if (usesExternal) {
@@ -458,7 +628,16 @@ function compilePort(
       chains.push({ name: ext, rules });
     }
   }
-  const compiled = { id: p.id, chains, sets, elements, hairpins };
+  const frontends = new Map<string, NftMapElement[]>();
+  const slots = new Set<string>();
+  for (const e of elements) {
+    if (slots.has(e.slot)) continue;
+    slots.add(e.slot);
+    let list = frontends.get(e.map);
+    if (!list) frontends.set(e.map, (list = []));
+    list.push(e.element);
+  }
+  const compiled = { id: p.id, chains, sets, elements, frontends, picks, hairpins };
   kept.set(p, { variant, compiled });
   return compiled;
 }

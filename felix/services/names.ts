@@ -29,6 +29,18 @@ export const nodePortsMap = (f: Family): string => `svc-nodeports-v${f}`;
 /** The same keys → `goto svc-reject` (no endpoint at all) or `drop` (none for this traffic policy). */
 export const noEndpointIpsMap = (f: Family): string => `svc-noep-ips-v${f}`;
 export const noEndpointNodePortsMap = (f: Family): string => `svc-noep-nodeports-v${f}`;
+/**
+ * `frontend . i` → endpoint i's `address . port`, what the DNAT of a port without session affinity
+ * reads (`… numgen random mod N map @…`): by address (cluster, external and load-balancer IPs) or
+ * by NodePort, over every endpoint or this node's alone, one map per protocol (nft declares the
+ * port of the data as the protocol's) and shard (a hash of the port's id picks it, so a change
+ * rebuilds one small map). A changed endpoint is elements here.
+ */
+export const endpointsMap = (f: Family, protocol: string, shard: number): string => `svc-eps-${protocol}-v${f}-${shard}`;
+export const localEndpointsMap = (f: Family, protocol: string, shard: number): string => `svc-local-eps-${protocol}-v${f}-${shard}`;
+export const nodePortEndpointsMap = (f: Family, protocol: string, shard: number): string => `svc-np-eps-${protocol}-v${f}-${shard}`;
+export const nodePortLocalEndpointsMap = (f: Family, protocol: string, shard: number): string =>
+  `svc-np-local-eps-${protocol}-v${f}-${shard}`;
 /** The pools: a source inside is "inside the cluster". */
 export const clusterSet = (f: Family): string => `svc-cluster-v${f}`;
 /** `a . a` for each endpoint on this node: a connection DNATed back to its own source (hairpin). */
@@ -42,6 +54,9 @@ export const clusterChain = (id: string, f: Family): string => nftName(`cluster$
 export const localChain = (id: string, f: Family): string => nftName(`local${f}-`, id);
 /** External traffic (NodePort, external and load-balancer IPs): masquerade or keep the client's address, then a policy chain. */
 export const externalChain = (id: string, f: Family): string => nftName(`external${f}-`, id);
+
+/** NodePort traffic of a port without session affinity (its endpoints are keyed by the NodePort). */
+export const nodePortChain = (id: string, f: Family): string => nftName(`nodeport${f}-`, id);
 
 const endpointKey = (id: string, address: string, port: number): string => `${id}/${address}/${port}`;
 /** One endpoint of a port with session affinity: its affinity update, then DNAT. */

@@ -12,7 +12,7 @@ import { NftTableError, tableState } from '../../../felix/policy/table-state.js'
 import { compileServices, ServiceCompiler, type ServiceTable } from '../../../felix/services/compile.js';
 import { ServiceCompileError } from '../../../felix/services/compile-error.js';
 import type { ServiceInput, ServicePort } from '../../../felix/services/input.js';
-import { clusterChain, endpointChain, externalChain, localChain } from '../../../felix/services/names.js';
+import { clusterChain, endpointChain, externalChain, localChain, nodePortChain } from '../../../felix/services/names.js';
 import { SERVICES_PART } from '../../../felix/services/program.js';
 
 const ID = 'default/web/http/tcp';
@@ -43,34 +43,44 @@ const chain = (t: ServiceTable, name: string): NftChain => {
   assert.ok(c, `no chain ${name} among ${t.chains.map((x) => x.name).join(' ')}`);
   return c;
 };
-const rules = (t: ServiceTable, name: string) => chain(t, name).rules.map((r) => r.expr);
+// An endpoint map is one of several shards (`svc-eps-tcp-v4-<n>`): named here without its number.
+const unsharded = (text: string) => text.replace(/(svc-(?:np-)?(?:local-)?eps-[a-z]+-v[46])-\d+/g, '$1');
+const rules = (t: ServiceTable, name: string) => chain(t, name).rules.map((r) => unsharded(r.expr));
 const elements = (t: ServiceTable, map: string) =>
-  (t.maps.find((m) => m.name === map)?.elements ?? []).map((e) => `${e.key} : ${e.verdict}`);
+  t.maps.filter((m) => unsharded(m.name) === map).flatMap((m) => m.elements.map((e) => `${e.key} : ${e.verdict}`));
 const hasChain = (t: ServiceTable, name: string) => t.chains.some((c) => c.name === name);
 
 describe('felix services compiler', () => {
-  it('a ClusterIP: one map element to its chain, which picks an endpoint uniformly and DNATs to it', () => {
+  it('a ClusterIP: one map element to its chain, which picks an endpoint uniformly from the endpoint map and DNATs to it', () => {
     const t = compileServices(
       input([port({ endpoints: [2, 3, 4].map((i) => ({ address: `10.65.0.${i}`, port: 8080, local: i === 2 })) })]),
     );
     assert.deepEqual(elements(t, 'svc-ips-v4'), [`10.96.0.10 . tcp . 80 : goto ${clusterChain(ID, 4)}`]);
     assert.deepEqual(rules(t, clusterChain(ID, 4)), [
       'ip daddr 10.96.0.10 ip saddr != @svc-cluster-v4 jump svc-mark-masq',
-      'numgen random mod 3 == 0 meta l4proto tcp dnat ip to 10.65.0.2:8080',
-      'numgen random mod 2 == 0 meta l4proto tcp dnat ip to 10.65.0.3:8080',
-      'meta l4proto tcp dnat ip to 10.65.0.4:8080',
+      'meta l4proto tcp dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @svc-eps-tcp-v4',
     ]);
-    assert.equal(hasChain(t, endpointChain(ID, '10.65.0.2', 8080, 4)), false, 'no chain per endpoint without affinity');
-    // Over endpointMapOver endpoints: one rule, one anonymous map.
-    const large = compileServices(
-      input([port({ endpoints: [2, 3, 4].map((i) => ({ address: `10.65.0.${i}`, port: 8080, local: false })) })]),
-      {
-        endpointMapOver: 2,
-      },
+    // The endpoints are elements, `frontend . i`, in the map of their protocol, declared with typeof.
+    assert.deepEqual(elements(t, 'svc-eps-tcp-v4'), [
+      '10.96.0.10 . tcp . 80 . 0 : 10.65.0.2 . 8080',
+      '10.96.0.10 . tcp . 80 . 1 : 10.65.0.3 . 8080',
+      '10.96.0.10 . tcp . 80 . 2 : 10.65.0.4 . 8080',
+    ]);
+    const map = t.maps.find((m) => unsharded(m.name) === 'svc-eps-tcp-v4');
+    assert.equal(
+      map?.typeof,
+      'ip daddr . meta l4proto . th dport . numgen random mod 1 : ip daddr . tcp dport',
+      'declared as nft reads it',
     );
-    assert.deepEqual(rules(large, clusterChain(ID, 4)).slice(1), [
-      'meta l4proto tcp dnat ip to numgen random mod 3 map { 0 : 10.65.0.2 . 8080, 1 : 10.65.0.3 . 8080, 2 : 10.65.0.4 . 8080 }',
-    ]);
+    assert.equal(map?.data, 'ipv4_addr . inet_service', 'a data map');
+    assert.equal(hasChain(t, endpointChain(ID, '10.65.0.2', 8080, 4)), false, 'no chain per endpoint without affinity');
+    assert.equal(
+      t.maps.some((m) => ['svc-eps-udp-v4', 'svc-local-eps-tcp-v4'].includes(unsharded(m.name))),
+      false,
+      'an endpoint map without elements is not declared',
+    );
+    // endpointMapOver is still read, and changes nothing.
+    assert.deepEqual(compileServices(input([port()]), { endpointMapOver: 1 }), compileServices(input([port()])));
     assert.equal(hasChain(t, externalChain(ID, 4)), false, 'no external frontend, no external chain');
     // Hairpin: the endpoint on this node, masqueraded when DNATed back to itself.
     assert.deepEqual(t.sets.find((s) => s.name === 'svc-hairpin-v4')?.elements, ['10.65.0.2 . 10.65.0.2']);
@@ -98,36 +108,55 @@ describe('felix services compiler', () => {
     );
   });
 
-  it('NodePort, external and load-balancer IPs go through the external chain, which masquerades (Cluster policy)', () => {
+  it('NodePort, external and load-balancer IPs go through the external and nodeport chains, which masquerade (Cluster policy)', () => {
     const t = compileServices(input([port({ nodePort: 30080, externalIPs: ['192.0.2.10'], loadBalancerIPs: ['192.0.2.11', 'fd00::11'] })]));
     const ext = externalChain(ID, 4);
+    const np = nodePortChain(ID, 4);
     assert.deepEqual(elements(t, 'svc-ips-v4').sort(), [
       `10.96.0.10 . tcp . 80 : goto ${clusterChain(ID, 4)}`,
       `192.0.2.10 . tcp . 80 : goto ${ext}`,
       `192.0.2.11 . tcp . 80 : goto ${ext}`,
     ]);
-    assert.deepEqual(elements(t, 'svc-nodeports-v4'), [`tcp . 30080 : goto ${ext}`]);
+    assert.deepEqual(elements(t, 'svc-nodeports-v4'), [`tcp . 30080 : goto ${np}`]);
     // An IPv6 frontend of a service with no IPv6 cluster IP is not served (kube-proxy's per-family proxiers).
     assert.deepEqual(elements(t, 'svc-ips-v6'), []);
-    assert.deepEqual(rules(t, ext), ['jump svc-mark-masq', `goto ${clusterChain(ID, 4)}`]);
+    assert.deepEqual(rules(t, ext), [
+      'jump svc-mark-masq',
+      'meta l4proto tcp dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 map @svc-eps-tcp-v4',
+    ]);
+    assert.deepEqual(rules(t, np), [
+      'jump svc-mark-masq',
+      'meta l4proto tcp dnat ip to meta l4proto . th dport . numgen random mod 2 map @svc-np-eps-tcp-v4',
+    ]);
+    // Each frontend has the endpoints under its own key; a NodePort's key is its protocol and port.
+    assert.deepEqual(
+      elements(t, 'svc-eps-tcp-v4').filter((e) => e.startsWith('192.0.2.11 ')),
+      ['192.0.2.11 . tcp . 80 . 0 : 10.65.0.2 . 8080', '192.0.2.11 . tcp . 80 . 1 : 10.65.0.3 . 8080'],
+    );
+    assert.deepEqual(elements(t, 'svc-np-eps-tcp-v4'), ['tcp . 30080 . 0 : 10.65.0.2 . 8080', 'tcp . 30080 . 1 : 10.65.0.3 . 8080']);
   });
 
   it('externalTrafficPolicy Local: pods and the node short-circuit to every endpoint, the rest to the local ones with their address', () => {
     const t = compileServices(input([port({ nodePort: 30080, externalLocal: true })]));
-    assert.deepEqual(rules(t, externalChain(ID, 4)), [
-      `ip saddr @svc-cluster-v4 goto ${clusterChain(ID, 4)}`,
+    const any = 'meta l4proto tcp dnat ip to meta l4proto . th dport . numgen random mod 2 map @svc-np-eps-tcp-v4';
+    assert.deepEqual(rules(t, nodePortChain(ID, 4)), [
+      `ip saddr @svc-cluster-v4 ${any}`,
       'fib saddr type local jump svc-mark-masq',
-      `fib saddr type local goto ${clusterChain(ID, 4)}`,
-      `goto ${localChain(ID, 4)}`,
+      `fib saddr type local ${any}`,
+      'meta l4proto tcp dnat ip to meta l4proto . th dport . numgen random mod 1 map @svc-np-local-eps-tcp-v4',
     ]);
-    assert.deepEqual(rules(t, localChain(ID, 4)), ['meta l4proto tcp dnat ip to 10.65.0.2:8080']);
+    assert.deepEqual(elements(t, 'svc-np-local-eps-tcp-v4'), ['tcp . 30080 . 0 : 10.65.0.2 . 8080']);
     // No local endpoint: external traffic is dropped (checked in the filter chains), the cluster IP still balances.
     const none = compileServices(
       input([port({ nodePort: 30080, externalLocal: true, endpoints: [{ address: '10.65.0.3', port: 8080, local: false }] })]),
     );
     assert.deepEqual(elements(none, 'svc-noep-nodeports-v4'), ['tcp . 30080 : drop']);
-    assert.deepEqual(elements(none, 'svc-nodeports-v4'), [`tcp . 30080 : goto ${externalChain(ID, 4)}`]);
-    assert.equal(hasChain(none, localChain(ID, 4)), false);
+    assert.deepEqual(elements(none, 'svc-nodeports-v4'), [`tcp . 30080 : goto ${nodePortChain(ID, 4)}`]);
+    assert.equal(
+      rules(none, nodePortChain(ID, 4)).some((r) => r.includes('local-eps')),
+      false,
+      'no pick among local endpoints when there is none',
+    );
   });
 
   it('internalTrafficPolicy Local: the cluster IP goes to the local chain; with no local endpoint it is dropped, not rejected', () => {
@@ -178,7 +207,7 @@ describe('felix services compiler', () => {
     );
   });
 
-  it('dual stack: each cluster IP goes to the endpoints of its family, IPv6 DNAT in brackets', () => {
+  it('dual stack: each cluster IP goes to the endpoints of its family', () => {
     const t = compileServices(
       input([
         port({
@@ -191,7 +220,11 @@ describe('felix services compiler', () => {
       ]),
     );
     assert.deepEqual(elements(t, 'svc-ips-v6'), [`fd00:96::10 . tcp . 80 : goto ${clusterChain(ID, 6)}`]);
-    assert.deepEqual(rules(t, clusterChain(ID, 6)), ['meta l4proto tcp dnat ip6 to [fd00:65::2]:8080']);
+    assert.deepEqual(rules(t, clusterChain(ID, 6)), [
+      'meta l4proto tcp dnat ip6 to ip6 daddr . meta l4proto . th dport . numgen random mod 1 map @svc-eps-tcp-v6',
+    ]);
+    assert.deepEqual(elements(t, 'svc-eps-tcp-v6'), ['fd00:96::10 . tcp . 80 . 0 : fd00:65::2 . 8080']);
+    assert.deepEqual(elements(t, 'svc-eps-tcp-v4'), ['10.96.0.10 . tcp . 80 . 0 : 10.65.0.2 . 8080']);
   });
 
   it('NodePorts on the addresses given instead of every local address', () => {
@@ -290,8 +323,8 @@ describe('felix services compiler', () => {
     assert.equal(programmer.desired, policy);
   });
 
-  it('through the programmer: 1,000 services × 10 endpoints in one transaction, then one endpoint out is one chain refilled', async () => {
-    const make = (skip?: number) =>
+  it('through the programmer: 1,000 services × 10 endpoints in one transaction; an endpoint replaced is elements alone, one out refills the rules holding the count', async () => {
+    const make = (skip?: number, moved?: number) =>
       Array.from({ length: 1000 }, (_, i) =>
         port({
           id: `ns/s${i}/p/tcp`,
@@ -299,7 +332,7 @@ describe('felix services compiler', () => {
           nodePort: 30000 + i,
           endpoints: Array.from({ length: 10 }, (_, j) => ({
             address: `10.65.${i >> 8}.${(i & 255) >> 0}`,
-            port: 1000 + j,
+            port: j === moved ? 2000 + j : 1000 + j,
             local: j < 3,
           })).filter((_, j) => !(i === 7 && j === skip)),
         }),
@@ -316,8 +349,16 @@ describe('felix services compiler', () => {
     next[7] = make(4)[7]!;
     const second = await programmer.updatePart(SERVICES_PART, compiler.compile(input(next)));
     assert.ok(second.ok, second.error);
-    // The service's chain is refilled: its off-cluster masquerade and its nine endpoints.
-    assert.deepEqual(second.opCounts, { 'flush chain': 1, 'add rule': 10 }, second.script);
+    // The number of endpoints is in the DNAT rules of the cluster and nodeport chains: both are
+    // refilled, and the endpoints after the one that left move down a slot (elements).
+    assert.deepEqual(second.opCounts, { 'delete map element': 2, 'flush chain': 2, 'add map element': 2, 'add rule': 4 }, second.script);
+    // An endpoint replaced by another (a pod rescheduled): its elements, under the cluster IP and
+    // the NodePort, and no rule.
+    next[7] = make(4, 9)[7]!;
+    const third = await programmer.updatePart(SERVICES_PART, compiler.compile(input(next)));
+    assert.ok(third.ok, third.error);
+    assert.deepEqual(third.opCounts, { 'delete map element': 2, 'add map element': 2 }, third.script);
+    assert.equal(third.elementsAdded, 0, 'map elements are not counted as set elements');
     const resync = await programmer.resync();
     assert.equal(resync.ops, 0, resync.script);
     // The maps and hairpin sets are built anew; the table state keys them by content, so the plan
