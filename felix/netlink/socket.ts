@@ -209,12 +209,13 @@ export class NetlinkSocket {
   }
 
   /**
-   * Reads whatever is queued, without waiting, and calls `visit` per message. Returns false when
-   * the kernel dropped messages for want of room (ENOBUFS): then what changed is not known.
+   * Reads whatever is queued (or `maxReads` receive buffers of it), without waiting, and calls
+   * `visit` per message. Returns false when the kernel dropped messages for want of room
+   * (ENOBUFS): then what changed is not known.
    */
-  drain(visit: (type: number, buf: Buffer, start: number, end: number) => void): boolean {
+  drain(visit: (type: number, buf: Buffer, start: number, end: number) => void, maxReads = Number.POSITIVE_INFINITY): boolean {
     this.check();
-    for (;;) {
+    for (let reads = 0; reads < maxReads; reads++) {
       let got: number;
       try {
         got = this.n.recv(this.fd, this.rx, 0);
@@ -231,6 +232,7 @@ export class NetlinkSocket {
         o += (len + 3) & ~3;
       }
     }
+    return true;
   }
 
   /**

@@ -158,6 +158,8 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     gracefulRestartWaitMs: c.gracefulRestartWaitMs,
     defaultIpv4Pool: c.defaultIpv4Pool,
     wireguard: fromStore.wireguard,
+    // Flow logs read the kernel's conntrack and log groups: not in memory.
+    flowLogs: c.dataplane === 'memory' || !policyDataplane ? undefined : fromStore.flowLogs,
     felix: {
       ...fromStore.felix,
       // Always given, so a device, rule or routes left from a run with WireGuard on are removed.

@@ -120,6 +120,10 @@ export const FELIX_FIELDS = [
   'wireguardMTUV6',
   'wireguardRoutingRulePriority',
   'wireguardKeepAlive',
+  'flowLogsFileEnabled',
+  'flowLogsFlushInterval',
+  'flowLogsFileAggregationKindForAllowed',
+  'flowLogsFileAggregationKindForDenied',
 ] as const;
 
 /**
@@ -212,7 +216,6 @@ export const FELIX_REFUSED_NAMES: readonly string[] = [
   'debugDisableLogDropping',
   'debugSimulateCalcGraphHangAfter',
   'debugSimulateDataplaneHangAfter',
-  'flowLogsFlushInterval',
   'bpfMapSizeNATFrontend',
   'bpfMapSizeRoute',
   'bpfPSNATPorts',
