@@ -1,8 +1,10 @@
 // Joins the two streams into flows that say what decided them. A connection's first packet
 // passes the flow log rules (an Allow's log rule, and any staged policy's on the way) before
-// conntrack confirms it, so its decision waits here, keyed by the packet's tuple (after DNAT, as
-// the forward hook saw it), for the NEW event that follows; a refused packet never gets a
-// conntrack entry, its Deny log is the flow. Every table here is bounded: a decision waits at
+// conntrack confirms it, but the two reach us on different sockets, and nfnetlink_log batches
+// for a few milliseconds: whichever comes first waits, keyed by the packet's tuple (after DNAT,
+// as the forward hook saw it), up to `pendingMs` for the other (a connection no policy decided
+// has no log: its start is told when the wait ends). A refused packet never gets a conntrack
+// entry; its Deny log is the flow. Every table here is bounded: a decision waits at
 // most `pendingMs` and `maxPending` of them; a live connection's decision is kept for its
 // DESTROY up to `maxLive` connections, the oldest forgotten first.
 
@@ -47,11 +49,19 @@ interface Live {
   startMs: number;
   decision: Decision | null;
   staged: readonly Decision[];
+  /** Its start not yet told: waiting for its decision under this key. */
+  waitingKey?: string;
+  started: ConntrackEvent;
+  /** Its DESTROY, when it came before the start was told. */
+  ended?: ConntrackEvent;
 }
 
 export class FlowCorrelator {
   private readonly pending = new Map<string, Pending>();
   private readonly live = new Map<number, Live>();
+  /** Connections whose NEW came before their decision: tuple key → conntrack id. */
+  private readonly undecided = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
   private readonly pendingMs: number;
   private readonly maxPending: number;
   private readonly maxLive: number;
@@ -64,7 +74,7 @@ export class FlowCorrelator {
     private readonly emit: (o: FlowObservation) => void,
     o: CorrelatorOptions = {},
   ) {
-    this.pendingMs = o.pendingMs ?? 2_000;
+    this.pendingMs = o.pendingMs ?? 250;
     this.maxPending = o.maxPending ?? 4_096;
     this.maxLive = o.maxLive ?? 65_536;
     this.now = o.now ?? Date.now;
@@ -99,6 +109,18 @@ export class FlowCorrelator {
       });
       return;
     }
+    const id = this.undecided.get(key);
+    const live = id === undefined ? undefined : this.live.get(id);
+    if (live) {
+      // The connection is known: its start waits only for this.
+      if (d.code === 'A') {
+        live.decision = d;
+        this.undecided.delete(key);
+        live.waitingKey = undefined;
+        this.tellStart(live);
+      } else if (live.staged.length < 8) (live.staged as Decision[]).push(d);
+      return;
+    }
     if (!waiting) {
       waiting = { at: now, decision: null, staged: [] };
       this.pending.set(key, waiting);
@@ -106,6 +128,67 @@ export class FlowCorrelator {
     // An Allow: the last one the packet met decides (egress on the way out, then the destination's ingress).
     if (d.code === 'A') waiting.decision = d;
     else if (waiting.staged.length < 8) waiting.staged.push(d);
+  }
+
+  private tellStart(live: Live): void {
+    const e = live.started;
+    this.emit({
+      phase: 'start',
+      timeMs: live.startMs,
+      ...this.flowOf(e),
+      verdict: 'allow',
+      decision: live.decision,
+      staged: live.staged,
+      packets: e.packets,
+      bytes: e.bytes,
+    });
+    if (live.ended) {
+      this.tellEnd(live.ended, live);
+      this.live.delete(live.ended.id);
+    }
+  }
+
+  private tellEnd(e: ConntrackEvent, live: Live | undefined): void {
+    this.emit({
+      phase: 'end',
+      timeMs: this.now(),
+      ...this.flowOf(e),
+      verdict: 'allow',
+      decision: live?.decision ?? null,
+      staged: live?.staged ?? [],
+      packets: e.packets,
+      bytes: e.bytes,
+      ...(live ? { startMs: live.startMs } : {}),
+    });
+  }
+
+  /** Tells the starts whose decision did not come in time: no policy decided them (or its log was limited). */
+  private expire(now: number): void {
+    for (const [key, id] of this.undecided) {
+      const live = this.live.get(id);
+      if (live && now - live.startMs < this.pendingMs && this.undecided.size <= this.maxPending) break;
+      this.undecided.delete(key);
+      if (!live) continue;
+      live.waitingKey = undefined;
+      this.tellStart(live);
+    }
+    if (this.undecided.size > 0) this.arm();
+  }
+
+  private arm(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.expire(this.now());
+    }, this.pendingMs);
+    this.timer.unref();
+  }
+
+  /** Tells what still waits and stops the timer. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.expire(Number.POSITIVE_INFINITY);
   }
 
   conntrack(e: ConntrackEvent): void {
@@ -117,39 +200,34 @@ export class FlowCorrelator {
       const key = tupleKey(seen);
       const waiting = this.pending.get(key);
       if (waiting) this.pending.delete(key);
-      const live: Live = { startMs: now, decision: waiting?.decision ?? null, staged: waiting?.staged ?? [] };
-      if (this.live.size >= this.maxLive) this.live.delete(this.live.keys().next().value as number);
+      const live: Live = { startMs: now, decision: waiting?.decision ?? null, staged: waiting?.staged ?? [], started: e };
+      if (this.live.size >= this.maxLive) this.forget(this.live.keys().next().value as number);
       this.live.set(e.id, live);
-      this.emit({
-        phase: 'start',
-        timeMs: now,
-        ...this.flowOf(e),
-        verdict: 'allow',
-        decision: live.decision,
-        staged: live.staged,
-        packets: e.packets,
-        bytes: e.bytes,
-      });
+      if (live.decision) return this.tellStart(live);
+      live.waitingKey = key;
+      this.undecided.set(key, e.id);
+      this.expire(now);
+      this.arm();
       return;
     }
     const live = this.live.get(e.id);
+    if (live?.waitingKey !== undefined) {
+      live.ended = e;
+      return;
+    }
     if (live) this.live.delete(e.id);
-    this.emit({
-      phase: 'end',
-      timeMs: now,
-      ...this.flowOf(e),
-      verdict: 'allow',
-      decision: live?.decision ?? null,
-      staged: live?.staged ?? [],
-      packets: e.packets,
-      bytes: e.bytes,
-      ...(live ? { startMs: live.startMs } : {}),
-    });
+    this.tellEnd(e, live);
+  }
+
+  private forget(id: number): void {
+    const live = this.live.get(id);
+    if (live?.waitingKey !== undefined) this.undecided.delete(live.waitingKey);
+    this.live.delete(id);
   }
 
   /** Decisions waiting and connections whose decision is kept: bounded by the options. */
-  get sizes(): { pending: number; live: number } {
-    return { pending: this.pending.size, live: this.live.size };
+  get sizes(): { pending: number; live: number; undecided: number } {
+    return { pending: this.pending.size, live: this.live.size, undecided: this.undecided.size };
   }
 
   private flowOf(e: ConntrackEvent): { tuple: FlowTuple; endpoint?: { address: string; port: number } } {

@@ -41,6 +41,8 @@ export interface FlowLogSettings {
   capacity?: number;
   /** Records one window may hold; more are counted as dropped. Default 10,000. */
   maxWindowRecords?: number;
+  /** The network namespace whose flows are read (a path); default the agent's own. */
+  netns?: string;
 }
 
 export const DEFAULT_FLOW_LOG_GROUP = 20;
@@ -104,7 +106,7 @@ export class FlowLog {
     this.flushTimer = setInterval(() => this.store.flush(), this.settings.flushIntervalMs ?? 15_000);
     this.flushTimer.unref();
     this.reader = await FlowReader.open(
-      { group: this.rules.group },
+      { group: this.rules.group, netns: this.settings.netns },
       (e) => this.correlator.conntrack(e),
       (p) => this.correlator.packet(p),
     );
@@ -119,6 +121,7 @@ export class FlowLog {
     clearInterval(this.followTimer);
     this.reader?.close();
     this.reader = undefined;
+    this.correlator.close();
     for (const f of this.followers) f.res.end();
     this.followers.clear();
   }
