@@ -150,9 +150,21 @@ export class FlowLog {
     res.on('close', () => this.followers.delete(f));
   }
 
+  private lastTime = -1;
+  private lastTimeText = '';
+
+  /** ISO text of a time in ms; flows come many to a millisecond under load. */
+  private iso(ms: number): string {
+    if (ms !== this.lastTime) {
+      this.lastTime = ms;
+      this.lastTimeText = new Date(ms).toISOString();
+    }
+    return this.lastTimeText;
+  }
+
   private observe(o: FlowObservation): void {
     this.refreshEndpoints();
-    const at = new Date(o.timeMs).toISOString();
+    const at = this.iso(o.timeMs);
     const srcEp = this.endpoints.get(o.tuple.src);
     const dstAddress = o.endpoint?.address ?? o.tuple.dst;
     const dstEp = this.endpoints.get(dstAddress);
@@ -187,7 +199,7 @@ export class FlowLog {
     const policy = o.decision ? policyOf(o.decision) : null;
     const head = { proto, ...ends, verdict: o.verdict, policy };
     const key = recordKey(head);
-    const start = new Date(o.startMs ?? o.timeMs).toISOString();
+    const startMs = o.startMs ?? o.timeMs;
     const r = this.store.add(
       key,
       () => ({
@@ -198,7 +210,7 @@ export class FlowLog {
         bytes: 0,
         packets: 0,
         count: 0,
-        start,
+        start: this.iso(startMs),
         end: null,
       }),
       {

@@ -65,6 +65,9 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'services-refused': 'warning',
   'service-refused': 'warning',
   'services-apply-failed': 'warning',
+  // Flow logs: not started, or without byte counts.
+  'flow-logs-error': 'warning',
+  'flow-logs-no-accounting': 'warning',
   'service-frontend-conflict': 'warning',
   'service-controller-error': 'warning',
   // The CNI socket.
