@@ -2,7 +2,7 @@
 // wide, or JSON lines; --follow streams records as they change until interrupted.
 import http from 'node:http';
 import type { FlowEnd, FlowRecord } from '../agent/flow-records.js';
-import type { CommandSpec, Io } from './args.js';
+import { type CommandSpec, dispatch, type Io } from './args.js';
 import { AGENT_CONTROL_FLAG, agentControl } from './flags.js';
 import { columns } from './output.js';
 
@@ -93,4 +93,9 @@ export function flowsCommand(io: Io): CommandSpec {
       return 0;
     },
   };
+}
+
+/** Runs `podroute flows <argv>` through the command tree (help and unknown flags included); returns the exit code. */
+export function runFlowsCommand(argv: readonly string[], io: Io): Promise<number> {
+  return dispatch({ ...flowsCommand(io), name: 'podroute flows' }, argv, io);
 }
