@@ -51,3 +51,4 @@ export { createLinuxDataplane } from './create-dataplane.js';
 export * from './policy/index.js';
 export * from './services/index.js';
 export * from './wireguard/index.js';
+export * from './flows/index.js';

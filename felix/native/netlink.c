@@ -1,9 +1,12 @@
 // The only C in podroute: Node has no AF_NETLINK sockets. This file opens one, sends a
 // buffer that holds many netlink messages, and reads replies into a Buffer. Every message
 // is built and parsed in TypeScript (felix/netlink/). It also enters a network namespace
-// for the length of one synchronous call, so one process can drive several namespaces.
+// for the length of one synchronous call, so one process can drive several namespaces, and
+// wakes the event loop when a socket that joined multicast groups has something queued.
 #define _GNU_SOURCE
 #include <node_api.h>
+#include <uv.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <sched.h>
@@ -193,6 +196,95 @@ static napi_value nl_leave_netns(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// A socket the event loop watches: libuv polls the fd and calls back on the loop's thread when
+// the kernel queued something, so multicast readers sleep instead of draining on a timer.
+typedef struct {
+  uv_poll_t poll;
+  napi_env env;
+  napi_ref callback;
+  int closing;
+} watcher_t;
+
+static void watch_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static void watch_ready(uv_poll_t *p, int status, int events) {
+  (void)events;
+  watcher_t *w = (watcher_t *)p->data;
+  if (w->closing) return;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(w->env, &scope) != napi_ok) return;
+  napi_value cb, global, arg, ignored;
+  napi_get_reference_value(w->env, w->callback, &cb);
+  napi_get_global(w->env, &global);
+  napi_create_int32(w->env, status, &arg);
+  if (cb) {
+    napi_status st = napi_call_function(w->env, global, cb, 1, &arg, &ignored);
+    // An exception thrown by the callback goes to the process, as a timer's would.
+    if (st == napi_pending_exception) {
+      napi_value e;
+      napi_get_and_clear_last_exception(w->env, &e);
+      napi_fatal_exception(w->env, e);
+    }
+  }
+  napi_close_handle_scope(w->env, scope);
+}
+
+static void watch_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  (void)data;
+}
+
+// watch(fd, callback, keepAlive) -> handle: calls callback(status) each time fd is readable.
+// Without keepAlive the watch does not keep the process running (as an unref'd timer).
+static napi_value nl_watch(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int fd = arg_int(env, argv[0]);
+  bool keep = false;
+  if (argc > 2) napi_get_value_bool(env, argv[2], &keep);
+  uv_loop_t *loop;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok) {
+    errno = EINVAL;
+    return throw_errno(env, "uv loop");
+  }
+  watcher_t *w = calloc(1, sizeof *w);
+  if (!w) return throw_errno(env, "calloc");
+  w->env = env;
+  napi_create_reference(env, argv[1], 1, &w->callback);
+  int r = uv_poll_init(loop, &w->poll, fd);
+  if (r < 0) {
+    napi_delete_reference(env, w->callback);
+    free(w);
+    errno = -r;
+    return throw_errno(env, "uv_poll_init");
+  }
+  w->poll.data = w;
+  uv_poll_start(&w->poll, UV_READABLE, watch_ready);
+  if (!keep) uv_unref((uv_handle_t *)&w->poll);
+  napi_value handle;
+  napi_create_external(env, w, watch_finalize, NULL, &handle);
+  return handle;
+}
+
+// unwatch(handle): stops and frees a watch; call before closing its fd.
+static napi_value nl_unwatch(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  watcher_t *w = NULL;
+  if (napi_get_value_external(env, argv[0], (void **)&w) != napi_ok || !w || w->closing) return NULL;
+  w->closing = 1;
+  uv_poll_stop(&w->poll);
+  napi_delete_reference(env, w->callback);
+  w->callback = NULL;
+  uv_close((uv_handle_t *)&w->poll, watch_closed);
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor d[] = {
     {"open", NULL, nl_open, NULL, NULL, NULL, napi_default, NULL},
@@ -200,6 +292,8 @@ static napi_value init(napi_env env, napi_value exports) {
     {"recv", NULL, nl_recv, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, nl_close, NULL, NULL, NULL, napi_default, NULL},
     {"join", NULL, nl_join, NULL, NULL, NULL, napi_default, NULL},
+    {"watch", NULL, nl_watch, NULL, NULL, NULL, napi_default, NULL},
+    {"unwatch", NULL, nl_unwatch, NULL, NULL, NULL, napi_default, NULL},
     {"enterNetns", NULL, nl_enter_netns, NULL, NULL, NULL, napi_default, NULL},
     {"leaveNetns", NULL, nl_leave_netns, NULL, NULL, NULL, napi_default, NULL},
   };

@@ -13,9 +13,15 @@ export interface NetlinkNative {
   close(fd: number): void;
   /** Joins an rtnetlink multicast group; absent from an addon built before it. */
   join?(fd: number, group: number): void;
+  /** Calls `ready` on the event loop whenever `fd` is readable; absent from an addon built before it. */
+  watch?(fd: number, ready: (status: number) => void, keepAlive: boolean): WatchHandle;
+  unwatch?(handle: WatchHandle): void;
   enterNetns(path: string): number;
   leaveNetns(previous: number): void;
 }
+
+/** The addon's handle on one watched socket. */
+export type WatchHandle = { readonly __watch: unique symbol };
 
 let cached: NetlinkNative | null | undefined;
 let loadError = '';

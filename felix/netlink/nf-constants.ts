@@ -198,3 +198,13 @@ export const NFTA_REJECT_ICMP_CODE = 2;
 /** `reject` in an inet table: ICMP or ICMPv6 port unreachable, by family. */
 export const NFT_REJECT_ICMPX_UNREACH = 2;
 export const NFT_REJECT_ICMPX_PORT_UNREACH = 1;
+
+/** The limit expression (a token bucket) and the log expression, as flow log rules use them. */
+export const NFTA_LIMIT_RATE = 1;
+export const NFTA_LIMIT_UNIT = 2;
+export const NFTA_LIMIT_BURST = 3;
+export const NFTA_LIMIT_TYPE = 4;
+export const NFTA_LIMIT_FLAGS = 5;
+export const NFT_LIMIT_PKTS = 0;
+export const NFTA_LOG_GROUP = 1;
+export const NFTA_LOG_PREFIX = 2;

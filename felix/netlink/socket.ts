@@ -2,7 +2,7 @@
 // ack or error back to its request by sequence number.
 
 import { NLMSG_DONE, NLMSG_ERROR, NLMSGERR_ATTR_MSG, NLM_F_ACK, NLM_F_ACK_TLVS, NLM_F_CAPPED, NETLINK_ROUTE } from './constants.js';
-import { inNetns, loadNative, nativeLoadError, type NetlinkNative } from './native.js';
+import { inNetns, loadNative, nativeLoadError, type NetlinkNative, type WatchHandle } from './native.js';
 import { MessageWriter, forEachAttr } from './writer.js';
 import { ENOBUFS, ETIMEDOUT, errnoText, replyLost } from '../errno.js';
 
@@ -51,6 +51,7 @@ export class NetlinkSocket {
   private seq = 1;
   private readonly rx = Buffer.allocUnsafe(RECV_BYTES);
   private closed = false;
+  private watching: WatchHandle | undefined;
   private readonly chunkBytes: number;
   private readonly timeout: number;
   private readonly ackMode: 'each' | 'errors';
@@ -191,13 +192,30 @@ export class NetlinkSocket {
     this.n.join(this.fd, group);
   }
 
+  /** Whether this addon can wake the event loop when the socket is readable (one built before `watch` cannot). */
+  get canWatch(): boolean {
+    return typeof this.n.watch === 'function' && typeof this.n.unwatch === 'function';
+  }
+
   /**
-   * Reads whatever is queued, without waiting, and calls `visit` per message. Returns false when
-   * the kernel dropped messages for want of room (ENOBUFS): then what changed is not known.
+   * Calls `ready` from the event loop each time the kernel has queued something (level
+   * triggered: until it is drained). The watch does not keep the process alive unless asked.
    */
-  drain(visit: (type: number, buf: Buffer, start: number, end: number) => void): boolean {
+  watch(ready: () => void, keepAlive = false): void {
     this.check();
-    for (;;) {
+    if (!this.n.watch) throw new Error('the felix netlink addon has no watch(): rebuild it with `npm run build:native`');
+    if (this.watching) throw new Error('netlink socket is already watched');
+    this.watching = this.n.watch(this.fd, () => ready(), keepAlive);
+  }
+
+  /**
+   * Reads whatever is queued (or `maxReads` receive buffers of it), without waiting, and calls
+   * `visit` per message. Returns false when the kernel dropped messages for want of room
+   * (ENOBUFS): then what changed is not known.
+   */
+  drain(visit: (type: number, buf: Buffer, start: number, end: number) => void, maxReads = Number.POSITIVE_INFINITY): boolean {
+    this.check();
+    for (let reads = 0; reads < maxReads; reads++) {
       let got: number;
       try {
         got = this.n.recv(this.fd, this.rx, 0);
@@ -214,6 +232,7 @@ export class NetlinkSocket {
         o += (len + 3) & ~3;
       }
     }
+    return true;
   }
 
   /**
@@ -277,6 +296,9 @@ export class NetlinkSocket {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    // libuv must stop polling the fd before it is closed (and maybe reused).
+    if (this.watching) this.n.unwatch?.(this.watching);
+    this.watching = undefined;
     this.n.close(this.fd);
   }
 

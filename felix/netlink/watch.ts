@@ -1,8 +1,7 @@
 // The kernel's own notice that a route of the node changed: a netlink socket in the IPv4 and
-// IPv6 route groups. Node's event loop has no handle for a netlink socket, so the queue is
-// drained on a short timer; the kernel keeps every notice in between, so none is missed, and an
-// idle tick costs one recv that finds nothing. Only routes that next hops may resolve through
-// count: the main table, not felix's own protocol, not link-local or multicast destinations
+// IPv6 route groups, which the addon has the event loop poll (an addon built before that drains
+// it on a short timer instead; the kernel keeps every notice in between, so none is missed).
+// Only routes that next hops may resolve through count: the main table, not felix's own protocol, not link-local or multicast destinations
 // (every new veth brings an fe80::/64 of its own).
 
 import { MAIN_TABLE } from '../model.js';
@@ -15,7 +14,7 @@ export interface RouteWatchOptions {
   readonly netns?: string;
   /** felix's route protocol: its own writes are not news. */
   readonly protocol: number;
-  /** How often the queue is read. Default 250 ms. */
+  /** How often the queue is read when the addon cannot have the event loop watch it. Default 250 ms. */
   readonly intervalMs?: number;
 }
 
@@ -38,7 +37,7 @@ export function watchRoutes(o: RouteWatchOptions, changed: () => void): (() => v
   sock.join(RTNLGRP_IPV4_ROUTE);
   sock.join(RTNLGRP_IPV6_ROUTE);
   const noName = () => '';
-  const timer = setInterval(() => {
+  const read = () => {
     let news = false;
     const complete = sock.drain((type, buf, s, e) => {
       if (news || (type !== RTM_NEWROUTE && type !== RTM_DELROUTE)) return;
@@ -46,7 +45,12 @@ export function watchRoutes(o: RouteWatchOptions, changed: () => void): (() => v
       if (r && r.protocol !== o.protocol && !ignored(r.dst)) news = true;
     });
     if (news || !complete) changed();
-  }, o.intervalMs ?? 250);
+  };
+  if (sock.canWatch) {
+    sock.watch(read);
+    return () => sock.close();
+  }
+  const timer = setInterval(read, o.intervalMs ?? 250);
   timer.unref();
   return () => {
     clearInterval(timer);

@@ -44,6 +44,7 @@
 // `jump` only; so a packet leaves it exactly as it came in. A tier whose policies for an
 // endpoint are all staged gets their jumps and no closing rule (it has no default action).
 import type { IpFamily } from '../../ip/index.js';
+import { type DecisionCode, decisionPrefix, ruleCode } from '../flows/decisions.js';
 import { PolicyCompileError } from './compile-error.js';
 import { addressSetChange, inputChange, namedPortSetChange, recordNftSetChange, recordTableChange } from './derivation.js';
 import { changedHostElements, hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
@@ -90,6 +91,37 @@ export interface CompileOptions {
   readonly logPrefix?: string;
   /** Drop packets from a pod whose source address does not route back to it (default true). */
   readonly rpfCheck?: boolean;
+  /** Flow logs: a log rule, rate-limited in the kernel, before every rule that decides. */
+  readonly flowLogs?: FlowLogRules;
+}
+
+/**
+ * The `log group` rules of flow logs. Each rule that decides (Allow, Deny, a staged policy's
+ * would-be verdicts) and each tier's closing drop gets, just before it, a rule with the same
+ * match that hands the packet to nfnetlink_log with a prefix naming it (felix/flows reads it
+ * back), limited to `ratePerSecond` (a flood of refused packets costs the kernel a counter
+ * check, not a message). Only a connection's first packet reaches policy: replies and the rest
+ * of the connection pass by conntrack first.
+ */
+export interface FlowLogRules {
+  readonly group: number;
+  readonly ratePerSecond: number;
+  readonly burst: number;
+}
+
+function flowLogStatement(f: FlowLogRules, code: DecisionCode, id: string): string {
+  return `limit rate ${f.ratePerSecond}/second burst ${f.burst} packets log prefix "${decisionPrefix(code, id)}" group ${f.group}`;
+}
+
+function checkFlowLogs(f: FlowLogRules | undefined): void {
+  if (!f) return;
+  const whole = (v: number, min: number, max: number, field: string) => {
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw new PolicyCompileError(`options.flowLogs.${field}`, `${v} is not a whole number from ${min} to ${max}`);
+  };
+  whole(f.group, 0, 65535, 'group');
+  whole(f.ratePerSecond, 1, 1_000_000, 'ratePerSecond');
+  whole(f.burst, 1, 1_000_000, 'burst');
 }
 
 export const DEFAULT_PASS_MARK = 0x00100000;
@@ -157,8 +189,10 @@ function compileWhole(input: PolicyInput, options: CompileOptions, passMark: num
     clearTest: `meta mark & ${hex32(passMark)} == 0x00000000`,
   };
   const rpfCheck = options.rpfCheck ?? true;
+  checkFlowLogs(options.flowLogs);
+  const flowLogs = options.flowLogs;
   // What a policy's or an endpoint's chain text depends on besides its own input object.
-  const variant = `${passMark} ${rpfCheck} ${logPrefix}`;
+  const variant = `${passMark} ${rpfCheck} ${logPrefix} ${flowLogs ? `${flowLogs.group}/${flowLogs.ratePerSecond}/${flowLogs.burst}` : ''}`;
 
   // The pools are read first: the NAT rules use their sets.
   // Who owns each set and chain, said only when two meet in one name.
@@ -172,7 +206,7 @@ function compileWhole(input: PolicyInput, options: CompileOptions, passMark: num
   const chains: NftChain[] = [forwardChain(options.filterPriority ?? 0), natChain(input.pools, options.natPriority ?? 100), DISPATCH_CHAIN];
   for (const e of endpoints) {
     for (const dir of ['egress', 'ingress'] as const) {
-      const compiled = endpointChain(e, dir, policiesById, mark, rpfCheck, variant);
+      const compiled = endpointChain(e, dir, policiesById, mark, rpfCheck, variant, flowLogs);
       for (const id of compiled.jumps) used[dir].add(id);
       chains.push(compiled.chain);
       chainOwners.push(() => `endpoint ${JSON.stringify(e.iface)} ${dir}`);
@@ -187,7 +221,7 @@ function compileWhole(input: PolicyInput, options: CompileOptions, passMark: num
     for (const dir of ['ingress', 'egress'] as const) {
       const rules = p[dir];
       if (rules === undefined || !used[dir].has(p.id)) continue;
-      const compiled = policyChain(p, dir, rules, setsById, namedPortsById, mark.set, logPrefix, variant);
+      const compiled = policyChain(p, dir, rules, setsById, namedPortsById, mark.set, logPrefix, variant, flowLogs);
       for (const id of compiled.sets) usedSets.add(id);
       for (const id of compiled.namedPorts) usedNamedPorts.add(id);
       chains.push(compiled.chain);
@@ -496,6 +530,7 @@ function endpointChain(
   mark: MarkText,
   rpfCheck: boolean,
   variant: string,
+  flowLogs: FlowLogRules | undefined,
 ): EndpointChain {
   const kept = endpointChains.get(e, `${dir} ${variant}`);
   if (kept && stillApplies(e, dir, policies, kept)) return kept;
@@ -525,7 +560,9 @@ function endpointChain(
     // Staged policies only: no default action, since no enforced policy of the tier selects the endpoint.
     if (applying.every((id) => policies.get(id)!.staged)) return;
     const end = tier.defaultAction === 'Pass' ? '' : ' drop';
-    rules.push({ expr: `${mark.clearTest} counter${end}`, id: tierEndId(e.iface, dir, tier.name || t) });
+    const endId = tierEndId(e.iface, dir, tier.name || t);
+    if (flowLogs && end) rules.push({ expr: `${mark.clearTest} ${flowLogStatement(flowLogs, 'D', endId)}` });
+    rules.push({ expr: `${mark.clearTest} counter${end}`, id: endId });
     tiers++;
   });
   if (tiers > 0) rules.push({ expr: mark.clear });
@@ -548,6 +585,7 @@ function policyChain(
   passMarkSet: string,
   logPrefix: string,
   variant: string,
+  flowLogs: FlowLogRules | undefined,
 ): PolicyChain {
   const kept = policyChains.get(p, `${dir} ${variant}`);
   // A kept chain holds while the sets it names are there; else it is compiled again, which says what is missing.
@@ -571,7 +609,9 @@ function policyChain(
     const field = `policies[${p.id}].${dir}[${i}]`;
     const id = ruleId(p.id, dir, i);
     const action = p.staged ? stagedActionText(rule, field) : actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
+    const code = flowLogs && ruleCode(rule.action, p.staged === true);
     for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
+      if (flowLogs && code) out.push({ expr: `${m.expr ? `${m.expr} ` : ''}${flowLogStatement(flowLogs, code, id)}` });
       out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
     }
   });

@@ -22,7 +22,7 @@ export {
 } from './input.js';
 export * from './nft-model.js';
 // bgp/ has a compilePolicy (route policy) too.
-export { compilePolicy as compileNftables, DEFAULT_PASS_MARK, type CompileOptions } from './compile.js';
+export { compilePolicy as compileNftables, DEFAULT_PASS_MARK, type CompileOptions, type FlowLogRules } from './compile.js';
 export { PolicyCompileError } from './compile-error.js';
 export { renderNftScript, type RenderOptions } from './render.js';
 export type {

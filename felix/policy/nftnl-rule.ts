@@ -1,6 +1,7 @@
 // A rule's nft text as nf_tables expressions, for the statements the compilers write most:
 // address, protocol, port and set matches, conntrack state, marks, the RPF and local-address
-// fib checks, interface verdict maps, a service's DNAT, counters and verdicts.
+// fib checks, interface verdict maps, a service's DNAT, counters and verdicts, and flow logs'
+// `limit rate … log prefix … group …`.
 // Each is encoded as nft 1.0.6 encodes it (checked against `nft --debug=netlink`: the same
 // expressions, registers and byte orders, and the `meta nfproto` dependency an inet table needs
 // before an address match, once per rule). A statement outside this list is NftEncodeError:
@@ -16,6 +17,14 @@ import {
   NFT_REJECT_ICMPX_UNREACH,
   NFTA_FIB_F_DADDR,
   NFTA_MASQ_FLAGS,
+  NFTA_LIMIT_BURST,
+  NFTA_LIMIT_FLAGS,
+  NFTA_LIMIT_RATE,
+  NFTA_LIMIT_TYPE,
+  NFTA_LIMIT_UNIT,
+  NFTA_LOG_GROUP,
+  NFTA_LOG_PREFIX,
+  NFT_LIMIT_PKTS,
   NFTA_REJECT_ICMP_CODE,
   NFTA_REJECT_TYPE,
   NF_ACCEPT,
@@ -99,7 +108,7 @@ import {
   NFTNL_UDATA_RULE_COMMENT,
   nftMsg,
 } from '../netlink/nf-constants.js';
-import { attrI32BE, attrU32BE, nfBegin } from '../netlink/nf-message.js';
+import { attrI32BE, attrU32BE, attrU64BE, nfBegin } from '../netlink/nf-message.js';
 import type { MessageWriter } from '../netlink/writer.js';
 import { encodeKey, keyType, NftEncodeError } from './nftnl-types.js';
 
@@ -231,6 +240,25 @@ const ct = (key: number): Expr => [
   (w) => {
     attrU32BE(w, NFTA_CT_KEY, key);
     attrU32BE(w, NFTA_CT_DREG, NFT_REG_1);
+  },
+];
+
+const limit = (perSecond: number, burst: number): Expr => [
+  'limit',
+  (w) => {
+    attrU64BE(w, NFTA_LIMIT_RATE, perSecond);
+    attrU64BE(w, NFTA_LIMIT_UNIT, 1);
+    attrU32BE(w, NFTA_LIMIT_BURST, burst);
+    attrU32BE(w, NFTA_LIMIT_TYPE, NFT_LIMIT_PKTS);
+    attrU32BE(w, NFTA_LIMIT_FLAGS, 0);
+  },
+];
+
+const log = (prefix: string, group: number): Expr => [
+  'log',
+  (w) => {
+    w.attrString(NFTA_LOG_PREFIX, prefix);
+    w.attrU16BE(NFTA_LOG_GROUP, group);
   },
 ];
 
@@ -525,6 +553,16 @@ export function ruleExpressions(expr: string): Expr[] {
       out.push(reject);
       i += 1;
       ended = true;
+    } else if (word === 'limit' && t[i + 1] === 'rate' && t[i + 3] === 'burst' && t[i + 5] === 'packets') {
+      const m = /^(\d{1,9})\/second$/.exec(t[i + 2] ?? '');
+      if (!m) return unsupported(expr, t[i + 2] ?? '(end)');
+      out.push(limit(Number(m[1]), wholeNumber(t[i + 4], expr)));
+      i += 6;
+    } else if (word === 'log' && t[i + 1] === 'prefix' && /^"[^"\s]*"$/.test(t[i + 2] ?? '') && t[i + 3] === 'group') {
+      const group = wholeNumber(t[i + 4], expr);
+      if (group > 65535) unsupported(expr, t[i + 4] ?? '');
+      out.push(log(t[i + 2]!.slice(1, -1), group));
+      i += 5;
     } else if (word === 'counter') {
       out.push(counter);
       i += 1;

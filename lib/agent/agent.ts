@@ -37,6 +37,7 @@ import { detectRestart, GracefulRestart } from './graceful-restart.js';
 import { NodeSpeaker, speakerSettings } from './node-speaker.js';
 import { desiredPeers } from './peers.js';
 import { PolicyFeed } from './policy-feed.js';
+import { FlowLog, type FlowLogSettings } from './flow-log.js';
 import { ServiceFeed } from './service-feed.js';
 import { ServiceController } from '../services/controller.js';
 import { ensureDefaultPool, registerNode, type DefaultPool } from './registration.js';
@@ -102,6 +103,11 @@ export interface NodeAgentOptions {
   policyDataplane?: NftDataplane;
   policy?: PolicyProgrammerOptions & { compile?: CompileOptions };
   /**
+   * Flow logs (needs policyDataplane on a kernel): conntrack's connections and the packets the
+   * policy rules log, as records per window, served on the control socket (`GET /flows`). Absent: off.
+   */
+  flowLogs?: FlowLogSettings;
+  /**
    * Deletes the UDP conntrack entries a services change leaves pointing at removed endpoints
    * (ConntrackTool on a host). Absent: they live out their timeout.
    */
@@ -146,6 +152,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** The WireGuard input felix was last given, as text to compare. */
   private wireguardGiven: string | undefined;
   private readonly policy: PolicyFeed | undefined;
+  /** The node's flow log, when flow logs are on. */
+  readonly flows: FlowLog | undefined;
   /** Services into the policy programmer's table: present when policy is. */
   private readonly services: ServiceFeed | undefined;
   private readonly serviceController: ServiceController | undefined;
@@ -208,10 +216,19 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (options.policyDataplane) {
       // One programmer, one table: policy sets its base, services their part of it.
       const programmer = new PolicyProgrammer(options.policyDataplane, options.policy);
+      if (options.flowLogs)
+        this.flows = new FlowLog(options.flowLogs, {
+          nodeName: options.nodeName,
+          workloads: () => this.cache.workloads,
+          services: () => this.services?.input,
+          log: (e, f) => this.log(e, f),
+        });
+      const flows = this.flows;
       this.policy = new PolicyFeed({
         nodeName: options.nodeName,
         programmer,
-        compile: options.policy?.compile,
+        compile: flows ? { ...options.policy?.compile, flowLogs: flows.rules } : options.policy?.compile,
+        onInput: flows ? (input) => flows.policyInput(input) : undefined,
         log: (e, f) => this.log(e, f),
       });
       this.services = new ServiceFeed({
@@ -304,6 +321,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     });
     await this.warnIfStoreMayForget();
     await this.storeLoss.start();
+    // Before policy is programmed, so the first connections it decides are read. Flow logs
+    // failing (an old addon, the log group taken) leave the agent running without them.
+    await this.flows?.start().catch((e: Error) => this.log('flow-logs-error', { error: e.message }));
 
     const log = (e: string, f: Record<string, unknown>) => this.log(e, f);
     this.gracefulRestart = new GracefulRestart({
@@ -367,6 +387,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.felix.stop();
     await this.serviceController?.stop();
     this.policy?.stop();
+    this.flows?.stop();
   }
 
   private onEvent(e: WatchEvent): void {

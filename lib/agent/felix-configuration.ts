@@ -4,6 +4,8 @@
 import type { FelixOptions } from '../../felix/index.js';
 import type { FelixConfiguration, FelixConfigurationSpec } from '../resources/index.js';
 import { durationSeconds } from './peers.js';
+import type { FlowLogSettings } from './flow-log.js';
+import type { AggregationKind } from './flow-records.js';
 
 export interface FelixSettings {
   felix: FelixOptions;
@@ -12,6 +14,8 @@ export interface FelixSettings {
   healthHost?: string;
   /** 0: no health port (healthEnabled: false). */
   healthPort?: number;
+  /** flowLogsFileEnabled and the window and aggregation fields: the agent's flow log settings. */
+  flowLogs?: FlowLogSettings;
 }
 
 export function felixSettings(configs: readonly FelixConfiguration[], nodeName: string): FelixSettings {
@@ -47,6 +51,16 @@ export function felixSettings(configs: readonly FelixConfiguration[], nodeName: 
   if (spec.wireguardEnabled || spec.wireguardEnabledV6)
     out.wireguard = { v4: spec.wireguardEnabled === true, v6: spec.wireguardEnabledV6 === true };
   if (spec.healthHost !== undefined) out.healthHost = spec.healthHost === 'localhost' ? '127.0.0.1' : spec.healthHost;
+  if (spec.flowLogsFileEnabled)
+    out.flowLogs = {
+      ...(spec.flowLogsFlushInterval !== undefined ? { flushIntervalMs: durationSeconds(spec.flowLogsFlushInterval) * 1000 } : {}),
+      ...(spec.flowLogsFileAggregationKindForAllowed !== undefined
+        ? { aggregationAllowed: spec.flowLogsFileAggregationKindForAllowed as AggregationKind }
+        : {}),
+      ...(spec.flowLogsFileAggregationKindForDenied !== undefined
+        ? { aggregationDenied: spec.flowLogsFileAggregationKindForDenied as AggregationKind }
+        : {}),
+    };
   if (spec.healthEnabled === false) out.healthPort = 0;
   else if (spec.healthPort !== undefined) out.healthPort = spec.healthPort;
   return out;

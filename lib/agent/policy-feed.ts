@@ -2,7 +2,13 @@
 // delivers goes into the calculation graph; its PolicyInput for this node is compiled to the
 // nftables table and handed to the programmer, which applies only the difference. Events
 // arriving together are folded into one compile and one nft transaction.
-import { compileNftables, type CompileOptions, type PolicyApplyReport, type PolicyProgrammer } from '../../felix/index.js';
+import {
+  compileNftables,
+  type CompileOptions,
+  type PolicyApplyReport,
+  type PolicyInput,
+  type PolicyProgrammer,
+} from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import type { Kind, Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, PolicyCalculator, PolicyConversionError } from '../policy/index.js';
@@ -13,6 +19,8 @@ export interface PolicyFeedOptions {
   nodeName: string;
   programmer: PolicyProgrammer;
   compile?: CompileOptions;
+  /** Told every input compiled (the flow log reads its rules' prefixes from it). */
+  onInput?: (input: PolicyInput) => void;
   log: (event: string, fields: Record<string, unknown>) => void;
 }
 
@@ -87,6 +95,7 @@ export class PolicyFeed {
     const input = this.calculator.input();
     if (input === this.lastInput) return; // the calculator hands back the same object while nothing changed
     this.lastInput = input;
+    this.options.onInput?.(input);
     this.options.programmer
       .update(compileNftables(input, this.options.compile))
       .catch((e: Error) => this.options.log('policy-error', { error: e.message }));

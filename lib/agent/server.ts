@@ -7,6 +7,7 @@ import http from 'node:http';
 import { claimSocketPath, listenControlSocket } from '../bgpd/control-socket.js';
 import type { NodeAgent } from './agent.js';
 import { bgpRouteRows, routesDocument } from './route-rows.js';
+import { parseFlowFilter } from './flow-records.js';
 
 function reply(res: http.ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   res.writeHead(status, { 'content-type': type });
@@ -77,6 +78,19 @@ export async function serveAgentControl(agent: NodeAgent, socketPath: string, on
             (e: Error) => reply(res, 500, { error: e.message }),
           );
           return;
+        case 'GET /flows': {
+          if (!agent.flows) return reply(res, 404, { error: 'flow logs are off on this node (FelixConfiguration flowLogsFileEnabled)' });
+          let filter: ReturnType<typeof parseFlowFilter>;
+          try {
+            filter = parseFlowFilter(url.searchParams);
+          } catch (e) {
+            return reply(res, 400, { error: (e as Error).message });
+          }
+          if (url.searchParams.get('follow') === '1') return agent.flows.follow(res, filter);
+          return reply(res, 200, agent.flows.records(filter));
+        }
+        case 'GET /flows/status':
+          return reply(res, 200, agent.flows?.status() ?? { enabled: false });
         case 'POST /stop':
           reply(res, 200, { stopping: true });
           return onStop();

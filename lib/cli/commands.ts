@@ -10,6 +10,7 @@ import { LAB_COMMAND } from './lab.js';
 import { mrtCommand } from './mrt.js';
 import { bgpCommand, nodeCommand } from './node.js';
 import { policyCommand } from './policy.js';
+import { flowsCommand } from './flows.js';
 
 const io: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
 
@@ -51,6 +52,7 @@ export const ROOT: CommandSpec = {
     nodeCommand(io),
     bgpCommand(io),
     policyCommand(io),
+    flowsCommand(io),
     LAB_COMMAND,
     {
       name: 'completion',

@@ -19,6 +19,7 @@ import {
   type NftDataplane,
 } from '../../felix/index.js';
 import { NodeAgent, serveAgentControl, serveHealth, serveWeb } from '../agent/index.js';
+import { flowsFromControl } from '../agent/web/flows.js';
 import { felixSettings } from '../agent/felix-configuration.js';
 import { cniSocketPath, serveCni } from '../agent/cni-server.js';
 import { createLogger, logFormat, logLevel, type Logger } from '../log/index.js';
@@ -65,6 +66,9 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'services-refused': 'warning',
   'service-refused': 'warning',
   'services-apply-failed': 'warning',
+  // Flow logs: not started, or without byte counts.
+  'flow-logs-error': 'warning',
+  'flow-logs-no-accounting': 'warning',
   'service-frontend-conflict': 'warning',
   'service-controller-error': 'warning',
   // The CNI socket.
@@ -158,6 +162,8 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     gracefulRestartWaitMs: c.gracefulRestartWaitMs,
     defaultIpv4Pool: c.defaultIpv4Pool,
     wireguard: fromStore.wireguard,
+    // Flow logs read the kernel's conntrack and log groups: not in memory.
+    flowLogs: c.dataplane === 'memory' || !policyDataplane ? undefined : fromStore.flowLogs,
     felix: {
       ...fromStore.felix,
       // Always given, so a device, rule or routes left from a run with WireGuard on are removed.
@@ -204,7 +210,11 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
   // The web page, off unless a port is given; flow records reach it through its `flows` seam.
   const web = !c.webPort
     ? undefined
-    : await serveWeb(agent, { port: c.webPort, host: c.webHost }).catch(async (e: Error) => {
+    : await serveWeb(agent, {
+        port: c.webPort,
+        host: c.webHost,
+        flows: agent.flows ? flowsFromControl(c.control ?? DEFAULT_CONTROL) : undefined,
+      }).catch(async (e: Error) => {
         await new Promise((resolve) => control.close(resolve));
         if (health) await new Promise((resolve) => health.close(resolve));
         await cni?.close(0);

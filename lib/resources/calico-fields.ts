@@ -131,6 +131,10 @@ export const FELIX_FIELDS = [
   'wireguardMTUV6',
   'wireguardRoutingRulePriority',
   'wireguardKeepAlive',
+  'flowLogsFileEnabled',
+  'flowLogsFlushInterval',
+  'flowLogsFileAggregationKindForAllowed',
+  'flowLogsFileAggregationKindForDenied',
 ] as const;
 
 /**
@@ -223,7 +227,6 @@ export const FELIX_REFUSED_NAMES: readonly string[] = [
   'debugDisableLogDropping',
   'debugSimulateCalcGraphHangAfter',
   'debugSimulateDataplaneHangAfter',
-  'flowLogsFlushInterval',
   'bpfMapSizeNATFrontend',
   'bpfMapSizeRoute',
   'bpfPSNATPorts',

@@ -207,6 +207,13 @@ export interface FelixConfigurationSpec {
   healthEnabled?: boolean;
   /** Info only: what podroute logs. */
   logSeverityScreen?: 'Info';
+  /** Flow logs on this node: connections and refused packets, with the policy that decided, on the control socket. Default false. */
+  flowLogsFileEnabled?: boolean;
+  /** Go-style duration of one aggregation window ("15s"). */
+  flowLogsFlushInterval?: string;
+  /** 0 none, 1 source ports, 2 also source pods by replica set, 3 also destination pods. Default 2 and 1. */
+  flowLogsFileAggregationKindForAllowed?: number;
+  flowLogsFileAggregationKindForDenied?: number;
 }
 
 export interface WorkloadEndpointSpec {

@@ -73,6 +73,18 @@ export function checkFelixConfiguration(c: Checker, s: Obj, name: string): Obj {
   }
   const enabled = c.bool(s, 'healthEnabled', 'spec');
   if (enabled !== undefined) out.healthEnabled = enabled;
+  const flowLogs = c.bool(s, 'flowLogsFileEnabled', 'spec');
+  if (flowLogs !== undefined) out.flowLogsFileEnabled = flowLogs;
+  const flush = s.flowLogsFlushInterval;
+  if (flush !== undefined && flush !== null) {
+    if (typeof flush !== 'string' || !DURATION_RE.test(flush) || seconds(flush) < 1)
+      c.fail('spec.flowLogsFlushInterval', `${JSON.stringify(flush)} is not a duration of a second or more, like 15s`);
+    out.flowLogsFlushInterval = flush;
+  }
+  for (const k of ['flowLogsFileAggregationKindForAllowed', 'flowLogsFileAggregationKindForDenied'] as const) {
+    const v = c.int(s, k, 'spec', 0, 3);
+    if (v !== undefined) out[k] = v;
+  }
   const sev = checkLogSeverity(c, s);
   if (sev !== undefined) out.logSeverityScreen = sev;
   return out;

@@ -116,7 +116,7 @@ export function flowQueryParams(q: FlowQuery): URLSearchParams {
 const MAX_LINE = 64 * 1024;
 
 /**
- * A provider reading the agent's control socket: `GET /flows` ({"flows": [...]}) or, following,
+ * A provider reading the agent's control socket: `GET /flows` (an array of records) or, following,
  * its stream of one JSON record a line.
  */
 export function flowsFromControl(socketPath: string): FlowProvider {
@@ -130,8 +130,9 @@ export function flowsFromControl(socketPath: string): FlowProvider {
       throw new Error(`control /flows: ${res.statusCode} ${body.slice(0, 200)}`);
     }
     if (!query.follow) {
-      const doc = JSON.parse(await text(res)) as { flows?: FlowRecord[] };
-      yield* doc.flows ?? [];
+      // The control socket answers a JSON array, oldest first; {"flows": [...]} is read too.
+      const doc = JSON.parse(await text(res)) as FlowRecord[] | { flows?: FlowRecord[] };
+      yield* Array.isArray(doc) ? doc : (doc.flows ?? []);
       return;
     }
     let rest = '';

@@ -154,9 +154,10 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     assert.equal((await prog.resync()).ops, 0);
   });
 
+  // Seed 2 with flow logs: their `limit … log … group` rules are encoded and read back too.
   const compiled = (seed: number) =>
     mergeTable(
-      compilePolicy(generateInput(seed)),
+      compilePolicy(generateInput(seed), seed === 2 ? { flowLogs: { group: 7, ratePerSecond: 200, burst: 50 } } : {}),
       new Map([
         [
           'services',

@@ -28,6 +28,18 @@ describe('agent: FelixConfiguration', () => {
     });
   });
 
+  it("flow logs: flowLogsFileEnabled turns them on with Calico's window and aggregation fields; bad values name the field", () => {
+    assert.equal(felixSettings([fc('default', { flowLogsFlushInterval: '30s' })], 'w1').flowLogs, undefined, 'off unless enabled');
+    const on = [
+      fc('default', { flowLogsFileEnabled: true, flowLogsFlushInterval: '30s', flowLogsFileAggregationKindForAllowed: 0 }),
+      fc('node.w1', { flowLogsFileAggregationKindForDenied: 3 }),
+    ];
+    assert.deepEqual(felixSettings(on, 'w1').flowLogs, { flushIntervalMs: 30_000, aggregationAllowed: 0, aggregationDenied: 3 });
+    assert.throws(() => fc('default', { flowLogsFileAggregationKindForAllowed: 4 }), /spec\.flowLogsFileAggregationKindForAllowed/);
+    assert.throws(() => fc('default', { flowLogsFlushInterval: '0.5s' }), /spec\.flowLogsFlushInterval/);
+    assert.throws(() => fc('default', { flowLogsFileEnabled: 'yes' }), /spec\.flowLogsFileEnabled/);
+  });
+
   it('routeRefreshInterval 0 turns the resync off; healthEnabled false closes the health port', () => {
     assert.deepEqual(felixSettings([fc('default', { routeRefreshInterval: '0', healthEnabled: false, healthPort: 9199 })], 'w1'), {
       felix: { resyncIntervalMs: 0 },

@@ -67,7 +67,8 @@ describe('web: flow queries and the control socket provider', () => {
           return res.writeHead(404).end('{"error":"flow logs are off"}');
         if (url.searchParams.get('follow') !== '1') {
           res.writeHead(200, { 'content-type': 'application/json' });
-          return res.end(JSON.stringify({ flows: [record(1), record(2)] }));
+          // As the agent's control socket answers (lib/agent/server.ts): an array, oldest first.
+          return res.end(JSON.stringify([record(1), record(2)]));
         }
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         // Two records cut mid-line across writes, then the stream stays open until the reader leaves.

@@ -1,0 +1,286 @@
+// The node's flow log: felix's flow events (felix/flows) named as the cluster knows them (pods
+// with their namespace and labels, Services and their chosen endpoint), aggregated per window and
+// kept in a bounded ring (flow-records.ts), and streamed to followers. Only flows of this node's
+// own pods are kept: the node reports what its policy decided, as Calico's felix does.
+import type { ServerResponse } from 'node:http';
+import {
+  type Decision,
+  decisionIndex,
+  FlowCorrelator,
+  type FlowObservation,
+  FlowReader,
+  type PolicyInput,
+  protocolName,
+  type ServiceInput,
+} from '../../felix/index.js';
+import type { WorkloadEndpoint } from '../resources/index.js';
+import {
+  type AggregationKind,
+  aggregateEnds,
+  type FlowEnd,
+  type FlowFilter,
+  type FlowPolicy,
+  type FlowRecord,
+  FlowStore,
+  matches,
+  recordKey,
+} from './flow-records.js';
+
+export interface FlowLogSettings {
+  /** nfnetlink_log group of the log rules. Default 20. */
+  group?: number;
+  /** Logged packets per second and rule, and its burst, limited in the kernel. Default 1,000 and 200. */
+  ratePerSecond?: number;
+  burst?: number;
+  /** flowLogsFlushInterval: the aggregation window. Default 15 s. */
+  flushIntervalMs?: number;
+  /** flowLogsFileAggregationKindForAllowed / ForDenied. Default 2 and 1, as Calico. */
+  aggregationAllowed?: AggregationKind;
+  aggregationDenied?: AggregationKind;
+  /** Records kept over past windows. Default 10,000. */
+  capacity?: number;
+  /** Records one window may hold; more are counted as dropped. Default 10,000. */
+  maxWindowRecords?: number;
+  /** The network namespace whose flows are read (a path); default the agent's own. */
+  netns?: string;
+}
+
+export const DEFAULT_FLOW_LOG_GROUP = 20;
+
+interface Sources {
+  nodeName: string;
+  workloads: () => ReadonlyMap<string, WorkloadEndpoint>;
+  services: () => ServiceInput | undefined;
+  log: (event: string, fields: Record<string, unknown>) => void;
+}
+
+const FOLLOW_FLUSH_MS = 250;
+/** A follower this far behind is cut off rather than buffered for. */
+const FOLLOW_MAX_BUFFERED = 1 << 20;
+
+interface Follower {
+  res: ServerResponse;
+  filter: FlowFilter;
+}
+
+export class FlowLog {
+  readonly store: FlowStore;
+  private reader: FlowReader | undefined;
+  private readonly correlator: FlowCorrelator;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private followTimer: NodeJS.Timeout | undefined;
+  private readonly followers = new Set<Follower>();
+  private changed = new Map<string, FlowRecord>();
+  private endpoints = new Map<string, { namespace: string; pod: string; labels: Record<string, string>; local: boolean }>();
+  private endpointsFrom: ReadonlyMap<string, WorkloadEndpoint> | undefined;
+  private endpointsSize = -1;
+  private endpointsAt = 0;
+  private servicesFrom: ServiceInput | undefined;
+  private frontends = new Map<string, { service: string; port: number }>();
+  /** Observations kept, and those about no pod of this node. */
+  readonly counts = { kept: 0, foreign: 0 };
+
+  constructor(
+    readonly settings: FlowLogSettings,
+    private readonly sources: Sources,
+  ) {
+    this.store = new FlowStore(settings.capacity ?? 10_000, settings.maxWindowRecords ?? 10_000);
+    this.correlator = new FlowCorrelator(new Map(), (o) => this.observe(o));
+  }
+
+  /** The log rules felix writes in front of each deciding rule. */
+  get rules(): { group: number; ratePerSecond: number; burst: number } {
+    return {
+      group: this.settings.group ?? DEFAULT_FLOW_LOG_GROUP,
+      ratePerSecond: this.settings.ratePerSecond ?? 1_000,
+      burst: this.settings.burst ?? 200,
+    };
+  }
+
+  /** The policy input just compiled: the prefixes its log rules carry. */
+  policyInput(input: PolicyInput): void {
+    this.correlator.setDecisions(decisionIndex(input));
+  }
+
+  async start(): Promise<void> {
+    this.flushTimer = setInterval(() => this.store.flush(), this.settings.flushIntervalMs ?? 15_000);
+    this.flushTimer.unref();
+    this.reader = await FlowReader.open(
+      { group: this.rules.group, netns: this.settings.netns },
+      (e) => this.correlator.conntrack(e),
+      (p) => this.correlator.packet(p),
+    );
+    if (!this.reader.accounting)
+      this.sources.log('flow-logs-no-accounting', {
+        reason: 'net.netfilter.nf_conntrack_acct could not be set: flows carry no bytes or packets',
+      });
+  }
+
+  stop(): void {
+    clearInterval(this.flushTimer);
+    clearInterval(this.followTimer);
+    this.reader?.close();
+    this.reader = undefined;
+    this.correlator.close();
+    for (const f of this.followers) f.res.end();
+    this.followers.clear();
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      reader: this.reader ? { ...this.reader.stats, accounting: this.reader.accounting } : null,
+      records: this.store.size,
+      dropped: this.store.dropped,
+      ...this.counts,
+      ...this.correlator.sizes,
+      unknownPrefixes: this.correlator.unknownPrefixes,
+    };
+  }
+
+  records(filter: FlowFilter): FlowRecord[] {
+    return this.store.records().filter((r) => matches(r, filter));
+  }
+
+  /** Streams the matching records, then each one as it changes, as newline-delimited JSON. */
+  follow(res: ServerResponse, filter: FlowFilter): void {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    for (const r of this.records(filter)) res.write(`${JSON.stringify(r)}\n`);
+    const f: Follower = { res, filter };
+    this.followers.add(f);
+    res.on('close', () => this.followers.delete(f));
+  }
+
+  private lastTime = -1;
+  private lastTimeText = '';
+
+  /** ISO text of a time in ms; flows come many to a millisecond under load. */
+  private iso(ms: number): string {
+    if (ms !== this.lastTime) {
+      this.lastTime = ms;
+      this.lastTimeText = new Date(ms).toISOString();
+    }
+    return this.lastTimeText;
+  }
+
+  private observe(o: FlowObservation): void {
+    this.refreshEndpoints();
+    const at = this.iso(o.timeMs);
+    const srcEp = this.endpoints.get(o.tuple.src);
+    const dstAddress = o.endpoint?.address ?? o.tuple.dst;
+    const dstEp = this.endpoints.get(dstAddress);
+    // Denied packets come from this node's own rules; a connection must touch one of its pods.
+    if (o.phase !== 'denied' && !srcEp?.local && !dstEp?.local) {
+      this.counts.foreign++;
+      return;
+    }
+    this.counts.kept++;
+    const proto = protocolName(o.tuple.proto);
+    const src: FlowEnd = {
+      ip: o.tuple.src,
+      port: o.tuple.sport,
+      ...(srcEp ? { namespace: srcEp.namespace, pod: srcEp.pod, labels: srcEp.labels } : {}),
+    };
+    const dst: FlowEnd = {
+      ip: dstAddress,
+      port: o.endpoint?.port ?? o.tuple.dport,
+      ...(dstEp ? { namespace: dstEp.namespace, pod: dstEp.pod, labels: dstEp.labels } : {}),
+    };
+    if (o.endpoint) {
+      const svc = this.frontend(proto, o.tuple.dst, o.tuple.dport);
+      if (svc) {
+        dst.service = svc.service;
+        dst.servicePort = svc.port;
+      }
+    }
+    const kind = (
+      o.verdict === 'deny' ? (this.settings.aggregationDenied ?? 1) : (this.settings.aggregationAllowed ?? 2)
+    ) as AggregationKind;
+    const ends = aggregateEnds(src, dst, kind);
+    const policy = o.decision ? policyOf(o.decision) : null;
+    const head = { proto, ...ends, verdict: o.verdict, policy };
+    const key = recordKey(head);
+    const startMs = o.startMs ?? o.timeMs;
+    const r = this.store.add(
+      key,
+      () => ({
+        time: at,
+        node: this.sources.nodeName,
+        ...head,
+        staged: o.staged.length ? o.staged.map((d) => ({ ...policyOf(d), action: stagedAction(d) })) : null,
+        bytes: 0,
+        packets: 0,
+        count: 0,
+        start: this.iso(startMs),
+        end: null,
+      }),
+      {
+        count: o.phase === 'end' ? 0 : 1,
+        // A connection's counts come with its end (and with its start, what its first packets carried).
+        bytes: o.phase === 'start' ? 0 : o.bytes,
+        packets: o.phase === 'start' ? 0 : o.packets,
+        opened: o.phase === 'start' ? 1 : 0,
+        closed: o.phase === 'end' ? 1 : 0,
+        at,
+      },
+    );
+    if (r && this.followers.size > 0) {
+      if (this.changed.size < 10_000) this.changed.set(key, r);
+      this.followTimer ??= setTimeout(() => this.pushToFollowers(), FOLLOW_FLUSH_MS);
+    }
+  }
+
+  private pushToFollowers(): void {
+    this.followTimer = undefined;
+    const changed = [...this.changed.values()];
+    this.changed = new Map();
+    for (const f of this.followers) {
+      if (f.res.writableLength > FOLLOW_MAX_BUFFERED) {
+        f.res.destroy();
+        this.followers.delete(f);
+        continue;
+      }
+      for (const r of changed) if (matches(r, f.filter)) f.res.write(`${JSON.stringify(r)}\n`);
+    }
+  }
+
+  /** Addresses of every pod in the cluster, rebuilt when the workloads changed (at most once a second). */
+  private refreshEndpoints(): void {
+    const all = this.sources.workloads();
+    const now = Date.now();
+    if (all === this.endpointsFrom && all.size === this.endpointsSize && now - this.endpointsAt < 1_000) return;
+    this.endpointsFrom = all;
+    this.endpointsSize = all.size;
+    this.endpointsAt = now;
+    const m = new Map<string, { namespace: string; pod: string; labels: Record<string, string>; local: boolean }>();
+    for (const w of all.values()) {
+      const labels = Object.fromEntries(Object.entries(w.metadata.labels ?? {}).filter(([k]) => !k.startsWith('projectcalico.org/')));
+      const ep = { namespace: w.metadata.namespace ?? '', pod: w.spec.pod, labels, local: w.spec.node === this.sources.nodeName };
+      for (const net of w.spec.ipNetworks) m.set(net.split('/')[0]!, ep);
+    }
+    this.endpoints = m;
+  }
+
+  private frontend(proto: string, address: string, port: number): { service: string; port: number } | undefined {
+    const input = this.sources.services();
+    if (input !== this.servicesFrom) {
+      this.servicesFrom = input;
+      const m = new Map<string, { service: string; port: number }>();
+      for (const p of input?.services ?? []) {
+        const service = p.id.split('/').slice(0, 2).join('/');
+        for (const a of [...p.clusterIPs, ...p.externalIPs, ...p.loadBalancerIPs])
+          m.set(`${p.protocol} ${a} ${p.port}`, { service, port: p.port });
+        if (p.nodePort) m.set(`${p.protocol} * ${p.nodePort}`, { service, port: p.port });
+      }
+      this.frontends = m;
+    }
+    return this.frontends.get(`${proto} ${address} ${port}`) ?? this.frontends.get(`${proto} * ${port}`);
+  }
+}
+
+function policyOf(d: Decision): FlowPolicy {
+  return { tier: d.tier, name: d.policy, rule: d.rule };
+}
+
+function stagedAction(d: Decision): string {
+  return d.code === 'SA' ? 'allow' : d.code === 'SD' ? 'deny' : 'pass';
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import type { ConntrackEvent } from '../../../felix/flows/conntrack-event.js';
+import { FlowCorrelator, type FlowObservation } from '../../../felix/flows/correlate.js';
+import type { Decision } from '../../../felix/flows/decisions.js';
+import type { FlowTuple } from '../../../felix/flows/tuple.js';
+
+const allow: Decision = { code: 'A', tier: 'default', policy: 'knp.default.web', rule: 'ingress/0', direction: 'ingress' };
+const deny: Decision = { code: 'D', tier: 'security', policy: 'sec.block', rule: 'ingress/1', direction: 'ingress' };
+const staged: Decision = { code: 'SD', tier: 'security', policy: 'staged:sec.try', rule: 'ingress/0', direction: 'ingress' };
+const decisions = new Map([
+  ['pr|A|x', allow],
+  ['pr|D|x', deny],
+  ['pr|SD|x', staged],
+]);
+const t = (sport: number, dst = '10.65.0.3', dport = 80): FlowTuple => ({ proto: 6, src: '10.65.0.2', sport, dst, dport });
+const ct = (kind: 'new' | 'destroy', id: number, orig: FlowTuple, replySrc = orig.dst, replyPort = orig.dport): ConntrackEvent => ({
+  kind,
+  id,
+  orig,
+  reply: { proto: orig.proto, src: replySrc, sport: replyPort, dst: orig.src, dport: orig.sport },
+  status: 0,
+  mark: 0,
+  packets: kind === 'destroy' ? 10 : 1,
+  bytes: kind === 'destroy' ? 1000 : 60,
+});
+
+describe('felix/flows correlator', () => {
+  let now = 0;
+  let out: FlowObservation[];
+  let c: FlowCorrelator;
+  beforeEach(() => {
+    now = 1_000;
+    out = [];
+    c = new FlowCorrelator(decisions, (o) => out.push(o), { now: () => now, pendingMs: 100 });
+  });
+  afterEach(() => c.close());
+
+  it('an Allow logged before the NEW names the connection, and its DESTROY carries the counts', () => {
+    c.packet({ prefix: 'pr|SD|x', tuple: t(1), bytes: 60 });
+    c.packet({ prefix: 'pr|A|x', tuple: t(1), bytes: 60 });
+    c.conntrack(ct('new', 7, t(1)));
+    c.conntrack(ct('destroy', 7, t(1)));
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.decision?.policy, o.staged.map((s) => s.policy), o.bytes]),
+      [
+        ['start', 'knp.default.web', ['staged:sec.try'], 60],
+        ['end', 'knp.default.web', ['staged:sec.try'], 1000],
+      ],
+    );
+  });
+
+  it('a NEW before its Allow waits for it, and a DESTROY meanwhile waits behind the start', () => {
+    c.conntrack(ct('new', 8, t(2)));
+    c.conntrack(ct('destroy', 8, t(2)));
+    assert.equal(out.length, 0, 'nothing told before the decision');
+    c.packet({ prefix: 'pr|A|x', tuple: t(2), bytes: 60 });
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.decision?.rule]),
+      [
+        ['start', 'ingress/0'],
+        ['end', 'ingress/0'],
+      ],
+    );
+  });
+
+  it('a connection no policy decided is told when the wait ends, with no decision', async () => {
+    c = new FlowCorrelator(decisions, (o) => out.push(o), { pendingMs: 20 });
+    c.conntrack(ct('new', 9, t(3)));
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.decision]),
+      [['start', null]],
+    );
+  });
+
+  it('a DNATed connection is the Service address as sent and the endpoint it went to; its Allow is keyed after DNAT', () => {
+    const sent = t(4, '10.96.0.10', 80);
+    c.packet({ prefix: 'pr|A|x', tuple: t(4, '10.65.0.3', 8080), bytes: 60 });
+    c.conntrack(ct('new', 10, sent, '10.65.0.3', 8080));
+    assert.equal(out[0]?.tuple.dst, '10.96.0.10');
+    assert.deepEqual(out[0]?.endpoint, { address: '10.65.0.3', port: 8080 });
+    assert.equal(out[0]?.decision?.policy, 'knp.default.web');
+  });
+
+  it('a Deny is a flow at once; unknown prefixes are counted; waiting decisions are bounded', () => {
+    c.packet({ prefix: 'pr|D|x', tuple: t(5), bytes: 60 });
+    assert.deepEqual([out[0]?.phase, out[0]?.verdict, out[0]?.decision?.policy], ['denied', 'deny', 'sec.block']);
+    c.packet({ prefix: 'pr|A|gone', tuple: t(6), bytes: 60 });
+    assert.equal(c.unknownPrefixes, 1);
+    c = new FlowCorrelator(decisions, () => undefined, { now: () => now, maxPending: 50, maxLive: 50 });
+    for (let i = 0; i < 1_000; i++) {
+      c.packet({ prefix: 'pr|A|x', tuple: t(10_000 + i), bytes: 60 });
+      c.conntrack(ct('new', 100 + i, t(20_000 + i)));
+    }
+    assert.ok(c.sizes.pending <= 51 && c.sizes.live <= 50 && c.sizes.undecided <= 51, `bounded: ${JSON.stringify(c.sizes)}`);
+  });
+});
