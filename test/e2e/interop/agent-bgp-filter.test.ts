@@ -98,6 +98,7 @@ describe('agent with an FRR top-of-rack: BGPFilter and localASNumber', function 
     agent = cluster.spawnAgent(nsNode, { name: 'n1', ip: `${NODE.v4}/24`, flags: ['--ip6', `${NODE.v6}/64`, '--health-port', '0'] });
     await agentReady(agent, 60_000);
   });
+  after(() => cluster.close());
 
   it('FRR sees the node as the BGPPeer’s localASNumber, on both sessions', async () => {
     const peers = await waitFor(() => frr.peers(), {
