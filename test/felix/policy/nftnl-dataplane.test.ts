@@ -1,8 +1,10 @@
 // The nf_tables netlink dataplane against a real kernel, on what only it does: element changes
-// as one netlink batch, refused whole; a batch cut short (a writer that dies mid-send) changing
-// nothing; another writer's commit detected by the generation and the batch sent again; and its
+// as one netlink batch, refused whole; a writer process killed mid-batch or between batches
+// leaving every batch whole or absent; another writer's commit detected by the generation and the batch sent again; and its
 // netlink reader agreeing with `nft -j list` on compiled policy and services tables.
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { compilePolicy } from '../../../felix/policy/compile.js';
 import type { InstalledTable } from '../../../felix/policy/dataplane.js';
 import type { NftSet, NftTable } from '../../../felix/policy/nft-model.js';
@@ -11,18 +13,19 @@ import { readTableJson } from '../../../felix/policy/nft-readback.js';
 import { NetlinkNftDataplane } from '../../../felix/policy/nftnl-dataplane.js';
 import { readTableNetlink } from '../../../felix/policy/nftnl-read.js';
 import { planTable } from '../../../felix/policy/plan.js';
-import { writeOps } from '../../../felix/policy/nftnl-write.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
 import { compileServices } from '../../../felix/services/compile.js';
 import type { ServicePort } from '../../../felix/services/input.js';
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
-import { batchBegin, getGen } from '../../../felix/netlink/nf-message.js';
-import { MessageWriter } from '../../../felix/netlink/writer.js';
 import { NetlinkSocket } from '../../../felix/netlink/socket.js';
 import { Lab, type Netns } from '../../support/netns.js';
 import { rawTable } from '../../support/nft-raw.js';
 import { generateInput } from './compile-generate.js';
+
+const BATCH_WRITER = fileURLToPath(new URL('../../support/nft-batch-writer.ts', import.meta.url));
+/** Elements in each of the stream writer's batches. */
+const BATCH = 4000;
 
 const hosts = (elements: string[]): NftSet => ({ name: 's4-web', type: 'ipv4_addr', interval: false, elements });
 const nets = (elements: string[]): NftSet => ({ name: 'n4-out', type: 'ipv4_addr', interval: true, elements });
@@ -105,28 +108,77 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     assert.equal(await ours(), before);
   });
 
-  it('a batch cut short, as by a writer that dies mid-send, changes nothing', async () => {
-    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
-    const before = await ours();
+  // A writer in a child process, killed with SIGKILL where the test says (nft-batch-writer.ts).
+  let writer: ChildProcess | undefined;
+  afterEach(() => {
+    if (writer?.exitCode === null && writer.signalCode === null) writer.kill('SIGKILL');
+    writer = undefined;
+  });
+  const startWriter = (mode: 'cut' | 'stream') => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BATCH_WRITER, node.name, 'podroute', 's4-web', mode, String(BATCH)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    writer = child;
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const exited = new Promise<string | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+    /** Resolves once the child has printed a line matching `re`; rejects if it exits first. */
+    const said = (re: RegExp) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const look = () => {
+          const m = out.match(re);
+          if (m) resolve(m);
+        };
+        child.stdout.on('data', look);
+        look();
+        void exited.then((how) => reject(new Error(`the writer exited (${how}) before ${re}: ${err.slice(-500)}`)));
+      });
+    return { child, said, exited, output: () => out };
+  };
+  const webElements = () => {
     const sock = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: `/var/run/netns/${node.name}` });
     try {
-      const w = sock.writer();
-      batchBegin(w, 0);
-      writeOps(w, NFPROTO_INET, 'podroute', [{ kind: 'add element', set: 's4-web', elements: ['10.65.0.7'] }], () => ({
-        type: 'ipv4_addr',
-        interval: false,
-        map: false,
-      }));
-      // No BATCH_END: the kernel aborts what it has read.
-      const barrier = new MessageWriter(w.seqAfter, 64);
-      getGen(barrier);
-      sock.transact(w, barrier, () => undefined);
-    } catch {
-      // The kernel may answer the cut batch with an error; what matters is the table.
+      return readTableNetlink(sock, NFPROTO_INET, 'podroute').table?.sets.get('s4-web')?.elements.size ?? -1;
     } finally {
       sock.close();
     }
-    assert.equal(await ours(), before, 'the element of the unfinished batch is not there');
+  };
+
+  it('a writer killed after BATCH_BEGIN and some messages, before BATCH_END, leaves the table as it was', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const before = await ours();
+    const w = startWriter('cut');
+    await w.said(/^sent$/m);
+    assert.equal(await ours(), before, 'while the writer lives, nothing of its unfinished batch is in the table');
+    w.child.kill('SIGKILL');
+    assert.equal(await w.exited, 'SIGKILL');
+    assert.equal(await ours(), before, 'nor after it died');
+    // Nothing is left locked or half-done: the next transaction commits.
+    const next = await prog.update(table([hosts(['10.65.0.2', '10.65.0.5']), nets(['10.0.0.0/8'])]));
+    assert.equal(next.ok, true, next.error);
+    assert.match(await ours(), /10\.65\.0\.5/);
+  });
+
+  it('a writer killed while sending batch after batch leaves each batch whole or absent', async () => {
+    assert.equal((await prog.update(table([hosts([]), nets(['10.0.0.0/8'])]))).ok, true);
+    const w = startWriter('stream');
+    // Killed at once after the kernel confirmed a batch: most likely while it takes the next.
+    const m = await w.said(/^batch (\d+)$/m);
+    w.child.kill('SIGKILL');
+    assert.equal(await w.exited, 'SIGKILL');
+    const confirmed = Math.max(...[...w.output().matchAll(/^batch (\d+)$/gm)].map((x) => Number(x[1])), Number(m[1]));
+    const count = webElements();
+    assert.equal(count % BATCH, 0, `${count} elements: a whole number of ${BATCH}-element batches`);
+    assert.ok(count >= confirmed * BATCH && count <= (confirmed + 1) * BATCH, `${count} elements after ${confirmed} confirmed batches`);
+    const r = await prog.resync();
+    assert.equal(r.ok, true, r.error);
+    assert.equal(webElements(), 0, 'the resync takes out what the killed writer added');
   });
 
   it('another writer committing between two applies is detected by the generation, and the batch sent again', async () => {
