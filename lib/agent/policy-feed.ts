@@ -2,7 +2,14 @@
 // delivers goes into the calculation graph; its PolicyInput for this node is compiled to the
 // nftables table and handed to the programmer, which applies only the difference. Events
 // arriving together are folded into one compile and one nft transaction.
-import { compileNftables, type CompileOptions, type PolicyApplyReport, type PolicyProgrammer } from '../../felix/index.js';
+import {
+  compileNftables,
+  type CompileOptions,
+  dumpTable,
+  type PolicyApplyReport,
+  type PolicyProgrammer,
+  type TableDump,
+} from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import type { Kind, Resource } from '../resources/index.js';
 import { CALCULATION_KINDS, PolicyCalculator, PolicyConversionError } from '../policy/index.js';
@@ -67,6 +74,12 @@ export class PolicyFeed {
   /** Packets and bytes per rule id (`<policy id>/<direction>/<rule>`), read from the kernel. */
   counters(): ReturnType<PolicyProgrammer['counters']> {
     return this.options.programmer.counters();
+  }
+
+  /** felix's table in nft syntax; with `kernel`, the kernel's, read back, marked where it differs from felix's. */
+  async dump(kernel: boolean): Promise<TableDump> {
+    const p = this.options.programmer;
+    return dumpTable(p.desired, kernel ? ((await p.dataplane.read()) ?? null) : undefined);
   }
 
   /** Resolves once every change so far is in the kernel (or has failed and been reported). */
