@@ -299,33 +299,43 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     });
 
   it("nft list table inet podroute equals what felix meant: its dump, loaded by nft elsewhere, lists the same; the kernel's dump marks hand edits", async () => {
-    const want = compiled(1);
-    const r = await prog.update(want);
-    assert.equal(r.ok, true, r.error);
-    // felix's meaning as nft text, given to nft in a namespace of its own.
+    // A node of its own, so the table is made by this load alone (nft lists in the order of creation).
+    const host = await lab.namespace('dumpnode');
     const ref = await lab.namespace('ref');
-    const meant = dumpTable(prog.desired);
-    await ref.run(['nft', '-f', '-'], { input: meant.text });
-    const listing = async (ns: Netns) => (await ns.run(['nft', 'list', 'table', 'inet', 'podroute'])).replace(/packets \d+ bytes \d+/g, '');
-    assert.equal(await listing(node), await listing(ref), 'the kernel lists what felix meant');
-    const clean = dumpTable(prog.desired, await dp.read());
-    assert.equal(clean.differs, false, clean.text);
-    // Edited by hand: an element taken out, a rule of someone else's added.
-    const set = want.sets.find((x) => x.elements.length > 0 && x.timeout === undefined)!;
-    const chain = want.chains.find((c) => !c.base)!;
-    await nft('delete', 'element', 'inet', 'podroute', set.name, `{ ${set.elements[0]} }`);
-    await nft('add', 'rule', 'inet', 'podroute', chain.name, 'counter', 'comment', '"by hand"');
-    const edited = dumpTable(prog.desired, await dp.read());
-    assert.equal(edited.differs, true);
-    const marked = edited.text.split('\n').filter((l) => /^[-+] /.test(l));
-    assert.equal(marked.length, 2, edited.text);
-    assert.match(marked.find((l) => l.startsWith('- ')) ?? '', new RegExp(`^- \\t\\t\\t${set.elements[0].replaceAll('.', '\\.')},?$`));
-    assert.equal(
-      marked.find((l) => l.startsWith('+ ')),
-      '+ \t\t# a rule felix did not write, comment "by hand"',
-    );
-    assert.equal((await prog.resync()).ok, true);
-    assert.equal(dumpTable(prog.desired, await dp.read()).differs, false, 'the resync repaired both');
+    const own = new NetlinkNftDataplane({ netns: host.name });
+    const p = new PolicyProgrammer(own, { resyncIntervalMs: 0, retryDelayMs: 0 });
+    try {
+      const want = compiled(1);
+      const r = await p.update(want);
+      assert.equal(r.ok, true, r.error);
+      // felix's meaning as nft text, given to nft in a namespace of its own.
+      const meant = dumpTable(p.desired);
+      await ref.run(['nft', '-f', '-'], { input: meant.text });
+      const listing = async (ns: Netns) =>
+        (await ns.run(['nft', 'list', 'table', 'inet', 'podroute'])).replace(/packets \d+ bytes \d+/g, '');
+      assert.equal(await listing(host), await listing(ref), 'the kernel lists what felix meant');
+      const clean = dumpTable(p.desired, await own.read());
+      assert.equal(clean.differs, false, clean.text);
+      // Edited by hand: an element taken out, a rule of someone else's added.
+      const set = want.sets.find((x) => x.elements.length > 0 && x.timeout === undefined)!;
+      const chain = want.chains.find((c) => !c.base)!;
+      await host.run(['nft', 'delete', 'element', 'inet', 'podroute', set.name, `{ ${set.elements[0]} }`]);
+      await host.run(['nft', 'add', 'rule', 'inet', 'podroute', chain.name, 'counter', 'comment', '"by hand"']);
+      const edited = dumpTable(p.desired, await own.read());
+      assert.equal(edited.differs, true);
+      const marked = edited.text.split('\n').filter((l) => /^[-+] /.test(l));
+      assert.equal(marked.length, 2, edited.text);
+      assert.match(marked.find((l) => l.startsWith('- ')) ?? '', new RegExp(`^- \\t\\t\\t${set.elements[0].replaceAll('.', '\\.')},?$`));
+      assert.equal(
+        marked.find((l) => l.startsWith('+ ')),
+        '+ \t\t# a rule felix did not write, comment "by hand"',
+      );
+      assert.equal((await p.resync()).ok, true);
+      assert.equal(dumpTable(p.desired, await own.read()).differs, false, 'the resync repaired both');
+    } finally {
+      p.stop();
+      own.close();
+    }
   });
 
   for (const seed of [1, 2, 3])
