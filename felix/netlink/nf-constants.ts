@@ -55,6 +55,10 @@ export const NFTA_EXPR_DATA = 2;
 export const NFTA_IMMEDIATE_DATA = 2;
 export const NFTA_LOOKUP_SET = 1;
 export const NFTA_DYNSET_SET_NAME = 1;
+export const NFTA_DYNSET_SET_ID = 2;
+export const NFTA_DYNSET_OP = 3;
+export const NFTA_DYNSET_SREG_KEY = 4;
+export const NFT_DYNSET_OP_UPDATE = 1;
 export const NFTA_COUNTER_BYTES = 1;
 export const NFTA_COUNTER_PACKETS = 2;
 
@@ -66,10 +70,18 @@ export const NFTA_SET_KEY_LEN = 5;
 export const NFTA_SET_DATA_TYPE = 6;
 export const NFTA_SET_DATA_LEN = 7;
 export const NFTA_SET_ID = 10;
+export const NFTA_SET_DESC = 9;
+export const NFTA_SET_DESC_SIZE = 1;
 export const NFTA_SET_TIMEOUT = 11;
 export const NFTA_SET_USERDATA = 13;
 /** In a set's userdata (libnftnl's TLVs): the key's byte order, which nft reads to print it. */
 export const NFTNL_UDATA_SET_KEYBYTEORDER = 0;
+// libnftnl's set userdata, which nft reads back to print a set as it was written.
+export const NFTNL_UDATA_SET_DATABYTEORDER = 1;
+export const NFTNL_UDATA_SET_MERGE_ELEMENTS = 2;
+export const NFTNL_UDATA_SET_KEY_TYPEOF = 3;
+export const NFTNL_UDATA_SET_DATA_TYPEOF = 4;
+export const NFTNL_UDATA_SET_DATA_INTERVAL = 6;
 
 export const NFT_SET_ANONYMOUS = 0x1;
 export const NFT_SET_CONSTANT = 0x2;
@@ -81,9 +93,14 @@ export const NFT_SET_EVAL = 0x20;
 export const NFTA_SET_ELEM_LIST_TABLE = 1;
 export const NFTA_SET_ELEM_LIST_SET = 2;
 export const NFTA_SET_ELEM_LIST_ELEMENTS = 3;
+export const NFTA_SET_ELEM_LIST_SET_ID = 4;
 export const NFTA_SET_ELEM_KEY = 1;
 export const NFTA_SET_ELEM_DATA = 2;
 export const NFTA_SET_ELEM_FLAGS = 3;
+export const NFTA_SET_ELEM_USERDATA = 6;
+/** In an element's userdata: NFTNL_SET_ELEM_F_INTERVAL_OPEN, an interval running to the last value (it has no end element). */
+export const NFTNL_UDATA_SET_ELEM_FLAGS = 1;
+export const NFTNL_SET_ELEM_F_INTERVAL_OPEN = 1;
 /** An interval set's element that closes the interval the element before it opened (the key is one past its last address). */
 export const NFT_SET_ELEM_INTERVAL_END = 0x1;
 
@@ -128,6 +145,15 @@ export const NFTA_CMP_OP = 2;
 export const NFTA_CMP_DATA = 3;
 export const NFT_CMP_EQ = 0;
 export const NFT_CMP_NEQ = 1;
+export const NFT_CMP_LTE = 3;
+export const NFT_CMP_GTE = 5;
+export const NFTA_RANGE_SREG = 1;
+export const NFTA_RANGE_OP = 2;
+export const NFTA_RANGE_FROM_DATA = 3;
+export const NFTA_RANGE_TO_DATA = 4;
+export const NFT_RANGE_NEQ = 1;
+export const NFTA_LOG_GROUP = 1;
+export const NFTA_LOG_PREFIX = 2;
 
 export const NFTA_PAYLOAD_DREG = 1;
 export const NFTA_PAYLOAD_BASE = 2;
@@ -137,6 +163,7 @@ export const NFT_PAYLOAD_NETWORK_HEADER = 1;
 
 export const NFTA_LOOKUP_SREG = 2;
 export const NFTA_LOOKUP_FLAGS = 5;
+export const NFTA_LOOKUP_SET_ID = 4;
 export const NFT_LOOKUP_F_INV = 1;
 
 export const NFTA_IMMEDIATE_DREG = 1;
@@ -199,12 +226,10 @@ export const NFTA_REJECT_ICMP_CODE = 2;
 export const NFT_REJECT_ICMPX_UNREACH = 2;
 export const NFT_REJECT_ICMPX_PORT_UNREACH = 1;
 
-/** The limit expression (a token bucket) and the log expression, as flow log rules use them. */
+/** The limit expression (a token bucket), as flow log rules use it. */
 export const NFTA_LIMIT_RATE = 1;
 export const NFTA_LIMIT_UNIT = 2;
 export const NFTA_LIMIT_BURST = 3;
 export const NFTA_LIMIT_TYPE = 4;
 export const NFTA_LIMIT_FLAGS = 5;
 export const NFT_LIMIT_PKTS = 0;
-export const NFTA_LOG_GROUP = 1;
-export const NFTA_LOG_PREFIX = 2;

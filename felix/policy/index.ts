@@ -25,6 +25,7 @@ export * from './nft-model.js';
 export { compilePolicy as compileNftables, DEFAULT_PASS_MARK, type CompileOptions, type FlowLogRules } from './compile.js';
 export { PolicyCompileError } from './compile-error.js';
 export { renderNftScript, type RenderOptions } from './render.js';
+export { type DumpMark, dumpTable, type TableDump } from './table-dump.js';
 export type {
   NftDataplane,
   NftOp,

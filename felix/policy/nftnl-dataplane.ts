@@ -5,9 +5,9 @@
 // a commit by anyone else in between makes the kernel refuse it (ERESTART), and it is sent
 // again at the new generation; what another writer did to our table is the resync's to repair.
 //
-// Tables, chains, sets, maps and elements are written as netlink attributes. A rule is nft
-// syntax with no compiler here: a transaction that adds one goes to `nft -f` whole, so it
-// stays one atomic transaction (and so does one holding an element this writer cannot encode).
+// Tables, chains, sets, maps, elements and rules are written as netlink attributes; a rule's
+// nft text is compiled here (nftnl-rule.ts) with the anonymous sets it carries. Nothing runs
+// nft: a statement the compiler does not know refuses the transaction, naming it.
 
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../netlink/nf-constants.js';
 import { batchBegin, batchEnd, getGen, readGen } from '../netlink/nf-message.js';
@@ -15,7 +15,6 @@ import { NetlinkSocket } from '../netlink/socket.js';
 import { MessageWriter } from '../netlink/writer.js';
 import { ERESTART, errnoText } from '../errno.js';
 import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
-import { NftablesDataplane } from './nft-dataplane.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
 import { generation, readCountersNetlink, readSetKinds, readTableNetlink } from './nftnl-read.js';
@@ -28,9 +27,9 @@ export interface NetlinkNftDataplaneOptions {
   readonly netns?: string;
   /** Default POLICY_TABLE (`podroute`). */
   readonly table?: string;
-  /** The nft binary, for transactions that add rules. Default `nft` from PATH. */
+  /** NftablesDataplane's, accepted so that one set of options makes either dataplane; unused here. */
   readonly nft?: string;
-  /** Bound on one nft run. Default 60 s. */
+  /** NftablesDataplane's, as `nft`; unused here. */
   readonly timeoutMs?: number;
 }
 
@@ -42,7 +41,6 @@ export class NetlinkNftDataplane implements NftDataplane {
   readonly table: string;
   readonly description: string;
   private readonly netnsPath?: string;
-  private readonly nft: NftablesDataplane;
   private sock?: NetlinkSocket;
   /** The named sets' and maps' kinds, from the last read and the transactions since. */
   private kinds = new Map<string, SetKind>();
@@ -50,15 +48,12 @@ export class NetlinkNftDataplane implements NftDataplane {
   private gen = 0;
   /** How many batches were sent again after another writer's commit (for tests and reports). */
   restarts = 0;
-  /** How many transactions went to nft (a statement the netlink writer does not encode). */
-  nftRuns = 0;
 
   constructor(opts: NetlinkNftDataplaneOptions = {}) {
     this.table = opts.table ?? POLICY_TABLE;
     checkName(this.table, 'table');
     if (opts.netns !== undefined) this.netnsPath = opts.netns.includes('/') ? opts.netns : `/var/run/netns/${opts.netns}`;
-    this.nft = new NftablesDataplane(opts);
-    this.description = `nftables netlink dataplane (table inet ${this.table}${opts.netns ? `, netns ${opts.netns}` : ''}; rules through nft)`;
+    this.description = `nftables netlink dataplane (table inet ${this.table}${opts.netns ? `, netns ${opts.netns}` : ''})`;
   }
 
   private socket(): NetlinkSocket {
@@ -88,15 +83,15 @@ export class NetlinkNftDataplane implements NftDataplane {
     try {
       return this.applyNetlink(ops, script);
     } catch (e) {
-      if (!(e instanceof NftEncodeError)) return { ok: false, error: (e as Error).message, script };
+      if (e instanceof NftEncodeError && e.op !== undefined) return { ok: false, error: this.refusal(ops, e.op, e.message), script };
+      return { ok: false, error: (e as Error).message, script };
     }
-    this.nftRuns++;
-    const r = await this.nft.apply(ops);
-    if (r.ok) {
-      this.learn(ops);
-      this.gen = generation(this.socket());
-    }
-    return r;
+  }
+
+  /** `line N (the operation's nft line): why`, the form nft -f reports a refused line in. */
+  private refusal(ops: readonly NftOp[], op: number, why: string): string {
+    const line = opLine({ family: this.family, name: this.table }, ops[op]);
+    return `line ${op + 1} (${line.length > 160 ? `${line.slice(0, 157)}...` : line}): ${why}`;
   }
 
   private applyNetlink(ops: readonly NftOp[], script: string): NftApplyResult {
@@ -129,11 +124,7 @@ export class NetlinkNftDataplane implements NftDataplane {
       for (const [index, r] of [...refused].sort((a, b) => a[0] - b[0])) {
         const op = index >= 1 && index <= opOf.length ? opOf[index - 1] : undefined;
         const text = errnoText(r.errno, r.message);
-        if (op === undefined) lines.push(`batch: ${text}`);
-        else {
-          const line = opLine({ family: this.family, name: this.table }, ops[op]);
-          lines.push(`line ${op + 1} (${line.length > 160 ? `${line.slice(0, 157)}...` : line}): ${text}`);
-        }
+        lines.push(op === undefined ? `batch: ${text}` : this.refusal(ops, op, text));
       }
       return { ok: false, error: lines.join('\n'), script };
     }
@@ -172,6 +163,5 @@ export class NetlinkNftDataplane implements NftDataplane {
   close(): void {
     this.sock?.close();
     this.sock = undefined;
-    this.nft.close();
   }
 }

@@ -4,15 +4,13 @@
 // of 32-bit registers, and its type id holds one 6-bit id per component, the first highest.
 
 import { addressValue, formatIpv4, formatIpv6, parseIpv4Into, parseIpv6Into } from '../../ip/index.js';
-import { NFTNL_UDATA_SET_KEYBYTEORDER } from '../netlink/nf-constants.js';
 
-// nft's byte orders (enum byteorder).
-const BYTEORDER_HOST_ENDIAN = 1;
-const BYTEORDER_BIG_ENDIAN = 2;
-
-/** Thrown for a type or element this writer cannot encode; the dataplane then leaves the transaction to nft. */
+/** Thrown for a type, element or statement this writer cannot encode; `op` is the transaction's operation it was in. */
 export class NftEncodeError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly op?: number,
+  ) {
     super(message);
     this.name = 'NftEncodeError';
   }
@@ -125,8 +123,30 @@ const TYPES: readonly DataType[] = [
     },
     decode: (b, pos) => `0x${b.readUInt32LE(pos).toString(16).padStart(8, '0')}`,
   },
+  ...(
+    [
+      ['icmp_type', 14],
+      ['icmp_code', 32],
+      ['icmpv6_type', 29],
+      ['icmpv6_code', 33],
+    ] as const
+  ).map(
+    ([name, id]): DataType => ({
+      name,
+      id,
+      len: 1,
+      bigEndian: true,
+      encode: (t, out, pos) => {
+        const n = wholeNumber(t, 255);
+        if (n < 0) return false;
+        out[pos] = n;
+        return true;
+      },
+      decode: (b, pos) => String(b[pos]),
+    }),
+  ),
   {
-    // numgen's number, as a map key's component (declared with typeof: map-typeof.ts).
+    // A number in host byte order, as numgen leaves it in a register (a map key's component, declared with typeof: map-typeof.ts).
     name: 'integer',
     id: 4,
     len: 4,
@@ -222,14 +242,4 @@ export function decodeKey(k: KeyType, buf: Buffer, from: number): string {
 /** An address key (4 or 16 bytes, network order) as a number. */
 export function keyValue(buf: Buffer, from: number, len: number): bigint {
   return addressValue(buf.subarray(from, from + len));
-}
-
-/** nft's record of the key's byte order, in the set's userdata (libnftnl's TLV: type, length, value in host order). */
-export function keyByteOrderUserdata(k: KeyType): Buffer | undefined {
-  if (k.components.length !== 1) return undefined;
-  const b = Buffer.alloc(6);
-  b[0] = NFTNL_UDATA_SET_KEYBYTEORDER;
-  b[1] = 4;
-  b.writeUInt32LE(k.components[0].bigEndian ? BYTEORDER_BIG_ENDIAN : BYTEORDER_HOST_ENDIAN, 2);
-  return b;
 }

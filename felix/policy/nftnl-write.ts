@@ -1,8 +1,8 @@
 // A transaction's operations as nf_tables netlink messages inside one batch: tables, chains,
 // sets, maps and their elements. An interval set's span is two elements, its first address and
 // the address after its last flagged NFT_SET_ELEM_INTERVAL_END (none when the span reaches the
-// family's last address), which is how nft hands intervals to the kernel. A rule is nft syntax
-// this writer does not compile: a transaction that adds one goes to nft whole (NftEncodeError).
+// family's last address), which is how nft hands intervals to the kernel. A rule is compiled
+// from its nft text (nftnl-rule.ts), after the anonymous sets it carries.
 
 import { NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
 import {
@@ -47,6 +47,7 @@ import {
   NFTA_SET_ELEM_LIST_ELEMENTS,
   NFTA_SET_ELEM_LIST_SET,
   NFTA_SET_ELEM_LIST_TABLE,
+  NFTA_SET_ELEM_USERDATA,
   NFTA_SET_FLAGS,
   NFTA_SET_ID,
   NFTA_SET_KEY_LEN,
@@ -66,8 +67,10 @@ import type { NftOp } from './dataplane.js';
 import { addressSpan } from './element-text.js';
 import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
+import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
-import { encodeKey, type KeyType, keyByteOrderUserdata, keyType, NftEncodeError } from './nftnl-types.js';
+import { encodeKey, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
+import { namedSetUserdata } from './nftnl-userdata.js';
 
 /** What an element operation needs to know of its set: the key's type, and whether it holds intervals. */
 export interface SetKind {
@@ -108,6 +111,16 @@ export function writeOps(
   let setId = 1;
   ops.forEach((op, i) => {
     const mark = w.count;
+    try {
+      writeOp(op);
+    } catch (e) {
+      throw e instanceof NftEncodeError && e.op === undefined ? new NftEncodeError(e.message, i) : e;
+    }
+    for (let m = mark; m < w.count; m++) opOf.push(i);
+  });
+  return opOf;
+
+  function writeOp(op: NftOp): void {
     switch (op.kind) {
       case 'add table':
         nfBegin(w, nftMsg(NFT_MSG_NEWTABLE), NLM_F_REQUEST | NLM_F_CREATE, family);
@@ -147,11 +160,10 @@ export function writeOps(
         const typed = op.kind === 'add map' ? mapTypeof(op.typeof) : undefined;
         if (op.kind === 'add map' && op.typeof !== undefined && !typed)
           throw new NftEncodeError(`map ${name}: typeof ${JSON.stringify(op.typeof)} has no netlink encoding here`);
-        const udata = typed?.udata ?? keyByteOrderUserdata(key);
-        if (udata) w.attrBytes(NFTA_SET_USERDATA, udata);
+        w.attrBytes(NFTA_SET_USERDATA, typed?.udata ?? namedSetUserdata(key, k.map));
         w.end();
         declared.set(name, k);
-        if (op.kind === 'add set' && op.elements.length) writeElements(w, family, table, name, k, op.elements, true);
+        if (op.kind === 'add set' && op.elements.length) writeElements(w, family, table, name, k, op.elements, true, true);
         if (op.kind === 'add map' && op.elements.length) writeMapElements(w, family, table, name, k, op.elements);
         break;
       }
@@ -199,12 +211,10 @@ export function writeOps(
         w.end();
         break;
       case 'add rule':
-        writeRule(w, family, table, op.chain, op.expr, op.comment);
+        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++);
         break;
     }
-    for (let m = mark; m < w.count; m++) opOf.push(i);
-  });
-  return opOf;
+  }
 }
 
 function elementMessage(w: MessageWriter, family: number, table: string, set: string, add: boolean): void {
@@ -231,6 +241,7 @@ function writeElements(
   kind: SetKind,
   elements: readonly string[],
   add: boolean,
+  created = false,
 ): void {
   const key = keyType(kind.type);
   let start = -1;
@@ -244,6 +255,13 @@ function writeElements(
     w.nestEnd();
     w.end();
   };
+  // A new interval set's elements start, as nft sends them, with an end at the first address
+  // when no interval starts there (it closes the nothing below the first interval).
+  if (created && kind.interval && elements.length && !elements.some((e) => intervalKeys(key, e)[0][0].every((b) => b === 0))) {
+    open();
+    elementKey(w, Buffer.alloc(key.len), NFT_SET_ELEM_INTERVAL_END);
+    w.nestEnd();
+  }
   for (const e of elements) {
     open();
     if (!kind.interval) {
@@ -251,8 +269,11 @@ function writeElements(
       w.nestEnd();
       continue;
     }
-    for (const [k, end] of intervalKeys(key, e)) {
+    const keys = intervalKeys(key, e);
+    for (const [k, end] of keys) {
       elementKey(w, k, end ? NFT_SET_ELEM_INTERVAL_END : 0);
+      // An interval to the last address has no end: libnftnl marks its start open.
+      if (add && keys.length === 1) w.attrBytes(NFTA_SET_ELEM_USERDATA, OPEN_INTERVAL);
       w.nestEnd();
     }
   }

@@ -21,6 +21,7 @@ import {
   type RemoteRoute,
   type RuleCounter,
   type ServiceInput,
+  type TableDump,
 } from '../../felix/index.js';
 import { defaultDatastoreFile, type BackendDatastore, type Durability, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
@@ -591,6 +592,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** Resolves once the last service change is in the kernel. */
   servicesSettled(): Promise<void> {
     return this.services?.settled() ?? Promise.resolve();
+  }
+
+  /** The policy table in nft syntax (felix's, or with `kernel` the kernel's marked against it); undefined when policy is off. */
+  policyDump(kernel: boolean): Promise<TableDump | undefined> {
+    return this.policy?.dump(kernel) ?? Promise.resolve(undefined);
   }
 
   /** Resources the policy calculation refused, with why. */

@@ -5,9 +5,11 @@
 import {
   compileNftables,
   type CompileOptions,
+  dumpTable,
   type PolicyApplyReport,
   type PolicyInput,
   type PolicyProgrammer,
+  type TableDump,
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import type { Kind, Resource } from '../resources/index.js';
@@ -75,6 +77,12 @@ export class PolicyFeed {
   /** Packets and bytes per rule id (`<policy id>/<direction>/<rule>`), read from the kernel. */
   counters(): ReturnType<PolicyProgrammer['counters']> {
     return this.options.programmer.counters();
+  }
+
+  /** felix's table in nft syntax; with `kernel`, the kernel's, read back, marked where it differs from felix's. */
+  async dump(kernel: boolean): Promise<TableDump> {
+    const p = this.options.programmer;
+    return dumpTable(p.desired, kernel ? ((await p.dataplane.read()) ?? null) : undefined);
   }
 
   /** Resolves once every change so far is in the kernel (or has failed and been reported). */

@@ -91,6 +91,12 @@ export async function serveAgentControl(agent: NodeAgent, socketPath: string, on
         }
         case 'GET /flows/status':
           return reply(res, 200, agent.flows?.status() ?? { enabled: false });
+        case 'GET /policy/table':
+          agent.policyDump(url.searchParams.get('kernel') === '1').then(
+            (d) => (d ? reply(res, 200, d) : reply(res, 404, { error: 'policy is off on this node: felix keeps no table' })),
+            (e: Error) => reply(res, 500, { error: e.message }),
+          );
+          return;
         case 'POST /stop':
           reply(res, 200, { stopping: true });
           return onStop();

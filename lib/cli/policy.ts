@@ -1,6 +1,7 @@
 // `podroute policy`: what the cluster's policies mean for one pod or one connection, read from
-// the datastore and computed by the same calculation graph that feeds every node's felix, and
-// the rule counters of a running agent (how often each rule matched, as calicoctl shows).
+// the datastore and computed by the same calculation graph that feeds every node's felix; the
+// rule counters of a running agent (how often each rule matched, as calicoctl shows); and the
+// node's nftables table as felix means it or as the kernel holds it.
 import { callControl } from '../bgpd/control.js';
 import { datastoreConfigFromEnv, datastoreFromFlag, openDatastore, type BackendDatastore, openFileDatastore } from '../datastore/index.js';
 import type { Resource } from '../resources/index.js';
@@ -45,7 +46,7 @@ async function withExplainer<T>(ds: BackendDatastore | undefined, lab: unknown, 
 export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec {
   return {
     name: 'policy',
-    summary: 'what the network policies mean for a pod or a connection, and their counters',
+    summary: "what the network policies mean for a pod or a connection, their counters, and the node's table",
     subcommands: [
       {
         name: 'explain',
@@ -103,6 +104,31 @@ export function policyCommand(io: CommandIo, ds?: BackendDatastore): CommandSpec
             for (const [resource, why] of Object.entries(r.refused)) io.stdout(`refused ${resource}: ${why}\n`);
           }
           return 0;
+        },
+      },
+      {
+        name: 'dump',
+        summary: "this node's policy table in nft syntax: what felix means, or with --kernel what the kernel holds",
+        description: `Without --kernel: felix's desired table (inet podroute), as nft -f reads it, with the rule
+comments felix writes (id|hash of the statements). With --kernel: the table the kernel holds, read
+back by netlink by the running agent, each line marked: '  ' as felix meant, '- ' felix meant it and
+the kernel lacks it, '+ ' the kernel has it and felix did not mean it. A kernel rule is printed in
+felix's words when its comment is one felix wrote (the hash covers its statements), else named by
+its comment. Elements are one per line, sorted. Exit status with --kernel: 0 when the kernel holds
+what felix meant, 1 when a line is marked.`,
+        options: {
+          control: AGENT_CONTROL_FLAG,
+          kernel: { type: 'boolean', help: "the kernel's table, marked where it differs from felix's" },
+        },
+        async run(p) {
+          const kernel = p.values.kernel === true;
+          const r = await callControl<{ text: string; differs: boolean }>(
+            agentControl(p.values.control),
+            'GET',
+            `/policy/table${kernel ? '?kernel=1' : ''}`,
+          );
+          io.stdout(r.text);
+          return kernel && r.differs ? 1 : 0;
         },
       },
     ],

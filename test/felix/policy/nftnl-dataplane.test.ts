@@ -1,8 +1,10 @@
 // The nf_tables netlink dataplane against a real kernel, on what only it does: element changes
-// as one netlink batch, refused whole; a batch cut short (a writer that dies mid-send) changing
-// nothing; another writer's commit detected by the generation and the batch sent again; and its
+// as one netlink batch, refused whole; a writer process killed mid-batch or between batches
+// leaving every batch whole or absent; another writer's commit detected by the generation and the batch sent again; and its
 // netlink reader agreeing with `nft -j list` on compiled policy and services tables.
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { compilePolicy } from '../../../felix/policy/compile.js';
 import type { InstalledTable } from '../../../felix/policy/dataplane.js';
 import type { NftSet, NftTable } from '../../../felix/policy/nft-model.js';
@@ -10,19 +12,21 @@ import { NftablesDataplane } from '../../../felix/policy/nft-dataplane.js';
 import { readTableJson } from '../../../felix/policy/nft-readback.js';
 import { NetlinkNftDataplane } from '../../../felix/policy/nftnl-dataplane.js';
 import { readTableNetlink } from '../../../felix/policy/nftnl-read.js';
-import { ruleExpressions } from '../../../felix/policy/nftnl-rule.js';
 import { planTable } from '../../../felix/policy/plan.js';
-import { writeOps } from '../../../felix/policy/nftnl-write.js';
+import { dumpTable } from '../../../felix/policy/table-dump.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
 import { compileServices } from '../../../felix/services/compile.js';
 import type { ServicePort } from '../../../felix/services/input.js';
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
-import { batchBegin, getGen } from '../../../felix/netlink/nf-message.js';
-import { MessageWriter } from '../../../felix/netlink/writer.js';
 import { NetlinkSocket } from '../../../felix/netlink/socket.js';
 import { Lab, type Netns } from '../../support/netns.js';
+import { rawTable } from '../../support/nft-raw.js';
 import { generateInput } from './compile-generate.js';
+
+const BATCH_WRITER = fileURLToPath(new URL('../../support/nft-batch-writer.ts', import.meta.url));
+/** Elements in each of the stream writer's batches. */
+const BATCH = 4000;
 
 const hosts = (elements: string[]): NftSet => ({ name: 's4-web', type: 'ipv4_addr', interval: false, elements });
 const nets = (elements: string[]): NftSet => ({ name: 'n4-out', type: 'ipv4_addr', interval: true, elements });
@@ -105,28 +109,77 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     assert.equal(await ours(), before);
   });
 
-  it('a batch cut short, as by a writer that dies mid-send, changes nothing', async () => {
-    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
-    const before = await ours();
+  // A writer in a child process, killed with SIGKILL where the test says (nft-batch-writer.ts).
+  let writer: ChildProcess | undefined;
+  afterEach(() => {
+    if (writer?.exitCode === null && writer.signalCode === null) writer.kill('SIGKILL');
+    writer = undefined;
+  });
+  const startWriter = (mode: 'cut' | 'stream') => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BATCH_WRITER, node.name, 'podroute', 's4-web', mode, String(BATCH)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    writer = child;
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const exited = new Promise<string | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+    /** Resolves once the child has printed a line matching `re`; rejects if it exits first. */
+    const said = (re: RegExp) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const look = () => {
+          const m = out.match(re);
+          if (m) resolve(m);
+        };
+        child.stdout.on('data', look);
+        look();
+        void exited.then((how) => reject(new Error(`the writer exited (${how}) before ${re}: ${err.slice(-500)}`)));
+      });
+    return { child, said, exited, output: () => out };
+  };
+  const webElements = () => {
     const sock = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: `/var/run/netns/${node.name}` });
     try {
-      const w = sock.writer();
-      batchBegin(w, 0);
-      writeOps(w, NFPROTO_INET, 'podroute', [{ kind: 'add element', set: 's4-web', elements: ['10.65.0.7'] }], () => ({
-        type: 'ipv4_addr',
-        interval: false,
-        map: false,
-      }));
-      // No BATCH_END: the kernel aborts what it has read.
-      const barrier = new MessageWriter(w.seqAfter, 64);
-      getGen(barrier);
-      sock.transact(w, barrier, () => undefined);
-    } catch {
-      // The kernel may answer the cut batch with an error; what matters is the table.
+      return readTableNetlink(sock, NFPROTO_INET, 'podroute').table?.sets.get('s4-web')?.elements.size ?? -1;
     } finally {
       sock.close();
     }
-    assert.equal(await ours(), before, 'the element of the unfinished batch is not there');
+  };
+
+  it('a writer killed after BATCH_BEGIN and some messages, before BATCH_END, leaves the table as it was', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const before = await ours();
+    const w = startWriter('cut');
+    await w.said(/^sent$/m);
+    assert.equal(await ours(), before, 'while the writer lives, nothing of its unfinished batch is in the table');
+    w.child.kill('SIGKILL');
+    assert.equal(await w.exited, 'SIGKILL');
+    assert.equal(await ours(), before, 'nor after it died');
+    // Nothing is left locked or half-done: the next transaction commits.
+    const next = await prog.update(table([hosts(['10.65.0.2', '10.65.0.5']), nets(['10.0.0.0/8'])]));
+    assert.equal(next.ok, true, next.error);
+    assert.match(await ours(), /10\.65\.0\.5/);
+  });
+
+  it('a writer killed while sending batch after batch leaves each batch whole or absent', async () => {
+    assert.equal((await prog.update(table([hosts([]), nets(['10.0.0.0/8'])]))).ok, true);
+    const w = startWriter('stream');
+    // Killed at once after the kernel confirmed a batch: most likely while it takes the next.
+    const m = await w.said(/^batch (\d+)$/m);
+    w.child.kill('SIGKILL');
+    assert.equal(await w.exited, 'SIGKILL');
+    const confirmed = Math.max(...[...w.output().matchAll(/^batch (\d+)$/gm)].map((x) => Number(x[1])), Number(m[1]));
+    const count = webElements();
+    assert.equal(count % BATCH, 0, `${count} elements: a whole number of ${BATCH}-element batches`);
+    assert.ok(count >= confirmed * BATCH && count <= (confirmed + 1) * BATCH, `${count} elements after ${confirmed} confirmed batches`);
+    const r = await prog.resync();
+    assert.equal(r.ok, true, r.error);
+    assert.equal(webElements(), 0, 'the resync takes out what the killed writer added');
   });
 
   it('another writer committing between two applies is detected by the generation, and the batch sent again', async () => {
@@ -170,46 +223,121 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
       ]),
     );
 
-  for (const seed of [1, 2])
-    it(`the rules it encodes list, and dump as expressions, as nft's own (seed ${seed})`, async () => {
-      // The compiled table with only the rules the netlink writer encodes, written by both.
-      const full = compiled(seed);
-      const encodable = (expr: string) => {
-        try {
-          ruleExpressions(expr);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      const want = { ...full, chains: full.chains.map((c) => ({ ...c, rules: c.rules.filter((r) => encodable(r.expr)) })) };
-      const kept = want.chains.reduce((n, c) => n + c.rules.length, 0);
-      assert.ok(kept > 40, `a fair share of the rules is encoded (${kept})`);
-      const ops = planTable(want, undefined);
+  // Every statement shape the compilers write, a few ways each, beside what the generated input gives.
+  const shapes: NftTable = {
+    family: 'inet',
+    name: 'podroute',
+    sets: [
+      { name: 'aff4', type: 'ipv4_addr', interval: false, elements: [], timeout: 600 },
+      { name: 'aff6', type: 'ipv6_addr', interval: false, elements: [], timeout: 600 },
+      { name: 'n4-open', type: 'ipv4_addr', interval: true, elements: ['10.0.0.0/8', '255.0.0.0/8'] },
+      { name: 'n6-all', type: 'ipv6_addr', interval: true, elements: ['::/0'] },
+    ],
+    chains: [
+      { name: 'ep', rules: [] },
+      { name: 'ep2', rules: [] },
+      {
+        name: 'shapes',
+        rules: [
+          'tcp sport 80 tcp dport 443 counter accept',
+          'th sport 80 th dport 443 accept',
+          'meta l4proto 136 th sport 18820-22851 th dport 30252 counter log prefix "podroute gnp.p2-3/in/0: "',
+          'tcp dport 100-200 counter accept',
+          'sctp sport != 3808-7754 counter goto ep',
+          'udp sport != { 10052-11416, 38752 } udp dport { 0-10, 13440, 39225, 55711-65535 } counter goto ep',
+          'meta l4proto 136 th dport { 7290-10427, 33244-35393, 50667 } th dport != { 15368, 20906-21076, 51141 } counter return',
+          'icmp type 58 icmp code 134 counter log prefix "x: "',
+          'icmpv6 type 136 counter drop',
+          'icmp type != 3 counter drop',
+          'icmpv6 type . icmpv6 code != { 1 . 4 } counter drop',
+          'icmp type 3 icmp type . icmp code != { 3 . 4 } counter accept',
+          'meta l4proto != tcp icmpv6 type 173 counter log prefix "a"',
+          'log group 2 prefix "grouped"',
+          'log',
+          'ip protocol icmp counter accept',
+          'ip daddr 10.96.0.1 ip saddr 10.65.0.2 accept',
+          'update @aff4 { ip saddr }',
+          'update @aff6 { ip6 saddr }',
+          'numgen random mod 2 vmap { 0 : goto ep, 1 : goto ep2 }',
+          'meta l4proto tcp dnat ip to numgen random mod 2 map { 0 : 10.65.5.10 . 8080, 1 : 10.65.5.11 . 8081 }',
+          'meta l4proto tcp dnat ip6 to numgen random mod 2 map { 0 : fd00::1 . 8080, 1 : fd00::2 . 8081 }',
+        ].map((expr, i) => ({ id: `shape-${i}`, expr })),
+      },
+    ],
+  };
+
+  for (const [name, want] of [
+    ['seed 1', () => compiled(1)],
+    ['seed 2', () => compiled(2)],
+    ['every shape', () => shapes],
+  ] as const)
+    it(`writes every rule by netlink as nft -f writes it: listing, expressions and netlink attributes (${name})`, async () => {
+      const ops = planTable(want(), undefined);
       const viaNetlink = new NetlinkNftDataplane({ netns: node.name, table: 'by-netlink' });
       const viaNft = new NftablesDataplane({ netns: node.name, table: 'by-nft' });
       try {
         const a = await viaNetlink.apply(ops);
         assert.equal(a.ok, true, a.error);
-        assert.equal(viaNetlink.nftRuns, 0, 'written by netlink, not handed to nft');
         const b = await viaNft.apply(ops);
         assert.equal(b.ok, true, b.error);
-        const list = async (name: string, ...debug: string[]) =>
-          (await nft(...debug, 'list', 'table', 'inet', name)).replaceAll(name, 'T').replace(/\s+element 0+ {2}: 1 \[end\]/g, '');
+        const list = async (table: string, ...debug: string[]) =>
+          (await nft(...debug, 'list', 'table', 'inet', table)).replaceAll(table, 'T').replace(/\s+element 0+ {2}: 1 \[end\]/g, '');
         assert.equal(await list('by-netlink'), await list('by-nft'), 'nft lists both alike');
         // The rules' expressions (elements, in hash order, are compared by the listing above).
-        const expressions = async (name: string) =>
-          (await list(name, '--debug=netlink'))
+        const expressions = async (table: string) =>
+          (await list(table, '--debug=netlink'))
             .split('\n')
             .filter((l) => !l.includes('element '))
             .join('\n');
         assert.equal(await expressions('by-netlink'), await expressions('by-nft'), 'the same expressions');
+        // And byte for byte as the kernel holds them: set flags, sizes and userdata, elements, rules.
+        assert.deepEqual(rawTable(node.name, 'by-netlink'), rawTable(node.name, 'by-nft'), 'the same netlink attributes');
       } finally {
         viaNetlink.close();
         await nft('delete', 'table', 'inet', 'by-netlink').catch(() => undefined);
         await nft('delete', 'table', 'inet', 'by-nft').catch(() => undefined);
       }
     });
+
+  it("nft list table inet podroute equals what felix meant: its dump, loaded by nft elsewhere, lists the same; the kernel's dump marks hand edits", async () => {
+    // A node of its own, so the table is made by this load alone (nft lists in the order of creation).
+    const host = await lab.namespace('dumpnode');
+    const ref = await lab.namespace('ref');
+    const own = new NetlinkNftDataplane({ netns: host.name });
+    const p = new PolicyProgrammer(own, { resyncIntervalMs: 0, retryDelayMs: 0 });
+    try {
+      const want = compiled(1);
+      const r = await p.update(want);
+      assert.equal(r.ok, true, r.error);
+      // felix's meaning as nft text, given to nft in a namespace of its own.
+      const meant = dumpTable(p.desired);
+      await ref.run(['nft', '-f', '-'], { input: meant.text });
+      const listing = async (ns: Netns) =>
+        (await ns.run(['nft', 'list', 'table', 'inet', 'podroute'])).replace(/packets \d+ bytes \d+/g, '');
+      assert.equal(await listing(host), await listing(ref), 'the kernel lists what felix meant');
+      const clean = dumpTable(p.desired, await own.read());
+      assert.equal(clean.differs, false, clean.text);
+      // Edited by hand: an element taken out, a rule of someone else's added.
+      const set = want.sets.find((x) => x.elements.length > 0 && x.timeout === undefined)!;
+      const chain = want.chains.find((c) => !c.base)!;
+      await host.run(['nft', 'delete', 'element', 'inet', 'podroute', set.name, `{ ${set.elements[0]} }`]);
+      await host.run(['nft', 'add', 'rule', 'inet', 'podroute', chain.name, 'counter', 'comment', '"by hand"']);
+      const edited = dumpTable(p.desired, await own.read());
+      assert.equal(edited.differs, true);
+      const marked = edited.text.split('\n').filter((l) => /^[-+] /.test(l));
+      assert.equal(marked.length, 2, edited.text);
+      assert.match(marked.find((l) => l.startsWith('- ')) ?? '', new RegExp(`^- \\t\\t\\t${set.elements[0].replaceAll('.', '\\.')},?$`));
+      assert.equal(
+        marked.find((l) => l.startsWith('+ ')),
+        '+ \t\t# a rule felix did not write, comment "by hand"',
+      );
+      assert.equal((await p.resync()).ok, true);
+      assert.equal(dumpTable(p.desired, await own.read()).differs, false, 'the resync repaired both');
+    } finally {
+      p.stop();
+      own.close();
+    }
+  });
 
   for (const seed of [1, 2, 3])
     it(`reads compiled policy and services tables as nft -j list does (seed ${seed})`, async () => {
