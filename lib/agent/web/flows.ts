@@ -3,43 +3,9 @@
 // logs are off. `flowsFromControl` is a provider that reads the control socket's `/flows`.
 import http from 'node:http';
 
-/** One side of a flow: a pod (namespace, name, labels) or just an address. */
-export interface FlowEndpoint {
-  ip: string;
-  port?: number;
-  namespace?: string;
-  pod?: string;
-  labels?: Record<string, string>;
-  /** The Service a DNATed connection was sent to ("namespace/name"), and its port. */
-  service?: string;
-  servicePort?: number;
-}
-
-/** The policy rule that decided a flow. */
-export interface FlowPolicy {
-  tier: string;
-  name: string;
-  rule: string;
-}
-
-export interface FlowRecord {
-  /** ISO 8601. */
-  time: string;
-  node: string;
-  proto: string;
-  src: FlowEndpoint;
-  dst: FlowEndpoint;
-  verdict: 'allow' | 'deny';
-  policy: FlowPolicy | null;
-  /** What staged policies would have decided; null when there are none. */
-  staged: unknown[] | null;
-  bytes: number;
-  packets: number;
-  /** Connections or refused packets aggregated into this record. */
-  count: number;
-  start: string;
-  end: string | null;
-}
+// The records are the agent's own (flow-records.ts): one shape on the control socket and the page.
+import type { FlowRecord } from '../flow-records.js';
+export type { FlowEnd as FlowEndpoint, FlowPolicy, FlowRecord } from '../flow-records.js';
 
 export interface FlowQuery {
   namespace?: string;

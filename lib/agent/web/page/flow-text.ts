@@ -36,17 +36,7 @@ export function policyText(r: FlowRecord): string {
 
 /** What each staged policy would have decided. */
 export function stagedText(r: FlowRecord): string {
-  if (!Array.isArray(r.staged)) return '';
-  return r.staged
-    .map((s) => {
-      if (!s || typeof s !== 'object') return String(s);
-      const o = s as Record<string, unknown>;
-      const name = [o.tier, o.name].filter((x) => typeof x === 'string').join('/');
-      const rule = typeof o.rule === 'string' ? ` ${o.rule}` : '';
-      const verdict = typeof o.verdict === 'string' ? ` ${o.verdict}` : typeof o.action === 'string' ? ` ${o.action}` : '';
-      return name || rule || verdict ? `${name}${rule}${verdict}`.trim() : JSON.stringify(s);
-    })
-    .join('; ');
+  return (r.staged ?? []).map((s) => `${s.tier}/${s.name} ${s.rule} ${s.action}`).join('; ');
 }
 
 /** The same record seen twice (the list and the stream overlap) counts once. */

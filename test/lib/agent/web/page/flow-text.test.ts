@@ -33,8 +33,13 @@ describe('web page: flow text', () => {
     assert.equal(policyText(record()), 'default/knp.default.api ingress/0');
     assert.equal(policyText(record({ verdict: 'deny', policy: null })), 'no policy allowed it');
     assert.equal(policyText(record({ policy: null })), '');
-    const staged = record({ staged: [{ tier: 'default', name: 'staged.x', rule: 'ingress/1', verdict: 'deny' }, 'odd', { weird: 1 }] });
-    assert.equal(stagedText(staged), 'default/staged.x ingress/1 deny; odd; {"weird":1}');
+    const staged = record({
+      staged: [
+        { tier: 'default', name: 'staged.x', rule: 'ingress/1', action: 'deny' },
+        { tier: 'security', name: 'staged.y', rule: 'egress/0', action: 'pass' },
+      ],
+    });
+    assert.equal(stagedText(staged), 'default/staged.x ingress/1 deny; security/staged.y egress/0 pass');
     assert.equal(stagedText(record()), '');
   });
 
