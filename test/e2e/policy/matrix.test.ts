@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand, run } from '../../../lib/lab/system.js';
-import { sleep } from '../../support/wait.js';
+import { sleep, waitFor } from '../../support/wait.js';
+import { callControl } from '../../../lib/bgpd/control.js';
 import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase, TIER_CASES } from './cases.js';
 import { ADMIN_CASES } from './cases-admin.js';
 import { PolicyCluster, type ResourceDoc } from './cluster.js';
@@ -275,6 +276,88 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
       await cluster.delete([deny]);
     }
     await waitMatrix('counted deny-all undone', baseline());
+  });
+
+  it('flow logs: an allowed connection names the Kubernetes policy and rule, a denied one the Calico Deny rule, on the destination’s node within 1 s', async function () {
+    requireEnforcement(this);
+    // y/b admits x/a on TCP 80 (Kubernetes); z/c refuses x/a on TCP 80 by a Calico Deny rule.
+    const allow: ResourceDoc = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'flow-allow', namespace: 'y' },
+      spec: {
+        podSelector: { matchLabels: { pod: 'b' } },
+        ingress: [
+          {
+            from: [{ namespaceSelector: { matchLabels: { ns: 'x' } }, podSelector: { matchLabels: { pod: 'a' } } }],
+            ports: [{ protocol: 'TCP', port: 80 }],
+          },
+        ],
+      },
+    };
+    const deny: ResourceDoc = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'flow-deny', namespace: 'z' },
+      spec: {
+        selector: "pod == 'c'",
+        types: ['Ingress'],
+        ingress: [
+          {
+            action: 'Deny',
+            protocol: 'TCP',
+            source: { namespaceSelector: "ns == 'x'", selector: "pod == 'a'" },
+            destination: { ports: [80] },
+          },
+          { action: 'Allow' },
+        ],
+      },
+    };
+    await cluster.apply([allow, deny]);
+    try {
+      await waitMatrix(
+        'flow-allow and flow-deny in force',
+        expect({ kubernetes: [allow as NetworkPolicy], calico: [deny as unknown as CasePolicies['calico'][number]] }),
+      );
+      const from = cluster.pods.get('x/a')!;
+      for (const [to, verdict, policy] of [
+        ['y/b', 'allow', /^knp\.default\.y\.flow-allow$/],
+        ['z/c', 'deny', /flow-deny/],
+      ] as const) {
+        const dst = cluster.pods.get(to)!;
+        const since = new Date().toISOString();
+        const probed = Date.now();
+        const r = await prober.one('x/a', 'TCP', dst.ip, 80, { timeoutMs: 300 });
+        assert.equal(r.ok, verdict === 'allow', `x/a -> ${to} TCP 80 ${verdict === 'allow' ? 'answered' : 'refused'}`);
+        const control = join(cluster.state.dir, `${dst.node}.sock`);
+        type Rec = {
+          node: string;
+          verdict: string;
+          src: { ip?: string; pod?: string };
+          dst: { ip?: string; pod?: string; namespace?: string };
+          policy: { name: string; rule: string } | null;
+        };
+        const rec = await waitFor(
+          async () =>
+            (await callControl<Rec[]>(control, 'GET', `/flows?since=${encodeURIComponent(since)}&verdict=${verdict}`)).find(
+              (x) => x.src.ip === from.ip && x.dst.ip === dst.ip,
+            ),
+          { what: `the ${verdict} record of x/a -> ${to} on ${dst.node}`, until: (x) => x !== undefined, timeoutMs: 3_000, intervalMs: 50 },
+        );
+        const after = Date.now() - probed;
+        assert.ok(
+          after < 1_000 + 300,
+          `the record came ${after} ms after the probe (bound: 1 s after the connection, which the probe may take 300 ms to give up on)`,
+        );
+        assert.equal(rec!.node, dst.node, 'the record is the destination node’s');
+        assert.equal(rec!.dst.namespace, to.split('/')[0]);
+        assert.match(rec!.policy?.name ?? '', policy, JSON.stringify(rec));
+        assert.equal(rec!.policy?.rule, 'ingress/0', JSON.stringify(rec));
+      }
+    } finally {
+      await cluster.delete([allow, deny]);
+    }
+    await waitMatrix('flow log policies undone', baseline());
   });
 
   describe('Calico NetworkPolicy and GlobalNetworkPolicy', () => {
