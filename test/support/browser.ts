@@ -64,14 +64,16 @@ function pipeTransport(write: Writable, read: Readable): ConnectionTransport {
 }
 
 /**
- * Starts Chromium (in `netns` when given) and connects to it. Its stderr goes to
+ * Starts Chromium (in `netns` when given: a Netns or a namespace's kernel name) and connects to it. Its stderr goes to
  * `<dir>/chromium.log`. Throws naming the package when Chromium is not installed.
  */
-export async function openBrowser(options: { dir: string; netns?: Netns }): Promise<HeadlessBrowser> {
+export async function openBrowser(options: { dir: string; netns?: Netns | string }): Promise<HeadlessBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (test/ensure-deps.sh does)`);
   const profile = mkdtempSync(join(tmpdir(), 'podroute-chromium-'));
   const argv = [CHROMIUM, ...FLAGS, `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'];
-  const full = options.netns ? options.netns.wrap(argv) : argv;
+  // A namespace this suite's Lab made, or one a `podroute lab` made, by its kernel name.
+  const ns = options.netns;
+  const full = typeof ns === 'string' ? ['ip', 'netns', 'exec', ns, ...argv] : ns ? ns.wrap(argv) : argv;
   const child: ChildProcess = spawn(full[0]!, full.slice(1), {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],

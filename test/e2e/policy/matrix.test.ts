@@ -9,12 +9,13 @@
 // never gets `table inet podroute` fails them, quoting what its agent said. The no-policy matrix
 // and the prober's own check prove the probes on real packets.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCommand, run } from '../../../lib/lab/system.js';
 import { sleep, waitFor } from '../../support/wait.js';
 import { callControl } from '../../../lib/bgpd/control.js';
+import { openBrowser } from '../../support/browser.js';
 import { CALICO_CASES, type CasePolicies, KUBERNETES_CASES, type MatrixCase, TIER_CASES } from './cases.js';
 import { ADMIN_CASES } from './cases-admin.js';
 import { PolicyCluster, type ResourceDoc } from './cluster.js';
@@ -28,6 +29,7 @@ import { formatComparison, type TruthTable } from '../../support/policy/truth-ta
 import { cidrAddress } from '../../../ip/index.js';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
+const ARTIFACTS = join(ROOT, 'test-artifacts/web-page');
 
 const PROBES: readonly Probe[] = [
   { protocol: 'TCP', port: 80 },
@@ -278,7 +280,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
     await waitMatrix('counted deny-all undone', baseline());
   });
 
-  it('flow logs: an allowed connection names the Kubernetes policy and rule, a denied one the Calico Deny rule, on the destination’s node within 1 s', async function () {
+  it('flow logs: an allowed connection names the Kubernetes policy and rule, a denied one the Calico Deny rule, on the destination’s node within 1 s, and on that node’s web page', async function () {
     requireEnforcement(this);
     // y/b admits x/a on TCP 80 (Kubernetes); z/c refuses x/a on TCP 80 by a Calico Deny rule.
     const allow: ResourceDoc = {
@@ -320,6 +322,7 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
         expect({ kubernetes: [allow as NetworkPolicy], calico: [deny as unknown as CasePolicies['calico'][number]] }),
       );
       const from = cluster.pods.get('x/a')!;
+      const records: { node: string; policy: string }[] = [];
       for (const [to, verdict, policy] of [
         ['y/b', 'allow', /^knp\.default\.y\.flow-allow$/],
         ['z/c', 'deny', /flow-deny/],
@@ -353,6 +356,35 @@ describe('policy matrix: 2 nodes, namespaces x y z, pods a b c, TCP 80/81 and UD
         assert.equal(rec!.dst.namespace, to.split('/')[0]);
         assert.match(rec!.policy?.name ?? '', policy, JSON.stringify(rec));
         assert.equal(rec!.policy?.rule, 'ingress/0', JSON.stringify(rec));
+        records.push({ node: dst.node, policy: rec!.policy!.name });
+      }
+      // What the destination node's web page shows of them, in a browser inside that node.
+      const allowed = records[0]!;
+      const browser = await openBrowser({ dir, netns: cluster.nodeNetns(allowed.node) });
+      try {
+        const page = await browser.browser.newPage();
+        await page.goto('http://127.0.0.1:8081/');
+        await page.waitForFunction(
+          (name) => [...document.querySelectorAll('#flows tbody tr')].some((r) => r.textContent?.includes(name)),
+          { timeout: 10_000 },
+          allowed.policy,
+        );
+        const row = await page.$$eval(
+          '#flows tbody tr',
+          (rows, name) =>
+            rows
+              .map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent ?? ''))
+              .find((cells) => cells.join(' ').includes(name)),
+          allowed.policy,
+        );
+        assert.ok(
+          row?.some((c) => c.includes('x/a')) && row.some((c) => c.includes('y/b')) && row.includes('allow'),
+          `the page's row: ${JSON.stringify(row)}`,
+        );
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: join(ARTIFACTS, 'matrix-flows.png'), fullPage: true });
+      } finally {
+        await browser.close();
       }
     } finally {
       await cluster.delete([allow, deny]);
