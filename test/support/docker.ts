@@ -181,7 +181,15 @@ export async function releaseDocker(): Promise<boolean> {
 async function stop(e: Engine): Promise<void> {
   if (alive(e.pid)) {
     process.kill(e.pid, 'SIGTERM');
-    const killed = await Promise.race([e.exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 20_000))]);
+    let bound: NodeJS.Timeout | undefined;
+    const killed = await Promise.race([
+      e.exited.then(() => false),
+      new Promise<boolean>((r) => {
+        bound = setTimeout(() => r(true), 20_000);
+      }),
+    ]);
+    // The bound must not outlive a dockerd that exited in time: it would hold the run open.
+    clearTimeout(bound);
     if (killed && alive(e.pid)) {
       process.kill(e.pid, 'SIGKILL');
       await e.exited;

@@ -1,4 +1,4 @@
-// A root hook: once every test has run, the process must be able to exit. mocha runs without
+// Once every test has run, the process must be able to exit. mocha runs without
 // --exit, so a timer, socket or child a test forgot keeps the run alive until CI's bound kills it,
 // with nothing saying which. Here that becomes a failure naming what was left.
 import { writeSync } from 'node:fs';
@@ -96,22 +96,22 @@ function killQuietly(pid: number): void {
   }
 }
 
-export const mochaHooks = {
-  afterAll(): void {
-    setTimeout(() => {
-      const left = leftovers();
-      const timers = timerLeftovers();
-      writeSync(2, `\nleak guard: the suite ended but something keeps the process alive: ${process.getActiveResourcesInfo().join(', ')}\n`);
-      for (const h of left) writeSync(2, `  ${describe(h)}\n`);
-      for (const t of timers) writeSync(2, `  ${t}\n`);
-      writeSync(2, 'leak guard: a test must stop what it starts (after/afterEach); failing the run.\n');
-      // A leaked child would outlive us and hold CI's output pipe open: end it by its PID.
-      for (const h of left) if (h.spawnargs && h.pid) killQuietly(h.pid);
-      // mocha's own exit handler sets the code to the failure count; this one runs after it.
-      process.on('exit', () => {
-        process.exitCode = 1;
-      });
-      process.exit(1);
-    }, GRACE_MS).unref();
-  },
-};
+// A global teardown, not a root afterAll: it runs once the whole run has ended, after every
+// root-level hook of the test files too (the lab engine's dockerd is stopped in one of those).
+export function mochaGlobalTeardown(): void {
+  setTimeout(() => {
+    const left = leftovers();
+    const timers = timerLeftovers();
+    writeSync(2, `\nleak guard: the suite ended but something keeps the process alive: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    for (const h of left) writeSync(2, `  ${describe(h)}\n`);
+    for (const t of timers) writeSync(2, `  ${t}\n`);
+    writeSync(2, 'leak guard: a test must stop what it starts (after/afterEach); failing the run.\n');
+    // A leaked child would outlive us and hold CI's output pipe open: end it by its PID.
+    for (const h of left) if (h.spawnargs && h.pid) killQuietly(h.pid);
+    // mocha's own exit handler sets the code to the failure count; this one runs after it.
+    process.on('exit', () => {
+      process.exitCode = 1;
+    });
+    process.exit(1);
+  }, GRACE_MS).unref();
+}
