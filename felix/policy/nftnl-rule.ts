@@ -323,6 +323,18 @@ export function ruleExpressions(expr: string): RuleCode {
     match(meta(NFT_META_L4PROTO), cmp(NFT_CMP_EQ, Uint8Array.of(want)));
     l4proto = want;
   };
+  // A concatenated key's components, each checked and loaded into the register its offset gives.
+  const loadConcatenation = (parts: readonly Component[], at: string): Expr[] => {
+    for (const p of parts) if (p.family !== undefined) needFamily(p.family, at);
+    for (const p of parts) if (p.l4proto !== undefined) needProtocol(p.l4proto, at);
+    const loads: Expr[] = [];
+    let offset = 0;
+    for (const p of parts) {
+      loads.push(p.load(concatRegister(offset)));
+      offset += registerBytes(p.len);
+    }
+    return loads;
+  };
   const anonymous = (set: AnonymousSet): number => sets.push(set) - 1;
 
   /** `<field> [!=] value|a-b|{ … }` on a 2-byte big-endian field (a port). */
@@ -356,14 +368,7 @@ export function ruleExpressions(expr: string): RuleCode {
     const concat = concatenation(t, i);
     if (concat) {
       // `a . b . c @set`, `… vmap @map` or `… [!=] { x . y }`: each component loaded where the key puts it.
-      for (const p of concat.parts) if (p.family !== undefined) needFamily(p.family, word);
-      for (const p of concat.parts) if (p.l4proto !== undefined) needProtocol(p.l4proto, word);
-      const loads: Expr[] = [];
-      let offset = 0;
-      for (const p of concat.parts) {
-        loads.push(p.load(concatRegister(offset)));
-        offset += registerBytes(p.len);
-      }
+      const loads = loadConcatenation(concat.parts, word);
       let at = concat.end;
       const negated = t[at] === '!=';
       if (negated) at++;
@@ -440,14 +445,7 @@ export function ruleExpressions(expr: string): RuleCode {
       // DNATed (the map's data is `addr . inet_service`: the port in the register after the address).
       const f = FAMILIES[t[i + 1] as 'ip' | 'ip6'];
       const concat = concatenation(t, i + 3)!;
-      for (const p of concat.parts) if (p.family !== undefined) needFamily(p.family, word);
-      for (const p of concat.parts) if (p.l4proto !== undefined) needProtocol(p.l4proto, word);
-      const loads: Expr[] = [];
-      let offset = 0;
-      for (const p of concat.parts) {
-        loads.push(p.load(concatRegister(offset)));
-        offset += registerBytes(p.len);
-      }
+      const loads = loadConcatenation(concat.parts, word);
       if (t[concat.end] !== 'map' || !t[concat.end + 1]?.startsWith('@')) return unsupported(expr, t[concat.end] ?? '(end)');
       action(...loads, lookup(t[concat.end + 1].slice(1), false, NFT_REG_1), dnat(f.nfproto, concatRegister(registerBytes(f.len))));
       i = concat.end + 2;
