@@ -131,7 +131,7 @@ export class PodrouteSide {
   constructor(
     readonly netns: string,
     nodeName: string,
-    /** 'netlink': nf_tables from the process (rules through nft); 'nft': every transaction through nft -f. */
+    /** 'netlink': nf_tables written by the process over netlink, rules too; 'nft': every transaction through nft -f. */
     dataplane: 'netlink' | 'nft' = 'netlink',
   ) {
     this.calculator = new PolicyCalculator(nodeName);
