@@ -4,7 +4,8 @@
 // whole set or the whole table. A part without a record, or whose record starts from something
 // the step did not see, is taken whole, as before: the record is a shortcut, never the meaning.
 import type { AddressSet, NamedPortSet, PolicyInput } from './input.js';
-import type { NftSet, NftTable } from './nft-model.js';
+import type { NftChain, NftMap, NftSet, NftTable } from './nft-model.js';
+import type { NftTablePart } from './table-parts.js';
 
 /** `next` is `from` with these members added and these removed (each list without repeats). */
 export interface MemberChange<T, M> {
@@ -20,10 +21,27 @@ export interface InputChange {
   readonly namedPortSets: readonly NamedPortSet[];
 }
 
-/** A table whose maps and chains are `from`'s (the same arrays), and whose sets are `from`'s but for these (same names, same kinds). */
+/**
+ * A table that is `from` but for these: sets and maps with the same names and kinds and other
+ * elements (each may carry its own MemberChange), and chains given whole, replacing the chain of
+ * that name or added, and chains removed by name. Everything not named is `from`'s own object.
+ * A consumer that cannot take one of the fields takes the table whole.
+ */
 export interface TableChange {
   readonly from: NftTable;
   readonly sets: readonly NftSet[];
+  readonly maps?: readonly NftMap[];
+  readonly chains?: readonly NftChain[];
+  readonly removedChains?: readonly string[];
+}
+
+/** The same for a part of the table (table-parts.ts): `from` is the part this one was made from. */
+export interface PartChange {
+  readonly from: NftTablePart;
+  readonly sets: readonly NftSet[];
+  readonly maps?: readonly NftMap[];
+  readonly chains?: readonly NftChain[];
+  readonly removedChains?: readonly string[];
 }
 
 type NamedPortMember = NamedPortSet['members'][number];
@@ -33,6 +51,7 @@ const namedPortSetChanges = new WeakMap<NamedPortSet, MemberChange<NamedPortSet,
 const nftSetChanges = new WeakMap<NftSet, MemberChange<NftSet, string>>();
 const inputChanges = new WeakMap<PolicyInput, InputChange>();
 const tableChanges = new WeakMap<NftTable, TableChange>();
+const partChanges = new WeakMap<NftTablePart, PartChange>();
 
 export function recordAddressSetChange(next: AddressSet, change: MemberChange<AddressSet, string>): void {
   addressSetChanges.set(next, change);
@@ -73,4 +92,17 @@ export function recordTableChange(next: NftTable, change: TableChange): void {
 
 export function tableChange(next: NftTable): TableChange | undefined {
   return tableChanges.get(next);
+}
+
+export function recordPartChange(next: NftTablePart, change: PartChange): void {
+  partChanges.set(next, change);
+}
+
+export function partChange(next: NftTablePart): PartChange | undefined {
+  return partChanges.get(next);
+}
+
+/** True when the change is of set members alone (the programmer's set path takes only those). */
+export function onlySetMembers(change: TableChange | PartChange): boolean {
+  return !change.maps?.length && !change.chains?.length && !change.removedChains?.length;
 }

@@ -16,7 +16,7 @@ import type {
   NftOpKind,
   RuleCounter,
 } from './dataplane.js';
-import { tableChange } from './derivation.js';
+import { onlySetMembers, tableChange } from './derivation.js';
 import type { NftSet, NftTable } from './nft-model.js';
 import { planSetChanges, planTable, sameKind } from './plan.js';
 import { mergeTable, type NftTablePart } from './table-parts.js';
@@ -139,7 +139,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
 
   private set(base: NftTable, parts: ReadonlyMap<string, NftTablePart>): Promise<PolicyApplyReport> {
     const change = parts === this.parts ? tableChange(base) : undefined;
-    if (change?.from === this.base && this.setMembers(base, change.sets)) return this.enqueue();
+    if (change?.from === this.base && onlySetMembers(change) && this.setMembers(base, change.sets)) return this.enqueue();
     const desired = mergeTable(base, parts);
     const state = ownState(tableState(desired));
     this.rememberKernel();
