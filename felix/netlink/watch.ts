@@ -1,6 +1,7 @@
 // The kernel's own notice that a route of the node changed: a netlink socket in the IPv4 and
-// IPv6 route groups, which the addon has the event loop poll (an addon built before that drains
-// it on a short timer instead; the kernel keeps every notice in between, so none is missed).
+// IPv6 route groups that the event loop polls (the addon's uv_poll), so a change is read as soon
+// as the kernel queues it and nothing runs while the routes are still. An addon built before it
+// could poll gets no watch: felix then reads the table at its resyncs only.
 // Only routes that next hops may resolve through count: the main table, not felix's own protocol, not link-local or multicast destinations
 // (every new veth brings an fe80::/64 of its own).
 
@@ -14,8 +15,6 @@ export interface RouteWatchOptions {
   readonly netns?: string;
   /** felix's route protocol: its own writes are not news. */
   readonly protocol: number;
-  /** How often the queue is read when the addon cannot have the event loop watch it. Default 250 ms. */
-  readonly intervalMs?: number;
 }
 
 /** True for a destination no learned next hop resolves through. */
@@ -24,13 +23,13 @@ function ignored(dst: string): boolean {
 }
 
 /**
- * Calls `changed` (at most once a tick) when a route of another program changed in the main
+ * Calls `changed` (at most once a wake-up) when a route of another program changed in the main
  * table, or when the kernel dropped notices. Returns the function that stops watching, or
- * undefined when the netlink addon cannot join groups (an old build).
+ * undefined when the netlink addon cannot join groups or have the event loop poll (an old build).
  */
 export function watchRoutes(o: RouteWatchOptions, changed: () => void): (() => void) | undefined {
   const sock = NetlinkSocket.open({ netns: o.netns, bufferBytes: 8 << 20 });
-  if (!sock.canJoin) {
+  if (!sock.canJoin || !sock.canWatch) {
     sock.close();
     return undefined;
   }
@@ -46,14 +45,6 @@ export function watchRoutes(o: RouteWatchOptions, changed: () => void): (() => v
     });
     if (news || !complete) changed();
   };
-  if (sock.canWatch) {
-    sock.watch(read);
-    return () => sock.close();
-  }
-  const timer = setInterval(read, o.intervalMs ?? 250);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    sock.close();
-  };
+  sock.watch(read);
+  return () => sock.close();
 }
