@@ -22,6 +22,8 @@ import {
   type RuleCounter,
   type ServiceInput,
   type TableDump,
+  type WireguardInput,
+  type WireguardLocal,
 } from '../../felix/index.js';
 import { defaultDatastoreFile, type BackendDatastore, type Durability, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
@@ -47,6 +49,7 @@ import { agentStatus, peerStatusRows, type AgentStatus } from './status.js';
 import { VtepAllocator } from './vtep.js';
 import { DRAIN_ANNOTATION, type BGPConfiguration, type BGPPeer, type Node } from '../resources/index.js';
 import { WireguardKeeper } from './wireguard.js';
+import { WireguardPeers } from './wireguard-peers.js';
 
 export interface NodeAgentOptions {
   nodeName: string;
@@ -150,8 +153,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   private readonly storeLoss: StoreLossGuard;
   private readonly vtep: VtepAllocator;
   private readonly wireguard: WireguardKeeper;
-  /** The WireGuard input felix was last given, as text to compare. */
-  private wireguardGiven: string | undefined;
+  /** The other nodes as WireGuard peers, kept between reconciles. */
+  private readonly wireguardPeers = new WireguardPeers();
+  /** The WireGuard input felix was last given (null: none, WireGuard off; undefined: nothing yet). */
+  private wireguardGiven: WireguardInput | null | undefined;
   private readonly policy: PolicyFeed | undefined;
   /** The node's flow log, when flow logs are on. */
   readonly flows: FlowLog | undefined;
@@ -508,12 +513,23 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     });
   }
 
-  /** Felix's WireGuard input when it changed: keys, and the other nodes' keys, addresses and blocks. */
+  /**
+   * Felix's WireGuard input when it changed: keys, and the other nodes' keys, addresses and
+   * blocks. Compared by fields: the peers by WireguardPeers, this node's side here.
+   */
   private pushWireguard(self: Node): void {
-    const input = this.wireguard.input(self, this.cache.nodes.values(), this.cache.blocks.values());
-    const text = JSON.stringify(input ?? null);
-    if (text === this.wireguardGiven) return;
-    this.wireguardGiven = text;
+    if (!this.wireguard.enabled) {
+      if (this.wireguardGiven !== null) this.felix.setWireguard(undefined);
+      this.wireguardGiven = null;
+      return;
+    }
+    const peersChanged = this.wireguardPeers.update(this.cache, self.metadata.name);
+    const given = this.wireguardGiven;
+    const v4 = this.wireguard.local(self, 4),
+      v6 = this.wireguard.local(self, 6);
+    if (!peersChanged && given && sameLocal(given.v4, v4) && sameLocal(given.v6, v6)) return;
+    const input = this.wireguard.inputWith(self, this.wireguardPeers.peers);
+    this.wireguardGiven = input ?? null;
     this.felix.setWireguard(input);
   }
 
@@ -613,4 +629,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   learnedRoutes(): RemoteRoute[] {
     return this.feed.learnedRoutes();
   }
+}
+
+function sameLocal(a: WireguardLocal | undefined, b: WireguardLocal | undefined): boolean {
+  return a?.privateKey === b?.privateKey && a?.interfaceAddress === b?.interfaceAddress;
 }

@@ -39,8 +39,14 @@ export class ClusterCache {
   private readonly serviceMap = new Map<string, Service>();
   private readonly sliceMap = new Map<string, EndpointSlice>();
   private bgpConfig: BGPConfiguration | undefined;
+  private readonly changeCounts = new Map<Kind, number>();
 
   constructor(readonly nodeName: string) {}
+
+  /** How many events of `kind` the cache has taken: unchanged means nothing of that kind changed since. */
+  changes(kind: Kind): number {
+    return this.changeCounts.get(kind) ?? 0;
+  }
 
   get nodes(): ReadonlyMap<string, Node> {
     return this.nodeMap;
@@ -87,6 +93,7 @@ export class ClusterCache {
   apply(e: WatchEvent): boolean {
     if (e.type === 'synced') return false;
     const r: Resource | undefined = e.type === 'put' ? e.resource : undefined;
+    this.changeCounts.set(e.kind, this.changes(e.kind) + 1);
     switch (e.kind) {
       case 'Node':
         setOrDelete(this.nodeMap, e.key, r as Node | undefined);

@@ -12,13 +12,14 @@ import {
   wireguardPublicKey,
   type WireguardInput,
   type WireguardKeyPair,
+  type WireguardLocal,
   type WireguardPeer,
 } from '../../felix/index.js';
 import type { BackendDatastore } from '../datastore/index.js';
 import { writePrivateFile } from '../files/index.js';
 import type { Ipam } from '../ipam/index.js';
 import type { IPAMBlock, IPPool, Node } from '../resources/index.js';
-import { nodeIpv4, nodeIpv6 } from './peers.js';
+import { blocksByNode, wireguardPeerOf } from './wireguard-peers.js';
 
 type Family = 4 | 6;
 
@@ -168,46 +169,31 @@ export class WireguardKeeper {
 
   /**
    * Felix's WireGuard input: this node's private keys (those ensure() read or made) and every
-   * other node as the cache has it; undefined when WireGuard is off here.
+   * other node as the cache has it; undefined when WireGuard is off here. Builds every peer: the
+   * agent keeps its peers from one reconcile to the next (WireguardPeers) and calls inputWith.
    */
   input(self: Node, nodes: Iterable<Node>, blocks: Iterable<IPAMBlock>): WireguardInput | undefined {
     if (!this.enabled) return undefined;
-    const local = (family: Family) => {
-      if (!this.families().includes(family)) return undefined;
-      const pair = this.keys.get(family);
-      if (!pair) return undefined;
-      const address = self.spec.wireguard?.[FAMILIES[family].address];
-      return { privateKey: pair.privateKey, ...(address ? { interfaceAddress: address } : {}) };
-    };
-    const byNode = new Map<string, string[]>();
-    for (const b of blocks) {
-      const owner = b.spec.affinity?.startsWith('host:') ? b.spec.affinity.slice(5) : undefined;
-      if (owner === undefined) continue;
-      const list = byNode.get(owner) ?? [];
-      list.push(b.spec.cidr);
-      byNode.set(owner, list);
-    }
+    const owners = blocksByNode(blocks);
     const peers: WireguardPeer[] = [];
-    for (const n of nodes) {
-      const name = n.metadata.name;
-      if (name === self.metadata.name) continue;
-      const v4 = nodeIpv4(n),
-        v6 = nodeIpv6(n),
-        st = n.spec.status,
-        wg = n.spec.wireguard;
-      peers.push({
-        name,
-        ...(v4 ? { addressV4: v4 } : {}),
-        ...(v6 ? { addressV6: v6 } : {}),
-        ...(st?.wireguardPublicKey ? { publicKey: st.wireguardPublicKey } : {}),
-        ...(st?.wireguardPublicKeyV6 ? { publicKeyV6: st.wireguardPublicKeyV6 } : {}),
-        ...(wg?.interfaceIPv4Address ? { interfaceAddressV4: wg.interfaceIPv4Address } : {}),
-        ...(wg?.interfaceIPv6Address ? { interfaceAddressV6: wg.interfaceIPv6Address } : {}),
-        blocks: byNode.get(name) ?? [],
-      });
-    }
-    const v4 = local(4),
-      v6 = local(6);
+    for (const n of nodes) if (n.metadata.name !== self.metadata.name) peers.push(wireguardPeerOf(n, owners.get(n.metadata.name) ?? []));
+    return this.inputWith(self, peers);
+  }
+
+  /** Felix's WireGuard input with these peers; undefined when WireGuard is off here. */
+  inputWith(self: Node, peers: readonly WireguardPeer[]): WireguardInput | undefined {
+    if (!this.enabled) return undefined;
+    const v4 = this.local(self, 4),
+      v6 = this.local(self, 6);
     return { ...(v4 ? { v4 } : {}), ...(v6 ? { v6 } : {}), peers };
+  }
+
+  /** This node's side of a family: its private key and device address, once it has a key. */
+  local(self: Node, family: Family): WireguardLocal | undefined {
+    if (!this.families().includes(family)) return undefined;
+    const pair = this.keys.get(family);
+    if (!pair) return undefined;
+    const address = self.spec.wireguard?.[FAMILIES[family].address];
+    return { privateKey: pair.privateKey, ...(address ? { interfaceAddress: address } : {}) };
   }
 }
