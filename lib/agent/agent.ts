@@ -213,6 +213,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       enabled: options.wireguard ?? { v4: false, v6: false },
       log: (e, f) => this.log(e, f),
       onDatastoreError: () => this.metrics.datastoreErrors.inc(),
+      reconcile: () => this.scheduleReconcile(),
     });
     this.felix.on('report', (r) => {
       this.metrics.onReport(r);
@@ -388,6 +389,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     this.stopped = true;
     this.gracefulRestart?.stop();
     this.storeLoss.stop();
+    this.wireguard.close();
     await this.watcher?.close();
     await this.bgp?.stop(message, options);
     this.felix.stop();

@@ -2,9 +2,10 @@
 // (the private key in a 0600 file in the agent's state folder, never written anywhere else), its
 // public key published in the Node's status, and the device's address taken from IPAM (from one
 // of the node's own blocks) and published in spec.wireguard. A key file that is gone is a lost
-// key: a new pair is made and published, and the other nodes follow. It also turns the cluster
-// as cached into felix's WireguardInput: every other node's addresses, keys and blocks.
-import { existsSync, readFileSync } from 'node:fs';
+// key: the folder is watched (inotify), so the moment the file goes a new pair is made, written
+// and published, and the other nodes follow. It also turns the cluster as cached into felix's
+// WireguardInput: every other node's addresses, keys and blocks.
+import { existsSync, type FSWatcher, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import {
   generateWireguardKeyPair,
@@ -44,11 +45,20 @@ export interface WireguardKeeperOptions {
   log: (event: string, fields: Record<string, unknown>) => void;
   /** A datastore call failed (the next reconcile tries again). */
   onDatastoreError: () => void;
+  /**
+   * Asks the agent to reconcile (and so publish, and give felix the key): a key file was found
+   * missing and replaced, or a reconcile came while a publication was under way.
+   */
+  reconcile?: () => void;
 }
 
 export class WireguardKeeper {
   private readonly keys = new Map<Family, WireguardKeyPair>();
   private pending = false;
+  /** ensure() was called while a publication was under way: run once more after it. */
+  private again = false;
+  private folderWatch: FSWatcher | undefined;
+  private closed = false;
 
   constructor(private readonly options: WireguardKeeperOptions) {}
 
@@ -89,7 +99,50 @@ export class WireguardKeeper {
       this.options.log('wireguard-key-created', { family, publicKey: pair.publicKey, replaced: held?.publicKey });
     }
     this.keys.set(family, pair);
+    this.watchFolder();
     return pair;
+  }
+
+  /**
+   * Watches the key folder once a key is held: a held key whose file went is replaced there and
+   * then (not at the next datastore change), and the agent reconciles to publish it.
+   */
+  private watchFolder(): void {
+    if (this.folderWatch || this.closed) return;
+    const o = this.options;
+    try {
+      this.folderWatch = watch(o.stateDir, { persistent: false }, () => this.checkKeyFiles());
+      this.folderWatch.on('error', (e) => {
+        // The folder itself went: the next reconcile finds the key missing and watches again.
+        o.log('wireguard-error', { error: `watching ${o.stateDir}: ${e.message}` });
+        this.folderWatch?.close();
+        this.folderWatch = undefined;
+      });
+    } catch (e) {
+      o.log('wireguard-error', { error: `watching ${o.stateDir}: ${(e as Error).message}` });
+    }
+  }
+
+  private checkKeyFiles(): void {
+    if (this.closed) return;
+    let replaced = false;
+    for (const family of this.families()) {
+      if (!this.keys.has(family) || existsSync(this.keyFile(family))) continue;
+      try {
+        this.keyPair(family);
+        replaced = true;
+      } catch (e) {
+        this.options.log('wireguard-error', { family, error: (e as Error).message });
+      }
+    }
+    if (replaced) this.options.reconcile?.();
+  }
+
+  /** Stops watching the key folder. */
+  close(): void {
+    this.closed = true;
+    this.folderWatch?.close();
+    this.folderWatch = undefined;
   }
 
   /**
@@ -98,7 +151,10 @@ export class WireguardKeeper {
    * stop encrypting to it. One attempt at a time.
    */
   async ensure(self: Node, pools: Iterable<IPPool>): Promise<void> {
-    if (this.pending) return;
+    if (this.pending) {
+      this.again = true;
+      return;
+    }
     const o = this.options;
     const wanted: { family: Family; key: string }[] = [];
     for (const family of this.families()) {
@@ -164,6 +220,10 @@ export class WireguardKeeper {
       o.log('wireguard-error', { error: (e as Error).message });
     } finally {
       this.pending = false;
+      if (this.again) {
+        this.again = false;
+        o.reconcile?.();
+      }
     }
   }
 

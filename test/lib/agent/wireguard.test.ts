@@ -12,6 +12,7 @@ import { memoryDatastore, type BackendDatastore } from '../../../lib/datastore/i
 import { Ipam } from '../../../lib/ipam/index.js';
 import { API_VERSION, type IPPool, type Node } from '../../../lib/resources/index.js';
 import { cidrContains, parseAddress, parseCidr } from '../../../ip/index.js';
+import { waitFor } from '../../support/wait.js';
 
 const pool = (name: string, cidr: string): IPPool => ({
   apiVersion: API_VERSION,
@@ -25,10 +26,12 @@ describe('agent WireGuard keys', () => {
   let ipam: Ipam;
   let dir: string;
   let logged: [string, Record<string, unknown>][];
+  const made: WireguardKeeper[] = [];
+  let reconciles = 0;
   const self = async (name = 'n1'): Promise<Node> => (await ds.get('Node', name))!;
   const pools = async () => (await ds.list('IPPool')).items;
-  const keeper = (enabled = { v4: true, v6: false }) =>
-    new WireguardKeeper({
+  const keeper = (enabled = { v4: true, v6: false }) => {
+    const k = new WireguardKeeper({
       nodeName: 'n1',
       datastore: ds,
       ipam,
@@ -36,13 +39,18 @@ describe('agent WireGuard keys', () => {
       enabled,
       log: (e, f) => logged.push([e, f]),
       onDatastoreError: () => undefined,
+      reconcile: () => reconciles++,
     });
+    made.push(k);
+    return k;
+  };
 
   beforeEach(async () => {
     ds = memoryDatastore();
     ipam = new Ipam(ds);
     dir = mkdtempSync(join(tmpdir(), 'wg-keys-'));
     logged = [];
+    reconciles = 0;
     await ds.create(pool('v4', '10.70.0.0/16'));
     await ds.create(pool('v6', 'fd70::/48'));
     await ds.create({
@@ -53,6 +61,7 @@ describe('agent WireGuard keys', () => {
     });
   });
   afterEach(async () => {
+    for (const k of made.splice(0)) k.close();
     await ds.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -101,6 +110,22 @@ describe('agent WireGuard keys', () => {
     );
     const input = k.input(second, [second], []);
     assert.equal(input?.v4?.privateKey, readFileSync(join(dir, 'wireguard.key'), 'utf8').trim(), 'felix gets the new key');
+  });
+
+  it('the key file lost between reconciles: replaced as soon as it goes, and the agent asked to publish it', async () => {
+    const k = keeper();
+    await k.ensure(await self(), await pools());
+    const file = join(dir, 'wireguard.key');
+    const first = readFileSync(file, 'utf8').trim();
+    rmSync(file);
+    const t0 = Date.now();
+    await waitFor(() => reconciles, { what: 'a reconcile asked for', until: (n) => n > 0, timeoutMs: 2_000, intervalMs: 5 });
+    assert.ok(Date.now() - t0 < 1_000, `noticed in ${Date.now() - t0} ms, not at the next datastore change`);
+    const second = readFileSync(file, 'utf8').trim();
+    assert.notEqual(second, first, 'a new key in the file, with no reconcile of ours in between');
+    assert.equal(k.local(await self(), 4)?.privateKey, second, 'the keeper holds the new key for felix');
+    await k.ensure(await self(), await pools());
+    assert.equal((await self()).spec.status?.wireguardPublicKey, wireguardPublicKey(second), 'the reconcile publishes it');
   });
 
   it('IPv6 too: its own key and address; turned off again, both keys come off the Node', async () => {
