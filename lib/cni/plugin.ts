@@ -34,7 +34,7 @@ import { datastoreConfig, SUPPORTED_VERSIONS, type CniEnv, type CniResult, type 
 import { atLeast, resultFor } from './cni-version.js';
 import { CNI_CODES, CniError } from './errors.js';
 import { poolsForFamily } from './pools.js';
-import { encapsulates, podMtu } from './mtu.js';
+import { podMtu } from './mtu.js';
 import { silent, type Say } from './notes.js';
 import {
   createVeth,
@@ -178,7 +178,8 @@ export async function cmdAdd(
         const pool = pools.find((p) => p.metadata.name === assigned.pool);
         if (pool) used.push(pool);
       }
-      if (mtu === undefined && encapsulates(used)) mtu = podMtu(used, (await ds.list('FelixConfiguration')).items, node);
+      // WireGuard's MTU is in FelixConfiguration: read whenever the netconf names none.
+      if (mtu === undefined) mtu = podMtu(used, (await ds.list('FelixConfiguration')).items, node);
     } catch (e) {
       // "May or may not have been applied": release by handle (idempotent) so nothing leaks.
       await ipam.releaseByHandle(env.containerId).catch(() => undefined);

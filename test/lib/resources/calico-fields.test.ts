@@ -152,6 +152,8 @@ describe('Calico files as written', () => {
       ['FelixConfiguration', { wireguardHostEncryptionEnabled: true }, 'spec.wireguardHostEncryptionEnabled', /pod traffic only/],
       ['FelixConfiguration', { wireguardMTU: 500 }, 'spec.wireguardMTU', /0 means the default/],
       ['FelixConfiguration', { wireguardMTUV6: 1200 }, 'spec.wireguardMTUV6', /below 1280/],
+      ['FelixConfiguration', { wireguardMTU: 70000 }, 'spec.wireguardMTU', /65535/],
+      ['FelixConfiguration', { wireguardMTUV6: '1400' }, 'spec.wireguardMTUV6', /integer/],
       ['FelixConfiguration', { wireguardInterfaceName: 'a/b' }, 'spec.wireguardInterfaceName', /device name/],
       ['FelixConfiguration', { wireguardInterfaceName: 'wg.calico.node01' }, 'spec.wireguardInterfaceName', /15/],
       ['FelixConfiguration', { wireguardInterfaceNameV6: 'wireguard.cali' }, 'spec.wireguardInterfaceNameV6', /IPv4 device/],
