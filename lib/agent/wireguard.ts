@@ -148,7 +148,8 @@ export class WireguardKeeper {
   /**
    * Keys made or read, the device addresses taken, and both published on the Node when it does
    * not show them; a family turned off has its public key taken off the Node, so the others
-   * stop encrypting to it. One attempt at a time.
+   * stop encrypting to it, and its device address released to IPAM and taken off the Node. One
+   * attempt at a time.
    */
   async ensure(self: Node, pools: Iterable<IPPool>): Promise<void> {
     if (this.pending) {
@@ -167,9 +168,11 @@ export class WireguardKeeper {
     }
     const published = (n: Node, family: Family) => n.spec.status?.[FAMILIES[family].key];
     const addressOf = (n: Node, family: Family) => n.spec.wireguard?.[FAMILIES[family].address];
+    const on = this.families();
     const stale = (n: Node) =>
       wanted.some((w) => published(n, w.family) !== w.key || !addressOf(n, w.family)) ||
-      ([4, 6] as const).some((f) => published(n, f) !== undefined && !wanted.some((w) => w.family === f));
+      ([4, 6] as const).some((f) => published(n, f) !== undefined && !wanted.some((w) => w.family === f)) ||
+      ([4, 6] as const).some((f) => !on.includes(f) && addressOf(n, f) !== undefined);
     if (!stale(self)) return;
     this.pending = true;
     try {
@@ -193,6 +196,15 @@ export class WireguardKeeper {
           o.log('wireguard-interface-address', { family, address: got.ip });
         }
       }
+      // A family turned off gives its device address back to IPAM, as Calico does; released
+      // before the Node is written, so a failed write is retried rather than leaving it held.
+      const released: Family[] = [];
+      for (const f of [4, 6] as const) {
+        if (on.includes(f) || addressOf(current, f) === undefined) continue;
+        const ips = await o.ipam.releaseByHandle(wireguardHandle(o.nodeName, f));
+        released.push(f);
+        o.log('wireguard-interface-address-released', { family: f, address: addressOf(current, f), released: ips });
+      }
       // Read again just before the write: apply replaces the whole Node, and IPAM took a while.
       const latest = (await o.datastore.get('Node', o.nodeName)) ?? current;
       const status = { ...latest.spec.status };
@@ -203,6 +215,7 @@ export class WireguardKeeper {
         else delete status[FAMILIES[f].key];
         const a = addresses[f];
         if (a) wireguard[FAMILIES[f].address] = a;
+        if (released.includes(f)) delete wireguard[FAMILIES[f].address];
       }
       const { status: _s, wireguard: _w, ...rest } = latest.spec;
       await o.datastore.apply({

@@ -128,15 +128,31 @@ describe('agent WireGuard keys', () => {
     assert.equal((await self()).spec.status?.wireguardPublicKey, wireguardPublicKey(second), 'the reconcile publishes it');
   });
 
-  it('IPv6 too: its own key and address; turned off again, both keys come off the Node', async () => {
+  it('IPv6 too: its own key and address; a family turned off loses its key and its device address (released to IPAM)', async () => {
     await keeper({ v4: true, v6: true }).ensure(await self(), await pools());
     const n = await self();
     assert.ok(n.spec.status?.wireguardPublicKeyV6, 'an IPv6 key');
     assert.notEqual(n.spec.status?.wireguardPublicKeyV6, n.spec.status?.wireguardPublicKey, 'a key of its own');
     assert.match(n.spec.wireguard?.interfaceIPv6Address ?? '', /^fd70:/);
+    const v6Only = keeper({ v4: false, v6: true });
+    await v6Only.ensure(n, await pools());
+    const half = await self();
+    assert.equal(half.spec.status?.wireguardPublicKey, undefined, 'the IPv4 key off the Node');
+    assert.equal(half.spec.wireguard?.interfaceIPv4Address, undefined, 'the IPv4 device address off the Node');
+    assert.equal(half.spec.wireguard?.interfaceIPv6Address, n.spec.wireguard?.interfaceIPv6Address, 'the IPv6 one kept');
+    assert.deepEqual(await ipam.releaseByHandle(wireguardHandle('n1', 4)), [], 'the IPv4 address is back in IPAM');
     const off = keeper({ v4: false, v6: false });
-    await off.ensure(n, await pools());
+    await off.ensure(half, await pools());
     assert.equal((await self()).spec.status, undefined, 'no key published: the others reach this node in clear');
+    assert.equal((await self()).spec.wireguard, undefined, 'no device address on the Node');
+    assert.deepEqual(await ipam.releaseByHandle(wireguardHandle('n1', 6)), [], 'the IPv6 address is back in IPAM');
+    assert.ok(
+      logged.some(([e, f]) => e === 'wireguard-interface-address-released' && f.family === 6),
+      'the release is logged',
+    );
+    const quiet = (await self()).metadata.resourceVersion;
+    await off.ensure(await self(), await pools());
+    assert.equal((await self()).metadata.resourceVersion, quiet, 'nothing more to write');
     assert.equal(off.input(await self(), [], []), undefined, 'felix gets no WireGuard input');
   });
 
