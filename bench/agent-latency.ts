@@ -34,6 +34,7 @@ import { API_VERSION } from '../lib/resources/index.js';
 import { redisDatastore } from '../lib/datastore/index.js';
 import { callCni } from '../test/support/cni-call.js';
 import { Lab, type Netns } from '../test/support/netns.js';
+import { nodeRunArgv } from '../test/support/node-agents.js';
 import { startRedis } from '../test/support/redis.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -129,30 +130,7 @@ async function main(): Promise<void> {
       await ns.ip('route', 'add', 'default', 'via', '10.95.0.254', 'dev', 'eth0');
       const control = join(lab.dir, `n${i}.sock`);
       ns.spawn(
-        [
-          'node',
-          join(ROOT, 'bin/podroute.js'),
-          'node',
-          'run',
-          '--name',
-          `n${i}`,
-          '--ip',
-          `10.95.0.${i}/24`,
-          '--uplink',
-          'eth0',
-          '--datastore',
-          sock,
-          '--control',
-          control,
-          '--health-port',
-          '0',
-          '--connect-retry',
-          '1',
-          '--default-pool',
-          'none',
-          '--cni-socket',
-          join(lab.dir, `n${i}-cni.sock`),
-        ],
+        nodeRunArgv({ name: `n${i}`, ip: `10.95.0.${i}/24`, datastore: sock, control, cniSocket: join(lab.dir, `n${i}-cni.sock`) }),
         { name: 'agent', cwd: ROOT },
       );
       nodes.push({ name: `n${i}`, ns, control });

@@ -36,7 +36,7 @@ import { callControl } from '../lib/bgpd/control.js';
 import { API_VERSION } from '../lib/resources/index.js';
 import { Bird } from '../test/support/bird.js';
 import { callCni } from '../test/support/cni-call.js';
-import { clusterRedis } from '../test/support/node-agents.js';
+import { clusterRedis, nodeRunArgv } from '../test/support/node-agents.js';
 import { Lab, type Netns } from '../test/support/netns.js';
 import { ManagedProcess } from '../test/support/process.js';
 import { waitFor } from '../test/support/wait.js';
@@ -178,33 +178,11 @@ async function main(): Promise<void> {
         join(ROOT, 'bench/soak-heap.mjs'),
         ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
       ];
-      const proc = ns.spawn(
-        [
-          ...node,
-          join(ROOT, 'bin/podroute.js'),
-          'node',
-          'run',
-          '--name',
-          name,
-          '--ip',
-          `10.95.0.${i}/24`,
-          '--uplink',
-          'eth0',
-          '--datastore',
-          sock,
-          '--control',
-          control,
-          '--health-port',
-          '0',
-          '--connect-retry',
-          '1',
-          '--default-pool',
-          'none',
-          '--cni-socket',
-          cniSocket,
-        ],
-        { name: 'agent', cwd: ROOT, env: { ...process.env, PODROUTE_SOAK_HEAP: heapFile } },
-      );
+      const proc = ns.spawn(nodeRunArgv({ node, name, ip: `10.95.0.${i}/24`, datastore: sock, control, cniSocket }), {
+        name: 'agent',
+        cwd: ROOT,
+        env: { ...process.env, PODROUTE_SOAK_HEAP: heapFile },
+      });
       const pods = [];
       for (let p = 0; p < PODS; p++) pods.push({ ns: await lab.namespace(`${name}p${p}`), containerId: undefined });
       nodes.push({ name, ns, control, cniSocket, heapFile, proc, pods });

@@ -46,40 +46,67 @@ export interface AgentSpawn {
   root?: string;
 }
 
-// No CNI socket unless a suite asks: agents run as root would all claim /run/podroute/cni.sock.
-const LAB_FLAGS = [
-  '--uplink',
-  'eth0',
-  '--health-port',
-  '0',
-  '--hold-time',
-  '9',
-  '--connect-retry',
-  '1',
-  '--default-pool',
-  'none',
-  '--cni-socket',
-  'off',
-];
+/** One lab node's `podroute node run`, as the suites and the benchmarks start it. */
+export interface NodeRunArgs {
+  name: string;
+  /** IPv4 address with its length, or `none` for an IPv6-only node. */
+  ip: string;
+  /** IPv6 address with its length (`--ip6`). */
+  ip6?: string;
+  /** `--router-id`: without it an IPv6-only node takes a hash of its name. */
+  routerId?: string;
+  /** Where the cluster's state is (a Redis socket or URL). */
+  datastore: string;
+  control: string;
+  /** `--cni-socket`. Default off: agents run as root would all claim /run/podroute/cni.sock. */
+  cniSocket?: string;
+  /** The podroute tree to run (default this checkout). */
+  root?: string;
+  /** The Node.js command and its own options. Default `node`. */
+  node?: readonly string[];
+  /** Flags after the lab's defaults (a later flag wins). */
+  flags?: readonly string[];
+}
 
-export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
-  const root = s.root ?? ROOT;
-  const argv = [
-    'node',
-    join(root, 'bin/podroute.js'),
+/**
+ * The argv of a lab node's agent: uplink eth0, no health port, quick reconnects, no default
+ * pool (the lab writes its own), then the caller's flags.
+ */
+export function nodeRunArgv(a: NodeRunArgs): string[] {
+  return [
+    ...(a.node ?? ['node']),
+    join(a.root ?? ROOT, 'bin/podroute.js'),
     'node',
     'run',
     '--name',
-    s.name,
+    a.name,
     '--ip',
-    s.ip,
+    a.ip,
+    ...(a.ip6 ? ['--ip6', a.ip6] : []),
+    ...(a.routerId ? ['--router-id', a.routerId] : []),
     '--datastore',
-    s.datastore,
+    a.datastore,
     '--control',
-    s.control,
+    a.control,
+    '--uplink',
+    'eth0',
+    '--health-port',
+    '0',
+    '--connect-retry',
+    '1',
+    '--default-pool',
+    'none',
+    '--cni-socket',
+    a.cniSocket ?? 'off',
+    ...(a.flags ?? []),
   ];
-  const v6 = [...(s.ip6 ? ['--ip6', s.ip6] : []), ...(s.routerId ? ['--router-id', s.routerId] : [])];
-  const proc = ns.spawn([...argv, ...v6, ...LAB_FLAGS, ...(s.flags ?? [])], { name: `agent-${Date.now()}`, cwd: root });
+}
+
+export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
+  const root = s.root ?? ROOT;
+  // A short hold time: the suites watch sessions fail over.
+  const argv = nodeRunArgv({ ...s, flags: ['--hold-time', '9', ...(s.flags ?? [])] });
+  const proc = ns.spawn(argv, { name: `agent-${Date.now()}`, cwd: root });
   const ip6 = s.ip6 ? { ip6: cidrAddress(s.ip6) } : {};
   // `--ip none` (an IPv6-only node) has no IPv4 address to read.
   return { name: s.name, ns, ip: s.ip === 'none' ? s.ip : cidrAddress(s.ip), ...ip6, control: s.control, proc };

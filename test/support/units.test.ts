@@ -6,6 +6,7 @@ import { parseBirdRoutes, renderBirdConfig } from './bird.js';
 import { renderFrrConfig } from './frr.js';
 import { renderGobgpConfig } from './gobgp.js';
 import { reassembleTcp, type TcpSegment } from './pcap.js';
+import { nodeRunArgv } from './node-agents.js';
 import { waitFor, WaitTimeoutError } from './wait.js';
 
 describe('harness units', () => {
@@ -192,6 +193,27 @@ describe('harness units', () => {
       assert.equal(r?.stale, true);
       assert.equal(r?.preference, 100);
       assert.deepEqual(r?.communities, ['65535:6']);
+    });
+  });
+
+  describe('nodeRunArgv', () => {
+    it("a lab node's agent: its addresses and sockets, the lab's defaults, then the caller's flags (the later flag wins)", () => {
+      const argv = nodeRunArgv({
+        name: 'n1',
+        ip: '10.0.0.1/24',
+        ip6: 'fd00::1/64',
+        datastore: '/tmp/r.sock',
+        control: '/tmp/n1.sock',
+        node: ['node', '--import', 'x.mjs'],
+        flags: ['--health-port', '9099'],
+      });
+      assert.deepEqual(argv.slice(0, 3), ['node', '--import', 'x.mjs'], 'the Node.js command first');
+      assert.match(argv[3] ?? '', /bin\/podroute\.js$/, 'then podroute');
+      const flag = (f: string) => argv[argv.lastIndexOf(f) + 1];
+      assert.equal(flag('--ip6'), 'fd00::1/64', '--ip6 given');
+      assert.equal(flag('--cni-socket'), 'off', 'no CNI socket unless asked');
+      assert.equal(flag('--health-port'), '9099', "the caller's flag comes last and wins");
+      assert.ok(!argv.includes('--router-id'), 'no router ID unless asked');
     });
   });
 });
