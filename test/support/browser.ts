@@ -1,13 +1,15 @@
 // Debian's headless Chromium, driven by puppeteer-core over the DevTools pipe (fds 3 and 4): no
 // browser download, no debugging port, and it can run inside a lab's namespace, where the page
 // of an agent listening on that namespace's 127.0.0.1 is. Started in a process group of its own
-// with a fresh profile; close() kills that group by its PID and removes the profile.
+// with a fresh profile; close() kills that group by its PID and removes the profile. openPage()
+// opens one of the agent's pages the way every page test does: its errors kept, its headers checked.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import puppeteer, { type Browser, type ConnectionTransport } from 'puppeteer-core';
+import assert from 'node:assert/strict';
+import puppeteer, { type Browser, type ConnectionTransport, type Page } from 'puppeteer-core';
 import type { Netns } from './netns.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -106,4 +108,28 @@ export async function openBrowser(options: { dir: string; netns?: Netns | string
     await close();
     throw e;
   }
+}
+
+export interface PageOptions {
+  /** Where the page's script errors and console errors go, each with the URL: the test asserts it stays empty. */
+  problems: string[];
+  /** Console errors the test causes itself (its own refused requests), not counted as problems. */
+  expectedConsole?: RegExp;
+}
+
+/**
+ * Opens `url` in a new tab: the page's uncaught errors and console errors go to `problems`, and
+ * the answer must be a 200 with the agent's Content-Security-Policy (nothing but its own origin).
+ */
+export async function openPage(browser: HeadlessBrowser, url: string, options: PageOptions): Promise<Page> {
+  const { problems, expectedConsole } = options;
+  const page = await browser.browser.newPage();
+  page.on('pageerror', (e) => problems.push(`${url}: page error: ${(e as Error).message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !expectedConsole?.test(m.text())) problems.push(`${url}: console: ${m.text()}`);
+  });
+  const res = await page.goto(url);
+  assert.equal(res?.status(), 200, `${url} answered`);
+  assert.match(res?.headers()['content-security-policy'] ?? '', /^default-src 'self'/, `${url}: the page's own origin only`);
+  return page;
 }

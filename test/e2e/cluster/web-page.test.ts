@@ -12,7 +12,7 @@ import type { Page } from 'puppeteer-core';
 import { callControl } from '../../../lib/bgpd/control.js';
 import { Ipam } from '../../../lib/ipam/index.js';
 import { API_VERSION, type Node } from '../../../lib/resources/index.js';
-import { openBrowser, type HeadlessBrowser } from '../../support/browser.js';
+import { openBrowser, openPage, type HeadlessBrowser } from '../../support/browser.js';
 import { AgentCluster, agentStatus, ipPool, ROOT } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -81,18 +81,8 @@ describe('the agent web page in a lab, in a real browser', function () {
     await cluster.close();
   });
 
-  async function open(url: string): Promise<Page> {
-    const page = await browser!.browser.newPage();
-    page.on('pageerror', (e) => problems.push(`${url}: page error: ${(e as Error).message}`));
-    page.on('console', (m) => {
-      // The 405s are the test's own POST, PUT and DELETE.
-      if (m.type() === 'error' && !m.text().includes('status of 405')) problems.push(`${url}: console: ${m.text()}`);
-    });
-    const res = await page.goto(url);
-    assert.equal(res?.status(), 200, `${url} answered`);
-    assert.match(res?.headers()['content-security-policy'] ?? '', /^default-src 'self'/);
-    return page;
-  }
+  // The 405s are the test's own POST, PUT and DELETE.
+  const open = (url: string): Promise<Page> => openPage(browser!, url, { problems, expectedConsole: /status of 405/ });
 
   it('n1’s page: the session with n2 Established, the ToR’s not, n2’s block learned and programmed', async () => {
     const page = await open('http://127.0.0.1:8080/');

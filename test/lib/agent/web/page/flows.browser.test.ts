@@ -15,7 +15,7 @@ import { MemoryDataplane } from '../../../../../felix/index.js';
 import { NodeAgent } from '../../../../../lib/agent/index.js';
 import { serveWeb } from '../../../../../lib/agent/web/server.js';
 import { memoryDatastore, type BackendDatastore } from '../../../../../lib/datastore/index.js';
-import { openBrowser, type HeadlessBrowser } from '../../../../support/browser.js';
+import { openBrowser, openPage, type HeadlessBrowser } from '../../../../support/browser.js';
 import { ROOT } from '../../../../support/node-agents.js';
 import { waitFor } from '../../../../support/wait.js';
 import { FedFlows, record } from '../fed-flows.js';
@@ -69,16 +69,8 @@ describe('web page: flows in a real browser', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(server: http.Server): Promise<Page> {
-    const page = await browser!.browser.newPage();
-    page.on('pageerror', (e) => problems.push(`page error: ${(e as Error).message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    const res = await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    assert.match(res?.headers()['content-security-policy'] ?? '', /^default-src 'self'/);
-    return page;
-  }
+  const open = (server: http.Server): Promise<Page> =>
+    openPage(browser!, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { problems });
 
   it('shows the records kept, then live ones as they come; markup in names and labels stays text', async () => {
     flows.kept.push(
