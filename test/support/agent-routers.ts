@@ -2,11 +2,12 @@
 // pool and a BGPPeer per router in the datastore, the routers (FRR, BIRD: the caller starts them
 // in the namespaces made for them), the agent, and a pod made through the CNI plugin so that the
 // node holds a block and advertises it. The interop suites of the agent restarting or draining
-// under real routers start from here.
+// under real routers start from here, and read FRR's path of the block with frrPathFrom.
 import assert from 'node:assert/strict';
 import { Ipam } from '../../lib/ipam/index.js';
 import { API_VERSION } from '../../lib/resources/index.js';
 import { callCni } from './cni-call.js';
+import type { Frr } from './frr.js';
 import type { Netns } from './netns.js';
 import { type AgentCluster, type AgentProcess, agentReady, ipPool } from './node-agents.js';
 
@@ -86,4 +87,19 @@ export async function agentBehindRouters<T>(cluster: AgentCluster, o: AgentBehin
   assert.equal(r.code, 0, `CNI ADD: ${r.stdout}`);
   const block = (await new Ipam(ds).blocksForNode(o.node.name))[0]!.cidr;
   return { nsNode, routers, agent, block, startAgent };
+}
+
+/** FRR's path of a prefix, as `show bgp ipv4 unicast <prefix> json` gives it: the fields the agent suites read. */
+export interface FrrPath {
+  version?: number;
+  stale?: boolean;
+  locPrf?: number;
+  community?: { string?: string };
+  peer?: { peerId?: string };
+}
+
+/** FRR's path of `prefix` learned from the router-ID `from` (the node); undefined when FRR has none from it. */
+export async function frrPathFrom(frr: Frr, prefix: string, from: string): Promise<FrrPath | undefined> {
+  const r = await frr.json<{ paths?: FrrPath[] }>(`show bgp ipv4 unicast ${prefix} json`);
+  return r.paths?.find((p) => p.peer?.peerId === from);
 }

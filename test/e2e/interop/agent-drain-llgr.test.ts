@@ -11,19 +11,12 @@ import { dispatch } from '../../../lib/cli/args.js';
 import { nodeDrainCommands } from '../../../lib/cli/datastore.js';
 import type { BackendDatastore } from '../../../lib/datastore/index.js';
 import { Frr } from '../../support/frr.js';
-import { agentBehindRouters } from '../../support/agent-routers.js';
+import { agentBehindRouters, frrPathFrom } from '../../support/agent-routers.js';
 import { AgentCluster, type AgentProcess, agentReady } from '../../support/node-agents.js';
 import { waitFor } from '../../support/wait.js';
 
 const NODE = { name: 'n1', ip: '10.92.0.1' };
 const F = { asn: 65020, ip: '10.92.0.3' };
-
-interface FrrPath {
-  stale?: boolean;
-  locPrf?: number;
-  community?: { string?: string };
-  peer?: { peerId?: string };
-}
 
 describe('agent with an FRR top-of-rack: long-lived graceful restart and drain', function () {
   this.timeout(240_000);
@@ -34,8 +27,7 @@ describe('agent with an FRR top-of-rack: long-lived graceful restart and drain',
   let agent: AgentProcess;
   let block: string;
 
-  const frrPath = async (): Promise<FrrPath | undefined> =>
-    (await frr.json<{ paths?: FrrPath[] }>(`show bgp ipv4 unicast ${block} json`)).paths?.find((p) => p.peer?.peerId === NODE.ip);
+  const frrPath = () => frrPathFrom(frr, block, NODE.ip);
   const session = async () => (await frr.neighbor(NODE.ip)).bgpState;
 
   before(async () => {

@@ -7,19 +7,13 @@ import assert from 'node:assert/strict';
 import { Bird } from '../../support/bird.js';
 import { Frr } from '../../support/frr.js';
 import { waitRoutes } from '../../support/lab.js';
-import { agentBehindRouters } from '../../support/agent-routers.js';
+import { agentBehindRouters, frrPathFrom } from '../../support/agent-routers.js';
 import { AgentCluster, type AgentProcess, agentReady } from '../../support/node-agents.js';
 import { sleep, waitFor } from '../../support/wait.js';
 
 const NODE = { name: 'n1', ip: '10.93.0.1' };
 const B = { asn: 65010, ip: '10.93.0.2' };
 const F = { asn: 65020, ip: '10.93.0.3' };
-
-interface FrrPath {
-  version?: number;
-  stale?: boolean;
-  peer?: { peerId?: string };
-}
 
 describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpers', function () {
   this.timeout(180_000);
@@ -36,10 +30,7 @@ describe('agent graceful restart: SIGKILL and start again, BIRD and FRR as helpe
     return m ? `${m[1]} ${m[2]}` : undefined;
   }
 
-  async function frrPath(): Promise<FrrPath | undefined> {
-    const r = await frr.json<{ paths?: FrrPath[] }>(`show bgp ipv4 unicast ${block} json`);
-    return r.paths?.find((p) => p.peer?.peerId === NODE.ip);
-  }
+  const frrPath = () => frrPathFrom(frr, block, NODE.ip);
 
   before(async () => {
     const helper = (x: typeof B) => ({
