@@ -162,6 +162,20 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   return state.table;
 }
 
+/**
+ * The whole compile, neither using nor keeping what the last compile made: what a compile of a
+ * change must equal.
+ */
+export function compileFromScratch(input: PolicyInput, options: CompileOptions = {}): NftTable {
+  const kept = lastCompiled;
+  try {
+    lastCompiled = undefined;
+    return compilePolicy(input, options);
+  } finally {
+    lastCompiled = kept;
+  }
+}
+
 function chainSettings(options: CompileOptions, passMark: number): ChainSettings {
   const mark = {
     set: `meta mark set meta mark | ${hex32(passMark)}`,
