@@ -293,7 +293,26 @@ export class PolicyCalculator {
         this.endpointChanged(l);
       }
     }
-    this.ordered = undefined;
+    this.placePolicy(old, entry);
+  }
+
+  /**
+   * A policy put keeps its place in the evaluation order when its tier, order and tie keys are
+   * those of the one it replaces: the order is then the last one with that entry replaced, not
+   * sorted again (a rule edited is most policy changes).
+   */
+  private placePolicy(old: PolicyEntry | undefined, entry: PolicyEntry): void {
+    const ranked = old && this.ordered && this.ranks?.get(old.parsed.id);
+    const a = old?.parsed;
+    const b = entry.parsed;
+    if (!ranked || ranked.entry !== old || a!.id !== b.id || a!.tier !== b.tier || a!.order !== b.order || a!.sortKey !== b.sortKey) {
+      this.ordered = undefined;
+      return;
+    }
+    const ordered = this.ordered!.slice();
+    ordered[ranked.rank] = entry;
+    this.ordered = ordered;
+    this.ranks!.set(b.id, { rank: ranked.rank, entry });
   }
 
   /** A staged Set is a policy like the others (marked staged); a staged Delete holds no policy, only what it removes. */
