@@ -18,6 +18,7 @@ import {
   PolicyProgrammer,
   type RuleCounterRow,
 } from '../felix/index.js';
+import { tableChange } from '../felix/policy/derivation.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
 
 /** The nft dataplane, with the wall time of every kernel call it made since the last reset. */
@@ -69,6 +70,8 @@ export interface PodrouteSample {
   /** nft: the transaction written and applied (and, on a first load, the table read). */
   readonly nftMs: number;
   readonly totalMs: number;
+  /** The compiler recorded how the table came from the one before (a TableChange): what it changed, not the whole table, is there to plan. */
+  readonly recorded: boolean;
   readonly report: PolicyApplyReport;
   readonly input: PolicyInput;
 }
@@ -154,6 +157,7 @@ export class PodrouteSide {
     const t1 = performance.now();
     const table = compileNftables(calculated.input);
     const t2 = performance.now();
+    const recorded = this.table !== undefined && tableChange(table)?.from === this.table;
     const report = await this.programmer.update(table);
     const t3 = performance.now();
     if (!report.ok) throw new Error(`nft refused the transaction: ${report.error}`);
@@ -165,6 +169,7 @@ export class PodrouteSide {
       planMs: t3 - t2 - nftMs,
       nftMs,
       totalMs: calculated.calcMs + (t3 - t1),
+      recorded,
       report,
       input: calculated.input,
     };

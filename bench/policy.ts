@@ -310,10 +310,16 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
       ms(median(o.map((s) => s.nftMs))),
       count(median(o.map((s) => s.report.ops))),
       count(median(o.map((s) => s.report.elementsAdded + s.report.elementsDeleted))),
+      `${o.filter((s) => s.recorded).length}/${o.length}`,
       opsText,
     ]);
   }
-  out.push(table(['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'nft', 'nft ops', 'elements', 'ops per change (mean)'], rows));
+  out.push(
+    table(
+      ['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'nft', 'nft ops', 'elements', 'as a TableChange', 'ops per change (mean)'],
+      rows,
+    ),
+  );
   out.push('');
   out.push(
     'Reference (ipset + iptables-restore --noflush), the same changes from the same PolicyInput (ms), and podroute ÷ reference: ' +

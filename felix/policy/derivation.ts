@@ -3,7 +3,7 @@
 // changed a few members of a set records which, so the next step redoes only those, not the
 // whole set or the whole table. A part without a record, or whose record starts from something
 // the step did not see, is taken whole, as before: the record is a shortcut, never the meaning.
-import type { AddressSet, NamedPortSet, PolicyInput } from './input.js';
+import type { AddressSet, NamedPortSet, Policy, PolicyEndpoint, PolicyInput } from './input.js';
 import type { NftChain, NftMap, NftSet, NftTable } from './nft-model.js';
 import type { NftTablePart } from './table-parts.js';
 
@@ -105,4 +105,49 @@ export function partChange(next: NftTablePart): PartChange | undefined {
 /** True when the change is of set members alone (the programmer's set path takes only those). */
 export function onlySetMembers(change: TableChange | PartChange): boolean {
   return !change.maps?.length && !change.chains?.length && !change.removedChains?.length;
+}
+
+// ---- Endpoints and policies: an input in which this node's endpoints or the policies changed ----
+
+/**
+ * A PolicyInput that is `from` but for these: sets put (rebuilt with other members under the
+ * same id, each may carry its MemberChange, or new) and set ids removed; endpoints put (new, or
+ * replacing the endpoint of their interface) and interfaces removed; policies put (new, or
+ * replacing the policy of their id) and policy ids removed. Its pools are `from`'s. An
+ * InputChange is the case of sets alone.
+ */
+export interface InputEdit {
+  readonly from: PolicyInput;
+  readonly sets: readonly AddressSet[];
+  readonly namedPortSets: readonly NamedPortSet[];
+  readonly removedSets: readonly string[];
+  readonly removedNamedPortSets: readonly string[];
+  readonly endpoints: readonly PolicyEndpoint[];
+  readonly removedEndpoints: readonly string[];
+  readonly policies: readonly Policy[];
+  readonly removedPolicies: readonly string[];
+}
+
+const inputEdits = new WeakMap<PolicyInput, InputEdit>();
+
+export function recordInputEdit(next: PolicyInput, edit: InputEdit): void {
+  inputEdits.set(next, edit);
+}
+
+/** The input's edit as recorded, or its InputChange said as an edit; undefined when neither was recorded. */
+export function inputEdit(next: PolicyInput): InputEdit | undefined {
+  const edit = inputEdits.get(next);
+  if (edit) return edit;
+  const change = inputChanges.get(next);
+  return (
+    change && {
+      ...change,
+      removedSets: [],
+      removedNamedPortSets: [],
+      endpoints: [],
+      removedEndpoints: [],
+      policies: [],
+      removedPolicies: [],
+    }
+  );
 }

@@ -4,8 +4,8 @@
 // that one endpoint in or out of each set (members change, rules do not) and, when it is this
 // node's, re-reads which policies select it; a namespace relabel re-places its endpoints. A
 // Tier change re-orders the tiers, which every endpoint's tiers follow.
-import { recordInputChange } from '../../felix/policy/derivation.js';
-import type { PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
+import { recordInputChange, recordInputEdit } from '../../felix/policy/derivation.js';
+import type { Policy, PolicyEndpoint, PolicyInput, PolicyTier } from '../../felix/policy/input.js';
 import type { Labels, IPPool, Kind, Resource } from '../resources/index.js';
 import { ADMIN_TIER_SPEC, BASELINE_TIER_SPEC } from './admin.js';
 import { parsePolicyResource, POLICY_KINDS, type PolicyResourceKind } from './convert.js';
@@ -56,6 +56,12 @@ export class PolicyCalculator {
   private endpointCache?: PolicyEndpoint[];
   private poolCache?: PolicyInput['pools'];
   private last?: PolicyInput;
+  /** This node's endpoints (by workload key) and the policies (by id) that may have changed since the last input(). */
+  private readonly touchedEndpoints = new Set<string>();
+  private readonly touchedPolicies = new Set<string>();
+  /** What the last input() handed out, by workload key and by policy id: what an edit says it changed. */
+  private readonly givenEndpoints = new Map<string, PolicyEndpoint>();
+  private readonly givenPolicies = new Map<string, Policy>();
 
   /** `nodeName`: whose workloads get a PolicyEndpoint; undefined: every node's (for explain). */
   constructor(readonly nodeName?: string) {}
@@ -152,12 +158,66 @@ export class PolicyCalculator {
       return l;
     }
     const next: PolicyInput = { sets, namedPortSets, policies, endpoints, pools };
+    const endpointEdit = this.endpointEdit();
+    const policyEdit = this.policyEdit();
     // Only members changed: felix redoes the sets that changed, not the table.
     const change =
       l && l.policies === policies && l.endpoints === endpoints && l.pools === pools && this.sets.changeFrom(l.sets, l.namedPortSets);
     if (change) recordInputChange(next, { from: l, ...change });
+    else if (l && l.pools === pools) {
+      // Endpoints, policies or sets that came or went: felix compiles what they touch.
+      const sets = this.sets.editFrom(l.sets, l.namedPortSets);
+      if (sets)
+        recordInputEdit(next, {
+          from: l,
+          sets: sets.sets,
+          namedPortSets: sets.namedPortSets,
+          removedSets: sets.removedSets,
+          removedNamedPortSets: sets.removedNamedPortSets,
+          ...endpointEdit,
+          ...policyEdit,
+        });
+    }
     this.last = next;
     return next;
+  }
+
+  /** This node's endpoints put and (by interface) removed since the last input(); what is handed out now is remembered. */
+  private endpointEdit(): { endpoints: PolicyEndpoint[]; removedEndpoints: string[] } {
+    const endpoints: PolicyEndpoint[] = [];
+    const removedEndpoints: string[] = [];
+    for (const key of this.touchedEndpoints) {
+      const before = this.givenEndpoints.get(key);
+      const now = this.local.get(key)?.built;
+      if (before === now) continue;
+      if (before && before.iface !== now?.iface) removedEndpoints.push(before.iface);
+      if (now) {
+        endpoints.push(now);
+        this.givenEndpoints.set(key, now);
+      } else this.givenEndpoints.delete(key);
+    }
+    this.touchedEndpoints.clear();
+    return { endpoints, removedEndpoints };
+  }
+
+  /** The policies put and (by id) removed since the last input(). */
+  private policyEdit(): { policies: Policy[]; removedPolicies: string[] } {
+    const policies: Policy[] = [];
+    const removedPolicies: string[] = [];
+    for (const id of this.touchedPolicies) {
+      const before = this.givenPolicies.get(id);
+      const now = this.policyIds.get(id)?.lowered.policy;
+      if (before === now) continue;
+      if (now) {
+        policies.push(now);
+        this.givenPolicies.set(id, now);
+      } else {
+        removedPolicies.push(id);
+        this.givenPolicies.delete(id);
+      }
+    }
+    this.touchedPolicies.clear();
+    return { policies, removedPolicies };
   }
 
   /** A tier by name: a Tier resource's, the default one, or for a tier no Tier names, one that denies and sorts last. */
@@ -221,6 +281,7 @@ export class PolicyCalculator {
     const other = this.policyIds.get(parsed.id);
     if (other && other !== this.policyMap.get(mapKey)) throw new Error(`policy id ${parsed.id} is already taken`);
     const entry: PolicyEntry = { parsed, lowered };
+    this.touchedPolicies.add(parsed.id);
     for (const [id, spec] of lowered.sets) this.sets.ref(id, spec, this.workloadsIn);
     const old = this.policyMap.get(mapKey);
     if (old) this.dropPolicy(old);
@@ -232,7 +293,26 @@ export class PolicyCalculator {
         this.endpointChanged(l);
       }
     }
-    this.ordered = undefined;
+    this.placePolicy(old, entry);
+  }
+
+  /**
+   * A policy put keeps its place in the evaluation order when its tier, order and tie keys are
+   * those of the one it replaces: the order is then the last one with that entry replaced, not
+   * sorted again (a rule edited is most policy changes).
+   */
+  private placePolicy(old: PolicyEntry | undefined, entry: PolicyEntry): void {
+    const ranked = old && this.ordered && this.ranks?.get(old.parsed.id);
+    const a = old?.parsed;
+    const b = entry.parsed;
+    if (!ranked || ranked.entry !== old || a!.id !== b.id || a!.tier !== b.tier || a!.order !== b.order || a!.sortKey !== b.sortKey) {
+      this.ordered = undefined;
+      return;
+    }
+    const ordered = this.ordered!.slice();
+    ordered[ranked.rank] = entry;
+    this.ordered = ordered;
+    this.ranks!.set(b.id, { rank: ranked.rank, entry });
   }
 
   /** A staged Set is a policy like the others (marked staged); a staged Delete holds no policy, only what it removes. */
@@ -258,6 +338,7 @@ export class PolicyCalculator {
   private dropPolicy(old: PolicyEntry): void {
     for (const id of old.lowered.sets.keys()) this.sets.unref(id);
     this.policyIds.delete(old.parsed.id);
+    this.touchedPolicies.add(old.parsed.id);
     for (const l of this.local.values()) if (l.selectedBy.delete(old.parsed.id)) this.endpointChanged(l);
   }
 
@@ -267,6 +348,7 @@ export class PolicyCalculator {
    */
   private endpointChanged(l: LocalEndpoint): void {
     l.built = undefined;
+    this.touchedEndpoints.add(l.workload.key);
     this.endpointCache = undefined;
   }
 
@@ -275,8 +357,7 @@ export class PolicyCalculator {
     else this.tierMap.delete(name);
     // Every endpoint's tiers follow the tiers' order and their default actions.
     this.ordered = undefined;
-    for (const l of this.local.values()) l.built = undefined;
-    this.endpointCache = undefined;
+    for (const l of this.local.values()) this.endpointChanged(l);
   }
 
   private putNamespace(name: string, labels: Readonly<Record<string, string>> | undefined, deleted = false): void {
@@ -301,7 +382,10 @@ export class PolicyCalculator {
     this.workloadMap.delete(key);
     this.byNamespace.get(old.namespace)?.delete(key);
     this.sets.deleteWorkload(key);
-    if (this.local.delete(key)) this.endpointCache = undefined;
+    if (this.local.delete(key)) {
+      this.endpointCache = undefined;
+      this.touchedEndpoints.add(key);
+    }
   }
 
   /** Re-places one endpoint: in the sets, and (when it is this node's) under the policies. */
@@ -309,13 +393,17 @@ export class PolicyCalculator {
     this.sets.putWorkload(w);
     const isLocal = this.nodeName === undefined || w.node === this.nodeName;
     if (!isLocal) {
-      if (this.local.delete(w.key)) this.endpointCache = undefined;
+      if (this.local.delete(w.key)) {
+        this.endpointCache = undefined;
+        this.touchedEndpoints.add(w.key);
+      }
       return;
     }
     const selectedBy = new Set<string>();
     for (const e of this.policyMap.values()) if (this.matcher.matches(e.parsed.selection, w)) selectedBy.add(e.parsed.id);
     this.local.set(w.key, { workload: w, selectedBy });
     this.endpointCache = undefined;
+    this.touchedEndpoints.add(w.key);
   }
 
   private orderedPolicies(): PolicyEntry[] {

@@ -106,10 +106,19 @@ function scopeOf(spec: SetSpec): string | undefined {
 /** The endpoints of a namespace (undefined: of every namespace). */
 export type WorkloadsIn = (namespace: string | undefined) => Iterable<Workload>;
 
-/** A list handed out, and how it came from the one before: the same ids, these sets rebuilt. */
+/** A list handed out, and how it came from the one before: these sets rebuilt or new, these ids gone. */
 interface ListChange<T> {
   readonly from: readonly T[];
   readonly changed: readonly T[];
+  /** Whether a set of `changed` is new. */
+  readonly came: boolean;
+  readonly removed: readonly string[];
+}
+
+/** Ids of one list's sets that came and went since it was last handed out. */
+interface Turnover {
+  readonly came: Set<string>;
+  readonly went: Set<string>;
 }
 
 export class SetTable {
@@ -134,6 +143,8 @@ export class SetTable {
   /** How the lists last handed out came from the ones before; undefined after a set came or went. */
   private addressChange?: ListChange<AddressSet>;
   private namedChange?: ListChange<NamedPortSet>;
+  private readonly addressTurnover: Turnover = { came: new Set(), went: new Set() };
+  private readonly namedTurnover: Turnover = { came: new Set(), went: new Set() };
 
   constructor(private readonly matcher: SelectionMatcher) {}
 
@@ -152,6 +163,8 @@ export class SetTable {
       ...(spec.kind === 'namedPorts' ? { ports: new Map<string, NamedPortMember>() } : {}),
     });
     this.idsChanged();
+    const t = this.turnover(spec);
+    if (!t.went.delete(id)) t.came.add(id);
     this.changed(id);
     if (spec.kind === 'nets') return;
     const scope = scopeOf(spec);
@@ -178,7 +191,13 @@ export class SetTable {
       if (ids?.size === 0) this.scoped.delete(scope);
     }
     this.idsChanged();
+    const t = this.turnover(e.spec);
+    if (!t.came.delete(id)) t.went.add(id);
     this.changed(id);
+  }
+
+  private turnover(spec: SetSpec): Turnover {
+    return spec.kind === 'namedPorts' ? this.namedTurnover : this.addressTurnover;
   }
 
   /**
@@ -209,7 +228,7 @@ export class SetTable {
     if (this.addressStale || !this.addressCache) {
       const mine = (e: Entry) => e.spec.kind !== 'namedPorts';
       const places = this.addressPlaces ?? (this.addressPlaces = new Map());
-      const { list, change } = this.list(this.addressCache, places, mine);
+      const { list, change } = this.list(this.addressCache, places, mine, this.addressTurnover);
       this.addressCache = list as AddressSet[];
       this.addressChange = change as ListChange<AddressSet> | undefined;
       this.addressStale = false;
@@ -222,7 +241,7 @@ export class SetTable {
     if (this.namedStale || !this.namedCache) {
       const mine = (e: Entry) => e.spec.kind === 'namedPorts';
       const places = this.namedPlaces ?? (this.namedPlaces = new Map());
-      const { list, change } = this.list(this.namedCache, places, mine);
+      const { list, change } = this.list(this.namedCache, places, mine, this.namedTurnover);
       this.namedCache = list as NamedPortSet[];
       this.namedChange = change as ListChange<NamedPortSet> | undefined;
       this.namedStale = false;
@@ -240,9 +259,38 @@ export class SetTable {
     sets: readonly AddressSet[],
     namedPortSets: readonly NamedPortSet[],
   ): { sets: readonly AddressSet[]; namedPortSets: readonly NamedPortSet[] } | undefined {
-    const a = this.addressSets() === sets ? [] : this.addressChange?.from === sets ? this.addressChange.changed : undefined;
-    const n = this.namedPortSets() === namedPortSets ? [] : this.namedChange?.from === namedPortSets ? this.namedChange.changed : undefined;
-    return a && n && { sets: a, namedPortSets: n };
+    const e = this.editFrom(sets, namedPortSets);
+    if (!e || e.came || e.removedSets.length || e.removedNamedPortSets.length) return undefined;
+    return { sets: e.sets, namedPortSets: e.namedPortSets };
+  }
+
+  /**
+   * The same, where sets may also have come (among `sets` and `namedPortSets`, then `came`)
+   * and gone (their ids). Undefined when the lists were not made from these.
+   */
+  editFrom(
+    sets: readonly AddressSet[],
+    namedPortSets: readonly NamedPortSet[],
+  ):
+    | {
+        sets: readonly AddressSet[];
+        namedPortSets: readonly NamedPortSet[];
+        came: boolean;
+        removedSets: readonly string[];
+        removedNamedPortSets: readonly string[];
+      }
+    | undefined {
+    const none = { changed: [], came: false, removed: [] };
+    const a = this.addressSets() === sets ? none : this.addressChange?.from === sets ? this.addressChange : undefined;
+    const n = this.namedPortSets() === namedPortSets ? none : this.namedChange?.from === namedPortSets ? this.namedChange : undefined;
+    if (!a || !n) return undefined;
+    return {
+      sets: a.changed as readonly AddressSet[],
+      namedPortSets: n.changed as readonly NamedPortSet[],
+      came: a.came || n.came,
+      removedSets: a.removed,
+      removedNamedPortSets: n.removed,
+    };
   }
 
   private ids(): readonly string[] {
@@ -263,8 +311,9 @@ export class SetTable {
     last: readonly (AddressSet | NamedPortSet)[] | undefined,
     places: Map<string, number>,
     mine: (e: Entry) => boolean,
+    turnover: Turnover,
   ): { list: (AddressSet | NamedPortSet)[]; change?: ListChange<AddressSet | NamedPortSet> } {
-    if (places.size && last) {
+    if (places.size && last && !turnover.came.size && !turnover.went.size) {
       const list = last.slice();
       const changed: (AddressSet | NamedPortSet)[] = [];
       for (const id of this.dirty) {
@@ -274,16 +323,24 @@ export class SetTable {
         list[at] = this.build(id, e);
         changed.push(list[at]!);
       }
-      return { list, change: { from: last, changed } };
+      return { list, change: { from: last, changed, came: false, removed: [] } };
     }
+    // Sets came or went: the list is made again in id order (each set built only if it changed).
     const list: (AddressSet | NamedPortSet)[] = [];
+    const changed: (AddressSet | NamedPortSet)[] = [];
+    places.clear();
     for (const id of this.ids()) {
       const e = this.entries.get(id)!;
       if (!mine(e)) continue;
       places.set(id, list.length);
-      list.push(this.build(id, e));
+      const built = this.build(id, e);
+      list.push(built);
+      if (this.dirty.has(id)) changed.push(built);
     }
-    return { list };
+    const change = last && { from: last, changed, came: turnover.came.size > 0, removed: [...turnover.went] };
+    turnover.came.clear();
+    turnover.went.clear();
+    return change ? { list, change } : { list };
   }
 
   private settle(mine: (e: Entry) => boolean): void {

@@ -1,0 +1,204 @@
+// A local pod that comes, goes or is relabelled, a policy added, edited or deleted, a namespace
+// relabelled: the calculation graph records what changed (derivation.ts, InputEdit) and the
+// compiler compiles only that (compile-edit.ts), recording on the table which sets, maps and
+// chains changed (TableChange). Held over seeded random sequences: each table equals the whole
+// compile of a copy of its input, and its record equals its actual difference from the table
+// before (every part it does not name is the very object the table before had).
+import assert from 'node:assert/strict';
+import { compileFromScratch, compilePolicy } from '../../../felix/policy/compile.js';
+import { inputEdit, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
+import type { PolicyInput } from '../../../felix/policy/input.js';
+import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
+import { PolicyCalculator } from '../../../lib/policy/index.js';
+import type { Resource } from '../../../lib/resources/index.js';
+import { prng } from '../../support/prng.js';
+import { gnp, knp, namespace, pod } from './fixtures.js';
+
+const byName = <T extends { readonly name: string }>(xs: readonly T[] | undefined): Map<string, T> =>
+  new Map((xs ?? []).map((x) => [x.name, x]));
+
+/** Asserts that `change` says exactly how `next` differs from `prev`. */
+function assertChange(prev: NftTable, next: NftTable, change: TableChange, where: string): void {
+  assert.equal(change.from, prev, `${where}: the change is from the table before`);
+  // Sets: the same names; those not named are the very objects they were.
+  assert.deepEqual(
+    next.sets.map((s) => s.name),
+    prev.sets.map((s) => s.name),
+    `${where}: a change with a record keeps the set names`,
+  );
+  const namedSets = new Set(change.sets);
+  next.sets.forEach((s, i) => {
+    const before = prev.sets[i]!;
+    if (!namedSets.has(s)) assert.equal(s, before, `${where}: set ${s.name} is not named, so it is the one before`);
+    else {
+      assert.notEqual(s, before, `${where}: set ${s.name} is named, so it changed`);
+      const members = nftSetChange(s);
+      if (members) {
+        assert.equal(members.from, before, `${where}: set ${s.name}'s member change is from the set before`);
+        const had = new Set(before.elements);
+        for (const e of members.removed) had.delete(e);
+        for (const e of members.added) had.add(e);
+        assert.deepEqual([...had].sort(), [...s.elements].sort(), `${where}: set ${s.name}'s member change adds up`);
+      }
+    }
+  });
+  assert.equal(namedSets.size, change.sets.filter((s) => next.sets.includes(s)).length, `${where}: every set named is in the table`);
+  // Maps: likewise.
+  const prevMaps = byName(prev.maps);
+  const namedMaps = new Set(change.maps ?? []);
+  for (const m of next.maps ?? []) {
+    if (!namedMaps.has(m)) assert.equal(m, prevMaps.get(m.name), `${where}: map ${m.name} is not named, so it is the one before`);
+    else assert.notEqual(m, prevMaps.get(m.name), `${where}: map ${m.name} is named, so it changed`);
+  }
+  for (const m of namedMaps) assert.ok(next.maps?.includes(m), `${where}: map ${m.name} is named and in the table`);
+  // Chains: replaced or added whole, removed by name; every other one the chain before.
+  const prevChains = byName(prev.chains);
+  const nextChains = byName(next.chains);
+  const namedChains = new Set<NftChain>(change.chains ?? []);
+  for (const c of next.chains) {
+    if (!namedChains.has(c)) assert.equal(c, prevChains.get(c.name), `${where}: chain ${c.name} is not named, so it is the one before`);
+    else assert.notEqual(c, prevChains.get(c.name), `${where}: chain ${c.name} is named, so it changed`);
+  }
+  for (const c of namedChains) assert.equal(nextChains.get(c.name), c, `${where}: chain ${c.name} is named and in the table`);
+  const removed = new Set(change.removedChains ?? []);
+  for (const name of prevChains.keys())
+    if (!nextChains.has(name)) assert.ok(removed.has(name), `${where}: chain ${name} went, so it is named removed`);
+  for (const name of removed) {
+    assert.ok(prevChains.has(name), `${where}: chain ${name} is named removed, so it was there`);
+    assert.ok(!nextChains.has(name), `${where}: chain ${name} is named removed, so it is not there`);
+  }
+}
+
+describe('policy calculation: endpoint and policy changes compile as what they touch', () => {
+  it('records the endpoints, policies and sets a change put and removed', () => {
+    const c = new PolicyCalculator('n1');
+    c.put(namespace('x'));
+    c.put(pod('x', 'a', '10.65.0.2', { app: 'web' }));
+    const start = c.input();
+    const policy = knp('x', 'p', { podSelector: {}, ingress: [{ from: [{ podSelector: { matchLabels: { app: 'db' } } }] }] });
+    c.put(policy);
+    const added = c.input();
+    const put = inputEdit(added);
+    assert.equal(put?.from, start, 'the edit is from the input before');
+    assert.deepEqual(
+      put.policies.map((p) => p.id),
+      added.policies.map((p) => p.id),
+      'the new policy is put',
+    );
+    assert.deepEqual(
+      put.sets.map((s) => s.id),
+      added.sets.map((s) => s.id),
+      'its new set is put',
+    );
+    assert.deepEqual(put.endpoints, added.endpoints, 'the endpoint it selects is put again, with its new tiers');
+    assert.deepEqual([put.removedSets, put.removedPolicies, put.removedEndpoints], [[], [], []], 'nothing is removed');
+    c.delete('KubernetesNetworkPolicy', 'x/p');
+    c.delete('WorkloadEndpoint', 'x/n1-k8s-a-eth0');
+    const gone = inputEdit(c.input());
+    assert.equal(gone?.from, added, 'the next edit is from the input after the first');
+    assert.deepEqual(gone.removedPolicies, [added.policies[0]!.id], 'the policy is removed by id');
+    assert.deepEqual(gone.removedSets, [added.sets[0]!.id], 'its set, named by no policy now, is removed by id');
+    assert.deepEqual(gone.removedEndpoints, ['cali-x-a'], 'the endpoint is removed by interface');
+    assert.deepEqual([gone.sets, gone.policies, gone.endpoints], [[], [], []], 'nothing is put');
+  });
+
+  it('after random changes of pods, policies and namespaces each table is the whole compile, and its record is its difference (300 steps, 2 seeds)', () => {
+    let recorded = 0;
+    let withChains = 0;
+    let withMaps = 0;
+    for (const seed of [1, 2]) {
+      const next = prng(seed);
+      const rand = (n: number): number => Math.floor(next() * n);
+      const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
+      const apps = ['web', 'db', 'cache'];
+      const namespaces = ['x', 'y', 'z'];
+      const c = new PolicyCalculator('n1');
+      for (const ns of namespaces) c.put(namespace(ns, { team: pick(['blue', 'red']) }));
+      const pods = new Map<string, Resource>();
+      const policies = new Map<string, Resource>();
+      const wepKey = (r: Resource) => `${r.metadata.namespace}/${r.metadata.name}`;
+      const selector = () =>
+        rand(4) === 0
+          ? { namespaceSelector: { matchLabels: { team: pick(['blue', 'red']) } } }
+          : { podSelector: { matchLabels: { app: pick(apps) } } };
+      const port = () => (rand(3) === 0 ? { protocol: 'TCP' as const, port: 'http' } : { protocol: 'TCP' as const, port: 80 + rand(3) });
+      const randomPolicy = (ns: string, name: string): Resource => {
+        if (rand(6) === 0)
+          return gnp(name, {
+            order: rand(3),
+            selector: `app == '${pick(apps)}'`,
+            types: ['Ingress'],
+            ingress: [
+              { action: pick(['Allow', 'Deny', 'Pass'] as const), protocol: 'TCP', source: { selector: `app == '${pick(apps)}'` } },
+            ],
+          });
+        const ingress = rand(5) === 0 ? undefined : [{ from: [selector()], ports: [port()] }];
+        const egress = rand(3) === 0 ? [{ to: [rand(2) ? selector() : { ipBlock: { cidr: '10.0.0.0/8' } }] }] : undefined;
+        return knp(ns, name, {
+          podSelector: rand(4) === 0 ? {} : { matchLabels: { app: pick(apps) } },
+          ...(ingress ? { ingress } : {}),
+          ...(egress ? { egress } : {}),
+          policyTypes: [...(ingress || !egress ? ['Ingress' as const] : []), ...(egress ? ['Egress' as const] : [])],
+        });
+      };
+      let prev = compilePolicy(c.input());
+      for (let step = 0; step < 150; step++) {
+        const what = rand(10);
+        const ns = pick(namespaces);
+        if (what < 5) {
+          const name = `p${rand(10)}`;
+          const old = pods.get(`${ns}/${name}`);
+          if (old) {
+            pods.delete(`${ns}/${name}`);
+            c.delete('WorkloadEndpoint', wepKey(old));
+          }
+          if (rand(4) !== 0) {
+            // Half on this node (chains and dispatch), half elsewhere (set members only).
+            const r = pod(
+              ns,
+              name,
+              `10.65.${namespaces.indexOf(ns)}.${rand(12) + 2}`,
+              { app: pick(apps) },
+              {
+                node: rand(2) === 0 ? 'n1' : 'n2',
+                ports: [{ name: 'http', protocol: 'TCP', port: 8000 + rand(2) }],
+              },
+            );
+            pods.set(`${ns}/${name}`, r);
+            c.put(r);
+          }
+        } else if (what < 8) {
+          const key = `${ns}-np${rand(6)}`;
+          const old = policies.get(key);
+          const drop = (r: Resource) => c.delete(r.kind, r.metadata.namespace ? wepKey(r) : r.metadata.name);
+          if (old && rand(3) === 0) {
+            policies.delete(key);
+            drop(old);
+          } else {
+            const r = randomPolicy(ns, key);
+            if (old && old.kind !== r.kind) drop(old);
+            policies.set(key, r);
+            c.put(r);
+          }
+        } else {
+          c.put(namespace(ns, { team: pick(['blue', 'red']) }));
+        }
+        const input = c.input();
+        const where = `seed ${seed}, step ${step}`;
+        const table = compilePolicy(input);
+        assert.deepEqual(table, compileFromScratch(structuredClone(input) as PolicyInput), `${where}: the table equals the whole compile`);
+        const change = tableChange(table);
+        if (change) {
+          recorded++;
+          if (change.chains?.length || change.removedChains?.length) withChains++;
+          if (change.maps?.length) withMaps++;
+          assertChange(prev, table, change, where);
+        }
+        prev = table;
+      }
+    }
+    assert.ok(recorded > 150, `most changes carry a record (${recorded} of 300)`);
+    assert.ok(withChains > 40, `many records name chains (${withChains})`);
+    assert.ok(withMaps > 15, `some records name the dispatch maps (${withMaps})`);
+  });
+});
