@@ -421,7 +421,11 @@ export function sharePort(compiled: CompiledPort, claimed: Map<string, string>, 
   // A frontend's endpoints follow it: none for a frontend another port keeps.
   for (const pk of compiled.picks) {
     const slot = `${pk.map} ${pk.claim}`;
-    if (claimed.get(pk.claim) !== id || filled.has(slot)) continue;
+    if (claimed.get(pk.claim) !== id || filled.has(slot)) {
+      // The port's rules still name the map: it must exist, if only empty.
+      if (!maps.has(pk.map)) maps.set(pk.map, []);
+      continue;
+    }
     filled.add(slot);
     const had = maps.get(pk.map);
     maps.set(pk.map, had ? [...had, ...pk.elements] : pk.elements);
