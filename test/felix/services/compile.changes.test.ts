@@ -296,13 +296,13 @@ describe('felix services: changes through nf_tables netlink, against the whole p
     return [...objects.sort(), ...[...rules].sort(([x], [y]) => x.localeCompare(y)).map(([c, r]) => `${c}:\n${r.join('\n')}`)].join('\n');
   }
 
-  it('after each random change nft lists the same table as the whole path wrote (20 steps)', async () => {
+  it('after each random change nft lists the same table as the whole path wrote (12 steps)', async () => {
     const svc = new Services(11, 25);
     const compiler = new ServiceCompiler();
     const pa = programmer(a);
     const pb = programmer(b);
     let taken = 0;
-    for (let step = 0; step < 20; step++) {
+    for (let step = 0; step < 12; step++) {
       const what = step === 0 ? 'first' : svc.change();
       const table = compiler.compile(svc.input());
       const watched = watchChains(table);
@@ -312,7 +312,7 @@ describe('felix services: changes through nf_tables netlink, against the whole p
       assert.ok(ra.ok && rb.ok, `step ${step} (${what}): ${ra.error ?? rb.error}`);
       assert.equal(await listed(a), await listed(b), `step ${step} (${what}): nft lists the same table`);
     }
-    assert.ok(taken >= 12, `only ${taken} of 19 changes were taken as changes`);
+    assert.ok(taken >= 6, `only ${taken} of 11 changes were taken as changes`);
     assert.deepEqual((await pa.resync()).transaction, [], 'a resync finds nothing to repair');
   });
 
