@@ -139,7 +139,12 @@ class Services {
 
 /** The part as plain data (its lazy fields read), what a compile from scratch gives. */
 function plain(t: ServiceTable): unknown {
-  return { sets: [...t.sets], maps: t.maps.map((m) => ({ ...m, elements: [...m.elements] })), chains: [...t.chains], conflicts: t.conflicts };
+  return {
+    sets: [...t.sets],
+    maps: t.maps.map((m) => ({ ...m, elements: [...m.elements] })),
+    chains: [...t.chains],
+    conflicts: t.conflicts,
+  };
 }
 
 /** The same part as a new object with no record of where it came from: the programmer takes it whole. */
@@ -179,7 +184,12 @@ function tableText(t: InstalledTable | undefined): string {
   for (const s of [...t.sets.values()].sort((a, b) => a.name.localeCompare(b.name)))
     lines.push(`set ${s.name} ${s.type} ${s.flags.join(',')} ${s.timeout ?? ''}: ${[...s.elements].sort().join(', ')}`);
   for (const m of [...t.maps.values()].sort((a, b) => a.name.localeCompare(b.name)))
-    lines.push(`map ${m.name} ${m.type} : ${m.data}: ${[...m.elements].map(([k, v]) => `${k} : ${v}`).sort().join(', ')}`);
+    lines.push(
+      `map ${m.name} ${m.type} : ${m.data}: ${[...m.elements]
+        .map(([k, v]) => `${k} : ${v}`)
+        .sort()
+        .join(', ')}`,
+    );
   for (const c of [...t.chains.values()].sort((a, b) => a.name.localeCompare(b.name)))
     lines.push(`chain ${c.name} ${JSON.stringify(c.base ?? null)}: ${c.rules.map((r) => r.comment).join(' ; ')}`);
   return lines.join('\n');
@@ -199,7 +209,11 @@ describe('felix services: a change of a few ports is programmed as that change',
         const what = step === 0 ? 'first' : svc.change();
         const input = svc.input();
         const table = compiler.compile(input);
-        assert.deepEqual(plain(table), plain(compileServices(input)), `seed ${seed} step ${step} (${what}): the table a compile from scratch gives`);
+        assert.deepEqual(
+          plain(table),
+          plain(compileServices(input)),
+          `seed ${seed} step ${step} (${what}): the table a compile from scratch gives`,
+        );
         const recorded = partChange(table) !== undefined;
         const watched = watchChains(table);
         const a = await byChange.updatePart(SERVICES_PART, table);
@@ -278,7 +292,9 @@ describe('felix services: changes through nf_tables netlink, against the whole p
 
   /** `nft -j list table inet podroute` without handles, elements sorted, objects in name order (rules kept in their chain's order). */
   async function listed(ns: Netns): Promise<string> {
-    const out = JSON.parse(await ns.run(['nft', '-j', 'list', 'table', 'inet', 'podroute'])) as { nftables: Record<string, Record<string, unknown>>[] };
+    const out = JSON.parse(await ns.run(['nft', '-j', 'list', 'table', 'inet', 'podroute'])) as {
+      nftables: Record<string, Record<string, unknown>>[];
+    };
     const objects: string[] = [];
     const rules = new Map<string, string[]>();
     for (const o of out.nftables) {
