@@ -1,8 +1,9 @@
 // How one part came from another, as the part's maker knows it: the sets of a PolicyInput, a
-// set's members, a compiled table's sets. Parts are immutable and handed on whole; a maker that
-// changed a few members of a set records which, so the next step redoes only those, not the
-// whole set or the whole table. A part without a record, or whose record starts from something
-// the step did not see, is taken whole, as before: the record is a shortcut, never the meaning.
+// set's or a map's elements, the sets, maps and chains of a compiled table or part. Parts are
+// immutable and handed on whole; a maker that changed a few of them records which, so the next
+// step redoes only those, not the whole set or the whole table. A part without a record, or whose
+// record starts from something the step did not see, is taken whole, as before: the record is a
+// shortcut, never the meaning.
 import type { AddressSet, NamedPortSet, PolicyInput } from './input.js';
 import type { NftChain, NftMap, NftMapElement, NftSet, NftTable } from './nft-model.js';
 import type { NftTablePart } from './table-parts.js';
