@@ -196,16 +196,16 @@ function tableText(t: InstalledTable | undefined): string {
 }
 
 describe('felix services: a change of a few ports is programmed as that change', () => {
-  it('over random changes the table equals a compile from scratch, the transaction the whole plan, the kernel the same (3 seeds × 100 steps)', async () => {
+  it('over random changes the table equals a compile from scratch, the transaction the whole plan, the kernel the same (2 seeds × 60 steps)', async () => {
     const kinds = new Map<string, number>();
     let taken = 0;
-    for (const seed of [1, 2, 3]) {
-      const svc = new Services(seed, 30);
+    for (const seed of [1, 2]) {
+      const svc = new Services(seed, 20);
       const compiler = new ServiceCompiler();
       const byChange = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
       const byWhole = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
       let conflicts = 0;
-      for (let step = 0; step < 100; step++) {
+      for (let step = 0; step < 60; step++) {
         const what = step === 0 ? 'first' : svc.change();
         const input = svc.input();
         const table = compiler.compile(input);
@@ -238,7 +238,7 @@ describe('felix services: a change of a few ports is programmed as that change',
       const r = await byChange.resync();
       assert.deepEqual(r.transaction, [], `seed ${seed}: a resync finds nothing to repair`);
     }
-    assert.ok(taken > 200, `only ${taken} of 297 changes were taken as changes`);
+    assert.ok(taken > 75, `only ${taken} of 118 changes were taken as changes`);
     for (const k of ['endpoint removed', 'port added', 'port removed', 'no endpoint', 'nodePort flipped'])
       assert.ok((kinds.get(k) ?? 0) > 0, `no "${k}" was taken as a change: ${JSON.stringify([...kinds])}`);
   });
@@ -312,13 +312,13 @@ describe('felix services: changes through nf_tables netlink, against the whole p
     return [...objects.sort(), ...[...rules].sort(([x], [y]) => x.localeCompare(y)).map(([c, r]) => `${c}:\n${r.join('\n')}`)].join('\n');
   }
 
-  it('after each random change nft lists the same table as the whole path wrote (12 steps)', async () => {
+  it('after each random change nft lists the same table as the whole path wrote (8 steps)', async () => {
     const svc = new Services(11, 25);
     const compiler = new ServiceCompiler();
     const pa = programmer(a);
     const pb = programmer(b);
     let taken = 0;
-    for (let step = 0; step < 12; step++) {
+    for (let step = 0; step < 8; step++) {
       const what = step === 0 ? 'first' : svc.change();
       const table = compiler.compile(svc.input());
       const watched = watchChains(table);
@@ -328,7 +328,7 @@ describe('felix services: changes through nf_tables netlink, against the whole p
       assert.ok(ra.ok && rb.ok, `step ${step} (${what}): ${ra.error ?? rb.error}`);
       assert.equal(await listed(a), await listed(b), `step ${step} (${what}): nft lists the same table`);
     }
-    assert.ok(taken >= 6, `only ${taken} of 11 changes were taken as changes`);
+    assert.ok(taken >= 4, `only ${taken} of 7 changes were taken as changes`);
     assert.deepEqual((await pa.resync()).transaction, [], 'a resync finds nothing to repair');
   });
 
