@@ -134,6 +134,8 @@ interface Ours {
   applyMs: number;
   nftMs: number;
   conntrackMs: number;
+  /** The process's CPU time (user and system: the kernel's commit runs in the sending process) over the same span. */
+  cpuMs: number;
   ops: number;
 }
 
@@ -166,13 +168,16 @@ async function main(): Promise<void> {
     const input = (): ServiceInput => ({ services: ports, nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] });
     const apply = async (): Promise<Ours> => {
       conntrack.ms = 0;
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const { applied } = programServices(programmer, input(), compiler, conntrack);
       const compileMs = performance.now() - t0;
       const r = await applied;
       const totalMs = performance.now() - t0;
+      const cpu = process.cpuUsage(c0);
       if (!r.ok) throw new Error(`felix apply failed: ${r.error}`);
-      return { totalMs, compileMs, applyMs: r.durationMs, nftMs: dataplane.applyMs, conntrackMs: conntrack.ms, ops: r.ops };
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      return { totalMs, compileMs, applyMs: r.durationMs, nftMs: dataplane.applyMs, conntrackMs: conntrack.ms, cpuMs, ops: r.ops };
     };
 
     // The initial load, the reference first (its namespace is as empty as ours).
@@ -271,6 +276,7 @@ async function main(): Promise<void> {
         ],
       ),
     );
+    out.push(`felix's initial load took ${ms(load.cpuMs)} ms of the process's CPU (user and system).`);
     out.push(
       `A resync of the loaded table (${DATAPLANE === 'nft' ? 'nft -j list' : 'netlink dumps'}, compare, nothing to do): ${ms(resync.durationMs)} ms.`,
     );
@@ -302,6 +308,11 @@ async function main(): Promise<void> {
             DATAPLANE === 'nft' ? 'felix, nft -f alone' : 'felix, the netlink transaction alone',
             ours.map((o) => o.nftMs),
             refs.map((r) => r.restoreMs),
+          ),
+          row(
+            "felix, the process's CPU (user + system)",
+            ours.map((o) => o.cpuMs),
+            refs.map(refTotal),
           ),
           row(
             'felix, conntrack step',

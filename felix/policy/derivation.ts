@@ -1,10 +1,11 @@
 // How one part came from another, as the part's maker knows it: the sets of a PolicyInput, a
-// set's members, a compiled table's sets. Parts are immutable and handed on whole; a maker that
-// changed a few members of a set records which, so the next step redoes only those, not the
-// whole set or the whole table. A part without a record, or whose record starts from something
-// the step did not see, is taken whole, as before: the record is a shortcut, never the meaning.
+// set's or a map's elements, the sets, maps and chains of a compiled table or part. Parts are
+// immutable and handed on whole; a maker that changed a few of them records which, so the next
+// step redoes only those, not the whole set or the whole table. A part without a record, or whose
+// record starts from something the step did not see, is taken whole, as before: the record is a
+// shortcut, never the meaning.
 import type { AddressSet, NamedPortSet, Policy, PolicyEndpoint, PolicyInput } from './input.js';
-import type { NftChain, NftMap, NftSet, NftTable } from './nft-model.js';
+import type { NftChain, NftMap, NftMapElement, NftSet, NftTable } from './nft-model.js';
 import type { NftTablePart } from './table-parts.js';
 
 /** `next` is `from` with these members added and these removed (each list without repeats). */
@@ -22,25 +23,28 @@ export interface InputChange {
 }
 
 /**
- * A table that is `from` but for these: sets and maps with the same names and kinds and other
- * elements (each may carry its own MemberChange), and chains given whole, replacing the chain of
- * that name or added, and chains removed by name. Everything not named is `from`'s own object.
- * A consumer that cannot take one of the fields takes the table whole.
+ * A table that is `from` but for these: sets and maps given whole, each either new or of the same
+ * name and kind as `from`'s with other elements (it may carry its own MemberChange), chains given
+ * whole, replacing the chain of that name or added, and sets, maps and chains removed by name.
+ * Everything not named is `from`'s own object. A consumer that cannot take one of the fields (a
+ * set whose kind changed, a name another part holds) takes the table whole.
  */
-export interface TableChange {
+export interface TableChange extends TableDelta {
   readonly from: NftTable;
-  readonly sets: readonly NftSet[];
-  readonly maps?: readonly NftMap[];
-  readonly chains?: readonly NftChain[];
-  readonly removedChains?: readonly string[];
 }
 
 /** The same for a part of the table (table-parts.ts): `from` is the part this one was made from. */
-export interface PartChange {
+export interface PartChange extends TableDelta {
   readonly from: NftTablePart;
+}
+
+/** What a TableChange or PartChange names. */
+export interface TableDelta {
   readonly sets: readonly NftSet[];
   readonly maps?: readonly NftMap[];
   readonly chains?: readonly NftChain[];
+  readonly removedSets?: readonly string[];
+  readonly removedMaps?: readonly string[];
   readonly removedChains?: readonly string[];
 }
 
@@ -52,6 +56,7 @@ const nftSetChanges = new WeakMap<NftSet, MemberChange<NftSet, string>>();
 const inputChanges = new WeakMap<PolicyInput, InputChange>();
 const tableChanges = new WeakMap<NftTable, TableChange>();
 const partChanges = new WeakMap<NftTablePart, PartChange>();
+const nftMapChanges = new WeakMap<NftMap, MemberChange<NftMap, NftMapElement>>();
 
 export function recordAddressSetChange(next: AddressSet, change: MemberChange<AddressSet, string>): void {
   addressSetChanges.set(next, change);
@@ -69,8 +74,13 @@ export function namedPortSetChange(next: NamedPortSet): MemberChange<NamedPortSe
   return namedPortSetChanges.get(next);
 }
 
+// A record of a compiled table, part, set or map is read by the programmer at once, when it is
+// handed the object; the record of `from` is then of no more use, and is dropped, so that a
+// line of versions, each holding the one before through its record, does not build up.
+
 /** Elements in the set's own text (as its `elements` hold them). */
 export function recordNftSetChange(next: NftSet, change: MemberChange<NftSet, string>): void {
+  nftSetChanges.delete(change.from);
   nftSetChanges.set(next, change);
 }
 
@@ -87,6 +97,7 @@ export function inputChange(next: PolicyInput): InputChange | undefined {
 }
 
 export function recordTableChange(next: NftTable, change: TableChange): void {
+  tableChanges.delete(change.from);
   tableChanges.set(next, change);
 }
 
@@ -95,6 +106,7 @@ export function tableChange(next: NftTable): TableChange | undefined {
 }
 
 export function recordPartChange(next: NftTablePart, change: PartChange): void {
+  partChanges.delete(change.from);
   partChanges.set(next, change);
 }
 
@@ -102,9 +114,29 @@ export function partChange(next: NftTablePart): PartChange | undefined {
   return partChanges.get(next);
 }
 
-/** True when the change is of set members alone (the programmer's set path takes only those). */
-export function onlySetMembers(change: TableChange | PartChange): boolean {
-  return !change.maps?.length && !change.chains?.length && !change.removedChains?.length;
+/**
+ * A map's elements as `from`'s with these taken out (by key: each with the verdict or value it
+ * had) and these put in (keys it then lacks); a key whose verdict changed is in both. Elements in
+ * the map's own text, as its `elements` hold them.
+ */
+export function recordNftMapChange(next: NftMap, change: MemberChange<NftMap, NftMapElement>): void {
+  nftMapChanges.delete(change.from);
+  nftMapChanges.set(next, change);
+}
+
+export function nftMapChange(next: NftMap): MemberChange<NftMap, NftMapElement> | undefined {
+  return nftMapChanges.get(next);
+}
+
+/** True when the change is of set members alone. */
+export function onlySetMembers(change: TableDelta): boolean {
+  return (
+    !change.maps?.length &&
+    !change.chains?.length &&
+    !change.removedChains?.length &&
+    !change.removedSets?.length &&
+    !change.removedMaps?.length
+  );
 }
 
 // ---- Endpoints and policies: an input in which this node's endpoints or the policies changed ----

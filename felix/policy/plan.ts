@@ -17,11 +17,12 @@
 
 import type { InstalledChain, InstalledMap, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
 import { DerivedElements } from './derived-elements.js';
+import { DerivedMapElements } from './derived-map-elements.js';
 import { verdictChain } from './element-text.js';
 import type { NftChain, NftMapElement, NftTable } from './nft-model.js';
 import { tableState } from './table-state.js';
 
-function sameBase(a: InstalledChain['base'], b: InstalledChain['base']): boolean {
+export function sameBase(a: InstalledChain['base'], b: InstalledChain['base']): boolean {
   if (!a || !b) return a === b;
   return a.type === b.type && a.hook === b.hook && a.priority === b.priority && a.policy === b.policy;
 }
@@ -40,7 +41,7 @@ export function sameKind(a: InstalledSet, b: InstalledSet): boolean {
   return a.type === b.type && sameFlags(a.flags, b.flags) && a.timeout === b.timeout;
 }
 
-function sameMapKind(a: InstalledMap, b: InstalledMap): boolean {
+export function sameMapKind(a: InstalledMap, b: InstalledMap): boolean {
   return a.type === b.type && a.data === b.data && sameFlags(a.flags, b.flags);
 }
 
@@ -189,29 +190,106 @@ function addMap(m: InstalledMap): NftOp {
   };
 }
 
+/** What changed since a transaction was planned, by name: each with the state the kernel then held (undefined: none). */
+export interface PendingChanges {
+  readonly sets: Map<string, InstalledSet | undefined>;
+  readonly maps: Map<string, InstalledMap | undefined>;
+  readonly chains: Map<string, InstalledChain | undefined>;
+}
+
 /**
- * The transaction for sets whose elements changed and nothing else: each name with the state
- * the kernel holds, and the state wanted (the same kind). A set derived from the one the
- * kernel holds (DerivedElements) gives its difference without either being read whole.
- * Undefined when a set comes, goes or changes kind: plan the whole table then.
+ * The transaction for the sets, maps and chains named in `changed`, from the state the kernel
+ * holds of each to the state `want` holds (undefined in either: it comes or goes), in the order
+ * planTable keeps; nothing else of the table is read. A set or map derived from the one the
+ * kernel holds (DerivedElements, DerivedMapElements) gives its difference without either being
+ * read whole. Undefined when the change is one planTable must order against the whole table (a
+ * set or map changing kind, or becoming the other; a base chain's hook or priority changing).
  */
-export function planSetChanges(
-  changed: ReadonlyMap<string, InstalledSet | undefined>,
-  want: ReadonlyMap<string, InstalledSet>,
-): NftOp[] | undefined {
+export function planChanges(changed: PendingChanges, want: InstalledTable, defs: ReadonlyMap<string, NftChain>): NftOp[] | undefined {
   const ops: NftOp[] = [];
+  const newSets: InstalledSet[] = [];
+  const dropSets: string[] = [];
+  const setEdits: { name: string; h: InstalledSet; w: InstalledSet }[] = [];
+  for (const [name, h] of changed.sets) {
+    const w = want.sets.get(name);
+    if (h && w) {
+      if (!sameKind(h, w)) return undefined;
+      if (h !== w && w.timeout === undefined) setEdits.push({ name, h, w });
+    } else if (w) {
+      if (changed.maps.get(name)) return undefined; // a map of that name goes first
+      newSets.push(w);
+    } else if (h) dropSets.push(name);
+  }
+  const newMaps: InstalledMap[] = [];
+  const dropMaps: string[] = [];
+  const mapEdits: { name: string; h: InstalledMap; w: InstalledMap }[] = [];
+  for (const [name, h] of changed.maps) {
+    const w = want.maps.get(name);
+    if (h && w) {
+      if (!sameMapKind(h, w)) return undefined;
+      if (h !== w) mapEdits.push({ name, h, w });
+    } else if (w) {
+      if (changed.sets.get(name)) return undefined;
+      newMaps.push(w);
+    } else if (h) dropMaps.push(name);
+  }
+  const newChains: string[] = [];
+  const dropChains: string[] = [];
+  const refill: string[] = [];
+  for (const [name, h] of changed.chains) {
+    const w = want.chains.get(name);
+    if (h && w) {
+      if (h === w) continue;
+      if (!sameBase(h.base, w.base)) return undefined;
+      if (!sameRules(h, w)) refill.push(name);
+    } else if (w) newChains.push(name);
+    else if (h) dropChains.push(name);
+  }
+
+  // 1. New sets and chains, so that rules and map elements can use them.
+  for (const s of newSets) ops.push(addSet(s));
+  for (const name of newChains) ops.push({ kind: 'add chain', chain: name, base: defs.get(name)!.base });
+  // 2. Map elements that go or change, then the chains that are refilled or go are emptied.
+  const mapAdds: NftOp[] = [];
+  for (const { name, h, w } of mapEdits) {
+    const { gone, added } = mapElementChange(h, w);
+    if (gone.length) ops.push({ kind: 'delete map element', map: name, keys: gone });
+    if (added.length) mapAdds.push({ kind: 'add map element', map: name, elements: added });
+  }
+  for (const name of refill) ops.push({ kind: 'flush chain', chain: name });
+  for (const name of dropChains) ops.push({ kind: 'flush chain', chain: name });
+  // 3. Maps, chains and sets that go (no rule uses them now), then the new maps, whose elements may jump to new chains.
+  for (const name of dropMaps) ops.push({ kind: 'delete map', map: name });
+  for (const name of dropChains) ops.push({ kind: 'delete chain', chain: name });
+  for (const name of dropSets) ops.push({ kind: 'delete set', set: name });
+  for (const m of newMaps) ops.push(addMap(m));
+  // 4. Set elements out, then in; map elements in.
   const adds: NftOp[] = [];
-  for (const name of [...changed.keys()].sort()) {
-    const h = changed.get(name);
-    const w = want.get(name);
-    if (!h || !w || !sameKind(h, w)) return undefined;
-    if (h === w || w.timeout !== undefined) continue;
+  for (const { name, h, w } of setEdits) {
     const { gone, added } = elementChange(h, w);
     if (gone.length) ops.push({ kind: 'delete element', set: name, elements: gone });
     if (added.length) adds.push({ kind: 'add element', set: name, elements: added });
   }
-  ops.push(...adds);
+  ops.push(...adds, ...mapAdds);
+  // 5. The rules of the new and refilled chains.
+  for (const name of [...newChains, ...refill]) {
+    const rules = want.chains.get(name)!.rules;
+    defs.get(name)!.rules.forEach((r, i) => {
+      ops.push({ kind: 'add rule', chain: name, expr: r.expr, comment: rules[i]!.comment });
+    });
+  }
   return ops;
+}
+
+/** The keys `w` lacks or maps otherwise than `h`, and the elements it has more or otherwise: from the difference `w` records where it came from `h`, else key by key. */
+function mapElementChange(h: InstalledMap, w: InstalledMap): { gone: string[]; added: NftMapElement[] } {
+  const d = w.elements instanceof DerivedMapElements ? w.elements.changeFrom(h.elements) : undefined;
+  if (d) return { gone: d.removed, added: d.added.map(([key, verdict]) => ({ key, verdict })) };
+  const gone: string[] = [];
+  for (const [key, verdict] of h.elements) if (w.elements.get(key) !== verdict) gone.push(key);
+  const added: NftMapElement[] = [];
+  for (const [key, verdict] of w.elements) if (h.elements.get(key) !== verdict) added.push({ key, verdict });
+  return { gone, added };
 }
 
 /** The elements `w` lacks and has more than `h`: from the difference `w` records where it came from `h`, else element by element. */

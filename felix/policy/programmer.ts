@@ -16,11 +16,11 @@ import type {
   NftOpKind,
   RuleCounter,
 } from './dataplane.js';
-import { onlySetMembers, tableChange } from './derivation.js';
-import type { NftSet, NftTable } from './nft-model.js';
-import { planSetChanges, planTable, sameKind } from './plan.js';
+import { partChange, type TableDelta, tableChange } from './derivation.js';
+import type { NftChain, NftTable } from './nft-model.js';
+import { type PendingChanges, planChanges, planTable, sameBase, sameKind, sameMapKind } from './plan.js';
 import { mergeTable, type NftTablePart } from './table-parts.js';
-import { commentIds, desiredSetState, tableState } from './table-state.js';
+import { commentIds, desiredChainState, desiredMapState, desiredSetState, tableState } from './table-state.js';
 
 export interface PolicyProgrammerOptions {
   /** Full resync period once started; 0 turns the timer off. Default 90 s, as felix's routes. */
@@ -51,19 +51,42 @@ export interface PolicyProgrammerEvents {
   report: [PolicyApplyReport];
 }
 
-/** The desired table's keyed state: its maps are the programmer's own, and a change of set members only is made in them. */
-interface WantState {
+/**
+ * The desired table's keyed state, the programmer's own maps, which a change that says what it
+ * changed (derivation.ts) updates in place: with each chain as given (its rules' text, for the
+ * plan) and who declared each name ('' the table update() gave, else the part's key).
+ */
+interface WantState extends InstalledTable {
   readonly sets: Map<string, InstalledSet>;
-  readonly maps: ReadonlyMap<string, InstalledMap>;
-  readonly chains: ReadonlyMap<string, InstalledChain>;
+  readonly maps: Map<string, InstalledMap>;
+  readonly chains: Map<string, InstalledChain>;
+  readonly chainDefs: Map<string, NftChain>;
+  /** Sets and maps share one namespace; chains have their own. */
+  readonly owners: Map<string, string>;
+  readonly chainOwners: Map<string, string>;
 }
 
-function ownState(t: InstalledTable): WantState {
-  return { sets: new Map(t.sets), maps: t.maps, chains: t.chains };
+const BASE = '';
+
+function ownState(base: NftTable, parts: ReadonlyMap<string, NftTablePart>, t: InstalledTable): WantState {
+  const owners = new Map<string, string>();
+  const chainOwners = new Map<string, string>();
+  const chainDefs = new Map<string, NftChain>();
+  const own = (key: string, p: NftTablePart | NftTable) => {
+    for (const x of p.sets) owners.set(x.name, key);
+    for (const x of p.maps ?? []) owners.set(x.name, key);
+    for (const c of p.chains) {
+      chainOwners.set(c.name, key);
+      chainDefs.set(c.name, c);
+    }
+  };
+  own(BASE, base);
+  for (const [key, p] of parts) own(key, p);
+  return { sets: new Map(t.sets), maps: new Map(t.maps), chains: new Map(t.chains), chainDefs, owners, chainOwners };
 }
 
 export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
-  /** The union of `base` and `parts`, made when asked for after a change of set members only. */
+  /** The union of `base` and `parts`, made when asked for after a change taken as such. */
   private want?: NftTable;
   private wantState: WantState;
   /** The table update() gave, and the parts updatePart() gave: `want` is their union. */
@@ -73,16 +96,16 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   private ids?: Map<string, string>;
   /**
    * The kernel's table as the last successful apply left it, when a whole table was given
-   * since; undefined: read it first, unless `changedSets` says what it is.
+   * since; undefined: read it first, unless `pending` says what it is.
    */
   private believed?: InstalledTable;
   /**
-   * Since the last transaction was planned, when every change since was of set members only
-   * (tables the compiler marked so, derivation.ts): the sets changed, each with the state the
-   * kernel then held (once the transaction is applied). The next transaction is then theirs
-   * alone, planned from the difference each set records. Undefined: plan the whole table.
+   * Since the last transaction was planned, when every change since said what it changed
+   * (tables and parts their makers marked so, derivation.ts): the sets, maps and chains changed,
+   * each with the state the kernel then held (once the transaction is applied; undefined: it
+   * held none). The next transaction is then theirs alone. Undefined: plan the whole table.
    */
-  private changedSets?: Map<string, InstalledSet | undefined>;
+  private pending?: PendingChanges;
   private needResync = true;
   private chain: Promise<unknown> = Promise.resolve();
   private queued?: Promise<PolicyApplyReport>;
@@ -98,7 +121,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   ) {
     super();
     this.want = this.base = { family: dataplane.family, name: dataplane.table, sets: [], chains: [] };
-    this.wantState = ownState(tableState(this.want));
+    this.wantState = ownState(this.base, this.parts, tableState(this.want));
     this.retryDelay = opts.retryDelayMs ?? 1000;
   }
 
@@ -122,6 +145,13 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
       throw new Error(
         `table ${desired.family} ${desired.name}: this programmer manages ${this.dataplane.family} ${this.dataplane.table} only`,
       );
+    if (desired === this.base) return this.enqueue();
+    const change = tableChange(desired);
+    if (change && change.from === this.base && this.takeChange(BASE, change)) {
+      this.base = desired;
+      this.want = this.parts.size ? undefined : desired;
+      return this.enqueue();
+    }
     return this.set(desired, this.parts);
   }
 
@@ -131,17 +161,24 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
    * nothing changes, when the part could not be given to nft or declares a name another has.
    */
   updatePart(key: string, part: NftTablePart | undefined): Promise<PolicyApplyReport> {
+    if (key === BASE) throw new Error('a part needs a key');
+    const had = this.parts.get(key);
+    if (part === had) return this.enqueue();
     const parts = new Map(this.parts);
     if (part) parts.set(key, part);
     else parts.delete(key);
+    const change = part && had && partChange(part);
+    if (change && change.from === had && this.takeChange(key, change)) {
+      this.parts = parts;
+      this.want = undefined;
+      return this.enqueue();
+    }
     return this.set(this.base, parts);
   }
 
   private set(base: NftTable, parts: ReadonlyMap<string, NftTablePart>): Promise<PolicyApplyReport> {
-    const change = parts === this.parts ? tableChange(base) : undefined;
-    if (change?.from === this.base && onlySetMembers(change) && this.setMembers(base, change.sets)) return this.enqueue();
     const desired = mergeTable(base, parts);
-    const state = ownState(tableState(desired));
+    const state = ownState(base, parts, tableState(desired));
     this.rememberKernel();
     this.base = base;
     this.parts = parts;
@@ -152,48 +189,112 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   }
 
   /**
-   * A table in which these sets changed members and nothing else: their states replace the old
-   * ones, which `changedSets` keeps for the plan. False, changing nothing, when a set would
-   * come, go or change kind (the whole table is then taken).
+   * A change of the table or of part `owner` that says what it changed: the states of what it
+   * names replace the old ones (which `pending` keeps for the plan), and nothing else is read.
+   * False, changing nothing, when it cannot be taken so (a set or map changing kind or coming
+   * under a name another holds, a chain another declares, anything nft could not be given):
+   * the whole table is then read, which says why.
    */
-  private setMembers(base: NftTable, sets: readonly NftSet[]): boolean {
-    const next: InstalledSet[] = [];
-    for (const s of sets) {
-      const now = this.wantState.sets.get(s.name);
-      let state: InstalledSet;
-      try {
-        state = desiredSetState(s, `sets[${s.name}]`);
-      } catch {
-        return false; // refused: the whole table's reading says where
+  private takeChange(owner: string, change: TableDelta): boolean {
+    const want = this.wantState;
+    const sets: InstalledSet[] = [];
+    const maps: InstalledMap[] = [];
+    const chains: [NftChain, InstalledChain][] = [];
+    const mine = (had: string | undefined) => had === undefined || had === owner;
+    try {
+      for (const s of change.sets) {
+        const state = desiredSetState(s, `sets[${s.name}]`);
+        const now = want.sets.get(s.name);
+        if (now ? !sameKind(now, state) : want.owners.has(s.name)) return false;
+        if (!mine(want.owners.get(s.name))) return false;
+        sets.push(state);
       }
-      if (!now || !sameKind(now, state)) return false;
-      next.push(state);
+      for (const m of change.maps ?? []) {
+        const state = desiredMapState(m, `maps[${m.name}]`);
+        const now = want.maps.get(m.name);
+        if (now ? !sameMapKind(now, state) : want.owners.has(m.name)) return false;
+        if (!mine(want.owners.get(m.name))) return false;
+        maps.push(state);
+      }
+      for (const c of change.chains ?? []) {
+        if (!mine(want.chainOwners.get(c.name))) return false;
+        const state = desiredChainState(c, `chains[${c.name}]`);
+        const now = want.chains.get(c.name);
+        // A base chain's hook or priority changed: whatever jumps to it is the whole plan's to order.
+        if (now && !sameBase(now.base, state.base)) return false;
+        chains.push([c, state]);
+      }
+    } catch {
+      return false; // refused: the whole table's reading says where
     }
-    const changed = this.changedSets;
-    for (const state of next) {
-      if (changed && !changed.has(state.name)) changed.set(state.name, this.wantState.sets.get(state.name));
-      this.wantState.sets.set(state.name, state);
+    const removed = (names: readonly string[] | undefined, owners: Map<string, string>, held: ReadonlyMap<string, unknown>) =>
+      (names ?? []).every((n) => owners.get(n) === owner && held.has(n));
+    if (!removed(change.removedSets, want.owners, want.sets)) return false;
+    if (!removed(change.removedMaps, want.owners, want.maps)) return false;
+    if (!removed(change.removedChains, want.chainOwners, want.chains)) return false;
+
+    const p = this.pending;
+    const keep = <T>(record: Map<string, T | undefined> | undefined, name: string, before: T | undefined) => {
+      if (record && !record.has(name)) record.set(name, before);
+    };
+    for (const state of sets) {
+      keep(p?.sets, state.name, want.sets.get(state.name));
+      want.sets.set(state.name, state);
+      want.owners.set(state.name, owner);
     }
-    this.base = base;
-    this.want = this.parts.size ? undefined : base;
+    for (const state of maps) {
+      keep(p?.maps, state.name, want.maps.get(state.name));
+      want.maps.set(state.name, state);
+      want.owners.set(state.name, owner);
+    }
+    for (const [def, state] of chains) {
+      keep(p?.chains, def.name, want.chains.get(def.name));
+      want.chains.set(def.name, state);
+      want.chainDefs.set(def.name, def);
+      want.chainOwners.set(def.name, owner);
+    }
+    for (const name of change.removedSets ?? []) {
+      keep(p?.sets, name, want.sets.get(name));
+      want.sets.delete(name);
+      want.owners.delete(name);
+    }
+    for (const name of change.removedMaps ?? []) {
+      keep(p?.maps, name, want.maps.get(name));
+      want.maps.delete(name);
+      want.owners.delete(name);
+    }
+    for (const name of change.removedChains ?? []) {
+      keep(p?.chains, name, want.chains.get(name));
+      want.chains.delete(name);
+      want.chainDefs.delete(name);
+      want.chainOwners.delete(name);
+    }
+    if (chains.length || change.removedChains?.length) this.ids = undefined;
     return true;
   }
 
   /** Before a whole table replaces the state: what the kernel holds, kept for its plan. */
   private rememberKernel(): void {
-    if (!this.changedSets) return;
-    this.believed = this.kernelState(this.changedSets);
-    this.changedSets = undefined;
+    if (!this.pending) return;
+    this.believed = this.kernelState(this.pending);
+    this.pending = undefined;
   }
 
-  /** What the kernel holds (once the last transaction applies): the state with the set changes since undone. */
-  private kernelState(changed: ReadonlyMap<string, InstalledSet | undefined>): InstalledTable {
-    const sets = new Map(this.wantState.sets);
-    for (const [name, before] of changed) {
-      if (before) sets.set(name, before);
-      else sets.delete(name);
-    }
-    return { sets, maps: this.wantState.maps, chains: this.wantState.chains };
+  /** What the kernel holds (once the last transaction applies): the state with the changes since undone. */
+  private kernelState(p: PendingChanges): InstalledTable {
+    const undo = <T>(now: ReadonlyMap<string, T>, changed: ReadonlyMap<string, T | undefined>): Map<string, T> => {
+      const out = new Map(now);
+      for (const [name, before] of changed) {
+        if (before) out.set(name, before);
+        else out.delete(name);
+      }
+      return out;
+    };
+    return {
+      sets: undo(this.wantState.sets, p.sets),
+      maps: undo(this.wantState.maps, p.maps),
+      chains: undo(this.wantState.chains, p.chains),
+    };
   }
 
   /** Reads the kernel's table and repairs every difference. */
@@ -256,7 +357,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
 
   private async run(): Promise<PolicyApplyReport> {
     const t0 = performance.now();
-    const resync = this.needResync || (!this.believed && !this.changedSets);
+    const resync = this.needResync || (!this.believed && !this.pending);
     this.needResync = false;
     let transaction: NftOp[] = [];
     let script = '';
@@ -280,7 +381,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
       // element already gone): the next attempt reads the kernel.
       this.needResync = true;
       this.believed = undefined;
-      this.changedSets = undefined;
+      this.pending = undefined;
       this.scheduleRetry();
     }
     const report = summarize(resync ? 'resync' : 'incremental', transaction, script, performance.now() - t0, error);
@@ -291,19 +392,19 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
 
   /**
    * The transaction from what the kernel holds to the state now; from here on, changes are
-   * counted from the state as planned. Only set members changed since the last plan: their
-   * difference alone.
+   * counted from the state as planned. When every change since the last plan said what it
+   * changed: their difference alone.
    */
   private plan(resync: boolean, current: InstalledTable | undefined): NftOp[] {
-    const changed = this.changedSets;
-    let ops = !resync && changed ? planSetChanges(changed, this.wantState.sets) : undefined;
+    const p = this.pending;
+    let ops = !resync && p ? planChanges(p, this.wantState, this.wantState.chainDefs) : undefined;
     if (!ops) {
-      if (!resync && changed) current = this.kernelState(changed);
+      if (!resync && p) current = this.kernelState(p);
       // wantState is the desired table's state, kept as it changes: not made again here.
       ops = planTable(this.desired, current, this.wantState);
     }
     this.believed = undefined;
-    this.changedSets = new Map();
+    this.pending = { sets: new Map(), maps: new Map(), chains: new Map() };
     return ops;
   }
 

@@ -10,7 +10,8 @@ import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, Install
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import { mapTypeof } from './map-typeof.js';
 import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
-import { nftSetChange } from './derivation.js';
+import { nftMapChange, nftSetChange } from './derivation.js';
+import { DerivedMapElements } from './derived-map-elements.js';
 import { DerivedElements } from './derived-elements.js';
 import { comparedSetFlags } from './set-flags.js';
 
@@ -139,9 +140,11 @@ function known<T, K extends Keyed<T>>(byKey: Map<string, T>, hit: K): K {
   return hit;
 }
 
-function setState(set: NftSet, field: string): Keyed<InstalledSet> {
+// `remember` false: a state made for a table's change alone is not put in the content caches,
+// which only a whole table trims (they would grow with every change between two whole tables).
+function setState(set: NftSet, field: string, remember = true): Keyed<InstalledSet> {
   const hit = setsByObject.get(set);
-  if (hit) return known(setsByKey, hit);
+  if (hit) return remember ? known(setsByKey, hit) : hit;
   const derived = derivedSetState(set, field);
   if (derived) return derived;
   const key = `${set.name}\0${set.type}\0${set.interval}\0${set.timeout ?? ''}\0${set.elements.join('\n')}`;
@@ -161,7 +164,7 @@ function setState(set: NftSet, field: string): Keyed<InstalledSet> {
       elements: new Set(timeout !== undefined ? [] : canonicalElements(type, set.interval, set.elements)),
       ...(timeout !== undefined ? { timeout } : {}),
     };
-    setsByKey.set(key, state);
+    if (remember) setsByKey.set(key, state);
   }
   const keyed = { key, state };
   setsByObject.set(set, keyed);
@@ -199,9 +202,50 @@ function derivedSetState(set: NftSet, field: string): Keyed<InstalledSet> | unde
   return keyed;
 }
 
-function mapState(map: NftMap, field: string): Keyed<InstalledMap> {
+/**
+ * A map recorded as another's with a few elements taken out and put in (derivation.ts), when that
+ * one's state is known: the same state with the difference (DerivedMapElements), the elements
+ * checked and made canonical one by one as a whole map's are.
+ */
+function derivedMapState(map: NftMap, field: string): Keyed<InstalledMap> | undefined {
+  const change = nftMapChange(map);
+  const from = change && mapsByObject.get(change.from);
+  if (!change || !from) return undefined;
+  const was = change.from;
+  if (map.name !== was.name || map.type !== was.type || map.data !== was.data || map.typeof !== was.typeof) return undefined;
+  const state = from.state;
+  const value = (v: string, i: number, what: string): string => {
+    if (state.data === 'verdict') {
+      checkVerdict(v, `${field}.${what}[${i}].verdict`);
+      return canonicalVerdict(v);
+    }
+    checkText(v, `${field}.${what}[${i}].verdict`, ',{}');
+    return canonicalKey(state.data, v);
+  };
+  let added: [string, string][];
+  let removed: string[];
+  try {
+    added = change.added.map((e, i) => {
+      checkText(e.key, `${field}.added[${i}].key`, ',{}');
+      return [canonicalKey(state.type, e.key), value(e.verdict, i, 'added')];
+    });
+    removed = change.removed.map((e) => canonicalKey(state.type, e.key));
+  } catch {
+    return undefined; // the whole map's reading says where
+  }
+  const keyed = {
+    key: `\0derived\0${derivedSerial++}`,
+    state: { ...state, elements: new DerivedMapElements(state.elements, added, removed) },
+  };
+  mapsByObject.set(map, keyed);
+  return keyed;
+}
+
+function mapState(map: NftMap, field: string, remember = true): Keyed<InstalledMap> {
   const hit = mapsByObject.get(map);
-  if (hit) return known(mapsByKey, hit);
+  if (hit) return remember ? known(mapsByKey, hit) : hit;
+  const derived = derivedMapState(map, field);
+  if (derived) return derived;
   const key = `${map.name}\0${map.type}\0${map.data ?? ''}\0${map.typeof ?? ''}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
   let state = mapsByKey.get(key);
   if (!state) {
@@ -229,26 +273,26 @@ function mapState(map: NftMap, field: string): Keyed<InstalledMap> {
       elements.set(k, verdict);
     });
     state = { name: map.name, type, data: data ?? 'verdict', flags: [], elements, ...(declared ? { typeof: declared.text } : {}) };
-    mapsByKey.set(key, state);
+    if (remember) mapsByKey.set(key, state);
   }
   const keyed = { key, state };
   mapsByObject.set(map, keyed);
   return keyed;
 }
 
-function ruleState(rule: NftRule, key: string, field: string): InstalledRule {
+function ruleState(rule: NftRule, key: string, field: string, remember: boolean): InstalledRule {
   let state = rulesByKey.get(key);
   if (!state) {
     checkText(rule.expr, `${field}.expr`);
     state = { comment: ruleComment(rule), ...ruleRefs(rule.expr) };
-    rulesByKey.set(key, state);
+    if (remember) rulesByKey.set(key, state);
   }
   return state;
 }
 
-function chainState(chain: NftChain, field: string): KeyedChain {
+function chainState(chain: NftChain, field: string, remember = true): KeyedChain {
   const hit = chainsByObject.get(chain);
-  if (hit) return known(chainsByKey, hit);
+  if (hit) return remember ? known(chainsByKey, hit) : hit;
   const b = chain.base;
   const ruleKeys = chain.rules.map((r) => `${r.id ?? ''}\0${r.expr}`);
   const key = `${chain.name}\0${b ? `${b.type} ${b.hook} ${b.priority} ${b.policy}` : ''}\0${ruleKeys.join('\n')}`;
@@ -262,9 +306,9 @@ function chainState(chain: NftChain, field: string): KeyedChain {
     state = {
       name: chain.name,
       base: b && { type: b.type, hook: b.hook, priority: b.priority, policy: b.policy },
-      rules: chain.rules.map((r, i) => ruleState(r, ruleKeys[i], `${field}.rules[${i}]`)),
+      rules: chain.rules.map((r, i) => ruleState(r, ruleKeys[i]!, `${field}.rules[${i}]`, remember)),
     };
-    chainsByKey.set(key, state);
+    if (remember) chainsByKey.set(key, state);
   }
   const keyed = { key, state, ruleKeys };
   chainsByObject.set(chain, keyed);
@@ -320,7 +364,17 @@ export function tableState(table: NftTable): InstalledTable {
 
 /** One set's keyed form, as tableState gives it; throws NftTableError (naming `field`) as tableState does. */
 export function desiredSetState(set: NftSet, field: string): InstalledSet {
-  return setState(set, field).state;
+  return setState(set, field, false).state;
+}
+
+/** One map's keyed form, as tableState gives it; throws NftTableError (naming `field`) as tableState does. */
+export function desiredMapState(map: NftMap, field: string): InstalledMap {
+  return mapState(map, field, false).state;
+}
+
+/** One chain's keyed form, as tableState gives it; throws NftTableError (naming `field`) as tableState does. */
+export function desiredChainState(chain: NftChain, field: string): InstalledChain {
+  return chainState(chain, field, false).state;
 }
 
 /** comment → rule id, for every rule of the table that has an id. */

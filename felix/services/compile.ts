@@ -26,20 +26,27 @@
 //                       source is masqueraded at postrouting;
 //   svc-noep-*          frontends with no endpoint → reject (none at all) or drop (none for
 //                       its traffic policy), checked by filter chains on new connections.
-import { type Cidr, formatAddress, type IpFamily, parseAddress, parseCidr } from '../../ip/index.js';
+import { type Cidr, formatAddress, type IpFamily, parseCidr } from '../../ip/index.js';
+import { recordNftMapChange, recordNftSetChange, recordPartChange } from '../policy/derivation.js';
 import type { NftChain, NftMap, NftMapElement, NftRule, NftSet } from '../policy/nft-model.js';
 import type { NftTablePart } from '../policy/table-parts.js';
 import { ServiceCompileError } from './compile-error.js';
-import type { ServiceEndpoint, ServiceInput, ServicePort } from './input.js';
 import {
-  affinitySet,
+  byText,
+  type CompiledPort,
+  compilePort,
+  FAMILIES,
+  ipOf,
+  type Kept,
+  type PortShare,
+  readAddress,
+  sharePort,
+} from './compile-port.js';
+import type { ServiceInput, ServicePort } from './input.js';
+import {
   CHECK,
-  clusterChain,
   clusterSet,
   DISPATCH,
-  endpointChain,
-  endpointsMap,
-  externalChain,
   type Family,
   FILTER_FORWARD,
   FILTER_INPUT,
@@ -47,8 +54,6 @@ import {
   HAIRPIN_ID,
   hairpinSet,
   ipsMap,
-  localChain,
-  localEndpointsMap,
   MARK_MASQUERADE,
   MASQUERADE_ID,
   NAT_OUTPUT,
@@ -56,14 +61,12 @@ import {
   NAT_PREROUTING,
   noEndpointIpsMap,
   noEndpointNodePortsMap,
-  nodePortChain,
-  nodePortEndpointsMap,
   nodePortIpsSet,
-  nodePortLocalEndpointsMap,
   nodePortsMap,
   REJECT,
   REJECT_ID,
 } from './names.js';
+import { PortLists, PortListsBuilder } from './port-lists.js';
 
 export interface ServiceCompileOptions {
   /** The packet mark bit that asks for masquerade at postrouting (one bit; default 0x00200000, beside policy's Pass bit). */
@@ -79,11 +82,7 @@ export const DEFAULT_ENDPOINT_MAP_OVER = 32;
 
 export const DEFAULT_MASQUERADE_MARK = 0x00200000;
 
-/**
- * Endpoint maps per kind, family and protocol: a port's endpoints are in one of them (by its id),
- * so a changed endpoint rebuilds and compares one map of about 1/64 of the table's endpoints.
- */
-export const ENDPOINT_SHARDS = 64;
+export { ENDPOINT_SHARDS } from './compile-port.js';
 
 /** The services' part of the table, for PolicyProgrammer.updatePart('services', …). */
 export interface ServiceTable extends NftTablePart {
@@ -94,112 +93,45 @@ export interface ServiceTable extends NftTablePart {
   readonly conflicts: readonly string[];
 }
 
-const FAMILIES = [4, 6] as const;
-const PROTOCOLS = new Set(['tcp', 'udp', 'sctp']);
-/** Kubernetes' bound on sessionAffinityConfig.clientIP.timeoutSeconds. */
-const MAX_AFFINITY_SECONDS = 86_400;
-
 const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
-const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const ipOf = (f: Family): string => (f === 4 ? 'ip' : 'ip6');
-
-function readAddress(text: unknown, field: string): { family: IpFamily; text: string } {
-  if (typeof text !== 'string') throw new ServiceCompileError(field, `${JSON.stringify(text)} is not an address`);
-  try {
-    const a = parseAddress(text, field);
-    return { family: a.family, text: formatAddress(a) };
-  } catch (e) {
-    throw new ServiceCompileError(field, e instanceof Error ? e.message : String(e));
-  }
-}
-
-function readPort(n: unknown, field: string): number {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535)
-    throw new ServiceCompileError(field, `${JSON.stringify(n)} is not a port (1-65535)`);
-  return n;
-}
-
-interface Frontend {
-  /** The map and its key: a conflict is two ports claiming one. */
-  readonly map: string;
-  readonly key: string;
-  readonly verdict: string;
-  /** The frontend (family, address or NodePort, protocol, port): what two ports may not both hold. */
-  readonly claim: string;
-  /** `map key`: what one map holds once. */
-  readonly slot: string;
-  /** The element as the map takes it, one object while the port is unchanged. */
-  readonly element: NftMapElement;
-}
-
-/** The endpoints of one frontend in one endpoint map (`frontend . i` → endpoint i). */
-interface Pick {
-  readonly map: string;
-  /** The frontend's claim: the elements go in only while the port holds it. */
-  readonly claim: string;
-  /** One array while the port is unchanged, so a map whose chunks are all the same is reused. */
-  readonly elements: readonly NftMapElement[];
-}
-
-/** One service port, compiled: its own chains and sets, and the map elements that lead to them. */
-interface CompiledPort {
-  readonly id: string;
-  readonly chains: readonly NftChain[];
-  readonly sets: readonly NftSet[];
-  readonly elements: readonly Frontend[];
-  /** The elements by map, as the port gives them when it keeps every frontend (one array per map while unchanged). */
-  readonly frontends: ReadonlyMap<string, readonly NftMapElement[]>;
-  readonly picks: readonly Pick[];
-  /** `a . a` for each endpoint on this node, per family. */
-  readonly hairpins: Readonly<Record<Family, readonly string[]>>;
-}
-
-interface Endpoint {
-  readonly address: string;
-  readonly port: number;
-  readonly local: boolean;
-}
-
-/** A port as compiled: what it gave, under the options it was compiled with. */
-interface Kept {
-  readonly variant: string;
-  readonly compiled: CompiledPort;
-}
 
 /**
- * Compiles services for one programmer of them (a node agent's feed): it remembers each port
- * it compiled, so a recompile after one endpoint changed compiles that port alone, and every
- * other port's chains and sets are the very objects they were (which the plan skips without
- * reading them). A port is remembered by its object, so ports are values: a changed port is a
- * new object, as ServiceInputBuilder hands them over (it compares each port's content once, where
- * it builds them); one edited in place would be served from memory.
+ * Compiles services for one programmer of them (a node agent's feed). It keeps what it compiled:
+ * a compile after a few ports changed compiles those alone and changes only their share of the
+ * maps, chains and sets, recording what changed (policy/derivation.ts) so the programmer plans
+ * that alone; every other port's objects are the very ones they were. Ports are told apart by
+ * object, so ports are values: a changed port is a new object, as ServiceInputBuilder hands them
+ * over (it compares each port's content once, where it builds them); one edited in place would be
+ * served from memory. The options, pools or node addresses changing, or a frontend two ports
+ * claim, compile the table whole again (from the ports it remembers).
  */
 export class ServiceCompiler {
   private readonly memory = newMemory();
+  private built?: Built;
 
   constructor(readonly options: ServiceCompileOptions = {}) {}
 
   compile(input: ServiceInput): ServiceTable {
-    return compileWith(input, this.options, this.memory);
+    const context = readContext(input, this.options);
+    const stepped = this.built && step(this.built, input, context, this.memory);
+    // A step that could not finish may have changed the kept state: compile whole.
+    this.built = stepped || compileAll(input, context, this.memory);
+    return this.built.table;
   }
 }
 
 /** One compile from nothing remembered (a ServiceCompiler remembers ports across compiles). */
 export function compileServices(input: ServiceInput, options: ServiceCompileOptions = {}): ServiceTable {
-  return compileWith(input, options, newMemory());
+  return compileAll(input, readContext(input, options), newMemory()).table;
 }
 
-/**
- * What a compiler keeps from one compile to the next: its ports. The maps and sets made of every
- * port's elements (frontends, hairpins) are built anew each time; the programmer's table state
- * keys them by content (policy/table-state.ts), so unchanged ones are still skipped by the plan.
- */
+/** What a compiler keeps from one compile to the next: its ports, and what the last whole compile made. */
 interface Memory {
   readonly ports: WeakMap<ServicePort, Kept>;
   /**
-   * Each map and set made of the ports' parts (frontends, endpoints, hairpins) as last built,
-   * with the parts it was made of: the very same parts give the very same object, which the
-   * table state and the plan then skip without reading it.
+   * Each map and set made of the ports' parts (frontends, endpoints, hairpins) by the last whole
+   * compile, with the parts it was made of: the very same parts give the very same object, which
+   * the table state and the plan then skip without reading it.
    */
   made: Map<string, { readonly chunks: readonly unknown[]; readonly value: unknown }>;
   /** The ids in input order and the order they sort in, as last seen: the same ids, the same order. */
@@ -216,7 +148,17 @@ function reuse<T>(memory: Memory, next: Memory['made'], name: string, chunks: re
   return entry.value as T;
 }
 
-function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory: Memory): ServiceTable {
+/** What the whole table depends on besides the ports: a change of it compiles every port again. */
+interface Context {
+  readonly mark: number;
+  readonly cidrs: Record<Family, string[]>;
+  readonly nodeAddresses: readonly { family: IpFamily; text: string }[];
+  readonly hasCluster: Record<Family, boolean>;
+  readonly variant: string;
+  readonly key: string;
+}
+
+function readContext(input: ServiceInput, options: ServiceCompileOptions): Context {
   const mark = options.masqueradeMark ?? DEFAULT_MASQUERADE_MARK;
   if (!Number.isInteger(mark) || mark <= 0 || mark > 0xffffffff || (mark & (mark - 1)) !== 0) {
     throw new ServiceCompileError('options.masqueradeMark', `${mark} is not a single mark bit`);
@@ -229,113 +171,359 @@ function compileWith(input: ServiceInput, options: ServiceCompileOptions, memory
   const nodeAddresses = (input.nodeAddresses ?? []).map((a, i) => readAddress(a, `nodeAddresses[${i}]`));
   const hasCluster: Record<Family, boolean> = { 4: cidrs[4].length > 0, 6: cidrs[6].length > 0 };
   const variant = `${hasCluster[4]} ${hasCluster[6]} ${mapOver}`;
+  const key = `${mark} ${variant} ${cidrs[4].join(',')} ${cidrs[6].join(',')} ${nodeAddresses.map((a) => a.text).join(',')}`;
+  return { mark, cidrs, nodeAddresses, hasCluster, variant, key };
+}
 
+interface PortEntry {
+  readonly port: ServicePort;
+  readonly compiled: CompiledPort;
+  readonly share: PortShare;
+}
+
+/** A compiled table and what it was made of, by port. */
+interface Built {
+  readonly context: string;
+  /** The input's ports, as given (a copy: the caller may change its list). */
+  readonly services: readonly ServicePort[];
+  /** By id. The maps below are changed in place by a step; the lists never are. */
+  readonly ports: Map<string, PortEntry>;
+  /** Frontend → the id of the port that holds it. */
+  readonly claimed: Map<string, string>;
+  readonly hairpinCounts: Record<Family, Map<string, number>>;
+  readonly mapLists: ReadonlyMap<string, PortLists<NftMapElement>>;
+  readonly chainLists: PortLists<NftChain>;
+  readonly setLists: PortLists<NftSet>;
+  readonly hairpinLists: Record<Family, PortLists<string>>;
+  readonly fixedChains: readonly NftChain[];
+  /** Per family: the pools' set and the node addresses' set, when there are any. */
+  readonly fixedSets: Record<Family, readonly NftSet[]>;
+  readonly maps: ReadonlyMap<string, NftMap>;
+  readonly hairpinSets: Record<Family, NftSet>;
+  readonly table: ServiceTable;
+}
+
+const frontendMaps = (f: Family): [string, string][] => {
+  const addr = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+  return [
+    [ipsMap(f), `${addr} . inet_proto . inet_service`],
+    [nodePortsMap(f), 'inet_proto . inet_service'],
+    [noEndpointIpsMap(f), `${addr} . inet_proto . inet_service`],
+    [noEndpointNodePortsMap(f), 'inet_proto . inet_service'],
+  ];
+};
+const FRONTEND_MAPS = new Map(FAMILIES.flatMap((f) => frontendMaps(f)));
+
+/** A map whose elements are its ports' lists, read one after the other when first asked for. */
+function listMap(name: string, lists: PortLists<NftMapElement>): NftMap {
+  const type = FRONTEND_MAPS.get(name);
+  const head = type !== undefined ? { name, type } : endpointMapHead(name);
+  return {
+    ...head,
+    get elements() {
+      return lists.all();
+    },
+  };
+}
+
+function hairpinSetOf(f: Family, lists: PortLists<string>): NftSet {
+  const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+  let elements: string[] | undefined;
+  return {
+    name: hairpinSet(f),
+    type: `${type} . ${type}`,
+    interval: false,
+    get elements() {
+      elements ??= [...new Set(lists.all())].sort(byText);
+      return elements;
+    },
+  };
+}
+
+/** The part, its chains and sets read from the lists when first asked for (a change taken as such never asks). */
+function assemble(b: Omit<Built, 'table'>, conflicts: readonly string[]): ServiceTable {
+  let chains: NftChain[] | undefined;
+  let sets: NftSet[] | undefined;
+  const endpointMaps = [...b.maps.keys()].filter((n) => !FRONTEND_MAPS.has(n)).sort(byText);
+  const maps = [...FRONTEND_MAPS.keys(), ...endpointMaps].map((n) => b.maps.get(n)!);
+  return {
+    get sets() {
+      sets ??= [
+        ...b.setLists.all(),
+        ...FAMILIES.flatMap((f) => [...b.fixedSets[f].slice(0, 1), b.hairpinSets[f], ...b.fixedSets[f].slice(1)]),
+      ];
+      return sets;
+    },
+    maps,
+    get chains() {
+      chains ??= [...b.fixedChains, ...b.chainLists.all()];
+      return chains;
+    },
+    conflicts,
+  };
+}
+
+/** Every port compiled (from memory where unchanged), the shared maps made of them. */
+function compileAll(input: ServiceInput, context: Context, memory: Memory): Built {
   // The same ids as last time (an endpoint changed): checked and sorted then, in the same order now.
   const last = memory.order;
   let sorted: readonly number[];
   if (last && last.ids.length === input.services.length && input.services.every((s, i) => s?.id === last.ids[i])) sorted = last.sorted;
   else {
-    const ids = new Map<string, number>();
-    input.services.forEach((s, i) => {
-      if (!s || typeof s.id !== 'string' || s.id === '') throw new ServiceCompileError(`services[${i}].id`, 'is empty');
-      const had = ids.get(s.id);
-      if (had !== undefined) throw new ServiceCompileError(`services[${i}].id`, `${JSON.stringify(s.id)} is services[${had}]'s too`);
-      ids.set(s.id, i);
-    });
+    checkIds(input.services);
     sorted = input.services.map((_, i) => i).sort((a, b) => byText(input.services[a]!.id, input.services[b]!.id));
     memory.order = { ids: input.services.map((s) => s.id), sorted };
   }
-  const made: Memory['made'] = new Map();
-
-  const sets: NftSet[] = [];
-  const chains: NftChain[] = fixedChains(mark, nodeAddresses);
-  // Per map, each port's elements: its own array when it kept them all.
-  const elements = new Map<string, (readonly NftMapElement[])[]>();
+  const ports = new Map<string, PortEntry>();
   const claimed = new Map<string, string>();
-  const filled = new Set<string>();
-  const chunks = new Map<string, (readonly NftMapElement[])[]>();
   const conflicts: string[] = [];
-  const hairpins: Record<Family, (readonly string[])[]> = { 4: [], 6: [] };
+  const mapLists = new Map<string, PortListsBuilder<NftMapElement>>();
+  const chainLists = new PortListsBuilder<NftChain>();
+  const setLists = new PortListsBuilder<NftSet>();
+  const hairpinLists = { 4: new PortListsBuilder<string>(), 6: new PortListsBuilder<string>() };
+  const hairpinCounts: Record<Family, Map<string, number>> = { 4: new Map(), 6: new Map() };
   for (const index of sorted) {
     const p = input.services[index]!;
-    const compiled = compilePort(p, index, hasCluster, variant, memory.ports);
-    for (const c of compiled.chains) chains.push(c);
-    for (const x of compiled.sets) sets.push(x);
-    for (const f of FAMILIES) if (compiled.hairpins[f].length) hairpins[f].push(compiled.hairpins[f]);
-    const kept = new Map<string, NftMapElement[]>();
-    let all = true;
-    for (const e of compiled.elements) {
-      // A frontend is one port's, in the lookup and in the no-endpoint check alike; within a port
-      // the first use of a key wins (an external IP that is also its cluster IP).
-      const owner = claimed.get(e.claim);
-      if (owner !== undefined && owner !== p.id) {
-        conflicts.push(`${e.key} (${e.map}): ${JSON.stringify(owner)} keeps it, ${JSON.stringify(p.id)} is left out`);
-        all = false;
-        continue;
-      }
-      if (filled.has(e.slot)) {
-        all = false;
-        continue;
-      }
-      filled.add(e.slot);
-      claimed.set(e.claim, p.id);
-      let list = kept.get(e.map);
-      if (!list) kept.set(e.map, (list = []));
-      list.push(e.element);
+    const compiled = compilePort(p, index, context.hasCluster, context.variant, memory.ports);
+    const share = sharePort(compiled, claimed, conflicts);
+    ports.set(p.id, { port: p, compiled, share });
+    if (compiled.chains.length) chainLists.push(p.id, compiled.chains);
+    if (compiled.sets.length) setLists.push(p.id, compiled.sets);
+    for (const f of FAMILIES) {
+      const hairpins = compiled.hairpins[f];
+      if (!hairpins.length) continue;
+      hairpinLists[f].push(p.id, hairpins);
+      for (const e of hairpins) hairpinCounts[f].set(e, (hairpinCounts[f].get(e) ?? 0) + 1);
     }
-    for (const [map, list] of all ? compiled.frontends : kept) {
-      let chunks = elements.get(map);
-      if (!chunks) elements.set(map, (chunks = []));
-      chunks.push(list);
-    }
-    // A frontend's endpoints follow it: none for a frontend another port keeps.
-    for (const pk of compiled.picks) {
-      const slot = `${pk.map} ${pk.claim}`;
-      if (claimed.get(pk.claim) !== p.id || filled.has(slot)) continue;
-      filled.add(slot);
-      let list = chunks.get(pk.map);
-      if (!list) chunks.set(pk.map, (list = []));
-      list.push(pk.elements);
+    for (const [map, list] of share.maps) {
+      let lists = mapLists.get(map);
+      if (!lists) mapLists.set(map, (lists = new PortListsBuilder()));
+      lists.push(p.id, list);
     }
   }
-  const endpointMaps = new Map<string, NftMap>();
-  for (const [name, list] of chunks)
-    endpointMaps.set(
+  const made: Memory['made'] = new Map();
+  const lists = new Map<string, PortLists<NftMapElement>>([...FRONTEND_MAPS.keys()].map((n) => [n, new PortLists()]));
+  for (const [name, l] of mapLists) lists.set(name, l.done());
+  const maps = new Map<string, NftMap>();
+  for (const [name, l] of lists)
+    maps.set(
       name,
-      reuse(memory, made, name, list, () => endpointMap(name, list.flat())),
+      reuse(memory, made, name, l.lists, () => listMap(name, l)),
     );
-
-  for (const f of FAMILIES) {
-    const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
-    if (hasCluster[f]) sets.push({ name: clusterSet(f), type, interval: true, elements: cidrs[f] });
-    sets.push(
-      reuse(memory, made, hairpinSet(f), hairpins[f], () => ({
-        name: hairpinSet(f),
-        type: `${type} . ${type}`,
-        interval: false,
-        elements: [...new Set(hairpins[f].flat())].sort(byText),
-      })),
-    );
-    const own = nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
-    if (own.length) sets.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
-  }
-  const maps: NftMap[] = FAMILIES.flatMap((f) => {
-    const addr = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
-    const frontendMap = (name: string, type: string): NftMap => {
-      const chunks = elements.get(name) ?? [];
-      return reuse(memory, made, name, chunks, () => ({ name, type, elements: chunks.flat() }));
-    };
-    return [
-      frontendMap(ipsMap(f), `${addr} . inet_proto . inet_service`),
-      frontendMap(nodePortsMap(f), 'inet_proto . inet_service'),
-      frontendMap(noEndpointIpsMap(f), `${addr} . inet_proto . inet_service`),
-      frontendMap(noEndpointNodePortsMap(f), 'inet_proto . inet_service'),
-    ];
-  });
+  const hairpins = { 4: hairpinLists[4].done(), 6: hairpinLists[6].done() };
+  const hairpinSets = {
+    4: reuse(memory, made, hairpinSet(4), hairpins[4].lists, () => hairpinSetOf(4, hairpins[4])),
+    6: reuse(memory, made, hairpinSet(6), hairpins[6].lists, () => hairpinSetOf(6, hairpins[6])),
+  };
   memory.made = made;
-  // The endpoint maps that hold elements (a rule uses one only while its port has an endpoint there), by name.
-  maps.push(...[...endpointMaps.keys()].sort(byText).map((name) => endpointMaps.get(name)!));
-  return { sets, maps, chains, conflicts };
+  const fixedSets = (f: Family): NftSet[] => {
+    const type = f === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    const out: NftSet[] = [];
+    if (context.hasCluster[f]) out.push({ name: clusterSet(f), type, interval: true, elements: context.cidrs[f] });
+    const own = context.nodeAddresses.filter((a) => a.family === f).map((a) => a.text);
+    if (own.length) out.push({ name: nodePortIpsSet(f), type, interval: false, elements: [...new Set(own)].sort(byText) });
+    return out;
+  };
+  const built: Omit<Built, 'table'> = {
+    context: context.key,
+    services: [...input.services],
+    ports,
+    claimed,
+    hairpinCounts,
+    mapLists: lists,
+    chainLists: chainLists.done(),
+    setLists: setLists.done(),
+    hairpinLists: hairpins,
+    fixedChains: fixedChains(context.mark, context.nodeAddresses),
+    fixedSets: { 4: fixedSets(4), 6: fixedSets(6) },
+    maps,
+    hairpinSets,
+  };
+  return { ...built, table: assemble(built, conflicts) };
+}
+
+/** Ids are given, and each once. */
+function checkIds(services: readonly ServicePort[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  services.forEach((s, i) => {
+    if (!s || typeof s.id !== 'string' || s.id === '') throw new ServiceCompileError(`services[${i}].id`, 'is empty');
+    const had = ids.get(s.id);
+    if (had !== undefined) throw new ServiceCompileError(`services[${i}].id`, `${JSON.stringify(s.id)} is services[${had}]'s too`);
+    ids.set(s.id, i);
+  });
+  return ids;
+}
+
+/**
+ * The table after the ports that are new objects (or new ids, or gone) changed, from `b`: those
+ * ports compiled, their shares of the maps, chains and sets replaced, and the change recorded for
+ * the programmer. Throws, changing nothing, for a port felix cannot program. Undefined when it
+ * cannot be done so (the context changed, a frontend two ports claim, then or now): compile whole,
+ * since `b`'s kept state may be changed by then.
+ */
+function step(b: Built, input: ServiceInput, context: Context, memory: Memory): Built | undefined {
+  if (context.key !== b.context || b.table.conflicts.length) return undefined;
+  const next = input.services;
+  // Which ports changed: one pass over the objects while the ids keep their places, else by id.
+  let changed: { index: number; port: ServicePort }[] | undefined = [];
+  const removed: string[] = [];
+  if (next.length === b.services.length) {
+    for (let i = 0; i < next.length; i++) {
+      const s = next[i]!;
+      const was = b.services[i]!;
+      if (s === was) continue;
+      if (!s || s.id !== was.id) {
+        changed = undefined;
+        break;
+      }
+      changed.push({ index: i, port: s });
+    }
+  } else changed = undefined;
+  if (!changed) {
+    const ids = checkIds(next);
+    changed = [];
+    next.forEach((s, i) => {
+      if (b.ports.get(s.id)?.port !== s) changed!.push({ index: i, port: s });
+    });
+    for (const id of b.ports.keys()) if (!ids.has(id)) removed.push(id);
+  }
+  if (!changed.length && !removed.length) return b;
+  // Compiled first: a port refused leaves everything as it was.
+  const fresh = changed.map(({ index, port }) => ({
+    port,
+    compiled: compilePort(port, index, context.hasCluster, context.variant, memory.ports, b.ports.get(port.id)?.compiled),
+  }));
+
+  const before = new Map<string, PortEntry | undefined>();
+  for (const { port } of fresh) before.set(port.id, b.ports.get(port.id));
+  for (const id of removed) before.set(id, b.ports.get(id));
+  for (const old of before.values()) for (const c of old?.share.claims ?? []) b.claimed.delete(c);
+  const after = new Map<string, PortEntry | undefined>();
+  const conflicts: string[] = [];
+  for (const { port, compiled } of fresh) after.set(port.id, { port, compiled, share: sharePort(compiled, b.claimed, conflicts) });
+  if (conflicts.length) return undefined;
+
+  const mapLists = new Map(b.mapLists);
+  const mapEdits = new Map<string, { added: NftMapElement[]; removed: NftMapElement[] }>();
+  let chainLists = b.chainLists;
+  let setLists = b.setLists;
+  const hairpinLists = { ...b.hairpinLists };
+  const hairpinWas: Record<Family, Map<string, boolean>> = { 4: new Map(), 6: new Map() };
+  const chains: NftChain[] = [];
+  const removedChains: string[] = [];
+  const sets: NftSet[] = [];
+  const removedSets: string[] = [];
+  for (const [id, old] of before) {
+    const now = after.get(id);
+    for (const map of new Set([...(old?.share.maps.keys() ?? []), ...(now?.share.maps.keys() ?? [])])) {
+      const o = old?.share.maps.get(map);
+      const n = now?.share.maps.get(map);
+      if (o === n) continue;
+      mapLists.set(map, (mapLists.get(map) ?? new PortLists()).with(id, n));
+      let edit = mapEdits.get(map);
+      if (!edit) mapEdits.set(map, (edit = { added: [], removed: [] }));
+      elementChange(o ?? [], n ?? [], edit);
+    }
+    const oc = old?.compiled.chains ?? [];
+    const nc = now?.compiled.chains ?? [];
+    if (oc !== nc) {
+      chainLists = chainLists.with(id, nc.length ? nc : undefined);
+      listChange(oc, nc, chains, removedChains);
+    }
+    const os = old?.compiled.sets ?? [];
+    const ns = now?.compiled.sets ?? [];
+    if (os !== ns) {
+      setLists = setLists.with(id, ns.length ? ns : undefined);
+      listChange(os, ns, sets, removedSets);
+    }
+    for (const f of FAMILIES) {
+      const oh = old?.compiled.hairpins[f] ?? [];
+      const nh = now?.compiled.hairpins[f] ?? [];
+      if (oh === nh) continue;
+      hairpinLists[f] = hairpinLists[f].with(id, nh.length ? nh : undefined);
+      const counts = b.hairpinCounts[f];
+      for (const e of [...oh, ...nh]) if (!hairpinWas[f].has(e)) hairpinWas[f].set(e, counts.has(e));
+      for (const e of oh) {
+        const n = counts.get(e)! - 1;
+        if (n) counts.set(e, n);
+        else counts.delete(e);
+      }
+      for (const e of nh) counts.set(e, (counts.get(e) ?? 0) + 1);
+    }
+    if (now) b.ports.set(id, now);
+    else b.ports.delete(id);
+  }
+
+  const maps = new Map(b.maps);
+  const changedMaps: NftMap[] = [];
+  const removedMaps: string[] = [];
+  for (const [name, edit] of mapEdits) {
+    const lists = mapLists.get(name)!;
+    if (!lists.size && !FRONTEND_MAPS.has(name)) {
+      // No port has endpoints there any more (the rules that used it went with their chains).
+      mapLists.delete(name);
+      maps.delete(name);
+      removedMaps.push(name);
+      continue;
+    }
+    const had = maps.get(name);
+    if (had && !edit.added.length && !edit.removed.length) continue;
+    const map = listMap(name, lists);
+    if (had) recordNftMapChange(map, { from: had, added: edit.added, removed: edit.removed });
+    maps.set(name, map);
+    changedMaps.push(map);
+  }
+  const hairpinSets = { ...b.hairpinSets };
+  for (const f of FAMILIES) {
+    if (hairpinLists[f] === b.hairpinLists[f]) continue;
+    const added: string[] = [];
+    const gone: string[] = [];
+    for (const [e, was] of hairpinWas[f]) {
+      const is = b.hairpinCounts[f].has(e);
+      if (is && !was) added.push(e);
+      else if (was && !is) gone.push(e);
+    }
+    if (!added.length && !gone.length) continue;
+    const set = hairpinSetOf(f, hairpinLists[f]);
+    recordNftSetChange(set, { from: b.hairpinSets[f], added, removed: gone });
+    hairpinSets[f] = set;
+    sets.push(set);
+  }
+  const built: Omit<Built, 'table'> = {
+    ...b,
+    services: [...next],
+    mapLists,
+    chainLists,
+    setLists,
+    hairpinLists,
+    maps,
+    hairpinSets,
+  };
+  const table = assemble(built, []);
+  recordPartChange(table, { from: b.table, sets, maps: changedMaps, chains, removedSets, removedMaps, removedChains });
+  return { ...built, table };
+}
+
+/** A port's elements in one map before and after, as elements out (each with what it had) and in. */
+function elementChange(
+  before: readonly NftMapElement[],
+  after: readonly NftMapElement[],
+  into: { added: NftMapElement[]; removed: NftMapElement[] },
+): void {
+  const was = new Map(before.map((e) => [e.key, e.verdict]));
+  const is = new Map(after.map((e) => [e.key, e.verdict]));
+  for (const e of before) if (is.get(e.key) !== e.verdict) into.removed.push(e);
+  for (const e of after) if (was.get(e.key) !== e.verdict) into.added.push(e);
+}
+
+/** A port's chains or sets before and after: the ones that are new objects, and the names gone. */
+function listChange<T extends { readonly name: string }>(before: readonly T[], after: readonly T[], changed: T[], removed: string[]): void {
+  const was = new Map(before.map((x) => [x.name, x]));
+  for (const x of after) {
+    if (was.get(x.name) !== x) changed.push(x);
+    was.delete(x.name);
+  }
+  removed.push(...was.keys());
 }
 
 function readCidrs(list: readonly string[], field: string): Record<Family, string[]> {
@@ -417,15 +605,8 @@ function fixedChains(mark: number, nodeAddresses: readonly { family: IpFamily }[
   ];
 }
 
-/** The endpoint map a port's endpoints go in: one of ENDPOINT_SHARDS, by a hash of its id, so a change rebuilds one small map. */
-function endpointShard(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % ENDPOINT_SHARDS;
-}
-
 /** An endpoint map (see names.ts) with its typeof declaration, from its name's kind, family and protocol. */
-function endpointMap(name: string, elements: readonly NftMapElement[]): NftMap {
+function endpointMapHead(name: string): Omit<NftMap, 'elements'> {
   const m = /^svc-(np-)?(?:local-)?eps-(tcp|udp|sctp)-v([46])-/.exec(name);
   if (!m) throw new Error(`${name} is not an endpoint map's name`);
   const ip = m[3] === '4' ? 'ip' : 'ip6';
@@ -437,207 +618,5 @@ function endpointMap(name: string, elements: readonly NftMapElement[]): NftMap {
     type: byNodePort ? 'inet_proto . inet_service . integer' : `${addr} . inet_proto . inet_service . integer`,
     data: `${addr} . inet_service`,
     typeof: `${key} . numgen random mod 1 : ${ip} daddr . ${m[2]} dport`,
-    elements,
   };
-}
-
-function compilePort(
-  p: ServicePort,
-  index: number,
-  hasCluster: Record<Family, boolean>,
-  variant: string,
-  kept: WeakMap<ServicePort, Kept>,
-): CompiledPort {
-  const had = kept.get(p);
-  if (had && had.variant === variant) return had.compiled;
-  const field = `services[${index}]`;
-  if (!PROTOCOLS.has(p.protocol))
-    throw new ServiceCompileError(`${field}.protocol`, `${JSON.stringify(p.protocol)} is not tcp, udp or sctp`);
-  const port = readPort(p.port, `${field}.port`);
-  const nodePort = p.nodePort === undefined ? undefined : readPort(p.nodePort, `${field}.nodePort`);
-  const affinity = p.affinityTimeoutSeconds;
-  if (affinity !== undefined && (!Number.isInteger(affinity) || affinity < 1 || affinity > MAX_AFFINITY_SECONDS))
-    throw new ServiceCompileError(`${field}.affinityTimeoutSeconds`, `${affinity} is not 1-${MAX_AFFINITY_SECONDS} seconds`);
-  const list = (name: 'clusterIPs' | 'externalIPs' | 'loadBalancerIPs') => {
-    const v = p[name] ?? [];
-    if (!Array.isArray(v)) throw new ServiceCompileError(`${field}.${name}`, 'is not a list');
-    return v.map((a, i) => readAddress(a, `${field}.${name}[${i}]`));
-  };
-  const clusterIPs = list('clusterIPs');
-  const external = [...list('externalIPs'), ...list('loadBalancerIPs')];
-  if (!Array.isArray(p.endpoints)) throw new ServiceCompileError(`${field}.endpoints`, 'is not a list');
-  const endpoints = p.endpoints.map((e: ServiceEndpoint, i) => {
-    const a = readAddress(e?.address, `${field}.endpoints[${i}].address`);
-    return { family: a.family, address: a.text, port: readPort(e.port, `${field}.endpoints[${i}].port`), local: e.local === true };
-  });
-
-  const chains: NftChain[] = [];
-  const sets: NftSet[] = [];
-  const elements: Frontend[] = [];
-  const picks: Pick[] = [];
-  const shard = endpointShard(p.id);
-  const frontend = (map: string, key: string, verdict: string) =>
-    elements.push({ map, key, verdict, claim: `${map.replace('-noep', '')} ${key}`, slot: `${map} ${key}`, element: { key, verdict } });
-  const hairpins: Record<Family, string[]> = { 4: [], 6: [] };
-  for (const f of FAMILIES) {
-    const hairpin = hairpins[f];
-    const cips = clusterIPs.filter((a) => a.family === f);
-    // A family the service has no cluster IP of is not served (kube-proxy's per-family proxiers).
-    if (cips.length === 0) continue;
-    if (cips.length > 1) throw new ServiceCompileError(`${field}.clusterIPs`, `has ${cips.length} IPv${f} addresses (one per family)`);
-    const cip = cips[0]!.text;
-    // Each endpoint once (EndpointSlices may repeat one), in one order whatever the input's.
-    const seen = new Map<string, Endpoint>();
-    for (const e of endpoints) {
-      if (e.family !== f) continue;
-      const k = `${e.address} ${e.port}`;
-      const had = seen.get(k);
-      seen.set(k, { address: e.address, port: e.port, local: e.local || (had?.local ?? false) });
-    }
-    const eps = [...seen.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port);
-    const local = eps.filter((e) => e.local);
-    const externalIPs = [...new Set(external.filter((a) => a.family === f).map((a) => a.text))].sort(byText);
-    const hasExternal = externalIPs.length > 0 || nodePort !== undefined;
-    const hasEndpoints = eps.length > 0;
-    const internalLocal = p.internalLocal === true;
-    const externalLocal = p.externalLocal === true;
-    const hasInternalEndpoints = internalLocal ? local.length > 0 : hasEndpoints;
-    const hasExternalEndpoints = externalLocal ? local.length > 0 : hasEndpoints;
-    const usesCluster = hasEndpoints && (!internalLocal || hasExternal);
-    const usesLocal = local.length > 0 && (internalLocal || (externalLocal && hasExternal));
-    const usesExternal = hasEndpoints && hasExternal;
-    const cluster = clusterChain(p.id, f);
-    const localName = localChain(p.id, f);
-    const ext = externalChain(p.id, f);
-    const ip = ipOf(f);
-    const noEndpointVerdict = hasEndpoints ? 'drop' : `goto ${REJECT}`;
-    const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
-    // A pod of this node may reach its own service and land on itself: masqueraded at postrouting.
-    for (const e of local) hairpin.push(`${e.address} . ${e.address}`);
-    // A client from outside the pools reaching the cluster IP is masqueraded: its reply may have
-    // to come back through this node (kube-proxy does so when it knows the cluster's CIDR).
-    const offCluster: NftRule[] = hasCluster[f]
-      ? [{ expr: `${ip} daddr ${cip} ${ip} saddr != @${clusterSet(f)} jump ${MARK_MASQUERADE}` }]
-      : [];
-
-    if (affinity === undefined) {
-      // The endpoint is chosen by element: `frontend . i` → endpoint i in the port's maps, so a
-      // replaced endpoint is a few elements and no rule; the rules hold only the number of endpoints.
-      const np = nodePort === undefined ? undefined : `${p.protocol} . ${nodePort}`;
-      const value = (e: Endpoint) => `${e.address} . ${e.port}`;
-      const pick = (map: string, frontendKey: string, claimMap: string, over: readonly Endpoint[]) =>
-        picks.push({
-          map,
-          claim: `${claimMap} ${frontendKey}`,
-          elements: over.map((e, i) => ({ key: `${frontendKey} . ${i}`, verdict: value(e) })),
-        });
-      const dnatFrom = (map: string, byNodePort: boolean, n: number): string =>
-        `meta l4proto ${p.protocol} dnat ${ip} to ${byNodePort ? '' : `${ip} daddr . `}meta l4proto . th dport . numgen random mod ${n} map @${map}`;
-      const toCluster = !internalLocal && hasEndpoints;
-      const toLocal = internalLocal && local.length > 0;
-      if (toCluster || toLocal) {
-        frontend(ipsMap(f), key(cip), `goto ${toLocal ? localName : cluster}`);
-        const map = toLocal ? localEndpointsMap(f, p.protocol, shard) : endpointsMap(f, p.protocol, shard);
-        pick(map, key(cip), ipsMap(f), toLocal ? local : eps);
-        chains.push({
-          name: toLocal ? localName : cluster,
-          rules: [...offCluster, { expr: dnatFrom(map, false, toLocal ? local.length : eps.length) }],
-        });
-      } else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
-      // External traffic: Cluster policy masquerades and takes any endpoint; Local keeps the
-      // client's address and takes this node's, but pods and the node itself take any (as
-      // through a load balancer), the node's own traffic masqueraded.
-      const externalRules = (byNodePort: boolean): NftRule[] => {
-        const all = dnatFrom(
-          byNodePort ? nodePortEndpointsMap(f, p.protocol, shard) : endpointsMap(f, p.protocol, shard),
-          byNodePort,
-          eps.length,
-        );
-        if (!externalLocal) return [{ expr: `jump ${MARK_MASQUERADE}` }, { expr: all }];
-        const rules: NftRule[] = [];
-        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} ${all}` });
-        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local ${all}` });
-        if (local.length > 0)
-          rules.push({
-            expr: dnatFrom(
-              byNodePort ? nodePortLocalEndpointsMap(f, p.protocol, shard) : localEndpointsMap(f, p.protocol, shard),
-              byNodePort,
-              local.length,
-            ),
-          });
-        return rules;
-      };
-      for (const a of externalIPs) {
-        if (hasEndpoints) {
-          frontend(ipsMap(f), key(a), `goto ${ext}`);
-          pick(endpointsMap(f, p.protocol, shard), key(a), ipsMap(f), eps);
-          if (externalLocal) pick(localEndpointsMap(f, p.protocol, shard), key(a), ipsMap(f), local);
-        }
-        if (!hasExternalEndpoints) frontend(noEndpointIpsMap(f), key(a), noEndpointVerdict);
-      }
-      if (hasEndpoints && externalIPs.length > 0) chains.push({ name: ext, rules: externalRules(false) });
-      if (np !== undefined) {
-        if (hasEndpoints) {
-          frontend(nodePortsMap(f), np, `goto ${nodePortChain(p.id, f)}`);
-          pick(nodePortEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), eps);
-          if (externalLocal) pick(nodePortLocalEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), local);
-          chains.push({ name: nodePortChain(p.id, f), rules: externalRules(true) });
-        }
-        if (!hasExternalEndpoints) frontend(noEndpointNodePortsMap(f), np, noEndpointVerdict);
-      }
-      continue;
-    }
-
-    // Session affinity: kube-proxy's shape, a chain and a set of recent clients per endpoint.
-    if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName : cluster}`);
-    else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
-    const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
-    if (nodePort !== undefined) externalKeys.push([nodePortsMap(f), noEndpointNodePortsMap(f), `${p.protocol} . ${nodePort}`]);
-    for (const [map, noEndpoints, k] of externalKeys) {
-      if (hasEndpoints) frontend(map, k, `goto ${ext}`);
-      if (!hasExternalEndpoints) frontend(noEndpoints, k, noEndpointVerdict);
-    }
-
-    const dnat = (e: Endpoint) =>
-      `meta l4proto ${p.protocol} dnat ${ip} to ${f === 4 ? `${e.address}:${e.port}` : `[${e.address}]:${e.port}`}`;
-    const epChain = (e: Endpoint) => endpointChain(p.id, e.address, e.port, f);
-    const affSet = (e: Endpoint) => affinitySet(p.id, e.address, e.port, f);
-    const reachable = new Map<string, Endpoint>();
-    for (const e of [...(usesCluster ? eps : []), ...(usesLocal ? local : [])]) reachable.set(`${e.address} ${e.port}`, e);
-    for (const e of [...reachable.values()].sort((a, b) => byText(a.address, b.address) || a.port - b.port)) {
-      sets.push({ name: affSet(e), type: f === 4 ? 'ipv4_addr' : 'ipv6_addr', interval: false, elements: [], timeout: affinity });
-      chains.push({ name: epChain(e), rules: [{ expr: `update @${affSet(e)} { ${ip} saddr }` }, { expr: dnat(e) }] });
-    }
-    // A client seen lately goes back to its endpoint, else `numgen random mod N vmap` picks one, uniformly.
-    const balance = (over: readonly Endpoint[]): NftRule[] => [
-      ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
-      { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
-    ];
-    if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
-    if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
-    if (usesExternal) {
-      const rules: NftRule[] = [];
-      if (!externalLocal) rules.push({ expr: `jump ${MARK_MASQUERADE}` }, { expr: `goto ${cluster}` });
-      else {
-        // Pods and the node itself are not "external": they go to any endpoint, as they would
-        // through a load balancer; the node's own traffic is masqueraded (its source is the frontend's node).
-        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} goto ${cluster}` });
-        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local goto ${cluster}` });
-        if (local.length > 0) rules.push({ expr: `goto ${localName}` });
-      }
-      chains.push({ name: ext, rules });
-    }
-  }
-  const frontends = new Map<string, NftMapElement[]>();
-  const slots = new Set<string>();
-  for (const e of elements) {
-    if (slots.has(e.slot)) continue;
-    slots.add(e.slot);
-    let list = frontends.get(e.map);
-    if (!list) frontends.set(e.map, (list = []));
-    list.push(e.element);
-  }
-  const compiled = { id: p.id, chains, sets, elements, frontends, picks, hairpins };
-  kept.set(p, { variant, compiled });
-  return compiled;
 }
