@@ -27,6 +27,12 @@ export interface FlowObservation {
   readonly verdict: 'allow' | 'deny';
   /** The rule that decided; null when no policy did (no policy selects the endpoints: allowed). */
   readonly decision: Decision | null;
+  /**
+   * A packet refused after a Service's DNAT: the tuple's destination is the endpoint it was
+   * refused at; the address the client sent to is not known here (the agent names the Service
+   * from its endpoints).
+   */
+  readonly dnat?: boolean;
   /** What staged policies would have done on the way. */
   readonly staged: readonly Decision[];
   readonly packets: number;
@@ -105,7 +111,7 @@ export class FlowCorrelator {
     const key = p.key ?? tupleKey(p.tuple);
     let waiting = this.pending.get(key);
     if (waiting && !sameTuple(waiting.tuple, p.tuple)) waiting = undefined;
-    if (d.code === 'D') {
+    if (d.code === 'D' || d.code === 'DN') {
       if (waiting) this.pending.delete(key);
       this.emit({
         phase: 'denied',
@@ -113,6 +119,7 @@ export class FlowCorrelator {
         timeMs: now,
         tuple: p.tuple,
         endpoint: undefined,
+        dnat: d.code === 'DN',
         verdict: 'deny',
         decision: d,
         staged: waiting?.staged ?? NO_STAGED,

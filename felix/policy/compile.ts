@@ -44,7 +44,8 @@
 // `jump` only; so a packet leaves it exactly as it came in. A tier whose policies for an
 // endpoint are all staged gets their jumps and no closing rule (it has no default action).
 import type { IpFamily } from '../../ip/index.js';
-import { type DecisionCode, decisionPrefix, ruleCode } from '../flows/decisions.js';
+import { ruleCode } from '../flows/decisions.js';
+import { flowLogStatements } from '../flows/log-rules.js';
 import { PolicyCompileError } from './compile-error.js';
 import { addressSetChange, inputChange, namedPortSetChange, recordNftSetChange, recordTableChange } from './derivation.js';
 import { changedHostElements, hostElements, intervalElements, namedPortElements, readMember } from './elements.js';
@@ -107,10 +108,6 @@ export interface FlowLogRules {
   readonly group: number;
   readonly ratePerSecond: number;
   readonly burst: number;
-}
-
-function flowLogStatement(f: FlowLogRules, code: DecisionCode, id: string): string {
-  return `limit rate ${f.ratePerSecond}/second burst ${f.burst} packets log prefix "${decisionPrefix(code, id)}" group ${f.group}`;
 }
 
 function checkFlowLogs(f: FlowLogRules | undefined): void {
@@ -561,7 +558,7 @@ function endpointChain(
     if (applying.every((id) => policies.get(id)!.staged)) return;
     const end = tier.defaultAction === 'Pass' ? '' : ' drop';
     const endId = tierEndId(e.iface, dir, tier.name || t);
-    if (flowLogs && end) rules.push({ expr: `${mark.clearTest} ${flowLogStatement(flowLogs, 'D', endId)}` });
+    if (flowLogs && end) for (const log of flowLogStatements(flowLogs, 'D', endId)) rules.push({ expr: `${mark.clearTest} ${log}` });
     rules.push({ expr: `${mark.clearTest} counter${end}`, id: endId });
     tiers++;
   });
@@ -611,7 +608,8 @@ function policyChain(
     const action = p.staged ? stagedActionText(rule, field) : actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
     const code = flowLogs && ruleCode(rule.action, p.staged === true);
     for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
-      if (flowLogs && code) out.push({ expr: `${m.expr ? `${m.expr} ` : ''}${flowLogStatement(flowLogs, code, id)}` });
+      if (flowLogs && code)
+        for (const log of flowLogStatements(flowLogs, code, id)) out.push({ expr: `${m.expr ? `${m.expr} ` : ''}${log}` });
       out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
     }
   });

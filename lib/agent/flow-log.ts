@@ -90,6 +90,8 @@ export class FlowLog {
   private endpointsAt = 0;
   private servicesFrom: ServiceInput | undefined;
   private frontends = new Map<string, { service: string; port: number }>();
+  /** Services by the endpoints they balance to (null: more than one Service does). */
+  private backends = new Map<string, { service: string; port: number } | null>();
   /** Flows' records by what names them (see named()), and open connections' records by conntrack id. */
   private readonly namedCache = new Map<string, Map<Decision, Named | null>>();
   private readonly openKeys = new Map<number, string>();
@@ -294,12 +296,15 @@ export class FlowLog {
       port: o.endpoint?.port ?? o.tuple.dport,
       ...(dstEp ? { namespace: dstEp.namespace, pod: dstEp.pod, labels: dstEp.labels } : {}),
     };
-    if (o.endpoint) {
-      const svc = this.frontends.get(`${proto} ${o.tuple.dst} ${o.tuple.dport}`) ?? this.frontends.get(`${proto} * ${o.tuple.dport}`);
-      if (svc) {
-        dst.service = svc.service;
-        dst.servicePort = svc.port;
-      }
+    // A refused packet a DNAT sent is seen at its endpoint: the Service is the one that balances to it.
+    const svc = o.endpoint
+      ? (this.frontends.get(`${proto} ${o.tuple.dst} ${o.tuple.dport}`) ?? this.frontends.get(`${proto} * ${o.tuple.dport}`))
+      : o.dnat
+        ? this.backends.get(`${proto} ${dstAddress} ${dst.port}`)
+        : undefined;
+    if (svc) {
+      dst.service = svc.service;
+      dst.servicePort = svc.port;
     }
     const ends = aggregateEnds(src, dst, kind);
     const head = { proto, ...ends, verdict: o.verdict, policy: o.decision ? policyOf(o.decision) : null };
@@ -341,13 +346,21 @@ export class FlowLog {
   private indexServices(input: ServiceInput | undefined): void {
     this.servicesFrom = input;
     const m = new Map<string, { service: string; port: number }>();
+    const backends = new Map<string, { service: string; port: number } | null>();
     for (const p of input?.services ?? []) {
       const service = p.id.split('/').slice(0, 2).join('/');
       for (const a of [...p.clusterIPs, ...p.externalIPs, ...p.loadBalancerIPs])
         m.set(`${p.protocol} ${a} ${p.port}`, { service, port: p.port });
       if (p.nodePort) m.set(`${p.protocol} * ${p.nodePort}`, { service, port: p.port });
+      for (const e of p.endpoints) {
+        const key = `${p.protocol} ${e.address} ${e.port}`;
+        const known = backends.get(key);
+        // An endpoint two Services balance to names neither: which one the client used is not known.
+        backends.set(key, known === undefined || (known?.service === service && known.port === p.port) ? { service, port: p.port } : null);
+      }
     }
     this.frontends = m;
+    this.backends = backends;
     this.namedCache.clear();
   }
 }

@@ -7,10 +7,12 @@ import type { FlowTuple } from '../../../felix/flows/tuple.js';
 
 const allow: Decision = { code: 'A', tier: 'default', policy: 'knp.default.web', rule: 'ingress/0', direction: 'ingress' };
 const deny: Decision = { code: 'D', tier: 'security', policy: 'sec.block', rule: 'ingress/1', direction: 'ingress' };
+const denyNatted: Decision = { ...deny, code: 'DN' };
 const staged: Decision = { code: 'SD', tier: 'security', policy: 'staged:sec.try', rule: 'ingress/0', direction: 'ingress' };
 const decisions = new Map([
   ['pr|A|x', allow],
   ['pr|D|x', deny],
+  ['pr|DN|x', denyNatted],
   ['pr|SD|x', staged],
 ]);
 const t = (sport: number, dst = '10.65.0.3', dport = 80): FlowTuple => ({ proto: 6, src: '10.65.0.2', sport, dst, dport });
@@ -96,6 +98,18 @@ describe('felix/flows correlator', () => {
     assert.deepEqual(
       out.map((o) => [o.phase, o.tuple.sport, o.decision]),
       [['start', 8, null]],
+    );
+  });
+
+  it('a Deny of a packet a DNAT sent says so: its destination is the endpoint, the Service is named from it', () => {
+    c.packet(logged('pr|DN|x', t(9, '10.65.0.3', 8080)));
+    c.packet(logged('pr|D|x', t(10)));
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.verdict, o.dnat, o.tuple.dst, o.tuple.dport, o.decision?.policy]),
+      [
+        ['denied', 'deny', true, '10.65.0.3', 8080, 'sec.block'],
+        ['denied', 'deny', false, '10.65.0.3', 80, 'sec.block'],
+      ],
     );
   });
 
