@@ -76,7 +76,7 @@ export class FlowReader {
     let nflog: NetlinkSocket | undefined;
     try {
       if (!conntrack.canWatch || !conntrack.canJoin || !loadNative()?.flowRead)
-        throw new Error('the felix netlink addon cannot watch sockets: rebuild it with `npm run build:native`');
+        throw new Error('the felix netlink addon cannot watch or read flow log sockets: rebuild it with `npm run build:native`');
       conntrack.join(NFNLGRP_CONNTRACK_NEW);
       conntrack.join(NFNLGRP_CONNTRACK_DESTROY);
       nflog = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: o.netns, bufferBytes: 4 << 20 });

@@ -89,16 +89,17 @@ static void add_counters(const uint8_t *p, const uint8_t *end, double *row) {
   }
 }
 
-// A ctnetlink message's attributes (an event, or an nflog packet's NFULA_CT): tuples into A/B.
+// A conntrack event's attributes: the original tuple into A, the reply's into B, the counters
+// of both directions summed. Returns 3 when both tuples were read.
 static int read_conntrack(const uint8_t *p, const uint8_t *end, double *row, int a, int b) {
   int ok = 0;
   FOR_ATTR(p, end, t, v, n) {
     if (t == 1) ok |= read_tuple(v, v + n, row, a, a + 4, a + 8, a + 9);  // CTA_TUPLE_ORIG
-    else if (t == 2 && b >= 0) ok |= read_tuple(v, v + n, row, b, b + 4, b + 8, b + 9) << 1;  // REPLY
-    else if (t == 3 && n >= 4) row[F_STATUS] = be32(v);
-    else if (t == 8 && n >= 4) row[F_MARK] = be32(v);
-    else if ((t == 9 || t == 10) && b >= 0) add_counters(v, v + n, row);
-    else if (t == 12 && n >= 4) row[F_ID] = be32(v);
+    else if (t == 2) ok |= read_tuple(v, v + n, row, b, b + 4, b + 8, b + 9) << 1;  // CTA_TUPLE_REPLY
+    else if (t == 3 && n >= 4) row[F_STATUS] = be32(v);  // CTA_STATUS
+    else if (t == 8 && n >= 4) row[F_MARK] = be32(v);  // CTA_MARK
+    else if (t == 9 || t == 10) add_counters(v, v + n, row);  // CTA_COUNTERS_ORIG, _REPLY
+    else if (t == 12 && n >= 4) row[F_ID] = be32(v);  // CTA_ID
   }
   return ok;
 }
