@@ -4,7 +4,8 @@
 # wall time. Root (network namespaces, nftables, iptables, ipset).
 #
 #   bench/all.sh [--out DIR] [NAME ...]     NAME: codec ipam rib routes felix-stream policy services
-#                                           speaker speaker-gobgp reflector mesh agent-latency soak
+#                                           flows speaker speaker-gobgp reflector mesh agent-latency
+#                                           soak
 #                                           (default: all; soak alone takes an hour)
 #
 # Each benchmark's output goes to DIR/NAME.txt (default DIR: a new directory under /tmp), and a
@@ -29,6 +30,7 @@ routes|npx tsx bench/routes.ts 100000 3
 felix-stream|npx tsx bench/felix-stream.ts 1400 4 25
 policy|npx tsx bench/policy.ts --reps 30
 services|npx tsx bench/services.ts --services 10000 --updates 20
+flows|npx tsx bench/flows.ts --rate 10000 --seconds 10
 speaker|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,10x100k,mrt,mrt-warm,calico,calico-warm,mrt-v6 --daemons podroute,bird,frr
 speaker-gobgp|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,calico,calico-warm,mrt-v6 --daemons podroute,gobgp
 reflector|node --import tsx bench/scale/reflector.ts --clients 1400 --timeout 300

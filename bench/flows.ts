@@ -115,6 +115,9 @@ async function run(node: PolicyNode, on: boolean) {
   const window = Number(process.hrtime.bigint() - steady) / 1e9;
   const late = flows.status() as typeof statusBefore;
   const [sentText, probeText] = await Promise.all([load, probe]);
+  // Flows sent in the window, at the load's own average rate (conntrack's DESTROYs come when its
+  // collector reaps the entries, in bursts: counting events would not say how many flows ran).
+  const flowsInWindow = (Number(sentText) / SECONDS) * window;
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const after = flows.status() as typeof statusBefore;
   flows.stop();
@@ -124,6 +127,8 @@ async function run(node: PolicyNode, on: boolean) {
     sent: Number(sentText),
     wall,
     cpuPercent: ((used.user + used.system) / 1e6 / window) * 100,
+    cpuPerFlowUs: flowsInWindow > 0 ? (used.user + used.system) / flowsInWindow : 0,
+    systemShare: used.system / Math.max(1, used.user + used.system),
     keptPerSecond: (late.kept - mid.kept) / window,
     kept: after.kept - statusBefore.kept,
     conntrackEvents: reader?.conntrackEvents ?? 0,
@@ -145,7 +150,7 @@ async function main() {
     const off = await run(node, false);
     const on = await run(node, true);
     const row = (name: string, r: typeof on) =>
-      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost}  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
+      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core (${r.cpuPerFlowUs.toFixed(1)} µs a flow, ${(r.systemShare * 100).toFixed(0)} % in the kernel)  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost}  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
     console.log(row('off', off));
     console.log(row('on', on));
     console.log(`added connect latency: p50 ${(on.p50 - off.p50).toFixed(0)} µs, p99 ${(on.p99 - off.p99).toFixed(0)} µs`);

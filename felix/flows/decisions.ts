@@ -8,8 +8,11 @@ import { createHash } from 'node:crypto';
 import { type PolicyInput, type RuleAction, policyTier } from '../policy/input.js';
 import { type Direction, ruleId, tierEndId } from '../policy/names.js';
 
-/** A: an Allow; D: a Deny or a tier's closing drop; SA, SD, SP: a staged policy's Allow, Deny, Pass. */
-export type DecisionCode = 'A' | 'D' | 'SA' | 'SD' | 'SP';
+/**
+ * A: an Allow; D: a Deny or a tier's closing drop; DN: the same, of a packet a Service's DNAT
+ * sent (its destination is the endpoint); SA, SD, SP: a staged policy's Allow, Deny, Pass.
+ */
+export type DecisionCode = 'A' | 'D' | 'DN' | 'SA' | 'SD' | 'SP';
 
 /** The kernel keeps 128 bytes of a log prefix, NUL included. */
 const MAX_PREFIX = 127;
@@ -63,13 +66,9 @@ export function decisionIndex(input: PolicyInput): ReadonlyMap<string, Decision>
         for (const id of tier.policies) tierOf.set(id, name);
         if (tier.defaultAction !== 'Pass') {
           const rule = `${direction}/end`;
-          out.set(decisionPrefix('D', tierEndId(e.iface, direction, tier.name || t)), {
-            code: 'D',
-            tier: name,
-            policy: END_OF_TIER,
-            rule,
-            direction,
-          });
+          const id = tierEndId(e.iface, direction, tier.name || t);
+          for (const code of ['D', 'DN'] as const)
+            out.set(decisionPrefix(code, id), { code, tier: name, policy: END_OF_TIER, rule, direction });
         }
       });
     }
@@ -80,8 +79,9 @@ export function decisionIndex(input: PolicyInput): ReadonlyMap<string, Decision>
     for (const direction of ['ingress', 'egress'] as const) {
       p[direction]?.forEach((r, i) => {
         const code = ruleCode(r.action, p.staged === true);
-        if (code)
-          out.set(decisionPrefix(code, ruleId(p.id, direction, i)), { code, tier, policy: p.id, rule: `${direction}/${i}`, direction });
+        const id = ruleId(p.id, direction, i);
+        for (const c of code === 'D' ? (['D', 'DN'] as const) : code ? [code] : [])
+          out.set(decisionPrefix(c, id), { code: c, tier, policy: p.id, rule: `${direction}/${i}`, direction });
       });
     }
   }

@@ -6,12 +6,13 @@
 // and says so (ENOBUFS): counted in `lost`, never buffered without bound here.
 
 import { writeFileSync } from 'node:fs';
-import { inNetns } from '../netlink/native.js';
+import { inNetns, loadNative } from '../netlink/native.js';
 import { NETLINK_NETFILTER } from '../netlink/nf-constants.js';
 import { NetlinkSocket } from '../netlink/socket.js';
 import { NFNLGRP_CONNTRACK_DESTROY, NFNLGRP_CONNTRACK_NEW } from './constants.js';
-import { type ConntrackEvent, readConntrackEvent } from './conntrack-event.js';
-import { type LoggedPacket, nflogBind, readLoggedPacket } from './nflog.js';
+import { AddressNames, BATCH_ROWS, F, HEADER, KIND_DESTROY, KIND_NEW, KIND_PACKET, ROW } from './batch.js';
+import type { ConntrackEvent } from './conntrack-event.js';
+import { type LoggedPacket, nflogBind } from './nflog.js';
 
 export interface FlowReaderOptions {
   /** Path of the network namespace to read; default the process's own. */
@@ -20,8 +21,14 @@ export interface FlowReaderOptions {
   readonly group: number;
   /** Turn on conntrack's byte and packet accounting (net.netfilter.nf_conntrack_acct) in the namespace. Default true. */
   readonly accounting?: boolean;
-  /** Receive buffers read per wake-up and socket before the event loop gets a turn. Default 1 (up to 4 MiB of messages). */
+  /** Batches read per wake-up and socket before the event loop gets a turn. Default 1 (up to 7,168 messages in 4 MiB). */
   readonly readsPerWake?: number;
+  /**
+   * After a wake-up, the socket is not watched for this long, so that messages are read many to a
+   * wake-up rather than one (a wake-up costs more than a message). Default 20 ms; 0 reads each
+   * message as it comes. The kernel queues meanwhile: 10,000 flows/s fill 600 KB a second.
+   */
+  readonly batchMs?: number;
 }
 
 export interface FlowReaderStats {
@@ -68,8 +75,8 @@ export class FlowReader {
     const conntrack = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: o.netns, bufferBytes: 16 << 20 });
     let nflog: NetlinkSocket | undefined;
     try {
-      if (!conntrack.canWatch || !conntrack.canJoin)
-        throw new Error('the felix netlink addon cannot watch sockets: rebuild it with `npm run build:native`');
+      if (!conntrack.canWatch || !conntrack.canJoin || !loadNative()?.flowRead)
+        throw new Error('the felix netlink addon cannot watch or read flow log sockets: rebuild it with `npm run build:native`');
       conntrack.join(NFNLGRP_CONNTRACK_NEW);
       conntrack.join(NFNLGRP_CONNTRACK_DESTROY);
       nflog = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: o.netns, bufferBytes: 4 << 20 });
@@ -86,40 +93,90 @@ export class FlowReader {
     }
     const reader = new FlowReader(conntrack, nflog, accounting);
     const reads = o.readsPerWake ?? 1;
-    conntrack.watch(() =>
-      reader.read(conntrack, reads, (buf, s, e) => {
-        const ev = readConntrackEvent(buf, s, e);
-        if (ev) {
-          reader.stats.conntrackEvents++;
-          onConntrack(ev);
-        }
-      }),
-    );
-    nflog.watch(() =>
-      reader.read(nflog, reads, (buf, s, e) => {
-        const p = readLoggedPacket(buf, s, e);
-        if (p) {
-          reader.stats.loggedPackets++;
-          onPacket(p);
-        }
-      }),
-    );
+    const batchMs = o.batchMs ?? 20;
+    for (const sock of [conntrack, nflog]) {
+      const ready = () => {
+        reader.read(sock, reads, onConntrack, onPacket);
+        if (batchMs <= 0 || reader.closed) return;
+        sock.unwatch();
+        const t: NodeJS.Timeout = setTimeout(() => {
+          reader.resume.delete(t);
+          if (!reader.closed) sock.watch(ready);
+        }, batchMs).unref();
+        reader.resume.add(t);
+      };
+      sock.watch(ready);
+    }
     return reader;
   }
 
-  private read(sock: NetlinkSocket, reads: number, visit: (buf: Buffer, start: number, end: number) => void): void {
-    if (this.closed) return;
-    try {
-      if (!sock.drain((_t, buf, s, e) => visit(buf, s, e), reads)) this.stats.lost++;
-    } catch {
-      // A read error other than ENOBUFS leaves the socket as it is; the next wake-up tries again.
-      this.stats.lost++;
+  /** Timers that watch a socket again after its pause. */
+  private readonly resume = new Set<NodeJS.Timeout>();
+
+  private readonly rows = new Float64Array(HEADER + BATCH_ROWS * ROW);
+  private readonly names = new AddressNames();
+
+  /** Up to `reads` batches of what the socket has queued, each row handed on as its event. */
+  private read(sock: NetlinkSocket, reads: number, onConntrack: (e: ConntrackEvent) => void, onPacket: (p: LoggedPacket) => void): void {
+    const read = loadNative()?.flowRead;
+    if (this.closed || !read) return;
+    const rows = this.rows;
+    for (let r = 0; r < reads; r++) {
+      let n: number;
+      let rx: Buffer | undefined;
+      try {
+        n = sock.readRaw((fd, buf) => {
+          rx = buf;
+          return read(fd, buf, rows);
+        });
+      } catch {
+        // A read error other than ENOBUFS leaves the socket as it is; the next wake-up tries again.
+        this.stats.lost++;
+        return;
+      }
+      if (rows[0] === 1) this.stats.lost++;
+      for (let i = 0, at = HEADER; i < n && !this.closed; i++, at += ROW) {
+        const kind = rows[at + F.KIND];
+        if (kind === KIND_PACKET) {
+          this.stats.loggedPackets++;
+          onPacket(this.packet(rows, at, rx!));
+        } else if (kind === KIND_NEW || kind === KIND_DESTROY) {
+          this.stats.conntrackEvents++;
+          onConntrack(this.event(rows, at));
+        }
+      }
+      if (n === 0) return;
     }
+  }
+
+  private event(rows: Float64Array, at: number): ConntrackEvent {
+    return {
+      kind: rows[at + F.KIND] === KIND_NEW ? 'new' : 'destroy',
+      id: rows[at + F.ID]!,
+      orig: this.names.tuple(rows, at, F.A_SRC),
+      reply: this.names.tuple(rows, at, F.B_SRC),
+      key: rows[at + F.KEY]!,
+      status: rows[at + F.STATUS]!,
+      mark: rows[at + F.MARK]!,
+      packets: rows[at + F.PACKETS]!,
+      bytes: rows[at + F.BYTES]!,
+    };
+  }
+
+  private packet(rows: Float64Array, at: number, rx: Buffer): LoggedPacket {
+    const from = rows[at + F.PREFIX_AT]!;
+    return {
+      prefix: rx.toString('latin1', from, from + rows[at + F.PREFIX_LEN]!),
+      tuple: this.names.tuple(rows, at, F.A_SRC),
+      bytes: rows[at + F.BYTES]!,
+      key: rows[at + F.KEY]!,
+    };
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const t of this.resume) clearTimeout(t);
     this.conntrack.close();
     this.nflog.close();
   }

@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "netlink",
-      "sources": ["netlink.c"],
+      "sources": ["netlink.c", "flows.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

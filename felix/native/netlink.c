@@ -1,6 +1,6 @@
 // The only C in podroute: Node has no AF_NETLINK sockets. This file opens one, sends a
 // buffer that holds many netlink messages, and reads replies into a Buffer. Every message
-// is built and parsed in TypeScript (felix/netlink/). It also enters a network namespace
+// is built and parsed in TypeScript (felix/netlink/), but for flow logs' (flows.c). It also enters a network namespace
 // for the length of one synchronous call, so one process can drive several namespaces, and
 // wakes the event loop when a socket that joined multicast groups has something queued.
 #define _GNU_SOURCE
@@ -285,6 +285,9 @@ static napi_value nl_unwatch(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// flows.c: a flow log socket's messages read into rows of numbers.
+napi_value flows_read(napi_env env, napi_callback_info info);
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor d[] = {
     {"open", NULL, nl_open, NULL, NULL, NULL, napi_default, NULL},
@@ -296,6 +299,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"unwatch", NULL, nl_unwatch, NULL, NULL, NULL, napi_default, NULL},
     {"enterNetns", NULL, nl_enter_netns, NULL, NULL, NULL, napi_default, NULL},
     {"leaveNetns", NULL, nl_leave_netns, NULL, NULL, NULL, napi_default, NULL},
+    {"flowRead", NULL, flows_read, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof d / sizeof d[0], d);
   return exports;

@@ -16,6 +16,8 @@ export interface NetlinkNative {
   /** Calls `ready` on the event loop whenever `fd` is readable; absent from an addon built before it. */
   watch?(fd: number, ready: (status: number) => void, keepAlive: boolean): WatchHandle;
   unwatch?(handle: WatchHandle): void;
+  /** Reads a flow log socket's queued messages into rows (felix/flows/batch.ts); absent from an addon built before it. */
+  flowRead?(fd: number, rx: Buffer, out: Float64Array): number;
   enterNetns(path: string): number;
   leaveNetns(previous: number): void;
 }

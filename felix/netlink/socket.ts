@@ -208,6 +208,12 @@ export class NetlinkSocket {
     this.watching = this.n.watch(this.fd, () => ready(), keepAlive);
   }
 
+  /** Stops calling the watch's `ready`; `watch` may start again. */
+  unwatch(): void {
+    if (this.watching) this.n.unwatch?.(this.watching);
+    this.watching = undefined;
+  }
+
   /**
    * Reads whatever is queued (or `maxReads` receive buffers of it), without waiting, and calls
    * `visit` per message. Returns false when the kernel dropped messages for want of room
@@ -233,6 +239,12 @@ export class NetlinkSocket {
       }
     }
     return true;
+  }
+
+  /** Runs `read` with the socket's descriptor and receive buffer: for readers the addon implements (felix/flows). */
+  readRaw<T>(read: (fd: number, rx: Buffer) => T): T {
+    this.check();
+    return read(this.fd, this.rx);
   }
 
   /**

@@ -3,7 +3,8 @@
 // statements). Each is kept per input object (compile-memo.ts), so a recompile builds only the
 // chains of the endpoints and policies that changed; the whole compile and the compile of a
 // change (compile-edit.ts) share them.
-import { type DecisionCode, decisionPrefix, ruleCode } from '../flows/decisions.js';
+import { ruleCode } from '../flows/decisions.js';
+import { flowLogStatements } from '../flows/log-rules.js';
 import { PolicyCompileError } from './compile-error.js';
 import { PartMemo } from './compile-memo.js';
 import { type AddressSet, type NamedPortSet, type Policy, type PolicyEndpoint, type PolicyRule, policyTier } from './input.js';
@@ -36,10 +37,6 @@ export interface FlowLogRules {
   readonly group: number;
   readonly ratePerSecond: number;
   readonly burst: number;
-}
-
-function flowLogStatement(f: FlowLogRules, code: DecisionCode, id: string): string {
-  return `limit rate ${f.ratePerSecond}/second burst ${f.burst} packets log prefix "${decisionPrefix(code, id)}" group ${f.group}`;
 }
 
 /** What a chain's text depends on besides its own input object: the options, read once per compile. */
@@ -113,7 +110,7 @@ export function endpointChain(e: PolicyEndpoint, dir: Direction, policies: Reado
     if (applying.every((id) => policies.get(id)!.staged)) return;
     const end = tier.defaultAction === 'Pass' ? '' : ' drop';
     const endId = tierEndId(e.iface, dir, tier.name || t);
-    if (flowLogs && end) rules.push({ expr: `${mark.clearTest} ${flowLogStatement(flowLogs, 'D', endId)}` });
+    if (flowLogs && end) for (const log of flowLogStatements(flowLogs, 'D', endId)) rules.push({ expr: `${mark.clearTest} ${log}` });
     rules.push({ expr: `${mark.clearTest} counter${end}`, id: endId });
     tiers++;
   });
@@ -163,7 +160,8 @@ export function policyChain(
     const action = p.staged ? stagedActionText(rule, field) : actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
     const code = flowLogs && ruleCode(rule.action, p.staged === true);
     for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
-      if (flowLogs && code) out.push({ expr: `${m.expr ? `${m.expr} ` : ''}${flowLogStatement(flowLogs, code, id)}` });
+      if (flowLogs && code)
+        for (const log of flowLogStatements(flowLogs, code, id)) out.push({ expr: `${m.expr ? `${m.expr} ` : ''}${log}` });
       out.push({ expr: `${m.expr ? `${m.expr} ` : ''}counter ${action}`.trimEnd(), id });
     }
   });

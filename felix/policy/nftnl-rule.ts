@@ -529,6 +529,9 @@ export function ruleExpressions(expr: string): RuleCode {
     } else if (word === 'ct' && t[i + 1] === 'status' && t[i + 2] === 'dnat') {
       match(ct(NFT_CT_STATUS), bitwise(IPS_DST_NAT, 0), cmp(NFT_CMP_NEQ, host32(0)));
       i += 3;
+    } else if (word === 'ct' && t.slice(i + 1, i + 6).join(' ') === 'status & dnat == 0') {
+      match(ct(NFT_CT_STATUS), bitwise(IPS_DST_NAT, 0), cmp(NFT_CMP_EQ, host32(0)));
+      i += 6;
     } else if (word === 'fib' && t.slice(i + 1, i + 4).join(' ') === 'daddr type local') {
       match(fib(NFT_FIB_RESULT_ADDRTYPE, NFTA_FIB_F_DADDR), cmp(NFT_CMP_EQ, host32(RTN_LOCAL)));
       i += 4;

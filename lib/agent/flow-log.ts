@@ -58,6 +58,19 @@ const FOLLOW_FLUSH_MS = 250;
 /** A follower this far behind is cut off rather than buffered for. */
 const FOLLOW_MAX_BUFFERED = 1 << 20;
 
+/** A record's identity: its key in the store and the fields that make it. */
+interface Named {
+  key: string;
+  head: Pick<FlowRecord, 'proto' | 'src' | 'dst' | 'verdict' | 'policy'>;
+}
+
+/** An open connection's start that touched no pod of this node: its end is not kept either. */
+const FOREIGN = '';
+/** The cache's stand-in for "no policy decided". */
+const NO_DECISION = {} as Decision;
+const MAX_OPEN = 65_536;
+const MAX_NAMED = 16_384;
+
 interface Follower {
   res: ServerResponse;
   filter: FlowFilter;
@@ -77,6 +90,11 @@ export class FlowLog {
   private endpointsAt = 0;
   private servicesFrom: ServiceInput | undefined;
   private frontends = new Map<string, { service: string; port: number }>();
+  /** Services by the endpoints they balance to (null: more than one Service does). */
+  private backends = new Map<string, { service: string; port: number } | null>();
+  /** Flows' records by what names them (see named()), and open connections' records by conntrack id. */
+  private readonly namedCache = new Map<string, Map<Decision, Named | null>>();
+  private readonly openKeys = new Map<number, string>();
   /** Observations kept, and those about no pod of this node. */
   readonly counts = { kept: 0, foreign: 0 };
 
@@ -152,60 +170,61 @@ export class FlowLog {
 
   private lastTime = -1;
   private lastTimeText = '';
+  private second = -1;
+  private secondText = '';
 
-  /** ISO text of a time in ms; flows come many to a millisecond under load. */
+  /** ISO text of a time in ms; flows come many to a millisecond, and a thousand to a second. */
   private iso(ms: number): string {
     if (ms !== this.lastTime) {
       this.lastTime = ms;
-      this.lastTimeText = new Date(ms).toISOString();
+      const second = Math.floor(ms / 1000);
+      if (second !== this.second) {
+        this.second = second;
+        // "2026-01-02T03:04:05." of "2026-01-02T03:04:05.678Z"
+        this.secondText = new Date(second * 1000).toISOString().slice(0, -4);
+      }
+      const milli = ms - second * 1000;
+      this.lastTimeText = `${this.secondText}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
     }
     return this.lastTimeText;
   }
 
   private observe(o: FlowObservation): void {
-    this.refreshEndpoints();
     const at = this.iso(o.timeMs);
-    const srcEp = this.endpoints.get(o.tuple.src);
-    const dstAddress = o.endpoint?.address ?? o.tuple.dst;
-    const dstEp = this.endpoints.get(dstAddress);
-    // Denied packets come from this node's own rules; a connection must touch one of its pods.
-    if (o.phase !== 'denied' && !srcEp?.local && !dstEp?.local) {
+    // A connection's end adds its counts to the record its start went to, when this window has it.
+    if (o.phase === 'end' && o.id >= 0) {
+      const key = this.openKeys.get(o.id);
+      if (key !== undefined) {
+        this.openKeys.delete(o.id);
+        if (key === FOREIGN) {
+          this.counts.foreign++;
+          return;
+        }
+        const r = this.store.change(key, { count: 0, bytes: o.bytes, packets: o.packets, opened: 0, closed: 1, at });
+        if (r) {
+          this.counts.kept++;
+          return this.changedRecord(key, r);
+        }
+      }
+    }
+    const named = this.named(o);
+    if (o.phase === 'start' && o.id >= 0) {
+      // Bounded as the correlator's live connections are; an end forgotten here takes the long way.
+      if (this.openKeys.size >= MAX_OPEN) this.openKeys.delete(this.openKeys.keys().next().value as number);
+      this.openKeys.set(o.id, named?.key ?? FOREIGN);
+    }
+    if (!named) {
       this.counts.foreign++;
       return;
     }
     this.counts.kept++;
-    const proto = protocolName(o.tuple.proto);
-    const src: FlowEnd = {
-      ip: o.tuple.src,
-      port: o.tuple.sport,
-      ...(srcEp ? { namespace: srcEp.namespace, pod: srcEp.pod, labels: srcEp.labels } : {}),
-    };
-    const dst: FlowEnd = {
-      ip: dstAddress,
-      port: o.endpoint?.port ?? o.tuple.dport,
-      ...(dstEp ? { namespace: dstEp.namespace, pod: dstEp.pod, labels: dstEp.labels } : {}),
-    };
-    if (o.endpoint) {
-      const svc = this.frontend(proto, o.tuple.dst, o.tuple.dport);
-      if (svc) {
-        dst.service = svc.service;
-        dst.servicePort = svc.port;
-      }
-    }
-    const kind = (
-      o.verdict === 'deny' ? (this.settings.aggregationDenied ?? 1) : (this.settings.aggregationAllowed ?? 2)
-    ) as AggregationKind;
-    const ends = aggregateEnds(src, dst, kind);
-    const policy = o.decision ? policyOf(o.decision) : null;
-    const head = { proto, ...ends, verdict: o.verdict, policy };
-    const key = recordKey(head);
     const startMs = o.startMs ?? o.timeMs;
     const r = this.store.add(
-      key,
+      named.key,
       () => ({
         time: at,
         node: this.sources.nodeName,
-        ...head,
+        ...named.head,
         staged: o.staged.length ? o.staged.map((d) => ({ ...policyOf(d), action: stagedAction(d) })) : null,
         bytes: 0,
         packets: 0,
@@ -223,10 +242,73 @@ export class FlowLog {
         at,
       },
     );
-    if (r && this.followers.size > 0) {
-      if (this.changed.size < 10_000) this.changed.set(key, r);
-      this.followTimer ??= setTimeout(() => this.pushToFollowers(), FOLLOW_FLUSH_MS);
+    if (r) this.changedRecord(named.key, r);
+  }
+
+  private changedRecord(key: string, r: FlowRecord): void {
+    if (this.followers.size === 0) return;
+    if (this.changed.size < 10_000) this.changed.set(key, r);
+    this.followTimer ??= setTimeout(() => this.pushToFollowers(), FOLLOW_FLUSH_MS);
+  }
+
+  /**
+   * The record an observation belongs to (its ends named and aggregated, and its key), or
+   * undefined when it touches no pod of this node. Cached by what decides it: flows come many
+   * to a pair of pods, and the cache is dropped when the pods or the Services change.
+   */
+  private named(o: FlowObservation): Named | undefined {
+    this.refreshEndpoints();
+    const input = this.sources.services();
+    if (input !== this.servicesFrom) this.indexServices(input);
+    const deny = o.verdict === 'deny';
+    const kind = (deny ? (this.settings.aggregationDenied ?? 1) : (this.settings.aggregationAllowed ?? 2)) as AggregationKind;
+    const t = o.tuple;
+    const ep = o.endpoint;
+    const by = `${t.proto} ${t.src} ${kind === 0 ? t.sport : ''} ${t.dst} ${t.dport} ${ep ? `${ep.address} ${ep.port}` : ''}`;
+    let decided = this.namedCache.get(by);
+    const decision = o.decision ?? NO_DECISION;
+    const cached = decided?.get(decision);
+    if (cached !== undefined) return cached ?? undefined;
+    if (!decided) {
+      if (this.namedCache.size >= MAX_NAMED) this.namedCache.clear();
+      decided = new Map();
+      this.namedCache.set(by, decided);
     }
+    const named = this.name(o, kind);
+    decided.set(decision, named ?? null);
+    return named;
+  }
+
+  private name(o: FlowObservation, kind: AggregationKind): Named | undefined {
+    const srcEp = this.endpoints.get(o.tuple.src);
+    const dstAddress = o.endpoint?.address ?? o.tuple.dst;
+    const dstEp = this.endpoints.get(dstAddress);
+    // Denied packets come from this node's own rules; a connection must touch one of its pods.
+    if (o.phase !== 'denied' && !srcEp?.local && !dstEp?.local) return undefined;
+    const proto = protocolName(o.tuple.proto);
+    const src: FlowEnd = {
+      ip: o.tuple.src,
+      port: o.tuple.sport,
+      ...(srcEp ? { namespace: srcEp.namespace, pod: srcEp.pod, labels: srcEp.labels } : {}),
+    };
+    const dst: FlowEnd = {
+      ip: dstAddress,
+      port: o.endpoint?.port ?? o.tuple.dport,
+      ...(dstEp ? { namespace: dstEp.namespace, pod: dstEp.pod, labels: dstEp.labels } : {}),
+    };
+    // A refused packet a DNAT sent is seen at its endpoint: the Service is the one that balances to it.
+    const svc = o.endpoint
+      ? (this.frontends.get(`${proto} ${o.tuple.dst} ${o.tuple.dport}`) ?? this.frontends.get(`${proto} * ${o.tuple.dport}`))
+      : o.dnat
+        ? this.backends.get(`${proto} ${dstAddress} ${dst.port}`)
+        : undefined;
+    if (svc) {
+      dst.service = svc.service;
+      dst.servicePort = svc.port;
+    }
+    const ends = aggregateEnds(src, dst, kind);
+    const head = { proto, ...ends, verdict: o.verdict, policy: o.decision ? policyOf(o.decision) : null };
+    return { key: recordKey(head), head };
   }
 
   private pushToFollowers(): void {
@@ -258,22 +340,28 @@ export class FlowLog {
       for (const net of w.spec.ipNetworks) m.set(net.split('/')[0]!, ep);
     }
     this.endpoints = m;
+    this.namedCache.clear();
   }
 
-  private frontend(proto: string, address: string, port: number): { service: string; port: number } | undefined {
-    const input = this.sources.services();
-    if (input !== this.servicesFrom) {
-      this.servicesFrom = input;
-      const m = new Map<string, { service: string; port: number }>();
-      for (const p of input?.services ?? []) {
-        const service = p.id.split('/').slice(0, 2).join('/');
-        for (const a of [...p.clusterIPs, ...p.externalIPs, ...p.loadBalancerIPs])
-          m.set(`${p.protocol} ${a} ${p.port}`, { service, port: p.port });
-        if (p.nodePort) m.set(`${p.protocol} * ${p.nodePort}`, { service, port: p.port });
+  private indexServices(input: ServiceInput | undefined): void {
+    this.servicesFrom = input;
+    const m = new Map<string, { service: string; port: number }>();
+    const backends = new Map<string, { service: string; port: number } | null>();
+    for (const p of input?.services ?? []) {
+      const service = p.id.split('/').slice(0, 2).join('/');
+      for (const a of [...p.clusterIPs, ...p.externalIPs, ...p.loadBalancerIPs])
+        m.set(`${p.protocol} ${a} ${p.port}`, { service, port: p.port });
+      if (p.nodePort) m.set(`${p.protocol} * ${p.nodePort}`, { service, port: p.port });
+      for (const e of p.endpoints) {
+        const key = `${p.protocol} ${e.address} ${e.port}`;
+        const known = backends.get(key);
+        // An endpoint two Services balance to names neither: which one the client used is not known.
+        backends.set(key, known === undefined || (known?.service === service && known.port === p.port) ? { service, port: p.port } : null);
       }
-      this.frontends = m;
     }
-    return this.frontends.get(`${proto} ${address} ${port}`) ?? this.frontends.get(`${proto} * ${port}`);
+    this.frontends = m;
+    this.backends = backends;
+    this.namedCache.clear();
   }
 }
 

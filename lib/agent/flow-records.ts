@@ -100,15 +100,22 @@ export class FlowStore {
     fresh: () => FlowRecord,
     change: { count: number; bytes: number; packets: number; opened: number; closed: number; at: string },
   ): FlowRecord | undefined {
-    let r = this.current.get(key);
-    if (!r) {
-      if (this.current.size >= this.maxWindowRecords) {
-        this.dropped++;
-        return undefined;
-      }
-      r = { ...fresh(), open: 0 };
-      this.current.set(key, r);
+    if (this.current.has(key)) return this.change(key, change);
+    if (this.current.size >= this.maxWindowRecords) {
+      this.dropped++;
+      return undefined;
     }
+    this.current.set(key, { ...fresh(), open: 0 });
+    return this.change(key, change);
+  }
+
+  /** Adds to the record of `key` if this window has one; returns it, or undefined when it has none. */
+  change(
+    key: string,
+    change: { count: number; bytes: number; packets: number; opened: number; closed: number; at: string },
+  ): FlowRecord | undefined {
+    const r = this.current.get(key);
+    if (!r) return undefined;
     r.count += change.count;
     r.bytes += change.bytes;
     r.packets += change.packets;

@@ -2,14 +2,17 @@ import assert from 'node:assert/strict';
 import type { ConntrackEvent } from '../../../felix/flows/conntrack-event.js';
 import { FlowCorrelator, type FlowObservation } from '../../../felix/flows/correlate.js';
 import type { Decision } from '../../../felix/flows/decisions.js';
+import type { LoggedPacket } from '../../../felix/flows/nflog.js';
 import type { FlowTuple } from '../../../felix/flows/tuple.js';
 
 const allow: Decision = { code: 'A', tier: 'default', policy: 'knp.default.web', rule: 'ingress/0', direction: 'ingress' };
 const deny: Decision = { code: 'D', tier: 'security', policy: 'sec.block', rule: 'ingress/1', direction: 'ingress' };
+const denyNatted: Decision = { ...deny, code: 'DN' };
 const staged: Decision = { code: 'SD', tier: 'security', policy: 'staged:sec.try', rule: 'ingress/0', direction: 'ingress' };
 const decisions = new Map([
   ['pr|A|x', allow],
   ['pr|D|x', deny],
+  ['pr|DN|x', denyNatted],
   ['pr|SD|x', staged],
 ]);
 const t = (sport: number, dst = '10.65.0.3', dport = 80): FlowTuple => ({ proto: 6, src: '10.65.0.2', sport, dst, dport });
@@ -24,6 +27,9 @@ const ct = (kind: 'new' | 'destroy', id: number, orig: FlowTuple, replySrc = ori
   bytes: kind === 'destroy' ? 1000 : 60,
 });
 
+/** A logged packet as the rule saw it (after DNAT). */
+const logged = (prefix: string, seen: FlowTuple): LoggedPacket => ({ prefix, tuple: seen, bytes: 60 });
+
 describe('felix/flows correlator', () => {
   let now = 0;
   let out: FlowObservation[];
@@ -36,8 +42,8 @@ describe('felix/flows correlator', () => {
   afterEach(() => c.close());
 
   it('an Allow logged before the NEW names the connection, and its DESTROY carries the counts', () => {
-    c.packet({ prefix: 'pr|SD|x', tuple: t(1), bytes: 60 });
-    c.packet({ prefix: 'pr|A|x', tuple: t(1), bytes: 60 });
+    c.packet(logged('pr|SD|x', t(1)));
+    c.packet(logged('pr|A|x', t(1)));
     c.conntrack(ct('new', 7, t(1)));
     c.conntrack(ct('destroy', 7, t(1)));
     assert.deepEqual(
@@ -53,7 +59,7 @@ describe('felix/flows correlator', () => {
     c.conntrack(ct('new', 8, t(2)));
     c.conntrack(ct('destroy', 8, t(2)));
     assert.equal(out.length, 0, 'nothing told before the decision');
-    c.packet({ prefix: 'pr|A|x', tuple: t(2), bytes: 60 });
+    c.packet(logged('pr|A|x', t(2)));
     assert.deepEqual(
       out.map((o) => [o.phase, o.decision?.rule]),
       [
@@ -75,21 +81,46 @@ describe('felix/flows correlator', () => {
 
   it('a DNATed connection is the Service address as sent and the endpoint it went to; its Allow is keyed after DNAT', () => {
     const sent = t(4, '10.96.0.10', 80);
-    c.packet({ prefix: 'pr|A|x', tuple: t(4, '10.65.0.3', 8080), bytes: 60 });
+    c.packet(logged('pr|A|x', t(4, '10.65.0.3', 8081)));
+    c.packet(logged('pr|A|x', t(4, '10.65.0.3', 8080)));
     c.conntrack(ct('new', 10, sent, '10.65.0.3', 8080));
     assert.equal(out[0]?.tuple.dst, '10.96.0.10');
     assert.deepEqual(out[0]?.endpoint, { address: '10.65.0.3', port: 8080 });
     assert.equal(out[0]?.decision?.policy, 'knp.default.web');
+    assert.equal(out.length, 1, 'the other flow’s Allow waits for its own NEW');
+  });
+
+  it('a key that matches but a tuple that does not is no match', () => {
+    c.packet({ ...logged('pr|A|x', t(7)), key: 42 });
+    c.conntrack({ ...ct('new', 13, t(8)), key: 42 });
+    assert.equal(out.length, 0, 'the NEW waits for its own decision');
+    c.close();
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.tuple.sport, o.decision]),
+      [['start', 8, null]],
+    );
+  });
+
+  it('a Deny of a packet a DNAT sent says so: its destination is the endpoint, the Service is named from it', () => {
+    c.packet(logged('pr|DN|x', t(9, '10.65.0.3', 8080)));
+    c.packet(logged('pr|D|x', t(10)));
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.verdict, o.dnat, o.tuple.dst, o.tuple.dport, o.decision?.policy]),
+      [
+        ['denied', 'deny', true, '10.65.0.3', 8080, 'sec.block'],
+        ['denied', 'deny', false, '10.65.0.3', 80, 'sec.block'],
+      ],
+    );
   });
 
   it('a Deny is a flow at once; unknown prefixes are counted; waiting decisions are bounded', () => {
-    c.packet({ prefix: 'pr|D|x', tuple: t(5), bytes: 60 });
+    c.packet(logged('pr|D|x', t(5)));
     assert.deepEqual([out[0]?.phase, out[0]?.verdict, out[0]?.decision?.policy], ['denied', 'deny', 'sec.block']);
-    c.packet({ prefix: 'pr|A|gone', tuple: t(6), bytes: 60 });
+    c.packet(logged('pr|A|gone', t(6)));
     assert.equal(c.unknownPrefixes, 1);
     c = new FlowCorrelator(decisions, () => undefined, { now: () => now, maxPending: 50, maxLive: 50 });
     for (let i = 0; i < 1_000; i++) {
-      c.packet({ prefix: 'pr|A|x', tuple: t(10_000 + i), bytes: 60 });
+      c.packet(logged('pr|A|x', t(10_000 + i)));
       c.conntrack(ct('new', 100 + i, t(20_000 + i)));
     }
     assert.ok(c.sizes.pending <= 51 && c.sizes.live <= 50 && c.sizes.undecided <= 51, `bounded: ${JSON.stringify(c.sizes)}`);

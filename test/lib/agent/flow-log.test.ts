@@ -23,6 +23,8 @@ const PODS: PodSpec[] = [
   { name: 'c', address: '10.65.0.4', address6: 'fd00:65::4' },
 ];
 const CLUSTER_IP = '10.96.0.10';
+/** A Service whose one endpoint (c) refuses a. */
+const BLOCKED_IP = '10.96.0.11';
 
 const workload = (p: PodSpec): WorkloadEndpoint => ({
   apiVersion: 'projectcalico.org/v3',
@@ -65,6 +67,15 @@ const services: ServiceInput = {
       externalIPs: [],
       loadBalancerIPs: [],
       endpoints: [{ address: PODS[1]!.address, port: 80, local: true }],
+    },
+    {
+      id: 'shop/blocked/http/tcp',
+      protocol: 'tcp',
+      port: 8080,
+      clusterIPs: [BLOCKED_IP],
+      externalIPs: [],
+      loadBalancerIPs: [],
+      endpoints: [{ address: PODS[2]!.address, port: 80, local: true }],
     },
   ],
   nodeAddresses: [],
@@ -145,6 +156,22 @@ describe('lib/agent flow log on a real kernel', function () {
     assert.equal(rec.src.pod, 'a-7d4f9-x2x8k');
     assert.equal(rec.node, 'n1');
     assert.equal(rec.end, null, 'a refused packet opens no connection');
+    assert.equal(rec.dst.service, undefined, 'sent to the pod itself, not through a Service');
+  });
+
+  it('a connection to a Service refused at its endpoint names the Service, the endpoint and the Deny rule', async () => {
+    const [r] = await node.probe('a', [{ protocol: 'tcp', host: BLOCKED_IP, port: 8080 }], 300);
+    assert.equal(r?.ok, false, 'a cannot reach c through the Service');
+    const rec = await recordWithin(
+      Date.now() - 700,
+      'the refused Service connection',
+      (x) => x.verdict === 'deny' && x.dst.service === 'shop/blocked',
+    );
+    assert.equal(rec.dst.servicePort, 8080, 'the Service port the client used');
+    assert.equal(rec.dst.ip, PODS[2]!.address, 'the endpoint it was refused at');
+    assert.equal(rec.dst.port, 80);
+    assert.equal(rec.dst.pod, 'c-7d4f9-x2x8k');
+    assert.deepEqual(rec.policy, { tier: 'security', name: 'security.deny-a', rule: 'ingress/1' });
   });
 
   it('a connection to a Service names the Service and the endpoint it was sent to', async () => {
