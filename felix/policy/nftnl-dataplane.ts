@@ -22,7 +22,7 @@ import { ERESTART, errnoText } from '../errno.js';
 import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
-import { generation, readCountersNetlink, readSetKinds, readTableNetlink } from './nftnl-read.js';
+import { type ElementMemo, generation, readCountersNetlink, readSetKinds, readTableNetlink, WHOLE_TABLE_RULES } from './nftnl-read.js';
 import { NftEncodeError } from './nftnl-types.js';
 import { type SetKind, writeOps } from './nftnl-write.js';
 import { TableCopy } from './table-copy.js';
@@ -68,6 +68,10 @@ export class NetlinkNftDataplane implements NftDataplane {
   private readonly fullReadEvery: number;
   /** Reads answered from the copy since the kernel was last read in full. */
   private fromCopy = 0;
+  /** The last full read's elements: a set dumped the same is not parsed again. */
+  private memo?: ElementMemo;
+  /** The rules the table held when last known (a read, or the copy when it was dropped): how to dump them. */
+  private ruleCount = Number.POSITIVE_INFINITY;
   /** How many reads dumped the kernel, and how many the copy answered (for tests and reports). */
   readonly reads = { kernel: 0, copy: 0 };
 
@@ -93,10 +97,13 @@ export class NetlinkNftDataplane implements NftDataplane {
       this.reads.copy++;
       return this.copy.lend();
     }
-    const r = readTableNetlink(sock, NFPROTO_INET, this.table);
+    const rules = this.copy?.rules() ?? this.ruleCount;
+    const r = readTableNetlink(sock, NFPROTO_INET, this.table, { memo: this.memo, wholeTableRules: rules <= WHOLE_TABLE_RULES });
     this.kinds = r.kinds;
     this.gen = r.gen;
+    this.memo = r.memo;
     this.copy = new TableCopy(r.table);
+    this.ruleCount = this.copy.rules();
     this.fromCopy = 0;
     this.reads.kernel++;
     return r.table;
@@ -118,7 +125,7 @@ export class NetlinkNftDataplane implements NftDataplane {
       return this.applyNetlink(ops, script);
     } catch (e) {
       // Whether the kernel took it is not known.
-      this.copy = undefined;
+      this.drop();
       if (e instanceof NftEncodeError && e.op !== undefined) return { ok: false, error: this.refusal(ops, e.op, e.message), script };
       return { ok: false, error: (e as Error).message, script };
     }
@@ -149,7 +156,7 @@ export class NetlinkNftDataplane implements NftDataplane {
       const begin = refused.get(0);
       if (begin?.errno === ERESTART && attempt < RESTARTS) {
         // Someone else committed: what they did is not in the copy.
-        this.copy = undefined;
+        this.drop();
         this.restarts++;
         this.gen = generation(sock);
         continue;
@@ -160,7 +167,7 @@ export class NetlinkNftDataplane implements NftDataplane {
         this.follow(ops, sent, after);
         return { ok: true, script };
       }
-      this.copy = undefined;
+      this.drop();
       const lines: string[] = [];
       for (const [index, r] of [...refused].sort((a, b) => a[0] - b[0])) {
         const op = index >= 1 && index <= opOf.length ? opOf[index - 1] : undefined;
@@ -198,7 +205,13 @@ export class NetlinkNftDataplane implements NftDataplane {
    */
   private follow(ops: readonly NftOp[], sent: number, after: number | undefined): void {
     if (!this.copy) return;
-    if (!sent || after === undefined || (after !== sent && after !== nextGen(sent)) || !this.copy.apply(ops)) this.copy = undefined;
+    if (!sent || after === undefined || (after !== sent && after !== nextGen(sent)) || !this.copy.apply(ops)) this.drop();
+  }
+
+  /** Forgets the copy: the next read dumps the kernel. */
+  private drop(): void {
+    if (this.copy) this.ruleCount = this.copy.rules();
+    this.copy = undefined;
   }
 
   /** What a committed transaction did to the sets' kinds. */

@@ -58,6 +58,13 @@ export class TableCopy {
     return { sets: this.t.sets, maps: this.t.maps, chains: this.t.chains };
   }
 
+  /** How many rules the table holds. */
+  rules(): number {
+    let n = 0;
+    for (const c of this.t?.chains.values() ?? []) n += c.rules.length;
+    return n;
+  }
+
   /** Applies a transaction the kernel committed; false when the copy can no longer be trusted. */
   apply(ops: readonly NftOp[]): boolean {
     for (const op of ops) if (!this.step(op)) return false;
