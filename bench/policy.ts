@@ -371,7 +371,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   );
   out.push('');
   out.push(
-    `End: podroute resync (${DATAPLANE === 'nft' ? 'nft -j list table' : 'netlink dumps'}, diff) ${ms(c.resyncMs)} ms, 0 operations: the kernel holds the desired table. ` +
+    `End: podroute resync (${DATAPLANE === 'nft' ? 'nft -j list table' : "netlink: felix's copy of the table, no other writer having committed"}, diff) ${ms(c.resyncMs)} ms, 0 operations: the kernel holds the desired table. ` +
       `Reference kernel: ${count(c.refEnd.sets)} ipsets, ${count(c.refEnd.elements)} elements (as expected), ${count(c.refEnd.rules)} rules.`,
   );
   console.log(out.join('\n'));

@@ -8,11 +8,17 @@
 // kube-proxy's partial sync of that service's chains). Prints rule, chain and element counts, the
 // times and their ratios. Root only; namespaces are its own and deleted on the way out.
 //
-//   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--deadline 1800]
-//                             [--dataplane netlink|nft]
+//   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--resyncs 10]
+//                             [--deadline 1800] [--dataplane netlink|nft]
+//
+// --resyncs: resyncs that find nothing to repair, timed twice over: as they come (felix's own
+// commit the last, so the netlink dataplane answers from its copy of the table but every tenth
+// read), and each after a commit by another writer (a table of its own added or deleted), which
+// makes the netlink dataplane dump the kernel.
 //
 // --dataplane: felix's nftables dataplane, nf_tables over netlink from the process (default; a
 // transaction with a statement it does not encode goes to nft -f whole) or nft -f for all.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
@@ -46,6 +52,7 @@ const arg = (name: string, d: number): number => {
 const SERVICES = arg('--services', 10_000);
 const ENDPOINTS = arg('--endpoints', 10);
 const UPDATES = arg('--updates', 20);
+const RESYNCS = arg('--resyncs', 10);
 const DEADLINE = performance.now() + arg('--deadline', 1800) * 1000;
 const DATAPLANE = ((): 'netlink' | 'nft' => {
   const i = process.argv.indexOf('--dataplane');
@@ -186,9 +193,40 @@ async function main(): Promise<void> {
     const load = await apply();
     checkDeadline();
     const desired = tableCounts(programmer.desired);
+    // Another writer's commit (a table of its own added, then deleted), which a netlink resync
+    // must read the kernel after.
+    let others = 0;
+    const otherWriter = () => {
+      const r = spawnSync('ip', ['netns', 'exec', netns, 'nft', others++ % 2 ? 'delete' : 'add', 'table', 'inet', 'someone-else'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      if (r.status !== 0) throw new Error(`nft in ${netns}: ${r.stderr}`);
+    };
+    // The first resync after the load reads the kernel with no earlier read of its sets to compare with.
+    otherWriter();
     const resync = await programmer.resync();
     if (!resync.ok || resync.ops !== 0) throw new Error(`resync after the load changed ${resync.ops} things: ${resync.error ?? ''}`);
     const kernel = installedCounts(await dataplane.read());
+    // Resyncs that find nothing, timed (wall and this process's CPU): as they come, then each
+    // after another writer's commit in the namespace.
+    const resyncs = async (before?: () => void): Promise<{ wall: number[]; cpu: number[] }> => {
+      const wall: number[] = [];
+      const cpu: number[] = [];
+      for (let k = 0; k < RESYNCS; k++) {
+        checkDeadline();
+        before?.();
+        const c0 = process.cpuUsage();
+        const r = await programmer.resync();
+        const c = process.cpuUsage(c0);
+        if (!r.ok || r.ops !== 0) throw new Error(`a resync of the loaded table changed ${r.ops} things: ${r.error ?? ''}`);
+        wall.push(r.durationMs);
+        cpu.push((c.user + c.system) / 1000);
+      }
+      return { wall, cpu };
+    };
+    const quiet = await resyncs();
+    const foreign = await resyncs(otherWriter);
     const refKernel = await ref.kernelCounts();
     const mapElements = programmer.desired.maps?.reduce((n, m) => n + m.elements.length, 0) ?? 0;
 
@@ -277,8 +315,36 @@ async function main(): Promise<void> {
       ),
     );
     out.push(`felix's initial load took ${ms(load.cpuMs)} ms of the process's CPU (user and system).`);
+    out.push('');
+    out.push(`Resyncs of the loaded table that find nothing to repair, ${RESYNCS} of each (ms; CPU: this process's, kernel included):`);
+    const resyncRow = (name: string, r: { wall: number[]; cpu: number[] }) => [
+      name,
+      ms(median(r.wall)),
+      ms(percentile(r.wall, 95)),
+      ms(percentile(r.wall, 99)),
+      ms(Math.max(...r.wall)),
+      ms(median(r.cpu)),
+      ms(Math.max(...r.cpu)),
+    ];
     out.push(
-      `A resync of the loaded table (${DATAPLANE === 'nft' ? 'nft -j list' : 'netlink dumps'}, compare, nothing to do): ${ms(resync.durationMs)} ms.`,
+      table(
+        ['resync', 'median', 'p95', 'p99', 'max', 'CPU median', 'CPU max'],
+        [
+          resyncRow(
+            DATAPLANE === 'nft'
+              ? 'as they come (nft -j list, compare)'
+              : "as they come (felix's copy while the generation is its own, a dump every 10th)",
+            quiet,
+          ),
+          resyncRow(
+            DATAPLANE === 'nft' ? 'after another writer commits' : 'after another writer commits (netlink dumps, compare)',
+            foreign,
+          ),
+        ],
+      ),
+    );
+    out.push(
+      `The first resync after the load${DATAPLANE === 'nft' ? '' : ', the kernel dumped with no earlier read to compare the dumps with'}: ${ms(resync.durationMs)} ms.`,
     );
     out.push('');
     out.push(`One endpoint of one service replaced, ${UPDATES} times (ms):`);

@@ -133,7 +133,11 @@ export interface NftDataplane {
   /** The family and name of the one table this dataplane manages (`inet podroute`). */
   readonly family: 'inet';
   readonly table: string;
-  /** The table as the kernel holds it; undefined when it does not exist. Throws when it cannot be read. */
+  /**
+   * The table as the kernel holds it; undefined when it does not exist. Throws when it cannot be
+   * read. A dataplane may answer from a copy it knows the kernel holds (the netlink one, while
+   * nobody else committed since its own last commit): the caller must not change what it gets.
+   */
   read(): Promise<InstalledTable | undefined>;
   /** Every rule's counter, without reading set elements; empty when the table does not exist. */
   readCounters(): Promise<RuleCounterRow[]>;

@@ -8,6 +8,11 @@
 // Tables, chains, sets, maps, elements and rules are written as netlink attributes; a rule's
 // nft text is compiled here (nftnl-rule.ts) with the anonymous sets it carries. Nothing runs
 // nft: a statement the compiler does not know refuses the transaction, naming it.
+//
+// A read can be answered without dumping: the dataplane keeps the table it last read with each
+// of its own commits applied (table-copy.ts) and the generation its last commit produced. When
+// the ruleset's generation is still that one, nobody (`nft` by hand included) committed since,
+// and the copy is the kernel's table. Every `fullReadEvery`th read dumps the kernel anyway.
 
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../netlink/nf-constants.js';
 import { batchBegin, batchEnd, getGen, readGen } from '../netlink/nf-message.js';
@@ -17,9 +22,10 @@ import { ERESTART, errnoText } from '../errno.js';
 import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
-import { generation, readCountersNetlink, readSetKinds, readTableNetlink } from './nftnl-read.js';
+import { type ElementMemo, generation, readCountersNetlink, readSetKinds, readTableNetlink, WHOLE_TABLE_RULES } from './nftnl-read.js';
 import { NftEncodeError } from './nftnl-types.js';
 import { type SetKind, writeOps } from './nftnl-write.js';
+import { TableCopy } from './table-copy.js';
 import { checkName } from './table-state.js';
 
 export interface NetlinkNftDataplaneOptions {
@@ -31,10 +37,19 @@ export interface NetlinkNftDataplaneOptions {
   readonly nft?: string;
   /** NftablesDataplane's, as `nft`; unused here. */
   readonly timeoutMs?: number;
+  /**
+   * Reads the kernel in full at least every this many reads, even when its generation says that
+   * the table is the copy felix keeps (1: every read dumps). Default 10: at the programmer's 90 s
+   * resync, once in 15 minutes.
+   */
+  readonly fullReadEvery?: number;
 }
 
 /** Times a batch is sent again after another writer's commit came first. */
 const RESTARTS = 5;
+
+/** The ruleset generation after `gen`'s commit: a u32 that skips 0. */
+const nextGen = (gen: number) => (gen >= 0xffffffff ? 1 : gen + 1);
 
 export class NetlinkNftDataplane implements NftDataplane {
   readonly family = 'inet' as const;
@@ -48,12 +63,26 @@ export class NetlinkNftDataplane implements NftDataplane {
   private gen = 0;
   /** How many batches were sent again after another writer's commit (for tests and reports). */
   restarts = 0;
+  /** The table as the kernel holds it at generation `gen`, when that is known; else undefined. */
+  private copy?: TableCopy;
+  private readonly fullReadEvery: number;
+  /** Reads answered from the copy since the kernel was last read in full. */
+  private fromCopy = 0;
+  /** The last full read's elements: a set dumped the same is not parsed again. */
+  private memo?: ElementMemo;
+  /** The rules the table held when last known (a read, or the copy when it was dropped): how to dump them. */
+  private ruleCount = Number.POSITIVE_INFINITY;
+  /** How many reads dumped the kernel, and how many the copy answered (for tests and reports). */
+  readonly reads = { kernel: 0, copy: 0 };
 
   constructor(opts: NetlinkNftDataplaneOptions = {}) {
     this.table = opts.table ?? POLICY_TABLE;
     checkName(this.table, 'table');
     if (opts.netns !== undefined) this.netnsPath = opts.netns.includes('/') ? opts.netns : `/var/run/netns/${opts.netns}`;
     this.description = `nftables netlink dataplane (table inet ${this.table}${opts.netns ? `, netns ${opts.netns}` : ''})`;
+    const every = opts.fullReadEvery ?? 10;
+    if (!Number.isInteger(every) || every < 1) throw new Error(`fullReadEvery: ${every} is not a whole number of at least 1`);
+    this.fullReadEvery = every;
   }
 
   private socket(): NetlinkSocket {
@@ -62,9 +91,21 @@ export class NetlinkNftDataplane implements NftDataplane {
   }
 
   async read(): Promise<InstalledTable | undefined> {
-    const r = readTableNetlink(this.socket(), NFPROTO_INET, this.table);
+    const sock = this.socket();
+    if (this.copy && this.gen && this.fromCopy + 1 < this.fullReadEvery && generation(sock) === this.gen) {
+      this.fromCopy++;
+      this.reads.copy++;
+      return this.copy.lend();
+    }
+    const rules = this.copy?.rules() ?? this.ruleCount;
+    const r = readTableNetlink(sock, NFPROTO_INET, this.table, { memo: this.memo, wholeTableRules: rules <= WHOLE_TABLE_RULES });
     this.kinds = r.kinds;
     this.gen = r.gen;
+    this.memo = r.memo;
+    this.copy = new TableCopy(r.table);
+    this.ruleCount = this.copy.rules();
+    this.fromCopy = 0;
+    this.reads.kernel++;
     return r.table;
   }
 
@@ -83,6 +124,8 @@ export class NetlinkNftDataplane implements NftDataplane {
     try {
       return this.applyNetlink(ops, script);
     } catch (e) {
+      // Whether the kernel took it is not known.
+      this.drop();
       if (e instanceof NftEncodeError && e.op !== undefined) return { ok: false, error: this.refusal(ops, e.op, e.message), script };
       return { ok: false, error: (e as Error).message, script };
     }
@@ -98,8 +141,9 @@ export class NetlinkNftDataplane implements NftDataplane {
     const sock = this.socket();
     this.resolveKinds(ops);
     for (let attempt = 0; ; attempt++) {
+      const sent = this.gen;
       const batch = sock.writer(1 << 12);
-      batchBegin(batch, this.gen);
+      batchBegin(batch, sent);
       const opOf = writeOps(batch, NFPROTO_INET, this.table, ops, (s) => this.kinds.get(s));
       batchEnd(batch);
       // Numbered after the batch, so its answer is told apart from the batch's.
@@ -111,6 +155,8 @@ export class NetlinkNftDataplane implements NftDataplane {
       });
       const begin = refused.get(0);
       if (begin?.errno === ERESTART && attempt < RESTARTS) {
+        // Someone else committed: what they did is not in the copy.
+        this.drop();
         this.restarts++;
         this.gen = generation(sock);
         continue;
@@ -118,8 +164,10 @@ export class NetlinkNftDataplane implements NftDataplane {
       if (after !== undefined) this.gen = after;
       if (!refused.size) {
         this.learn(ops);
+        this.follow(ops, sent, after);
         return { ok: true, script };
       }
+      this.drop();
       const lines: string[] = [];
       for (const [index, r] of [...refused].sort((a, b) => a[0] - b[0])) {
         const op = index >= 1 && index <= opOf.length ? opOf[index - 1] : undefined;
@@ -149,6 +197,23 @@ export class NetlinkNftDataplane implements NftDataplane {
     }
   }
 
+  /**
+   * Keeps the copy true after our commit. The batch carried generation `sent`, so nobody
+   * committed before it; the generation read right after it must be the very next one (or
+   * `sent`, for a batch the kernel found nothing to change in), else someone else committed
+   * in between and the copy is dropped.
+   */
+  private follow(ops: readonly NftOp[], sent: number, after: number | undefined): void {
+    if (!this.copy) return;
+    if (!sent || after === undefined || (after !== sent && after !== nextGen(sent)) || !this.copy.apply(ops)) this.drop();
+  }
+
+  /** Forgets the copy: the next read dumps the kernel. */
+  private drop(): void {
+    if (this.copy) this.ruleCount = this.copy.rules();
+    this.copy = undefined;
+  }
+
   /** What a committed transaction did to the sets' kinds. */
   private learn(ops: readonly NftOp[]): void {
     for (const op of ops) {
@@ -163,5 +228,6 @@ export class NetlinkNftDataplane implements NftDataplane {
   close(): void {
     this.sock?.close();
     this.sock = undefined;
+    this.copy = undefined;
   }
 }

@@ -349,6 +349,10 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
       const sock = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: `/var/run/netns/${node.name}` });
       try {
         assert.deepEqual(plain(readTableNetlink(sock, NFPROTO_INET, 'podroute').table), plain(json));
+        const once = readTableNetlink(sock, NFPROTO_INET, 'podroute', { wholeTableRules: true });
+        assert.deepEqual(plain(once.table), plain(json), 'the rules read in one dump of the table');
+        const again = readTableNetlink(sock, NFPROTO_INET, 'podroute', { wholeTableRules: true, memo: once.memo });
+        assert.deepEqual(plain(again.table), plain(json), "and again, the sets' dumps compared with the last read's");
       } finally {
         sock.close();
       }
