@@ -1,6 +1,6 @@
 // `podroute lab up|down`: a containerlab topology built with network namespaces. Every node
 // is a namespace, every link a veth pair, a `kind: bridge` node a namespace holding a Linux
-// bridge; FRR nodes run zebra + bgpd, podroute nodes run `podroute node run`, the redis node
+// bridge; FRR nodes run zebra + bgpd (and bfdd), BIRD nodes run bird, podroute nodes run `podroute node run`, the redis node
 // runs the datastore on a Unix socket every namespace can reach (Redis, or with `--datastore etcd`
 // a three-member etcd cluster: lib/lab/etcd.ts). `up` reconciles (creates what
 // is missing, restarts what died) and `down` removes what the state file lists.
@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { ensureBird } from './bird.js';
 import { containersDown, containersUp, containerVtysh, preflight } from './containers.js';
 import { dockerHost } from './docker.js';
 import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
@@ -52,6 +53,12 @@ export function runsAgent(state: LabState, node: string): boolean {
 export function runsFrr(state: LabState, node: string): boolean {
   if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'frr') ?? false;
   return state.processes.some((p) => p.node === node && p.what === 'bgpd');
+}
+
+/** True when `node` runs BIRD. */
+export function runsBird(state: LabState, node: string): boolean {
+  if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'bird') ?? false;
+  return state.processes.some((p) => p.node === node && p.what === 'bird');
 }
 
 export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
@@ -399,6 +406,10 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
     await ensureFrr(state, node);
     log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
   }
+  for (const node of topo.nodes.filter((n) => n.role === 'bird')) {
+    await ensureBird(state, node, { start: (st, n, what, argv) => start(st, n, what, argv), alive, tail });
+    log(`bird ${node.name}`);
+  }
   await Promise.all(
     topo.nodes
       .filter((n) => n.role === 'podroute')
@@ -430,7 +441,7 @@ export async function labDown(
     rmSync(state.dir, { recursive: true, force: true });
     return { processes: 0, containers: gone.containers, links: gone.links, namespaces: deleted };
   }
-  const order = ['agent', 'bgpd', 'bfdd', 'zebra', 'redis'];
+  const order = ['agent', 'bgpd', 'bfdd', 'bird', 'zebra', 'redis'];
   // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
   const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);
   const procs = [...state.processes].sort((a, b) => rank(a.what) - rank(b.what));
