@@ -422,6 +422,26 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
   return state;
 }
 
+/**
+ * Starts the named podroute nodes' agents again where they are not running, and waits until they
+ * are ready; nothing else of the lab is touched (a dead agent elsewhere stays dead). Returns the
+ * lab's state.
+ */
+export async function labRestartAgents(topo: Topology, options: LabOptions, nodes: readonly string[]): Promise<LabState> {
+  const state = readState(options.stateRoot, topo.name);
+  if (!state) throw new Error(`lab ${topo.name} is not up`);
+  if (labRuntime(state) === 'docker') throw new Error('restarting single agents is for labs in network namespaces');
+  const picked = nodes.map((name) => {
+    const n = topo.nodes.find((x) => x.name === name && x.role === 'podroute');
+    if (!n) throw new Error(`${name} is not a podroute node of lab ${topo.name}`);
+    return n;
+  });
+  // One state for all: each start records its process in it.
+  await Promise.all(picked.map((n) => ensureAgent(state, n)));
+  writeState(state);
+  return state;
+}
+
 /** Removes everything the state file lists: processes by PID, then namespaces by name, then the lab folder. */
 export async function labDown(
   name: string,
