@@ -402,14 +402,21 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
       await runExec(state, node);
       log(`exec ${node.name}: ${node.exec.length} line(s)`);
     }
-  for (const node of topo.nodes.filter((n) => n.role === 'frr')) {
-    await ensureFrr(state, node);
-    log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
-  }
-  for (const node of topo.nodes.filter((n) => n.role === 'bird')) {
-    await ensureBird(state, node, { start: (st, n, what, argv) => start(st, n, what, argv), alive, tail });
-    log(`bird ${node.name}`);
-  }
+  // The routers are independent of each other: started at once.
+  await Promise.all([
+    ...topo.nodes
+      .filter((n) => n.role === 'frr')
+      .map(async (node) => {
+        await ensureFrr(state, node);
+        log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
+      }),
+    ...topo.nodes
+      .filter((n) => n.role === 'bird')
+      .map(async (node) => {
+        await ensureBird(state, node, { start: (st, n, what, argv) => start(st, n, what, argv), alive, tail });
+        log(`bird ${node.name}`);
+      }),
+  ]);
   await Promise.all(
     topo.nodes
       .filter((n) => n.role === 'podroute')
@@ -464,11 +471,12 @@ export async function labDown(
   const order = ['agent', 'bgpd', 'bfdd', 'bird', 'zebra', 'redis'];
   // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
   const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);
-  const procs = [...state.processes].sort((a, b) => rank(a.what) - rank(b.what));
   let stopped = 0;
-  for (const p of procs) {
-    if (isOurs(p)) stopped++;
-    await stopProcess(p);
+  // One rank at a time, its processes at once (each may take its grace time to exit).
+  for (const r of [...new Set(state.processes.map((p) => rank(p.what)))].sort((a, b) => a - b)) {
+    const group = state.processes.filter((p) => rank(p.what) === r);
+    stopped += group.filter((p) => isOurs(p)).length;
+    await Promise.all(group.map((p) => stopProcess(p)));
   }
   const nss = [...state.pods.map((p) => p.namespace), ...state.namespaces.map((n) => n.name)];
   const existing = await listNetns();
