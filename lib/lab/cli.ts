@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { findPod, namespaceApply, parseLabelChanges, parseLabels, parsePortList, podAdd, podDel, podLabel, podRef } from './pods.js';
+import { birdSocket } from './bird.js';
 import { containerExecArgv } from './containers.js';
 import { labDown, labEnv, labRuntime, labUp, nsName } from './runner.js';
 import { listLabs, readState, stateRoot, type LabState } from './state.js';
@@ -102,11 +103,14 @@ export async function labExecCommand(lab: string, target: string, command: reado
   const env = labEnv(state, undefined);
   if (node && state.processes.some((p) => p.node === node && p.what === 'agent')) env.PODROUTE_CONTROL = `${state.dir}/${node}.sock`;
   if (state.processes.some((p) => p.node === node && p.what === 'bgpd')) env.VTYSH_PAGER = 'cat';
-  // vtysh inside an FRR node: point it at that node's instance.
+  // vtysh inside an FRR node, birdc inside a BIRD node: point it at that node's instance.
+  const runs = (what: string) => node !== undefined && state.processes.some((p) => p.node === node && p.what === what);
   const cmd =
-    node && command[0] === 'vtysh' && state.processes.some((p) => p.node === node && p.what === 'bgpd')
+    command[0] === 'vtysh' && runs('bgpd')
       ? ['vtysh', '--vty_socket', `${state.dir}/${node}/frr`, ...command.slice(1)]
-      : command;
+      : command[0] === 'birdc' && runs('bird')
+        ? ['birdc', '-s', birdSocket(state, node!), ...command.slice(1)]
+        : command;
   return new Promise<number>((resolve) => {
     const child = spawn('ip', ['netns', 'exec', ns, ...cmd], { stdio: 'inherit', env });
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));

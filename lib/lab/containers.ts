@@ -19,6 +19,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, s
 import { join } from 'node:path';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { birdc } from './bird.js';
 import { docker, dockerArgv, dockerHost, dockerResult, engineAnswers, imageExists, inspectContainer } from './docker.js';
 import { cniSocket, controlSocket, nsName } from './runner.js';
 import { writeState, type LabContainer, type LabState } from './state.js';
@@ -333,6 +334,16 @@ async function waitReady(state: LabState, node: TopologyNode): Promise<void> {
       30_000,
       250,
     );
+  if (node.role === 'bird')
+    await poll(
+      `BIRD of ${node.name} answering birdc`,
+      async () => {
+        await mustRun(state, node.name);
+        return (await birdc(state, node.name, 'show status')).includes('Daemon is up') ? true : undefined;
+      },
+      30_000,
+      250,
+    );
   if (node.role === 'podroute')
     await poll(
       `agent ${node.name} ready`,
@@ -383,15 +394,15 @@ export async function containersUp(topo: Topology, state: LabState, log: (l: str
     }
   await Promise.all(
     order
-      .filter((n) => n.role === 'frr' || n.role === 'podroute')
+      .filter((n) => n.role === 'frr' || n.role === 'bird' || n.role === 'podroute')
       .map(async (node) => {
         await waitReady(state, node);
-        log(`${node.role === 'frr' ? 'frr' : 'agent'} ${node.name}: ready`);
+        log(`${node.role === 'podroute' ? 'agent' : node.role} ${node.name}: ready`);
       }),
   );
 }
 
-const DOWN_ORDER = ['podroute', 'frr', 'linux', 'redis'];
+const DOWN_ORDER = ['podroute', 'frr', 'bird', 'linux', 'redis'];
 
 /** Removes the lab's containers (agents first, the datastore last), its node namespace names, host links and bridges. */
 export async function containersDown(state: LabState): Promise<{ containers: number; links: number }> {

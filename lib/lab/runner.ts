@@ -1,6 +1,6 @@
 // `podroute lab up|down`: a containerlab topology built with network namespaces. Every node
 // is a namespace, every link a veth pair, a `kind: bridge` node a namespace holding a Linux
-// bridge; FRR nodes run zebra + bgpd, podroute nodes run `podroute node run`, the redis node
+// bridge; FRR nodes run zebra + bgpd (and bfdd), BIRD nodes run bird, podroute nodes run `podroute node run`, the redis node
 // runs the datastore on a Unix socket every namespace can reach (Redis, or with `--datastore etcd`
 // a three-member etcd cluster: lib/lab/etcd.ts). `up` reconciles (creates what
 // is missing, restarts what died) and `down` removes what the state file lists.
@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { ensureBird } from './bird.js';
 import { containersDown, containersUp, containerVtysh, preflight } from './containers.js';
 import { dockerHost } from './docker.js';
 import { ensureEtcd, ETCD_MEMBERS, labDatastoreFlag, type LabDatastore } from './etcd.js';
@@ -52,6 +53,12 @@ export function runsAgent(state: LabState, node: string): boolean {
 export function runsFrr(state: LabState, node: string): boolean {
   if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'frr') ?? false;
   return state.processes.some((p) => p.node === node && p.what === 'bgpd');
+}
+
+/** True when `node` runs BIRD. */
+export function runsBird(state: LabState, node: string): boolean {
+  if (labRuntime(state) === 'docker') return state.containers?.some((c) => c.node === node && c.role === 'bird') ?? false;
+  return state.processes.some((p) => p.node === node && p.what === 'bird');
 }
 
 export const nsName = (state: Pick<LabState, 'prefix'>, node: string) => `${state.prefix}${node}`;
@@ -395,10 +402,21 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
       await runExec(state, node);
       log(`exec ${node.name}: ${node.exec.length} line(s)`);
     }
-  for (const node of topo.nodes.filter((n) => n.role === 'frr')) {
-    await ensureFrr(state, node);
-    log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
-  }
+  // The routers are independent of each other: started at once.
+  await Promise.all([
+    ...topo.nodes
+      .filter((n) => n.role === 'frr')
+      .map(async (node) => {
+        await ensureFrr(state, node);
+        log(`frr ${node.name}: zebra, ${wantsBfdd(node) ? 'bfdd, ' : ''}bgpd`);
+      }),
+    ...topo.nodes
+      .filter((n) => n.role === 'bird')
+      .map(async (node) => {
+        await ensureBird(state, node, { start: (st, n, what, argv) => start(st, n, what, argv), alive, tail });
+        log(`bird ${node.name}`);
+      }),
+  ]);
   await Promise.all(
     topo.nodes
       .filter((n) => n.role === 'podroute')
@@ -407,6 +425,26 @@ export async function labUp(topo: Topology, options: LabOptions): Promise<LabSta
         log(`agent ${node.name}: ready`);
       }),
   );
+  writeState(state);
+  return state;
+}
+
+/**
+ * Starts the named podroute nodes' agents again where they are not running, and waits until they
+ * are ready; nothing else of the lab is touched (a dead agent elsewhere stays dead). Returns the
+ * lab's state.
+ */
+export async function labRestartAgents(topo: Topology, options: LabOptions, nodes: readonly string[]): Promise<LabState> {
+  const state = readState(options.stateRoot, topo.name);
+  if (!state) throw new Error(`lab ${topo.name} is not up`);
+  if (labRuntime(state) === 'docker') throw new Error('restarting single agents is for labs in network namespaces');
+  const picked = nodes.map((name) => {
+    const n = topo.nodes.find((x) => x.name === name && x.role === 'podroute');
+    if (!n) throw new Error(`${name} is not a podroute node of lab ${topo.name}`);
+    return n;
+  });
+  // One state for all: each start records its process in it.
+  await Promise.all(picked.map((n) => ensureAgent(state, n)));
   writeState(state);
   return state;
 }
@@ -430,14 +468,15 @@ export async function labDown(
     rmSync(state.dir, { recursive: true, force: true });
     return { processes: 0, containers: gone.containers, links: gone.links, namespaces: deleted };
   }
-  const order = ['agent', 'bgpd', 'bfdd', 'zebra', 'redis'];
+  const order = ['agent', 'bgpd', 'bfdd', 'bird', 'zebra', 'redis'];
   // The datastore last (etcd members rank as redis): agents first, so none is left writing to it.
   const rank = (what: string): number => order.indexOf(what.startsWith('etcd-') ? 'redis' : what);
-  const procs = [...state.processes].sort((a, b) => rank(a.what) - rank(b.what));
   let stopped = 0;
-  for (const p of procs) {
-    if (isOurs(p)) stopped++;
-    await stopProcess(p);
+  // One rank at a time, its processes at once (each may take its grace time to exit).
+  for (const r of [...new Set(state.processes.map((p) => rank(p.what)))].sort((a, b) => a - b)) {
+    const group = state.processes.filter((p) => rank(p.what) === r);
+    stopped += group.filter((p) => isOurs(p)).length;
+    await Promise.all(group.map((p) => stopProcess(p)));
   }
   const nss = [...state.pods.map((p) => p.namespace), ...state.namespaces.map((n) => n.name)];
   const existing = await listNetns();

@@ -1,11 +1,12 @@
 // `podroute lab status`: the lab's nodes, their processes, and each BGP speaker's sessions
-// (FRR through vtysh, podroute agents through their control sockets).
+// (FRR through vtysh, BIRD through birdc, podroute agents through their control sockets).
 import type { AgentStatus } from '../agent/index.js';
 import { callControl } from '../bgpd/control.js';
+import { birdSessions } from './bird.js';
 import { labDatastore, type LabDatastore } from './env.js';
 import { podK8sNamespace, podRef } from './pods.js';
 import { containerStates } from './containers.js';
-import { controlSocket, labRuntime, nsName, runsAgent, runsFrr, vtysh } from './runner.js';
+import { controlSocket, labRuntime, nsName, runsAgent, runsBird, runsFrr, vtysh } from './runner.js';
 import type { LabPod, LabState } from './state.js';
 import { isOurs, listNetns } from './system.js';
 
@@ -116,6 +117,7 @@ async function containerNodes(state: LabState): Promise<NodeStatus[]> {
       if (!live.get(out.node)?.running) return;
       try {
         if (runsFrr(state, out.node)) out.sessions = await frrSessions(state, out.node);
+        else if (runsBird(state, out.node)) out.sessions = await birdSessions(state, out.node);
         else if (runsAgent(state, out.node)) out.sessions = await agentSessions(state, out.node);
       } catch (e) {
         out.error = (e as Error).message;
@@ -147,6 +149,7 @@ export async function labStatus(state: LabState): Promise<LabStatus> {
       };
       try {
         if (procs.some((p) => p.what === 'bgpd' && isOurs(p))) out.sessions = await frrSessions(state, node);
+        else if (procs.some((p) => p.what === 'bird' && isOurs(p))) out.sessions = await birdSessions(state, node);
         else if (procs.some((p) => p.what === 'agent' && isOurs(p))) out.sessions = await agentSessions(state, node);
       } catch (e) {
         out.error = (e as Error).message;

@@ -6,7 +6,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 /** What a node becomes in the namespace runner, decided from its kind and image. */
-export type NodeRole = 'bridge' | 'frr' | 'podroute' | 'redis' | 'linux';
+export type NodeRole = 'bridge' | 'frr' | 'bird' | 'podroute' | 'redis' | 'linux';
 
 export interface Bind {
   /** Absolute path on this host. */
@@ -65,6 +65,7 @@ function roleOf(kind: 'linux' | 'bridge', image: string | undefined): NodeRole {
   if (kind === 'bridge') return 'bridge';
   const repo = (image ?? '').split(':')[0]!.toLowerCase();
   if (/(^|\/)frr$|frrouting/.test(repo)) return 'frr';
+  if (/(^|\/)bird2?$/.test(repo)) return 'bird';
   if (/(^|\/)podroute(\/node|-node)?$/.test(repo)) return 'podroute';
   if (/(^|\/)redis$/.test(repo)) return 'redis';
   return 'linux';

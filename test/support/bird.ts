@@ -17,6 +17,7 @@ import {
 } from './bgp-config.js';
 import type { Netns } from './netns.js';
 import { run } from './netns.js';
+import { parseBirdProtocols, type BirdProtocol } from '../../lib/lab/bird.js';
 import type { ManagedProcess } from './process.js';
 import { waitFor } from './wait.js';
 
@@ -225,52 +226,8 @@ export class Bird {
   }
 }
 
-export interface BirdProtocol {
-  name: string;
-  proto: string;
-  table: string;
-  state: string;
-  info: string;
-  bgpState?: string;
-  neighborAddress?: string;
-  neighborAs?: number;
-  localAs?: number;
-  /** Lines of the detail block, trimmed, for what this parser does not lift. */
-  details: string[];
-}
-
-/** Parses `show protocols all`. */
-export function parseBirdProtocols(text: string): BirdProtocol[] {
-  const protocols: BirdProtocol[] = [];
-  let current: BirdProtocol | undefined;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('Name ') || line.trim() === '') continue;
-    if (!/^\s/.test(line)) {
-      const fields = line.trim().split(/\s+/);
-      current = {
-        name: fields[0]!,
-        proto: fields[1] ?? '',
-        table: fields[2] ?? '',
-        state: fields[3] ?? '',
-        info: fields.slice(5).join(' '),
-        details: [],
-      };
-      protocols.push(current);
-      continue;
-    }
-    if (!current) continue;
-    const detail = line.trim();
-    current.details.push(detail);
-    const kv = /^([^:]+):\s*(.*)$/.exec(detail);
-    if (!kv) continue;
-    const [, key, value] = kv as unknown as [string, string, string];
-    if (key === 'BGP state') current.bgpState = value;
-    else if (key === 'Neighbor address') current.neighborAddress = value.split('%')[0];
-    else if (key === 'Neighbor AS') current.neighborAs = Number(value);
-    else if (key === 'Local AS') current.localAs = Number(value);
-  }
-  return protocols;
-}
+// The protocol parser is the lab's own (`podroute lab status` reads BIRD nodes with it).
+export { parseBirdProtocols, type BirdProtocol } from '../../lib/lab/bird.js';
 
 export interface BirdRoute extends RibRoute {
   /** The BIRD protocol that holds the route (peer0…, static4, …). */

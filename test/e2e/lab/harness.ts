@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisDatastore } from '../../../lib/datastore/index.js';
 import { Ipam } from '../../../lib/ipam/index.js';
+import { birdSessions } from '../../../lib/lab/bird.js';
 import { podAdd } from '../../../lib/lab/pods.js';
 import { labDown, labUp, vtysh } from '../../../lib/lab/runner.js';
 import type { LabPod, LabState } from '../../../lib/lab/state.js';
@@ -48,8 +49,12 @@ export abstract class LabQueries {
   }
 
   async sessions(node: string): Promise<BgpSession[]> {
-    const frr = this.topo.nodes.find((n) => n.name === node)!.role === 'frr';
-    return frr ? frrSessions(this.state, node) : agentSessions(this.state, node);
+    const role = this.topo.nodes.find((n) => n.name === node)!.role;
+    return role === 'frr'
+      ? frrSessions(this.state, node)
+      : role === 'bird'
+        ? birdSessions(this.state, node)
+        : agentSessions(this.state, node);
   }
 
   /** Waits until every named node has exactly `count` sessions, all Established. */

@@ -79,24 +79,51 @@ describe('lab topologies: parsing and validation', () => {
     assert.equal(tor.nodes.find((n) => n.name === 'tor1')!.binds[0]!.source, join(LABS, 'tor/tor1.conf'));
   });
 
-  it('reads the dual-ToR lab: two planes, every node on both', () => {
+  it('reads the dual-ToR lab: two racks, two planes, every node on both of its rack, one ToR BIRD', () => {
     const dual = loadTopology(join(LABS, 'dual-tor.clab.yml'));
     assert.deepEqual(Object.fromEntries(dual.nodes.map((n) => [n.name, n.role])), {
       redis: 'redis',
-      'plane-a': 'bridge',
-      'plane-b': 'bridge',
-      tor1: 'frr',
-      tor2: 'frr',
+      'r1-a': 'bridge',
+      'r1-b': 'bridge',
+      'r2-a': 'bridge',
+      'r2-b': 'bridge',
+      tor1a: 'frr',
+      tor1b: 'frr',
+      tor2a: 'frr',
+      tor2b: 'bird',
       n1: 'podroute',
       n2: 'podroute',
       n3: 'podroute',
+      n4: 'podroute',
     });
-    for (const n of ['n1', 'n2', 'n3'])
+    for (const [n, rack] of [
+      ['n1', 'r1'],
+      ['n2', 'r1'],
+      ['n3', 'r2'],
+      ['n4', 'r2'],
+    ])
       assert.deepEqual(
         dual.links.filter((l) => l.endpoints[0].node === n).map((l) => l.endpoints[1].node),
-        ['plane-a', 'plane-b'],
-        `${n}: one link on each plane`,
+        [`${rack}-a`, `${rack}-b`],
+        `${n}: one link on each plane of rack ${rack}`,
       );
+    assert.equal(
+      dual.nodes.find((n) => n.name === 'tor2b')!.binds[0]!.source,
+      join(LABS, 'dual-tor/tor2b.bird.conf'),
+      'the BIRD ToR binds its config where BIRD reads it',
+    );
+  });
+
+  it('a node whose image is BIRD (bird, bird2, any registry) runs BIRD; a name that only holds "bird" does not', () => {
+    for (const [image, role] of [
+      ['podroute/bird:latest', 'bird'],
+      ['bird2', 'bird'],
+      ['registry.example/net/bird:2.0', 'bird'],
+      ['example/birdwatch:1', 'linux'],
+    ] as const) {
+      const t = parse({ name: 'b', topology: { nodes: { r: { kind: 'linux', image } } } });
+      assert.equal(t.nodes[0]!.role, role, image);
+    }
   });
 
   it('a plain linux node, a bridge and binds relative to the file', () => {
