@@ -62,7 +62,8 @@ export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> 
  * port, with the field's path in the file.
  */
 async function dryRun(config: BgpdConfig): Promise<void> {
-  const dry = new BgpSpeaker({ ...config.speaker, listen: false });
+  // BFD on this loop: a thread of its own would only be started to be stopped.
+  const dry = new BgpSpeaker({ ...config.speaker, listen: false, bfd: { thread: 'main' } });
   const m = new Mistakes();
   try {
     for (const [i, d] of config.dynamicNeighbors.entries()) refuseAt(m, config.dynamicPaths[i], () => dry.addDynamicNeighbors(d));
