@@ -19,6 +19,7 @@ const base = first
   .map(Number)
   .reduce((n, o) => n * 256 + o, 0);
 const bfd = createBfdEndpoint({ thread: process.env.BFD_THREAD === 'main' ? 'main' : 'worker' });
+bfd.on('error', (e) => process.stdout.write(`error ${e.message}\n`));
 let downs = 0;
 const why = new Map<number, number>();
 bfd.on('state', (_s, to, from, diag) => {

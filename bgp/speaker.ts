@@ -157,6 +157,8 @@ export interface SpeakerEvents {
   connectionRefused: [string, string];
   /** A peer's BFD session changed state: the peer, the new state, the old one, the diagnostic in words. */
   bfdState: [string, BfdStateName, BfdStateName, string];
+  /** The BFD endpoint the speaker made failed: a socket, or its thread stopped (and when a new one starts). */
+  bfdError: [Error];
 }
 
 interface Neighbor {
@@ -791,6 +793,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
       const o = this.options.bfd;
       this.ownBfd = !isBfdEndpoint(o);
       this.bfdEndpoint = isBfdEndpoint(o) ? o : createBfdEndpoint(o);
+      if (this.ownBfd) this.bfdEndpoint.on('error', (e) => this.emit('bfdError', e));
     }
     const s = this.bfdEndpoint.add({ peer: n.config.address, localAddress, ...timers });
     n.bfd = s;
