@@ -92,10 +92,14 @@ for (const [kind, make] of KINDS)
       ];
       const v6 = [a.add({ peer: '::1', ...FAST }), b.add({ peer: '::1', ...FAST })];
       for (const s of [...v4, ...v6]) await up(s, `${s.peer} Up`);
+      // Up can come on the remote's Init, before its Up and its Poll for 100 ms arrive.
       for (const s of [...v4, ...v6]) {
-        const st = s.status();
-        assert.equal(st.remoteState, 'Up', `${s.peer}: the remote says Up`);
-        assert.equal(st.detectionTime, 300, `${s.peer}: detection time 3 × 100 ms`);
+        await waitFor(() => s.status(), {
+          what: `${s.peer}: the remote says Up, detection time 3 × 100 ms`,
+          until: (st) => st.remoteState === 'Up' && st.detectionTime === 300,
+          timeoutMs: 3000,
+          intervalMs: 10,
+        });
       }
       // Reaching Up announces 100 ms instead of the slow start's 1 s with a Poll; the Final ends it.
       await waitFor(() => v4[0].variables.polling, {
