@@ -210,7 +210,7 @@ export class BfdWorker extends EventEmitter<BfdEvents> implements BfdEndpoint {
     this.emit(
       'error',
       new Error(
-        `bfd: the BFD thread stopped (${why}); its ${this.byId.size} sessions read Down until a new thread runs them, ${wait === 0 ? 'starting now' : `in ${wait / 1000} s`}`,
+        `bfd: the BFD thread stopped (${why}); its sessions (${this.byId.size}) read Down until a new thread runs them, ${wait === 0 ? 'starting now' : `in ${wait / 1000} s`}`,
       ),
     );
     for (const s of [...this.byId.values()]) s.threadStopped();
