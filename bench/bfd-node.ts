@@ -1,9 +1,10 @@
 // The podroute side of bench/bfd.ts: one BFD endpoint in its own process, as `podroute bgpd`
-// runs it: COUNT sessions with one remote ADDRESS, each from its own local address of a range
+// runs it (its sessions on a thread of their own; BFD_THREAD=main runs them on the main
+// event loop instead): COUNT sessions with one remote ADDRESS, each from its own local address of a range
 // starting at FIRST (one remote cannot tell sessions from one address apart, FRR's bfdd
 // neither). Prints how many are Up and how many went down, once a second, for the bench.
 //   node --import tsx bench/bfd-node.ts ADDRESS FIRST COUNT INTERVAL_MS MULTIPLIER
-import { Bfd } from '../bgp/bfd/index.js';
+import { createBfdEndpoint } from '../bgp/bfd/index.js';
 
 const [remote, first, countText, intervalText, multText] = process.argv.slice(2);
 if (!remote || !first || !countText) {
@@ -17,7 +18,8 @@ const base = first
   .split('.')
   .map(Number)
   .reduce((n, o) => n * 256 + o, 0);
-const bfd = new Bfd();
+const bfd = createBfdEndpoint({ thread: process.env.BFD_THREAD === 'main' ? 'main' : 'worker' });
+bfd.on('error', (e) => process.stdout.write(`error ${e.message}\n`));
 let downs = 0;
 const why = new Map<number, number>();
 bfd.on('state', (_s, to, from, diag) => {

@@ -1,11 +1,12 @@
 // BFD at scale: 1,000 single-hop sessions at 300 ms × 3 between podroute's BFD endpoint (in
-// its own process, as bgpd runs it) and FRR's bfdd, in two namespaces on one veth: bfdd on
+// its own process, its sessions on their own thread, as bgpd runs it) and FRR's bfdd, in two namespaces on one veth: bfdd on
 // one address with a thousand peers, podroute on a thousand addresses (bfdd keeps one session
 // per peer address, so the thousand cannot all be ours on one address). Both ends
 // run the same sessions at the same rate, so the CPU each spends over the same window is the
 // comparison: podroute's process against bfdd, with the ratio printed. Sessions that went down
 // during the window are counted on our side (a flap would show a busy loop or a stall).
-//   npx tsx bench/bfd.ts [sessions] [interval_ms] [seconds]
+// The process's CPU counts every thread of it.
+//   npx tsx bench/bfd.ts [sessions] [interval_ms] [seconds]     (BFD_THREAD=main: the endpoint on the main loop)
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
     const frrCpu = after.frr - before.frr;
     const pps = (N * 1000) / (INTERVAL * 0.875); // packets sent a second by each end (jitter: 75–100 %)
     console.log(
-      `bfd: ${N} sessions at ${INTERVAL} ms × ${MULT}, all Up after ${upAfter.toFixed(1)} s; window ${wall.toFixed(1)} s, load ${load0} → ${loadAverage()}`,
+      `bfd: ${N} sessions at ${INTERVAL} ms × ${MULT} (podroute's on ${process.env.BFD_THREAD === 'main' ? 'the main loop' : 'their own thread'}), all Up after ${upAfter.toFixed(1)} s; window ${wall.toFixed(1)} s, load ${load0} → ${loadAverage()}`,
     );
     console.log(`  each end sends ~${Math.round(pps)} packets/s and takes as many`);
     console.log(

@@ -6,6 +6,8 @@ export * from './fsm/index.js';
 export {
   Bfd,
   BfdSession,
+  BfdWorker,
+  createBfdEndpoint,
   BfdDiag,
   BfdUnavailableError,
   BFD_SINGLE_HOP_PORT,
@@ -21,6 +23,9 @@ export {
   bfdLoadError,
   step as bfdStep,
   type BfdOptions,
+  type BfdEndpoint,
+  type BfdEndpointOptions,
+  type BfdSessionHandle,
   type BfdSessionOptions,
   type BfdSessionStatus,
   type BfdStateName,

@@ -7,11 +7,13 @@ import { EventEmitter } from 'eventemitter3';
 import { AddressError, cidrContains, formatAddress, parseAddress, type Cidr } from '../ip/index.js';
 import { CeaseSubcode, parsePrefix, type AddressFamily, type BgpError, type ReceivedUpdate } from './codec/index.js';
 import {
-  Bfd,
   checkBfdTimers,
+  createBfdEndpoint,
+  isBfdEndpoint,
   diagText,
-  type BfdOptions,
-  type BfdSession,
+  type BfdEndpoint,
+  type BfdEndpointOptions,
+  type BfdSessionHandle,
   type BfdSessionStatus,
   type BfdStateName,
   type BfdTimers,
@@ -73,9 +75,10 @@ export interface SpeakerOptions {
   selectDeferTime?: number;
   /**
    * The BFD endpoint of peers with `bfd`: one to share (with other speakers, or other users of
-   * BFD), or options for the one the speaker makes when a peer first needs it. Default port 3784.
+   * BFD), or options for the one the speaker makes when a peer first needs it: port 3784, its
+   * sessions on a thread of their own (`thread: 'main'` runs them on this event loop).
    */
-  bfd?: Bfd | BfdOptions;
+  bfd?: BfdEndpoint | BfdEndpointOptions;
 }
 
 /** A peer's configuration: the session's, plus what the RIB applies to its routes. */
@@ -154,6 +157,8 @@ export interface SpeakerEvents {
   connectionRefused: [string, string];
   /** A peer's BFD session changed state: the peer, the new state, the old one, the diagnostic in words. */
   bfdState: [string, BfdStateName, BfdStateName, string];
+  /** The BFD endpoint the speaker made failed: a socket, or its thread stopped (and when a new one starts). */
+  bfdError: [Error];
 }
 
 interface Neighbor {
@@ -170,7 +175,7 @@ interface Neighbor {
   /** The families in their long-lived stale period, and when each ends. */
   longLivedTimers: Map<AddressFamily, LongTimeout>;
   maxPrefix: MaxPrefixGuard | undefined;
-  bfd: BfdSession | undefined;
+  bfd: BfdSessionHandle | undefined;
   /** Why BFD ended the session going down now, for its peerDown message. */
   bfdDown?: string;
   /** UPDATEs pulled from its Adj-RIB-Out and not yet written. */
@@ -193,7 +198,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
   /** Set by drain(): what we originate carries GRACEFUL_SHUTDOWN from then on. */
   private draining = false;
   /** The BFD endpoint, once a peer needed it; `ownBfd` when the speaker made it (and closes it). */
-  private bfdEndpoint: Bfd | undefined;
+  private bfdEndpoint: BfdEndpoint | undefined;
   private ownBfd = false;
 
   constructor(private readonly options: SpeakerOptions) {
@@ -786,8 +791,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> {
     const timers = n.config.bfd === true ? {} : (n.config.bfd as BfdTimers);
     if (!this.bfdEndpoint) {
       const o = this.options.bfd;
-      this.ownBfd = !(o instanceof Bfd);
-      this.bfdEndpoint = o instanceof Bfd ? o : new Bfd(o);
+      this.ownBfd = !isBfdEndpoint(o);
+      this.bfdEndpoint = isBfdEndpoint(o) ? o : createBfdEndpoint(o);
+      if (this.ownBfd) this.bfdEndpoint.on('error', (e) => this.emit('bfdError', e));
     }
     const s = this.bfdEndpoint.add({ peer: n.config.address, localAddress, ...timers });
     n.bfd = s;

@@ -10,7 +10,7 @@ import { EventEmitter } from 'eventemitter3';
 import { checkBfdTimers, type BfdTimers } from './config.js';
 import { requireBfdSocket, type BfdSocketNative } from './native.js';
 import { decodeControlPacket } from './packet.js';
-import { BfdSession, type BfdSessionStatus, type BfdTransport } from './session.js';
+import { BfdSession, type BfdSessionHandle, type BfdSessionStatus, type BfdTransport } from './session.js';
 import type { BfdStateName } from './types.js';
 
 /** RFC 5881 §4: single-hop Control packets go to this port. */
@@ -36,11 +36,56 @@ export interface BfdSessionOptions extends BfdTimers {
 
 export interface BfdEvents {
   /** A session changed state: the session, its new state, the old one, the diagnostic. */
-  state: [BfdSession, BfdStateName, BfdStateName, number];
+  state: [BfdSessionHandle, BfdStateName, BfdStateName, number];
   /** A packet dropped before any session saw it: where from, and why (§6.8.6). */
   discarded: [string, string];
   /** A socket failed; the sessions on it stop hearing their peers and go Down by detection. */
   error: [Error];
+}
+
+/**
+ * A BFD endpoint, wherever its sessions run: `Bfd` runs them on this thread's event loop,
+ * `BfdWorker` on a thread of their own (see createBfdEndpoint).
+ */
+export interface BfdEndpoint {
+  add(options: BfdSessionOptions): BfdSessionHandle;
+  release(s: BfdSessionHandle): void;
+  readonly sessions: BfdSessionHandle[];
+  status(): BfdSessionStatus[];
+  close(): Promise<void>;
+  /** Resolves once every session added so far has its sockets open and runs. */
+  ready(): Promise<void>;
+  /** Packets dropped by §6.8.6 before reaching a session. */
+  readonly discards: number;
+  on<K extends keyof BfdEvents>(event: K, listener: (...args: BfdEvents[K]) => void): this;
+  off<K extends keyof BfdEvents>(event: K, listener?: (...args: BfdEvents[K]) => void): this;
+}
+
+/** What add() checked of a session's options: its family, its path's key, its timers. */
+export interface CheckedSession {
+  family: 4 | 6;
+  key: string;
+  timers: Required<BfdTimers>;
+}
+
+/** The checks of add(), with errors naming the field; the key names the path (RFC 5882 §3: one session a path). */
+export function checkSessionOptions(options: BfdSessionOptions): CheckedSession {
+  const { peer, localAddress, ...t } = options;
+  const family = isIP(addressKey(peer));
+  if (family === 0) throw new TypeError(`bfd peer: "${peer}" is not an IP address`);
+  if (localAddress !== undefined && isIP(addressKey(localAddress)) !== family) {
+    throw new TypeError(`bfd peer ${peer} localAddress: "${localAddress}" is not an address of the peer's family`);
+  }
+  const timers = checkBfdTimers(`bfd peer ${peer}`, t);
+  const key = `${localAddress === undefined ? '' : addressKey(localAddress)}|${addressKey(peer)}`;
+  return { family: family as 4 | 6, key, timers };
+}
+
+/** What the BFD thread is given for a session the main thread made: its discriminator, jitter seed and shared counters. */
+export interface ChosenSession {
+  discriminator: number;
+  seed: number;
+  counters: Float64Array;
 }
 
 interface Socket {
@@ -65,7 +110,7 @@ function addressKey(a: string): string {
   return (i < 0 ? a : a.slice(0, i)).toLowerCase();
 }
 
-export class Bfd extends EventEmitter<BfdEvents> {
+export class Bfd extends EventEmitter<BfdEvents> implements BfdEndpoint {
   private readonly native: BfdSocketNative;
   private readonly port: number;
   private readonly remotePort: number;
@@ -94,31 +139,30 @@ export class Bfd extends EventEmitter<BfdEvents> {
    * one session per path, whoever uses it). Timers given by a later client change it.
    */
   add(options: BfdSessionOptions): BfdSession {
+    return this.addSession(options);
+  }
+
+  /** add(), with what the main thread chose when the session runs in the BFD thread (see BfdWorker). */
+  addSession(options: BfdSessionOptions, chosen?: ChosenSession): BfdSession {
     if (this.closed) throw new Error('BFD endpoint closed');
-    const { peer, localAddress, ...t } = options;
-    const family = isIP(addressKey(peer));
-    if (family === 0) throw new TypeError(`bfd peer: "${peer}" is not an IP address`);
-    if (localAddress !== undefined && isIP(addressKey(localAddress)) !== family) {
-      throw new TypeError(`bfd peer ${peer} localAddress: "${localAddress}" is not an address of the peer's family`);
-    }
-    const timers = checkBfdTimers(`bfd peer ${peer}`, t);
-    const key = `${localAddress === undefined ? '' : addressKey(localAddress)}|${addressKey(peer)}`;
+    const { peer, localAddress } = options;
+    const { family, key, timers } = checkSessionOptions(options);
     const existing = this.byAddress.get(key);
     if (existing) {
       existing.users++;
       existing.setTimers(timers);
       return existing;
     }
-    this.open(this.receivers, family as 4 | 6, localAddress, this.port);
+    this.open(this.receivers, family, localAddress, this.port);
     try {
-      this.open(this.senders, family as 4 | 6, localAddress, undefined);
+      this.open(this.senders, family, localAddress, undefined);
     } catch (e) {
-      this.close1(this.receivers, family as 4 | 6, localAddress);
+      this.close1(this.receivers, family, localAddress);
       throw e;
     }
-    let discr = randomInt(1, 0xffffffff);
-    while (this.byDiscr.has(discr)) discr = randomInt(1, 0xffffffff);
-    const s = new BfdSession(peer, localAddress, timers, discr, randomInt(1, 0xffffffff), this.transport);
+    let discr = chosen?.discriminator ?? randomInt(1, 0xffffffff);
+    while (chosen === undefined && this.byDiscr.has(discr)) discr = randomInt(1, 0xffffffff);
+    const s = new BfdSession(peer, localAddress, timers, discr, chosen?.seed ?? randomInt(1, 0xffffffff), this.transport, chosen?.counters);
     s.on('state', (to, from, diag) => this.emit('state', s, to, from, diag));
     this.byDiscr.set(discr, s);
     this.byAddress.set(key, s);
@@ -134,6 +178,11 @@ export class Bfd extends EventEmitter<BfdEvents> {
     s.adminDown();
     s.dispose();
     this.forget(s);
+  }
+
+  /** Sessions run from add() on: nothing to wait for. */
+  ready(): Promise<void> {
+    return Promise.resolve();
   }
 
   get sessions(): BfdSession[] {

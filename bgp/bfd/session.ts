@@ -42,19 +42,78 @@ export interface BfdTransport {
   send(session: BfdSession, octets: Buffer): void;
 }
 
-export class BfdSession extends EventEmitter<BfdSessionEvents> {
+/**
+ * What a client holds of a session, wherever its machine runs: in this thread (`BfdSession`)
+ * or in the BFD thread (`BfdWorker`'s sessions, which mirror it here).
+ */
+export interface BfdSessionHandle {
+  readonly peer: string;
+  readonly localAddress: string | undefined;
+  readonly state: BfdStateName;
+  readonly isUp: boolean;
+  readonly localDiscriminator: number;
+  /** The machine's whole state (§6.8.1 variables) as of the last state event or change of timers. */
+  readonly variables: BfdState;
+  readonly packetsIn: number;
+  readonly packetsOut: number;
+  readonly upCount: number;
+  readonly lastReceived: number;
+  readonly since: number;
+  status(): BfdSessionStatus;
+  adminDown(): void;
+  adminUp(): void;
+  /** Stops the session without a word to the remote (its timers, its packets), as a dead host does. */
+  dispose(): void;
+  on(event: 'state', listener: (...a: BfdSessionEvents['state']) => void): this;
+  once(event: 'state', listener: (...a: BfdSessionEvents['state']) => void): this;
+  off(event: 'state', listener?: (...a: BfdSessionEvents['state']) => void): this;
+}
+
+/** Slots of a session's counters (a Float64Array; the BFD thread shares it with the main one). */
+export const COUNTER = { packetsIn: 0, packetsOut: 1, lastReceived: 2 } as const;
+export const COUNTERS = 3;
+
+/** A session's status from its machine and counters (both kinds of session show the same). */
+export function sessionStatus(
+  peer: string,
+  localAddress: string | undefined,
+  s: BfdState,
+  c: Float64Array,
+  since: number,
+  upCount: number,
+  diagnostic = diagText(s.localDiag),
+): BfdSessionStatus {
+  return {
+    peer,
+    ...(localAddress !== undefined ? { localAddress } : {}),
+    state: s.sessionState,
+    remoteState: s.remoteSessionState,
+    diagnostic,
+    localDiscriminator: s.localDiscr,
+    remoteDiscriminator: s.remoteDiscr,
+    transmitInterval: transmitInterval(s) / 1000,
+    detectionTime: detectionTime(s) / 1000,
+    multiplier: s.config.detectMult,
+    since,
+    packetsIn: c[COUNTER.packetsIn],
+    packetsOut: c[COUNTER.packetsOut],
+    upCount,
+    lastReceived: c[COUNTER.lastReceived],
+  };
+}
+
+export class BfdSession extends EventEmitter<BfdSessionEvents> implements BfdSessionHandle {
   private fsm: BfdState;
   private readonly timers: SessionTimers;
   private readonly queue: BfdEvent[] = [];
   private draining = false;
   private disposed = false;
   since = Date.now();
-  packetsIn = 0;
-  packetsOut = 0;
   upCount = 0;
-  lastReceived = 0;
   /** Clients sharing this session (see Bfd.add). */
   users = 1;
+  /** Called once the machine has taken an event and its actions are done (the BFD thread mirrors what changed). */
+  onStep: ((s: BfdSession) => void) | undefined;
 
   constructor(
     /** The peer's address as the socket takes it (a link-local one with its zone). */
@@ -64,6 +123,8 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
     localDiscr: number,
     seed: number,
     private readonly transport: BfdTransport,
+    /** packetsIn, packetsOut, lastReceived (see COUNTER): the BFD thread passes shared memory. */
+    readonly counters: Float64Array = new Float64Array(COUNTERS),
   ) {
     super();
     this.fsm = createBfdSession(bfdConfig(timers), localDiscr, seed);
@@ -80,6 +141,19 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
     return this.fsm.localDiscr;
   }
 
+  get packetsIn(): number {
+    return this.counters[COUNTER.packetsIn];
+  }
+
+  get packetsOut(): number {
+    return this.counters[COUNTER.packetsOut];
+  }
+
+  /** When the last packet of the remote arrived (ms since the epoch; 0: none yet). */
+  get lastReceived(): number {
+    return this.counters[COUNTER.lastReceived];
+  }
+
   get isUp(): boolean {
     return this.fsm.sessionState === 'Up';
   }
@@ -90,24 +164,7 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
   }
 
   status(): BfdSessionStatus {
-    const s = this.fsm;
-    return {
-      peer: this.peer,
-      ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
-      state: s.sessionState,
-      remoteState: s.remoteSessionState,
-      diagnostic: diagText(s.localDiag),
-      localDiscriminator: s.localDiscr,
-      remoteDiscriminator: s.remoteDiscr,
-      transmitInterval: transmitInterval(s) / 1000,
-      detectionTime: detectionTime(s) / 1000,
-      multiplier: s.config.detectMult,
-      since: this.since,
-      packetsIn: this.packetsIn,
-      packetsOut: this.packetsOut,
-      upCount: this.upCount,
-      lastReceived: this.lastReceived,
-    };
+    return sessionStatus(this.peer, this.localAddress, this.fsm, this.counters, this.since, this.upCount);
   }
 
   /** New intervals or multiplier; while Up they are announced by a Poll Sequence (§6.8.3). */
@@ -130,8 +187,8 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
 
   /** A packet the endpoint matched to this session. */
   receive(p: BfdControlPacket): void {
-    this.packetsIn++;
-    this.lastReceived = Date.now();
+    this.counters[COUNTER.packetsIn]++;
+    this.counters[COUNTER.lastReceived] = Date.now();
     this.dispatch({ type: 'ReceivedPacket', packet: p });
   }
 
@@ -156,11 +213,12 @@ export class BfdSession extends EventEmitter<BfdSessionEvents> {
     } finally {
       this.draining = false;
     }
+    this.onStep?.(this);
   }
 
   private perform(a: BfdAction): void {
     if (a.type === 'send') {
-      this.packetsOut++;
+      this.counters[COUNTER.packetsOut]++;
       this.transport.send(this, encodeControlPacket(a.packet));
     } else if (a.type === 'stateChange') {
       this.since = Date.now();

@@ -33,8 +33,15 @@ const DIAG_TEXT = [
   'reverse concatenated path down',
 ];
 
+/**
+ * Not a code of the wire (Diag has 5 bits): what a session's clients are told when the thread
+ * its machine ran on stopped (see BfdWorker). The session starts again from Down, diagnostic 0.
+ */
+export const BFD_THREAD_STOPPED = 32;
+
 /** The RFC's words for a diagnostic code, for logs and status. */
 export function diagText(diag: number): string {
+  if (diag === BFD_THREAD_STOPPED) return 'the BFD thread stopped';
   return DIAG_TEXT[diag] ?? `diagnostic ${diag}`;
 }
 

@@ -115,6 +115,7 @@ export class NodeSpeaker extends EventEmitter<NodeSpeakerEvents> {
     );
     speaker.on('maxPrefix', (address, e) => this.options.log('max-prefix', { peer: address, ...e }));
     speaker.on('connectionRefused', (from, reason) => this.options.log('connection-refused', { from, reason }));
+    speaker.on('bfdError', (e) => this.options.log('bfd-error', { error: e.message }));
     speaker.on('endOfRib', (address) => this.emit('endOfRib', address));
     speaker.start().catch((e: Error) => {
       this.options.log('listen-error', { error: e.message, port: s.port });

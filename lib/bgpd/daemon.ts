@@ -36,6 +36,7 @@ const LEVELS: Record<string, 'debug' | 'info' | 'warning' | 'error'> = {
   'update-error': 'warning',
   'max-prefix': 'warning',
   'connection-refused': 'warning',
+  'bfd-error': 'warning',
   'end-of-rib': 'debug',
   'graceful-restart': 'warning',
   started: 'info',
@@ -62,7 +63,8 @@ export async function runReflector(options: DaemonOptions): Promise<BgpSpeaker> 
  * port, with the field's path in the file.
  */
 async function dryRun(config: BgpdConfig): Promise<void> {
-  const dry = new BgpSpeaker({ ...config.speaker, listen: false });
+  // BFD on this loop: a thread of its own would only be started to be stopped.
+  const dry = new BgpSpeaker({ ...config.speaker, listen: false, bfd: { thread: 'main' } });
   const m = new Mistakes();
   try {
     for (const [i, d] of config.dynamicNeighbors.entries()) refuseAt(m, config.dynamicPaths[i], () => dry.addDynamicNeighbors(d));
@@ -113,6 +115,7 @@ async function runSpeaker(
   speaker.on('maxPrefix', (peer, e) => log('max-prefix', { peer, ...e }));
   speaker.on('endOfRib', (peer, family) => log('end-of-rib', { peer, family }));
   speaker.on('connectionRefused', (from, reason) => log('connection-refused', { from, reason }));
+  speaker.on('bfdError', (e) => log('bfd-error', { error: e.message }));
   for (const n of config.networks) speaker.originate(n.prefix, { attributes: networkAttributes(n) });
   let stopping = false;
   const stop = (message?: string) => {

@@ -47,6 +47,7 @@ const LEVELS: Record<string, 'warning' | 'error'> = {
   'max-prefix': 'warning',
   'listen-error': 'warning',
   'connection-refused': 'warning',
+  'bfd-error': 'warning',
   'graceful-restart-timeout': 'warning',
   // The dataplane: what felix could not program.
   'programming-problems': 'warning',

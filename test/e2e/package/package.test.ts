@@ -129,6 +129,15 @@ describe('the packed package, installed in an empty project', function () {
     assert.doesNotMatch(r.stderr, /Error/);
   });
 
+  it('podroute/bfd runs its sessions on a thread that loads the compiled dist/, and they come Up', async function () {
+    if (!existsSync(join(app, 'node_modules/podroute/bgp/native/build/Release/bfd_socket.node'))) {
+      console.log('      skipped: the BFD socket addon did not build at install (no C compiler)');
+      this.skip();
+    }
+    const r = ok(await run(['node', 'bfd.mjs'], app), 'bfd.mjs');
+    assert.match(r.stdout, /bfd ok \(Up on thread \d+\)/);
+  });
+
   it('a TypeScript consumer type-checks against the shipped declarations', async () => {
     writeFileSync(
       join(app, 'tsconfig.json'),
