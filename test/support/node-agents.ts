@@ -29,22 +29,8 @@ export interface AgentProcess {
   proc: ManagedProcess;
 }
 
-export interface AgentSpawn {
-  name: string;
-  /** IPv4 address with its length, or `none` for an IPv6-only node. */
-  ip: string;
-  /** IPv6 address with its length (`--ip6`). */
-  ip6?: string;
-  /** `--router-id`: without it an IPv6-only node takes a hash of its name. */
-  routerId?: string;
-  /** Where the cluster's state is (a Redis socket or URL). */
-  datastore: string;
-  control: string;
-  /** Flags after the lab's defaults (a later flag wins): `--health-port 9099`, `--policy off`. */
-  flags?: readonly string[];
-  /** The podroute tree to run (default this checkout): a copy can lack what a host may lack. */
-  root?: string;
-}
+/** A lab node's agent as spawnAgent starts it (no CNI socket, this Node.js). */
+export type AgentSpawn = Omit<NodeRunArgs, 'cniSocket' | 'node'>;
 
 /** One lab node's `podroute node run`, as the suites and the benchmarks start it. */
 export interface NodeRunArgs {
