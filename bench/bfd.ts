@@ -7,10 +7,10 @@
 // during the window are counted on our side (a flap would show a busy loop or a stall).
 // The process's CPU counts every thread of it.
 //   npx tsx bench/bfd.ts [sessions] [interval_ms] [seconds]     (BFD_THREAD=main: the endpoint on the main loop)
-import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBfdd } from '../test/support/frr.js';
 import { Lab } from '../test/support/netns.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -72,19 +72,7 @@ async function main(): Promise<void> {
         ' !',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'bfdd.conf'), `log stdout warnings\nbfd\n${peers.join('\n')}\n!\n`);
-    writeFileSync(join(dir, 'zebra.conf'), 'log stdout warnings\n');
-    const uid = Number(execFileSync('id', ['-u', 'frr'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'frr'], { encoding: 'utf8' }).trim());
-    for (const f of [dir, join(dir, 'bfdd.conf'), join(dir, 'zebra.conf')]) chownSync(f, uid, gid);
-    const zserv = join(dir, 'zserv.api');
-    const common = ['--vty_socket', dir, '-P', '0', '-u', 'frr', '-g', 'frr', '-z', zserv];
-    frrNs.spawn(['/usr/lib/frr/zebra', '-f', join(dir, 'zebra.conf'), '-i', join(dir, 'zebra.pid'), ...common], { name: 'zebra' });
-    await waitFor(() => existsSync(zserv), { what: 'zebra', timeoutMs: 20_000, intervalMs: 100 });
-    const bfdd = frrNs.spawn(
-      ['/usr/lib/frr/bfdd', '-f', join(dir, 'bfdd.conf'), '-i', join(dir, 'bfdd.pid'), '--bfdctl', join(dir, 'bfdd.sock'), ...common],
-      { name: 'bfdd' },
-    );
+    const bfdd = await startBfdd(frrNs, dir, peers);
     const node = ours.spawn(
       ['node', '--import', 'tsx', join(ROOT, 'bench/bfd-node.ts'), FRR, ourAddress(0), String(N), String(INTERVAL), String(MULT)],
       {

@@ -364,3 +364,27 @@ export function parseFrrRib(table: FrrRibDetail): RibRoute[] {
   }
   return routes;
 }
+
+/**
+ * FRR's bfdd alone (with the zebra it needs) in `ns`, its files in `dir`, from the `peer` blocks
+ * given (each ` peer A local-address B` with its timer lines, ending ` !`): a BFD peer without
+ * bgpd, as the BFD interop suites and the benchmark run it. Returns bfdd; both are stopped with
+ * the namespace's lab.
+ */
+export async function startBfdd(ns: Netns, dir: string, peers: readonly string[]): Promise<ManagedProcess> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'bfdd.conf'), `log stdout warnings\nbfd\n${peers.join('\n')}\n!\n`);
+  writeFileSync(join(dir, 'zebra.conf'), 'log stdout warnings\n');
+  const ids = frrUser();
+  for (const f of [dir, join(dir, 'bfdd.conf'), join(dir, 'zebra.conf')]) chownSync(f, ids.uid, ids.gid);
+  const zserv = join(dir, 'zserv.api');
+  const common = ['--vty_socket', dir, '-P', '0', '-u', 'frr', '-g', 'frr', '-z', zserv];
+  ns.spawn([`${FRR_BIN}/zebra`, '-f', join(dir, 'zebra.conf'), '-i', join(dir, 'zebra.pid'), ...common], { name: 'zebra' });
+  await waitFor(() => existsSync(zserv), { what: 'zebra', timeoutMs: 20_000, intervalMs: 100 });
+  return ns.spawn(
+    [`${FRR_BIN}/bfdd`, '-f', join(dir, 'bfdd.conf'), '-i', join(dir, 'bfdd.pid'), '--bfdctl', join(dir, 'bfdd.sock'), ...common],
+    {
+      name: 'bfdd',
+    },
+  );
+}

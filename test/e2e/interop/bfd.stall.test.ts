@@ -5,12 +5,11 @@
 // and up again during such a stall: the main thread hears every change afterwards, in order.
 // BFD_STALL_THREAD=main runs the endpoint on the main event loop instead, where both fail.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Lab, type Netns } from '../../support/netns.js';
 import type { ManagedProcess } from '../../support/process.js';
+import { startBfdd } from '../../support/frr.js';
 import { waitFor } from '../../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -43,21 +42,8 @@ describe('BFD interop: a busy main thread does not take sessions down (FRR bfdd,
     frrNs = await lab.namespace('frr');
     await lab.link(ours, { v4: `${OURS}/24` }, frrNs, { v4: `${FRR}/24` });
     dir = join(lab.dir, 'frr');
-    mkdirSync(dir, { recursive: true });
-    const peer = `peer ${OURS} local-address ${FRR}\n  detect-multiplier 3\n  receive-interval 100\n  transmit-interval 100\n !`;
-    writeFileSync(join(dir, 'bfdd.conf'), `log stdout warnings\nbfd\n ${peer}\n!\n`);
-    writeFileSync(join(dir, 'zebra.conf'), 'log stdout warnings\n');
-    const uid = Number(execFileSync('id', ['-u', 'frr'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'frr'], { encoding: 'utf8' }).trim());
-    for (const f of [dir, join(dir, 'bfdd.conf'), join(dir, 'zebra.conf')]) chownSync(f, uid, gid);
-    const zserv = join(dir, 'zserv.api');
-    const common = ['--vty_socket', dir, '-P', '0', '-u', 'frr', '-g', 'frr', '-z', zserv];
-    frrNs.spawn(['/usr/lib/frr/zebra', '-f', join(dir, 'zebra.conf'), '-i', join(dir, 'zebra.pid'), ...common], { name: 'zebra' });
-    await waitFor(() => existsSync(zserv), { what: 'zebra', timeoutMs: 20_000, intervalMs: 100 });
-    frrNs.spawn(
-      ['/usr/lib/frr/bfdd', '-f', join(dir, 'bfdd.conf'), '-i', join(dir, 'bfdd.pid'), '--bfdctl', join(dir, 'bfdd.sock'), ...common],
-      { name: 'bfdd' },
-    );
+    const peer = ` peer ${OURS} local-address ${FRR}\n  detect-multiplier 3\n  receive-interval 100\n  transmit-interval 100\n !`;
+    await startBfdd(frrNs, dir, [peer]);
     node = ours.spawn(
       [
         'node',
