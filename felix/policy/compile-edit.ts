@@ -301,7 +301,7 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   // Sets: those whose use began or ended, and the used ones the edit rebuilt.
   let sets: NftSet[] | undefined;
   const changedSets: NftSet[] = [];
-  let setsCameOrWent = false;
+  const removedSets: string[] = [];
   const oldSets = s.table.sets;
   const edited = (
     ids: Set<string>,
@@ -326,13 +326,22 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
         }
         continue;
       }
-      setsCameOrWent = true;
+      // A set that came is named whole, one that went by name: the table's own names, as TableDelta asks.
       for (const family of [4, 6] as const) {
         const at = lowerBound(sets, name(id, family), setName);
-        if (!used) sets.splice(at, 1);
-        else if (sets[at]?.name === name(id, family)) throw new WholeCompile();
+        if (used) {
+          if (sets[at]?.name === name(id, family)) throw new WholeCompile();
+        } else {
+          if (sets[at]?.name !== name(id, family)) throw new WholeCompile();
+          sets.splice(at, 1);
+          removedSets.push(name(id, family));
+        }
       }
-      if (used) for (const next of parts(id)) sets.splice(lowerBound(sets, next.name, setName), 0, next);
+      if (used)
+        for (const next of parts(id)) {
+          sets.splice(lowerBound(sets, next.name, setName), 0, next);
+          changedSets.push(next);
+        }
     }
   };
   // A set the input no longer has but a chain still names: the whole compile refuses it.
@@ -386,13 +395,11 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   }
 
   const table: NftTable = { family: 'inet', name: s.table.name, sets: sets ?? oldSets, maps, chains };
-  // A set that comes or goes is not a change TableChange can say: the table is then taken whole.
-  if (!setsCameOrWent) {
-    const change: { -readonly [K in keyof TableChange]: TableChange[K] } = { from: s.table, sets: changedSets };
-    if (changedMaps.length) change.maps = changedMaps;
-    if (changedChains.length) change.chains = changedChains;
-    if (removedChains.length) change.removedChains = removedChains;
-    recordTableChange(table, change);
-  }
+  const change: { -readonly [K in keyof TableChange]: TableChange[K] } = { from: s.table, sets: changedSets };
+  if (removedSets.length) change.removedSets = removedSets;
+  if (changedMaps.length) change.maps = changedMaps;
+  if (changedChains.length) change.chains = changedChains;
+  if (removedChains.length) change.removedChains = removedChains;
+  recordTableChange(table, change);
   return { ...s, input, table };
 }

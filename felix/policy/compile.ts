@@ -147,6 +147,8 @@ export function compilePolicy(input: PolicyInput, options: CompileOptions = {}):
   const settings = chainSettings(options, passMark);
   const optionsText = `${settings.variant} ${options.filterPriority ?? 0} ${options.natPriority ?? 100}`;
   const last = lastCompiled;
+  // Inputs are not changed in place: the input compiled last, with the same options, is that table.
+  if (last && last.input === input && last.options === optionsText) return last.table;
   const edit = last && last.options === optionsText ? inputEdit(input) : undefined;
   if (last && edit?.from === last.input) {
     // The edit changes what `last` keeps in place: it is no one's once the edit has begun.

@@ -2,13 +2,18 @@
 // relabelled: the calculation graph records what changed (derivation.ts, InputEdit) and the
 // compiler compiles only that (compile-edit.ts), recording on the table which sets, maps and
 // chains changed (TableChange). Held over seeded random sequences: each table equals the whole
-// compile of a copy of its input, and its record equals its actual difference from the table
-// before (every part it does not name is the very object the table before had).
+// compile of a copy of its input, its record equals its actual difference from the table
+// before (every part it does not name is the very object the table before had, sets that came
+// or went included), and the programmer plans that record alone into the operations it would
+// plan from the whole table.
 import assert from 'node:assert/strict';
 import { compileFromScratch, compilePolicy } from '../../../felix/policy/compile.js';
+import type { NftOp } from '../../../felix/policy/dataplane.js';
 import { inputEdit, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
+import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
 import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
+import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { PolicyCalculator } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
 import { prng } from '../../support/prng.js';
@@ -20,17 +25,15 @@ const byName = <T extends { readonly name: string }>(xs: readonly T[] | undefine
 /** Asserts that `change` says exactly how `next` differs from `prev`. */
 function assertChange(prev: NftTable, next: NftTable, change: TableChange, where: string): void {
   assert.equal(change.from, prev, `${where}: the change is from the table before`);
-  // Sets: the same names; those not named are the very objects they were.
-  assert.deepEqual(
-    next.sets.map((s) => s.name),
-    prev.sets.map((s) => s.name),
-    `${where}: a change with a record keeps the set names`,
-  );
+  // Sets: those not named are the very objects they were; a named one replaces the set of its
+  // name or is new; those gone are named removed, and only they.
+  const prevSets = byName(prev.sets);
+  const nextSets = byName(next.sets);
   const namedSets = new Set(change.sets);
-  next.sets.forEach((s, i) => {
-    const before = prev.sets[i]!;
+  for (const s of next.sets) {
+    const before = prevSets.get(s.name);
     if (!namedSets.has(s)) assert.equal(s, before, `${where}: set ${s.name} is not named, so it is the one before`);
-    else {
+    else if (before) {
       assert.notEqual(s, before, `${where}: set ${s.name} is named, so it changed`);
       const members = nftSetChange(s);
       if (members) {
@@ -41,8 +44,17 @@ function assertChange(prev: NftTable, next: NftTable, change: TableChange, where
         assert.deepEqual([...had].sort(), [...s.elements].sort(), `${where}: set ${s.name}'s member change adds up`);
       }
     }
-  });
-  assert.equal(namedSets.size, change.sets.filter((s) => next.sets.includes(s)).length, `${where}: every set named is in the table`);
+  }
+  for (const s of namedSets) assert.equal(nextSets.get(s.name), s, `${where}: set ${s.name} is named and in the table`);
+  const removedSets = new Set(change.removedSets ?? []);
+  assert.equal(removedSets.size, change.removedSets?.length ?? 0, `${where}: no set is named removed twice`);
+  for (const name of prevSets.keys())
+    if (!nextSets.has(name)) assert.ok(removedSets.has(name), `${where}: set ${name} went, so it is named removed`);
+  for (const name of removedSets) {
+    assert.ok(prevSets.has(name), `${where}: set ${name} is named removed, so it was there`);
+    assert.ok(!nextSets.has(name), `${where}: set ${name} is named removed, so it is not there`);
+  }
+  assert.equal(change.removedMaps, undefined, `${where}: the dispatch maps never go`);
   // Maps: likewise.
   const prevMaps = byName(prev.maps);
   const namedMaps = new Set(change.maps ?? []);
@@ -67,6 +79,35 @@ function assertChange(prev: NftTable, next: NftTable, change: TableChange, where
     assert.ok(prevChains.has(name), `${where}: chain ${name} is named removed, so it was there`);
     assert.ok(!nextChains.has(name), `${where}: chain ${name} is named removed, so it is not there`);
   }
+}
+
+/** The same table as a new object with no record of where it came from: the programmer takes it whole. */
+const whole = (t: NftTable): NftTable => ({ ...t, sets: [...t.sets], maps: [...(t.maps ?? [])], chains: [...t.chains] });
+
+/** Counts the reads of the table's chains (a programmer taking the table whole reads them; one taking its change does not). */
+function watchChains(t: NftTable): { reads: number } {
+  const seen = { reads: 0 };
+  const chains = t.chains;
+  Object.defineProperty(t, 'chains', {
+    get() {
+      seen.reads++;
+      return chains;
+    },
+    configurable: true,
+    enumerable: true,
+  });
+  return seen;
+}
+
+/** A transaction as a sorted list of operations, each with its lists sorted: what it does, whatever the order it says it in. */
+function ops(tx: readonly NftOp[]): string[] {
+  return tx
+    .map((op) => {
+      const o: Record<string, unknown> = { ...op };
+      for (const k of ['elements', 'keys']) if (Array.isArray(o[k])) o[k] = (o[k] as unknown[]).map((e) => JSON.stringify(e)).sort();
+      return JSON.stringify(o);
+    })
+    .sort();
 }
 
 describe('policy calculation: endpoint and policy changes compile as what they touch', () => {
@@ -102,8 +143,10 @@ describe('policy calculation: endpoint and policy changes compile as what they t
     assert.deepEqual([gone.sets, gone.policies, gone.endpoints], [[], [], []], 'nothing is put');
   });
 
-  it('after random changes of pods, policies and namespaces each table is the whole compile, and its record is its difference (300 steps, 2 seeds)', () => {
+  it("after random changes of pods, policies and namespaces each table is the whole compile, its record its difference, and the programmer's transaction the whole plan (300 steps, 2 seeds)", async () => {
     let recorded = 0;
+    let setsCame = 0;
+    let setsWent = 0;
     let withChains = 0;
     let withMaps = 0;
     for (const seed of [1, 2]) {
@@ -142,6 +185,9 @@ describe('policy calculation: endpoint and policy changes compile as what they t
         });
       };
       let prev = compilePolicy(c.input());
+      const byChange = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
+      const byWhole = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
+      assert.ok((await byChange.update(prev)).ok && (await byWhole.update(whole(prev))).ok, `seed ${seed}: the first table is loaded`);
       for (let step = 0; step < 150; step++) {
         const what = rand(10);
         const ns = pick(namespaces);
@@ -187,17 +233,31 @@ describe('policy calculation: endpoint and policy changes compile as what they t
         const where = `seed ${seed}, step ${step}`;
         const table = compilePolicy(input);
         assert.deepEqual(table, compileFromScratch(structuredClone(input) as PolicyInput), `${where}: the table equals the whole compile`);
-        const change = tableChange(table);
+        // An input that did not change is the table before, whose record is of the change before it.
+        const change = table === prev ? undefined : tableChange(table);
         if (change) {
           recorded++;
           if (change.chains?.length || change.removedChains?.length) withChains++;
           if (change.maps?.length) withMaps++;
           assertChange(prev, table, change, where);
+          if (change.sets.some((x) => !prev.sets.some((p) => p.name === x.name))) setsCame++;
+          if (change.removedSets?.length) setsWent++;
         }
+        // The programmer plans a recorded change alone, and the same operations as from the whole table.
+        const watched = watchChains(table);
+        const a = await byChange.update(table);
+        const reads = watched.reads;
+        const b = await byWhole.update(whole(table));
+        assert.ok(a.ok && b.ok, `${where}: ${a.error ?? b.error}`);
+        assert.deepEqual(ops(a.transaction), ops(b.transaction), `${where}: the operations the whole plan has`);
+        if (change) assert.equal(reads, 0, `${where}: a recorded change is taken as such, the table not read whole`);
+        assert.equal(compilePolicy(input), table, `${where}: the same input compiled again is the same table`);
         prev = table;
       }
+      assert.deepEqual((await byChange.resync()).transaction, [], `seed ${seed}: a resync finds nothing to repair`);
     }
-    assert.ok(recorded > 150, `most changes carry a record (${recorded} of 300)`);
+    assert.ok(recorded > 250, `nearly every change carries a record (${recorded} of 300)`);
+    assert.ok(setsCame > 10 && setsWent > 10, `many records name sets that came (${setsCame}) or went (${setsWent})`);
     assert.ok(withChains > 40, `many records name chains (${withChains})`);
     assert.ok(withMaps > 15, `some records name the dispatch maps (${withMaps})`);
   });
