@@ -95,14 +95,28 @@ class Flood {
     this.done = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
 
-  /** Packets sent and lost, and how much time the lost ones stand for at the interval ping kept. */
-  async result(): Promise<{ sent: number; lost: number; lostMs: number; text: string }> {
+  /**
+   * Packets sent and lost, and how much time the lost ones stand for at the interval ping kept.
+   * ping stopped by SIGINT counts the echoes still on their way as lost: on a loaded machine
+   * (round trips longer than the interval) that is a few packets that were never dropped. So a
+   * packet is lost when a later one was answered and it was not; the unanswered tail counts as
+   * in flight only while it is shorter than ping's own wait for a reply (-W 1).
+   */
+  async result(): Promise<{ sent: number; lost: number; lostMs: number; inFlight: number; text: string }> {
     await this.done;
     const m = /(\d+) packets transmitted, (\d+) received.*time (\d+)ms/.exec(this.out);
     assert.ok(m, `ping's summary: ${this.out.slice(-300)}`);
-    const [sent, received, t] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const lost = sent - received;
-    return { sent, lost, lostMs: Math.round((lost * t) / Math.max(1, sent - 1)), text: m[0] };
+    const [sent, , t] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const answered = new Set([...this.out.matchAll(/bytes from .* icmp_seq=(\d+)/g)].map((a) => Number(a[1])));
+    const last = Math.max(0, ...answered);
+    let lost = 0;
+    for (let seq = 1; seq <= last; seq++) if (!answered.has(seq)) lost++;
+    const perPacketMs = t / Math.max(1, sent - 1);
+    const tail = sent - last;
+    const inFlight = last > 0 && tail * perPacketMs < 1_000 ? tail : 0;
+    lost += tail - inFlight;
+    const text = inFlight ? `${m[0]} (${inFlight} still in flight when ping was stopped)` : m[0];
+    return { sent, lost, lostMs: Math.round(lost * perPacketMs), inFlight, text };
   }
 
   /** When ping gave up on a packet or was told it cannot be delivered (ms since the epoch, as ping -D prints). */
