@@ -92,7 +92,8 @@ class Flood {
       { stdio: ['ignore', 'pipe', 'ignore'] },
     );
     this.child.stdout!.on('data', (b: Buffer) => (this.out += b.toString()));
-    this.done = new Promise((resolve) => this.child.once('exit', () => resolve()));
+    // 'close', not 'exit': the summary ping prints as it ends may still be in the pipe at its exit.
+    this.done = new Promise((resolve) => this.child.once('close', () => resolve()));
   }
 
   /**
