@@ -5,7 +5,7 @@
 // nf_tables through netlink) ends equal; the change path is checked to be the one taken. A change
 // the kernel refuses leaves the old table whole, and the next apply repairs from a read.
 import assert from 'node:assert/strict';
-import type { InstalledTable, NftOp } from '../../../felix/policy/dataplane.js';
+import type { InstalledTable } from '../../../felix/policy/dataplane.js';
 import { nftMapChange, partChange } from '../../../felix/policy/derivation.js';
 import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
 import { NetlinkNftDataplane } from '../../../felix/policy/nftnl-dataplane.js';
@@ -17,6 +17,7 @@ import type { ServiceEndpoint, ServiceInput, ServicePort } from '../../../felix/
 import { SERVICES_PART } from '../../../felix/services/program.js';
 import { Lab, type Netns } from '../../support/netns.js';
 import { prng } from '../../support/prng.js';
+import { transactionOps, watchChains } from '../../support/nft-tx.js';
 
 /** Random service ports and random changes to them, from a seed. */
 class Services {
@@ -152,32 +153,6 @@ function whole(t: NftTablePart): NftTablePart {
   return { sets: [...t.sets], maps: [...t.maps], chains: [...t.chains] };
 }
 
-/** Counts the reads of the part's chains (a programmer taking the part whole reads them; one taking its change does not). */
-function watchChains(t: NftTablePart): { reads: number } {
-  const seen = { reads: 0 };
-  const read = Object.getOwnPropertyDescriptor(t, 'chains')!;
-  Object.defineProperty(t, 'chains', {
-    get() {
-      seen.reads++;
-      return read.get ? read.get.call(t) : read.value;
-    },
-    configurable: true,
-    enumerable: true,
-  });
-  return seen;
-}
-
-/** A transaction as a sorted list of operations, each with its lists sorted: what it does, whatever the order it says it in. */
-function ops(tx: readonly NftOp[]): string[] {
-  return tx
-    .map((op) => {
-      const o: Record<string, unknown> = { ...op };
-      for (const k of ['elements', 'keys']) if (Array.isArray(o[k])) o[k] = (o[k] as unknown[]).map((e) => JSON.stringify(e)).sort();
-      return JSON.stringify(o);
-    })
-    .sort();
-}
-
 function tableText(t: InstalledTable | undefined): string {
   if (!t) return 'none';
   const lines: string[] = [];
@@ -220,7 +195,11 @@ describe('felix services: a change of a few ports is programmed as that change',
         const reads = watched.reads;
         const b = await byWhole.updatePart(SERVICES_PART, whole(table));
         assert.ok(a.ok && b.ok, `seed ${seed} step ${step} (${what}): ${a.error ?? b.error}`);
-        assert.deepEqual(ops(a.transaction), ops(b.transaction), `seed ${seed} step ${step} (${what}): the operations the whole plan has`);
+        assert.deepEqual(
+          transactionOps(a.transaction),
+          transactionOps(b.transaction),
+          `seed ${seed} step ${step} (${what}): the operations the whole plan has`,
+        );
         if (recorded && reads === 0) {
           taken++;
           kinds.set(what, (kinds.get(what) ?? 0) + 1);

@@ -8,7 +8,6 @@
 // plan from the whole table.
 import assert from 'node:assert/strict';
 import { compileFromScratch, compilePolicy } from '../../../felix/policy/compile.js';
-import type { NftOp } from '../../../felix/policy/dataplane.js';
 import { inputEdit, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
@@ -18,6 +17,7 @@ import { PolicyCalculator } from '../../../lib/policy/index.js';
 import type { Resource } from '../../../lib/resources/index.js';
 import { prng } from '../../support/prng.js';
 import { gnp, knp, namespace, pod } from './fixtures.js';
+import { transactionOps, watchChains } from '../../support/nft-tx.js';
 
 const byName = <T extends { readonly name: string }>(xs: readonly T[] | undefined): Map<string, T> =>
   new Map((xs ?? []).map((x) => [x.name, x]));
@@ -83,32 +83,6 @@ function assertChange(prev: NftTable, next: NftTable, change: TableChange, where
 
 /** The same table as a new object with no record of where it came from: the programmer takes it whole. */
 const whole = (t: NftTable): NftTable => ({ ...t, sets: [...t.sets], maps: [...(t.maps ?? [])], chains: [...t.chains] });
-
-/** Counts the reads of the table's chains (a programmer taking the table whole reads them; one taking its change does not). */
-function watchChains(t: NftTable): { reads: number } {
-  const seen = { reads: 0 };
-  const chains = t.chains;
-  Object.defineProperty(t, 'chains', {
-    get() {
-      seen.reads++;
-      return chains;
-    },
-    configurable: true,
-    enumerable: true,
-  });
-  return seen;
-}
-
-/** A transaction as a sorted list of operations, each with its lists sorted: what it does, whatever the order it says it in. */
-function ops(tx: readonly NftOp[]): string[] {
-  return tx
-    .map((op) => {
-      const o: Record<string, unknown> = { ...op };
-      for (const k of ['elements', 'keys']) if (Array.isArray(o[k])) o[k] = (o[k] as unknown[]).map((e) => JSON.stringify(e)).sort();
-      return JSON.stringify(o);
-    })
-    .sort();
-}
 
 describe('policy calculation: endpoint and policy changes compile as what they touch', () => {
   it('records the endpoints, policies and sets a change put and removed', () => {
@@ -249,7 +223,7 @@ describe('policy calculation: endpoint and policy changes compile as what they t
         const reads = watched.reads;
         const b = await byWhole.update(whole(table));
         assert.ok(a.ok && b.ok, `${where}: ${a.error ?? b.error}`);
-        assert.deepEqual(ops(a.transaction), ops(b.transaction), `${where}: the operations the whole plan has`);
+        assert.deepEqual(transactionOps(a.transaction), transactionOps(b.transaction), `${where}: the operations the whole plan has`);
         if (change) assert.equal(reads, 0, `${where}: a recorded change is taken as such, the table not read whole`);
         assert.equal(compilePolicy(input), table, `${where}: the same input compiled again is the same table`);
         prev = table;
