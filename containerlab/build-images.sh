@@ -4,6 +4,7 @@
 #   podroute/node   Node (the binary that runs this script), the packed podroute, nftables, iproute2
 #   podroute/frr    Debian's FRR (zebra, bgpd, vtysh) started from /etc/frr/daemons
 #   podroute/redis  Debian's redis-server
+#   podroute/bird   Debian's BIRD 2, run on /etc/bird/bird.conf
 # Everything is cached by content: the debootstrap tarball (keyed by suite, mirror and package
 # list) in the cache folder, and each image tagged with a hash of its inputs, so a second run
 # that finds those tags does nothing. See containerlab/README.md, "Building the images".
@@ -21,14 +22,14 @@ usage() {
   cat <<EOF
 usage: containerlab/build-images.sh [--docker-host HOST] [--cache-dir DIR] [--source DIR] [--only NAME]...
 
-Builds podroute/base, podroute/node, podroute/frr and podroute/redis (tags :latest and
+Builds podroute/base, podroute/node, podroute/frr, podroute/redis and podroute/bird (tags :latest and
 :<inputs hash>), skipping every image whose inputs hash is already tagged.
 
   --docker-host HOST  the daemon to build on (default \$DOCKER_HOST, else the client's default)
   --cache-dir DIR     where the debootstrap tarball is kept
                       (default \$PODROUTE_IMAGES_CACHE, else \${XDG_CACHE_HOME:-\$HOME/.cache}/podroute/images)
   --source DIR        the podroute sources packed into podroute/node (default: this checkout)
-  --only NAME         build only node, frr or redis (and the base); may be repeated
+  --only NAME         build only node, frr, redis or bird (and the base); may be repeated
 
 Environment: PODROUTE_IMAGES_MIRROR overrides the Debian mirror read from the apt sources.
 debootstrap runs as root, only when the tarball is not cached yet.
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
     --source) [ $# -ge 2 ] || die "--source needs a value"; SOURCE=$(cd "$2" && pwd); shift 2 ;;
     --only)
       [ $# -ge 2 ] || die "--only needs a value"
-      case $2 in node|frr|redis) ONLY="$ONLY $2" ;; *) die "--only: unknown image \"$2\" (node, frr or redis)" ;; esac
+      case $2 in node|frr|redis|bird) ONLY="$ONLY $2" ;; *) die "--only: unknown image \"$2\" (node, frr, redis or bird)" ;; esac
       shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -260,13 +261,17 @@ node_image() {
   build_tagged node "$hash" build_node
 }
 
-# --- podroute/frr, podroute/redis ---------------------------------------------------------------
+# --- podroute/frr, podroute/redis, podroute/bird ---------------------------------------------------------------
 build_frr() {
   cp "$ROOT/containerlab/daemons" "$ROOT/containerlab/frr-entrypoint.sh" "$1/"
   docker_build "$1" "$2" "$3" "$ROOT/containerlab/frr.Dockerfile"
 }
 build_redis() {
   docker_build "$1" "$2" "$3" "$ROOT/containerlab/redis.Dockerfile"
+}
+build_bird() {
+  cp "$ROOT/containerlab/bird-entrypoint.sh" "$1/"
+  docker_build "$1" "$2" "$3" "$ROOT/containerlab/bird.Dockerfile"
 }
 files_image() {
   name=$1; builder=$2; shift 2
@@ -280,6 +285,7 @@ base_image
 wanted node && node_image
 wanted frr && files_image frr build_frr frr.Dockerfile frr-entrypoint.sh daemons
 wanted redis && files_image redis build_redis redis.Dockerfile
+wanted bird && files_image bird build_bird bird.Dockerfile bird-entrypoint.sh
 [ -n "$ONLY" ] || prune_base
 say "done in $(elapsed "$all") s"
 exit 0

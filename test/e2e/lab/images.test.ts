@@ -27,7 +27,7 @@ const PACKAGE_PATHS = [
 ];
 const repo = new URL('../../../', import.meta.url).pathname;
 
-const IMAGES = ['podroute/base', 'podroute/node', 'podroute/frr', 'podroute/redis'];
+const IMAGES = ['podroute/base', 'podroute/node', 'podroute/frr', 'podroute/redis', 'podroute/bird'];
 const version = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version as string;
 // What FRR needs to program routes (containerlab runs its nodes privileged; full privilege
 // cannot be had where the host's own bounding set lacks a capability, as on our CI machines).
@@ -104,7 +104,7 @@ describe('lab images (containerlab/build-images.sh)', function () {
     console.log(`      second build: ${again.seconds.toFixed(1)} s`);
     assert.deepEqual(await imageIds(), ids);
     assert.deepEqual(await allLayers(), layers);
-    for (const name of ['node', 'frr', 'redis']) assert.match(again.output, new RegExp(`${name}: podroute/${name}:\\w+ exists`));
+    for (const name of ['node', 'frr', 'redis', 'bird']) assert.match(again.output, new RegExp(`${name}: podroute/${name}:\\w+ exists`));
     assert.match(again.output, /base: .* \(cached\)/);
     assert.ok(again.seconds < 20, `second build took ${again.seconds} s`);
   });
@@ -226,6 +226,43 @@ describe('lab images (containerlab/build-images.sh)', function () {
     await cli('stop', id);
     assert.ok(Date.now() - t0 < 8000, `docker stop took ${Date.now() - t0} ms`);
     assert.equal(await cli('inspect', '--format', '{{.State.ExitCode}}', id), '0');
+  });
+
+  it('podroute/bird: BIRD runs on the bound bird.conf and birdc answers; a file BIRD refuses stops the container with its message', async () => {
+    writeFileSync(
+      join(dir, 'bird.conf'),
+      'router id 10.99.0.2;\nprotocol device { }\nprotocol bgp tor { local as 65102; neighbor 10.99.0.9 as 65109; ipv4 { import all; export none; }; }\n',
+    );
+    const id = await runDetached(
+      '--cap-add',
+      'NET_ADMIN',
+      '-v',
+      `${join(dir, 'bird.conf')}:/etc/bird/bird.conf:ro`,
+      'podroute/bird:latest',
+    );
+    const status = await waitFor(() => cli('exec', id, 'birdc', 'show status'), {
+      what: 'birdc show status',
+      until: (s) => s.includes('Daemon is up'),
+    });
+    assert.match(status, /Router ID is 10\.99\.0\.2/);
+    // The bound file's protocol, trying to reach a neighbour that is not there.
+    assert.match(await cli('exec', id, 'birdc', 'show protocols'), /^tor\s+BGP\s+---\s+start/m);
+    // BIRD is the container's first process and takes SIGTERM itself, well before docker's SIGKILL.
+    const t0 = Date.now();
+    await cli('stop', id);
+    assert.ok(Date.now() - t0 < 8000, `docker stop took ${Date.now() - t0} ms`);
+    assert.equal(await cli('inspect', '--format', '{{.State.ExitCode}}', id), '0');
+
+    writeFileSync(join(dir, 'bad.bird.conf'), 'router id 10.99.0.2;\nprotocol bgp { local as 65102; neighbour nowhere; }\n');
+    const bad = await runDetached('-v', `${join(dir, 'bad.bird.conf')}:/etc/bird/bird.conf:ro`, 'podroute/bird:latest');
+    await waitFor(() => cli('inspect', '--format', '{{.State.Running}}', bad), {
+      what: 'the refused container stopped',
+      until: (r) => r === 'false',
+    });
+    assert.equal(await cli('inspect', '--format', '{{.State.ExitCode}}', bad), '1');
+    const r = await sh(['docker', '-H', docker!.host, 'logs', bad]);
+    assert.match(r.stderr + r.stdout, /\/etc\/bird\/bird\.conf:2:\d+ syntax error/, 'BIRD names the file and line it refused');
+    assert.match(r.stderr + r.stdout, /bird-entrypoint: bird refused \/etc\/bird\/bird\.conf/);
   });
 
   it('podroute/redis: redis-server answers PING', async () => {
