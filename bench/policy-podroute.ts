@@ -21,12 +21,21 @@ import {
 import { tableChange } from '../felix/policy/derivation.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
 
-/** The nft dataplane, with the wall time of every kernel call it made since the last reset. */
+/** The process's CPU time so far (user and system, every thread), in milliseconds. */
+export function cpuNow(): { user: number; system: number } {
+  const u = process.cpuUsage();
+  return { user: u.user / 1000, system: u.system / 1000 };
+}
+
+/** The nft dataplane, with the wall and CPU time of every kernel call it made since the last reset. */
 class TimedDataplane implements NftDataplane {
   readonly family = 'inet' as const;
   readonly table: string;
   readonly description: string;
   kernelMs = 0;
+  /** CPU in the process's own code (building the batch, reading the answers) and in the kernel (the commit runs in the send). */
+  kernelUserMs = 0;
+  kernelSystemMs = 0;
 
   constructor(readonly inner: NftDataplane) {
     this.table = inner.table;
@@ -35,10 +44,14 @@ class TimedDataplane implements NftDataplane {
 
   private async timed<T>(f: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
+    const c0 = cpuNow();
     try {
       return await f();
     } finally {
       this.kernelMs += performance.now() - t0;
+      const c1 = cpuNow();
+      this.kernelUserMs += c1.user - c0.user;
+      this.kernelSystemMs += c1.system - c0.system;
     }
   }
 
@@ -70,6 +83,19 @@ export interface PodrouteSample {
   /** nft: the transaction written and applied (and, on a first load, the table read). */
   readonly nftMs: number;
   readonly totalMs: number;
+  /**
+   * The process's CPU time (every thread) in each step, and in the kernel step the part spent in
+   * the kernel (system time: the commit runs in the send). getrusage splits user from system by
+   * sampling, so only the sums are exact; a median over many changes is what to read.
+   */
+  readonly cpu: {
+    readonly calc: number;
+    readonly compile: number;
+    readonly plan: number;
+    readonly kernel: number;
+    readonly kernelSystem: number;
+    readonly total: number;
+  };
   /** The compiler recorded how the table came from the one before (a TableChange): what it changed, not the whole table, is there to plan. */
   readonly recorded: boolean;
   readonly report: PolicyApplyReport;
@@ -79,6 +105,7 @@ export interface PodrouteSample {
 export interface Calculated {
   readonly input: PolicyInput;
   readonly calcMs: number;
+  readonly calcCpuMs: number;
 }
 
 export interface TableCounts {
@@ -145,25 +172,44 @@ export class PodrouteSide {
 
   /** The calculation graph's step of a change: the resources changed, the PolicyInput read. */
   calculate(mutate: (c: PolicyCalculator) => void): Calculated {
+    const c0 = cpuNow();
     const t0 = performance.now();
     mutate(this.calculator);
     const input = this.calculator.input();
-    return { input, calcMs: performance.now() - t0 };
+    const calcMs = performance.now() - t0;
+    const c1 = cpuNow();
+    return { input, calcMs, calcCpuMs: c1.user + c1.system - c0.user - c0.system };
   }
 
   /** The rest of a change, through to the kernel: compile, plan, one nft transaction. */
   async apply(calculated: Calculated): Promise<PodrouteSample> {
-    this.dataplane.kernelMs = 0;
+    const dp = this.dataplane;
+    dp.kernelMs = dp.kernelUserMs = dp.kernelSystemMs = 0;
+    const c1 = cpuNow();
     const t1 = performance.now();
     const table = compileNftables(calculated.input);
     const t2 = performance.now();
+    const c2 = cpuNow();
     const recorded = this.table !== undefined && tableChange(table)?.from === this.table;
     const report = await this.programmer.update(table);
     const t3 = performance.now();
+    const c3 = cpuNow();
     if (!report.ok) throw new Error(`nft refused the transaction: ${report.error}`);
     this.table = table;
-    const nftMs = this.dataplane.kernelMs;
+    const nftMs = dp.kernelMs;
+    const sum = (c: { user: number; system: number }) => c.user + c.system;
+    const kernelCpu = dp.kernelUserMs + dp.kernelSystemMs;
+    const compileCpu = sum(c2) - sum(c1);
+    const planCpu = sum(c3) - sum(c2) - kernelCpu;
     return {
+      cpu: {
+        calc: calculated.calcCpuMs,
+        compile: compileCpu,
+        plan: planCpu,
+        kernel: kernelCpu,
+        kernelSystem: dp.kernelSystemMs,
+        total: calculated.calcCpuMs + compileCpu + planCpu + kernelCpu,
+      },
       calcMs: calculated.calcMs,
       compileMs: t2 - t1,
       planMs: t3 - t2 - nftMs,

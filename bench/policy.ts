@@ -288,13 +288,21 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   );
   out.push('');
   const reps = results.values().next().value?.length ?? 0;
-  out.push(`Changes, ${reps} repetitions each: podroute, resource → transaction applied (ms; the steps are their own medians):`);
+  out.push(
+    `Changes, ${reps} repetitions each: podroute, resource → transaction applied (ms; the steps are their own medians; CPU: the process's, every thread, the kernel's commit included):`,
+  );
   const rows: string[][] = [];
   for (const [name, ps] of results) {
     const o = ps.map((p) => p.ours);
     const kinds = new Map<string, number>();
     for (const s of o) for (const [k, n] of Object.entries(s.report.opCounts)) kinds.set(k, (kinds.get(k) ?? 0) + (n ?? 0));
     const opsText = [...kinds].map(([k, n]) => `${k} ${+(n / o.length).toFixed(1)}`).join(', ');
+    const s0 = {
+      calc: (s: PodrouteSample) => s.cpu.calc,
+      compile: (s: PodrouteSample) => s.cpu.compile,
+      plan: (s: PodrouteSample) => s.cpu.plan,
+      kernel: (s: PodrouteSample) => s.cpu.kernel,
+    };
     rows.push([
       name,
       ms(median(o.map((s) => s.totalMs))),
@@ -308,6 +316,14 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
       ms(median(o.map((s) => s.compileMs))),
       ms(median(o.map((s) => s.planMs))),
       ms(median(o.map((s) => s.nftMs))),
+      ms(median(o.map((s) => s.cpu.total))),
+      ms(
+        percentile(
+          o.map((s) => s.cpu.total),
+          99,
+        ),
+      ),
+      [s0.calc, s0.compile, s0.plan, s0.kernel].map((f) => ms(median(o.map(f)))).join(' / '),
       count(median(o.map((s) => s.report.ops))),
       count(median(o.map((s) => s.report.elementsAdded + s.report.elementsDeleted))),
       `${o.filter((s) => s.recorded).length}/${o.length}`,
@@ -316,7 +332,22 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   }
   out.push(
     table(
-      ['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'nft', 'nft ops', 'elements', 'as a TableChange', 'ops per change (mean)'],
+      [
+        'change',
+        'p50',
+        'p99',
+        'calc',
+        'compile',
+        'plan',
+        'nft',
+        'CPU p50',
+        'CPU p99',
+        'CPU: calc / compile / plan / kernel',
+        'nft ops',
+        'elements',
+        'as a TableChange',
+        'ops per change (mean)',
+      ],
       rows,
     ),
   );

@@ -10,7 +10,7 @@
 import { type ChainSettings, type EndpointChain, endpointChain, type PolicyChain, policyChain } from './compile-chains.js';
 import { PolicyCompileError } from './compile-error.js';
 import { kernelAddressSets, kernelNamedPortSets } from './compile-sets.js';
-import { type InputEdit, recordTableChange, type TableChange } from './derivation.js';
+import { type InputEdit, recordNftMapChange, recordTableChange, type TableChange } from './derivation.js';
 import { type AddressSet, type NamedPortSet, type Policy, type PolicyEndpoint, type PolicyInput, policyTier } from './input.js';
 import { addressSetName, type Direction, endpointChainName, FROM_ENDPOINT_MAP, namedPortSetName, TO_ENDPOINT_MAP } from './names.js';
 import type { NftChain, NftMap, NftMapElement, NftSet, NftTable } from './nft-model.js';
@@ -140,38 +140,28 @@ export function compileEdit(input: PolicyInput, edit: InputEdit, last: CompiledS
   }
 }
 
+/** The parts by id with those removed and put as the edit says; the ids it touched. A removed id that was not there: the record does not add up. */
+function applyParts<T extends { readonly id: string }>(byId: Map<string, T>, removed: readonly string[], put: readonly T[]): Set<string> {
+  const touched = new Set<string>();
+  for (const id of removed) {
+    if (!byId.delete(id)) throw new WholeCompile();
+    touched.add(id);
+  }
+  for (const part of put) {
+    byId.set(part.id, part);
+    touched.add(part.id);
+  }
+  return touched;
+}
+
 function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): CompiledState {
   if (input.pools !== edit.from.pools) throw new WholeCompile();
   const settings = s.settings;
 
   // The input's parts by id, as the edit says they became.
-  const touchedSets = new Set<string>();
-  const touchedNamedPorts = new Set<string>();
-  for (const id of edit.removedSets) {
-    if (!s.setsById.delete(id)) throw new WholeCompile();
-    touchedSets.add(id);
-  }
-  for (const set of edit.sets) {
-    s.setsById.set(set.id, set);
-    touchedSets.add(set.id);
-  }
-  for (const id of edit.removedNamedPortSets) {
-    if (!s.namedPortsById.delete(id)) throw new WholeCompile();
-    touchedNamedPorts.add(id);
-  }
-  for (const set of edit.namedPortSets) {
-    s.namedPortsById.set(set.id, set);
-    touchedNamedPorts.add(set.id);
-  }
-  const touchedPolicies = new Set<string>();
-  for (const id of edit.removedPolicies) {
-    if (!s.policiesById.delete(id)) throw new WholeCompile();
-    touchedPolicies.add(id);
-  }
-  for (const p of edit.policies) {
-    s.policiesById.set(p.id, p);
-    touchedPolicies.add(p.id);
-  }
+  const touchedSets = applyParts(s.setsById, edit.removedSets, edit.sets);
+  const touchedNamedPorts = applyParts(s.namedPortsById, edit.removedNamedPortSets, edit.namedPortSets);
+  const touchedPolicies = applyParts(s.policiesById, edit.removedPolicies, edit.policies);
   // Ids that appear twice, or a record that misses a part, show as a count that differs.
   if (
     s.setsById.size !== input.sets.length ||
@@ -199,6 +189,9 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   // Endpoints: what each jumps to, and which policies' use changed.
   const jumpsChanged: Record<Direction, Set<string>> = { ingress: new Set(touchedPolicies), egress: new Set(touchedPolicies) };
   let dispatchChanged = false;
+  // Endpoints that left the dispatch maps and came into them: the maps' change, as a difference.
+  const leftDispatch: CompiledEndpoint[] = [];
+  const cameToDispatch: CompiledEndpoint[] = [];
   const unplace = (c: CompiledEndpoint) => {
     for (const dir of DIRECTIONS) {
       for (const id of c.compiled[dir].jumps) {
@@ -228,6 +221,7 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
     s.endpoints.delete(iface);
     removeSorted(s.ifaces, iface);
     for (const dir of DIRECTIONS) dropChain(c.chains[dir]);
+    leftDispatch.push(c);
     dispatchChanged = true;
   }
   // The endpoints put, and those whose tiers name a policy that changed (whether it applies may have).
@@ -262,6 +256,7 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
     };
     place(c);
     s.endpoints.set(iface, c);
+    if (!old) cameToDispatch.push(c);
     for (const dir of DIRECTIONS) if (chains[dir] !== old?.chains[dir]) putChain(chains[dir], endpointOwner(iface, dir), old?.chains[dir]);
   }
   if (s.endpoints.size !== input.endpoints.length) throw new WholeCompile();
@@ -360,12 +355,15 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   let maps = s.table.maps ?? [];
   const changedMaps: NftMap[] = [];
   if (dispatchChanged) {
-    const map = (name: string, element: (c: CompiledEndpoint) => NftMapElement): NftMap => ({
-      name,
-      type: 'ifname',
-      elements: s.ifaces.map((iface) => element(s.endpoints.get(iface)!)),
-    });
-    maps = [map(FROM_ENDPOINT_MAP, (c) => c.from), map(TO_ENDPOINT_MAP, (c) => c.to)];
+    const before = new Map((s.table.maps ?? []).map((m) => [m.name, m]));
+    const changed = (name: string, element: (c: CompiledEndpoint) => NftMapElement): NftMap => {
+      const next: NftMap = { name, type: 'ifname', elements: s.ifaces.map((iface) => element(s.endpoints.get(iface)!)) };
+      // Recorded as the elements that came and went, so the programmer plans those, not the map whole.
+      const from = before.get(name);
+      if (from) recordNftMapChange(next, { from, added: cameToDispatch.map(element), removed: leftDispatch.map(element) });
+      return next;
+    };
+    maps = [changed(FROM_ENDPOINT_MAP, (c) => c.from), changed(TO_ENDPOINT_MAP, (c) => c.to)];
     changedMaps.push(...maps);
   }
 

@@ -128,17 +128,6 @@ export function nftMapChange(next: NftMap): MemberChange<NftMap, NftMapElement> 
   return nftMapChanges.get(next);
 }
 
-/** True when the change is of set members alone. */
-export function onlySetMembers(change: TableDelta): boolean {
-  return (
-    !change.maps?.length &&
-    !change.chains?.length &&
-    !change.removedChains?.length &&
-    !change.removedSets?.length &&
-    !change.removedMaps?.length
-  );
-}
-
 // ---- Endpoints and policies: an input in which this node's endpoints or the policies changed ----
 
 /**

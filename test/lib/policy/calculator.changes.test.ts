@@ -5,7 +5,7 @@
 // from), and the kernel read back equals the desired table.
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../../felix/policy/compile.js';
-import { onlySetMembers, tableChange } from '../../../felix/policy/derivation.js';
+import { type TableDelta, tableChange } from '../../../felix/policy/derivation.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
@@ -15,6 +15,17 @@ import { prng } from '../../support/prng.js';
 import { knp, namespace, pod } from './fixtures.js';
 
 const ELEMENT_OPS = new Set(['add element', 'delete element']);
+
+/** True when the change is of set members alone. */
+function onlySetMembers(change: TableDelta): boolean {
+  return (
+    !change.maps?.length &&
+    !change.chains?.length &&
+    !change.removedChains?.length &&
+    !change.removedSets?.length &&
+    !change.removedMaps?.length
+  );
+}
 
 describe('policy calculation: a change of set members reaches the kernel as elements alone', () => {
   it('after random pod changes the table is the whole compile, the kernel holds it, and member-only changes are element operations (400 steps, 2 seeds)', async () => {

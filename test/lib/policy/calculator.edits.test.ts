@@ -8,7 +8,7 @@
 // plan from the whole table.
 import assert from 'node:assert/strict';
 import { compileFromScratch, compilePolicy } from '../../../felix/policy/compile.js';
-import { inputEdit, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
+import { inputEdit, nftMapChange, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
 import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
@@ -115,6 +115,59 @@ describe('policy calculation: endpoint and policy changes compile as what they t
     assert.deepEqual(gone.removedSets, [added.sets[0]!.id], 'its set, named by no policy now, is removed by id');
     assert.deepEqual(gone.removedEndpoints, ['cali-x-a'], 'the endpoint is removed by interface');
     assert.deepEqual([gone.sets, gone.policies, gone.endpoints], [[], [], []], 'nothing is put');
+  });
+
+  it('a local pod that comes or goes changes the dispatch maps by its own elements: recorded so, and planned so', async () => {
+    const c = new PolicyCalculator('n1');
+    c.put(namespace('x'));
+    for (const name of ['a', 'b', 'c']) c.put(pod('x', name, `10.65.0.${name.charCodeAt(0)}`, { app: 'web' }));
+    const prog = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
+    const first = compilePolicy(c.input());
+    assert.ok((await prog.update(first)).ok, 'the first table applies');
+    const maps = (t: NftTable) => byName(t.maps);
+    c.put(pod('x', 'd', '10.65.0.100', { app: 'web' }));
+    const added = compilePolicy(c.input());
+    for (const [name, m] of maps(added)) {
+      const change = nftMapChange(m);
+      assert.ok(change, `map ${name}: its change is recorded`);
+      assert.equal(change.from, maps(first).get(name), `map ${name}: its change is from the map before`);
+      assert.deepEqual(
+        change.added.map((e) => e.key),
+        ['"cali-x-d"'],
+        `map ${name}: the new pod's interface came`,
+      );
+      assert.deepEqual(change.removed, [], `map ${name}: nothing went`);
+    }
+    const report = await prog.update(added);
+    const mapAdds = report.transaction.filter((op) => op.kind === 'add map element');
+    assert.deepEqual(
+      mapAdds.map((op) => (op.kind === 'add map element' ? op.elements.length : 0)),
+      [1, 1],
+      'one element into each dispatch map',
+    );
+    c.delete('WorkloadEndpoint', 'x/n1-k8s-b-eth0');
+    const removed = compilePolicy(c.input());
+    for (const [name, m] of maps(removed)) {
+      const change = nftMapChange(m);
+      assert.ok(change, `map ${name}: its change is recorded`);
+      assert.equal(change.from, maps(added).get(name), `map ${name}: its change is from the map before`);
+      assert.deepEqual(change.added, [], `map ${name}: nothing came`);
+      assert.deepEqual(
+        change.removed.map((e) => e.key),
+        ['"cali-x-b"'],
+        `map ${name}: the deleted pod's interface went`,
+      );
+    }
+    const gone = await prog.update(removed);
+    assert.deepEqual(
+      gone.transaction
+        .filter((op) => op.kind === 'delete map element')
+        .map((op) => (op.kind === 'delete map element' ? op.keys.length : 0)),
+      [1, 1],
+      'one element out of each dispatch map',
+    );
+    const resync = await prog.resync();
+    assert.equal(resync.ops, 0, 'the kernel holds the desired table');
   });
 
   it("after random changes of pods, policies and namespaces each table is the whole compile, its record its difference, and the programmer's transaction the whole plan (300 steps, 2 seeds)", async () => {

@@ -1,0 +1,294 @@
+// podroute's side of the policy benchmark alone, step by step: the same cluster and changes as
+// bench/policy.ts, without the reference, each change split into the calculation graph, the
+// compile, the programmer's plan and the kernel step, in wall time and in the process's CPU time
+// (on a loaded machine the wall time carries the wait for a core; the CPU time does not), and
+// the kernel step's CPU split into the process's own (building the batch, reading the answers)
+// and the kernel's (the commit runs in the send). With --profile, V8's sampling profiler runs
+// through the changes and each kind's samples are summed by function: where its time goes.
+//
+//   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
+//                                 [--profile] [--top 25] [--wait 0] [--policies 1000]
+//                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
+//
+// --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
+// made. --wait: seconds to wait after the initial load, its pid printed, for `perf record -p`
+// to be attached to the changes alone (the kernel's part of them: `perf report --comm node`).
+import { readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { hostname } from 'node:os';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { policyTier } from '../felix/index.js';
+import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
+import { resourceKey } from '../lib/resources/index.js';
+import { Namespaces } from './policy-exec.js';
+import { PodrouteSide, type PodrouteSample } from './policy-podroute.js';
+import { median, ms, percentile, table } from './policy-stats.js';
+import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
+
+const arg = (name: string, d: number): number => {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return d;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} takes a number, not ${JSON.stringify(process.argv[i + 1])}`);
+  return v;
+};
+const REPS = Math.max(1, arg('--reps', 40));
+const TOP = arg('--top', 25);
+const PROFILE = process.argv.includes('--profile');
+const WAIT = arg('--wait', 0);
+const KINDS = [
+  'pod add, remote',
+  'pod delete, remote',
+  'pod add, local',
+  'pod delete, local',
+  'policy rule edited',
+  'pod relabel, remote',
+  'pod relabel, local',
+] as const;
+type Kind = (typeof KINDS)[number];
+/** A change made only to undo another, so that the table does not grow. */
+const UNDOES: Partial<Record<Kind, Kind>> = {
+  'pod delete, remote': 'pod add, remote',
+  'pod add, remote': 'pod delete, remote',
+  'pod delete, local': 'pod add, local',
+  'pod add, local': 'pod delete, local',
+};
+const SELECTED = ((): ReadonlySet<Kind> => {
+  const i = process.argv.indexOf('--kinds');
+  if (i < 0) return new Set(KINDS);
+  const names = (process.argv[i + 1] ?? '').split(';').map((s) => s.trim());
+  for (const n of names)
+    if (!(KINDS as readonly string[]).includes(n)) throw new Error(`--kinds: ${JSON.stringify(n)} is none of ${KINDS.join('; ')}`);
+  return new Set(names as Kind[]);
+})();
+
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+/** Bytes in V8's young generation now: what a change allocated, when no scavenge ran in it. */
+const youngBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_used_size ?? 0;
+/** CLOCK_MONOTONIC in microseconds, the clock V8's profile samples are stamped with. */
+const monoUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+interface ProfileNode {
+  readonly id: number;
+  readonly children?: readonly number[];
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly startTime: number;
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+/** Self and total time per function (name and place) of the samples inside the windows, largest first. */
+function selfTimes(p: Profile, windows: readonly [number, number][]): { self: [string, number][]; total: [string, number][] } {
+  const frame = new Map<number, string>();
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const n of p.nodes) {
+    const f = n.callFrame;
+    const file = f.url.replace(/^.*\/(felix|lib|bench|ip|node_modules)\//, '$1/').replace(/^node:/, '');
+    frame.set(n.id, `${f.functionName || '(anonymous)'} ${file ? `${file}:${f.lineNumber + 1}` : ''}`.trim());
+  }
+  const sorted = [...windows].sort((a, b) => a[0] - b[0]);
+  const out = new Map<string, number>();
+  const total = new Map<string, number>();
+  let t = p.startTime;
+  let w = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const dt = p.timeDeltas[i] ?? 0;
+    t += dt;
+    while (w < sorted.length && sorted[w]![1] < t) w++;
+    if (w >= sorted.length) break;
+    if (t < sorted[w]![0]) continue;
+    const name = frame.get(p.samples[i]!) ?? '?';
+    out.set(name, (out.get(name) ?? 0) + dt / 1000);
+    const seen = new Set<string>();
+    for (let id: number | undefined = p.samples[i]; id !== undefined; id = parent.get(id)) {
+      const f = frame.get(id) ?? '?';
+      if (seen.has(f)) continue;
+      seen.add(f);
+      total.set(f, (total.get(f) ?? 0) + dt / 1000);
+    }
+  }
+  const byTime = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  return { self: byTime(out), total: byTime(total) };
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('bench/policy-steps.ts needs root (a network namespace)');
+  const shape = {
+    policies: arg('--policies', 1000),
+    endpoints: arg('--endpoints', 10_000),
+    local: arg('--local', 150),
+    namespaces: arg('--namespaces', 100),
+    seed: arg('--seed', 1),
+  };
+  const started = new Date();
+  const loadStart = loadavg();
+  const workload = new PolicyWorkload(shape);
+  const namespaces = new Namespaces('pbstep');
+  const onSignal = () => {
+    namespaces.deleteAll();
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const results = new Map<Kind, PodrouteSample[]>();
+  /** Per kind, the bytes each change allocated (changes in which a scavenge ran are left out). */
+  const allocated = new Map<Kind, number[]>();
+  const windows = new Map<Kind, [number, number][]>();
+  let profile: Profile | undefined;
+  const session = PROFILE ? new Session() : undefined;
+  let loadMs = 0;
+  const ours = new PodrouteSide(namespaces.add('s'), LOCAL_NODE);
+  try {
+    const t0 = performance.now();
+    const load = await ours.apply(
+      ours.calculate((c) => {
+        for (const r of workload.resources()) c.put(r);
+      }),
+    );
+    loadMs = performance.now() - t0;
+    if (!load.report.ok) throw new Error(`the initial load failed: ${load.report.error}`);
+
+    const input = ours.calculator.input();
+    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+    const editable = workload.policies.filter(
+      (p) =>
+        inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)) &&
+        workload.hasNumericPort(p) &&
+        p.metadata.name.startsWith('np-1-'),
+    );
+    if (!editable.length) throw new Error('no policy of the TCP 8080 shape selects a local pod');
+    const localPods = workload.pods.slice(0, shape.local);
+    const remoteIndex = (i: number) => shape.local + ((i * 7919) % (workload.pods.length - shape.local));
+
+    if (WAIT > 0) {
+      process.stderr.write(`loaded; pid ${process.pid}; changes start in ${WAIT} s\n`);
+      await new Promise((resolve) => setTimeout(resolve, WAIT * 1000));
+    }
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 100 });
+      await session.post('Profiler.start');
+    }
+    const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
+      const undone = UNDOES[kind];
+      if (!SELECTED.has(kind) && !(undone && SELECTED.has(undone))) return;
+      const y0 = youngBytes();
+      const from = monoUs();
+      const s = await ours.apply(ours.calculate(mutate));
+      const to = monoUs();
+      const grew = youngBytes() - y0;
+      if (!SELECTED.has(kind)) return;
+      if (grew > 0) allocated.set(kind, [...(allocated.get(kind) ?? []), grew]);
+      const list = results.get(kind) ?? [];
+      list.push(s);
+      results.set(kind, list);
+      const w = windows.get(kind) ?? [];
+      w.push([from, to]);
+      windows.set(kind, w);
+    };
+    for (let rep = 0; rep < REPS; rep++) {
+      const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
+      await change('pod add, remote', (c) => c.put(remote));
+      await change('pod delete, remote', (c) => c.delete('WorkloadEndpoint', resourceKey(remote)));
+      const local = workload.newPod(0);
+      await change('pod add, local', (c) => c.put(local));
+      await change('pod delete, local', (c) => c.delete('WorkloadEndpoint', resourceKey(local)));
+      const i = rep % editable.length;
+      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      editable[i] = edited;
+      await change('policy rule edited', (c) => c.put(edited));
+      const ri = remoteIndex(rep);
+      const relabelled = workload.relabel(workload.pods[ri]!);
+      workload.pods[ri] = relabelled;
+      await change('pod relabel, remote', (c) => c.put(relabelled));
+      const li = rep % localPods.length;
+      const localRelabelled = workload.relabel(localPods[li]!);
+      localPods[li] = localRelabelled;
+      await change('pod relabel, local', (c) => c.put(localRelabelled));
+    }
+    if (session) profile = ((await session.post('Profiler.stop')) as { profile: Profile }).profile;
+    const resync = await ours.resync();
+    if (!resync.report.ok || resync.report.ops !== 0)
+      throw new Error(`the kernel's table differs from the desired one after the changes: ${resync.report.ops} operations to repair it`);
+  } finally {
+    session?.disconnect();
+    ours.close();
+    namespaces.deleteAll();
+  }
+
+  const out: string[] = [];
+  out.push(
+    `bench/policy-steps — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`,
+  );
+  out.push(`command: npx tsx bench/policy-steps.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
+  out.push(`initial load ${ms(loadMs)} ms; ${REPS} repetitions of each change${PROFILE ? ', under the sampling profiler (100 µs)' : ''}`);
+  out.push('');
+  out.push('Wall time (ms): p50 and p99 of the whole change, and each step’s own median:');
+  const rows: string[][] = [];
+  const cpuRows: string[][] = [];
+  for (const kind of KINDS) {
+    const o = results.get(kind);
+    if (!o) continue;
+    const p = (f: (s: PodrouteSample) => number, q = 50) => ms(percentile(o.map(f), q));
+    rows.push([
+      kind,
+      p((s) => s.totalMs),
+      p((s) => s.totalMs, 99),
+      ms(
+        percentile(
+          o.map((s) => s.totalMs),
+          99,
+        ) / median(o.map((s) => s.totalMs)),
+      ),
+      p((s) => s.calcMs),
+      p((s) => s.compileMs),
+      p((s) => s.planMs),
+      p((s) => s.nftMs),
+      String(median(o.map((s) => s.report.ops))),
+      ms(median(allocated.get(kind) ?? []) / 1024),
+    ]);
+    cpuRows.push([
+      kind,
+      p((s) => s.cpu.total),
+      p((s) => s.cpu.total, 99),
+      p((s) => s.cpu.calc),
+      p((s) => s.cpu.compile),
+      p((s) => s.cpu.plan),
+      p((s) => s.cpu.kernel),
+      // getrusage splits user from system by sampling ticks: only a mean over many changes means anything.
+      ms(mean(o.map((s) => s.cpu.kernel - s.cpu.kernelSystem))),
+      ms(mean(o.map((s) => s.cpu.kernelSystem))),
+    ]);
+  }
+  out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50', 'calc', 'compile', 'plan', 'kernel', 'ops', 'allocated (KiB)'], rows));
+  out.push('');
+  out.push(
+    'CPU time of the process (ms, every thread): the same split, and the kernel step’s mean as the process’s own (user) and the kernel’s (system):',
+  );
+  out.push(table(['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'kernel', 'of it, mean: user', 'system'], cpuRows));
+  if (profile) {
+    for (const kind of KINDS) {
+      const w = windows.get(kind);
+      if (!w) continue;
+      const { self, total } = selfTimes(profile, w);
+      const sum = self.reduce((n, [, t]) => n + t, 0);
+      out.push('');
+      out.push(`${kind}: ${ms(sum / w.length)} ms sampled per change; self time per change by function:`);
+      for (const [name, t] of self.slice(0, TOP)) out.push(`  ${ms(t / w.length).padStart(6)}  ${name}`);
+      out.push(`${kind}: total time (the function and what it called) per change:`);
+      for (const [name, t] of total.slice(0, TOP)) out.push(`  ${ms(t / w.length).padStart(6)}  ${name}`);
+    }
+  }
+  console.log(out.join('\n'));
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack : e);
+  process.exit(1);
+});
