@@ -1,6 +1,6 @@
 // A rule's nft text as nf_tables expressions, for every statement the policy and services
 // compilers write: address, protocol, port and ICMP matches (a value, a range, or an anonymous
-// set), named set and map lookups, concatenations, conntrack state and status, marks, the RPF
+// set), named set and map lookups, concatenations, conntrack state and status, marks (and flow logs' `ct mark set`), the RPF
 // and local-address fib checks, numgen (a value, or an anonymous map of verdicts or DNAT
 // targets, or a component of a concatenation), DNAT (to an address and port, or to a named
 // data map's value), masquerade, reject, limit, log, `update @set`, counters and verdicts.
