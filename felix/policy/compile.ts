@@ -42,7 +42,8 @@
 // `<match> counter return` (`<match> counter` for Log): the first rule that matches counts the
 // packet and returns to the endpoint chain, which goes on with the next policy as if the
 // staged one had matched nothing. It carries no accept, drop, goto or mark, and is entered by
-// `jump` only; so a packet leaves it exactly as it came in. A tier whose policies for an
+// `jump` only; so a packet leaves it exactly as it came in (with flow logs' ct mark bits, its
+// log rule sets their staged bit on the connection, which no rule reads). A tier whose policies for an
 // endpoint are all staged gets their jumps and no closing rule (it has no default action).
 import { ctMarkError } from '../flows/rule-marks.js';
 import { type ChainSettings, endpointChain, type FlowLogRules, policyChain } from './compile-chains.js';
