@@ -7,10 +7,11 @@
 // meets an Allow's log rule); conntrack forgets them after 1 s, so NEW and DESTROY both run at
 // the rate. Root only; namespaces are its own and deleted on the way out.
 //
-//   npx tsx bench/flows.ts [--rate 10000] [--seconds 10] [--log-rate 20000]
+//   npx tsx bench/flows.ts [--rate 10000] [--seconds 10] [--log-rate 20000] [--ct-mark 0x00ff0000]
 //
 // --log-rate: the kernel's limit on each log rule (packets a second); at or above --rate every
-// connection is attributed to its rule, the worst case for the agent.
+// connection is attributed to its rule, the worst case for the agent. --ct-mark: the Allow rule
+// writes its number into these conntrack mark bits instead of logging (FlowLogSettings.ctMark).
 import { compilePolicy } from '../felix/policy/compile.js';
 import type { PolicyInput } from '../felix/policy/input.js';
 import { renderNftScript } from '../felix/policy/render.js';
@@ -27,6 +28,7 @@ const arg = (name: string, d: number): number => {
 const RATE = arg('--rate', 10_000);
 const SECONDS = arg('--seconds', 10);
 const LOG_RATE = arg('--log-rate', 20_000);
+const CT_MARK = process.argv.includes('--ct-mark') ? arg('--ct-mark', 0) : undefined;
 
 const PODS: PodSpec[] = [
   { name: 'a', address: '10.65.0.2', address6: 'fd00:65::2' },
@@ -80,6 +82,7 @@ async function run(node: PolicyNode, on: boolean) {
       burst: LOG_RATE,
       aggregationAllowed: 2,
       flushIntervalMs: 5_000,
+      ...(CT_MARK !== undefined ? { ctMark: CT_MARK } : {}),
     },
     { nodeName: 'n1', workloads: () => workloads, services: () => undefined, log: () => undefined },
   );
@@ -146,7 +149,9 @@ async function main() {
     // Each datagram's flow is forgotten a second later: NEW and DESTROY both at the rate.
     await node.node.run(['sysctl', '-qw', 'net.netfilter.nf_conntrack_udp_timeout=1']);
     await node.node.run(['sysctl', '-qw', 'net.netfilter.nf_conntrack_max=262144']);
-    console.log(`flows: ${RATE} new connections/s for ${SECONDS} s through one node; log rules limited to ${LOG_RATE}/s`);
+    console.log(
+      `flows: ${RATE} new connections/s for ${SECONDS} s through one node; log rules limited to ${LOG_RATE}/s${CT_MARK !== undefined ? `; Allows write ct mark bits 0x${CT_MARK.toString(16)}` : ''}`,
+    );
     const off = await run(node, false);
     const on = await run(node, true);
     const row = (name: string, r: typeof on) =>

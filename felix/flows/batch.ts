@@ -7,8 +7,8 @@
 import { formatIpv4Number, formatIpv6 } from '../../ip/index.js';
 import type { FlowTuple } from './tuple.js';
 
-/** Numbers per row, and the header before the first row (out[0]: 1 when the kernel dropped messages). */
-export const ROW = 32;
+/** Numbers per row, and the header before the first row (out[0]: 1 when the kernel dropped messages; out[1]: ROW as the addon has it). */
+export const ROW = 34;
 export const HEADER = 2;
 
 /** A row's fields: the C side's enum, in the same order. */
@@ -38,6 +38,10 @@ export const F = {
   /** The flow as the forward hook saw it, hashed to 52 bits: what joins an Allow's packet to its NEW. */
   KEY: 30,
   IFINDEX: 31,
+  /** What names the flow apart from its client's port, hashed to 52 bits (the agent's cache of its naming). */
+  NAME: 32,
+  /** When conntrack made the entry, in ms since the epoch (net.netfilter.nf_conntrack_timestamp); 0 without. */
+  START: 33,
 } as const;
 
 export const KIND_NEW = 1;
@@ -58,11 +62,13 @@ export class AddressNames {
   name(rows: Float64Array, at: number, family: number): string {
     if (family === 4) {
       const n = rows[at]!;
-      let s = this.v4.get(n);
+      // As a small integer (the address's bits as int32): a Map hashes it without boxing a double.
+      const k = n | 0;
+      let s = this.v4.get(k);
       if (s === undefined) {
         if (this.v4.size >= MAX_NAMES) this.v4.clear();
         s = formatIpv4Number(n);
-        this.v4.set(n, s);
+        this.v4.set(k, s);
       }
       return s;
     }

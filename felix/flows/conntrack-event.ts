@@ -21,4 +21,8 @@ export interface ConntrackEvent {
   readonly bytes: number;
   /** The flow as the forward hook saw its first packet, hashed (batch.ts F.KEY); tupleKey of it when absent. */
   readonly key?: number;
+  /** When conntrack made the entry (ms since the epoch), with nf_conntrack_timestamp on. */
+  readonly startMs?: number;
+  /** What names the flow apart from its client's port, hashed (batch.ts F.NAME). */
+  readonly nameKey?: number;
 }

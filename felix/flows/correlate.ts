@@ -10,8 +10,9 @@
 // forgotten first.
 
 import type { ConntrackEvent } from './conntrack-event.js';
-import type { Decision } from './decisions.js';
+import type { Decision, MarkDecisions } from './decisions.js';
 import type { LoggedPacket } from './nflog.js';
+import { markRuleNumber } from './rule-marks.js';
 import { type FlowTuple, tupleKey } from './tuple.js';
 
 export interface FlowObservation {
@@ -39,6 +40,8 @@ export interface FlowObservation {
   readonly bytes: number;
   /** When the connection started (end only). */
   readonly startMs?: number;
+  /** What names the flow apart from its client's port, hashed by the addon (batch.ts F.NAME); absent when not read from rows. */
+  readonly nameKey?: number;
 }
 
 export interface CorrelatorOptions {
@@ -59,6 +62,8 @@ interface Pending {
 }
 
 interface Live {
+  /** conntrack's id of the entry (the table's key is it as an int32: a Map hashes that unboxed). */
+  readonly id: number;
   startMs: number;
   decision: Decision | null;
   staged: readonly Decision[];
@@ -75,7 +80,7 @@ export class FlowCorrelator {
   /** Decisions logged before their connection's NEW, by the flow's key. */
   private readonly pending = new Map<Key, Pending>();
   private readonly live = new Map<number, Live>();
-  /** Connections whose NEW came before their decision, oldest first: key → conntrack id. */
+  /** Connections whose NEW came before their decision, oldest first: key → the live table's key. */
   private readonly undecided = new Map<Key, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly pendingMs: number;
@@ -96,9 +101,26 @@ export class FlowCorrelator {
     this.now = o.now ?? Date.now;
   }
 
-  /** The prefixes of the table now installed (felix/flows decisionIndex). */
-  setDecisions(decisions: ReadonlyMap<string, Decision>): void {
+  /** Allow rules' numbers in the connections' mark, when the table's Allows write them (decisionMarks). */
+  private marks: MarkDecisions | undefined;
+
+  /** The prefixes of the table now installed (felix/flows decisionIndex), and its Allows' mark numbers. */
+  setDecisions(decisions: ReadonlyMap<string, Decision>, marks?: MarkDecisions): void {
     this.decisions = decisions;
+    this.marks = marks;
+  }
+
+  /**
+   * What a connection's mark says decided it: the Allow whose number it carries, null when it
+   * carries none and no Allow rule logs instead, undefined when the mark does not say (no marks,
+   * or a number the table no longer has: its Allow may still come as a logged packet).
+   */
+  private marked(e: ConntrackEvent): Decision | null | undefined {
+    const m = this.marks;
+    if (!m) return undefined;
+    const n = markRuleNumber(e.mark, m.layout);
+    if (n === 0) return m.complete ? null : undefined;
+    return m.byNumber.get(n);
   }
 
   packet(p: LoggedPacket): void {
@@ -108,7 +130,7 @@ export class FlowCorrelator {
       return;
     }
     const now = this.now();
-    const key = p.key ?? tupleKey(p.tuple);
+    const key = p.key === undefined ? tupleKey(p.tuple) : p.key | 0;
     let waiting = this.pending.get(key);
     if (waiting && !sameTuple(waiting.tuple, p.tuple)) waiting = undefined;
     if (d.code === 'D' || d.code === 'DN') {
@@ -125,18 +147,20 @@ export class FlowCorrelator {
         staged: waiting?.staged ?? NO_STAGED,
         packets: 1,
         bytes: p.bytes,
+        nameKey: p.nameKey,
       });
       return;
     }
     const id = this.undecided.get(key);
     const live = id === undefined ? undefined : this.live.get(id);
     if (live?.started && id !== undefined && seenAs(live.started, p.tuple)) {
-      // The connection is known: its start waits only for this.
+      // The connection is known: its start waits only for this (or, its Allow told by its mark,
+      // for the staged rules' logs, which come together: its wait's end tells it).
       if (d.code === 'A') {
         live.decision = d;
         this.undecided.delete(key);
         live.waiting = undefined;
-        this.tellStart(id, live);
+        this.tellStart(live);
       } else if (live.staged.length < 8) (live.staged as Decision[]).push(d);
       return;
     }
@@ -150,11 +174,11 @@ export class FlowCorrelator {
     else if (waiting.staged.length < 8) waiting.staged.push(d);
   }
 
-  private tellStart(id: number, live: Live, e = live.started!): void {
+  private tellStart(live: Live, e = live.started!): void {
     live.started = undefined;
     this.emit({
       phase: 'start',
-      id,
+      id: live.id,
       timeMs: live.startMs,
       tuple: e.orig,
       endpoint: endpointOf(e),
@@ -163,9 +187,10 @@ export class FlowCorrelator {
       staged: live.staged,
       packets: e.packets,
       bytes: e.bytes,
+      nameKey: e.nameKey,
     });
     if (live.ended) {
-      this.live.delete(id);
+      this.live.delete(live.id | 0);
       this.tellEnd(live.ended, live);
     }
   }
@@ -178,11 +203,12 @@ export class FlowCorrelator {
       tuple: e.orig,
       endpoint: endpointOf(e),
       verdict: 'allow',
-      decision: live?.decision ?? null,
+      decision: live ? live.decision : (this.marked(e) ?? null),
       staged: live?.staged ?? NO_STAGED,
       packets: e.packets,
       bytes: e.bytes,
-      startMs: live?.startMs,
+      startMs: live?.startMs ?? e.startMs,
+      nameKey: e.nameKey,
     });
   }
 
@@ -194,7 +220,7 @@ export class FlowCorrelator {
       this.undecided.delete(key);
       if (!live) continue;
       live.waiting = undefined;
-      this.tellStart(id, live);
+      this.tellStart(live);
     }
     if (this.undecided.size > 0) this.arm();
   }
@@ -218,34 +244,57 @@ export class FlowCorrelator {
   conntrack(e: ConntrackEvent): void {
     if (e.kind === 'new') {
       const now = this.now();
-      const key = e.key ?? tupleKey(seenTuple(e));
+      const marked = this.marked(e);
+      // Decided by its mark alone (no staged rule's log to come, none come first): told at once,
+      // and kept in no table; its DESTROY carries the same mark, and its start's time.
+      if (marked !== undefined && this.pending.size === 0 && (e.mark & this.marks!.layout.staged) === 0) {
+        this.emit({
+          phase: 'start',
+          id: e.id,
+          timeMs: now,
+          tuple: e.orig,
+          endpoint: endpointOf(e),
+          verdict: 'allow',
+          decision: marked,
+          staged: NO_STAGED,
+          packets: e.packets,
+          bytes: e.bytes,
+          nameKey: e.nameKey,
+        });
+        return;
+      }
+      const key = e.key === undefined ? tupleKey(seenTuple(e)) : e.key | 0;
       let waiting = this.pending.get(key);
       if (waiting && !seenAs(e, waiting.tuple)) waiting = undefined;
       if (waiting) this.pending.delete(key);
       const live: Live = {
+        id: e.id,
         startMs: now,
-        decision: waiting?.decision ?? null,
+        decision: marked ?? waiting?.decision ?? null,
         staged: waiting?.staged ?? NO_STAGED,
         waiting: undefined,
         started: undefined,
       };
       if (this.live.size >= this.maxLive) this.forget(this.live.keys().next().value as number);
-      this.live.set(e.id, live);
-      if (live.decision) return this.tellStart(e.id, live, e);
+      const id = e.id | 0;
+      this.live.set(id, live);
+      // A staged rule's log is still to come when the mark says one met the packet and none came yet.
+      const stagedToCome = this.marks !== undefined && (e.mark & this.marks.layout.staged) !== 0 && live.staged.length === 0;
+      if (!stagedToCome && (live.decision || marked === null)) return this.tellStart(live, e);
       live.waiting = key;
       live.started = e;
       if (live.staged === NO_STAGED) live.staged = [];
-      this.undecided.set(key, e.id);
+      this.undecided.set(key, id);
       this.expire(now);
       this.arm();
       return;
     }
-    const live = this.live.get(e.id);
+    const live = this.live.get(e.id | 0);
     if (live?.waiting !== undefined) {
       live.ended = e;
       return;
     }
-    if (live) this.live.delete(e.id);
+    if (live) this.live.delete(e.id | 0);
     this.tellEnd(e, live);
   }
 

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { type PolicyInput, type RuleAction, policyTier } from '../policy/input.js';
 import { type Direction, ruleId, tierEndId } from '../policy/names.js';
+import { type CtMarkLayout, ctMarkLayout, ruleMarkNumber } from './rule-marks.js';
 
 /**
  * A: an Allow; D: a Deny or a tier's closing drop; DN: the same, of a packet a Service's DNAT
@@ -57,6 +58,33 @@ export function ruleCode(action: RuleAction, staged: boolean): DecisionCode | un
  */
 export function decisionIndex(input: PolicyInput): ReadonlyMap<string, Decision> {
   const out = new Map<string, Decision>();
+  forEachDecision(input, (d, id) => out.set(decisionPrefix(d.code, id), d));
+  return out;
+}
+
+/** The Allow rules' numbers in the connections' mark (rule-marks.ts), read back into their decisions. */
+export interface MarkDecisions {
+  readonly layout: CtMarkLayout;
+  readonly byNumber: ReadonlyMap<number, Decision>;
+  /** Every Allow rule has a number: a mark without one means no Allow rule met the connection (none logs). */
+  readonly complete: boolean;
+}
+
+export function decisionMarks(input: PolicyInput, ctMark: number): MarkDecisions {
+  const layout = ctMarkLayout(ctMark);
+  const byNumber = new Map<number, Decision>();
+  let complete = true;
+  forEachDecision(input, (d, id) => {
+    if (d.code !== 'A') return;
+    const n = ruleMarkNumber(id, layout);
+    if (n === undefined) complete = false;
+    else byNumber.set(n, d);
+  });
+  return { layout, byNumber, complete };
+}
+
+/** Each decision the compiled table's flow log rules may name, with the counter id of its rule. */
+function forEachDecision(input: PolicyInput, visit: (d: Decision, id: string) => void): void {
   const tierOf = new Map<string, string>();
   for (const e of input.endpoints) {
     for (const direction of ['ingress', 'egress'] as const) {
@@ -67,8 +95,7 @@ export function decisionIndex(input: PolicyInput): ReadonlyMap<string, Decision>
         if (tier.defaultAction !== 'Pass') {
           const rule = `${direction}/end`;
           const id = tierEndId(e.iface, direction, tier.name || t);
-          for (const code of ['D', 'DN'] as const)
-            out.set(decisionPrefix(code, id), { code, tier: name, policy: END_OF_TIER, rule, direction });
+          for (const code of ['D', 'DN'] as const) visit({ code, tier: name, policy: END_OF_TIER, rule, direction }, id);
         }
       });
     }
@@ -81,9 +108,8 @@ export function decisionIndex(input: PolicyInput): ReadonlyMap<string, Decision>
         const code = ruleCode(r.action, p.staged === true);
         const id = ruleId(p.id, direction, i);
         for (const c of code === 'D' ? (['D', 'DN'] as const) : code ? [code] : [])
-          out.set(decisionPrefix(c, id), { code: c, tier, policy: p.id, rule: `${direction}/${i}`, direction });
+          visit({ code: c, tier, policy: p.id, rule: `${direction}/${i}`, direction }, id);
       });
     }
   }
-  return out;
 }

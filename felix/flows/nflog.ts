@@ -57,4 +57,6 @@ export interface LoggedPacket {
   readonly bytes: number;
   /** The tuple hashed (batch.ts F.KEY); tupleKey(tuple) when absent. */
   readonly key?: number;
+  /** What names the flow apart from its client's port, hashed (batch.ts F.NAME). */
+  readonly nameKey?: number;
 }

@@ -38,14 +38,23 @@ export interface FlowReaderStats {
   lost: number;
 }
 
-/** Sets net.netfilter.nf_conntrack_acct in the namespace; false when it could not (reported by the caller). */
+/**
+ * Sets net.netfilter.nf_conntrack_acct in the namespace; false when it could not (reported by the
+ * caller). Also nf_conntrack_timestamp, when it can: a DESTROY then says when its connection
+ * started, which no table here has to keep.
+ */
 export function enableConntrackAccounting(netns?: string): boolean {
   try {
     inNetns(netns, () => writeFileSync('/proc/sys/net/netfilter/nf_conntrack_acct', '1'));
-    return true;
   } catch {
     return false;
   }
+  try {
+    inNetns(netns, () => writeFileSync('/proc/sys/net/netfilter/nf_conntrack_timestamp', '1'));
+  } catch {
+    // Without it an end whose start this process forgot is timed at its end, as before.
+  }
+  return true;
 }
 
 export class FlowReader {
@@ -92,6 +101,12 @@ export class FlowReader {
       throw e;
     }
     const reader = new FlowReader(conntrack, nflog, accounting);
+    // A read of no socket still says the addon's row layout.
+    loadNative()?.flowRead?.(-1, Buffer.alloc(1 << 16), reader.rows);
+    if (reader.rows[1] !== ROW) {
+      reader.close();
+      throw new Error('the felix netlink addon writes flow rows of another layout: rebuild it with `npm run build:native`');
+    }
     const reads = o.readsPerWake ?? 1;
     const batchMs = o.batchMs ?? 20;
     for (const sock of [conntrack, nflog]) {
@@ -156,6 +171,8 @@ export class FlowReader {
       orig: this.names.tuple(rows, at, F.A_SRC),
       reply: this.names.tuple(rows, at, F.B_SRC),
       key: rows[at + F.KEY]!,
+      nameKey: rows[at + F.NAME]!,
+      startMs: rows[at + F.START] || undefined,
       status: rows[at + F.STATUS]!,
       mark: rows[at + F.MARK]!,
       packets: rows[at + F.PACKETS]!,
@@ -170,6 +187,7 @@ export class FlowReader {
       tuple: this.names.tuple(rows, at, F.A_SRC),
       bytes: rows[at + F.BYTES]!,
       key: rows[at + F.KEY]!,
+      nameKey: rows[at + F.NAME]!,
     };
   }
 

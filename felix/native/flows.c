@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include <linux/netlink.h>
 
-#define ROW 32
+#define ROW 34
 #define HEADER 2
 
 // Row fields (felix/flows/batch.ts).
@@ -19,7 +19,7 @@ enum {
   F_KIND, F_PROTO, F_ID, F_STATUS, F_MARK, F_PACKETS, F_BYTES, F_FAMILY,
   F_A_SRC, F_A_DST = F_A_SRC + 4, F_A_SPORT = F_A_DST + 4, F_A_DPORT,
   F_B_SRC, F_B_DST = F_B_SRC + 4, F_B_SPORT = F_B_DST + 4, F_B_DPORT,
-  F_PREFIX_AT, F_PREFIX_LEN, F_KEY, F_IFINDEX,
+  F_PREFIX_AT, F_PREFIX_LEN, F_KEY, F_IFINDEX, F_NAME, F_START,
 };
 enum { KIND_NEW = 1, KIND_DESTROY = 2, KIND_PACKET = 3 };
 
@@ -100,6 +100,9 @@ static int read_conntrack(const uint8_t *p, const uint8_t *end, double *row, int
     else if (t == 8 && n >= 4) row[F_MARK] = be32(v);  // CTA_MARK
     else if (t == 9 || t == 10) add_counters(v, v + n, row);  // CTA_COUNTERS_ORIG, _REPLY
     else if (t == 12 && n >= 4) row[F_ID] = be32(v);  // CTA_ID
+    else if (t == 20) {  // CTA_TIMESTAMP (nf_conntrack_timestamp): its START, ns since the epoch
+      FOR_ATTR(v, v + n, tt, tv, tn) if (tt == 1 && tn >= 8) row[F_START] = (double)(((uint64_t)be32(tv) << 32 | be32(tv + 4)) / 1000000);
+    }
   }
   return ok;
 }
@@ -153,6 +156,25 @@ static double flow_key(const double *row, int src, int sport, int dst, int dport
   return (double)(h >> 12);
 }
 
+// A number for what names a flow apart from its client's port: protocol, client, the address
+// and port it sent to, and where a DNAT sent it (B's source, 0 for a logged packet). The agent
+// caches a flow's naming by it (and compares the fields on a match).
+static double name_key(const double *row) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int i = 0; i < 14; i++) {
+    static const int at[14] = {F_PROTO, F_A_SRC, F_A_SRC + 1, F_A_SRC + 2, F_A_SRC + 3, F_A_DST, F_A_DST + 1,
+                               F_A_DST + 2, F_A_DST + 3, F_A_DPORT, F_B_SRC, F_B_SRC + 1, F_B_SRC + 2, F_B_SRC + 3};
+    uint32_t w = (uint32_t)row[at[i]];
+    for (int b = 0; b < 4; b++) {
+      h ^= (w >> (8 * b)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  h ^= (uint32_t)row[F_B_SPORT];
+  h *= 0x100000001b3ull;
+  return (double)(h >> 12);
+}
+
 // One netlink message into a row; 0 when it is none of ours (or malformed).
 static int read_message(const uint8_t *base, const uint8_t *m, const uint8_t *end, double *row) {
   uint16_t type = *(const uint16_t *)(m + 4);
@@ -166,6 +188,7 @@ static int read_message(const uint8_t *base, const uint8_t *m, const uint8_t *en
     if (read_conntrack(attrs, end, row, F_A_SRC, F_B_SRC) != 3) return 0;
     // As the forward hook saw the first packet: after DNAT, to the reply's source.
     row[F_KEY] = flow_key(row, F_A_SRC, F_A_SPORT, F_B_SRC, F_B_SPORT);
+    row[F_NAME] = name_key(row);
     return 1;
   }
   if (type == (SUBSYS_ULOG << 8)) {  // NFULNL_MSG_PACKET
@@ -181,7 +204,10 @@ static int read_message(const uint8_t *base, const uint8_t *m, const uint8_t *en
         prefix = 1;
       } else if (t == 4 && n >= 4) row[F_IFINDEX] = be32(v);  // NFULA_IFINDEX_INDEV
     }
-    if (payload) row[F_KEY] = flow_key(row, F_A_SRC, F_A_SPORT, F_A_DST, F_A_DPORT);
+    if (payload) {
+      row[F_KEY] = flow_key(row, F_A_SRC, F_A_SPORT, F_A_DST, F_A_DPORT);
+      row[F_NAME] = name_key(row);
+    }
     return payload && prefix;
   }
   return 0;
@@ -195,7 +221,8 @@ static int read_message(const uint8_t *base, const uint8_t *m, const uint8_t *en
 // flowRead(fd, rx Buffer, out Float64Array) -> rows. Reads the queued datagrams into rx without
 // waiting, SLOTS to a system call, while room is left in rx and for 1,024 rows in out, and writes
 // a row per message into out from HEADER on. out[0]: 1 when the kernel dropped messages
-// (ENOBUFS) or one did not fit its slot. Prefixes stay in rx (a row holds their offset): read
+// (ENOBUFS) or one did not fit its slot; out[1]: the numbers a row has (ROW), which the
+// JavaScript side checks against its own. Prefixes stay in rx (a row holds their offset): read
 // them before the next call.
 napi_value flows_read(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -219,6 +246,7 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   struct mmsghdr msgs[SLOTS];
   struct iovec iov[SLOTS];
   out[0] = 0;
+  out[1] = ROW;
   while (rxLen - off >= SLOT_BYTES && cap - rows >= 1024) {
     unsigned slots = (unsigned)((rxLen - off) / SLOT_BYTES);
     if (slots > SLOTS) slots = SLOTS;

@@ -194,6 +194,9 @@ export const NFT_PAYLOAD_TRANSPORT_HEADER = 2;
 export const NFTA_CT_DREG = 1;
 export const NFTA_CT_KEY = 2;
 export const NFT_CT_STATE = 0;
+export const NFTA_CT_SREG = 4;
+/** The connection's mark (ct mark), 32 bits in host byte order. */
+export const NFT_CT_MARK = 3;
 
 export const NFTA_BITWISE_SREG = 1;
 export const NFTA_BITWISE_DREG = 2;

@@ -37,6 +37,11 @@ export interface FlowLogRules {
   readonly group: number;
   readonly ratePerSecond: number;
   readonly burst: number;
+  /**
+   * Conntrack mark bits (one run, 2 or more) an Allow may write its rule's number into instead of
+   * logging (felix/flows/rule-marks.ts): only where no other program of the node uses them.
+   */
+  readonly ctMark?: number;
 }
 
 /** What a chain's text depends on besides its own input object: the options, read once per compile. */

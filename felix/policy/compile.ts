@@ -42,8 +42,10 @@
 // `<match> counter return` (`<match> counter` for Log): the first rule that matches counts the
 // packet and returns to the endpoint chain, which goes on with the next policy as if the
 // staged one had matched nothing. It carries no accept, drop, goto or mark, and is entered by
-// `jump` only; so a packet leaves it exactly as it came in. A tier whose policies for an
+// `jump` only; so a packet leaves it exactly as it came in (with flow logs' ct mark bits, its
+// log rule sets their staged bit on the connection, which no rule reads). A tier whose policies for an
 // endpoint are all staged gets their jumps and no closing rule (it has no default action).
+import { ctMarkError } from '../flows/rule-marks.js';
 import { type ChainSettings, endpointChain, type FlowLogRules, policyChain } from './compile-chains.js';
 import {
   byText,
@@ -103,6 +105,8 @@ function checkFlowLogs(f: FlowLogRules | undefined): void {
   whole(f.group, 0, 65535, 'group');
   whole(f.ratePerSecond, 1, 1_000_000, 'ratePerSecond');
   whole(f.burst, 1, 1_000_000, 'burst');
+  const ctMark = f.ctMark === undefined ? undefined : ctMarkError(f.ctMark);
+  if (ctMark) throw new PolicyCompileError('options.flowLogs.ctMark', ctMark);
 }
 
 export const DEFAULT_PASS_MARK = 0x00100000;
@@ -188,7 +192,7 @@ function chainSettings(options: CompileOptions, passMark: number): ChainSettings
   const rpfCheck = options.rpfCheck ?? true;
   const flowLogs = options.flowLogs;
   // What a policy's or an endpoint's chain text depends on besides its own input object.
-  const variant = `${passMark} ${rpfCheck} ${logPrefix} ${flowLogs ? `${flowLogs.group}/${flowLogs.ratePerSecond}/${flowLogs.burst}` : ''}`;
+  const variant = `${passMark} ${rpfCheck} ${logPrefix} ${flowLogs ? `${flowLogs.group}/${flowLogs.ratePerSecond}/${flowLogs.burst}/${flowLogs.ctMark ?? ''}` : ''}`;
   return { mark, rpfCheck, logPrefix, flowLogs, variant };
 }
 

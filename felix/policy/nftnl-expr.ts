@@ -23,6 +23,7 @@ import {
   NFTA_CMP_SREG,
   NFTA_CT_DREG,
   NFTA_CT_KEY,
+  NFTA_CT_SREG,
   NFTA_DATA_VALUE,
   NFTA_DATA_VERDICT,
   NFTA_DYNSET_OP,
@@ -201,6 +202,15 @@ export const ct = (key: number): Expr => [
   (w) => {
     attrU32BE(w, NFTA_CT_KEY, key);
     attrU32BE(w, NFTA_CT_DREG, NFT_REG_1);
+  },
+];
+
+/** `ct <key> set` from register 1 (the flow log's `ct mark set`). */
+export const ctSet = (key: number): Expr => [
+  'ct',
+  (w) => {
+    attrU32BE(w, NFTA_CT_KEY, key);
+    attrU32BE(w, NFTA_CT_SREG, NFT_REG_1);
   },
 ];
 

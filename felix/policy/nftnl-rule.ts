@@ -1,6 +1,6 @@
 // A rule's nft text as nf_tables expressions, for every statement the policy and services
 // compilers write: address, protocol, port and ICMP matches (a value, a range, or an anonymous
-// set), named set and map lookups, concatenations, conntrack state and status, marks, the RPF
+// set), named set and map lookups, concatenations, conntrack state and status, marks (and flow logs' `ct mark set`), the RPF
 // and local-address fib checks, numgen (a value, or an anonymous map of verdicts or DNAT
 // targets, or a component of a concatenation), DNAT (to an address and port, or to a named
 // data map's value), masquerade, reject, limit, log, `update @set`, counters and verdicts.
@@ -24,6 +24,7 @@ import {
   NFT_CMP_NEQ,
   NFT_CONTINUE,
   NFT_CT_STATE,
+  NFT_CT_MARK,
   NFT_CT_STATUS,
   NFT_FIB_RESULT_ADDRTYPE,
   NFT_FIB_RESULT_OIF,
@@ -66,6 +67,7 @@ import {
   cmp,
   counter,
   ct,
+  ctSet,
   dnat,
   dynsetUpdate,
   type Expr,
@@ -493,6 +495,14 @@ export function ruleExpressions(expr: string): RuleCode {
       else if (t[i + 5] === '|') action(meta(NFT_META_MARK), bitwise(~m, m), metaSet(NFT_META_MARK));
       else unsupported(expr, t[i + 5] ?? '(end)');
       i += 7;
+    } else if (word === 'ct' && t.slice(i + 1, i + 5).join(' ') === 'mark set ct mark') {
+      // Flow logs' `ct mark set ct mark & M | V` and `ct mark set ct mark | V`: (mark & M) ^ V.
+      const and = t[i + 5] === '&';
+      const mask = and ? mark32(t[i + 6], expr) : 0xffffffff;
+      if (t[i + (and ? 7 : 5)] !== '|') unsupported(expr, t[i + (and ? 7 : 5)] ?? '(end)');
+      const v = mark32(t[i + (and ? 8 : 6)], expr);
+      action(ct(NFT_CT_MARK), bitwise(and ? mask : ~v, v), ctSet(NFT_CT_MARK));
+      i += and ? 9 : 7;
     } else if (word === 'meta' && t[i + 1] === 'mark' && t[i + 2] === '&' && t[i + 4] === '==') {
       match(meta(NFT_META_MARK), bitwise(mark32(t[i + 3], expr), 0), cmp(NFT_CMP_EQ, host32(mark32(t[i + 5], expr))));
       i += 6;

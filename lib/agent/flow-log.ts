@@ -4,8 +4,10 @@
 // own pods are kept: the node reports what its policy decided, as Calico's felix does.
 import type { ServerResponse } from 'node:http';
 import {
+  ctMarkError,
   type Decision,
   decisionIndex,
+  decisionMarks,
   FlowCorrelator,
   type FlowObservation,
   FlowReader,
@@ -43,6 +45,13 @@ export interface FlowLogSettings {
   maxWindowRecords?: number;
   /** The network namespace whose flows are read (a path); default the agent's own. */
   netns?: string;
+  /**
+   * Conntrack mark bits (one run of 2 or more, e.g. 0x00ff0000) an Allow rule writes its number
+   * into instead of logging each allowed connection's first packet: a third fewer messages and
+   * no join. Only where no other program of the node uses these bits of the conntrack mark
+   * (podroute itself uses none). Default: none, every Allow logs.
+   */
+  ctMark?: number;
 }
 
 export const DEFAULT_FLOW_LOG_GROUP = 20;
@@ -64,8 +73,19 @@ interface Named {
   head: Pick<FlowRecord, 'proto' | 'src' | 'dst' | 'verdict' | 'policy'>;
 }
 
+interface NamedByKey {
+  readonly proto: number;
+  readonly src: string;
+  readonly dst: string;
+  readonly dport: number;
+  /** The endpoint a DNAT sent the flow to, when one did. */
+  readonly via: string | undefined;
+  readonly viaPort: number | undefined;
+  readonly decided: Map<Decision, Named | null>;
+}
+
 /** An open connection's start that touched no pod of this node: its end is not kept either. */
-const FOREIGN = '';
+const FOREIGN = null;
 /** The cache's stand-in for "no policy decided". */
 const NO_DECISION = {} as Decision;
 const MAX_OPEN = 65_536;
@@ -94,7 +114,9 @@ export class FlowLog {
   private backends = new Map<string, { service: string; port: number } | null>();
   /** Flows' records by what names them (see named()), and open connections' records by conntrack id. */
   private readonly namedCache = new Map<string, Map<Decision, Named | null>>();
-  private readonly openKeys = new Map<number, string>();
+  /** The same, by the addon's number for a flow without its client's port (FlowObservation.nameKey) and the fields it stands for. */
+  private readonly namedByKey = new Map<number, NamedByKey>();
+  private readonly openKeys = new Map<number, Named | null>();
   /** Observations kept, and those about no pod of this node. */
   readonly counts = { kept: 0, foreign: 0 };
 
@@ -102,22 +124,26 @@ export class FlowLog {
     readonly settings: FlowLogSettings,
     private readonly sources: Sources,
   ) {
+    const ctMark = settings.ctMark === undefined ? undefined : ctMarkError(settings.ctMark);
+    if (ctMark) throw new RangeError(`flowLogs.ctMark: ${ctMark}`);
     this.store = new FlowStore(settings.capacity ?? 10_000, settings.maxWindowRecords ?? 10_000);
     this.correlator = new FlowCorrelator(new Map(), (o) => this.observe(o));
   }
 
   /** The log rules felix writes in front of each deciding rule. */
-  get rules(): { group: number; ratePerSecond: number; burst: number } {
+  get rules(): { group: number; ratePerSecond: number; burst: number; ctMark?: number } {
     return {
       group: this.settings.group ?? DEFAULT_FLOW_LOG_GROUP,
       ratePerSecond: this.settings.ratePerSecond ?? 1_000,
       burst: this.settings.burst ?? 200,
+      ...(this.settings.ctMark !== undefined ? { ctMark: this.settings.ctMark } : {}),
     };
   }
 
-  /** The policy input just compiled: the prefixes its log rules carry. */
+  /** The policy input just compiled: the prefixes its log rules carry, and its Allows' mark numbers. */
   policyInput(input: PolicyInput): void {
-    this.correlator.setDecisions(decisionIndex(input));
+    const ctMark = this.settings.ctMark;
+    this.correlator.setDecisions(decisionIndex(input), ctMark !== undefined ? decisionMarks(input, ctMark) : undefined);
   }
 
   async start(): Promise<void> {
@@ -189,21 +215,32 @@ export class FlowLog {
     return this.lastTimeText;
   }
 
+  /** The change an observation makes to its record: one object, filled anew each time (the store reads it at once). */
+  private readonly change = { count: 0, bytes: 0, packets: 0, opened: 0, closed: 0, at: '' };
+
   private observe(o: FlowObservation): void {
     const at = this.iso(o.timeMs);
+    const change = this.change;
+    change.at = at;
     // A connection's end adds its counts to the record its start went to, when this window has it.
     if (o.phase === 'end' && o.id >= 0) {
-      const key = this.openKeys.get(o.id);
-      if (key !== undefined) {
-        this.openKeys.delete(o.id);
-        if (key === FOREIGN) {
+      const id = o.id | 0;
+      const open = this.openKeys.get(id);
+      if (open !== undefined) {
+        this.openKeys.delete(id);
+        if (open === FOREIGN) {
           this.counts.foreign++;
           return;
         }
-        const r = this.store.change(key, { count: 0, bytes: o.bytes, packets: o.packets, opened: 0, closed: 1, at });
+        change.count = 0;
+        change.bytes = o.bytes;
+        change.packets = o.packets;
+        change.opened = 0;
+        change.closed = 1;
+        const r = this.store.change(open.key, change);
         if (r) {
           this.counts.kept++;
-          return this.changedRecord(key, r);
+          return this.changedRecord(open.key, r);
         }
       }
     }
@@ -211,37 +248,36 @@ export class FlowLog {
     if (o.phase === 'start' && o.id >= 0) {
       // Bounded as the correlator's live connections are; an end forgotten here takes the long way.
       if (this.openKeys.size >= MAX_OPEN) this.openKeys.delete(this.openKeys.keys().next().value as number);
-      this.openKeys.set(o.id, named?.key ?? FOREIGN);
+      this.openKeys.set(o.id | 0, named ?? FOREIGN);
     }
     if (!named) {
       this.counts.foreign++;
       return;
     }
     this.counts.kept++;
-    const startMs = o.startMs ?? o.timeMs;
-    const r = this.store.add(
-      named.key,
-      () => ({
-        time: at,
-        node: this.sources.nodeName,
-        ...named.head,
-        staged: o.staged.length ? o.staged.map((d) => ({ ...policyOf(d), action: stagedAction(d) })) : null,
-        bytes: 0,
-        packets: 0,
-        count: 0,
-        start: this.iso(startMs),
-        end: null,
-      }),
-      {
-        count: o.phase === 'end' ? 0 : 1,
-        // A connection's counts come with its end (and with its start, what its first packets carried).
-        bytes: o.phase === 'start' ? 0 : o.bytes,
-        packets: o.phase === 'start' ? 0 : o.packets,
-        opened: o.phase === 'start' ? 1 : 0,
-        closed: o.phase === 'end' ? 1 : 0,
-        at,
-      },
-    );
+    change.count = o.phase === 'end' ? 0 : 1;
+    // A connection's counts come with its end (and with its start, what its first packets carried).
+    change.bytes = o.phase === 'start' ? 0 : o.bytes;
+    change.packets = o.phase === 'start' ? 0 : o.packets;
+    change.opened = o.phase === 'start' ? 1 : 0;
+    change.closed = o.phase === 'end' ? 1 : 0;
+    const r =
+      this.store.change(named.key, change) ??
+      this.store.add(
+        named.key,
+        () => ({
+          time: at,
+          node: this.sources.nodeName,
+          ...named.head,
+          staged: o.staged.length ? o.staged.map((d) => ({ ...policyOf(d), action: stagedAction(d) })) : null,
+          bytes: 0,
+          packets: 0,
+          count: 0,
+          start: this.iso(o.startMs ?? o.timeMs),
+          end: null,
+        }),
+        change,
+      );
     if (r) this.changedRecord(named.key, r);
   }
 
@@ -264,16 +300,41 @@ export class FlowLog {
     const kind = (deny ? (this.settings.aggregationDenied ?? 1) : (this.settings.aggregationAllowed ?? 2)) as AggregationKind;
     const t = o.tuple;
     const ep = o.endpoint;
-    const by = `${t.proto} ${t.src} ${kind === 0 ? t.sport : ''} ${t.dst} ${t.dport} ${ep ? `${ep.address} ${ep.port}` : ''}`;
-    let decided = this.namedCache.get(by);
     const decision = o.decision ?? NO_DECISION;
-    const cached = decided?.get(decision);
-    if (cached !== undefined) return cached ?? undefined;
-    if (!decided) {
-      if (this.namedCache.size >= MAX_NAMED) this.namedCache.clear();
-      decided = new Map();
-      this.namedCache.set(by, decided);
+    // The addon's number for the flow without its client's port: no text to build, and the
+    // fields compared on a match (a kind-0 record keeps the port: those take the text).
+    let decided: Map<Decision, Named | null> | undefined;
+    const byNumber = kind !== 0 && o.nameKey !== undefined;
+    if (byNumber) {
+      const k = o.nameKey! | 0;
+      const e = this.namedByKey.get(k);
+      if (
+        e &&
+        e.proto === t.proto &&
+        e.src === t.src &&
+        e.dst === t.dst &&
+        e.dport === t.dport &&
+        e.via === ep?.address &&
+        e.viaPort === ep?.port
+      )
+        decided = e.decided;
+      else if (!e) {
+        if (this.namedByKey.size >= MAX_NAMED) this.namedByKey.clear();
+        decided = new Map();
+        this.namedByKey.set(k, { proto: t.proto, src: t.src, dst: t.dst, dport: t.dport, via: ep?.address, viaPort: ep?.port, decided });
+      }
     }
+    if (!decided) {
+      const by = `${t.proto} ${t.src} ${kind === 0 ? t.sport : ''} ${t.dst} ${t.dport} ${ep ? `${ep.address} ${ep.port}` : ''}`;
+      decided = this.namedCache.get(by);
+      if (!decided) {
+        if (this.namedCache.size >= MAX_NAMED) this.namedCache.clear();
+        decided = new Map();
+        this.namedCache.set(by, decided);
+      }
+    }
+    const cached = decided.get(decision);
+    if (cached !== undefined) return cached ?? undefined;
     const named = this.name(o, kind);
     decided.set(decision, named ?? null);
     return named;
@@ -341,6 +402,7 @@ export class FlowLog {
     }
     this.endpoints = m;
     this.namedCache.clear();
+    this.namedByKey.clear();
   }
 
   private indexServices(input: ServiceInput | undefined): void {
@@ -362,6 +424,7 @@ export class FlowLog {
     this.frontends = m;
     this.backends = backends;
     this.namedCache.clear();
+    this.namedByKey.clear();
   }
 }
 

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import type { ConntrackEvent } from '../../../felix/flows/conntrack-event.js';
 import { FlowCorrelator, type FlowObservation } from '../../../felix/flows/correlate.js';
-import type { Decision } from '../../../felix/flows/decisions.js';
+import { type Decision, decisionMarks } from '../../../felix/flows/decisions.js';
 import type { LoggedPacket } from '../../../felix/flows/nflog.js';
 import type { FlowTuple } from '../../../felix/flows/tuple.js';
+import { ctMarkLayout, ruleMarkNumber } from '../../../felix/flows/rule-marks.js';
+import type { PolicyInput } from '../../../felix/policy/input.js';
+import { ruleId } from '../../../felix/policy/names.js';
 
 const allow: Decision = { code: 'A', tier: 'default', policy: 'knp.default.web', rule: 'ingress/0', direction: 'ingress' };
 const deny: Decision = { code: 'D', tier: 'security', policy: 'sec.block', rule: 'ingress/1', direction: 'ingress' };
@@ -124,5 +127,68 @@ describe('felix/flows correlator', () => {
       c.conntrack(ct('new', 100 + i, t(20_000 + i)));
     }
     assert.ok(c.sizes.pending <= 51 && c.sizes.live <= 50 && c.sizes.undecided <= 51, `bounded: ${JSON.stringify(c.sizes)}`);
+  });
+
+  describe('with the Allow rules numbered in the connection mark', () => {
+    const CT_MARK = 0x00ff0000;
+    const layout = ctMarkLayout(CT_MARK);
+    const policies = (id = 'knp.default.web'): PolicyInput => ({
+      sets: [],
+      namedPortSets: [],
+      policies: [{ id, ingress: [{ action: 'Allow', match: {} }] }],
+      endpoints: [{ iface: 'cali1', addresses: ['10.65.0.3'], ingress: [{ name: 'default', policies: [id] }], egress: [] }],
+      pools: [],
+    });
+    const number = () => ruleMarkNumber(ruleId('knp.default.web', 'ingress', 0), layout)!;
+    const marked = (kind: 'new' | 'destroy', id: number, tuple: FlowTuple, mark: number): ConntrackEvent => ({
+      ...ct(kind, id, tuple),
+      mark,
+    });
+
+    it('a NEW names its Allow from its mark at once, and keeps nothing: its DESTROY names it again, with its start time', () => {
+      c.setDecisions(decisions, decisionMarks(policies(), CT_MARK));
+      const mark = number() * 2 ** layout.shift;
+      c.conntrack(marked('new', 20, t(30), mark));
+      assert.deepEqual(
+        out.map((o) => [o.phase, o.decision?.policy, o.decision?.rule]),
+        [['start', 'knp.default.web', 'ingress/0']],
+        'told without waiting for a log',
+      );
+      assert.deepEqual(c.sizes, { pending: 0, live: 0, undecided: 0 }, 'no table holds the connection');
+      c.conntrack({ ...marked('destroy', 20, t(30), mark), startMs: 900 });
+      assert.deepEqual([out[1]?.phase, out[1]?.decision?.policy, out[1]?.startMs, out[1]?.bytes], ['end', 'knp.default.web', 900, 1000]);
+    });
+
+    it('no number in the mark is no policy, told at once; a staged bit waits for the staged rule’s log', () => {
+      c.setDecisions(decisions, decisionMarks(policies(), CT_MARK));
+      c.conntrack(marked('new', 21, t(31), 0));
+      assert.deepEqual(
+        out.map((o) => [o.phase, o.decision]),
+        [['start', null]],
+      );
+      c.conntrack(marked('new', 22, t(32), number() * 2 ** layout.shift + layout.staged));
+      assert.equal(out.length, 1, 'the staged rule’s log is still to come');
+      c.packet(logged('pr|SD|x', t(32)));
+      c.close();
+      assert.deepEqual(
+        out.slice(1).map((o) => [o.phase, o.decision?.policy, o.staged.map((d) => d.policy)]),
+        [['start', 'knp.default.web', ['staged:sec.try']]],
+      );
+    });
+
+    it('an Allow that found no number left logs: a NEW without one waits for its log', () => {
+      // Two bits hold one number (and the staged bit): taken by an id numbered before this policy's.
+      ruleMarkNumber('numbered before', ctMarkLayout(0x00030000));
+      const m = decisionMarks(policies('knp.default.numbered-late'), 0x00030000);
+      assert.equal(m.complete, false, 'the late rule has no number');
+      c.setDecisions(decisions, m);
+      c.conntrack(marked('new', 23, t(33), 0));
+      assert.equal(out.length, 0, 'waits: its Allow may log');
+      c.packet(logged('pr|A|x', t(33)));
+      assert.deepEqual(
+        out.map((o) => [o.phase, o.decision?.policy]),
+        [['start', 'knp.default.web']],
+      );
+    });
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decisionIndex, decisionPrefix, END_OF_TIER } from '../../../felix/flows/decisions.js';
+import { decisionIndex, decisionMarks, decisionPrefix, END_OF_TIER } from '../../../felix/flows/decisions.js';
+import { ctMarkLayout, markRuleNumber } from '../../../felix/flows/rule-marks.js';
 import { compilePolicy } from '../../../felix/policy/compile.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
 
@@ -71,5 +72,28 @@ describe('felix/flows decisions', () => {
     assert.ok(a.length <= 127 && b.length <= 127, `${a.length} and ${b.length} bytes`);
     assert.notEqual(a, b);
     assert.equal(decisionPrefix('D', 'a b"c/in/0'), 'pr|D|a_b_c/in/0', 'no blank or quote in one nft token');
+  });
+
+  it('with ct mark bits an Allow writes its number instead of logging, a staged rule sets the staged bit; the marks read back', () => {
+    const flowLogs = { group: 3, ratePerSecond: 10, burst: 5, ctMark: 0x00ff0000 };
+    const rules = compilePolicy(input, { flowLogs }).chains.flatMap((c) => c.rules.map((r) => r.expr));
+    assert.ok(!rules.some((r) => r.includes('log prefix "pr|A|')), 'no Allow logs');
+    const set = rules.map((r) => /ct mark set ct mark & 0xff01ffff \| (0x[0-9a-f]{8})$/.exec(r)?.[1]).filter((v) => v !== undefined);
+    assert.equal(set.length, 1, `one Allow rule numbered: ${rules.join('\n')}`);
+    const marks = decisionMarks(input, flowLogs.ctMark);
+    assert.equal(marks.complete, true);
+    assert.equal(marks.byNumber.get(markRuleNumber(Number(set[0]), ctMarkLayout(flowLogs.ctMark)))?.policy, 'knp.default.web');
+    assert.ok(
+      rules.some((r) => r.startsWith('ct mark set ct mark | 0x00010000 limit rate 10/second') && r.includes('"pr|SD|')),
+      'the staged Deny logs and sets the staged bit',
+    );
+    assert.ok(
+      rules.some((r) => r.includes('log prefix "pr|D|')),
+      'a Deny still logs',
+    );
+    assert.throws(
+      () => compilePolicy(input, { flowLogs: { ...flowLogs, ctMark: 0x00f0f000 } }),
+      /options\.flowLogs\.ctMark: 0xf0f000 is not one run of contiguous bits/,
+    );
   });
 });

@@ -261,6 +261,9 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
           'numgen random mod 2 vmap { 0 : goto ep, 1 : goto ep2 }',
           'meta l4proto tcp dnat ip to numgen random mod 2 map { 0 : 10.65.5.10 . 8080, 1 : 10.65.5.11 . 8081 }',
           'meta l4proto tcp dnat ip6 to numgen random mod 2 map { 0 : fd00::1 . 8080, 1 : fd00::2 . 8081 }',
+          // Flow logs with ct mark bits: an Allow's number, a staged rule's bit as it logs.
+          'ip saddr 10.65.0.2 ct mark set ct mark & 0xff01ffff | 0x00060000',
+          'ct mark set ct mark | 0x00010000 limit rate 200/second burst 50 packets log prefix "pr|SA|x" group 7',
         ].map((expr, i) => ({ id: `shape-${i}`, expr })),
       },
     ],

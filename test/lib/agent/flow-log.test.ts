@@ -86,134 +86,163 @@ describe('lib/agent flow log on a real kernel', function () {
   this.timeout(90_000);
   const lab = new Lab({ tag: 'flw' });
   let node: PolicyNode;
-  let flows: FlowLog;
-
   before(async () => {
     node = await PolicyNode.create(lab, PODS);
-    flows = new FlowLog(
-      {
-        netns: `/var/run/netns/${node.node.name}`,
-        group: 21,
-        ratePerSecond: 500,
-        burst: 100,
-        aggregationAllowed: 0,
-        aggregationDenied: 0,
-        flushIntervalMs: 60_000,
-      },
-      { nodeName: 'n1', workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])), services: () => services, log: () => undefined },
-    );
-    const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
-    await loadScript(node.node, renderNftScript(table, { replace: true }));
-    flows.policyInput(policy);
-    await flows.start();
   });
   after(async () => {
-    flows?.stop();
     await lab.destroy();
   });
 
-  /** The first record `pick` accepts, waited for no longer than a second after `since`. */
-  const recordWithin = async (since: number, what: string, pick: (r: FlowRecord) => boolean): Promise<FlowRecord> => {
-    let found: FlowRecord | undefined;
-    await waitFor(() => (found = flows.records({}).find(pick)) !== undefined, { what, timeoutMs: 1_000, intervalMs: 20 });
-    assert.ok(Date.now() - since < 1_500, `${what}: seen ${Date.now() - since} ms after the connection`);
-    return found!;
-  };
+  // Twice on one node: with every Allow logging its connection's first packet, and with the Allow
+  // rules writing their number into conntrack mark bits (flowLogs.ctMark), read from the
+  // connection's own events.
+  for (const ctMark of [undefined, 0x00ff0000])
+    describe(ctMark ? 'Allows numbered in the conntrack mark' : 'every Allow logs', () => {
+      let flows: FlowLog;
 
-  it('a connection a Kubernetes policy allowed names the pods, the policy and its rule', async () => {
-    const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[1]!.address, port: 80 }]);
-    assert.equal(r?.ok, true, `a reaches b: ${r?.error}`);
-    const t = Date.now();
-    const rec = await recordWithin(
-      t,
-      'the allowed connection',
-      (x) => x.verdict === 'allow' && x.dst.pod === 'b-7d4f9-x2x8k' && x.dst.port === 80,
-    );
-    assert.equal(rec.node, 'n1');
-    assert.equal(rec.proto, 'tcp');
-    assert.deepEqual(rec.src.labels, { app: 'app-a' }, "the source pod with its labels, without Calico's own");
-    assert.equal(rec.src.namespace, 'shop');
-    assert.equal(rec.src.pod, 'a-7d4f9-x2x8k');
-    assert.deepEqual(rec.policy, { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' });
-    // Its end comes with conntrack's counts: the echo server answered, so both ways carried bytes.
-    // conntrack reaps a closed connection in its own time (seconds): forgetting it now is the same DESTROY, sooner.
-    await node.node.run(['conntrack', '-D', '-p', 'tcp', '-s', PODS[0]!.address, '-d', PODS[1]!.address]);
-    await waitFor(() => flows.records({}).some((x) => x.dst.pod === 'b-7d4f9-x2x8k' && x.end !== null && x.bytes > 0), {
-      what: 'the closed connection with its bytes',
-      timeoutMs: 2_000,
+      before(async () => {
+        flows = new FlowLog(
+          {
+            netns: `/var/run/netns/${node.node.name}`,
+            group: ctMark ? 22 : 21,
+            ...(ctMark ? { ctMark } : {}),
+            ratePerSecond: 500,
+            burst: 100,
+            aggregationAllowed: 0,
+            aggregationDenied: 0,
+            flushIntervalMs: 60_000,
+          },
+          {
+            nodeName: 'n1',
+            workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
+            services: () => services,
+            log: () => undefined,
+          },
+        );
+        const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
+        await loadScript(node.node, renderNftScript(table, { replace: true }));
+        // The first run's connections end unseen: no record here is of a connection made before.
+        await node.node.run(['conntrack', '-F']).catch(() => undefined);
+        flows.policyInput(policy);
+        await flows.start();
+      });
+      after(() => flows?.stop());
+
+      /** The first record `pick` accepts, waited for no longer than a second after `since`. */
+      const recordWithin = async (since: number, what: string, pick: (r: FlowRecord) => boolean): Promise<FlowRecord> => {
+        let found: FlowRecord | undefined;
+        await waitFor(() => (found = flows.records({}).find(pick)) !== undefined, { what, timeoutMs: 1_000, intervalMs: 20 });
+        assert.ok(Date.now() - since < 1_500, `${what}: seen ${Date.now() - since} ms after the connection`);
+        return found!;
+      };
+
+      it('a connection a Kubernetes policy allowed names the pods, the policy and its rule', async () => {
+        const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[1]!.address, port: 80 }]);
+        assert.equal(r?.ok, true, `a reaches b: ${r?.error}`);
+        const t = Date.now();
+        const rec = await recordWithin(
+          t,
+          'the allowed connection',
+          (x) => x.verdict === 'allow' && x.dst.pod === 'b-7d4f9-x2x8k' && x.dst.port === 80,
+        );
+        assert.equal(rec.node, 'n1');
+        assert.equal(rec.proto, 'tcp');
+        assert.deepEqual(rec.src.labels, { app: 'app-a' }, "the source pod with its labels, without Calico's own");
+        assert.equal(rec.src.namespace, 'shop');
+        assert.equal(rec.src.pod, 'a-7d4f9-x2x8k');
+        assert.deepEqual(rec.policy, { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' });
+        if (ctMark)
+          assert.equal(
+            (flows.status() as { reader: { loggedPackets: number } }).reader.loggedPackets,
+            0,
+            'named from the mark: nothing logged',
+          );
+        // Its end comes with conntrack's counts: the echo server answered, so both ways carried bytes.
+        // conntrack reaps a closed connection in its own time (seconds): forgetting it now is the same DESTROY, sooner.
+        await node.node.run(['conntrack', '-D', '-p', 'tcp', '-s', PODS[0]!.address, '-d', PODS[1]!.address]);
+        await waitFor(() => flows.records({}).some((x) => x.dst.pod === 'b-7d4f9-x2x8k' && x.end !== null && x.bytes > 0), {
+          what: 'the closed connection with its bytes',
+          timeoutMs: 2_000,
+        });
+      });
+
+      // Refused packets log with or without ct mark bits: once is enough.
+      if (!ctMark)
+        it('a connection a Calico Deny rule refused names its tier, policy and rule', async () => {
+          const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[2]!.address, port: 80 }], 300);
+          assert.equal(r?.ok, false, 'a cannot reach c');
+          const rec = await recordWithin(
+            Date.now() - 700,
+            'the refused connection',
+            (x) => x.verdict === 'deny' && x.dst.pod === 'c-7d4f9-x2x8k' && x.proto === 'tcp',
+          );
+          assert.deepEqual(rec.policy, { tier: 'security', name: 'security.deny-a', rule: 'ingress/1' });
+          assert.equal(rec.src.pod, 'a-7d4f9-x2x8k');
+          assert.equal(rec.node, 'n1');
+          assert.equal(rec.end, null, 'a refused packet opens no connection');
+          assert.equal(rec.dst.service, undefined, 'sent to the pod itself, not through a Service');
+        });
+
+      // Refused packets log with or without ct mark bits: once is enough.
+      if (!ctMark)
+        it('a connection to a Service refused at its endpoint names the Service, the endpoint and the Deny rule', async () => {
+          const [r] = await node.probe('a', [{ protocol: 'tcp', host: BLOCKED_IP, port: 8080 }], 300);
+          assert.equal(r?.ok, false, 'a cannot reach c through the Service');
+          const rec = await recordWithin(
+            Date.now() - 700,
+            'the refused Service connection',
+            (x) => x.verdict === 'deny' && x.dst.service === 'shop/blocked',
+          );
+          assert.equal(rec.dst.servicePort, 8080, 'the Service port the client used');
+          assert.equal(rec.dst.ip, PODS[2]!.address, 'the endpoint it was refused at');
+          assert.equal(rec.dst.port, 80);
+          assert.equal(rec.dst.pod, 'c-7d4f9-x2x8k');
+          assert.deepEqual(rec.policy, { tier: 'security', name: 'security.deny-a', rule: 'ingress/1' });
+        });
+
+      it('a connection to a Service names the Service and the endpoint it was sent to', async () => {
+        const [r] = await node.probe('a', [{ protocol: 'tcp', host: CLUSTER_IP, port: 80 }]);
+        assert.equal(r?.ok, true, `a reaches the Service: ${r?.error}`);
+        const rec = await recordWithin(Date.now(), 'the Service connection', (x) => x.dst.service === 'shop/web');
+        assert.equal(rec.dst.servicePort, 80);
+        assert.equal(rec.dst.ip, PODS[1]!.address, 'the chosen endpoint');
+        assert.equal(rec.dst.pod, 'b-7d4f9-x2x8k');
+        assert.deepEqual(rec.policy, { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' });
+      });
+
+      // Refused packets log with or without ct mark bits: once is enough.
+      if (!ctMark)
+        it('a flood of refused packets is limited in the kernel: memory stays flat and the event loop keeps its pace', async () => {
+          // 40,000 UDP datagrams from 200 ports (200 flows), every one refused by rule ingress/0.
+          const flood = `const d=require('node:dgram');const ss=Array.from({length:200},()=>d.createSocket('udp4'));let n=0;const go=()=>{for(let i=0;i<2000;i++,n++)ss[n%200].send('x',5000,'${PODS[2]!.address}');if(n<40000)setImmediate(go);else setTimeout(()=>process.exit(0),200)};go()`;
+          const before = flows.status() as { reader: { loggedPackets: number } };
+          global.gc?.();
+          const heap = process.memoryUsage().heapUsed;
+          let worstLag = 0;
+          let last = Date.now();
+          const tick = setInterval(() => {
+            const now = Date.now();
+            worstLag = Math.max(worstLag, now - last - 10);
+            last = now;
+          }, 10);
+          const started = Date.now();
+          try {
+            await node.pod('a').ns.run(['node', '-e', flood], { timeoutMs: 60_000 });
+            await new Promise((r) => setTimeout(r, 300));
+          } finally {
+            clearInterval(tick);
+          }
+          const seconds = (Date.now() - started) / 1000;
+          const after = flows.status() as { reader: { loggedPackets: number } };
+          const logged = after.reader.loggedPackets - before.reader.loggedPackets;
+          // 500 a second with a burst of 100, on the one rule the flood meets.
+          assert.ok(logged <= 500 * seconds + 100 + 50, `${logged} packets logged in ${seconds.toFixed(1)} s: the kernel limited them`);
+          assert.ok(logged > 0, 'the flood was logged at all');
+          // Each wake-up reads a bounded amount; the slack is for a machine shared with the flood itself.
+          assert.ok(worstLag < 500, `the event loop was held at most ${worstLag} ms`);
+          const grown = process.memoryUsage().heapUsed - heap;
+          assert.ok(grown < 32 << 20, `the heap grew ${(grown / 1e6).toFixed(1)} MB`);
+          assert.ok(flows.store.size.window <= 10_000, 'the window holds no more than its limit');
+        });
     });
-  });
-
-  it('a connection a Calico Deny rule refused names its tier, policy and rule', async () => {
-    const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[2]!.address, port: 80 }], 300);
-    assert.equal(r?.ok, false, 'a cannot reach c');
-    const rec = await recordWithin(
-      Date.now() - 700,
-      'the refused connection',
-      (x) => x.verdict === 'deny' && x.dst.pod === 'c-7d4f9-x2x8k' && x.proto === 'tcp',
-    );
-    assert.deepEqual(rec.policy, { tier: 'security', name: 'security.deny-a', rule: 'ingress/1' });
-    assert.equal(rec.src.pod, 'a-7d4f9-x2x8k');
-    assert.equal(rec.node, 'n1');
-    assert.equal(rec.end, null, 'a refused packet opens no connection');
-    assert.equal(rec.dst.service, undefined, 'sent to the pod itself, not through a Service');
-  });
-
-  it('a connection to a Service refused at its endpoint names the Service, the endpoint and the Deny rule', async () => {
-    const [r] = await node.probe('a', [{ protocol: 'tcp', host: BLOCKED_IP, port: 8080 }], 300);
-    assert.equal(r?.ok, false, 'a cannot reach c through the Service');
-    const rec = await recordWithin(
-      Date.now() - 700,
-      'the refused Service connection',
-      (x) => x.verdict === 'deny' && x.dst.service === 'shop/blocked',
-    );
-    assert.equal(rec.dst.servicePort, 8080, 'the Service port the client used');
-    assert.equal(rec.dst.ip, PODS[2]!.address, 'the endpoint it was refused at');
-    assert.equal(rec.dst.port, 80);
-    assert.equal(rec.dst.pod, 'c-7d4f9-x2x8k');
-    assert.deepEqual(rec.policy, { tier: 'security', name: 'security.deny-a', rule: 'ingress/1' });
-  });
-
-  it('a connection to a Service names the Service and the endpoint it was sent to', async () => {
-    const [r] = await node.probe('a', [{ protocol: 'tcp', host: CLUSTER_IP, port: 80 }]);
-    assert.equal(r?.ok, true, `a reaches the Service: ${r?.error}`);
-    const rec = await recordWithin(Date.now(), 'the Service connection', (x) => x.dst.service === 'shop/web');
-    assert.equal(rec.dst.servicePort, 80);
-    assert.equal(rec.dst.ip, PODS[1]!.address, 'the chosen endpoint');
-    assert.equal(rec.dst.pod, 'b-7d4f9-x2x8k');
-    assert.deepEqual(rec.policy, { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' });
-  });
-
-  it('a flood of refused packets is limited in the kernel: memory stays flat and the event loop keeps its pace', async () => {
-    // 40,000 UDP datagrams from 200 ports (200 flows), every one refused by rule ingress/0.
-    const flood = `const d=require('node:dgram');const ss=Array.from({length:200},()=>d.createSocket('udp4'));let n=0;const go=()=>{for(let i=0;i<2000;i++,n++)ss[n%200].send('x',5000,'${PODS[2]!.address}');if(n<40000)setImmediate(go);else setTimeout(()=>process.exit(0),200)};go()`;
-    const before = flows.status() as { reader: { loggedPackets: number } };
-    global.gc?.();
-    const heap = process.memoryUsage().heapUsed;
-    let worstLag = 0;
-    let last = Date.now();
-    const tick = setInterval(() => {
-      const now = Date.now();
-      worstLag = Math.max(worstLag, now - last - 10);
-      last = now;
-    }, 10);
-    const started = Date.now();
-    try {
-      await node.pod('a').ns.run(['node', '-e', flood], { timeoutMs: 60_000 });
-      await new Promise((r) => setTimeout(r, 300));
-    } finally {
-      clearInterval(tick);
-    }
-    const seconds = (Date.now() - started) / 1000;
-    const after = flows.status() as { reader: { loggedPackets: number } };
-    const logged = after.reader.loggedPackets - before.reader.loggedPackets;
-    // 500 a second with a burst of 100, on the one rule the flood meets.
-    assert.ok(logged <= 500 * seconds + 100 + 50, `${logged} packets logged in ${seconds.toFixed(1)} s: the kernel limited them`);
-    assert.ok(logged > 0, 'the flood was logged at all');
-    // Each wake-up reads a bounded amount; the slack is for a machine shared with the flood itself.
-    assert.ok(worstLag < 500, `the event loop was held at most ${worstLag} ms`);
-    const grown = process.memoryUsage().heapUsed - heap;
-    assert.ok(grown < 32 << 20, `the heap grew ${(grown / 1e6).toFixed(1)} MB`);
-    assert.ok(flows.store.size.window <= 10_000, 'the window holds no more than its limit');
-  });
 });
