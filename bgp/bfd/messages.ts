@@ -1,6 +1,7 @@
 // What the main thread and the BFD thread say to each other (BfdWorker and thread.ts): the
 // main thread makes and ends sessions; the thread reports each change of a session's machine
-// that a client can see, in the order it happened. Counters are shared memory, not messages.
+// that a client can see, in the order it happened, as arrays: what one turn of the thread's
+// loop changed goes in one message. Counters are shared memory, not messages.
 import type { BfdOptions, BfdSessionOptions } from './endpoint.js';
 import type { BfdTimers } from './config.js';
 import type { BfdState, BfdStateName } from './types.js';

@@ -1,7 +1,8 @@
 // The BFD thread: a `Bfd` endpoint (sockets, timers, machines) on an event loop of its own, so
 // that a main thread busy for longer than a detection time (a compile, a GC, a burst of
 // UPDATEs) does not read as the path being down. It does what the main thread asks and tells
-// it, in order, every change of a session that a client can see (see messages.ts).
+// it, in order, every change of a session that a client can see (see messages.ts), the changes
+// of one turn of its loop in one message.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Bfd } from './endpoint.js';
 import type { FromThread, ThreadData, ToThread } from './messages.js';
@@ -18,8 +19,22 @@ const sessions = new Map<number, BfdSession>();
 /** The machine as the main thread last heard of it. */
 const told = new Map<number, BfdState>();
 
+/**
+ * What the main thread has still to hear, sent once a turn of this loop: a storm of changes
+ * (a thousand sessions going down at once) is a few messages, not one per change, so the main
+ * thread's share of the CPU is not spent on message handling when the sessions need it most.
+ */
+let pending: FromThread[] = [];
+
 function post(m: FromThread): void {
-  port.postMessage(m);
+  if (pending.length === 0) setImmediate(flush);
+  pending.push(m);
+}
+
+function flush(): void {
+  if (pending.length === 0) return;
+  port.postMessage(pending);
+  pending = [];
 }
 
 /** Whether a client could see the difference (not the jitter's seed nor the timers' last values). */
@@ -82,6 +97,7 @@ port.on('message', (m: ToThread) => {
   if (m.op === 'close') {
     void bfd.close().then(() => {
       post({ t: 'closed' });
+      flush();
       port.close();
     });
     return;

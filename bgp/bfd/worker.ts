@@ -154,7 +154,9 @@ export class BfdWorker extends EventEmitter<BfdEvents> implements BfdEndpoint {
     const t = spawnBfdThread(this.options, this.discardCount);
     this.thread = t;
     this.startedAt = performance.now();
-    t.on('message', (m: FromThread) => this.onMessage(m));
+    t.on('message', (batch: FromThread[]) => {
+      for (const m of batch) this.onMessage(m);
+    });
     t.on('error', (e) => {
       this.thrown = e;
     });

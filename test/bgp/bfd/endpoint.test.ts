@@ -77,6 +77,16 @@ for (const [kind, make] of KINDS)
       const pb = await freePort();
       return [make({ port: pa, remotePort: pb }), make({ port: pb, remotePort: pa }), pa, pb];
     }
+    /** Two endpoints with one session between them, 127.0.0.1 and 127.0.0.2 at 100 ms × 3, Up at both ends. */
+    async function upPair(): Promise<{ a: BfdEndpoint; b: BfdEndpoint; sa: BfdSessionHandle; sb: BfdSessionHandle }> {
+      const [a, b] = await pair();
+      open.push(a, b);
+      const sa = a.add({ peer: '127.0.0.2', localAddress: '127.0.0.1', ...FAST });
+      const sb = b.add({ peer: '127.0.0.1', localAddress: '127.0.0.2', ...FAST });
+      await up(sa, 'A Up');
+      await up(sb, 'B Up');
+      return { a, b, sa, sb };
+    }
     const sockets: dgram.Socket[] = [];
     afterEach(async () => {
       await Promise.all(open.splice(0).map((b) => b.close()));
@@ -162,12 +172,7 @@ for (const [kind, make] of KINDS)
     });
 
     it('§6.8.4: a neighbour that falls silent is Down within the detection time, diagnostic 1', async () => {
-      const [a, b] = await pair();
-      open.push(a, b);
-      const sa = a.add({ peer: '127.0.0.2', localAddress: '127.0.0.1', ...FAST });
-      const sb = b.add({ peer: '127.0.0.1', localAddress: '127.0.0.2', ...FAST });
-      await up(sa, 'A Up');
-      await up(sb, 'B Up');
+      const { sa, sb } = await upPair();
       await waitFor(() => sa.variables.polling || sb.variables.polling, {
         what: 'the Polls to end',
         until: (v) => !v,
@@ -184,13 +189,9 @@ for (const [kind, make] of KINDS)
     });
 
     it('§6.8.16 and RFC 5882 §3.2: a session released by its last client tells the remote AdminDown (diagnostic 3 there)', async () => {
-      const [a, b] = await pair();
-      open.push(a, b);
-      const sa = a.add({ peer: '127.0.0.2', localAddress: '127.0.0.1', ...FAST });
-      const sb = b.add({ peer: '127.0.0.1', localAddress: '127.0.0.2', ...FAST });
+      const { b, sa, sb } = await upPair();
       const again = b.add({ peer: '127.0.0.1', localAddress: '127.0.0.2', ...FAST });
       assert.equal(again, sb, 'a second client shares the session');
-      await up(sa, 'A Up');
       b.release(sb);
       assert.equal(sb.state, 'Up', 'one client still holds it');
       b.release(sb);
@@ -205,12 +206,7 @@ for (const [kind, make] of KINDS)
     });
 
     mainLoopOnly('§6.8.3: new timers on an Up session are announced by Poll/Final and change both sides without a flap', async () => {
-      const [a, b] = await pair();
-      open.push(a, b);
-      const sa = a.add({ peer: '127.0.0.2', localAddress: '127.0.0.1', ...FAST });
-      const sb = b.add({ peer: '127.0.0.1', localAddress: '127.0.0.2', ...FAST });
-      await up(sa, 'A Up');
-      await up(sb, 'B Up');
+      const { a, sa, sb } = await upPair();
       a.add({ peer: '127.0.0.2', localAddress: '127.0.0.1', minTxInterval: 250, minRxInterval: 200, multiplier: 5 });
       await waitFor(() => sb.status().detectionTime, {
         what: "B's detection time to follow A's 5 × 250 ms",
