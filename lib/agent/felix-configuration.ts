@@ -60,6 +60,7 @@ export function felixSettings(configs: readonly FelixConfiguration[], nodeName: 
       ...(spec.flowLogsFileAggregationKindForDenied !== undefined
         ? { aggregationDenied: spec.flowLogsFileAggregationKindForDenied as AggregationKind }
         : {}),
+      ...(spec.flowLogsConntrackMarkMask !== undefined ? { ctMark: spec.flowLogsConntrackMarkMask } : {}),
     };
   if (spec.healthEnabled === false) out.healthPort = 0;
   else if (spec.healthPort !== undefined) out.healthPort = spec.healthPort;

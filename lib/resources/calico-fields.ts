@@ -135,6 +135,7 @@ export const FELIX_FIELDS = [
   'flowLogsFlushInterval',
   'flowLogsFileAggregationKindForAllowed',
   'flowLogsFileAggregationKindForDenied',
+  'flowLogsConntrackMarkMask',
 ] as const;
 
 /**

@@ -214,6 +214,12 @@ export interface FelixConfigurationSpec {
   /** 0 none, 1 source ports, 2 also source pods by replica set, 3 also destination pods. Default 2 and 1. */
   flowLogsFileAggregationKindForAllowed?: number;
   flowLogsFileAggregationKindForDenied?: number;
+  /**
+   * Conntrack mark bits (one run of 2 or more, e.g. 0x00ff0000) an Allow rule writes its number
+   * into, so an allowed connection is named by its conntrack events alone. Unset: each allowed
+   * connection's first packet is logged instead. Only for bits no other program of the node uses.
+   */
+  flowLogsConntrackMarkMask?: number;
 }
 
 export interface WorkloadEndpointSpec {

@@ -85,6 +85,15 @@ export function checkFelixConfiguration(c: Checker, s: Obj, name: string): Obj {
     const v = c.int(s, k, 'spec', 0, 3);
     if (v !== undefined) out[k] = v;
   }
+  const mask = c.int(s, 'flowLogsConntrackMarkMask', 'spec', 0, 0xffffffff);
+  if (mask !== undefined) {
+    // felix's compile holds the same rule (felix/flows' ctMarkError); the resource is refused first.
+    const low = (mask & -mask) >>> 0;
+    if (mask === 0 || ((mask + low) & mask) !== 0)
+      c.fail('spec.flowLogsConntrackMarkMask', `0x${mask.toString(16)} is not one run of contiguous bits`);
+    if (mask === low) c.fail('spec.flowLogsConntrackMarkMask', `0x${mask.toString(16)} has fewer than 2 bits`);
+    out.flowLogsConntrackMarkMask = mask;
+  }
   const sev = checkLogSeverity(c, s);
   if (sev !== undefined) out.logSeverityScreen = sev;
   return out;

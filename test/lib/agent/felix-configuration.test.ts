@@ -40,6 +40,24 @@ describe('agent: FelixConfiguration', () => {
     assert.throws(() => fc('default', { flowLogsFileEnabled: 'yes' }), /spec\.flowLogsFileEnabled/);
   });
 
+  it('flow logs: flowLogsConntrackMarkMask gives the Allow rules their conntrack mark bits; a mask not one run of 2 or more bits names the field', () => {
+    const on = [fc('default', { flowLogsFileEnabled: true }), fc('node.w1', { flowLogsConntrackMarkMask: 0x00ff0000 })];
+    assert.deepEqual(felixSettings(on, 'w1').flowLogs, { ctMark: 0x00ff0000 });
+    assert.deepEqual(felixSettings(on, 'w2').flowLogs, {}, 'another node logs each allowed connection');
+    assert.throws(
+      () => fc('default', { flowLogsConntrackMarkMask: 0x00f0f000 }),
+      /spec\.flowLogsConntrackMarkMask: 0xf0f000 is not one run of contiguous bits/,
+    );
+    assert.throws(
+      () => fc('default', { flowLogsConntrackMarkMask: 0x100 }),
+      /spec\.flowLogsConntrackMarkMask: 0x100 has fewer than 2 bits/,
+    );
+    assert.throws(() => fc('default', { flowLogsConntrackMarkMask: '0xff00' }), /spec\.flowLogsConntrackMarkMask/);
+    assert.throws(() => fc('default', { flowLogsConntrackMarkMask: 2 ** 32 }), /spec\.flowLogsConntrackMarkMask/);
+    assert.throws(() => fc('default', { flowLogsConntrackMarkMask: 0x80000000 }), /0x80000000 has fewer than 2 bits/);
+    assert.equal(fc('default', { flowLogsConntrackMarkMask: 0xc0000000 }).spec.flowLogsConntrackMarkMask, 0xc0000000);
+  });
+
   it('routeRefreshInterval 0 turns the resync off; healthEnabled false closes the health port', () => {
     assert.deepEqual(felixSettings([fc('default', { routeRefreshInterval: '0', healthEnabled: false, healthPort: 9199 })], 'w1'), {
       felix: { resyncIntervalMs: 0 },
