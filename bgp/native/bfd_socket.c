@@ -5,41 +5,13 @@
 // BPF that read the TTL from the IP header before the datagram is queued. dgram takes the
 // descriptor over (socket.bind({ fd })); nothing else lives here.
 #define _GNU_SOURCE
-#include <node_api.h>
+#include "addon.h"
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <linux/filter.h>
-#include <unistd.h>
-#include <errno.h>
-#include <string.h>
-#include <stdio.h>
 #include <stdbool.h>
-
-
-static napi_value throw_errno(napi_env env, const char *what, int e) {
-  char msg[320];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
-  napi_value err, code, text;
-  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
-  napi_create_error(env, NULL, text, &err);
-  napi_create_int32(env, e, &code);
-  napi_set_named_property(env, err, "errno", code);
-  const char *name = strerrorname_np(e);
-  if (name != NULL) {
-    napi_value n;
-    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &n);
-    napi_set_named_property(env, err, "code", n);
-  }
-  napi_throw(env, err);
-  return NULL;
-}
-
-static napi_value throw_text(napi_env env, const char *msg) {
-  napi_throw_type_error(env, NULL, msg);
-  return NULL;
-}
 
 static int set_int(int fd, int level, int name, int value) {
   return setsockopt(fd, level, name, &value, sizeof value);
@@ -138,20 +110,10 @@ static napi_value udp_socket(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value udp_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int32_t fd = -1;
-  napi_get_value_int32(env, argv[0], &fd);
-  if (fd >= 0) close(fd);
-  return NULL;
-}
-
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor d[] = {
     {"udpSocket", NULL, udp_socket, NULL, NULL, NULL, napi_default, NULL},
-    {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
+    {"close", NULL, close_fd, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof d / sizeof d[0], d);
   return exports;

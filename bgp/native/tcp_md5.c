@@ -6,34 +6,11 @@
 // So do the TTL options of a session (GTSM, RFC 5082: IP_TTL 255 and IP_MINTTL), which Node
 // cannot set on a TCP socket either: on the socket it dials before the SYN, on one it accepted.
 #define _GNU_SOURCE
-#include <node_api.h>
+#include "addon.h"
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
-#include <unistd.h>
-#include <errno.h>
-#include <string.h>
-#include <stdio.h>
-
-static napi_value throw_errno(napi_env env, const char *what, int e) {
-  char msg[320];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(e));
-  napi_value err, code, text;
-  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
-  napi_create_error(env, NULL, text, &err);
-  napi_create_int32(env, e, &code);
-  napi_set_named_property(env, err, "errno", code);
-  // The symbolic name too, as node:net's errors carry it (EADDRNOTAVAIL, EADDRINUSE, …).
-  const char *name = strerrorname_np(e);
-  if (name != NULL) {
-    napi_value n;
-    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &n);
-    napi_set_named_property(env, err, "code", n);
-  }
-  napi_throw(env, err);
-  return NULL;
-}
 
 #ifndef IPV6_MINHOPCOUNT
 #define IPV6_MINHOPCOUNT 73
@@ -64,11 +41,6 @@ static int set_ttl(int fd, int v6, int ttl, int min_ttl, const char **why) {
 // An IPv6 address, not an IPv4 one nor a v4-mapped one (::ffff:10.0.0.1).
 static int is_v6(const char *address) {
   return strchr(address, ':') != NULL && strchr(address, '.') == NULL;
-}
-
-static napi_value throw_text(napi_env env, const char *msg) {
-  napi_throw_type_error(env, NULL, msg);
-  return NULL;
 }
 
 // An address without its zone (fe80::1%eth0): the key then holds on every interface.
@@ -295,17 +267,6 @@ static napi_value set_ttl_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// close(fd): for a socket that never reached net.Socket.
-static napi_value md5_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int32_t fd = -1;
-  napi_get_value_int32(env, argv[0], &fd);
-  if (fd >= 0) close(fd);
-  return NULL;
-}
-
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor d[] = {
     {"setKey", NULL, md5_set_key, NULL, NULL, NULL, napi_default, NULL},
@@ -313,7 +274,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"dialSocket", NULL, dial_socket, NULL, NULL, NULL, napi_default, NULL},
     {"sessionSocket", NULL, session_socket_all, NULL, NULL, NULL, napi_default, NULL},
     {"setTtl", NULL, set_ttl_js, NULL, NULL, NULL, napi_default, NULL},
-    {"close", NULL, md5_close, NULL, NULL, NULL, napi_default, NULL},
+    {"close", NULL, close_fd, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof d / sizeof d[0], d);
   return exports;

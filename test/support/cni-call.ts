@@ -1,6 +1,7 @@
 // Running the podroute-cni binary exactly as a container runtime does.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertDistCurrent } from './dist.js';
 import type { Netns } from './netns.js';
 
 const CNI = join(fileURLToPath(import.meta.url), '../../../bin/podroute-cni.js');
@@ -25,6 +26,7 @@ export async function callCni(
   stdin: string,
   program: readonly string[] = ['node', CNI],
 ): Promise<CniCall> {
+  if (program[1] === CNI) assertDistCurrent();
   const t0 = performance.now();
   // The plugin's record of the store it saw goes into the test lab's folder, removed with it.
   const all = { PODROUTE_CNI_STATE_DIR: join(host.lab.dir, 'cni'), ...env };

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../bgp/session/free-port.js';
+import { assertDistCurrent } from './dist.js';
 
 const BIN = fileURLToPath(new URL('../../bin/podroute.js', import.meta.url));
 
@@ -17,6 +18,7 @@ export interface Exit {
 
 /** Runs `podroute ...args` to its end; kills it and fails if it is still up after `ms`. */
 export function podroute(args: string[], ms = 10_000): Promise<Exit> {
+  assertDistCurrent();
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {

@@ -9,6 +9,7 @@ import type { AgentStatus } from '../../lib/agent/index.js';
 import { callControl } from '../../lib/bgpd/control.js';
 import { API_VERSION, type IPPoolSpec, type Resource } from '../../lib/resources/index.js';
 import { redisDatastore, type BackendDatastore } from '../../lib/datastore/index.js';
+import { assertDistCurrent } from './dist.js';
 import type { ManagedProcess } from './process.js';
 import { Lab, type Netns } from './netns.js';
 import { startRedis, type RedisServer } from './redis.js';
@@ -90,6 +91,7 @@ export function nodeRunArgv(a: NodeRunArgs): string[] {
 
 export function spawnAgent(ns: Netns, s: AgentSpawn): AgentProcess {
   const root = s.root ?? ROOT;
+  assertDistCurrent();
   // A short hold time: the suites watch sessions fail over.
   const argv = nodeRunArgv({ ...s, flags: ['--hold-time', '9', ...(s.flags ?? [])] });
   const proc = ns.spawn(argv, { name: `agent-${Date.now()}`, cwd: root });

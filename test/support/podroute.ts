@@ -17,6 +17,7 @@ import {
   type RibRoute,
   type RouterConfig,
 } from './bgp-config.js';
+import { assertDistCurrent } from './dist.js';
 import type { Netns } from './netns.js';
 import type { ManagedProcess } from './process.js';
 import { waitFor } from './wait.js';
@@ -115,6 +116,7 @@ export class Podroute {
     const control = join(ns.lab.dir, `${ns.shortName}-${name}.sock`);
     const stateDir = options.stateDir ?? join(ns.lab.dir, `${ns.shortName}-${name}-state`);
     writeFileSync(file, renderPodrouteConfig(config, { ...options, stateDir }));
+    assertDistCurrent();
     const proc = ns.spawn(
       ['node', ...(options.nodeArgs ?? []), join(ROOT, 'bin/podroute.js'), 'bgpd', '--config', file, '--control', control],
       { name, cwd: ROOT },

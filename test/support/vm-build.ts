@@ -1,22 +1,16 @@
-// Compiled JavaScript for the kernel VM, where tsx is far too slow: `npm run build` (dist/, what
-// the agents and podroute-cni run with PODROUTE_RUN=dist) once per test run, and a suite's
-// scenario bundled with esbuild into dist/vm/ (its node_modules imports left to resolve there).
+// Compiled JavaScript for the kernel VM, where tsx is far too slow: dist/ (what the agents and
+// podroute-cni run with PODROUTE_RUN=dist), built when stale, and a suite's scenario bundled with
+// esbuild into dist/vm/ (its node_modules imports left to resolve there).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execCommand } from '../../lib/lab/system.js';
+import { ensureDist } from './dist.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../../..');
-let built: Promise<void> | undefined;
 
-/** `npm run build`, once per process: dist/ then matches the sources under test. */
+/** dist/ matching the sources under test: `npm run build` when a source is newer (the suite's set-up has already built it). */
 export function buildDist(): Promise<void> {
-  built ??= execCommand(['npm', '--prefix', ROOT, 'run', 'build'], { timeoutMs: 600_000 }).then((r) => {
-    if (r.code !== 0) {
-      built = undefined;
-      throw new Error(`npm run build failed (${r.code}): ${(r.stderr || r.stdout).slice(-3000)}`);
-    }
-  });
-  return built;
+  return ensureDist();
 }
 
 /** Builds dist/ and bundles `entry` (a TypeScript scenario) to dist/vm/`name`; returns the bundle's path. */

@@ -19,6 +19,7 @@ import { mergeTable } from '../../../felix/policy/table-parts.js';
 import { compileServices } from '../../../felix/services/compile.js';
 import type { ServicePort } from '../../../felix/services/input.js';
 import { Lab, type Netns } from '../../support/netns.js';
+import { servicePort } from '../../support/service-ports.js';
 import { generateInput } from './compile-generate.js';
 
 /** Maps and sets as sorted arrays, a rule's references in any order, counters left out (the copy has none). */
@@ -34,18 +35,6 @@ const plain = (t: InstalledTable | undefined) =>
             : v,
     ),
   );
-
-const servicePort = (i: number, endpoints: number, moved = 0): ServicePort => ({
-  id: `default/svc${i}/http/tcp`,
-  protocol: 'tcp',
-  port: 80,
-  clusterIPs: [`10.96.0.${i + 1}`, `fd00:96::${i + 1}`],
-  nodePort: 30000 + i,
-  externalIPs: [],
-  loadBalancerIPs: [],
-  endpoints: Array.from({ length: endpoints }, (_, j) => ({ address: `10.65.${i}.${j + 2 + moved}`, port: 8080, local: j === 0 })),
-  ...(i % 3 === 0 ? { affinityTimeoutSeconds: 600 } : {}),
-});
 
 /** A compiled policy table (sets, interval sets, verdict maps) with a services part (data maps, timeout sets). */
 const compiled = (seed: number, services: ServicePort[]): NftTable =>
@@ -106,9 +95,9 @@ describe('felix/policy netlink dataplane: the copy of the table a resync may ans
   it('equals what the kernel reads back while compiled policy and services tables change', async () => {
     const steps: NftTable[] = [
       compiled(2, ports),
-      compiled(2, [servicePort(0, 3, 1), servicePort(1, 2), servicePort(2, 4)]),
-      compiled(2, [servicePort(0, 5, 1), servicePort(2, 1)]),
-      compiled(3, [servicePort(0, 5, 2), servicePort(2, 1), servicePort(3, 2)]),
+      compiled(2, [servicePort(0, 3, { moved: 1 }), servicePort(1, 2), servicePort(2, 4)]),
+      compiled(2, [servicePort(0, 5, { moved: 1 }), servicePort(2, 1)]),
+      compiled(3, [servicePort(0, 5, { moved: 2 }), servicePort(2, 1), servicePort(3, 2)]),
       compiled(1, ports),
     ];
     for (const [i, want] of steps.entries()) {

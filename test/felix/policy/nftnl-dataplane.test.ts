@@ -17,11 +17,11 @@ import { dumpTable } from '../../../felix/policy/table-dump.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
 import { compileServices } from '../../../felix/services/compile.js';
-import type { ServicePort } from '../../../felix/services/input.js';
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
 import { NetlinkSocket } from '../../../felix/netlink/socket.js';
 import { Lab, type Netns } from '../../support/netns.js';
 import { rawTable } from '../../support/nft-raw.js';
+import { servicePort } from '../../support/service-ports.js';
 import { generateInput } from './compile-generate.js';
 
 const BATCH_WRITER = fileURLToPath(new URL('../../support/nft-batch-writer.ts', import.meta.url));
@@ -45,19 +45,6 @@ const plain = (t: InstalledTable | undefined) =>
       v instanceof Map || v instanceof Set ? [...v].sort() : Array.isArray(v) && v.every((x) => typeof x === 'string') ? [...v].sort() : v,
     ),
   );
-
-const servicePort = (i: number, endpoints: number): ServicePort => ({
-  id: `default/svc${i}/http/tcp`,
-  protocol: 'tcp',
-  port: 80,
-  clusterIPs: [`10.96.0.${i + 1}`, `fd00:96::${i + 1}`],
-  nodePort: 30000 + i,
-  externalIPs: [],
-  loadBalancerIPs: [],
-  endpoints: Array.from({ length: endpoints }, (_, j) => ({ address: `10.65.${i}.${j + 2}`, port: 8080, local: j === 0 })),
-  ...(i % 3 === 0 ? { affinityTimeoutSeconds: 600 } : {}),
-  ...(i % 4 === 1 ? { externalLocal: true } : {}),
-});
 
 describe('felix/policy nftables netlink dataplane in a kernel', function () {
   this.timeout(120_000);
@@ -215,7 +202,7 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
         [
           'services',
           compileServices({
-            services: Array.from({ length: 8 }, (_, i) => servicePort(i, (i * 7) % 40)),
+            services: Array.from({ length: 8 }, (_, i) => servicePort(i, (i * 7) % 40, { externalLocal: true })),
             nodeAddresses: [],
             clusterCidrs: ['10.65.0.0/16'],
           }),
