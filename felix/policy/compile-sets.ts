@@ -8,6 +8,7 @@ import { changedHostElements, hostElements, intervalElements, namedPortElements,
 import type { AddressSet, NamedPortSet } from './input.js';
 import { addressSetName, namedPortSetName } from './names.js';
 import type { NftSet } from './nft-model.js';
+import { sortedTextsOf, withSortedTexts } from './sorted-texts.js';
 
 export const FAMILIES = [4, 6] as const;
 
@@ -43,16 +44,19 @@ function compileAddressSet(s: AddressSet, index: () => number): readonly NftSet[
   const change = s.hosts === true ? addressSetChange(s) : undefined;
   const before = change?.from.hosts === true ? addressSetParts.get(change.from, '') : undefined;
   if (change && before) {
-    const old = { 4: before[0]!.elements, 6: before[1]!.elements };
-    const d = changedHostElements(old, change.from.members.length, change.added, change.removed, field, network);
+    // The elements are told as the last ones and the change, not copied (sorted-texts.ts).
+    const old = { 4: sortedTextsOf(before[0]!, 'elements'), 6: sortedTextsOf(before[1]!, 'elements') };
+    const d = changedHostElements(old, sortedTextsOf(change.from, 'members').length, change.added, change.removed, field, network);
     if (d) {
       return addressSetParts.set(
         s,
         '',
         FAMILIES.map((family, k) => {
-          if (d.elements[family] === old[family]) return before[k]!;
-          const next = nftSet(family, d.elements[family]);
-          recordNftSetChange(next, { from: before[k]!, added: d.added[family], removed: d.removed[family] });
+          const added = d.added[family];
+          const removed = d.removed[family];
+          if (!added.length && !removed.length) return before[k]!;
+          const next = withSortedTexts(nftSet(family, []), 'elements', old[family].changed(added, removed));
+          recordNftSetChange(next, { from: before[k]!, added, removed });
           return next;
         }),
       );

@@ -4,6 +4,7 @@
 // Prefixes either nest or are disjoint, so dropping every prefix inside another leaves a set
 // without overlaps; adjacent prefixes stay as they are, which nft accepts.
 import { PolicyCompileError } from './compile-error.js';
+import type { SortedTexts } from './sorted-texts.js';
 import {
   type Cidr,
   addressValue,
@@ -105,34 +106,21 @@ export function hostElements(
   return { 4: elements(byFamily[4]), 6: elements(byFamily[6]) };
 }
 
-/** Where `a` is or would go in the sorted list (the order `sort()` gives text). */
-function lowerBound(list: readonly string[], a: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < a) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The elements hostElements gives, and per family the elements added and removed. */
+/** Per family, the elements added to and removed from a set of hosts. */
 export interface HostElementsChange {
-  readonly elements: Record<IpFamily, readonly string[]>;
   readonly added: Record<IpFamily, string[]>;
   readonly removed: Record<IpFamily, string[]>;
 }
 
 /**
- * hostElements of a set whose members changed, from its elements before (`from`, made of
- * `fromCount` members) and the members added and removed: the same result, without reading
- * the members that stayed. Undefined when that cannot be told from the change alone (a member
- * not in canonical text, or two members that were one element): then read them all. Throws
- * as hostElements does for a member that is a network.
+ * How hostElements of a set whose members changed differ from its elements before (`from`,
+ * made of `fromCount` members), told from the members added and removed alone, without
+ * reading the members that stayed. Undefined when that cannot be told from the change alone (a
+ * member not in canonical text, or two members that were one element): then read them all.
+ * Throws as hostElements does for a member that is a network.
  */
 export function changedHostElements(
-  from: Record<IpFamily, readonly string[]>,
+  from: Record<IpFamily, SortedTexts>,
   fromCount: number,
   added: readonly string[],
   removed: readonly string[],
@@ -140,35 +128,25 @@ export function changedHostElements(
   network: (member: string) => string,
 ): HostElementsChange | undefined {
   if (from[4].length + from[6].length !== fromCount) return undefined;
-  const elements: Record<IpFamily, readonly string[]> = { 4: from[4], 6: from[6] };
   const out = { added: { 4: [], 6: [] } as Record<IpFamily, string[]>, removed: { 4: [], 6: [] } as Record<IpFamily, string[]> };
-  const own = new Set<IpFamily>();
-  const edit = (family: IpFamily): string[] => {
-    if (!own.has(family)) {
-      elements[family] = elements[family].slice();
-      own.add(family);
-    }
-    return elements[family] as string[];
-  };
+  // What the elements hold after the removals and additions so far, where it differs from `from`.
+  const went = new Set<string>();
+  const came = new Set<string>();
   for (let i = 0; i < removed.length; i++) {
     const h = readHost(removed[i]!, i, field, network);
     if (h.text !== removed[i]) return undefined;
-    const list = elements[h.family];
-    const at = lowerBound(list, h.text);
-    if (list[at] !== h.text) return undefined;
-    edit(h.family).splice(at, 1);
+    if (went.has(h.text) || !from[h.family].has(h.text)) return undefined;
+    went.add(h.text);
     out.removed[h.family].push(h.text);
   }
   for (let i = 0; i < added.length; i++) {
     const h = readHost(added[i]!, i, field, network);
     if (h.text !== added[i]) return undefined;
-    const list = elements[h.family];
-    const at = lowerBound(list, h.text);
-    if (list[at] === h.text) return undefined;
-    edit(h.family).splice(at, 0, h.text);
+    if (came.has(h.text) || (!went.has(h.text) && from[h.family].has(h.text))) return undefined;
+    came.add(h.text);
     out.added[h.family].push(h.text);
   }
-  return { elements, ...out };
+  return out;
 }
 
 export interface NamedPortElement {

@@ -5,6 +5,7 @@
 // gained and lost (felix/policy/derivation.ts), so felix's steps after it work on those alone.
 import type { AddressSet, NamedPortSet } from '../../felix/policy/input.js';
 import { recordAddressSetChange, recordNamedPortSetChange } from '../../felix/policy/derivation.js';
+import { SortedTexts, sortedTextsOf, withSortedTexts } from '../../felix/policy/sorted-texts.js';
 import type { SelectionMatcher } from './selection.js';
 import type { SetSpec } from './set-spec.js';
 import type { Workload } from './workload.js';
@@ -88,6 +89,22 @@ class SortedCounts {
     for (const [k, appeared] of this.change) (appeared ? added : removed).push(k);
     this.change = new Map();
     return { keys: this.order.slice(), added, removed };
+  }
+
+  /**
+   * The same, without the copy: the keys as SortedTexts told from `from` (what the last one
+   * handed out held), or a copy when there is none to tell them from.
+   */
+  sortedFrom(from: SortedTexts | undefined): { keys: SortedTexts; added: string[]; removed: string[] } {
+    if (!from || !this.order) {
+      const { keys, added, removed } = this.sorted();
+      return { keys: SortedTexts.of(keys), added, removed };
+    }
+    const added: string[] = [];
+    const removed: string[] = [];
+    for (const [k, appeared] of this.change) (appeared ? added : removed).push(k);
+    this.change = new Map();
+    return { keys: from.changed(added, removed), added, removed };
   }
 }
 
@@ -359,8 +376,9 @@ export class SetTable {
       e.built = { id, members: [...new Set(spec.nets)].sort(byText) };
     } else if (spec.kind === 'selection') {
       // Endpoint addresses are bare addresses: felix keeps such a set without intervals.
-      const { keys, added, removed } = e.keys!.sorted();
-      const built: AddressSet = { id, members: keys, hosts: true };
+      // The members are told as the last set's and the change, not copied (sorted-texts.ts).
+      const { keys, added, removed } = e.keys!.sortedFrom(prev && sortedTextsOf(prev as AddressSet, 'members'));
+      const built = withSortedTexts<AddressSet>({ id, members: [], hosts: true }, 'members', keys);
       if (prev) recordAddressSetChange(built, { from: prev as AddressSet, added, removed });
       e.built = built;
     } else {

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { SortedTexts, sortedTextsOf, withSortedTexts } from '../../../felix/policy/sorted-texts.js';
+
+/** A small seeded generator, so a failure is the same on every run. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+describe('sorted texts told as changes', () => {
+  it('each version, read or asked for one text, equals the whole list it stands for (random changes, 3 seeds)', () => {
+    for (const seed of [1, 2, 3]) {
+      const next = random(seed);
+      const truth = new Set<string>();
+      for (let i = 0; i < 50; i++) truth.add(`10.0.${Math.floor(next() * 4)}.${Math.floor(next() * 256)}`);
+      let texts = SortedTexts.of([...truth].sort());
+      const versions: { texts: SortedTexts; whole: string[] }[] = [];
+      for (let step = 0; step < 100; step++) {
+        const added: string[] = [];
+        const removed: string[] = [];
+        for (const t of truth) if (next() < 0.05) removed.push(t);
+        for (const t of removed) truth.delete(t);
+        for (let i = 0; i < 3; i++) {
+          const t = `10.0.${Math.floor(next() * 4)}.${Math.floor(next() * 256)}`;
+          if (!truth.has(t)) {
+            truth.add(t);
+            added.push(t);
+          }
+        }
+        texts = texts.changed(added, removed);
+        const whole = [...truth].sort();
+        versions.push({ texts, whole });
+        assert.equal(texts.length, whole.length, `seed ${seed} step ${step}: length`);
+        for (const t of [...added, ...removed]) assert.equal(texts.has(t), truth.has(t), `seed ${seed} step ${step}: has ${t}`);
+      }
+      // Read out of order: an old version stays what it was after newer ones are made whole.
+      for (let i = versions.length - 1; i >= 0; i -= 7)
+        assert.deepEqual(versions[i]!.texts.list(), versions[i]!.whole, `seed ${seed} version ${i}`);
+      for (const v of versions) assert.deepEqual(v.texts.list(), v.whole, `seed ${seed}: every version`);
+    }
+  });
+
+  it('an object carrying them shows the list as a plain field: spread, JSON and deep equality see it', () => {
+    const before = { id: 's', members: ['10.0.0.1', '10.0.0.3'], hosts: true };
+    const after = withSortedTexts(
+      { id: 's', members: [] as readonly string[], hosts: true },
+      'members',
+      sortedTextsOf(before, 'members').changed(['10.0.0.2'], ['10.0.0.3']),
+    );
+    assert.deepEqual(after, { id: 's', members: ['10.0.0.1', '10.0.0.2'], hosts: true }, 'deep equality reads the members');
+    assert.equal(JSON.stringify(after), '{"id":"s","members":["10.0.0.1","10.0.0.2"],"hosts":true}', 'JSON keeps the keys in place');
+    assert.deepEqual({ ...after }.members, ['10.0.0.1', '10.0.0.2'], 'a spread copies the list');
+    assert.equal(sortedTextsOf(after, 'members').has('10.0.0.3'), false, 'the removed member is gone');
+  });
+});
