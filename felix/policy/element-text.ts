@@ -172,9 +172,35 @@ export function elementFromJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+// A type's components, split once: a map of 100,000 elements asks for the same few types.
+const typeComponents = new Map<string, readonly string[]>();
+
+function componentsOf(type: string): readonly string[] {
+  let types = typeComponents.get(type);
+  if (types === undefined) {
+    types = canonicalType(type).split(' . ');
+    if (typeComponents.size >= 1024) typeComponents.clear();
+    typeComponents.set(type, types);
+  }
+  return types;
+}
+
 /** A map's key in canonical text: each component as canonicalElements writes it. */
 export function canonicalKey(type: string, key: string): string {
-  return canonicalElements(type, false, [key])[0] ?? key.trim();
+  const types = componentsOf(type);
+  if (types.length === 1) return componentText(types[0]!, key);
+  const parts = key.split(' . ');
+  if (parts.length !== types.length) return key.trim();
+  // A key already in canonical text (what a compiler writes) is returned as it came.
+  let same = true;
+  for (let i = 0; i < parts.length; i++) {
+    const c = componentText(types[i]!, parts[i]!);
+    if (c !== parts[i]) {
+      same = false;
+      parts[i] = c;
+    }
+  }
+  return same ? key : parts.join(' . ');
 }
 
 /** A verdict with its words single-spaced (`jump  to-a` → `jump to-a`). */

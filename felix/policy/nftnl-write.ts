@@ -69,7 +69,7 @@ import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
 import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
-import { encodeKey, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
+import { encodeKeyScratch, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
 import { namedSetUserdata } from './nftnl-userdata.js';
 
 /** What an element operation needs to know of its set: the key's type, and whether it holds intervals. */
@@ -296,7 +296,7 @@ function writeElements(
   for (const e of elements) {
     open();
     if (!kind.interval) {
-      elementKey(w, encodeKey(key, e), 0);
+      elementKey(w, encodeKeyScratch(key, e), 0);
       w.nestEnd();
       continue;
     }
@@ -331,9 +331,9 @@ function writeMapElements(
       start = w.len;
       elementMessage(w, family, table, map, true);
     }
-    elementKey(w, encodeKey(key, e.key), 0);
+    elementKey(w, encodeKeyScratch(key, e.key), 0);
     w.nestBegin(NFTA_SET_ELEM_DATA);
-    if (data) w.attrBytes(NFTA_DATA_VALUE, encodeKey(data, e.verdict));
+    if (data) w.attrBytes(NFTA_DATA_VALUE, encodeKeyScratch(data, e.verdict));
     else {
       const v = verdictCode(e.verdict);
       w.nestBegin(NFTA_DATA_VERDICT);

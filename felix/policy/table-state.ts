@@ -44,6 +44,8 @@ export function checkName(name: string, field: string): void {
  */
 export function checkText(text: string, field: string, extra = ''): void {
   if (typeof text !== 'string' || text.trim() === '') throw new NftTableError(field, 'is empty');
+  // Most text (every element a compiler writes) has none of the characters that matter.
+  if (!MATTERS.test(text) && (extra === '' || !hasAny(text, extra))) return;
   let quoted = false;
   for (const c of text) {
     if (c === '\n' || c === '\r') throw new NftTableError(field, `${JSON.stringify(text)} has a line break`);
@@ -52,6 +54,13 @@ export function checkText(text: string, field: string, extra = ''): void {
       throw new NftTableError(field, `${JSON.stringify(text)} has ${JSON.stringify(c)} outside quotes`);
   }
   if (quoted) throw new NftTableError(field, `${JSON.stringify(text)} has an unclosed quote`);
+}
+
+const MATTERS = /[\n\r";#]/;
+
+function hasAny(text: string, chars: string): boolean {
+  for (let i = 0; i < chars.length; i++) if (text.includes(chars[i]!)) return true;
+  return false;
 }
 
 const TYPE = /^[a-z0-9_]+( \. [a-z0-9_]+)*$/;
