@@ -125,10 +125,7 @@ export function canonicalElements(type: string, interval: boolean, elements: Ite
   const single = types.length === 1 ? types[0] : undefined;
   if (interval && (single === 'ipv4_addr' || single === 'ipv6_addr')) return mergedSpans(elements);
   const out = new Set<string>();
-  for (const e of elements) {
-    const parts = types.length === 1 ? [e] : e.split(' . ');
-    out.add(parts.length === types.length ? parts.map((p, i) => componentText(types[i], p)).join(' . ') : e.trim());
-  }
+  for (const e of elements) out.add(canonicalOf(types, e));
   return [...out];
 }
 
@@ -187,7 +184,10 @@ function componentsOf(type: string): readonly string[] {
 
 /** A map's key in canonical text: each component as canonicalElements writes it. */
 export function canonicalKey(type: string, key: string): string {
-  const types = componentsOf(type);
+  return canonicalOf(componentsOf(type), key);
+}
+
+function canonicalOf(types: readonly string[], key: string): string {
   if (types.length === 1) return componentText(types[0]!, key);
   const parts = key.split(' . ');
   if (parts.length !== types.length) return key.trim();

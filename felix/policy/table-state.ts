@@ -5,7 +5,7 @@
 // checks that keep a desired table from saying more than it means once written into an
 // `nft -f` script: no line breaks, no `;` or `#` outside quotes, names nft reads as names.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import { mapTypeof } from './map-typeof.js';
@@ -92,11 +92,12 @@ function commentSafe(text: string): string {
 export function ruleComment(rule: NftRule): string {
   const id = rule.id ?? '';
   const statements = rule.expr.trim().replace(/\s+/g, ' ');
-  const hash = createHash('sha256').update(`${id}\n${statements}`).digest('hex').slice(0, HASH_CHARS);
+  // One call, no Hash object: a whole table's rules are each hashed once.
+  const digest = hash('sha256', `${id}\n${statements}`, 'hex').slice(0, HASH_CHARS);
   let shown = commentSafe(id);
   const room = MAX_COMMENT_BYTES - HASH_CHARS - 1;
   if (shown.length > room) shown = `${shown.slice(0, room - 1)}~`;
-  return `${shown}|${hash}`;
+  return `${shown}|${digest}`;
 }
 
 /** The id part of a comment we wrote (exact unless the id was cut or had unprintable characters). */
