@@ -33,7 +33,8 @@ describe('felix/policy nftnl writer', () => {
     const got = messages(w);
     const want = messages(alone);
     assert.equal(got.length, want.length, 'as many messages');
-    got.forEach((m, i) => assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`));
+    for (const [i, m] of got.entries())
+      assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
   });
 
   it('sizes a batch from its operations, so that writing it does not grow the buffer', () => {
