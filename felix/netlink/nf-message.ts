@@ -44,16 +44,16 @@ export function getGen(w: MessageWriter): number {
   return seq;
 }
 
+// Written in place (an attribute of host order, its value turned big-endian): a batch carries
+// hundreds of thousands of these, and a small buffer each was garbage for all of them.
 export function attrU32BE(w: MessageWriter, type: number, v: number): void {
-  const b = Buffer.allocUnsafe(4);
-  b.writeUInt32BE(v >>> 0, 0);
-  w.attrBytes(type, b);
+  w.attrU32(type, v);
+  w.buf.writeUInt32BE(v >>> 0, w.len - 4);
 }
 
 export function attrI32BE(w: MessageWriter, type: number, v: number): void {
-  const b = Buffer.allocUnsafe(4);
-  b.writeInt32BE(v, 0);
-  w.attrBytes(type, b);
+  w.attrU32(type, v);
+  w.buf.writeInt32BE(v, w.len - 4);
 }
 
 export function attrU64BE(w: MessageWriter, type: number, v: number): void {

@@ -105,13 +105,30 @@ export class MessageWriter {
     this.len += 8;
   }
   attrU8(type: number, v: number): void {
-    this.attrBytes(type, Uint8Array.of(v));
+    this.reserve(8);
+    this.buf.writeUInt16LE(5, this.len);
+    this.buf.writeUInt16LE(type, this.len + 2);
+    this.buf[this.len + 4] = v;
+    this.len += 5;
+    this.pad();
   }
   attrU16BE(type: number, v: number): void {
-    this.attrBytes(type, Uint8Array.of(v >> 8, v & 0xff));
+    this.reserve(8);
+    this.buf.writeUInt16LE(6, this.len);
+    this.buf.writeUInt16LE(type, this.len + 2);
+    this.buf.writeUInt16BE(v & 0xffff, this.len + 4);
+    this.len += 6;
+    this.pad();
   }
+  /** A NUL-terminated string, encoded straight into the buffer. */
   attrString(type: number, s: string): void {
-    this.attrBytes(type, Buffer.from(`${s}\0`, 'utf8'));
+    this.reserve(4 + s.length * 3 + 1 + 3);
+    const n = this.buf.write(s, this.len + 4, 'utf8');
+    this.buf[this.len + 4 + n] = 0;
+    this.buf.writeUInt16LE(4 + n + 1, this.len);
+    this.buf.writeUInt16LE(type, this.len + 2);
+    this.len += 4 + n + 1;
+    this.pad();
   }
 
   /** Opens a nested attribute. RTA_MULTIPATH is a plain blob to the kernel: no NESTED flag. */

@@ -125,10 +125,7 @@ export function canonicalElements(type: string, interval: boolean, elements: Ite
   const single = types.length === 1 ? types[0] : undefined;
   if (interval && (single === 'ipv4_addr' || single === 'ipv6_addr')) return mergedSpans(elements);
   const out = new Set<string>();
-  for (const e of elements) {
-    const parts = types.length === 1 ? [e] : e.split(' . ');
-    out.add(parts.length === types.length ? parts.map((p, i) => componentText(types[i], p)).join(' . ') : e.trim());
-  }
+  for (const e of elements) out.add(canonicalOf(types, e));
   return [...out];
 }
 
@@ -172,9 +169,38 @@ export function elementFromJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+// A type's components, split once: a map of 100,000 elements asks for the same few types.
+const typeComponents = new Map<string, readonly string[]>();
+
+function componentsOf(type: string): readonly string[] {
+  let types = typeComponents.get(type);
+  if (types === undefined) {
+    types = canonicalType(type).split(' . ');
+    if (typeComponents.size >= 1024) typeComponents.clear();
+    typeComponents.set(type, types);
+  }
+  return types;
+}
+
 /** A map's key in canonical text: each component as canonicalElements writes it. */
 export function canonicalKey(type: string, key: string): string {
-  return canonicalElements(type, false, [key])[0] ?? key.trim();
+  return canonicalOf(componentsOf(type), key);
+}
+
+function canonicalOf(types: readonly string[], key: string): string {
+  if (types.length === 1) return componentText(types[0]!, key);
+  const parts = key.split(' . ');
+  if (parts.length !== types.length) return key.trim();
+  // A key already in canonical text (what a compiler writes) is returned as it came.
+  let same = true;
+  for (let i = 0; i < parts.length; i++) {
+    const c = componentText(types[i]!, parts[i]!);
+    if (c !== parts[i]) {
+      same = false;
+      parts[i] = c;
+    }
+  }
+  return same ? key : parts.join(' . ');
 }
 
 /** A verdict with its words single-spaced (`jump  to-a` → `jump to-a`). */

@@ -24,7 +24,7 @@ import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
 import { type ElementMemo, generation, readCountersNetlink, readSetKinds, readTableNetlink, WHOLE_TABLE_RULES } from './nftnl-read.js';
 import { NftEncodeError } from './nftnl-types.js';
-import { type SetKind, writeOps } from './nftnl-write.js';
+import { batchBytes, type SetKind, writeOps } from './nftnl-write.js';
 import { TableCopy } from './table-copy.js';
 import { checkName } from './table-state.js';
 
@@ -142,7 +142,7 @@ export class NetlinkNftDataplane implements NftDataplane {
     this.resolveKinds(ops);
     for (let attempt = 0; ; attempt++) {
       const sent = this.gen;
-      const batch = sock.writer(1 << 12);
+      const batch = sock.writer(batchBytes(ops));
       batchBegin(batch, sent);
       const opOf = writeOps(batch, NFPROTO_INET, this.table, ops, (s) => this.kinds.get(s));
       batchEnd(batch);

@@ -10,7 +10,7 @@
 // header fields (`tcp sport 80 tcp dport 443` is one 4-byte load). Other text is
 // NftEncodeError, which names the statement.
 
-import { NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
+import { NLA_F_NESTED, NLM_F_CREATE, NLM_F_REQUEST } from '../netlink/constants.js';
 import {
   IPS_DST_NAT,
   NF_ACCEPT,
@@ -617,6 +617,10 @@ function joinSpans(spans: readonly [number, number][]): [number, number][] {
 /**
  * NFT_MSG_NEWRULE appending `expr` to `chain`, its comment in the userdata as nft writes it,
  * after its anonymous sets (each given an id by `nextSetId`). Throws NftEncodeError.
+ * `written`, kept across the rules of one batch, remembers where each statement text without
+ * anonymous sets was encoded in `w`: a table repeats a few such rules thousands of times (the
+ * same masquerade, the same endpoint pick in another chain), and their expressions are the
+ * same bytes, copied rather than compiled again.
  */
 export function writeRule(
   w: MessageWriter,
@@ -626,28 +630,45 @@ export function writeRule(
   expr: string,
   comment: string,
   nextSetId: () => number,
+  written?: Map<string, { readonly start: number; readonly end: number }>,
 ): void {
-  const code = ruleExpressions(expr);
-  const text = Buffer.from(`${comment}\0`, 'utf8');
-  if (text.length > 255) throw new NftEncodeError(`rule comment ${JSON.stringify(comment)} is too long`);
-  const ids = code.sets.map((set) => {
-    const id = nextSetId();
-    writeAnonymousSet(w, family, table, set, id);
-    return id;
-  });
+  const seen = written?.get(expr);
+  const code = seen ? undefined : ruleExpressions(expr);
+  const commentBytes = Buffer.byteLength(comment, 'utf8') + 1;
+  if (commentBytes > 255) throw new NftEncodeError(`rule comment ${JSON.stringify(comment)} is too long`);
+  const ids = code
+    ? code.sets.map((set) => {
+        const id = nextSetId();
+        writeAnonymousSet(w, family, table, set, id);
+        return id;
+      })
+    : [];
   nfBegin(w, nftMsg(NFT_MSG_NEWRULE), NLM_F_REQUEST | NLM_F_CREATE | NLM_F_APPEND, family);
   w.attrString(NFTA_RULE_TABLE, table);
   w.attrString(NFTA_RULE_CHAIN, chain);
-  w.nestBegin(NFTA_RULE_EXPRESSIONS);
-  for (const [name, attrs] of code.exprs) {
-    w.nestBegin(NFTA_LIST_ELEM);
-    w.attrString(NFTA_EXPR_NAME, name);
-    w.nestBegin(NFTA_EXPR_DATA);
-    attrs(w, ids);
+  if (seen) {
+    // The nest's header and its expressions, as they were written the first time.
+    w.attrBytes(NFTA_RULE_EXPRESSIONS | NLA_F_NESTED, w.buf.subarray(seen.start, seen.end));
+  } else if (code) {
+    w.nestBegin(NFTA_RULE_EXPRESSIONS);
+    const start = w.len;
+    for (const [name, attrs] of code.exprs) {
+      w.nestBegin(NFTA_LIST_ELEM);
+      w.attrString(NFTA_EXPR_NAME, name);
+      w.nestBegin(NFTA_EXPR_DATA);
+      attrs(w, ids);
+      w.nestEnd();
+      w.nestEnd();
+    }
     w.nestEnd();
-    w.nestEnd();
+    if (written && !code.sets.length) written.set(expr, { start, end: w.len });
   }
-  w.nestEnd();
-  if (comment) w.attrBytes(NFTA_RULE_USERDATA, Buffer.concat([Uint8Array.of(NFTNL_UDATA_RULE_COMMENT, text.length), text]));
+  if (comment) {
+    // NFTNL_UDATA_RULE_COMMENT's type and length, then the comment and its NUL.
+    const at = w.len + 4;
+    w.attrString(NFTA_RULE_USERDATA, `\0\0${comment}`);
+    w.buf[at] = NFTNL_UDATA_RULE_COMMENT;
+    w.buf[at + 1] = commentBytes;
+  }
   w.end();
 }

@@ -69,7 +69,7 @@ import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
 import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
-import { encodeKey, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
+import { encodeKeyScratch, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
 import { namedSetUserdata } from './nftnl-userdata.js';
 
 /** What an element operation needs to know of its set: the key's type, and whether it holds intervals. */
@@ -92,6 +92,36 @@ const HOOKS: Readonly<Record<NftHook, number>> = {
 // An element list is one nested attribute, whose length is 16 bits: a long list takes several messages.
 const ELEMENTS_PER_MESSAGE_BYTES = 48 * 1024;
 
+/**
+ * Bytes enough for the batch of `ops`, or nearly: a writer made this big does not copy itself as
+ * it grows (a load of the whole table is tens of megabytes), and pages it leaves unwritten cost
+ * nothing. An estimate short of the batch only means the writer grows, as it would anyway.
+ */
+export function batchBytes(ops: readonly NftOp[]): number {
+  let n = 1024;
+  for (const op of ops) {
+    n += 256;
+    switch (op.kind) {
+      case 'add rule':
+        n += 16 * op.expr.length + op.comment.length;
+        break;
+      case 'add set':
+      case 'add element':
+      case 'delete element':
+        for (const e of op.elements) n += 64 + 2 * e.length;
+        break;
+      case 'add map':
+      case 'add map element':
+        for (const e of op.elements) n += 64 + 2 * (e.key.length + e.verdict.length);
+        break;
+      case 'delete map element':
+        for (const k of op.keys) n += 64 + 2 * k.length;
+        break;
+    }
+  }
+  return n;
+}
+
 /** The batch messages of `ops`; returns the op index of each message, in order. Throws NftEncodeError. */
 export function writeOps(
   w: MessageWriter,
@@ -109,6 +139,7 @@ export function writeOps(
     return k;
   };
   let setId = 1;
+  const written = new Map<string, { readonly start: number; readonly end: number }>();
   ops.forEach((op, i) => {
     const mark = w.count;
     try {
@@ -211,7 +242,7 @@ export function writeOps(
         w.end();
         break;
       case 'add rule':
-        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++);
+        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++, written);
         break;
     }
   }
@@ -265,7 +296,7 @@ function writeElements(
   for (const e of elements) {
     open();
     if (!kind.interval) {
-      elementKey(w, encodeKey(key, e), 0);
+      elementKey(w, encodeKeyScratch(key, e), 0);
       w.nestEnd();
       continue;
     }
@@ -300,9 +331,9 @@ function writeMapElements(
       start = w.len;
       elementMessage(w, family, table, map, true);
     }
-    elementKey(w, encodeKey(key, e.key), 0);
+    elementKey(w, encodeKeyScratch(key, e.key), 0);
     w.nestBegin(NFTA_SET_ELEM_DATA);
-    if (data) w.attrBytes(NFTA_DATA_VALUE, encodeKey(data, e.verdict));
+    if (data) w.attrBytes(NFTA_DATA_VALUE, encodeKeyScratch(data, e.verdict));
     else {
       const v = verdictCode(e.verdict);
       w.nestBegin(NFTA_DATA_VERDICT);

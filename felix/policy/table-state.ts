@@ -5,7 +5,7 @@
 // checks that keep a desired table from saying more than it means once written into an
 // `nft -f` script: no line breaks, no `;` or `#` outside quotes, names nft reads as names.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
 import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import { mapTypeof } from './map-typeof.js';
@@ -44,6 +44,8 @@ export function checkName(name: string, field: string): void {
  */
 export function checkText(text: string, field: string, extra = ''): void {
   if (typeof text !== 'string' || text.trim() === '') throw new NftTableError(field, 'is empty');
+  // Most text (every element a compiler writes) has none of the characters that matter.
+  if (!MATTERS.test(text) && (extra === '' || !hasAny(text, extra))) return;
   let quoted = false;
   for (const c of text) {
     if (c === '\n' || c === '\r') throw new NftTableError(field, `${JSON.stringify(text)} has a line break`);
@@ -52,6 +54,13 @@ export function checkText(text: string, field: string, extra = ''): void {
       throw new NftTableError(field, `${JSON.stringify(text)} has ${JSON.stringify(c)} outside quotes`);
   }
   if (quoted) throw new NftTableError(field, `${JSON.stringify(text)} has an unclosed quote`);
+}
+
+const MATTERS = /[\n\r";#]/;
+
+function hasAny(text: string, chars: string): boolean {
+  for (let i = 0; i < chars.length; i++) if (text.includes(chars[i]!)) return true;
+  return false;
 }
 
 const TYPE = /^[a-z0-9_]+( \. [a-z0-9_]+)*$/;
@@ -83,11 +92,12 @@ function commentSafe(text: string): string {
 export function ruleComment(rule: NftRule): string {
   const id = rule.id ?? '';
   const statements = rule.expr.trim().replace(/\s+/g, ' ');
-  const hash = createHash('sha256').update(`${id}\n${statements}`).digest('hex').slice(0, HASH_CHARS);
+  // One call, no Hash object: a whole table's rules are each hashed once.
+  const digest = hash('sha256', `${id}\n${statements}`, 'hex').slice(0, HASH_CHARS);
   let shown = commentSafe(id);
   const room = MAX_COMMENT_BYTES - HASH_CHARS - 1;
   if (shown.length > room) shown = `${shown.slice(0, room - 1)}~`;
-  return `${shown}|${hash}`;
+  return `${shown}|${digest}`;
 }
 
 /** The id part of a comment we wrote (exact unless the id was cut or had unprintable characters). */
@@ -241,25 +251,76 @@ function derivedMapState(map: NftMap, field: string): Keyed<InstalledMap> | unde
   return keyed;
 }
 
+// Maps whose elements their compiler wrote in canonical text (markCanonical).
+const canonicalMaps = new WeakSet<NftMap>();
+let canonicalSerial = 0;
+
+/**
+ * Says that `map`'s elements are already in canonical text, each key once, and text nft reads
+ * as one element (addresses formatted, protocols by name, numbers, verdicts single-spaced): its
+ * state is then its elements as they are, not each checked and rewritten, which for a services
+ * table of 100,000 elements was most of the state's cost. A compiler marks only maps it builds
+ * from text it made so (test/felix/services holds it to that). Returns `map`.
+ */
+export function markCanonical<T extends NftMap>(map: T): T {
+  canonicalMaps.add(map);
+  return map;
+}
+
+/** The state of a map its compiler marked canonical: the head checked as any map's, the elements taken as they are. */
+function canonicalMapState(map: NftMap, field: string, remember: boolean): Keyed<InstalledMap> {
+  const { type, data, declared } = mapHead(map, field);
+  const elements = new Map<string, string>();
+  const list = map.elements;
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    const had = elements.get(e.key);
+    if (had !== undefined && had !== e.verdict)
+      throw new NftTableError(`${field}.elements[${i}].key`, `${e.key} is mapped to both ${had} and ${e.verdict}`);
+    elements.set(e.key, e.verdict);
+  }
+  // Its own key: the compiler keeps an unchanged map the same object, which is found by object.
+  const key = `\0canonical\0${canonicalSerial++}`;
+  const state: InstalledMap = {
+    name: map.name,
+    type,
+    data: data ?? 'verdict',
+    flags: [],
+    elements,
+    ...(declared ? { typeof: declared.text } : {}),
+  };
+  if (remember) mapsByKey.set(key, state);
+  const keyed = { key, state };
+  mapsByObject.set(map, keyed);
+  return keyed;
+}
+
+/** A map's name, type, data and typeof, checked. */
+function mapHead(map: NftMap, field: string): { type: string; data?: string; declared: ReturnType<typeof mapTypeof> } {
+  checkName(map.name, `${field}.name`);
+  const type = checkType(map.type, `${field}.type`);
+  const data = map.data === undefined ? undefined : checkType(map.data, `${field}.data`);
+  const declared = mapTypeof(map.typeof);
+  if (map.typeof !== undefined && (!declared || declared.type !== type || declared.data !== data))
+    throw new NftTableError(
+      `${field}.typeof`,
+      `${JSON.stringify(map.typeof)} is not a declaration of ${type} : ${data ?? 'verdict'} felix writes`,
+    );
+  if (!declared && type.split(' . ').includes('integer'))
+    throw new NftTableError(`${field}.type`, `${type} needs a typeof declaration (nft has no name for integer)`);
+  return { type, ...(data !== undefined ? { data } : {}), declared };
+}
+
 function mapState(map: NftMap, field: string, remember = true): Keyed<InstalledMap> {
   const hit = mapsByObject.get(map);
   if (hit) return remember ? known(mapsByKey, hit) : hit;
   const derived = derivedMapState(map, field);
   if (derived) return derived;
+  if (canonicalMaps.has(map)) return canonicalMapState(map, field, remember);
   const key = `${map.name}\0${map.type}\0${map.data ?? ''}\0${map.typeof ?? ''}\0${map.elements.map((e) => `${e.key}\0${e.verdict}`).join('\n')}`;
   let state = mapsByKey.get(key);
   if (!state) {
-    checkName(map.name, `${field}.name`);
-    const type = checkType(map.type, `${field}.type`);
-    const data = map.data === undefined ? undefined : checkType(map.data, `${field}.data`);
-    const declared = mapTypeof(map.typeof);
-    if (map.typeof !== undefined && (!declared || declared.type !== type || declared.data !== data))
-      throw new NftTableError(
-        `${field}.typeof`,
-        `${JSON.stringify(map.typeof)} is not a declaration of ${type} : ${data ?? 'verdict'} felix writes`,
-      );
-    if (!declared && type.split(' . ').includes('integer'))
-      throw new NftTableError(`${field}.type`, `${type} needs a typeof declaration (nft has no name for integer)`);
+    const { type, data, declared } = mapHead(map, field);
     const elements = new Map<string, string>();
     map.elements.forEach((e, i) => {
       checkText(e.key, `${field}.elements[${i}].key`, ',{}');

@@ -30,6 +30,7 @@ import { type Cidr, formatAddress, type IpFamily, parseCidr } from '../../ip/ind
 import { recordNftMapChange, recordNftSetChange, recordPartChange } from '../policy/derivation.js';
 import type { NftChain, NftMap, NftMapElement, NftRule, NftSet } from '../policy/nft-model.js';
 import type { NftTablePart } from '../policy/table-parts.js';
+import { markCanonical } from '../policy/table-state.js';
 import { ServiceCompileError } from './compile-error.js';
 import {
   byText,
@@ -218,12 +219,14 @@ const FRONTEND_MAPS = new Map(FAMILIES.flatMap((f) => frontendMaps(f)));
 function listMap(name: string, lists: PortLists<NftMapElement>): NftMap {
   const type = FRONTEND_MAPS.get(name);
   const head = type !== undefined ? { name, type } : endpointMapHead(name);
-  return {
+  // Keys and values are made of formatted addresses, protocol names and numbers, verdicts of one
+  // space: canonical text, which the table state takes as it is.
+  return markCanonical({
     ...head,
     get elements() {
       return lists.all();
     },
-  };
+  });
 }
 
 function hairpinSetOf(f: Family, lists: PortLists<string>): NftSet {

@@ -8,7 +8,8 @@ import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
 import { PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { renderNftScript } from '../../../felix/policy/render.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
-import { NftTableError, tableState } from '../../../felix/policy/table-state.js';
+import { canonicalKey, canonicalVerdict } from '../../../felix/policy/element-text.js';
+import { checkText, NftTableError, tableState } from '../../../felix/policy/table-state.js';
 import { compileServices, ServiceCompiler, type ServiceTable } from '../../../felix/services/compile.js';
 import { ServiceCompileError } from '../../../felix/services/compile-error.js';
 import type { ServiceInput, ServicePort } from '../../../felix/services/input.js';
@@ -234,6 +235,49 @@ describe('felix services compiler', () => {
       `no NodePort dispatch on the given addresses: ${rules(t, 'svc-dispatch').join('; ')}`,
     );
     assert.deepEqual(t.sets.find((s) => s.name === 'svc-nodeport-ips-v4')?.elements, ['192.168.1.5']);
+  });
+
+  it('writes its maps in canonical text, as it tells the table state: the state equals that of the same maps read element by element', () => {
+    const table = compileServices(
+      input(
+        [
+          port({ nodePort: 30080, externalIPs: ['192.0.2.7'], loadBalancerIPs: ['198.51.100.1'] }),
+          port({
+            id: 'ns/v6/dns/udp',
+            protocol: 'udp',
+            port: 53,
+            clusterIPs: ['10.96.0.53', 'FD00:96::0035'],
+            endpoints: [
+              { address: 'FD00:65:0::2', port: 5353, local: true },
+              { address: '10.65.0.9', port: 5353, local: false },
+            ],
+            externalLocal: true,
+            nodePort: 30053,
+          }),
+          port({ id: 'ns/s/x/sctp', protocol: 'sctp', port: 9, clusterIPs: ['10.96.0.9'], internalLocal: true }),
+          port({ id: 'ns/none/x/tcp', clusterIPs: ['10.96.0.11'], endpoints: [] }),
+        ],
+        { nodeAddresses: ['192.0.2.1'] },
+      ),
+    );
+    const maps = table.maps ?? [];
+    assert.ok(
+      maps.some((m) => m.elements.length > 0 && m.data !== undefined),
+      'an endpoint map has elements',
+    );
+    for (const m of maps)
+      m.elements.forEach((e, i) => {
+        const where = `${m.name}.elements[${i}]`;
+        checkText(e.key, where, ',{}');
+        checkText(e.verdict, where, ',{}');
+        assert.equal(canonicalKey(m.type, e.key), e.key, `${where}: key ${e.key} is not canonical`);
+        const verdict = m.data === undefined ? canonicalVerdict(e.verdict) : canonicalKey(m.data, e.verdict);
+        assert.equal(verdict, e.verdict, `${where}: ${e.verdict} is not canonical`);
+      });
+    const whole: NftTable = { ...EMPTY_TABLE, sets: table.sets, chains: table.chains };
+    const marked = tableState({ ...whole, maps });
+    const read = tableState({ ...whole, maps: maps.map((m) => ({ ...m, elements: [...m.elements] })) });
+    assert.deepEqual(marked.maps, read.maps);
   });
 
   it('is deterministic: services and endpoints in any order give the same table', () => {

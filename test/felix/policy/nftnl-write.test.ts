@@ -1,0 +1,54 @@
+// The netlink writer's shortcuts give the bytes the plain path gives: a rule whose statements
+// were already encoded in the batch is copied, and a batch is sized from its operations.
+import assert from 'node:assert/strict';
+import type { NftOp } from '../../../felix/index.js';
+import { MessageWriter } from '../../../felix/netlink/writer.js';
+import { NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
+import { writeRule } from '../../../felix/policy/nftnl-rule.js';
+import { batchBytes, writeOps } from '../../../felix/policy/nftnl-write.js';
+
+/** Each message of `w` without its netlink header (length, type and flags stay; the sequence number goes). */
+function messages(w: MessageWriter): Buffer[] {
+  return w.starts.map((s, i) => {
+    const end = i + 1 < w.starts.length ? w.starts[i + 1]! : w.len;
+    const m = Buffer.from(w.buf.subarray(s, end));
+    m.writeUInt32LE(0, 8);
+    return m;
+  });
+}
+
+describe('felix/policy nftnl writer', () => {
+  const plain = 'ip daddr 10.96.0.1 tcp dport 80 counter accept';
+  const anonymous = 'tcp dport { 80, 1000-2600, 8080 } counter accept';
+  const rule = (expr: string, comment: string): NftOp => ({ kind: 'add rule', chain: 'c', expr, comment });
+
+  it('writes a repeated rule, with or without anonymous sets, as each alone is written', () => {
+    const ops = [rule(plain, 'a|1'), rule(anonymous, 'b|2'), rule(plain, 'c|3'), rule(anonymous, ''), rule(plain, '')];
+    const w = new MessageWriter(1);
+    writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
+    // Alone, each with the set id it had in the batch (the anonymous sets numbered 1, 2).
+    const alone = new MessageWriter(1);
+    let id = 1;
+    for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);
+    const got = messages(w);
+    const want = messages(alone);
+    assert.equal(got.length, want.length, 'as many messages');
+    for (const [i, m] of got.entries())
+      assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
+  });
+
+  it('sizes a batch from its operations, so that writing it does not grow the buffer', () => {
+    const elements = Array.from({ length: 2000 }, (_, i) => ({ key: `10.96.${i >> 8}.${i & 255} . tcp . 80`, verdict: `goto svc-${i}` }));
+    const ops: NftOp[] = [
+      { kind: 'add table' },
+      ...elements.map((e): NftOp => ({ kind: 'add chain', chain: e.verdict.slice(5) })),
+      { kind: 'add map', map: 'm', type: 'ipv4_addr . inet_proto . inet_service', elements },
+      ...elements.map((_, i) => rule(`ip daddr 10.96.${i >> 8}.${i & 255} counter accept`, `r${i}|0123456789ab`)),
+    ];
+    const size = batchBytes(ops);
+    const w = new MessageWriter(1, size);
+    writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
+    assert.equal(w.buf.length, size, `the batch of ${w.len} bytes outgrew the ${size} estimated`);
+    assert.ok(size < 4 * w.len, `${size} bytes reserved for a batch of ${w.len}`);
+  });
+});
