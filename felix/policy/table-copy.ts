@@ -7,6 +7,11 @@
 // has some), or that finds the copy different from what the kernel must have held (an element
 // deleted that the copy lacks), makes `apply` return false, and the copy is then thrown away.
 // Rules carry no counter here: counters are read from the kernel (readCounters).
+//
+// What was lent stays as it was: a set's or map's elements changed after a lend become a layer
+// over the lent ones (the elements put in and taken out since), so one element's change costs
+// the change and not a copy of the set; the layer is folded into a set of its own only once it
+// has grown to a fair share of what it lies over.
 
 import type { InstalledChain, InstalledMap, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
 import { canonicalElements } from './element-text.js';
@@ -20,10 +25,10 @@ interface Parts {
 }
 
 interface OwnSet extends InstalledSet {
-  readonly elements: Set<string>;
+  readonly elements: Set<string> | LayerSet;
 }
 interface OwnMap extends InstalledMap {
-  readonly elements: Map<string, string>;
+  readonly elements: Map<string, string> | LayerMap;
 }
 interface OwnChain extends InstalledChain {
   readonly rules: InstalledChain['rules'][number][];
@@ -37,7 +42,7 @@ export class TableCopy {
    * change made since the last lend is its own (`owned`) and changed in place; anything else
    * may be held by a caller and is copied before it changes.
    */
-  private lent = false;
+  private lent = { sets: false, maps: false, chains: false };
   private owned = new WeakSet<object>();
 
   /** Takes a read as it is (the caller must not change it after): it is lent already. */
@@ -47,13 +52,13 @@ export class TableCopy {
       maps: table.maps as Map<string, InstalledMap>,
       chains: table.chains as Map<string, InstalledChain>,
     };
-    this.lent = true;
+    this.lent = { sets: true, maps: true, chains: true };
   }
 
   /** The table as it stands; it stays unchanged for the caller whatever is applied later. */
   lend(): InstalledTable | undefined {
     if (!this.t) return undefined;
-    this.lent = true;
+    this.lent = { sets: true, maps: true, chains: true };
     this.owned = new WeakSet();
     return { sets: this.t.sets, maps: this.t.maps, chains: this.t.chains };
   }
@@ -71,18 +76,26 @@ export class TableCopy {
     return true;
   }
 
-  private parts(): Parts | undefined {
-    if (this.t && this.lent) {
-      this.t = { sets: new Map(this.t.sets), maps: new Map(this.t.maps), chains: new Map(this.t.chains) };
-      this.lent = false;
+  /**
+   * The table, its `kind` of objects its own to change: each of the three is copied (its
+   * objects, not their elements) only when first changed after a lend, so that an element's
+   * change does not copy the table's thousands of chains.
+   */
+  private parts(kind?: keyof Parts): Parts | undefined {
+    const t = this.t;
+    if (t && kind && this.lent[kind]) {
+      this.lent[kind] = false;
+      if (kind === 'sets') t.sets = new Map(t.sets);
+      else if (kind === 'maps') t.maps = new Map(t.maps);
+      else t.chains = new Map(t.chains);
     }
-    return this.t;
+    return t;
   }
 
   private set(t: Parts, name: string): OwnSet | undefined {
     const s = t.sets.get(name);
     if (!s || this.owned.has(s)) return s as OwnSet | undefined;
-    const copy: OwnSet = { ...s, elements: new Set(s.elements) };
+    const copy: OwnSet = { ...s, elements: LayerSet.over(s.elements) };
     this.own(t.sets, name, copy);
     return copy;
   }
@@ -90,7 +103,7 @@ export class TableCopy {
   private map(t: Parts, name: string): OwnMap | undefined {
     const m = t.maps.get(name);
     if (!m || this.owned.has(m)) return m as OwnMap | undefined;
-    const copy: OwnMap = { ...m, elements: new Map(m.elements) };
+    const copy: OwnMap = { ...m, elements: LayerMap.over(m.elements) };
     this.own(t.maps, name, copy);
     return copy;
   }
@@ -113,7 +126,7 @@ export class TableCopy {
       this.t ??= { sets: new Map(), maps: new Map(), chains: new Map() };
       return true;
     }
-    const t = this.parts();
+    const t = this.parts(partOf(op.kind));
     if (!t) return false;
     switch (op.kind) {
       case 'add set': {
@@ -201,5 +214,172 @@ export class TableCopy {
       m.elements.set(e.key, e.verdict);
     }
     return true;
+  }
+}
+
+/** Which of the table's three kinds of objects an operation changes (none: the table itself). */
+function partOf(kind: NftOp['kind']): keyof Parts | undefined {
+  switch (kind) {
+    case 'add set':
+    case 'delete set':
+    case 'add element':
+    case 'delete element':
+      return 'sets';
+    case 'add map':
+    case 'delete map':
+    case 'add map element':
+    case 'delete map element':
+      return 'maps';
+    case 'add table':
+      return undefined;
+    default:
+      return 'chains';
+  }
+}
+
+/** A layer is folded into a set of its own once it holds more than this share of what it lies over, plus a few. */
+const fold = (changes: number, under: number): boolean => changes > 256 + (under >> 2);
+
+/**
+ * A set's elements as `base` (never changed here) with `plus` put in and `minus` taken out;
+ * `plus` holds none of `base`, `minus` only elements of it.
+ */
+export class LayerSet implements ReadonlySet<string> {
+  private constructor(
+    private readonly base: ReadonlySet<string>,
+    private readonly plus: Set<string>,
+    private readonly minus: Set<string>,
+  ) {}
+
+  /** A layer of its own to change over `elements`, which stay as they are. */
+  static over(elements: ReadonlySet<string>): LayerSet {
+    if (!(elements instanceof LayerSet)) return new LayerSet(elements, new Set(), new Set());
+    if (fold(elements.plus.size + elements.minus.size, elements.base.size)) return new LayerSet(new Set(elements), new Set(), new Set());
+    return new LayerSet(elements.base, new Set(elements.plus), new Set(elements.minus));
+  }
+
+  add(e: string): this {
+    if (!this.minus.delete(e) && !this.base.has(e)) this.plus.add(e);
+    return this;
+  }
+
+  /** False when it was not there. */
+  delete(e: string): boolean {
+    if (this.plus.delete(e)) return true;
+    if (!this.base.has(e) || this.minus.has(e)) return false;
+    this.minus.add(e);
+    return true;
+  }
+
+  get size(): number {
+    return this.base.size - this.minus.size + this.plus.size;
+  }
+
+  has(e: string): boolean {
+    return this.plus.has(e) || (!this.minus.has(e) && this.base.has(e));
+  }
+
+  *values(): SetIterator<string> {
+    const minus = this.minus;
+    if (minus.size) {
+      for (const e of this.base) if (!minus.has(e)) yield e;
+    } else yield* this.base;
+    yield* this.plus;
+  }
+
+  keys(): SetIterator<string> {
+    return this.values();
+  }
+
+  *entries(): SetIterator<[string, string]> {
+    for (const e of this.values()) yield [e, e];
+  }
+
+  [Symbol.iterator](): SetIterator<string> {
+    return this.values();
+  }
+
+  forEach(callbackfn: (value: string, value2: string, set: ReadonlySet<string>) => void, thisArg?: unknown): void {
+    for (const e of this.values()) callbackfn.call(thisArg, e, e, this);
+  }
+}
+
+/**
+ * A map's elements as `base` (never changed here) with `plus` put in over it and `minus`'s keys
+ * of it taken out; `plus` and `minus` share no key.
+ */
+export class LayerMap implements ReadonlyMap<string, string> {
+  private constructor(
+    private readonly base: ReadonlyMap<string, string>,
+    private readonly plus: Map<string, string>,
+    private readonly minus: Set<string>,
+    /** How many of `plus`'s keys `base` lacks. */
+    private added: number,
+  ) {}
+
+  /** A layer of its own to change over `elements`, which stay as they are. */
+  static over(elements: ReadonlyMap<string, string>): LayerMap {
+    if (!(elements instanceof LayerMap)) return new LayerMap(elements, new Map(), new Set(), 0);
+    if (fold(elements.plus.size + elements.minus.size, elements.base.size)) return new LayerMap(new Map(elements), new Map(), new Set(), 0);
+    return new LayerMap(elements.base, new Map(elements.plus), new Set(elements.minus), elements.added);
+  }
+
+  set(k: string, v: string): this {
+    if (this.minus.delete(k)) this.plus.set(k, v);
+    else {
+      if (!this.plus.has(k) && !this.base.has(k)) this.added++;
+      this.plus.set(k, v);
+    }
+    return this;
+  }
+
+  /** False when it was not there. */
+  delete(k: string): boolean {
+    if (this.plus.delete(k)) {
+      if (this.base.has(k)) this.minus.add(k);
+      else this.added--;
+      return true;
+    }
+    if (!this.base.has(k) || this.minus.has(k)) return false;
+    this.minus.add(k);
+    return true;
+  }
+
+  get size(): number {
+    return this.base.size - this.minus.size + this.added;
+  }
+
+  get(k: string): string | undefined {
+    const v = this.plus.get(k);
+    if (v !== undefined || this.minus.has(k)) return v;
+    return this.base.get(k);
+  }
+
+  has(k: string): boolean {
+    return this.plus.has(k) || (!this.minus.has(k) && this.base.has(k));
+  }
+
+  *entries(): MapIterator<[string, string]> {
+    const { plus, minus } = this;
+    if (minus.size || plus.size) {
+      for (const kv of this.base) if (!minus.has(kv[0]) && !plus.has(kv[0])) yield kv;
+    } else yield* this.base;
+    yield* plus;
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [k] of this.entries()) yield k;
+  }
+
+  *values(): MapIterator<string> {
+    for (const [, v] of this.entries()) yield v;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.entries();
+  }
+
+  forEach(callbackfn: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.entries()) callbackfn.call(thisArg, v, k, this);
   }
 }

@@ -185,21 +185,21 @@ interface PortEntry {
 /** A compiled table and what it was made of, by port. */
 interface Built {
   readonly context: string;
-  /** The input's ports, as given (a copy: the caller may change its list). */
-  readonly services: readonly ServicePort[];
+  /** The input's ports, as given (a list of its own, as the caller may change theirs; a step updates it in place). */
+  readonly services: ServicePort[];
   /** By id. The maps below are changed in place by a step; the lists never are. */
   readonly ports: Map<string, PortEntry>;
   /** Frontend → the id of the port that holds it. */
   readonly claimed: Map<string, string>;
   readonly hairpinCounts: Record<Family, Map<string, number>>;
-  readonly mapLists: ReadonlyMap<string, PortLists<NftMapElement>>;
+  readonly mapLists: Map<string, PortLists<NftMapElement>>;
   readonly chainLists: PortLists<NftChain>;
   readonly setLists: PortLists<NftSet>;
   readonly hairpinLists: Record<Family, PortLists<string>>;
   readonly fixedChains: readonly NftChain[];
   /** Per family: the pools' set and the node addresses' set, when there are any. */
   readonly fixedSets: Record<Family, readonly NftSet[]>;
-  readonly maps: ReadonlyMap<string, NftMap>;
+  readonly maps: Map<string, NftMap>;
   readonly hairpinSets: Record<Family, NftSet>;
   readonly table: ServiceTable;
 }
@@ -370,6 +370,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   // Which ports changed: one pass over the objects while the ids keep their places, else by id.
   let changed: { index: number; port: ServicePort }[] | undefined = [];
   const removed: string[] = [];
+  let samePlaces = true;
   if (next.length === b.services.length) {
     for (let i = 0; i < next.length; i++) {
       const s = next[i]!;
@@ -383,6 +384,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
     }
   } else changed = undefined;
   if (!changed) {
+    samePlaces = false;
     const ids = checkIds(next);
     changed = [];
     next.forEach((s, i) => {
@@ -406,7 +408,8 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   for (const { port, compiled } of fresh) after.set(port.id, { port, compiled, share: sharePort(compiled, b.claimed, conflicts) });
   if (conflicts.length) return undefined;
 
-  const mapLists = new Map(b.mapLists);
+  // Changed in place, as the ports are: the table made of `b` has read what it needs of them.
+  const mapLists = b.mapLists;
   const mapEdits = new Map<string, { added: NftMapElement[]; removed: NftMapElement[] }>();
   let chainLists = b.chainLists;
   let setLists = b.setLists;
@@ -457,7 +460,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
     else b.ports.delete(id);
   }
 
-  const maps = new Map(b.maps);
+  const maps = b.maps;
   const changedMaps: NftMap[] = [];
   const removedMaps: string[] = [];
   for (const [name, edit] of mapEdits) {
@@ -492,9 +495,10 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
     hairpinSets[f] = set;
     sets.push(set);
   }
+  if (samePlaces) for (const { index, port } of changed) b.services[index] = port;
   const built: Omit<Built, 'table'> = {
     ...b,
-    services: [...next],
+    services: samePlaces ? b.services : [...next],
     mapLists,
     chainLists,
     setLists,

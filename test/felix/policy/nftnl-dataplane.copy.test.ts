@@ -22,13 +22,17 @@ import { Lab, type Netns } from '../../support/netns.js';
 import { servicePort } from '../../support/service-ports.js';
 import { generateInput } from './compile-generate.js';
 
+/** A Map or Set, or a copy's layer over one (iterable, not an array). */
+const collection = (v: unknown): v is Iterable<unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Iterable<unknown>)[Symbol.iterator] === 'function';
+
 /** Maps and sets as sorted arrays, a rule's references in any order, counters left out (the copy has none). */
 const plain = (t: InstalledTable | undefined) =>
   JSON.parse(
     JSON.stringify(t, (k, v) =>
       k === 'counter'
         ? undefined
-        : v instanceof Map || v instanceof Set
+        : collection(v)
           ? [...v].sort()
           : Array.isArray(v) && v.every((x) => typeof x === 'string')
             ? [...v].sort()

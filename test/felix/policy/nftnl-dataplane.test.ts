@@ -38,11 +38,15 @@ const table = (sets: NftSet[]): NftTable => ({
   chains: [{ name: 'to-cali1', rules: [{ id: 'r', expr: 'ip saddr @s4-web ip daddr @n4-out counter accept' }] }],
 });
 
+/** A Map or Set, or a copy's layer over one (iterable, not an array). */
+const collection = (v: unknown): v is Iterable<unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Iterable<unknown>)[Symbol.iterator] === 'function';
+
 /** Maps and sets as sorted arrays, and a rule's references in any order, so two reads compare with deepEqual. */
 const plain = (t: InstalledTable | undefined) =>
   JSON.parse(
     JSON.stringify(t, (_k, v) =>
-      v instanceof Map || v instanceof Set ? [...v].sort() : Array.isArray(v) && v.every((x) => typeof x === 'string') ? [...v].sort() : v,
+      collection(v) ? [...v].sort() : Array.isArray(v) && v.every((x) => typeof x === 'string') ? [...v].sort() : v,
     ),
   );
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { InstalledTable } from '../../../felix/policy/dataplane.js';
+import type { InstalledTable, NftOp } from '../../../felix/policy/dataplane.js';
 import { TableCopy } from '../../../felix/policy/table-copy.js';
 
 const read = (): InstalledTable => ({
@@ -59,5 +59,62 @@ describe('felix/policy TableCopy', () => {
     const made = new TableCopy(undefined);
     assert.equal(made.apply([{ kind: 'add table' }, { kind: 'add chain', chain: 'x' }]), true);
     assert.deepEqual([...made.lend()!.chains.keys()], ['x']);
+  });
+});
+
+describe('felix/policy TableCopy layers', () => {
+  it('a set and a map changed across many lends read as plain ones changed alike, and every lent table stays as lent', () => {
+    let seed = 5;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const wantSet = new Set(Array.from({ length: 40 }, (_, i) => `10.0.0.${i}`));
+    const wantMap = new Map(Array.from({ length: 40 }, (_, i) => [`k${i}`, `v${i}`]));
+    const copy = new TableCopy({
+      sets: new Map([['s', { name: 's', type: 'ipv4_addr', flags: [], elements: new Set(wantSet) }]]),
+      maps: new Map([['m', { name: 'm', type: 'ifname', data: 'ipv4_addr', flags: [], elements: new Map(wantMap) }]]),
+      chains: new Map(),
+    });
+    const lent: { t: InstalledTable; set: string[]; map: [string, string][] }[] = [];
+    for (let step = 0; step < 3000; step++) {
+      const e = `10.0.0.${rand(600)}`;
+      const k = `k${rand(600)}`;
+      const ops: NftOp[] = [];
+      if (wantSet.has(e)) {
+        ops.push({ kind: 'delete element', set: 's', elements: [e] });
+        wantSet.delete(e);
+      } else {
+        ops.push({ kind: 'add element', set: 's', elements: [e] });
+        wantSet.add(e);
+      }
+      if (wantMap.has(k)) {
+        ops.push({ kind: 'delete map element', map: 'm', keys: [k] });
+        wantMap.delete(k);
+        if (rand(2)) {
+          ops.push({ kind: 'add map element', map: 'm', elements: [{ key: k, verdict: `w${step}` }] });
+          wantMap.set(k, `w${step}`);
+        }
+      } else {
+        ops.push({ kind: 'add map element', map: 'm', elements: [{ key: k, verdict: `v${step}` }] });
+        wantMap.set(k, `v${step}`);
+      }
+      assert.equal(copy.apply(ops), true, `step ${step}: applied`);
+      if (rand(50) === 0) {
+        const t = copy.lend()!;
+        lent.push({ t, set: [...wantSet].sort(), map: [...wantMap].sort() });
+      }
+    }
+    lent.push({ t: copy.lend()!, set: [...wantSet].sort(), map: [...wantMap].sort() });
+    for (const [i, l] of lent.entries()) {
+      const s = l.t.sets.get('s')!.elements;
+      const m = l.t.maps.get('m')!.elements;
+      assert.deepEqual([...s].sort(), l.set, `lend ${i}: the set's elements`);
+      assert.equal(s.size, l.set.length, `lend ${i}: the set's size`);
+      assert.ok(l.set.every((e) => s.has(e)) && !s.has('10.0.0.999'), `lend ${i}: has`);
+      assert.deepEqual([...m].sort(), l.map, `lend ${i}: the map's elements`);
+      assert.equal(m.size, l.map.length, `lend ${i}: the map's size`);
+      assert.ok(l.map.every(([k, v]) => m.get(k) === v && m.has(k)) && m.get('k999') === undefined, `lend ${i}: get`);
+    }
   });
 });

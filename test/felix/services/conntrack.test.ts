@@ -5,7 +5,7 @@
 // to the removed one. TCP entries and another service's frontend are left alone.
 // The lab part is root only; the planning and the missing tool are checked without it.
 import assert from 'node:assert/strict';
-import { NO_CONNTRACK_CLEANER, ServiceConntrack, staleConntrackFilters } from '../../../felix/services/conntrack.js';
+import { type ConntrackFilter, NO_CONNTRACK_CLEANER, ServiceConntrack, staleConntrackFilters } from '../../../felix/services/conntrack.js';
 import { ConntrackTool, conntrackDeleteArgs } from '../../../felix/services/conntrack-tool.js';
 import type { ServiceInput, ServicePort } from '../../../felix/services/input.js';
 import { programServices } from '../../../felix/services/program.js';
@@ -100,6 +100,46 @@ describe('felix services: stale UDP conntrack entries', () => {
       assert.deepEqual(staleConntrackFilters(before, inputOf()), [
         { family: 6, protocol: 'udp', origDst: 'fd00:96::10', origDstPort: 53, replySrc: 'fd00::2' },
       ]);
+    });
+
+    it('a ServiceConntrack plans what staleConntrackFilters does for each change, the caller changing its list in place or not', async () => {
+      const cleared: ConntrackFilter[][] = [];
+      const ct = new ServiceConntrack({
+        clear: async (f) => {
+          cleared.push([...f]);
+          return f.length;
+        },
+      });
+      let seed = 7;
+      const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
+      const make = (i: number) =>
+        udp(
+          `p${i}`,
+          Array.from({ length: rand(3) }, () => `10.1.0.${rand(6)}`),
+          {
+            protocol: rand(4) ? 'udp' : 'tcp',
+            clusterIPs: [`10.96.0.${i}`],
+            ...(rand(2) ? { nodePort: 30000 + i } : {}),
+          },
+        );
+      const list = Array.from({ length: 6 }, (_, i) => make(i));
+      let previous: ServiceInput | undefined;
+      for (let step = 0; step < 60; step++) {
+        // Mostly a port replaced in its place (in the caller's own list), sometimes one added or taken out.
+        const what = rand(8);
+        if (what === 0 && list.length > 1) list.splice(rand(list.length), 1);
+        else if (what === 1) list.push(make(10 + step));
+        else list[rand(list.length)] = make(rand(6));
+        const ids = new Set<string>();
+        const now = inputOf(...list.filter((p) => !ids.has(p.id) && ids.add(p.id)));
+        const services = now.services as ServicePort[];
+        const given = { ...now, services: step % 2 ? services : list.length === services.length ? list : services };
+        const want = staleConntrackFilters(previous, { ...now, services: [...services] });
+        cleared.length = 0;
+        await ct.applied(given);
+        assert.deepEqual(cleared[0] ?? [], want, `step ${step}: the filters of the change`);
+        previous = { ...now, services: [...services] };
+      }
     });
 
     for (const netns of [undefined, '/proc/self/ns/net'])
