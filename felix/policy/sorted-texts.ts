@@ -5,7 +5,7 @@
 // set seen for the first time). Versions share the one whole list they come from.
 
 /** Where `a` is or would go in the sorted list (the order `<` gives text, as `sort()` does). */
-function lowerBound(list: readonly string[], a: string): number {
+export function lowerBound(list: readonly string[], a: string): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

@@ -5,7 +5,7 @@
 // gained and lost (felix/policy/derivation.ts), so felix's steps after it work on those alone.
 import type { AddressSet, NamedPortSet } from '../../felix/policy/input.js';
 import { recordAddressSetChange, recordNamedPortSetChange } from '../../felix/policy/derivation.js';
-import { SortedTexts, sortedTextsOf, withSortedTexts } from '../../felix/policy/sorted-texts.js';
+import { lowerBound, SortedTexts, sortedTextsOf, withSortedTexts } from '../../felix/policy/sorted-texts.js';
 import type { SelectionMatcher } from './selection.js';
 import type { SetSpec } from './set-spec.js';
 import type { Workload } from './workload.js';
@@ -27,18 +27,6 @@ interface Entry {
 }
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Where `a` is or would go in the sorted list. */
-function lowerBound(list: readonly string[], a: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < a) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /**
  * The keys of a set's members (a selection's addresses, a named port set's `address protocol
