@@ -16,7 +16,8 @@
 // --gap: milliseconds of idle before each change. Changes made back to back find the caches
 // and TLB holding the last change's data; on a node, and in bench/policy.ts (the reference's
 // turn, about 50 ms, between two of podroute's changes), they arrive apart, and a remote pod
-// add measured about 1.5× slower with a 45 ms gap on the 2-core VM of BENCHMARKS.md.
+// add measured 1.3–1.7× slower with a 45 ms gap (a local one within the noise) on the 2-core
+// VM of BENCHMARKS.md.
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
