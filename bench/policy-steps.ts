@@ -7,12 +7,17 @@
 // through the changes and each kind's samples are summed by function: where its time goes.
 //
 //   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
-//                                 [--profile] [--top 25] [--wait 0] [--policies 1000]
+//                                 [--profile] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
 //                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
 //
 // --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
 // made. --wait: seconds to wait after the initial load, its pid printed, for `perf record -p`
 // to be attached to the changes alone (the kernel's part of them: `perf report --comm node`).
+// --gap: milliseconds of idle before each change. Changes made back to back find the caches
+// and TLB holding the last change's data; on a node, and in bench/policy.ts (the reference's
+// turn, about 50 ms, between two of podroute's changes), they arrive apart, and a remote pod
+// add measured 1.3–1.7× slower with a 45 ms gap (a local one within the noise) on the 2-core
+// VM of BENCHMARKS.md.
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
@@ -36,6 +41,7 @@ const REPS = Math.max(1, arg('--reps', 40));
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');
 const WAIT = arg('--wait', 0);
+const GAP = arg('--gap', 0);
 const KINDS = [
   'pod add, remote',
   'pod delete, remote',
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
     const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
       const undone = UNDOES[kind];
       if (!SELECTED.has(kind) && !(undone && SELECTED.has(undone))) return;
+      if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
       const y0 = youngBytes();
       const from = monoUs();
       const s = await ours.apply(ours.calculate(mutate));
@@ -227,7 +234,9 @@ async function main(): Promise<void> {
     `bench/policy-steps — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`,
   );
   out.push(`command: npx tsx bench/policy-steps.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
-  out.push(`initial load ${ms(loadMs)} ms; ${REPS} repetitions of each change${PROFILE ? ', under the sampling profiler (100 µs)' : ''}`);
+  out.push(
+    `initial load ${ms(loadMs)} ms; ${REPS} repetitions of each change${GAP > 0 ? `, ${GAP} ms apart` : ''}${PROFILE ? ', under the sampling profiler (100 µs)' : ''}`,
+  );
   out.push('');
   out.push('Wall time (ms): p50 and p99 of the whole change, and each step’s own median:');
   const rows: string[][] = [];

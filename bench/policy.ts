@@ -16,18 +16,28 @@
 // initial load (median of --rounds, each in fresh namespaces), then --reps repetitions of each
 // change, timed to "enforced in the kernel" (nft, ipset and iptables-restore have exited): a
 // pod added and deleted (remote, then local), one policy's rule edited, a pod relabelled
-// (remote, then local). Both sides start a change from the same PolicyInput, so the calculation
-// graph's time is podroute's only (Calico has one of its own); the reference's render time is
-// the difference and the restore text. The sides take turns going first. At the end the
-// kernels are read back: nft's table must equal the desired one, ipset's elements the expected.
+// (remote, then local). The reference runs in a process of its own (bench/policy-reference.ts),
+// as Calico's felix does: its own calculation graph, sent the same resources, gives it the same
+// PolicyInput (their sizes are compared on every change), and it times only its render (the
+// difference and the restore text) and its restores, so the calculation graph's time is
+// podroute's only. This process holds podroute alone and starts no child during the changes
+// (but nft, podroute's own, with --dataplane nft), as podroute's agent: the reference's
+// children started from it made each step of podroute's next change 2–5× slower in CPU time
+// (every fork write-protects this process's whole heap and its TLB is refilled), which no node
+// running podroute pays. The sides take turns going first, so about
+// 50 ms of the reference's work lies between two of podroute's changes (changes on a node
+// arrive apart too: its caches are not those of changes made back to back, which
+// bench/policy-steps.ts times). At the end the kernels are read back: nft's table must equal
+// the desired one, ipset's elements the expected.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { policyTier } from '../felix/index.js';
+import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
 import { Namespaces, versionOf } from './policy-exec.js';
-import { IptablesReference, type ReferenceChange } from './policy-iptables.js';
+import type { ReferenceChange } from './policy-iptables.js';
 import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
+import { type InputShape, type KernelCounts, ReferenceProcess, type ResourceChange } from './policy-reference.js';
 import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
 import { LOCAL_NODE, POLICY_SHAPES, PolicyWorkload } from './policy-workload.js';
 
@@ -69,20 +79,35 @@ const refKernelMs = (r: ReferenceChange): number => r.ipsetMs + r.iptablesMs;
 /** podroute's time from the same starting point as the reference's: compile, plan, nft. */
 const fromInput = (s: PodrouteSample): number => s.totalMs - s.calcMs;
 
-/** One change on both sides, from one PolicyInput; `first` says which side goes first. */
-async function both(ours: PodrouteSide, ref: IptablesReference, mutate: (c: PolicyCalculator) => void, refFirst: boolean): Promise<Pair> {
+const applyTo = (c: PolicyCalculator, change: ResourceChange): void => {
+  for (const r of change.put ?? []) c.put(r);
+  for (const [kind, key] of change.delete ?? []) c.delete(kind, key);
+};
+const sameShape = (i: PolicyInput, s: InputShape): boolean =>
+  i.sets.length === s.sets &&
+  i.namedPortSets.length === s.namedPortSets &&
+  i.policies.length === s.policies &&
+  i.endpoints.length === s.endpoints;
+
+/**
+ * One change on both sides, each from its own graph's PolicyInput (the same resources, so the
+ * same input: its sizes are compared); `refFirst` says which side goes first.
+ */
+async function both(ours: PodrouteSide, ref: ReferenceProcess, change: ResourceChange, refFirst: boolean): Promise<Pair> {
   checkDeadline();
-  const calc = ours.calculate(mutate);
-  let r: ReferenceChange;
+  const calc = ours.calculate((c) => applyTo(c, change));
+  let r: Awaited<ReturnType<ReferenceProcess['apply']>>;
   let o: PodrouteSample;
   if (refFirst) {
-    r = await ref.apply(calc.input);
+    r = await ref.apply(change);
     o = await ours.apply(calc);
   } else {
     o = await ours.apply(calc);
-    r = await ref.apply(calc.input);
+    r = await ref.apply(change);
   }
-  return { ours: o, ref: r };
+  if (!sameShape(calc.input, r.input))
+    throw new Error(`the reference's PolicyInput (${JSON.stringify(r.input)}) differs from podroute's: the two graphs disagree`);
+  return { ours: o, ref: r.change };
 }
 
 async function main(): Promise<void> {
@@ -104,40 +129,32 @@ async function main(): Promise<void> {
 
   const loads: Pair[] = [];
   let ours!: PodrouteSide;
-  let ref!: IptablesReference;
+  let ref!: ReferenceProcess;
   const results = new Map<string, Pair[]>();
   let desiredAfterLoad!: ReturnType<typeof tableCounts>;
   let kernelAfterLoad!: ReturnType<typeof installedCounts>;
-  let refAfterLoad!: Awaited<ReturnType<IptablesReference['kernelCounts']>>;
+  let refAfterLoad!: KernelCounts;
   let resync!: Awaited<ReturnType<PodrouteSide['resync']>>;
-  let refEnd!: Awaited<ReturnType<IptablesReference['kernelCounts']>>;
+  let refEnd!: KernelCounts;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       checkDeadline();
       if (ours) {
         ours.close();
+        ref.close();
         namespaces.delete(ours.netns);
         namespaces.delete(ref.netns);
       }
       ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE, DATAPLANE);
-      ref = new IptablesReference(namespaces.add(`i${round}`));
-      loads.push(
-        await both(
-          ours,
-          ref,
-          (c) => {
-            for (const r of workload.resources()) c.put(r);
-          },
-          round % 2 === 1,
-        ),
-      );
+      ref = new ReferenceProcess(namespaces.add(`i${round}`), LOCAL_NODE);
+      loads.push(await both(ours, ref, { put: workload.resources() }, round % 2 === 1));
       process.stderr.write(
         `load round ${round + 1}/${ROUNDS}: podroute ${ms(loads[round]!.ours.totalMs)} ms, reference ${ms(refMs(loads[round]!.ref))} ms\n`,
       );
     }
     desiredAfterLoad = tableCounts(ours.table!);
     kernelAfterLoad = installedCounts(await ours.read());
-    refAfterLoad = await ref.kernelCounts();
+    refAfterLoad = (await ref.kernelCounts()).kernel;
 
     // Policies to edit: those selecting at least one of this node's pods (so their chains are
     // in use) with a numeric port, the TCP 8080 shape first.
@@ -160,33 +177,35 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < REPS; rep++) {
       const refFirst = rep % 2 === 1;
       const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
-      record('pod add, remote', await both(ours, ref, (c) => c.put(remote), refFirst));
-      record('pod delete, remote', await both(ours, ref, (c) => c.delete('WorkloadEndpoint', wepKey(remote)), refFirst));
+      record('pod add, remote', await both(ours, ref, { put: [remote] }, refFirst));
+      record('pod delete, remote', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(remote)]] }, refFirst));
       const local = workload.newPod(0);
-      record('pod add, local', await both(ours, ref, (c) => c.put(local), refFirst));
-      record('pod delete, local', await both(ours, ref, (c) => c.delete('WorkloadEndpoint', wepKey(local)), refFirst));
+      record('pod add, local', await both(ours, ref, { put: [local] }, refFirst));
+      record('pod delete, local', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(local)]] }, refFirst));
       const i = rep % editable.length;
       const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
       editable[i] = edited;
-      record('policy rule edited', await both(ours, ref, (c) => c.put(edited), refFirst));
+      record('policy rule edited', await both(ours, ref, { put: [edited] }, refFirst));
       const ri = remoteIndex(rep);
       const relabelled = workload.relabel(workload.pods[ri]!);
       workload.pods[ri] = relabelled;
-      record('pod relabel, remote', await both(ours, ref, (c) => c.put(relabelled), refFirst));
+      record('pod relabel, remote', await both(ours, ref, { put: [relabelled] }, refFirst));
       const li = rep % localPods.length;
       const localRelabelled = workload.relabel(localPods[li]!);
       localPods[li] = localRelabelled;
-      record('pod relabel, local', await both(ours, ref, (c) => c.put(localRelabelled), refFirst));
+      record('pod relabel, local', await both(ours, ref, { put: [localRelabelled] }, refFirst));
       if ((rep + 1) % 10 === 0) process.stderr.write(`changes: ${rep + 1}/${REPS} repetitions\n`);
     }
     resync = await ours.resync();
     if (!resync.report.ok || resync.report.ops !== 0)
       throw new Error(`the kernel's table differs from the desired one after the changes: ${resync.report.ops} operations to repair it`);
-    refEnd = await ref.kernelCounts();
-    const expected = ref.expectedElements();
+    const end = await ref.kernelCounts();
+    refEnd = end.kernel;
+    const expected = end.expected;
     if (refEnd.elements !== expected) throw new Error(`ipset holds ${refEnd.elements} elements, the reference expected ${expected}`);
   } finally {
     ours?.close();
+    ref?.close();
     namespaces.deleteAll();
   }
 
