@@ -134,13 +134,7 @@ async function main(): Promise<void> {
   const started = new Date();
   const loadStart = loadavg();
   const workload = new PolicyWorkload(shape);
-  const namespaces = new Namespaces('pbstep');
-  const onSignal = () => {
-    namespaces.deleteAll();
-    process.exit(130);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const namespaces = new Namespaces('pbstep').deleteOnSignal();
   const results = new Map<Kind, PodrouteSample[]>();
   /** Per kind, the bytes each change allocated (changes in which a scavenge ran are left out). */
   const allocated = new Map<Kind, number[]>();

@@ -119,13 +119,7 @@ async function main(): Promise<void> {
   const loadStart = loadavg();
   const shape = { policies: POLICIES, endpoints: ENDPOINTS, local: LOCAL, namespaces: NAMESPACES, seed: SEED };
   const workload = new PolicyWorkload(shape);
-  const namespaces = new Namespaces('pbpol');
-  const onSignal = () => {
-    namespaces.deleteAll();
-    process.exit(130);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const namespaces = new Namespaces('pbpol').deleteOnSignal();
 
   const loads: Pair[] = [];
   let ours!: PodrouteSide;

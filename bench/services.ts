@@ -153,13 +153,7 @@ async function main(): Promise<void> {
   }
   const started = new Date();
   const loadStart = loadavg();
-  const namespaces = new Namespaces('pbsvc');
-  const onSignal = () => {
-    namespaces.deleteAll();
-    process.exit(130);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const namespaces = new Namespaces('pbsvc').deleteOnSignal();
   const out: string[] = [];
   try {
     const netns = namespaces.add('n');
