@@ -7,15 +7,13 @@ import type { PolicyInput } from '../felix/index.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
 import { IptablesReference } from './policy-iptables.js';
 import type { ReferenceReply, ReferenceRequest } from './policy-reference.js';
+import { serveReference } from './reference-channel.js';
 
 const [netns, nodeName] = process.argv.slice(2);
-if (!netns || !nodeName || !process.send) throw new Error('bench/policy-reference-process.ts is started by bench/policy-reference.ts');
+if (!netns || !nodeName) throw new Error('bench/policy-reference-process.ts is started by bench/policy-reference.ts');
 
 const calculator = new PolicyCalculator(nodeName);
 const reference = new IptablesReference(netns);
-const send = (m: ReferenceReply): void => {
-  process.send!(m);
-};
 /** The input's sizes: what the main process compares with podroute's, so the two graphs are known to agree. */
 const shapeOf = (i: PolicyInput) => ({
   sets: i.sets.length,
@@ -30,15 +28,11 @@ async function answer(m: ReferenceRequest): Promise<ReferenceReply> {
       for (const r of m.put ?? []) calculator.put(r);
       for (const [kind, key] of m.delete ?? []) calculator.delete(kind, key);
       const input = calculator.input();
-      return { type: 'change', id: m.id, change: await reference.apply(input), input: shapeOf(input) };
+      return { type: 'change', change: await reference.apply(input), input: shapeOf(input) };
     }
     case 'counts':
-      return { type: 'counts', id: m.id, kernel: await reference.kernelCounts(), expected: reference.expectedElements() };
+      return { type: 'counts', kernel: await reference.kernelCounts(), expected: reference.expectedElements() };
   }
 }
 
-process.on('message', (m: ReferenceRequest) => {
-  answer(m).then(send, (e: unknown) => send({ type: 'error', id: m.id, message: e instanceof Error ? (e.stack ?? e.message) : String(e) }));
-});
-// The channel closing (the benchmark done or gone) ends this process.
-process.on('disconnect', () => process.exit(0));
+serveReference('bench/policy-reference-process.ts', answer);

@@ -2,7 +2,8 @@
 // 10), every tenth with a NodePort, programmed by felix as the agent does (programServices: its
 // ServiceCompiler, the policy programmer's one `nft -f` transaction into `inet podroute`, then the
 // stale-conntrack step with Debian's conntrack in the namespace) and, in the same run in a namespace
-// of its own, the same set written in kube-proxy's iptables shape and loaded with
+// and a process of its own (bench/services-reference.ts: its iptables-restore is not forked from
+// felix's process), the same set written in kube-proxy's iptables shape and loaded with
 // iptables-restore (bench/services-iptables.ts). Then --updates changes of one endpoint of one
 // service on both sides (felix: recompile of the changed service and its difference; reference:
 // kube-proxy's partial sync of that service's chains). Prints rule, chain and element counts, the
@@ -37,18 +38,14 @@ import {
   type ServiceInput,
   type ServicePort,
 } from '../felix/index.js';
+import { numberArg } from './args.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import { installedCounts, tableCounts } from './policy-podroute.js';
 import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
-import { KubeProxyIptables, type ReferenceApply } from './services-iptables.js';
+import type { ReferenceApply } from './services-iptables.js';
+import { KubeProxyProcess } from './services-reference.js';
 
-const arg = (name: string, d: number): number => {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return d;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} takes a whole number, not ${JSON.stringify(process.argv[i + 1])}`);
-  return v;
-};
+const arg = (name: string, d: number): number => numberArg(name, d, { min: 1, integer: true });
 const SERVICES = arg('--services', 10_000);
 const ENDPOINTS = arg('--endpoints', 10);
 const UPDATES = arg('--updates', 20);
@@ -155,6 +152,7 @@ async function main(): Promise<void> {
   const loadStart = loadavg();
   const namespaces = new Namespaces('pbsvc').deleteOnSignal();
   const out: string[] = [];
+  let reference: KubeProxyProcess | undefined;
   try {
     const netns = namespaces.add('n');
     const dataplane = new TimedDataplane(
@@ -163,7 +161,8 @@ async function main(): Promise<void> {
     const compiler = new ServiceCompiler();
     const conntrack = new TimedConntrack(new ConntrackTool({ netns }));
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
-    const ref = new KubeProxyIptables(namespaces.add('i'), CLUSTER_CIDR);
+    const ref = new KubeProxyProcess(namespaces.add('i'), CLUSTER_CIDR);
+    reference = ref;
 
     const ports = Array.from({ length: SERVICES }, (_, i) => servicePort(i));
     const input = (): ServiceInput => ({ services: ports, nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] });
@@ -399,6 +398,7 @@ async function main(): Promise<void> {
     );
     console.log(out.join('\n'));
   } finally {
+    reference?.close();
     namespaces.deleteAll();
   }
 }
