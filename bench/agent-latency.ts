@@ -37,12 +37,10 @@ import { Lab, type Netns } from '../test/support/netns.js';
 import { nodeRunArgv } from '../test/support/node-agents.js';
 import { startRedis } from '../test/support/redis.js';
 import { waitFor } from '../test/support/wait.js';
+import { numberArg } from './args.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../..');
-const arg = (name: string, d: number) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : d;
-};
+const arg = (name: string, d: number): number => numberArg(name, d);
 const PODS = arg('--pods', 100);
 const GAP_MS = arg('--gap', 0);
 const NODES = Math.max(2, arg('--nodes', 3));

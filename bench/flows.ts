@@ -20,11 +20,9 @@ import type { WorkloadEndpoint } from '../lib/resources/index.js';
 import { PolicyNode, type PodSpec } from '../test/felix/policy/compile-lab.js';
 import { loadScript } from '../test/felix/policy/compile-nft.js';
 import { Lab } from '../test/support/netns.js';
+import { numberArg } from './args.js';
 
-const arg = (name: string, d: number): number => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : d;
-};
+const arg = (name: string, d: number): number => numberArg(name, d);
 const RATE = arg('--rate', 10_000);
 const SECONDS = arg('--seconds', 10);
 const LOG_RATE = arg('--log-rate', 20_000);

@@ -25,18 +25,13 @@ import { getHeapSpaceStatistics } from 'node:v8';
 import { policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey } from '../lib/resources/index.js';
+import { numberArg } from './args.js';
 import { Namespaces } from './policy-exec.js';
 import { PodrouteSide, type PodrouteSample } from './policy-podroute.js';
 import { median, ms, percentile, table } from './policy-stats.js';
 import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
-const arg = (name: string, d: number): number => {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return d;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} takes a number, not ${JSON.stringify(process.argv[i + 1])}`);
-  return v;
-};
+const arg = (name: string, d: number): number => numberArg(name, d);
 const REPS = Math.max(1, arg('--reps', 40));
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');

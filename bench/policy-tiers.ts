@@ -9,15 +9,11 @@
 import { compileNftables } from '../felix/index.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
 import { type Resource, resourceKey, validateResource } from '../lib/resources/index.js';
+import { numberArg } from './args.js';
 import { median, ms, ratio, table } from './policy-stats.js';
 import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
-const arg = (name: string, d: number): number => {
-  const i = process.argv.indexOf(name);
-  const v = i < 0 ? d : Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v < 1) throw new Error(`${name} takes a positive number, not ${JSON.stringify(process.argv[i + 1])}`);
-  return v;
-};
+const arg = (name: string, d: number): number => numberArg(name, d, { min: 1 });
 const POLICIES = arg('--policies', 1000);
 const ENDPOINTS = arg('--endpoints', 10_000);
 const LOCAL = arg('--local', 150);

@@ -34,6 +34,7 @@ import { hostname } from 'node:os';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
+import { numberArg } from './args.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import type { ReferenceChange } from './policy-iptables.js';
 import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
@@ -41,13 +42,7 @@ import { type InputShape, type KernelCounts, ReferenceProcess, type ResourceChan
 import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
 import { LOCAL_NODE, POLICY_SHAPES, PolicyWorkload } from './policy-workload.js';
 
-const arg = (name: string, d: number): number => {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return d;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} takes a number, not ${JSON.stringify(process.argv[i + 1])}`);
-  return v;
-};
+const arg = (name: string, d: number): number => numberArg(name, d);
 const POLICIES = arg('--policies', 1000);
 const ENDPOINTS = arg('--endpoints', 10_000);
 const LOCAL = arg('--local', 150);
