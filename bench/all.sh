@@ -29,7 +29,7 @@ rib|node --expose-gc --import tsx bench/rib.ts
 routes|npx tsx bench/routes.ts 100000 3
 felix-stream|npx tsx bench/felix-stream.ts 1400 4 25
 policy|npx tsx bench/policy.ts --reps 30
-services|npx tsx bench/services.ts --services 10000 --updates 20
+services|npx tsx bench/services.ts --services 10000 --updates 50 --resyncs 10
 flows|npx tsx bench/flows.ts --rate 10000 --seconds 10
 speaker|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,10x100k,mrt,mrt-warm,calico,calico-warm,mrt-v6 --daemons podroute,bird,frr
 speaker-gobgp|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,calico,calico-warm,mrt-v6 --daemons podroute,gobgp
