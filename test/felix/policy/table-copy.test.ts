@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { InstalledTable, NftOp } from '../../../felix/policy/dataplane.js';
 import { TableCopy } from '../../../felix/policy/table-copy.js';
+import { prng } from '../../support/prng.js';
 
 const read = (): InstalledTable => ({
   sets: new Map([
@@ -64,11 +65,8 @@ describe('felix/policy TableCopy', () => {
 
 describe('felix/policy TableCopy layers', () => {
   it('a set and a map changed across many lends read as plain ones changed alike, and every lent table stays as lent', () => {
-    let seed = 5;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const random = prng(5);
+    const rand = (n: number) => Math.floor(random() * n);
     const wantSet = new Set(Array.from({ length: 40 }, (_, i) => `10.0.0.${i}`));
     const wantMap = new Map(Array.from({ length: 40 }, (_, i) => [`k${i}`, `v${i}`]));
     const copy = new TableCopy({

@@ -13,6 +13,7 @@ import { Lab } from '../../support/netns.js';
 import type { ManagedProcess } from '../../support/process.js';
 import { waitFor } from '../../support/wait.js';
 import { type PodSpec, SERVER_PORT, ServiceNode } from './felix-lab.js';
+import { prng } from '../../support/prng.js';
 
 const PODS: PodSpec[] = [
   { name: 'a', v4: '10.68.0.2', v6: 'fd00:68::2' },
@@ -110,8 +111,8 @@ describe('felix services: stale UDP conntrack entries', () => {
           return f.length;
         },
       });
-      let seed = 7;
-      const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
+      const random = prng(7);
+      const rand = (n: number) => Math.floor(random() * n);
       const make = (i: number) =>
         udp(
           `p${i}`,

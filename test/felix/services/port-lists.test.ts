@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { PortLists, PortListsBuilder } from '../../../felix/services/port-lists.js';
+import { prng } from '../../support/prng.js';
 
 /** The lists a PortLists must hold, as a plain sorted map. */
 const plain = (m: Map<string, number[]>) => {
@@ -9,11 +10,8 @@ const plain = (m: Map<string, number[]>) => {
 
 describe('felix/services PortLists', () => {
   it('reads as the lists in id order after random replacements, additions and removals, each version unchanged by later ones', () => {
-    let seed = 11;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const random = prng(11);
+    const rand = (n: number) => Math.floor(random() * n);
     const id = (i: number) => `ns${i % 7}/svc${i}`;
     const want = new Map<string, number[]>();
     const b = new PortListsBuilder<number>();
