@@ -61,12 +61,12 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
       [
         ['forward', { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }],
         ['postrouting', { type: 'nat', hook: 'postrouting', priority: 100, policy: 'accept' }],
-        ['to-wl-dispatch', undefined],
+        ['forward-to-wl', { type: 'filter', hook: 'forward', priority: 1, policy: 'accept' }],
       ],
     );
     // The dispatch rules are there with no endpoint: a pod that comes adds map elements, not rules.
-    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl']);
+    assert.deepEqual(lines(t, 'forward-to-wl'), ['ct state established,related accept', 'oifname vmap @to-wl']);
     assert.deepEqual(lines(t, 'postrouting'), []);
   });
 
@@ -77,8 +77,8 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         endpoints: [ep('calib', '10.65.0.3', [['knp.default.deny']]), ep('calia', '10.65.0.2')],
       }),
     );
-    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl']);
+    assert.deepEqual(lines(t, 'forward-to-wl'), ['ct state established,related accept', 'oifname vmap @to-wl']);
     assert.deepEqual(t.maps, [
       {
         name: 'from-wl',
@@ -115,7 +115,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     );
     assert.deepEqual(
       t.chains.map((c) => c.name),
-      ['forward', 'postrouting', 'to-wl-dispatch', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
+      ['forward', 'postrouting', 'forward-to-wl', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
     );
   });
 
@@ -277,8 +277,8 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     );
     assert.deepEqual(lines(t, 'po-np.x.egress'), [
       'tcp dport 25 counter drop  # np.x.egress/out/0',
-      'ip daddr @s4-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
-      'ip6 daddr @s6-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
+      'ip daddr @s4-net-dns udp dport 53 counter accept  # np.x.egress/out/1',
+      'ip6 daddr @s6-net-dns udp dport 53 counter accept  # np.x.egress/out/1',
     ]);
     assert.deepEqual(lines(t, 'from-calia'), [
       'ct state invalid drop',
@@ -429,6 +429,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     ]);
     assert.deepEqual(lines(t, 'from-calia'), ['ct state invalid drop']);
     assert.equal(chain(t, 'forward').base?.priority, -10);
+    assert.equal(chain(t, 'forward-to-wl').base?.priority, -9, 'ingress policy runs after egress policy');
     assert.equal(chain(t, 'postrouting').base?.priority, 110);
     assert.match(lines(t, 'to-calia')[1]!, /& 0xfffffffb$/);
     assert.throws(() => compilePolicy(input({}), { passMark: 3 }), /options\.passMark: 3 is not a single mark bit/);
@@ -872,11 +873,6 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         'an unknown action',
         used({ policies: [{ id: 'p', ingress: [{ action: 'Reject' as 'Deny', match: {} }] }] }),
         /policies\[p\]\.ingress\[0\]\.action: "Reject" is not Allow, Deny, Pass or Log/,
-      ],
-      [
-        'an endpoint whose interface makes the dispatch chain name',
-        used({ endpoints: [ep('wl-dispatch', '10.0.0.1')] }),
-        /chains: the ingress dispatch and endpoint "wl-dispatch" ingress both become nft name to-wl-dispatch/,
       ],
     ];
     for (const [what, bad, message] of cases) {
