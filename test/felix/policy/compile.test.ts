@@ -9,6 +9,7 @@ import { MAX_NAME, MAX_RULE_ID, nftName, ruleId } from '../../../felix/policy/na
 import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
 import { planTable } from '../../../felix/policy/plan.js';
 import { tableState } from '../../../felix/policy/table-state.js';
+import { generateInput } from './compile-generate.js';
 
 const input = (over: Partial<PolicyInput>): PolicyInput => ({
   sets: [],
@@ -117,6 +118,31 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
       t.chains.map((c) => c.name),
       ['forward', 'postrouting', 'forward-to-wl', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
     );
+  });
+
+  it('each chain is one path from its base chain: a commit that validates walks the table once on a kernel that follows every path', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const t = compilePolicy(generateInput(seed));
+      const byName = new Map(t.chains.map((c) => [c.name, c]));
+      const maps = new Map((t.maps ?? []).map((m) => [m.name, m]));
+      const targets = (expr: string): string[] => [
+        ...[...expr.matchAll(/\b(?:jump|goto) (\S+)/g)].map((m) => m[1]!),
+        ...[...expr.matchAll(/\bvmap @(\S+)/g)].flatMap((m) => maps.get(m[1]!)!.elements.map((e) => e.verdict.split(' ')[1]!)),
+      ];
+      // What a kernel without the validation memo visits: every rule once per path that reaches it.
+      const walk = (name: string, depth: number): number => {
+        assert.ok(depth <= 2, `seed ${seed}: ${name} is ${depth} jumps from a base chain`);
+        return byName.get(name)!.rules.reduce((n, r) => n + 1 + targets(r.expr).reduce((m, x) => m + walk(x, depth + 1), 0), 0);
+      };
+      const visits = t.chains.filter((c) => c.base).reduce((n, c) => n + walk(c.name, 0), 0);
+      // Endpoint chains once each; a policy chain once per endpoint chain that jumps to it.
+      let expected = t.chains.filter((c) => c.base).reduce((n, c) => n + c.rules.length, 0);
+      for (const c of t.chains.filter((x) => /^(from|to)-/.test(x.name)))
+        expected += c.rules.length + c.rules.flatMap((r) => targets(r.expr)).reduce((n, x) => n + byName.get(x)!.rules.length, 0);
+      assert.equal(visits, expected, `seed ${seed}: rules a validation visits`);
+      for (const c of t.chains.filter((x) => /^p[io]-/.test(x.name)))
+        for (const r of c.rules) assert.deepEqual(targets(r.expr), [], `seed ${seed}: ${c.name} leads nowhere (${r.expr})`);
+    }
   });
 
   it('allow from a set: one rule per family on per-family interval sets, nested members merged', () => {
