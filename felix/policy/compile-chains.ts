@@ -9,17 +9,7 @@ import { PolicyCompileError } from './compile-error.js';
 import { PartMemo } from './compile-memo.js';
 import { type AddressSet, type NamedPortSet, type Policy, type PolicyEndpoint, type PolicyRule, policyTier } from './input.js';
 import { matchExpressions, type SetNames } from './match.js';
-import {
-  addressSetName,
-  type Direction,
-  endpointChainName,
-  namedPortSetName,
-  policyChainName,
-  rpfId,
-  ruleId,
-  TO_ENDPOINT_DISPATCH,
-  tierEndId,
-} from './names.js';
+import { addressSetName, type Direction, endpointChainName, namedPortSetName, policyChainName, rpfId, ruleId, tierEndId } from './names.js';
 import type { NftChain, NftRule } from './nft-model.js';
 
 /** The kernel keeps 128 bytes of log prefix, NUL included. */
@@ -162,7 +152,7 @@ export function policyChain(
   rules.forEach((rule, i) => {
     const field = `policies[${p.id}].${dir}[${i}]`;
     const id = ruleId(p.id, dir, i);
-    const action = p.staged ? stagedActionText(rule, field) : actionText(rule, dir, passMarkSet, `${logPrefix} ${id}: `, field);
+    const action = p.staged ? stagedActionText(rule, field) : actionText(rule, passMarkSet, `${logPrefix} ${id}: `, field);
     const code = flowLogs && ruleCode(rule.action, p.staged === true);
     for (const m of matchExpressions(rule.match, names, `${field}.match`)) {
       if (flowLogs && code)
@@ -195,10 +185,12 @@ function stagedActionText(rule: PolicyRule, field: string): string {
   }
 }
 
-function actionText(rule: PolicyRule, dir: Direction, passMarkSet: string, logPrefix: string, field: string): string {
+function actionText(rule: PolicyRule, passMarkSet: string, logPrefix: string, field: string): string {
   switch (rule.action) {
     case 'Allow':
-      return dir === 'ingress' ? 'accept' : `goto ${TO_ENDPOINT_DISPATCH}`;
+      // Either way it ends one of the forward hook's two base chains: an egress Allow goes on to
+      // the second, where the destination's ingress policy runs.
+      return 'accept';
     case 'Deny':
       return 'drop';
     case 'Pass':

@@ -11,10 +11,14 @@
 //
 // Shape (inet podroute):
 //   forward (filter, hook forward): established and related accept; then `iifname vmap
-//     @from-wl` jumps to the source endpoint's egress chain `from-<iface>`, then `to-wl-dispatch`.
-//   to-wl-dispatch: `oifname vmap @to-wl` jumps to the destination endpoint's ingress chain
-//     `to-<iface>`, then accepts. An egress Allow goes here (`goto`), so pod to pod on one
-//     node passes the source's egress policy and then the destination's ingress policy.
+//     @from-wl` jumps to the source endpoint's egress chain `from-<iface>`.
+//   forward-to-wl (filter, hook forward, one priority after forward): established and related
+//     accept; then `oifname vmap @to-wl` jumps to the destination endpoint's ingress chain
+//     `to-<iface>`. An egress Allow accepts, which ends `forward` and not the hook: pod to pod
+//     on one node passes the source's egress policy and then the destination's ingress policy.
+//     Two base chains rather than a `goto` from every egress Allow to an ingress dispatch chain:
+//     the kernel checks a change that adds a verdict by walking every path from the base chains,
+//     and each such goto was one more path through every ingress chain of the node.
 //   from-wl / to-wl: named verdict maps, one element per endpoint of this node. A pod that
 //     comes or goes here is its two endpoint chains and one element in each map: the dispatch
 //     rules never change, so no chain is flushed (as kube-proxy's nftables mode dispatches
@@ -28,7 +32,7 @@
 // always lets a node reach its pods (kubelet probes) and Calico's default lets pods reach it.
 //
 // Tiers, and Pass: a tier is inlined in the endpoint chain as jumps to its policies. A policy
-// decides with accept (ingress Allow), `goto to-wl-dispatch` (egress Allow) or drop (Deny);
+// decides with accept (Allow) or drop (Deny);
 // Pass sets a bit of the packet mark and returns, and every later jump of the tier, and the
 // tier's closing rule, runs only while that bit is clear. A policy none of whose rules matched
 // returns with the bit clear: the next policy of the tier runs. The tier closes with a counted
@@ -69,12 +73,12 @@ import type { AddressSet, NamedPortSet, NatPool, PolicyEndpoint, PolicyInput } f
 import {
   type Direction,
   FORWARD_CHAIN,
+  FORWARD_TO_ENDPOINT_CHAIN,
   FROM_ENDPOINT_MAP,
   natOutgoingId,
   natPoolsSetName,
   POSTROUTING_CHAIN,
   poolsSetName,
-  TO_ENDPOINT_DISPATCH,
   TO_ENDPOINT_MAP,
 } from './names.js';
 import { type NftChain, type NftMap, type NftRule, type NftSet, type NftTable, POLICY_TABLE } from './nft-model.js';
@@ -84,7 +88,7 @@ export type { FlowLogRules } from './compile-chains.js';
 export interface CompileOptions {
   /** The packet mark bit that carries Pass out of a policy chain (one bit; default 0x00100000). */
   readonly passMark?: number;
-  /** Priority of the forward filter chain (default 0, nft's `filter`). */
+  /** Priority of the forward filter chain (default 0, nft's `filter`); the one to endpoints runs one later. */
   readonly filterPriority?: number;
   /** Priority of the postrouting nat chain (default 100, nft's `srcnat`). */
   readonly natPriority?: number;
@@ -213,8 +217,13 @@ function compileWhole(input: PolicyInput, options: CompileOptions, settings: Cha
   // Policies in use, per direction: those an endpoint jumps to, and how many endpoint chains do.
   const jumps: Record<Direction, Map<string, number>> = { ingress: new Map(), egress: new Map() };
   const endpoints = [...input.endpoints].sort((a, b) => byText(a.iface, b.iface));
-  const chainOwners: Owner[] = ['the forward hook', 'the postrouting hook', 'the ingress dispatch'];
-  const fixedChains = [forwardChain(options.filterPriority ?? 0), natChain(input.pools, options.natPriority ?? 100), DISPATCH_CHAIN];
+  const chainOwners: Owner[] = ['the forward hook', 'the postrouting hook', 'the forward hook to endpoints'];
+  const filterPriority = options.filterPriority ?? 0;
+  const fixedChains = [
+    forwardChain(filterPriority),
+    natChain(input.pools, options.natPriority ?? 100),
+    toEndpointChain(filterPriority + 1),
+  ];
   const chains: NftChain[] = [...fixedChains];
   const compiledEndpoints: { endpoint: PolicyEndpoint; compiled: CompiledEndpoint['compiled'] }[] = [];
   for (const e of endpoints) {
@@ -303,6 +312,7 @@ const poolParts = new PartMemo<readonly NatPool[], { readonly sets: readonly Nft
 const natChains = new PartMemo<readonly NatPool[], NftChain>();
 const mapParts = new PartMemo<readonly PolicyEndpoint[], NftMap[]>();
 const forwardChains = new Map<number, NftChain>();
+const toEndpointChains = new Map<number, NftChain>();
 
 /** A set's or chain's owner, as error text or what makes it. */
 type Owner = string | (() => string);
@@ -381,21 +391,26 @@ function forwardChain(priority: number): NftChain {
     chain = {
       name: FORWARD_CHAIN,
       base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
-      rules: [
-        { expr: 'ct state established,related accept' },
-        { expr: `iifname vmap @${FROM_ENDPOINT_MAP}` },
-        { expr: `jump ${TO_ENDPOINT_DISPATCH}` },
-      ],
+      rules: [{ expr: 'ct state established,related accept' }, { expr: `iifname vmap @${FROM_ENDPOINT_MAP}` }],
     };
     forwardChains.set(priority, chain);
   }
   return chain;
 }
 
-const DISPATCH_CHAIN: NftChain = {
-  name: TO_ENDPOINT_DISPATCH,
-  rules: [{ expr: `oifname vmap @${TO_ENDPOINT_MAP}` }, { expr: 'accept' }],
-};
+/** Runs after `forward`, which an egress Allow ends with accept. */
+function toEndpointChain(priority: number): NftChain {
+  let chain = toEndpointChains.get(priority);
+  if (!chain) {
+    chain = {
+      name: FORWARD_TO_ENDPOINT_CHAIN,
+      base: { type: 'filter', hook: 'forward', priority, policy: 'accept' },
+      rules: [{ expr: 'ct state established,related accept' }, { expr: `oifname vmap @${TO_ENDPOINT_MAP}` }],
+    };
+    toEndpointChains.set(priority, chain);
+  }
+  return chain;
+}
 
 /** Pools are read (and refused) by poolSets first. */
 function natChain(pools: readonly NatPool[], priority: number): NftChain {

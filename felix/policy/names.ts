@@ -41,11 +41,14 @@ export const poolsSetName = (family: Family): string => `pools-v${family}`;
 /** The pools with natOutgoing, one family. */
 export const natPoolsSetName = (family: Family): string => `nat-pools-v${family}`;
 
-/** Base chains. */
+/**
+ * Base chains. The forward hook has two: `forward` runs the source endpoint's egress policy,
+ * then `forward-to-wl` (one priority later) the destination endpoint's ingress policy. An
+ * egress Allow is an `accept` that ends the first; the packet goes on to the second.
+ */
 export const FORWARD_CHAIN = 'forward';
+export const FORWARD_TO_ENDPOINT_CHAIN = 'forward-to-wl';
 export const POSTROUTING_CHAIN = 'postrouting';
-/** Runs the destination endpoint's ingress policy, then accepts: where an egress Allow goes. */
-export const TO_ENDPOINT_DISPATCH = 'to-wl-dispatch';
 
 /**
  * The verdict maps that dispatch a packet by interface to its endpoint's chain: `from-wl`

@@ -61,7 +61,6 @@ describe('felix policy compiler: the kernel takes every table it writes (nft -f,
     for (const needle of [
       / accept$/,
       / drop$/,
-      /goto to-wl-dispatch$/,
       /meta mark \| 0x00100000 return$/,
       /log prefix/,
       /ip saddr @s4-/,

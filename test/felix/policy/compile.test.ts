@@ -9,6 +9,7 @@ import { MAX_NAME, MAX_RULE_ID, nftName, ruleId } from '../../../felix/policy/na
 import type { NftChain, NftTable } from '../../../felix/policy/nft-model.js';
 import { planTable } from '../../../felix/policy/plan.js';
 import { tableState } from '../../../felix/policy/table-state.js';
+import { generateInput } from './compile-generate.js';
 
 const input = (over: Partial<PolicyInput>): PolicyInput => ({
   sets: [],
@@ -61,12 +62,12 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
       [
         ['forward', { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }],
         ['postrouting', { type: 'nat', hook: 'postrouting', priority: 100, policy: 'accept' }],
-        ['to-wl-dispatch', undefined],
+        ['forward-to-wl', { type: 'filter', hook: 'forward', priority: 1, policy: 'accept' }],
       ],
     );
     // The dispatch rules are there with no endpoint: a pod that comes adds map elements, not rules.
-    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl']);
+    assert.deepEqual(lines(t, 'forward-to-wl'), ['ct state established,related accept', 'oifname vmap @to-wl']);
     assert.deepEqual(lines(t, 'postrouting'), []);
   });
 
@@ -77,8 +78,8 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         endpoints: [ep('calib', '10.65.0.3', [['knp.default.deny']]), ep('calia', '10.65.0.2')],
       }),
     );
-    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl', 'jump to-wl-dispatch']);
-    assert.deepEqual(lines(t, 'to-wl-dispatch'), ['oifname vmap @to-wl', 'accept']);
+    assert.deepEqual(lines(t, 'forward'), ['ct state established,related accept', 'iifname vmap @from-wl']);
+    assert.deepEqual(lines(t, 'forward-to-wl'), ['ct state established,related accept', 'oifname vmap @to-wl']);
     assert.deepEqual(t.maps, [
       {
         name: 'from-wl',
@@ -115,8 +116,33 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     );
     assert.deepEqual(
       t.chains.map((c) => c.name),
-      ['forward', 'postrouting', 'to-wl-dispatch', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
+      ['forward', 'postrouting', 'forward-to-wl', 'from-calia', 'to-calia', 'from-calib', 'to-calib', 'pi-knp.default.deny'],
     );
+  });
+
+  it('each chain is one path from its base chain: a commit that validates walks the table once on a kernel that follows every path', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const t = compilePolicy(generateInput(seed));
+      const byName = new Map(t.chains.map((c) => [c.name, c]));
+      const maps = new Map((t.maps ?? []).map((m) => [m.name, m]));
+      const targets = (expr: string): string[] => [
+        ...[...expr.matchAll(/\b(?:jump|goto) (\S+)/g)].map((m) => m[1]!),
+        ...[...expr.matchAll(/\bvmap @(\S+)/g)].flatMap((m) => maps.get(m[1]!)!.elements.map((e) => e.verdict.split(' ')[1]!)),
+      ];
+      // What a kernel without the validation memo visits: every rule once per path that reaches it.
+      const walk = (name: string, depth: number): number => {
+        assert.ok(depth <= 2, `seed ${seed}: ${name} is ${depth} jumps from a base chain`);
+        return byName.get(name)!.rules.reduce((n, r) => n + 1 + targets(r.expr).reduce((m, x) => m + walk(x, depth + 1), 0), 0);
+      };
+      const visits = t.chains.filter((c) => c.base).reduce((n, c) => n + walk(c.name, 0), 0);
+      // Endpoint chains once each; a policy chain once per endpoint chain that jumps to it.
+      let expected = t.chains.filter((c) => c.base).reduce((n, c) => n + c.rules.length, 0);
+      for (const c of t.chains.filter((x) => /^(from|to)-/.test(x.name)))
+        expected += c.rules.length + c.rules.flatMap((r) => targets(r.expr)).reduce((n, x) => n + byName.get(x)!.rules.length, 0);
+      assert.equal(visits, expected, `seed ${seed}: rules a validation visits`);
+      for (const c of t.chains.filter((x) => /^p[io]-/.test(x.name)))
+        for (const r of c.rules) assert.deepEqual(targets(r.expr), [], `seed ${seed}: ${c.name} leads nowhere (${r.expr})`);
+    }
   });
 
   it('allow from a set: one rule per family on per-family interval sets, nested members merged', () => {
@@ -277,8 +303,8 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     );
     assert.deepEqual(lines(t, 'po-np.x.egress'), [
       'tcp dport 25 counter drop  # np.x.egress/out/0',
-      'ip daddr @s4-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
-      'ip6 daddr @s6-net-dns udp dport 53 counter goto to-wl-dispatch  # np.x.egress/out/1',
+      'ip daddr @s4-net-dns udp dport 53 counter accept  # np.x.egress/out/1',
+      'ip6 daddr @s6-net-dns udp dport 53 counter accept  # np.x.egress/out/1',
     ]);
     assert.deepEqual(lines(t, 'from-calia'), [
       'ct state invalid drop',
@@ -429,6 +455,7 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
     ]);
     assert.deepEqual(lines(t, 'from-calia'), ['ct state invalid drop']);
     assert.equal(chain(t, 'forward').base?.priority, -10);
+    assert.equal(chain(t, 'forward-to-wl').base?.priority, -9, 'ingress policy runs after egress policy');
     assert.equal(chain(t, 'postrouting').base?.priority, 110);
     assert.match(lines(t, 'to-calia')[1]!, /& 0xfffffffb$/);
     assert.throws(() => compilePolicy(input({}), { passMark: 3 }), /options\.passMark: 3 is not a single mark bit/);
@@ -872,11 +899,6 @@ describe('felix policy compiler: nftables for policies, endpoints and pools', ()
         'an unknown action',
         used({ policies: [{ id: 'p', ingress: [{ action: 'Reject' as 'Deny', match: {} }] }] }),
         /policies\[p\]\.ingress\[0\]\.action: "Reject" is not Allow, Deny, Pass or Log/,
-      ],
-      [
-        'an endpoint whose interface makes the dispatch chain name',
-        used({ endpoints: [ep('wl-dispatch', '10.0.0.1')] }),
-        /chains: the ingress dispatch and endpoint "wl-dispatch" ingress both become nft name to-wl-dispatch/,
       ],
     ];
     for (const [what, bad, message] of cases) {

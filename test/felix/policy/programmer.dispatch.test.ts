@@ -1,6 +1,6 @@
 // A pod made and deleted on the node while the PolicyProgrammer keeps the kernel's table, with
 // real packets before, between and after: the pod add is its two endpoint chains and one
-// element in each dispatch map (the forward and to-wl-dispatch rules are never rewritten, and
+// element in each dispatch map (the rules of the forward hook's two chains are never rewritten, and
 // a connection through them keeps flowing), the pod's policy holds from the first packet, and
 // its removal takes the map elements out before the chains they jump to; an element deleted
 // behind the programmer's back comes back on resync. A pod that is the first to use a policy
@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { compilePolicy } from '../../../felix/policy/compile.js';
 import type { PolicyEndpoint, PolicyInput } from '../../../felix/policy/input.js';
-import { FORWARD_CHAIN, TO_ENDPOINT_DISPATCH } from '../../../felix/policy/names.js';
+import { FORWARD_CHAIN, FORWARD_TO_ENDPOINT_CHAIN } from '../../../felix/policy/names.js';
 import { NftablesDataplane } from '../../../felix/policy/nft-dataplane.js';
 import { type PolicyApplyReport, PolicyProgrammer } from '../../../felix/policy/programmer.js';
 import { Lab } from '../../support/netns.js';
@@ -75,7 +75,7 @@ describe('felix/policy: a local pod added and removed through the dispatch maps,
   };
   /** No dispatch rule is written, flushed or deleted. */
   const dispatchUntouched = (r: PolicyApplyReport) => {
-    for (const chain of [FORWARD_CHAIN, TO_ENDPOINT_DISPATCH]) {
+    for (const chain of [FORWARD_CHAIN, FORWARD_TO_ENDPOINT_CHAIN]) {
       assert.doesNotMatch(r.script, new RegExp(`^(flush|delete) chain inet podroute ${chain}$`, 'm'), r.script);
       assert.doesNotMatch(r.script, new RegExp(`^add rule inet podroute ${chain} `, 'm'), r.script);
     }
