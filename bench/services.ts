@@ -1,7 +1,7 @@
 // Services benchmark: --services service ports (default 10,000) × --endpoints endpoints (default
 // 10), every tenth with a NodePort, programmed by felix as the agent does (programServices: its
 // ServiceCompiler, the policy programmer's one `nft -f` transaction into `inet podroute`, then the
-// stale-conntrack step with Debian's conntrack in the namespace) and, in the same run in a namespace
+// stale-conntrack step over ctnetlink in the namespace) and, in the same run in a namespace
 // and a process of its own (bench/services-reference.ts: its iptables-restore is not forked from
 // felix's process), the same set written in kube-proxy's iptables shape and loaded with
 // iptables-restore (bench/services-iptables.ts). Then --updates changes of one endpoint of one
@@ -23,16 +23,17 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
-  ConntrackTool,
   type InstalledTable,
   type NftApplyResult,
   type NftDataplane,
+  NetlinkConntrackCleaner,
   NetlinkNftDataplane,
   NftablesDataplane,
   type NftOp,
   PolicyProgrammer,
   programServices,
   type RuleCounterRow,
+  type ServiceCompileChange,
   ServiceCompiler,
   ServiceConntrack,
   type ServiceInput,
@@ -119,10 +120,10 @@ class TimedDataplane implements NftDataplane {
 /** The agent's conntrack step (plan the stale entries from the last input, delete them), timed. */
 class TimedConntrack extends ServiceConntrack {
   ms = 0;
-  override async applied(input: ServiceInput): Promise<number> {
+  override async applied(input: ServiceInput, change?: ServiceCompileChange): Promise<number> {
     const t0 = performance.now();
     try {
-      return await super.applied(input);
+      return await super.applied(input, change);
     } finally {
       this.ms = performance.now() - t0;
     }
@@ -145,8 +146,8 @@ interface Ours {
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/services.ts needs root (network namespaces, nft, iptables)');
-  for (const tool of ['nft', 'iptables-restore', 'iptables-save', 'conntrack']) {
-    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables conntrack`);
+  for (const tool of ['nft', 'iptables-restore', 'iptables-save']) {
+    if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables`);
   }
   const started = new Date();
   const loadStart = loadavg();
@@ -159,7 +160,7 @@ async function main(): Promise<void> {
       DATAPLANE === 'nft' ? new NftablesDataplane({ netns, timeoutMs: 600_000 }) : new NetlinkNftDataplane({ netns, timeoutMs: 600_000 }),
     );
     const compiler = new ServiceCompiler();
-    const conntrack = new TimedConntrack(new ConntrackTool({ netns }));
+    const conntrack = new TimedConntrack(new NetlinkConntrackCleaner({ netns }));
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
     const ref = new KubeProxyProcess(namespaces.add('i'), CLUSTER_CIDR);
     reference = ref;

@@ -109,17 +109,52 @@ const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0'
 export class ServiceCompiler {
   private readonly memory = newMemory();
   private built?: Built;
+  private compiles = 0;
+  /** The last compile's ports before and after, by id; undefined when it compiled every port. */
+  private stepped?: Memory['stepped'];
 
   constructor(readonly options: ServiceCompileOptions = {}) {}
 
   compile(input: ServiceInput): ServiceTable {
     const context = readContext(input, this.options);
-    const stepped = this.built && step(this.built, input, context, this.memory);
+    const was = this.built;
+    this.memory.stepped = undefined;
+    const stepped = was && step(was, input, context, this.memory);
     // A step that could not finish may have changed the kept state: compile whole.
     this.built = stepped || compileAll(input, context, this.memory);
+    this.stepped = !stepped ? undefined : stepped === was ? NOTHING_STEPPED : this.memory.stepped;
+    this.compiles++;
     return this.built.table;
   }
+
+  /** What the last compile changed, from what it found anyway: no pass over the ports. */
+  lastChange(): ServiceCompileChange {
+    const s = this.stepped;
+    if (!s) return { compile: this.compiles };
+    const ports = new Map<string, ServicePortChange>();
+    for (const [id, old] of s.before) ports.set(id, { before: old?.port, after: s.after.get(id)?.port });
+    return { compile: this.compiles, ports };
+  }
 }
+
+/** A port one compile changed: what it was and what it is (undefined: it came, or it went). */
+export interface ServicePortChange {
+  readonly before: ServicePort | undefined;
+  readonly after: ServicePort | undefined;
+}
+
+/** What one compile changed (ServiceCompiler.lastChange). */
+export interface ServiceCompileChange {
+  /** The compile's number: one more than the one before (a compile that threw has none). */
+  readonly compile: number;
+  /**
+   * The ports it changed, by id; undefined when it compiled every port (the first compile, the
+   * options, pools or node addresses changed, a frontend two ports claim).
+   */
+  readonly ports?: ReadonlyMap<string, ServicePortChange>;
+}
+
+const NOTHING_STEPPED: NonNullable<Memory['stepped']> = { before: new Map(), after: new Map() };
 
 /** One compile from nothing remembered (a ServiceCompiler remembers ports across compiles). */
 export function compileServices(input: ServiceInput, options: ServiceCompileOptions = {}): ServiceTable {
@@ -137,6 +172,8 @@ interface Memory {
   made: Map<string, { readonly chunks: readonly unknown[]; readonly value: unknown }>;
   /** The ids in input order and the order they sort in, as last seen: the same ids, the same order. */
   order?: { readonly ids: readonly string[]; readonly sorted: readonly number[] };
+  /** The ports the last step changed, by id, as they were and are (ServiceCompiler.lastChange). */
+  stepped?: { readonly before: ReadonlyMap<string, PortEntry | undefined>; readonly after: ReadonlyMap<string, PortEntry | undefined> };
 }
 const newMemory = (): Memory => ({ ports: new WeakMap(), made: new Map() });
 
@@ -508,6 +545,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   };
   const table = assemble(built, []);
   recordPartChange(table, { from: b.table, sets, maps: changedMaps, chains, removedSets, removedMaps, removedChains });
+  memory.stepped = { before, after };
   return { ...built, table };
 }
 

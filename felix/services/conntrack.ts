@@ -7,9 +7,10 @@
 // - a UDP port going from no endpoint to some: the entries to its frontends that no DNAT
 //   touched (their reply source is the frontend itself), made while it had none.
 // TCP and SCTP are left alone: their endpoints' kernels reset or time out what they no longer know.
+import type { ServiceCompileChange } from './compile.js';
 import type { ServiceInput, ServicePort } from './input.js';
 
-/** One `conntrack -D` filter: UDP entries of this family matching every field given. */
+/** Entries to delete: the UDP entries of this family that match every field given. */
 export interface ConntrackFilter {
   readonly family: 4 | 6;
   readonly protocol: 'udp';
@@ -26,7 +27,7 @@ export interface ConntrackCleaner {
   clear(filters: readonly ConntrackFilter[]): Promise<number>;
 }
 
-/** For dataplanes without a kernel (the memory dataplane) and nodes without the tool. */
+/** For dataplanes without a kernel (the memory dataplane). */
 export const NO_CONNTRACK_CLEANER: ConntrackCleaner = { clear: async () => 0 };
 
 const familyOf = (address: string): 4 | 6 => (address.includes(':') ? 6 : 4);
@@ -86,52 +87,79 @@ class Filters {
 }
 
 /**
- * The same as staleConntrackFilters while the ports keep their places (an endpoint changed),
- * with `was` updated to `next`'s ports: ports are values, so one pass over the two lists by
- * object finds the changed ones, and only those are read. Undefined, `was` as it was, when a
- * port moved, came or went: then compare by id.
- */
-function samePlaceFilters(was: ServicePort[], next: ServiceInput): ConntrackFilter[] | undefined {
-  const now = next.services;
-  if (was.length !== now.length) return undefined;
-  const changed: number[] = [];
-  for (let i = 0; i < now.length; i++) {
-    const p = now[i]!;
-    if (p === was[i]) continue;
-    if (!p || p.id !== was[i]!.id) return undefined;
-    changed.push(i);
-  }
-  const out = new Filters();
-  for (const i of changed) {
-    out.port(was[i], now[i], next.nodeAddresses);
-    was[i] = now[i]!;
-  }
-  return out.list();
-}
-
-/**
- * Remembers the services last in the kernel and, after each apply, has the cleaner delete the
- * entries the change left stale. Deletions run one change at a time, in the order applied.
+ * Remembers the UDP ports last in the kernel and, after each apply, has the cleaner delete the
+ * entries the change left stale. The changed ports come from the compile (ServiceCompiler.lastChange),
+ * so a change reads those alone; without it (or when a compile was missed) the input is compared
+ * whole, by id. Deletions run one change at a time, in the order applied.
  */
 export class ServiceConntrack {
-  /** The ports last in the kernel: a list of its own, as the caller may change theirs in place. */
-  private last: ServicePort[] | undefined;
+  /** The UDP ports the kernel has, by id (another protocol's leave nothing stale); undefined before the first apply. */
+  private kernel: Map<string, ServicePort> | undefined;
+  /** Ports changed by compiles that did not reach the kernel, by id, as the last of them had each: carried to the next apply. */
+  private readonly carried = new Map<string, ServicePort | undefined>();
+  /** A compile that did not reach the kernel compiled every port: the next apply compares whole. */
+  private carriedWhole = false;
+  /** The number of the last compile told of, to notice one missed. */
+  private compile: number | undefined;
   private queue: Promise<number> = Promise.resolve(0);
 
   constructor(readonly cleaner: ConntrackCleaner = NO_CONNTRACK_CLEANER) {}
 
-  /** `input` is now in the kernel; resolves once its stale entries are deleted (with how many). */
-  applied(input: ServiceInput): Promise<number> {
-    let filters = this.last && samePlaceFilters(this.last, input);
-    if (!filters) {
-      filters = staleConntrackFilters(this.last && { services: this.last, nodeAddresses: [], clusterCidrs: [] }, input);
-      this.last = [...input.services];
-    }
+  /**
+   * `input` is now in the kernel; `change` is what its compile changed, when the caller has it.
+   * Resolves once its stale entries are deleted (with how many).
+   */
+  applied(input: ServiceInput, change?: ServiceCompileChange): Promise<number> {
+    const ports = this.changedPorts(change);
+    const filters = ports ? this.step(ports, input) : this.whole(input);
     if (filters.length === 0) return Promise.resolve(0);
     this.queue = this.queue.then(
       () => this.cleaner.clear(filters),
       () => this.cleaner.clear(filters),
     );
     return this.queue.catch(() => 0);
+  }
+
+  /** A compile whose table did not reach the kernel: what it changed is read again at the next apply. */
+  notApplied(change?: ServiceCompileChange): void {
+    if (!this.follows(change) || !change?.ports) this.carriedWhole = true;
+    else for (const [id, c] of change.ports) this.carried.set(id, c.after);
+  }
+
+  /** Whether `change` is the compile after the last one told of (and notes it). */
+  private follows(change: ServiceCompileChange | undefined): boolean {
+    const last = this.compile;
+    this.compile = change?.compile;
+    return change !== undefined && last !== undefined && change.compile === last + 1;
+  }
+
+  /** The ports to read, by id, as `input` has them (undefined: gone); undefined when every port must be compared. */
+  private changedPorts(change: ServiceCompileChange | undefined): Map<string, ServicePort | undefined> | undefined {
+    const follows = this.follows(change);
+    if (!this.kernel || !follows || !change?.ports || this.carriedWhole) return undefined;
+    // What compiles that did not reach the kernel changed, then what this one did, the later winning.
+    const ports = new Map(this.carried);
+    this.carried.clear();
+    for (const [id, c] of change.ports) ports.set(id, c.after);
+    return ports;
+  }
+
+  private step(ports: Map<string, ServicePort | undefined>, input: ServiceInput): ConntrackFilter[] {
+    const kernel = this.kernel!;
+    const out = new Filters();
+    for (const [id, now] of ports) {
+      out.port(kernel.get(id), now, input.nodeAddresses);
+      if (now?.protocol === 'udp') kernel.set(id, now);
+      else kernel.delete(id);
+    }
+    return out.list();
+  }
+
+  private whole(input: ServiceInput): ConntrackFilter[] {
+    const before = this.kernel && { services: [...this.kernel.values()], nodeAddresses: [], clusterCidrs: [] };
+    this.kernel = new Map(input.services.filter((p) => p.protocol === 'udp').map((p) => [p.id, p]));
+    this.carried.clear();
+    this.carriedWhole = false;
+    return staleConntrackFilters(before, input);
   }
 }

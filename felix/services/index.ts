@@ -6,8 +6,10 @@ export {
   compileServices,
   DEFAULT_ENDPOINT_MAP_OVER,
   DEFAULT_MASQUERADE_MARK,
+  type ServiceCompileChange,
   type ServiceCompileOptions,
   ServiceCompiler,
+  type ServicePortChange,
   type ServiceTable,
 } from './compile.js';
 export { ServiceCompileError } from './compile-error.js';
@@ -19,4 +21,4 @@ export {
   ServiceConntrack,
   staleConntrackFilters,
 } from './conntrack.js';
-export { ConntrackTool, type ConntrackToolOptions, conntrackDeleteArgs } from './conntrack-tool.js';
+export { NetlinkConntrackCleaner, type NetlinkConntrackOptions } from './conntrack-netlink.js';

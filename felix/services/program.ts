@@ -25,9 +25,11 @@ export function programServices(
   const table = compiler.compile(input);
   const applied = programmer.updatePart(SERVICES_PART, table);
   if (!conntrack) return { table, applied };
+  const change = compiler.lastChange();
   const cleaned = applied.then(async (r) => {
-    // A failed apply left the kernel as it was: nothing went stale.
-    if (r.ok) await conntrack.applied(input);
+    // A failed apply left the kernel as it was: nothing went stale yet.
+    if (r.ok) await conntrack.applied(input, change);
+    else conntrack.notApplied(change);
     return r;
   });
   return { table, applied: cleaned };

@@ -113,7 +113,7 @@ export interface NodeAgentOptions {
   flowLogs?: FlowLogSettings;
   /**
    * Deletes the UDP conntrack entries a services change leaves pointing at removed endpoints
-   * (ConntrackTool on a host). Absent: they live out their timeout.
+   * (NetlinkConntrackCleaner on a host). Absent: they live out their timeout.
    */
   serviceConntrack?: ConntrackCleaner;
   /**

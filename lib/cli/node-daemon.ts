@@ -9,7 +9,7 @@ import {
   IpBatchDataplane,
   MemoryDataplane,
   MemoryNftDataplane,
-  ConntrackTool,
+  NetlinkConntrackCleaner,
   createNftDataplane,
   MemoryWireguardDataplane,
   NetlinkWireguardDataplane,
@@ -142,10 +142,10 @@ async function runAgent(c: NodeRunConfig, ds: BackendDatastore, cniPath: string 
     dataplane,
     policyDataplane,
     serviceController: c.serviceController !== 'off',
-    // The kernel's dataplane deletes stale UDP service entries with the conntrack tool, if there is one.
+    // The kernel's dataplane deletes stale UDP service entries over ctnetlink.
     serviceConntrack:
       policyDataplane && !(policyDataplane instanceof MemoryNftDataplane)
-        ? new ConntrackTool({ onError: (error) => log('conntrack-error', { error }) })
+        ? new NetlinkConntrackCleaner({ onError: (error) => log('conntrack-error', { error }) })
         : undefined,
     ipv4Address: c.ipv4Address,
     ipAutodetectionMethod: c.ipAutodetectionMethod,

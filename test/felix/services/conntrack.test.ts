@@ -3,10 +3,12 @@
 // every datagram rides the conntrack entry the first one made. Remove the endpoint it reached:
 // with felix's cleanup the next datagrams reach the other endpoint; without it they keep going
 // to the removed one. TCP entries and another service's frontend are left alone.
-// The lab part is root only; the planning and the missing tool are checked without it.
+// The lab part is root only; the planning is checked without it.
 import assert from 'node:assert/strict';
-import { type ConntrackFilter, NO_CONNTRACK_CLEANER, ServiceConntrack, staleConntrackFilters } from '../../../felix/services/conntrack.js';
-import { ConntrackTool, conntrackDeleteArgs } from '../../../felix/services/conntrack-tool.js';
+import { Ctnetlink, IPPROTO_TCP } from '../../../felix/netlink/ctnetlink.js';
+import { ServiceCompiler } from '../../../felix/services/compile.js';
+import { type ConntrackFilter, ServiceConntrack, staleConntrackFilters } from '../../../felix/services/conntrack.js';
+import { NetlinkConntrackCleaner } from '../../../felix/services/conntrack-netlink.js';
 import type { ServiceInput, ServicePort } from '../../../felix/services/input.js';
 import { programServices } from '../../../felix/services/program.js';
 import { Lab } from '../../support/netns.js';
@@ -70,19 +72,6 @@ describe('felix services: stale UDP conntrack entries', () => {
         { family: 4, protocol: 'udp', origDst: '203.0.113.7', origDstPort: 53, replySrc: '10.1.0.2' },
         { family: 4, protocol: 'udp', origDstPort: 30053, replySrc: '10.1.0.2' },
       ]);
-      assert.deepEqual(conntrackDeleteArgs(f[0]!), [
-        '-D',
-        '-f',
-        'ipv4',
-        '-p',
-        'udp',
-        '--orig-dst',
-        '10.96.0.10',
-        '--orig-port-dst',
-        '53',
-        '--reply-src',
-        '10.1.0.2',
-      ]);
     });
 
     it('no endpoint to some: the entries no DNAT touched; TCP never; an unchanged input nothing', () => {
@@ -103,7 +92,9 @@ describe('felix services: stale UDP conntrack entries', () => {
       ]);
     });
 
-    it('a ServiceConntrack plans what staleConntrackFilters does for each change, the caller changing its list in place or not', async () => {
+    const sorted = (f: readonly ConntrackFilter[]) => f.map((x) => JSON.stringify(x)).sort();
+
+    it('a ServiceConntrack plans what staleConntrackFilters does for each change, from the ports the compile changed', async () => {
       const cleared: ConntrackFilter[][] = [];
       const ct = new ServiceConntrack({
         clear: async (f) => {
@@ -111,6 +102,7 @@ describe('felix services: stale UDP conntrack entries', () => {
           return f.length;
         },
       });
+      const compiler = new ServiceCompiler();
       const random = prng(7);
       const rand = (n: number) => Math.floor(random() * n);
       const make = (i: number) =>
@@ -124,40 +116,62 @@ describe('felix services: stale UDP conntrack entries', () => {
           },
         );
       const list = Array.from({ length: 6 }, (_, i) => make(i));
-      let previous: ServiceInput | undefined;
-      for (let step = 0; step < 60; step++) {
+      /** What the conntrack was last told the kernel holds. */
+      let kernel: ServiceInput | undefined;
+      const fates = { applied: 0, failed: 0, missed: 0, untold: 0, stepped: 0 };
+      for (let step = 0; step < 200; step++) {
         // Mostly a port replaced in its place (in the caller's own list), sometimes one added or taken out.
         const what = rand(8);
         if (what === 0 && list.length > 1) list.splice(rand(list.length), 1);
-        else if (what === 1) list.push(make(10 + step));
+        else if (what === 1) list.push(make(10 + (step % 40)));
         else list[rand(list.length)] = make(rand(6));
         const ids = new Set<string>();
         const now = inputOf(...list.filter((p) => !ids.has(p.id) && ids.add(p.id)));
-        const services = now.services as ServicePort[];
-        const given = { ...now, services: step % 2 ? services : list.length === services.length ? list : services };
-        const want = staleConntrackFilters(previous, { ...now, services: [...services] });
+        compiler.compile(now);
+        const change = compiler.lastChange();
+        if (change.ports) fates.stepped++;
+        const fate = rand(12);
+        if (fate === 0) {
+          // The apply failed: the kernel kept what it had, and the next apply reads this change too.
+          ct.notApplied(change);
+          fates.failed++;
+          continue;
+        }
+        if (fate === 1) {
+          // Compiled without the conntrack hearing of it: the next change is read whole.
+          fates.missed++;
+          continue;
+        }
+        const want = staleConntrackFilters(kernel, now);
         cleared.length = 0;
-        await ct.applied(given);
-        assert.deepEqual(cleared[0] ?? [], want, `step ${step}: the filters of the change`);
-        previous = { ...now, services: [...services] };
+        await ct.applied(now, fate === 2 ? undefined : change);
+        fates[fate === 2 ? 'untold' : 'applied']++;
+        assert.deepEqual(sorted(cleared[0] ?? []), sorted(want), `step ${step}: the filters of the change`);
+        kernel = { ...now, services: [...now.services] };
       }
+      assert.ok(
+        Object.values(fates).every((n) => n >= 5),
+        `every way of telling the conntrack was taken: ${JSON.stringify(fates)}`,
+      );
     });
 
-    for (const netns of [undefined, '/proc/self/ns/net'])
-      it(`without the conntrack tool${netns ? ' (through nsenter)' : ''}: reported once, nothing thrown`, async () => {
-        const errors: string[] = [];
-        const tool = new ConntrackTool({ netns, conntrack: '/nonexistent/conntrack', onError: (e) => errors.push(e) });
-        const conntrack = new ServiceConntrack(tool);
-        const a = inputOf(udp('s', ['10.1.0.2', '10.1.0.3']));
-        assert.equal(await conntrack.applied(a), 0);
-        assert.equal(await conntrack.applied(inputOf(udp('s', ['10.1.0.3']))), 0);
-        assert.equal(await conntrack.applied(a), 0);
-        assert.equal(await conntrack.applied(inputOf(udp('s', ['10.1.0.2']))), 0);
-        assert.equal(errors.length, 1, errors.join('\n'));
-        assert.match(errors[0]!, /conntrack tool unavailable/);
-        assert.ok(tool.missing, 'the conntrack tool was not marked missing');
-        assert.equal(await NO_CONNTRACK_CLEANER.clear([]), 0);
-      });
+    it("the compile's change names the ports it changed, with what they were: one endpoint changed is that port alone", () => {
+      const compiler = new ServiceCompiler();
+      const ports = Array.from({ length: 50 }, (_, i) => udp(`p${i}`, ['10.1.0.2'], { clusterIPs: [`10.96.1.${i}`] }));
+      compiler.compile(inputOf(...ports));
+      assert.equal(compiler.lastChange().ports, undefined, 'the first compile compiled every port');
+      const before = ports[7]!;
+      ports[7] = udp('p7', ['10.1.0.3'], { clusterIPs: ['10.96.1.7'] });
+      compiler.compile(inputOf(...ports));
+      const change = compiler.lastChange();
+      assert.deepEqual([...(change.ports ?? new Map()).entries()], [['p7', { before, after: ports[7] }]]);
+      compiler.compile(inputOf(...ports));
+      assert.equal(compiler.lastChange().ports?.size, 0, 'nothing changed: no port');
+      assert.equal(compiler.lastChange().compile, change.compile + 1, 'compiles are numbered');
+      const gone = ports.pop()!;
+      compiler.compile(inputOf(...ports));
+      assert.deepEqual([...(compiler.lastChange().ports ?? new Map()).entries()], [[gone.id, { before: gone, after: undefined }]]);
+    });
   });
 
   describe('real packets (root)', function () {
@@ -165,7 +179,7 @@ describe('felix services: stale UDP conntrack entries', () => {
     const lab = new Lab({ tag: 'svct' });
     let node: ServiceNode;
     const errors: string[] = [];
-    let tool: ConntrackTool;
+    let cleaner: NetlinkConntrackCleaner;
     let conntrack: ServiceConntrack;
 
     async function program(next: ServiceInput, clean: boolean): Promise<void> {
@@ -184,8 +198,8 @@ describe('felix services: stale UDP conntrack entries', () => {
 
     before(async () => {
       node = await ServiceNode.create(lab, PODS);
-      tool = new ConntrackTool({ netns: node.node.name, onError: (e) => errors.push(e) });
-      conntrack = new ServiceConntrack(tool);
+      cleaner = new NetlinkConntrackCleaner({ netns: node.node.name, onError: (e) => errors.push(e) });
+      conntrack = new ServiceConntrack(cleaner);
     });
     after(async () => {
       node?.programmer.stop();
@@ -215,7 +229,7 @@ describe('felix services: stale UDP conntrack entries', () => {
       await new Promise((r) => setTimeout(r, 300));
       const later = answers(dns.p).filter((a) => a.t >= t0 + 100);
       assert.ok(later.length > 0 && later.every((a) => a.name === kept), JSON.stringify(later));
-      assert.ok(tool.deleted >= 1, `deleted ${tool.deleted}`);
+      assert.ok(cleaner.deleted >= 1, `deleted ${cleaner.deleted}`);
       // Another service's frontend kept its entry to `gone`; the TCP connection to `gone` still flows.
       assert.ok(
         answers(other.p)
@@ -232,8 +246,13 @@ describe('felix services: stale UDP conntrack entries', () => {
         'the other frontend got no answer after the change',
       );
       await long.flows(5);
-      const tcp = await node.node.run(['conntrack', '-L', '-p', 'tcp', '--orig-dst', WEB, '--reply-src', v4(gone)]);
-      assert.match(tcp, /ESTABLISHED/);
+      const ct = Ctnetlink.open({ netns: `/var/run/netns/${node.node.name}` });
+      try {
+        const tcp = ct.list({ family: 4, protocol: IPPROTO_TCP, orig: { dst: WEB, dstPort: 80 }, reply: { src: v4(gone) } });
+        assert.equal(tcp.length, 1, 'the TCP connection to the removed endpoint keeps its entry');
+      } finally {
+        ct.close();
+      }
       assert.deepEqual(errors, []);
       await Promise.all([dns.p.stop(1000), other.p.stop(1000), long.stop()]);
     });
