@@ -62,13 +62,14 @@ import {
   nftMsg,
 } from '../netlink/nf-constants.js';
 import { attrI32BE, attrU32BE, attrU64BE, nfBegin } from '../netlink/nf-message.js';
-import type { MessageWriter } from '../netlink/writer.js';
+import { MessageWriter } from '../netlink/writer.js';
 import type { NftOp } from './dataplane.js';
 import { addressSpan } from './element-text.js';
 import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
 import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
+import { ruleExpressionsOf, templatedExpressions } from './nftnl-rule-template.js';
 import { encodeKeyScratch, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
 import { namedSetUserdata } from './nftnl-userdata.js';
 
@@ -272,7 +273,17 @@ export function writeOps(
         w.end();
         break;
       case 'add rule':
-        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++, written);
+        writeRule(
+          w,
+          family,
+          table,
+          op.chain,
+          op.expr,
+          op.comment,
+          () => setId++,
+          written,
+          written.has(op.expr) ? undefined : templatedExpressions(family, op.expr, (e) => expressionsAlone(family, e)),
+        );
         break;
     }
   }
@@ -290,6 +301,13 @@ function elementsOf(op: NftOp): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** A rule's expressions as writeRule encodes them, on their own (undefined for a rule with anonymous sets). */
+function expressionsAlone(family: number, expr: string): Buffer | undefined {
+  const w = new MessageWriter(1, 4096);
+  writeRule(w, family, 'template', 'template', expr, '', () => 1);
+  return ruleExpressionsOf(w);
 }
 
 function elementMessage(w: MessageWriter, family: number, table: string, set: string, add: boolean): void {
