@@ -620,7 +620,8 @@ function joinSpans(spans: readonly [number, number][]): [number, number][] {
  * `written`, kept across the rules of one batch, remembers where each statement text without
  * anonymous sets was encoded in `w`: a table repeats a few such rules thousands of times (the
  * same masquerade, the same endpoint pick in another chain), and their expressions are the
- * same bytes, copied rather than compiled again.
+ * same bytes, copied rather than compiled again. `encoded`: the rule's expressions already
+ * encoded (nftnl-rule-template.ts), written as they are.
  */
 export function writeRule(
   w: MessageWriter,
@@ -631,9 +632,10 @@ export function writeRule(
   comment: string,
   nextSetId: () => number,
   written?: Map<string, { readonly start: number; readonly end: number }>,
+  encoded?: Uint8Array,
 ): void {
   const seen = written?.get(expr);
-  const code = seen ? undefined : ruleExpressions(expr);
+  const code = seen || encoded ? undefined : ruleExpressions(expr);
   const commentBytes = Buffer.byteLength(comment, 'utf8') + 1;
   if (commentBytes > 255) throw new NftEncodeError(`rule comment ${JSON.stringify(comment)} is too long`);
   const ids = code
@@ -649,6 +651,8 @@ export function writeRule(
   if (seen) {
     // The nest's header and its expressions, as they were written the first time.
     w.attrBytes(NFTA_RULE_EXPRESSIONS | NLA_F_NESTED, w.buf.subarray(seen.start, seen.end));
+  } else if (encoded) {
+    w.attrBytes(NFTA_RULE_EXPRESSIONS | NLA_F_NESTED, encoded);
   } else if (code) {
     w.nestBegin(NFTA_RULE_EXPRESSIONS);
     const start = w.len;

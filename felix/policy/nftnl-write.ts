@@ -62,13 +62,14 @@ import {
   nftMsg,
 } from '../netlink/nf-constants.js';
 import { attrI32BE, attrU32BE, attrU64BE, nfBegin } from '../netlink/nf-message.js';
-import type { MessageWriter } from '../netlink/writer.js';
+import { MessageWriter } from '../netlink/writer.js';
 import type { NftOp } from './dataplane.js';
 import { addressSpan } from './element-text.js';
 import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
 import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
+import { ruleExpressionsOf, templatedExpressions } from './nftnl-rule-template.js';
 import { encodeKeyScratch, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
 import { namedSetUserdata } from './nftnl-userdata.js';
 
@@ -140,18 +141,41 @@ export function writeOps(
   };
   let setId = 1;
   const written = new Map<string, { readonly start: number; readonly end: number }>();
-  ops.forEach((op, i) => {
+  // The elements of a set or map this batch creates go after every other message, and the
+  // element operations on it that follow go after them, in order. The kernel checks a map's
+  // elements when a rule in a new chain starts using it (nf_tables_bind_set walks the whole map
+  // once per such chain): elements written first are walked once per chain, so a whole load
+  // of 10,000 services' chains walked its endpoint maps over and over; elements written after
+  // the rules are checked once, as each is added. The table committed is the same.
+  const deferred: { readonly op: number; readonly write: () => void }[] = [];
+  const deferring = new Set<string>();
+  const run = (i: number, write: () => void) => {
     const mark = w.count;
     try {
-      writeOp(op);
+      write();
     } catch (e) {
       throw e instanceof NftEncodeError && e.op === undefined ? new NftEncodeError(e.message, i) : e;
     }
     for (let m = mark; m < w.count; m++) opOf.push(i);
+  };
+  const flush = () => {
+    for (const d of deferred) run(d.op, d.write);
+    deferred.length = 0;
+    deferring.clear();
+  };
+  ops.forEach((op, i) => {
+    const name = elementsOf(op);
+    if (name !== undefined && deferring.has(name)) deferred.push({ op: i, write: () => writeOp(op, i) });
+    else {
+      // A set deleted after this batch created it: its elements go before the deletion.
+      if ((op.kind === 'delete set' || op.kind === 'delete map') && deferring.has(op.kind === 'delete set' ? op.set : op.map)) flush();
+      run(i, () => writeOp(op, i));
+    }
   });
+  flush();
   return opOf;
 
-  function writeOp(op: NftOp): void {
+  function writeOp(op: NftOp, i: number): void {
     switch (op.kind) {
       case 'add table':
         nfBegin(w, nftMsg(NFT_MSG_NEWTABLE), NLM_F_REQUEST | NLM_F_CREATE, family);
@@ -194,8 +218,15 @@ export function writeOps(
         w.attrBytes(NFTA_SET_USERDATA, typed?.udata ?? namedSetUserdata(key, k.map));
         w.end();
         declared.set(name, k);
-        if (op.kind === 'add set' && op.elements.length) writeElements(w, family, table, name, k, op.elements, true, true);
-        if (op.kind === 'add map' && op.elements.length) writeMapElements(w, family, table, name, k, op.elements);
+        if (!op.elements.length) break;
+        deferring.add(name);
+        deferred.push({
+          op: i,
+          write:
+            op.kind === 'add set'
+              ? () => writeElements(w, family, table, name, k, op.elements, true, true)
+              : () => writeMapElements(w, family, table, name, k, op.elements),
+        });
         break;
       }
       case 'delete set':
@@ -242,10 +273,41 @@ export function writeOps(
         w.end();
         break;
       case 'add rule':
-        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++, written);
+        writeRule(
+          w,
+          family,
+          table,
+          op.chain,
+          op.expr,
+          op.comment,
+          () => setId++,
+          written,
+          written.has(op.expr) ? undefined : templatedExpressions(family, op.expr, (e) => expressionsAlone(family, e)),
+        );
         break;
     }
   }
+}
+
+/** The set or map whose elements `op` adds or deletes, if it is an element operation. */
+function elementsOf(op: NftOp): string | undefined {
+  switch (op.kind) {
+    case 'add element':
+    case 'delete element':
+      return op.set;
+    case 'add map element':
+    case 'delete map element':
+      return op.map;
+    default:
+      return undefined;
+  }
+}
+
+/** A rule's expressions as writeRule encodes them, on their own (undefined for a rule with anonymous sets). */
+function expressionsAlone(family: number, expr: string): Buffer | undefined {
+  const w = new MessageWriter(1, 4096);
+  writeRule(w, family, 'template', 'template', expr, '', () => 1);
+  return ruleExpressionsOf(w);
 }
 
 function elementMessage(w: MessageWriter, family: number, table: string, set: string, add: boolean): void {

@@ -111,6 +111,19 @@ function endpointShard(id: string): number {
   return (h >>> 0) % ENDPOINT_SHARDS;
 }
 
+/** The value of `make`, made on the first call. */
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
 export function compilePort(
   p: ServicePort,
   index: number,
@@ -177,9 +190,11 @@ export function compilePort(
     const usesCluster = hasEndpoints && (!internalLocal || hasExternal);
     const usesLocal = local.length > 0 && (internalLocal || (externalLocal && hasExternal));
     const usesExternal = hasEndpoints && hasExternal;
-    const cluster = clusterChain(p.id, f);
-    const localName = localChain(p.id, f);
-    const ext = externalChain(p.id, f);
+    // Named when used: a name that needs a hash costs a digest, and most ports use one or two of these.
+    const cluster = once(() => clusterChain(p.id, f));
+    const localName = once(() => localChain(p.id, f));
+    const ext = once(() => externalChain(p.id, f));
+    const nodePortName = once(() => nodePortChain(p.id, f));
     const ip = ipOf(f);
     const noEndpointVerdict = hasEndpoints ? 'drop' : `goto ${REJECT}`;
     const key = (address: string) => `${address} . ${p.protocol} . ${port}`;
@@ -207,11 +222,11 @@ export function compilePort(
       const toCluster = !internalLocal && hasEndpoints;
       const toLocal = internalLocal && local.length > 0;
       if (toCluster || toLocal) {
-        frontend(ipsMap(f), key(cip), `goto ${toLocal ? localName : cluster}`);
+        frontend(ipsMap(f), key(cip), `goto ${toLocal ? localName() : cluster()}`);
         const map = toLocal ? localEndpointsMap(f, p.protocol, shard) : endpointsMap(f, p.protocol, shard);
         pick(map, key(cip), ipsMap(f), toLocal ? local : eps);
         chains.push({
-          name: toLocal ? localName : cluster,
+          name: toLocal ? localName() : cluster(),
           rules: [...offCluster, { expr: dnatFrom(map, false, toLocal ? local.length : eps.length) }],
         });
       } else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
@@ -240,19 +255,19 @@ export function compilePort(
       };
       for (const a of externalIPs) {
         if (hasEndpoints) {
-          frontend(ipsMap(f), key(a), `goto ${ext}`);
+          frontend(ipsMap(f), key(a), `goto ${ext()}`);
           pick(endpointsMap(f, p.protocol, shard), key(a), ipsMap(f), eps);
           if (externalLocal) pick(localEndpointsMap(f, p.protocol, shard), key(a), ipsMap(f), local);
         }
         if (!hasExternalEndpoints) frontend(noEndpointIpsMap(f), key(a), noEndpointVerdict);
       }
-      if (hasEndpoints && externalIPs.length > 0) chains.push({ name: ext, rules: externalRules(false) });
+      if (hasEndpoints && externalIPs.length > 0) chains.push({ name: ext(), rules: externalRules(false) });
       if (np !== undefined) {
         if (hasEndpoints) {
-          frontend(nodePortsMap(f), np, `goto ${nodePortChain(p.id, f)}`);
+          frontend(nodePortsMap(f), np, `goto ${nodePortName()}`);
           pick(nodePortEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), eps);
           if (externalLocal) pick(nodePortLocalEndpointsMap(f, p.protocol, shard), np, nodePortsMap(f), local);
-          chains.push({ name: nodePortChain(p.id, f), rules: externalRules(true) });
+          chains.push({ name: nodePortName(), rules: externalRules(true) });
         }
         if (!hasExternalEndpoints) frontend(noEndpointNodePortsMap(f), np, noEndpointVerdict);
       }
@@ -260,12 +275,12 @@ export function compilePort(
     }
 
     // Session affinity: kube-proxy's shape, a chain and a set of recent clients per endpoint.
-    if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName : cluster}`);
+    if (hasInternalEndpoints) frontend(ipsMap(f), key(cip), `goto ${internalLocal ? localName() : cluster()}`);
     else frontend(noEndpointIpsMap(f), key(cip), noEndpointVerdict);
     const externalKeys: [string, string, string][] = externalIPs.map((a) => [ipsMap(f), noEndpointIpsMap(f), key(a)]);
     if (nodePort !== undefined) externalKeys.push([nodePortsMap(f), noEndpointNodePortsMap(f), `${p.protocol} . ${nodePort}`]);
     for (const [map, noEndpoints, k] of externalKeys) {
-      if (hasEndpoints) frontend(map, k, `goto ${ext}`);
+      if (hasEndpoints) frontend(map, k, `goto ${ext()}`);
       if (!hasExternalEndpoints) frontend(noEndpoints, k, noEndpointVerdict);
     }
 
@@ -284,19 +299,19 @@ export function compilePort(
       ...over.map((e) => ({ expr: `${ip} saddr @${affSet(e)} goto ${epChain(e)}` })),
       { expr: `numgen random mod ${over.length} vmap { ${over.map((e, i) => `${i} : goto ${epChain(e)}`).join(', ')} }` },
     ];
-    if (usesCluster) chains.push({ name: cluster, rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
-    if (usesLocal) chains.push({ name: localName, rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
+    if (usesCluster) chains.push({ name: cluster(), rules: [...(internalLocal ? [] : offCluster), ...balance(eps)] });
+    if (usesLocal) chains.push({ name: localName(), rules: [...(internalLocal ? offCluster : []), ...balance(local)] });
     if (usesExternal) {
       const rules: NftRule[] = [];
-      if (!externalLocal) rules.push({ expr: `jump ${MARK_MASQUERADE}` }, { expr: `goto ${cluster}` });
+      if (!externalLocal) rules.push({ expr: `jump ${MARK_MASQUERADE}` }, { expr: `goto ${cluster()}` });
       else {
         // Pods and the node itself are not "external": they go to any endpoint, as they would
         // through a load balancer; the node's own traffic is masqueraded (its source is the frontend's node).
-        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} goto ${cluster}` });
-        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local goto ${cluster}` });
-        if (local.length > 0) rules.push({ expr: `goto ${localName}` });
+        if (hasCluster[f]) rules.push({ expr: `${ip} saddr @${clusterSet(f)} goto ${cluster()}` });
+        rules.push({ expr: `fib saddr type local jump ${MARK_MASQUERADE}` }, { expr: `fib saddr type local goto ${cluster()}` });
+        if (local.length > 0) rules.push({ expr: `goto ${localName()}` });
       }
-      chains.push({ name: ext, rules });
+      chains.push({ name: ext(), rules });
     }
   }
   const frontends = new Map<string, NftMapElement[]>();

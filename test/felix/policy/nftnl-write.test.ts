@@ -1,9 +1,20 @@
 // The netlink writer's shortcuts give the bytes the plain path gives: a rule whose statements
-// were already encoded in the batch is copied, and a batch is sized from its operations.
+// were already encoded in the batch is copied, a batch is sized from its operations, and the
+// elements of the sets and maps a batch creates follow its rules.
 import assert from 'node:assert/strict';
 import type { NftOp } from '../../../felix/index.js';
 import { MessageWriter } from '../../../felix/netlink/writer.js';
-import { NFPROTO_INET } from '../../../felix/netlink/nf-constants.js';
+import {
+  NFPROTO_INET,
+  NFT_MSG_DELRULE,
+  NFT_MSG_DELSET,
+  NFT_MSG_DELSETELEM,
+  NFT_MSG_NEWCHAIN,
+  NFT_MSG_NEWRULE,
+  NFT_MSG_NEWSET,
+  NFT_MSG_NEWSETELEM,
+  NFT_MSG_NEWTABLE,
+} from '../../../felix/netlink/nf-constants.js';
 import { writeRule } from '../../../felix/policy/nftnl-rule.js';
 import { batchBytes, writeOps } from '../../../felix/policy/nftnl-write.js';
 
@@ -50,5 +61,59 @@ describe('felix/policy nftnl writer', () => {
     writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
     assert.equal(w.buf.length, size, `the batch of ${w.len} bytes outgrew the ${size} estimated`);
     assert.ok(size < 4 * w.len, `${size} bytes reserved for a batch of ${w.len}`);
+  });
+
+  /** Each message's nf_tables type (NFT_MSG_*) and the operation it was written for. */
+  const written = (ops: NftOp[]): [number, number][] => {
+    const w = new MessageWriter(1);
+    const opOf = writeOps(w, NFPROTO_INET, 'podroute', ops, (s) =>
+      s === 'old' ? { type: 'ipv4_addr', interval: false, map: false } : undefined,
+    );
+    assert.equal(opOf.length, w.count, 'an operation for each message');
+    return w.starts.map((s, i) => [w.buf.readUInt16LE(s + 4) & 0xff, opOf[i]!]);
+  };
+
+  it('writes the elements of a set or map the batch creates after its rules, then the element operations on it, in order', () => {
+    const ops: NftOp[] = [
+      { kind: 'add table' },
+      { kind: 'add chain', chain: 'to' },
+      { kind: 'add map', map: 'm', type: 'ipv4_addr', elements: [{ key: '10.0.0.1', verdict: 'goto to' }] },
+      { kind: 'add set', set: 's', type: 'ipv4_addr', interval: false, elements: ['10.0.0.2'] },
+      { kind: 'add element', set: 'old', elements: ['10.0.0.3'] },
+      rule('ip daddr 10.0.0.9 accept', ''),
+      { kind: 'delete map element', map: 'm', keys: ['10.0.0.1'] },
+      rule('ip saddr @s accept', ''),
+      { kind: 'add element', set: 's', elements: ['10.0.0.4'] },
+    ];
+    assert.deepEqual(written(ops), [
+      [NFT_MSG_NEWTABLE, 0],
+      [NFT_MSG_NEWCHAIN, 1],
+      [NFT_MSG_NEWSET, 2],
+      [NFT_MSG_NEWSET, 3],
+      // A set the batch did not create: its elements stay where they were.
+      [NFT_MSG_NEWSETELEM, 4],
+      [NFT_MSG_NEWRULE, 5],
+      [NFT_MSG_NEWRULE, 7],
+      [NFT_MSG_NEWSETELEM, 2],
+      [NFT_MSG_NEWSETELEM, 3],
+      [NFT_MSG_DELSETELEM, 6],
+      [NFT_MSG_NEWSETELEM, 8],
+    ]);
+  });
+
+  it('writes the elements of a set the batch creates and then deletes before its deletion', () => {
+    const ops: NftOp[] = [
+      { kind: 'add set', set: 's', type: 'ipv4_addr', interval: false, elements: ['10.0.0.2'] },
+      rule('ip saddr @s accept', ''),
+      { kind: 'flush chain', chain: 'c' },
+      { kind: 'delete set', set: 's' },
+    ];
+    assert.deepEqual(written(ops), [
+      [NFT_MSG_NEWSET, 0],
+      [NFT_MSG_NEWRULE, 1],
+      [NFT_MSG_DELRULE, 2],
+      [NFT_MSG_NEWSETELEM, 0],
+      [NFT_MSG_DELSET, 3],
+    ]);
   });
 });
