@@ -10,8 +10,25 @@ import { inNetns, loadNative } from '../netlink/native.js';
 import { NETLINK_NETFILTER } from '../netlink/nf-constants.js';
 import { NetlinkSocket } from '../netlink/socket.js';
 import { NFNLGRP_CONNTRACK_DESTROY, NFNLGRP_CONNTRACK_NEW } from './constants.js';
-import { AddressNames, BATCH_ROWS, F, HEADER, KIND_DESTROY, KIND_NEW, KIND_PACKET, ROW } from './batch.js';
+import {
+  AddressNames,
+  BATCH_ROWS,
+  CFG,
+  DECIDED_MARK,
+  DECIDED_PREFIX,
+  F,
+  H,
+  HEADER,
+  KIND_DENIALS,
+  KIND_DESTROY,
+  KIND_ENDS,
+  KIND_NEW,
+  KIND_PACKET,
+  KIND_STARTS,
+  ROW,
+} from './batch.js';
 import type { ConntrackEvent } from './conntrack-event.js';
+import type { FlowAggregate } from './correlate.js';
 import { type LoggedPacket, nflogBind } from './nflog.js';
 
 export interface FlowReaderOptions {
@@ -31,11 +48,31 @@ export interface FlowReaderOptions {
   readonly batchMs?: number;
 }
 
+/**
+ * The addon's fold: flows whose rule is known in the addon (a join of an Allow's logged packet
+ * and its NEW, or an Allow's number in the conntrack mark) are added up there, one aggregate per
+ * naming and rule, and handed on every `holdMs` rather than one by one.
+ */
+export interface FlowFold {
+  /** Writes what the fold may take now (batch.ts CFG) into `cfg`: called before each read (FlowCorrelator.foldSettings). */
+  readonly settings: (cfg: Float64Array) => void;
+  readonly onAggregate: (a: FlowAggregate) => void;
+  /** How long the first flow of an aggregate waits for others. Default 100 ms. */
+  readonly holdMs?: number;
+}
+
+type FlowRead = (fd: number, rx: Buffer, out: Float64Array, fold?: Float64Array) => number;
+
+const flowRead = (): FlowRead | undefined => loadNative()?.flowRead as FlowRead | undefined;
+
 export interface FlowReaderStats {
   conntrackEvents: number;
   loggedPackets: number;
   /** Times the kernel dropped messages it had no room to queue. */
   lost: number;
+  /** Aggregates the addon's fold handed on, and the flows (starts, ends, refused packets) they stood for. */
+  aggregates: number;
+  folded: number;
 }
 
 /**
@@ -58,7 +95,7 @@ export function enableConntrackAccounting(netns?: string): boolean {
 }
 
 export class FlowReader {
-  readonly stats: FlowReaderStats = { conntrackEvents: 0, loggedPackets: 0, lost: 0 };
+  readonly stats: FlowReaderStats = { conntrackEvents: 0, loggedPackets: 0, lost: 0, aggregates: 0, folded: 0 };
   /** Whether byte and packet counts will come (accounting was on or could be turned on). */
   readonly accounting: boolean;
   private closed = false;
@@ -67,9 +104,19 @@ export class FlowReader {
     private readonly conntrack: NetlinkSocket,
     private readonly nflog: NetlinkSocket,
     accounting: boolean,
+    private readonly onConntrack: (e: ConntrackEvent) => void,
+    private readonly onPacket: (p: LoggedPacket) => void,
   ) {
     this.accounting = accounting;
   }
+
+  private fold: (FlowFold & { state: Float64Array; holdMs: number }) | undefined;
+  /** The fold's bytes: where an aggregate's prefix is. */
+  private foldBytes: Buffer | undefined;
+  /** Prefixes by their place in the fold (a place keeps its prefix). */
+  private readonly foldPrefixes = new Map<number, string>();
+  /** Reads what the fold holds once it is due, when no wake-up comes first. */
+  private foldTimer: NodeJS.Timeout | undefined;
 
   /**
    * Opens both sockets and starts reading: `onConntrack` and `onPacket` run on the event loop.
@@ -79,6 +126,7 @@ export class FlowReader {
     o: FlowReaderOptions,
     onConntrack: (e: ConntrackEvent) => void,
     onPacket: (p: LoggedPacket) => void,
+    fold?: FlowFold,
   ): Promise<FlowReader> {
     const accounting = o.accounting === false ? false : enableConntrackAccounting(o.netns);
     const conntrack = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: o.netns, bufferBytes: 16 << 20 });
@@ -100,18 +148,22 @@ export class FlowReader {
       nflog?.close();
       throw e;
     }
-    const reader = new FlowReader(conntrack, nflog, accounting);
+    const reader = new FlowReader(conntrack, nflog, accounting, onConntrack, onPacket);
     // A read of no socket still says the addon's row layout.
-    loadNative()?.flowRead?.(-1, Buffer.alloc(1 << 16), reader.rows);
-    if (reader.rows[1] !== ROW) {
+    flowRead()?.(-1, Buffer.alloc(1 << 16), reader.rows);
+    if (reader.rows[H.ROW] !== ROW) {
       reader.close();
       throw new Error('the felix netlink addon writes flow rows of another layout: rebuild it with `npm run build:native`');
+    }
+    if (fold) {
+      reader.fold = { ...fold, state: new Float64Array(reader.rows[H.FOLD_SIZE]!), holdMs: fold.holdMs ?? 100 };
+      reader.foldBytes = Buffer.from(reader.fold.state.buffer);
     }
     const reads = o.readsPerWake ?? 1;
     const batchMs = o.batchMs ?? 20;
     for (const sock of [conntrack, nflog]) {
       const ready = () => {
-        reader.read(sock, reads, onConntrack, onPacket);
+        reader.read(sock, reads);
         if (batchMs <= 0 || reader.closed) return;
         sock.unwatch();
         const t: NodeJS.Timeout = setTimeout(() => {
@@ -131,37 +183,94 @@ export class FlowReader {
   private readonly rows = new Float64Array(HEADER + BATCH_ROWS * ROW);
   private readonly names = new AddressNames();
 
-  /** Up to `reads` batches of what the socket has queued, each row handed on as its event. */
-  private read(sock: NetlinkSocket, reads: number, onConntrack: (e: ConntrackEvent) => void, onPacket: (p: LoggedPacket) => void): void {
-    const read = loadNative()?.flowRead;
-    if (this.closed || !read) return;
+  /** Up to `reads` batches of what the socket has queued (none: what the fold holds), each row handed on as its event. */
+  private read(sock: NetlinkSocket | undefined, reads: number, all = false): void {
+    const read = flowRead();
+    if ((this.closed && !all) || !read) return;
     const rows = this.rows;
+    const fold = this.fold;
     for (let r = 0; r < reads; r++) {
       let n: number;
       let rx: Buffer | undefined;
+      if (fold) {
+        fold.settings(fold.state);
+        fold.state[CFG.HOLD_MS] = fold.holdMs;
+      }
       try {
-        n = sock.readRaw((fd, buf) => {
-          rx = buf;
-          return read(fd, buf, rows);
-        });
+        if (sock)
+          n = sock.readRaw((fd, buf) => {
+            rx = buf;
+            return read(fd, buf, rows, fold?.state);
+          });
+        else {
+          rx = this.idleRx;
+          n = read(all ? -2 : -1, rx, rows, fold?.state);
+        }
       } catch {
         // A read error other than ENOBUFS leaves the socket as it is; the next wake-up tries again.
         this.stats.lost++;
         return;
       }
-      if (rows[0] === 1) this.stats.lost++;
-      for (let i = 0, at = HEADER; i < n && !this.closed; i++, at += ROW) {
+      if (rows[H.LOST] === 1) this.stats.lost++;
+      this.stats.conntrackEvents += rows[H.EVENTS]!;
+      this.stats.loggedPackets += rows[H.PACKETS]!;
+      for (let i = 0, at = HEADER; i < n && (!this.closed || all); i++, at += ROW) {
         const kind = rows[at + F.KIND];
-        if (kind === KIND_PACKET) {
-          this.stats.loggedPackets++;
-          onPacket(this.packet(rows, at, rx!));
-        } else if (kind === KIND_NEW || kind === KIND_DESTROY) {
-          this.stats.conntrackEvents++;
-          onConntrack(this.event(rows, at));
-        }
+        if (kind === KIND_PACKET) this.onPacket(this.packet(rows, at, rx!));
+        else if (kind === KIND_NEW || kind === KIND_DESTROY) this.onConntrack(this.event(rows, at));
+        else if (fold && kind! >= KIND_STARTS && kind! <= KIND_DENIALS) fold.onAggregate(this.aggregate(rows, at));
       }
-      if (n === 0) return;
+      if (fold && rows[H.HELD]! > 0 && !this.foldTimer && !this.closed) {
+        this.foldTimer = setTimeout(() => {
+          this.foldTimer = undefined;
+          this.read(undefined, 1);
+        }, fold.holdMs).unref();
+      }
+      if (n === 0 || !sock) return;
     }
+  }
+
+  /** The buffer of a read with no socket (what the fold holds). */
+  private readonly idleRx = Buffer.alloc(1 << 16);
+
+  private aggregate(rows: Float64Array, at: number): FlowAggregate {
+    const kind = rows[at + F.KIND];
+    const denied = kind === KIND_DENIALS;
+    const count = rows[at + F.COUNT]!;
+    this.stats.aggregates++;
+    this.stats.folded += count;
+    const tuple = this.names.tuple(rows, at, F.A_SRC);
+    const family = rows[at + F.FAMILY]!;
+    let endpoint: { address: string; port: number } | undefined;
+    if (!denied) {
+      const address = this.names.name(rows, at + F.B_SRC, family);
+      const port = rows[at + F.B_SPORT]!;
+      if (address !== tuple.dst || port !== tuple.dport) endpoint = { address, port };
+    }
+    const decided = rows[at + F.DECIDED];
+    let rule: string | number | null = null;
+    if (decided === DECIDED_MARK) rule = rows[at + F.DECISION]!;
+    else if (decided === DECIDED_PREFIX) {
+      const place = rows[at + F.DECISION]!;
+      rule = this.foldPrefixes.get(place) ?? null;
+      if (rule === null) {
+        const from = rows[at + F.PREFIX_AT]!;
+        rule = this.foldBytes!.toString('latin1', from, from + rows[at + F.PREFIX_LEN]!);
+        this.foldPrefixes.set(place, rule);
+      }
+    }
+    return {
+      phase: kind === KIND_STARTS ? 'start' : kind === KIND_ENDS ? 'end' : 'denied',
+      count,
+      tuple,
+      endpoint,
+      rule,
+      packets: rows[at + F.PACKETS]!,
+      bytes: rows[at + F.BYTES]!,
+      timeMs: rows[at + F.LAST]!,
+      startMs: rows[at + F.START] || undefined,
+      nameKey: rows[at + F.NAME]!,
+    };
   }
 
   private event(rows: Float64Array, at: number): ConntrackEvent {
@@ -191,9 +300,17 @@ export class FlowReader {
     };
   }
 
+  /** Stops reading; what the fold holds is handed on first. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.foldTimer);
+    this.foldTimer = undefined;
+    // Each read tells up to 1,024 aggregates; the fold holds at most 4,096 waits.
+    for (let i = 0; i < 8 && this.fold; i++) {
+      this.read(undefined, 1, true);
+      if (this.rows[H.HELD] === 0) break;
+    }
     for (const t of this.resume) clearTimeout(t);
     this.conntrack.close();
     this.nflog.close();

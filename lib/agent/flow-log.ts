@@ -153,6 +153,15 @@ export class FlowLog {
       { group: this.rules.group, netns: this.settings.netns },
       (e) => this.correlator.conntrack(e),
       (p) => this.correlator.packet(p),
+      {
+        // Per-flow records (aggregation 0) keep the client's port: the addon's aggregates must too.
+        settings: (cfg) =>
+          this.correlator.foldSettings(cfg, {
+            allow: (this.settings.aggregationAllowed ?? 2) === 0,
+            deny: (this.settings.aggregationDenied ?? 1) === 0,
+          }),
+        onAggregate: (a) => this.correlator.aggregate(a),
+      },
     );
     if (!this.reader.accounting)
       this.sources.log('flow-logs-no-accounting', {
@@ -251,16 +260,18 @@ export class FlowLog {
       this.openKeys.set(o.id | 0, named ?? FOREIGN);
     }
     if (!named) {
-      this.counts.foreign++;
+      this.counts.foreign += o.count ?? 1;
       return;
     }
-    this.counts.kept++;
-    change.count = o.phase === 'end' ? 0 : 1;
+    // An aggregate of the addon's stands for `count` flows.
+    const n = o.count ?? 1;
+    this.counts.kept += n;
+    change.count = o.phase === 'end' ? 0 : n;
     // A connection's counts come with its end (and with its start, what its first packets carried).
     change.bytes = o.phase === 'start' ? 0 : o.bytes;
     change.packets = o.phase === 'start' ? 0 : o.packets;
-    change.opened = o.phase === 'start' ? 1 : 0;
-    change.closed = o.phase === 'end' ? 1 : 0;
+    change.opened = o.phase === 'start' ? n : 0;
+    change.closed = o.phase === 'end' ? n : 0;
     const r =
       this.store.change(named.key, change) ??
       this.store.add(
