@@ -94,7 +94,7 @@ async function run(node: PolicyNode, on: boolean) {
   const statusBefore = flows.status() as {
     kept: number;
     foreign: number;
-    reader: { conntrackEvents: number; loggedPackets: number; lost: number } | null;
+    reader: { conntrackEvents: number; loggedPackets: number; lost: number; truncated: number; aggregates: number; folded: number } | null;
   };
   const t0 = process.hrtime.bigint();
   const load = node
@@ -135,6 +135,9 @@ async function run(node: PolicyNode, on: boolean) {
     conntrackEvents: reader?.conntrackEvents ?? 0,
     loggedPackets: reader?.loggedPackets ?? 0,
     lost: reader?.lost ?? 0,
+    truncated: reader?.truncated ?? 0,
+    aggregates: reader?.aggregates ?? 0,
+    folded: reader?.folded ?? 0,
     p50: pct(latencies, 50),
     p99: pct(latencies, 99),
   };
@@ -153,7 +156,7 @@ async function main() {
     const off = await run(node, false);
     const on = await run(node, true);
     const row = (name: string, r: typeof on) =>
-      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core (${r.cpuPerFlowUs.toFixed(1)} µs a flow, ${(r.systemShare * 100).toFixed(0)} % in the kernel)  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost}  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
+      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core (${r.cpuPerFlowUs.toFixed(1)} µs a flow, ${(r.systemShare * 100).toFixed(0)} % in the kernel)  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost} truncated ${r.truncated}  aggregates ${(r.aggregates / r.wall).toFixed(0)}/s of ${(r.folded / r.wall).toFixed(0)} flows/s  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
     console.log(row('off', off));
     console.log(row('on', on));
     console.log(`added connect latency: p50 ${(on.p50 - off.p50).toFixed(0)} µs, p99 ${(on.p99 - off.p99).toFixed(0)} µs`);

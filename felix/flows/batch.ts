@@ -13,7 +13,7 @@ export const HEADER = 6;
 
 /** The header's numbers. */
 export const H = {
-  /** 1 when the kernel dropped messages. */
+  /** Bit 1: the kernel dropped messages (ENOBUFS); bit 2: a datagram did not fit its slot. */
   LOST: 0,
   /** ROW as the addon has it. */
   ROW: 1,

@@ -29,7 +29,7 @@ import {
 } from './batch.js';
 import type { ConntrackEvent } from './conntrack-event.js';
 import type { FlowAggregate } from './correlate.js';
-import { type LoggedPacket, nflogBind } from './nflog.js';
+import { type LoggedPacket, NFLOG_DATAGRAM_BYTES, nflogBind } from './nflog.js';
 
 export interface FlowReaderOptions {
   /** Path of the network namespace to read; default the process's own. */
@@ -38,12 +38,13 @@ export interface FlowReaderOptions {
   readonly group: number;
   /** Turn on conntrack's byte and packet accounting (net.netfilter.nf_conntrack_acct) in the namespace. Default true. */
   readonly accounting?: boolean;
-  /** Batches read per wake-up and socket before the event loop gets a turn. Default 1 (up to 7,168 messages in 4 MiB). */
+  /** Batches read per wake-up and socket before the event loop gets a turn. Default 1 (4 MiB: 2,048 conntrack events, or 64 datagrams of logged packets). */
   readonly readsPerWake?: number;
   /**
    * After a wake-up, the socket is not watched for this long, so that messages are read many to a
-   * wake-up rather than one (a wake-up costs more than a message). Default 20 ms; 0 reads each
-   * message as it comes. The kernel queues meanwhile: 10,000 flows/s fill 600 KB a second.
+   * wake-up rather than one (a wake-up, with its timer and its turn of JavaScript, costs more
+   * than many messages). Default 50 ms; 0 reads each message as it comes. The kernel queues
+   * meanwhile: 10,000 flows/s are 1,000 conntrack events in 50 ms, half of what one read takes.
    */
   readonly batchMs?: number;
 }
@@ -61,7 +62,10 @@ export interface FlowFold {
   readonly holdMs?: number;
 }
 
-type FlowRead = (fd: number, rx: Buffer, out: Float64Array, fold?: Float64Array) => number;
+type FlowRead = (fd: number, rx: Buffer, out: Float64Array, fold?: Float64Array, slotBytes?: number) => number;
+
+/** A conntrack event's room in the receive buffer: one message of a few hundred bytes to a datagram. */
+const EVENT_SLOT_BYTES = 2048;
 
 const flowRead = (): FlowRead | undefined => loadNative()?.flowRead as FlowRead | undefined;
 
@@ -70,6 +74,8 @@ export interface FlowReaderStats {
   loggedPackets: number;
   /** Times the kernel dropped messages it had no room to queue. */
   lost: number;
+  /** Reads that found a datagram bigger than its slot (the rest of it lost). */
+  truncated: number;
   /** Aggregates the addon's fold handed on, and the flows (starts, ends, refused packets) they stood for. */
   aggregates: number;
   folded: number;
@@ -95,7 +101,7 @@ export function enableConntrackAccounting(netns?: string): boolean {
 }
 
 export class FlowReader {
-  readonly stats: FlowReaderStats = { conntrackEvents: 0, loggedPackets: 0, lost: 0, aggregates: 0, folded: 0 };
+  readonly stats: FlowReaderStats = { conntrackEvents: 0, loggedPackets: 0, lost: 0, truncated: 0, aggregates: 0, folded: 0 };
   /** Whether byte and packet counts will come (accounting was on or could be turned on). */
   readonly accounting: boolean;
   private closed = false;
@@ -160,10 +166,13 @@ export class FlowReader {
       reader.foldBytes = Buffer.from(reader.fold.state.buffer);
     }
     const reads = o.readsPerWake ?? 1;
-    const batchMs = o.batchMs ?? 20;
-    for (const sock of [conntrack, nflog]) {
+    const batchMs = o.batchMs ?? 50;
+    for (const [sock, slot] of [
+      [conntrack, EVENT_SLOT_BYTES],
+      [nflog, NFLOG_DATAGRAM_BYTES],
+    ] as const) {
       const ready = () => {
-        reader.read(sock, reads);
+        reader.read(sock, reads, slot);
         if (batchMs <= 0 || reader.closed) return;
         sock.unwatch();
         const t: NodeJS.Timeout = setTimeout(() => {
@@ -184,7 +193,7 @@ export class FlowReader {
   private readonly names = new AddressNames();
 
   /** Up to `reads` batches of what the socket has queued (none: what the fold holds), each row handed on as its event. */
-  private read(sock: NetlinkSocket | undefined, reads: number, all = false): void {
+  private read(sock: NetlinkSocket | undefined, reads: number, slot = EVENT_SLOT_BYTES, all = false): void {
     const read = flowRead();
     if ((this.closed && !all) || !read) return;
     const rows = this.rows;
@@ -200,7 +209,7 @@ export class FlowReader {
         if (sock)
           n = sock.readRaw((fd, buf) => {
             rx = buf;
-            return read(fd, buf, rows, fold?.state);
+            return read(fd, buf, rows, fold?.state, slot);
           });
         else {
           rx = this.idleRx;
@@ -211,7 +220,9 @@ export class FlowReader {
         this.stats.lost++;
         return;
       }
-      if (rows[H.LOST] === 1) this.stats.lost++;
+      const lost = rows[H.LOST]!;
+      if (lost & 1) this.stats.lost++;
+      if (lost & 2) this.stats.truncated++;
       this.stats.conntrackEvents += rows[H.EVENTS]!;
       this.stats.loggedPackets += rows[H.PACKETS]!;
       for (let i = 0, at = HEADER; i < n && (!this.closed || all); i++, at += ROW) {
@@ -308,7 +319,7 @@ export class FlowReader {
     this.foldTimer = undefined;
     // Each read tells up to 1,024 aggregates; the fold holds at most 4,096 waits.
     for (let i = 0; i < 8 && this.fold; i++) {
-      this.read(undefined, 1, true);
+      this.read(undefined, 1, EVENT_SLOT_BYTES, true);
       if (this.rows[H.HELD] === 0) break;
     }
     for (const t of this.resume) clearTimeout(t);

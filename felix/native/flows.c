@@ -545,23 +545,26 @@ static size_t fold_flush(fold_t *f, double *out) {
   return n;
 }
 
-// Datagrams one recvmmsg takes, and the room each gets: a conntrack event is one message of a
-// few hundred bytes, an nfnetlink_log datagram a batch of up to its buffer (4 KiB by default).
-#define SLOTS 128
+// Datagrams one recvmmsg takes, and the room each gets unless told: a conntrack event is one
+// message of a few hundred bytes (the reader gives it 2 KiB), an nfnetlink_log datagram a batch
+// of up to its buffer (the reader's NFULA_CFG_NLBUFSIZ; 4 KiB by default).
+#define SLOTS 256
 #define SLOT_BYTES 16384
+#define SLOT_MIN 1024
 
-// flowRead(fd, rx Buffer, out Float64Array[, fold Float64Array]) -> rows (fd -1: none; -2: none, and the fold emptied). Reads the queued
-// datagrams into rx without waiting, SLOTS to a system call, while room is left in rx and for
-// 1,024 rows in out, and writes a row per message into out from HEADER on, or, given a fold
+// flowRead(fd, rx Buffer, out Float64Array[, fold Float64Array[, slot bytes]]) -> rows (fd -1:
+// no socket; -2: none, and all the fold holds is told). Reads the queued datagrams into rx
+// without waiting, SLOTS to a system call, a slot each, while room is left in rx and for 1,024
+// rows in out, and writes a row per message into out from HEADER on, or, given a fold
 // (out[3] says its size), takes into it what it can (see above) and writes its aggregates as
-// rows when they are due. The header: out[0] 1 when the kernel dropped messages (ENOBUFS) or
-// one did not fit its slot; out[1] the numbers a row has (ROW), which the JavaScript side checks
+// rows when they are due. The header: out[0] bit 1 when the kernel dropped messages
+// (ENOBUFS), bit 2 when a datagram did not fit its slot; out[1] the numbers a row has (ROW), which the JavaScript side checks
 // against its own; out[2] flows the fold holds (aggregates and waits: read again later with fd
 // -1); out[4], out[5] the conntrack events and logged packets read. Prefixes stay in rx (a row
 // holds their offset; an aggregate's, in the fold): read them before the next call.
 napi_value flows_read(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4], result;
+  size_t argc = 5;
+  napi_value argv[5], result;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int32_t fd = -1;
   napi_get_value_int32(env, argv[0], &fd);
@@ -572,18 +575,20 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   size_t outLen;
   void *outData;
   napi_get_typedarray_info(env, argv[2], &kind, &outLen, &outData, NULL, NULL);
-  if (kind != napi_float64_array || outLen < HEADER + 1024 * ROW || rxLen < SLOT_BYTES) {
-    napi_throw_type_error(env, NULL, "flowRead: out must be a Float64Array of at least 1,024 rows, rx 16 KiB or more");
+  uint32_t slot = SLOT_BYTES;
+  if (argc >= 5) napi_get_value_uint32(env, argv[4], &slot);
+  if (kind != napi_float64_array || outLen < HEADER + 1024 * ROW || slot < SLOT_MIN || rxLen < slot) {
+    napi_throw_type_error(env, NULL, "flowRead: out must be a Float64Array of at least 1,024 rows, a slot 1 KiB or more, rx a slot or more");
     return NULL;
   }
   fold_t *fold = NULL;
-  if (argc >= 4) {
-    napi_valuetype t;
-    napi_typeof(env, argv[3], &t);
+  napi_valuetype t = napi_undefined;
+  if (argc >= 4) napi_typeof(env, argv[3], &t);
+  if (t != napi_undefined) {
     size_t foldLen = 0;
     void *foldData = NULL;
-    if (t != napi_undefined) napi_get_typedarray_info(env, argv[3], &kind, &foldLen, &foldData, NULL, NULL);
-    if (t != napi_undefined && (kind != napi_float64_array || foldLen * sizeof(double) < sizeof(fold_t))) {
+    napi_get_typedarray_info(env, argv[3], &kind, &foldLen, &foldData, NULL, NULL);
+    if (kind != napi_float64_array || foldLen * sizeof(double) < sizeof(fold_t)) {
       napi_throw_type_error(env, NULL, "flowRead: fold must be a Float64Array of out[3] numbers");
       return NULL;
     }
@@ -601,18 +606,18 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   // fd -2: no socket, and all the fold holds is told now (the reader closes).
   int all = fd == -2;
   if (fold) expire_waiting(fold, at, all);
-  while (rxLen - off >= SLOT_BYTES && cap - rows >= 1024) {
+  while (rxLen - off >= slot && cap - rows >= 1024) {
     // Half full: out first, while out has room for all of it.
     if (fold && fold->agg_used >= AGG_MAX / 2) {
       if (cap - rows < 1024 + fold->agg_used) break;
       rows += fold_flush(fold, out + HEADER + rows * ROW);
     }
-    unsigned slots = (unsigned)((rxLen - off) / SLOT_BYTES);
+    unsigned slots = (unsigned)((rxLen - off) / slot);
     if (slots > SLOTS) slots = SLOTS;
     memset(msgs, 0, slots * sizeof *msgs);
     for (unsigned i = 0; i < slots; i++) {
-      iov[i].iov_base = rx + off + (size_t)i * SLOT_BYTES;
-      iov[i].iov_len = SLOT_BYTES;
+      iov[i].iov_base = rx + off + (size_t)i * slot;
+      iov[i].iov_len = slot;
       msgs[i].msg_hdr.msg_iov = &iov[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
@@ -620,14 +625,14 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
     if (got < 0) {
       if (errno == EINTR) continue;
       if (errno == ENOBUFS) {
-        out[H_LOST] = 1;
+        out[H_LOST] = (double)((uint32_t)out[H_LOST] | 1);
         continue;
       }
       break;  // EAGAIN: drained; another error shows again on the next wake-up
     }
     if (got == 0) break;
     for (int i = 0; i < got; i++) {
-      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[H_LOST] = 1;
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[H_LOST] = (double)((uint32_t)out[H_LOST] | 2);
       const uint8_t *p = iov[i].iov_base, *end = p + msgs[i].msg_len;
       while (p + 16 <= end && rows < cap) {
         uint32_t len = *(const uint32_t *)p;
@@ -640,7 +645,7 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
         p += (len + 3) & ~3u;
       }
     }
-    off += (size_t)got * SLOT_BYTES;
+    off += (size_t)got * slot;
     if ((unsigned)got < slots) break;  // the queue is empty
   }
   if (fold && fold->agg_used > 0 && (all || at - fold->held_since >= fold->cfg[CFG_HOLD_MS]) && cap - rows >= fold->agg_used)

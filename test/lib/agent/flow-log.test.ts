@@ -291,7 +291,11 @@ describe('lib/agent flow log on a real kernel', function () {
         { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' },
         'the logged Allow joined in the addon',
       );
-      const reader = (flows.status() as { reader: { aggregates: number; folded: number; loggedPackets: number } }).reader;
+      const reader = (
+        flows.status() as { reader: { aggregates: number; folded: number; loggedPackets: number; lost: number; truncated: number } }
+      ).reader;
+      assert.equal(reader.truncated, 0, "every datagram of logged packets fit its slot (the kernel's buffer as allocated)");
+      assert.equal(reader.lost, 0, 'the kernel dropped nothing');
       assert.ok(reader.loggedPackets >= 20, `each connection's Allow logged (${reader.loggedPackets})`);
       assert.ok(reader.folded >= 20, `the starts went through the fold (${reader.folded} flows)`);
       assert.ok(reader.aggregates < reader.folded, `${reader.aggregates} aggregates for ${reader.folded} flows`);
