@@ -6,6 +6,7 @@
 // and says so (ENOBUFS): counted in `lost`, never buffered without bound here.
 
 import { writeFileSync } from 'node:fs';
+import { parseCidr } from '../../ip/index.js';
 import { inNetns, loadNative } from '../netlink/native.js';
 import { NETLINK_NETFILTER } from '../netlink/nf-constants.js';
 import { NetlinkSocket } from '../netlink/socket.js';
@@ -62,7 +63,10 @@ export interface FlowFold {
   readonly holdMs?: number;
 }
 
-type FlowRead = (fd: number, rx: Buffer, out: Float64Array, fold?: Float64Array, slotBytes?: number) => number;
+type FlowRead = (fd: number, rx: Buffer, out: Float64Array, fold?: Float64Array, slotBytes?: number, nets?: Uint32Array) => number;
+
+/** IPv4 networks the kernel's filter of conntrack events can hold. */
+const MAX_FILTER_NETS = 16;
 
 /** A conntrack event's room in the receive buffer: one message of a few hundred bytes to a datagram. */
 const EVENT_SLOT_BYTES = 2048;
@@ -309,6 +313,28 @@ export class FlowReader {
       key: rows[at + F.KEY]!,
       nameKey: rows[at + F.NAME]!,
     };
+  }
+
+  /**
+   * Has the kernel drop, before they are queued, the IPv4 conntrack events of flows that touch no
+   * address in `cidrs` (none of the original tuple's addresses, nor the reply's source: the
+   * endpoint a DNAT chose). IPv6 events still all come. No IPv4 network, or more than 16: no
+   * filter. Returns whether a filter is on.
+   */
+  keepOnly(cidrs: readonly string[]): boolean {
+    const read = flowRead();
+    if (this.closed || !read) return false;
+    const nets: number[] = [];
+    for (const text of cidrs) {
+      const c = parseCidr(text, 'cidr', false);
+      if (c.family !== 4) continue;
+      const mask = c.prefixLength === 0 ? 0 : (0xffffffff << (32 - c.prefixLength)) >>> 0;
+      nets.push(((c.bytes[0]! << 24) | (c.bytes[1]! << 16) | (c.bytes[2]! << 8) | c.bytes[3]!) >>> 0, mask);
+    }
+    const on = nets.length > 0 && nets.length <= 2 * MAX_FILTER_NETS;
+    const errno = this.conntrack.readRaw((fd, buf) => read(fd, buf, this.rows, undefined, undefined, Uint32Array.from(on ? nets : [])));
+    if (errno !== 0) throw new Error(`conntrack event filter: errno ${errno}`);
+    return on;
   }
 
   /** Stops reading; what the fold holds is handed on first. */

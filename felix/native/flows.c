@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <linux/netlink.h>
+#include <linux/filter.h>
 
 #define ROW 38
 #define HEADER 6
@@ -552,6 +553,61 @@ static size_t fold_flush(fold_t *f, double *out) {
 #define SLOT_BYTES 16384
 #define SLOT_MIN 1024
 
+// A classic BPF filter for the conntrack event socket: the kernel drops (before queueing, on
+// the sender's CPU) an IPv4 event none of whose addresses that name a flow is in `nets`: the
+// original tuple's source and destination, and the reply tuple's source (where a DNAT sent it).
+// ctnetlink writes the original tuple first (its IP nest first, source then destination) and the
+// reply tuple next: the offsets below are those. IPv6 events and other messages pass.
+#define FILTER_NETS 16
+#define FILTER_MAX (12 + 9 * FILTER_NETS + 2)
+
+static int attach_filter(int fd, const uint32_t *nets, size_t n) {
+  if (n == 0) {
+    setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0);
+    return 0;
+  }
+  if (n > FILTER_NETS) return EINVAL;
+  struct sock_filter code[FILTER_MAX];
+  unsigned k = 0;
+  // Only an IPv4 ctnetlink message is filtered (the subsystem is the type's high byte, little-endian).
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 5);
+  code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SUBSYS_CTNETLINK, 0, 0);  // jf: accept (patched)
+  unsigned not_ct = k - 1;
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 16);  // nfgenmsg's family
+  code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 0);  // AF_INET; jf: accept (patched)
+  unsigned not_v4 = k - 1;
+  // The reply tuple starts after the original's attribute: its length (little-endian), aligned.
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 21);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 8);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 20);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_OR | BPF_X, 0);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 3);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xfffc);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  // X: the reply tuple's offset from 20. Addresses: original source (32), destination (40), reply source (X + 32).
+  unsigned checks = k;
+  for (int a = 0; a < 3; a++)
+    for (size_t i = 0; i < n; i++) {
+      code[k++] = a < 2 ? (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a == 0 ? 32 : 40)
+                        : (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_IND, 32);
+      code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, nets[2 * i + 1]);
+      code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nets[2 * i] & nets[2 * i + 1], 0, 0);  // jt: accept
+    }
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+  unsigned accept = k;
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+  code[not_ct].jf = (uint8_t)(accept - not_ct - 1);
+  code[not_v4].jf = (uint8_t)(accept - not_v4 - 1);
+  for (unsigned j = checks; j < accept - 1; j++)
+    if (BPF_CLASS(code[j].code) == BPF_JMP) code[j].jt = (uint8_t)(accept - j - 1);
+  struct sock_fprog prog = {.len = (unsigned short)k, .filter = code};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0 ? errno : 0;
+}
+
+// flowFilter by flowRead: flowRead(fd, rx, out, undefined, undefined, nets Uint32Array) attaches
+// the filter of `nets` ([address, mask] pairs, host order; none: no filter) to fd instead of
+// reading, and returns 0 or an errno.
 // flowRead(fd, rx Buffer, out Float64Array[, fold Float64Array[, slot bytes]]) -> rows (fd -1:
 // no socket; -2: none, and all the fold holds is told). Reads the queued datagrams into rx
 // without waiting, SLOTS to a system call, a slot each, while room is left in rx and for 1,024
@@ -563,11 +619,22 @@ static size_t fold_flush(fold_t *f, double *out) {
 // -1); out[4], out[5] the conntrack events and logged packets read. Prefixes stay in rx (a row
 // holds their offset; an aggregate's, in the fold): read them before the next call.
 napi_value flows_read(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5], result;
+  size_t argc = 6;
+  napi_value argv[6], result;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int32_t fd = -1;
   napi_get_value_int32(env, argv[0], &fd);
+  if (argc >= 6) {
+    napi_typedarray_type nk;
+    size_t nn = 0;
+    void *nd = NULL;
+    if (napi_get_typedarray_info(env, argv[5], &nk, &nn, &nd, NULL, NULL) != napi_ok || nk != napi_uint32_array || nn % 2) {
+      napi_throw_type_error(env, NULL, "flowRead: nets must be a Uint32Array of address and mask pairs");
+      return NULL;
+    }
+    napi_create_uint32(env, (uint32_t)attach_filter(fd, nd, nn / 2), &result);
+    return result;
+  }
   uint8_t *rx;
   size_t rxLen;
   napi_get_buffer_info(env, argv[1], (void **)&rx, &rxLen);

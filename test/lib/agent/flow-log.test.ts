@@ -252,7 +252,7 @@ describe('lib/agent flow log on a real kernel', function () {
     let flows: FlowLog;
     before(async () => {
       flows = new FlowLog(
-        { netns: `/var/run/netns/${node.node.name}`, group: 23, ratePerSecond: 500, burst: 100, flushIntervalMs: 60_000 },
+        { netns: `/var/run/netns/${node.node.name}`, group: 23, ratePerSecond: 500, burst: 100, flushIntervalMs: 60_000, poolsOnly: true },
         {
           nodeName: 'n1',
           workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
@@ -299,6 +299,18 @@ describe('lib/agent flow log on a real kernel', function () {
       assert.ok(reader.loggedPackets >= 20, `each connection's Allow logged (${reader.loggedPackets})`);
       assert.ok(reader.folded >= 20, `the starts went through the fold (${reader.folded} flows)`);
       assert.ok(reader.aggregates < reader.folded, `${reader.aggregates} aggregates for ${reader.folded} flows`);
+    });
+
+    it("with poolsOnly the kernel drops the events of the node's own flows (no pool address) and keeps the pods'", async () => {
+      const events = () => (flows.status() as { reader: { conntrackEvents: number } }).reader.conntrackEvents;
+      const before = events();
+      // Ten UDP flows of the node's own, to its loopback: in conntrack, of no pod.
+      await node.node.run(['bash', '-c', 'for p in $(seq 9000 9009); do echo x > /dev/udp/127.0.0.1/$p; done; true']);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(events(), before, 'no event of the loopback flows was queued');
+      const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[1]!.address, port: 80 }]);
+      assert.equal(r?.ok, true, `a reaches b: ${r?.error}`);
+      await waitFor(() => events() > before, { what: "the pod connection's NEW", timeoutMs: 1_000, intervalMs: 20 });
     });
   });
 });
