@@ -123,7 +123,7 @@ export class FlowReader {
   private fold: (FlowFold & { state: Float64Array; holdMs: number }) | undefined;
   /** The fold's bytes: where an aggregate's prefix is. */
   private foldBytes: Buffer | undefined;
-  /** Prefixes by their place in the fold (a place keeps its prefix). */
+  /** Prefixes by their number in the fold (a number keeps its prefix). */
   private readonly foldPrefixes = new Map<number, string>();
   /** Reads what the fold holds once it is due, when no wake-up comes first. */
   private foldTimer: NodeJS.Timeout | undefined;
@@ -269,6 +269,8 @@ export class FlowReader {
       const place = rows[at + F.DECISION]!;
       rule = this.foldPrefixes.get(place) ?? null;
       if (rule === null) {
+        // A number is a place and the fold's generation of its table: a new generation, new numbers.
+        if (this.foldPrefixes.size >= 4_096) this.foldPrefixes.clear();
         const from = rows[at + F.PREFIX_AT]!;
         rule = this.foldBytes!.toString('latin1', from, from + rows[at + F.PREFIX_LEN]!);
         this.foldPrefixes.set(place, rule);

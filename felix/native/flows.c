@@ -286,7 +286,12 @@ typedef struct {
 typedef struct {
   double cfg[CFG_N];
   double held_since, seq;
-  uint32_t agg_used, waiting, prefixes, pad;
+  // When the last logged Allow was kept, and the oldest NEW began to wait: a NEW looks for a
+  // waiting Allow, and a read for expired waits, only when there may be one (each look a cache
+  // miss in a table of megabytes, per event).
+  double pending_last, waiting_oldest;
+  uint32_t live_used, pad2;
+  uint32_t agg_used, waiting, prefixes, prefix_gen, prefix_full, pad;
   uint32_t agg_list[AGG_MAX];
   prefix_t prefix[PREFIXES];
   agg_t agg[AGG_SLOTS];
@@ -317,8 +322,10 @@ static tuple_t seen_tuple(const double *row) {
 
 static int same_tuple(const tuple_t *a, const tuple_t *b) { return memcmp(a, b, sizeof *a) == 0; }
 
-// The prefix's index in the fold's table (its code set), or -1 when it is none of felix's, or the table is full.
-static int intern_prefix(fold_t *f, const uint8_t *text, unsigned len, int *code) {
+// The prefix's number (its place in the fold's table and the table's generation; its code
+// set), or -1 when it is none of felix's, or the table is full: the next read empties it for a
+// new generation (a decision kept under an older one is told undecided), as rules come and go.
+static int64_t intern_prefix(fold_t *f, const uint8_t *text, unsigned len, int *code) {
   if (len < 5 || len >= PREFIX_BYTES || memcmp(text, "pr|", 3) != 0) return -1;
   if (text[3] == 'A' && text[4] == '|') *code = CODE_A;
   else if (text[3] == 'D' && text[4] == '|') *code = CODE_D;
@@ -329,15 +336,18 @@ static int intern_prefix(fold_t *f, const uint8_t *text, unsigned len, int *code
   for (unsigned probe = 0, at = (unsigned)(h % PREFIXES); probe < PREFIXES; probe++, at = (at + 1) % PREFIXES) {
     prefix_t *p = &f->prefix[at];
     if (!p->used) {
-      if (f->prefixes >= PREFIXES / 2) return -1;
+      if (f->prefixes >= PREFIXES / 2) {
+        f->prefix_full = 1;
+        return -1;
+      }
       p->used = 1;
       p->len = len;
       p->code = (uint32_t)*code;
       memcpy(p->text, text, len);
       f->prefixes++;
-      return (int)at;
+      return (int64_t)f->prefix_gen * PREFIXES + at;
     }
-    if (p->len == len && memcmp(p->text, text, len) == 0) return (int)at;
+    if (p->len == len && memcmp(p->text, text, len) == 0) return (int64_t)f->prefix_gen * PREFIXES + at;
   }
   return -1;
 }
@@ -390,6 +400,7 @@ static live_t *live_slot(fold_t *f, uint32_t id, int take) {
 
 static void live_put(fold_t *f, uint32_t id, uint32_t decided, uint32_t decision) {
   live_t *l = live_slot(f, id, 1);
+  if (!l->used) f->live_used++;
   l->id = id;
   l->used = 1;
   l->decided = decided;
@@ -416,20 +427,27 @@ static waiting_t *waiting_find(fold_t *f, uint64_t key, const tuple_t *t) {
 }
 
 static pending_t *pending_find(fold_t *f, uint64_t key, const tuple_t *t, double at) {
+  if (at - f->pending_last > f->cfg[CFG_PENDING_MS]) return NULL;
   pending_t *b = &f->pending[(key % PENDING_BUCKETS) * WAYS];
   for (int i = 0; i < WAYS; i++)
-    if (b[i].used && b[i].key == key && at - b[i].at <= f->cfg[CFG_PENDING_MS] && same_tuple(&b[i].t, t)) return &b[i];
+    if (b[i].used && b[i].key == key && at - b[i].at <= f->cfg[CFG_PENDING_MS] && b[i].prefix / PREFIXES == f->prefix_gen &&
+        same_tuple(&b[i].t, t))
+      return &b[i];
   return NULL;
 }
 
 // Tells the NEWs whose Allow did not come in time (none decided them, or its log was limited);
 // all of them when `all`.
 static void expire_waiting(fold_t *f, double at, int all) {
-  if (f->waiting == 0) return;
+  if (f->waiting == 0 || (!all && at - f->waiting_oldest < f->cfg[CFG_PENDING_MS])) return;
+  double oldest = 0;
   for (unsigned i = 0; i < WAITING_BUCKETS * WAYS; i++) {
     waiting_t *w = &f->wait[i];
-    if (w->used && (all || at - w->at >= f->cfg[CFG_PENDING_MS]) && !tell_start(f, w, DECIDED_NONE, 0, at)) return;
+    if (!w->used) continue;
+    if ((all || at - w->at >= f->cfg[CFG_PENDING_MS]) && tell_start(f, w, DECIDED_NONE, 0, at)) continue;
+    if (oldest == 0 || w->at < oldest) oldest = w->at;
   }
+  f->waiting_oldest = oldest;
 }
 
 // Takes a row into the fold; 0 when it goes on as a row.
@@ -466,16 +484,19 @@ static int fold_row(fold_t *f, const double *row, const uint8_t *rx, double at) 
     w->ended = 0;
     w->key = key;
     w->at = at;
+    if (f->waiting == 0 || at < f->waiting_oldest) f->waiting_oldest = at;
     w->t = t;
     memcpy(w->row, row, sizeof w->row);
     f->waiting++;
     return 1;
   }
   if (kind == KIND_DESTROY) {
-    live_t *l = live_slot(f, (uint32_t)row[F_ID], 0);
+    live_t *l = f->live_used ? live_slot(f, (uint32_t)row[F_ID], 0) : NULL;
     if (l) {
       l->used = 0;
-      return fold_add(f, KIND_ENDS, row, l->decided, l->decision, 1, row[F_PACKETS], row[F_BYTES], row[F_START], at);
+      f->live_used--;
+      uint32_t decided = l->decided == DECIDED_PREFIX && l->decision / PREFIXES != f->prefix_gen ? DECIDED_NONE : l->decided;
+      return fold_add(f, KIND_ENDS, row, decided, decided ? l->decision : 0, 1, row[F_PACKETS], row[F_BYTES], row[F_START], at);
     }
     tuple_t t = seen_tuple(row);
     waiting_t *w = f->waiting ? waiting_find(f, key, &t) : NULL;
@@ -491,7 +512,7 @@ static int fold_row(fold_t *f, const double *row, const uint8_t *rx, double at) 
   }
   if (kind == KIND_PACKET && (flags & FOLD_JOIN)) {
     int code = CODE_OTHER;
-    int prefix = intern_prefix(f, rx + (size_t)row[F_PREFIX_AT], (unsigned)row[F_PREFIX_LEN], &code);
+    int64_t prefix = intern_prefix(f, rx + (size_t)row[F_PREFIX_AT], (unsigned)row[F_PREFIX_LEN], &code);
     if (prefix < 0) return 0;
     tuple_t t = seen_tuple(row);
     if (code != CODE_A) {
@@ -513,6 +534,7 @@ static int fold_row(fold_t *f, const double *row, const uint8_t *rx, double at) 
     p->used = 1;
     p->key = key;
     p->at = at;
+    f->pending_last = at;
     p->t = t;
     p->prefix = (uint32_t)prefix;
     return 1;
@@ -535,7 +557,7 @@ static size_t fold_flush(fold_t *f, double *out) {
     row[F_DECIDED] = a->decided;
     row[F_DECISION] = a->decision;
     if (a->decided == DECIDED_PREFIX) {
-      prefix_t *p = &f->prefix[a->decision];
+      prefix_t *p = &f->prefix[a->decision % PREFIXES];
       row[F_PREFIX_AT] = (double)((const uint8_t *)p->text - (const uint8_t *)f);
       row[F_PREFIX_LEN] = p->len;
     }
@@ -672,7 +694,15 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   out[H_EVENTS] = out[H_PACKETS] = 0;
   // fd -2: no socket, and all the fold holds is told now (the reader closes).
   int all = fd == -2;
-  if (fold) expire_waiting(fold, at, all);
+  if (fold) {
+    expire_waiting(fold, at, all);
+    if (fold->prefix_full) {
+      rows += fold_flush(fold, out + HEADER);
+      memset(fold->prefix, 0, sizeof fold->prefix);
+      fold->prefixes = fold->prefix_full = 0;
+      fold->prefix_gen++;
+    }
+  }
   while (rxLen - off >= slot && cap - rows >= 1024) {
     // Half full: out first, while out has room for all of it.
     if (fold && fold->agg_used >= AGG_MAX / 2) {
