@@ -684,7 +684,10 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
     fold = foldData;
   }
   double *out = outData;
-  size_t cap = (outLen - HEADER) / ROW, rows = 0, off = 0;
+  // off: where the next datagrams go; used: what this read has taken of rx's budget. A batch
+  // whose rows need nothing of rx (no logged packet's prefix went on as a row) leaves off where
+  // it was: the next batch reuses those bytes, still in the cache.
+  size_t cap = (outLen - HEADER) / ROW, rows = 0, off = 0, used = 0;
   struct mmsghdr msgs[SLOTS];
   struct iovec iov[SLOTS];
   double at = fold ? now_ms() : 0;
@@ -703,13 +706,13 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
       fold->prefix_gen++;
     }
   }
-  while (rxLen - off >= slot && cap - rows >= 1024) {
+  while (rxLen - used >= slot && cap - rows >= 1024) {
     // Half full: out first, while out has room for all of it.
     if (fold && fold->agg_used >= AGG_MAX / 2) {
       if (cap - rows < 1024 + fold->agg_used) break;
       rows += fold_flush(fold, out + HEADER + rows * ROW);
     }
-    unsigned slots = (unsigned)((rxLen - off) / slot);
+    unsigned slots = (unsigned)((rxLen - used) / slot);  // off <= used: they fit from off too
     if (slots > SLOTS) slots = SLOTS;
     memset(msgs, 0, slots * sizeof *msgs);
     for (unsigned i = 0; i < slots; i++) {
@@ -728,6 +731,7 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
       break;  // EAGAIN: drained; another error shows again on the next wake-up
     }
     if (got == 0) break;
+    int keep = 0;
     for (int i = 0; i < got; i++) {
       if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[H_LOST] = (double)((uint32_t)out[H_LOST] | 2);
       const uint8_t *p = iov[i].iov_base, *end = p + msgs[i].msg_len;
@@ -737,12 +741,16 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
         double *row = out + HEADER + rows * ROW;
         if (read_message(rx, p, p + len, row)) {
           out[row[F_KIND] == KIND_PACKET ? H_PACKETS : H_EVENTS]++;
-          if (!fold || !fold_row(fold, row, rx, at)) rows++;
+          if (!fold || !fold_row(fold, row, rx, at)) {
+            keep |= row[F_KIND] == KIND_PACKET;
+            rows++;
+          }
         }
         p += (len + 3) & ~3u;
       }
     }
-    off += (size_t)got * slot;
+    used += (size_t)got * slot;
+    if (keep) off += (size_t)got * slot;
     if ((unsigned)got < slots) break;  // the queue is empty
   }
   if (fold && fold->agg_used > 0 && (all || at - fold->held_since >= fold->cfg[CFG_HOLD_MS]) && cap - rows >= fold->agg_used)
