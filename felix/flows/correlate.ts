@@ -7,7 +7,8 @@
 // the wait ends). A refused packet never gets a conntrack entry; its Deny log is the flow.
 // Every table here is bounded: a decision waits at most `pendingMs` and `maxPending` of them; a
 // live connection's decision is kept for its DESTROY up to `maxLive` connections, the oldest
-// forgotten first.
+// forgotten first. The addon's fold (FlowReader's `fold`) does the same join in C while no staged
+// policy logs, and hands on aggregates (`aggregate`); rows come here for what it cannot take.
 
 import type { ConntrackEvent } from './conntrack-event.js';
 import type { Decision, MarkDecisions } from './decisions.js';
