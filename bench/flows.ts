@@ -7,11 +7,14 @@
 // meets an Allow's log rule); conntrack forgets them after 1 s, so NEW and DESTROY both run at
 // the rate. Root only; namespaces are its own and deleted on the way out.
 //
-//   npx tsx bench/flows.ts [--rate 10000] [--seconds 10] [--log-rate 20000] [--ct-mark 0x00ff0000]
+//   npx tsx bench/flows.ts [--rate 10000] [--seconds 10] [--log-rate 20000] [--ct-mark 0x00ff0000] [--foreign 1 [--pools-only]]
 //
 // --log-rate: the kernel's limit on each log rule (packets a second); at or above --rate every
 // connection is attributed to its rule, the worst case for the agent. --ct-mark: the Allow rule
 // writes its number into these conntrack mark bits instead of logging (FlowLogSettings.ctMark).
+// --foreign R: the node's own flows besides, R for each pod flow (UDP to its loopback): in
+// conntrack, but of no pod. --pools-only: the kernel drops their events
+// (FlowLogSettings.poolsOnly). The reader's aggregates a second are what JavaScript handles.
 import { compilePolicy } from '../felix/policy/compile.js';
 import type { PolicyInput } from '../felix/policy/input.js';
 import { renderNftScript } from '../felix/policy/render.js';
@@ -27,6 +30,8 @@ const RATE = arg('--rate', 10_000);
 const SECONDS = arg('--seconds', 10);
 const LOG_RATE = arg('--log-rate', 20_000);
 const CT_MARK = process.argv.includes('--ct-mark') ? arg('--ct-mark', 0) : undefined;
+const FOREIGN = arg('--foreign', 0);
+const POOLS_ONLY = process.argv.includes('--pools-only');
 
 const PODS: PodSpec[] = [
   { name: 'a', address: '10.65.0.2', address6: 'fd00:65::2' },
@@ -81,6 +86,7 @@ async function run(node: PolicyNode, on: boolean) {
       aggregationAllowed: 2,
       flushIntervalMs: 5_000,
       ...(CT_MARK !== undefined ? { ctMark: CT_MARK } : {}),
+      ...(POOLS_ONLY ? { poolsOnly: true } : {}),
     },
     { nodeName: 'n1', workloads: () => workloads, services: () => undefined, log: () => undefined },
   );
@@ -94,12 +100,17 @@ async function run(node: PolicyNode, on: boolean) {
   const statusBefore = flows.status() as {
     kept: number;
     foreign: number;
-    reader: { conntrackEvents: number; loggedPackets: number; lost: number } | null;
+    reader: { conntrackEvents: number; loggedPackets: number; lost: number; truncated: number; aggregates: number; folded: number } | null;
   };
   const t0 = process.hrtime.bigint();
   const load = node
     .pod('a')
     .ns.run(['node', '-e', LOAD, PODS[1]!.address, String(RATE), String(SECONDS)], { timeoutMs: (SECONDS + 30) * 1000 });
+  // The node's own flows, to its loopback: no pod's, each a conntrack flow all the same.
+  const foreign =
+    FOREIGN > 0
+      ? node.node.run(['node', '-e', LOAD, '127.0.0.1', String(RATE * FOREIGN), String(SECONDS)], { timeoutMs: (SECONDS + 30) * 1000 })
+      : Promise.resolve('0');
   // Sampled once the load is under way.
   await new Promise((r) => setTimeout(r, 1_000));
   const probe = node
@@ -115,7 +126,7 @@ async function run(node: PolicyNode, on: boolean) {
   const used = process.cpuUsage(cpu);
   const window = Number(process.hrtime.bigint() - steady) / 1e9;
   const late = flows.status() as typeof statusBefore;
-  const [sentText, probeText] = await Promise.all([load, probe]);
+  const [sentText, probeText] = await Promise.all([load, probe, foreign]);
   // Flows sent in the window, at the load's own average rate (conntrack's DESTROYs come when its
   // collector reaps the entries, in bursts: counting events would not say how many flows ran).
   const flowsInWindow = (Number(sentText) / SECONDS) * window;
@@ -135,6 +146,9 @@ async function run(node: PolicyNode, on: boolean) {
     conntrackEvents: reader?.conntrackEvents ?? 0,
     loggedPackets: reader?.loggedPackets ?? 0,
     lost: reader?.lost ?? 0,
+    truncated: reader?.truncated ?? 0,
+    aggregates: reader?.aggregates ?? 0,
+    folded: reader?.folded ?? 0,
     p50: pct(latencies, 50),
     p99: pct(latencies, 99),
   };
@@ -153,7 +167,7 @@ async function main() {
     const off = await run(node, false);
     const on = await run(node, true);
     const row = (name: string, r: typeof on) =>
-      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core (${r.cpuPerFlowUs.toFixed(1)} µs a flow, ${(r.systemShare * 100).toFixed(0)} % in the kernel)  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost}  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
+      `${name.padEnd(5)} sent ${(r.sent / SECONDS).toFixed(0).padStart(6)}/s  agent CPU ${r.cpuPercent.toFixed(1).padStart(5)} % of a core (${r.cpuPerFlowUs.toFixed(1)} µs a flow, ${(r.systemShare * 100).toFixed(0)} % in the kernel)  records kept ${r.keptPerSecond.toFixed(0).padStart(6)}/s  conntrack events ${(r.conntrackEvents / r.wall).toFixed(0).padStart(6)}/s  logged packets ${(r.loggedPackets / r.wall).toFixed(0).padStart(6)}/s  lost ${r.lost} truncated ${r.truncated}  aggregates ${(r.aggregates / r.wall).toFixed(0)}/s of ${(r.folded / r.wall).toFixed(0)} flows/s  connect p50 ${r.p50.toFixed(0)} µs p99 ${r.p99.toFixed(0)} µs`;
     console.log(row('off', off));
     console.log(row('on', on));
     console.log(`added connect latency: p50 ${(on.p50 - off.p50).toFixed(0)} µs, p99 ${(on.p99 - off.p99).toFixed(0)} µs`);

@@ -7,9 +7,24 @@
 import { formatIpv4Number, formatIpv6 } from '../../ip/index.js';
 import type { FlowTuple } from './tuple.js';
 
-/** Numbers per row, and the header before the first row (out[0]: 1 when the kernel dropped messages; out[1]: ROW as the addon has it). */
-export const ROW = 34;
-export const HEADER = 2;
+/** Numbers per row, and the header before the first row (H). */
+export const ROW = 38;
+export const HEADER = 6;
+
+/** The header's numbers. */
+export const H = {
+  /** Bit 1: the kernel dropped messages (ENOBUFS); bit 2: a datagram did not fit its slot. */
+  LOST: 0,
+  /** ROW as the addon has it. */
+  ROW: 1,
+  /** Flows the fold still holds (aggregates not yet due, NEWs waiting for their Allow). */
+  HELD: 2,
+  /** The numbers a fold takes. */
+  FOLD_SIZE: 3,
+  /** Conntrack events and logged packets read, folded or not. */
+  EVENTS: 4,
+  PACKETS: 5,
+} as const;
 
 /** A row's fields: the C side's enum, in the same order. */
 export const F = {
@@ -40,13 +55,37 @@ export const F = {
   IFINDEX: 31,
   /** What names the flow apart from its client's port, hashed to 52 bits (the agent's cache of its naming). */
   NAME: 32,
-  /** When conntrack made the entry, in ms since the epoch (net.netfilter.nf_conntrack_timestamp); 0 without. */
+  /**
+   * When conntrack made the entry, in ms since the epoch (net.netfilter.nf_conntrack_timestamp);
+   * 0 without. An aggregate's: its first flow's start (its earliest, of ends).
+   */
   START: 33,
+  /** An aggregate's flows, and how its rule is named (DECIDED_*) by DECISION. */
+  COUNT: 34,
+  DECIDED: 35,
+  DECISION: 36,
+  /** When an aggregate's last flow was read, ms since the epoch. */
+  LAST: 37,
 } as const;
 
 export const KIND_NEW = 1;
 export const KIND_DESTROY = 2;
 export const KIND_PACKET = 3;
+/** Aggregates of the addon's fold: connections started, ended, packets refused. */
+export const KIND_STARTS = 4;
+export const KIND_ENDS = 5;
+export const KIND_DENIALS = 6;
+
+/** How an aggregate names its rule: none did; a log prefix (PREFIX_AT in the fold); an Allow's number in the conntrack mark. */
+export const DECIDED_NONE = 0;
+export const DECIDED_PREFIX = 1;
+export const DECIDED_MARK = 2;
+
+/** The fold's settings: the first numbers of its Float64Array, written by the reader before each read. */
+export const CFG = { FLAGS: 0, NUMBER_BITS: 1, STAGED_BIT: 2, SHIFT: 3, PENDING_MS: 4, HOLD_MS: 5 } as const;
+
+/** CFG.FLAGS: the addon's FOLD_* (felix/native/flows.c). */
+export const FOLD = { JOIN: 1, MARK: 2, PORT_ALLOW: 4, PORT_DENY: 8, JS_PENDING: 16, JS_LIVE: 32 } as const;
 
 /** Rows one read may fill: the addon stops when fewer than 1,024 are left. */
 export const BATCH_ROWS = 8_192;

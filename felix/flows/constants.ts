@@ -16,6 +16,7 @@ export const NFULNL_MSG_CONFIG = 1;
 
 export const NFULA_CFG_CMD = 1;
 export const NFULA_CFG_MODE = 2;
+export const NFULA_CFG_NLBUFSIZ = 3;
 export const NFULA_CFG_TIMEOUT = 4;
 export const NFULA_CFG_QTHRESH = 5;
 

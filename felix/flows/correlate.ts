@@ -7,11 +7,13 @@
 // the wait ends). A refused packet never gets a conntrack entry; its Deny log is the flow.
 // Every table here is bounded: a decision waits at most `pendingMs` and `maxPending` of them; a
 // live connection's decision is kept for its DESTROY up to `maxLive` connections, the oldest
-// forgotten first.
+// forgotten first. The addon's fold (FlowReader's `fold`) does the same join in C while no staged
+// policy logs, and hands on aggregates (`aggregate`); rows come here for what it cannot take.
 
 import type { ConntrackEvent } from './conntrack-event.js';
 import type { Decision, MarkDecisions } from './decisions.js';
 import type { LoggedPacket } from './nflog.js';
+import { CFG, FOLD } from './batch.js';
 import { markRuleNumber } from './rule-marks.js';
 import { type FlowTuple, tupleKey } from './tuple.js';
 
@@ -42,6 +44,26 @@ export interface FlowObservation {
   readonly startMs?: number;
   /** What names the flow apart from its client's port, hashed by the addon (batch.ts F.NAME); absent when not read from rows. */
   readonly nameKey?: number;
+  /** Flows this one stands for (an aggregate of the addon's fold: starts, ends or refused packets alike); 1 when absent. */
+  readonly count?: number;
+}
+
+/** Flows the addon folded into one (batch.ts KIND_STARTS, _ENDS, _DENIALS): their naming, rule and sums. */
+export interface FlowAggregate {
+  readonly phase: 'start' | 'end' | 'denied';
+  readonly count: number;
+  /** As the client sent it (a refused packet's: as the rule saw it, after DNAT); of the first flow (client ports differ). */
+  readonly tuple: FlowTuple;
+  readonly endpoint: { readonly address: string; readonly port: number } | undefined;
+  /** What decided: a log rule's prefix, an Allow's number in the conntrack mark, or null (no policy did). */
+  readonly rule: string | number | null;
+  readonly packets: number;
+  readonly bytes: number;
+  /** When the last was read. */
+  readonly timeMs: number;
+  /** When the first started. */
+  readonly startMs: number | undefined;
+  readonly nameKey: number;
 }
 
 export interface CorrelatorOptions {
@@ -108,6 +130,61 @@ export class FlowCorrelator {
   setDecisions(decisions: ReadonlyMap<string, Decision>, marks?: MarkDecisions): void {
     this.decisions = decisions;
     this.marks = marks;
+    this.staged = [...decisions.values()].some((d) => d.code === 'SA' || d.code === 'SD' || d.code === 'SP');
+  }
+
+  /** Whether a staged policy's rule logs: its logs ride with the Allow of the same packet, which only this side joins. */
+  private staged = false;
+
+  /**
+   * What the addon's fold may take (batch.ts CFG), written before each read: the join of Allows'
+   * logs to their NEWs when no staged policy logs, the mark's layout, and whether this side holds
+   * logged packets or connections a row may belong to. `ports`: records keep the client's port.
+   */
+  foldSettings(cfg: Float64Array, ports: { allow: boolean; deny: boolean }): void {
+    const m = this.marks?.layout;
+    cfg[CFG.FLAGS] =
+      (this.staged ? 0 : FOLD.JOIN) |
+      (m ? FOLD.MARK : 0) |
+      (ports.allow ? FOLD.PORT_ALLOW : 0) |
+      (ports.deny ? FOLD.PORT_DENY : 0) |
+      (this.pending.size > 0 ? FOLD.JS_PENDING : 0) |
+      (this.live.size > 0 ? FOLD.JS_LIVE : 0);
+    cfg[CFG.NUMBER_BITS] = m?.numberBits ?? 0;
+    cfg[CFG.STAGED_BIT] = m?.staged ?? 0;
+    cfg[CFG.SHIFT] = m?.shift ?? 0;
+    cfg[CFG.PENDING_MS] = this.pendingMs;
+  }
+
+  /** Flows the addon folded: one observation for them all. */
+  aggregate(a: FlowAggregate): void {
+    let decision: Decision | null = null;
+    if (typeof a.rule === 'string') {
+      const d = this.decisions.get(a.rule);
+      if (d) decision = d;
+      else {
+        // A rule changed since: a refused packet is dropped, as a row's would be; a connection is told undecided.
+        this.unknownPrefixes += a.count;
+        if (a.phase === 'denied') return;
+      }
+    } else if (typeof a.rule === 'number') decision = this.marks?.byNumber.get(a.rule) ?? null;
+    const denied = a.phase === 'denied';
+    this.emit({
+      phase: a.phase,
+      id: -1,
+      timeMs: a.timeMs,
+      tuple: a.tuple,
+      endpoint: a.endpoint,
+      verdict: denied ? 'deny' : 'allow',
+      decision,
+      ...(denied ? { dnat: decision?.code === 'DN' } : {}),
+      staged: NO_STAGED,
+      packets: a.packets,
+      bytes: a.bytes,
+      startMs: a.startMs,
+      nameKey: a.nameKey,
+      count: a.count,
+    });
   }
 
   /**

@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <linux/netlink.h>
+#include <linux/filter.h>
 
-#define ROW 34
-#define HEADER 2
+#define ROW 38
+#define HEADER 6
 
 // Row fields (felix/flows/batch.ts).
 enum {
@@ -20,8 +22,12 @@ enum {
   F_A_SRC, F_A_DST = F_A_SRC + 4, F_A_SPORT = F_A_DST + 4, F_A_DPORT,
   F_B_SRC, F_B_DST = F_B_SRC + 4, F_B_SPORT = F_B_DST + 4, F_B_DPORT,
   F_PREFIX_AT, F_PREFIX_LEN, F_KEY, F_IFINDEX, F_NAME, F_START,
+  F_COUNT, F_DECIDED, F_DECISION, F_LAST,
 };
-enum { KIND_NEW = 1, KIND_DESTROY = 2, KIND_PACKET = 3 };
+enum { KIND_NEW = 1, KIND_DESTROY = 2, KIND_PACKET = 3, KIND_STARTS = 4, KIND_ENDS = 5, KIND_DENIALS = 6 };
+// Header: out[0] lost, out[1] ROW, out[2] flows the fold still holds, out[3] the fold's size in
+// doubles, out[4] conntrack events read, out[5] logged packets read.
+enum { H_LOST, H_ROW, H_HELD, H_FOLD_SIZE, H_EVENTS, H_PACKETS };
 
 #define SUBSYS_CTNETLINK 1
 #define SUBSYS_ULOG 4
@@ -213,23 +219,444 @@ static int read_message(const uint8_t *base, const uint8_t *m, const uint8_t *en
   return 0;
 }
 
-// Datagrams one recvmmsg takes, and the room each gets: a conntrack event is one message of a
-// few hundred bytes, an nfnetlink_log datagram a batch of up to its buffer (4 KiB by default).
-#define SLOTS 128
-#define SLOT_BYTES 16384
+// The fold: between two reads JavaScript would take, flows whose decision is known here are
+// added into one aggregate per (what names the flow, its rule, start/end/denial), so that
+// JavaScript pays per distinct aggregate, not per flow. Its tables live in a Float64Array the
+// caller owns (all zeros is empty), each bounded: the aggregates (flushed when HOLD_MS have
+// passed since the first, or half full), logged Allows waiting for their NEW and NEWs waiting
+// for their Allow (by the flow's key, PENDING_MS at most, the oldest of a bucket evicted), and
+// the decision of each connection started by a join, for its DESTROY (LIVE_BUCKETS by id, the
+// oldest of a bucket forgotten). What it cannot take (a staged policy's log, a full table)
+// goes on as a row, to felix/flows/correlate.ts.
 
-// flowRead(fd, rx Buffer, out Float64Array) -> rows. Reads the queued datagrams into rx without
-// waiting, SLOTS to a system call, while room is left in rx and for 1,024 rows in out, and writes
-// a row per message into out from HEADER on. out[0]: 1 when the kernel dropped messages
-// (ENOBUFS) or one did not fit its slot; out[1]: the numbers a row has (ROW), which the
-// JavaScript side checks against its own. Prefixes stay in rx (a row holds their offset): read
-// them before the next call.
+enum { CFG_FLAGS, CFG_NUMBER_BITS, CFG_STAGED_BIT, CFG_SHIFT, CFG_PENDING_MS, CFG_HOLD_MS, CFG_N = 16 };
+// CFG_FLAGS: JOIN: join Allows' logged packets to NEWs (no staged policy's log can come);
+// MARK: a NEW's and DESTROY's mark bits name their Allow; PORT_*: keep the client's port apart
+// (per-flow records); JS_PENDING, JS_LIVE: the correlator holds logged packets, or connections,
+// of its own (a row they may belong to goes to it).
+enum { FOLD_JOIN = 1, FOLD_MARK = 2, FOLD_PORT_ALLOW = 4, FOLD_PORT_DENY = 8, FOLD_JS_PENDING = 16, FOLD_JS_LIVE = 32 };
+enum { DECIDED_NONE = 0, DECIDED_PREFIX = 1, DECIDED_MARK = 2 };
+enum { CODE_OTHER, CODE_A, CODE_D, CODE_DN };
+
+#define AGG_SLOTS 2048
+#define AGG_MAX 1024
+#define PREFIXES 1024
+#define PREFIX_BYTES 128
+#define WAYS 4
+#define PENDING_BUCKETS 1024
+#define WAITING_BUCKETS 1024
+#define LIVE_BUCKETS 16384
+
+// A flow as the forward hook saw it: protocol, source, its port, destination (after DNAT), port.
+typedef struct {
+  uint32_t w[11];
+} tuple_t;
+
+typedef struct {
+  uint32_t used, len, code, pad;
+  char text[PREFIX_BYTES];
+} prefix_t;
+
+typedef struct {
+  uint32_t used, decided, decision, pad;
+  double count, packets, bytes, start, last;
+  double row[ROW];
+} agg_t;
+
+typedef struct {
+  uint64_t key;
+  double at;
+  tuple_t t;
+  uint32_t used, prefix;
+} pending_t;
+
+typedef struct {
+  uint64_t key;
+  double at, packets, bytes, start;
+  uint32_t used, ended;
+  tuple_t t;
+  double row[ROW];
+} waiting_t;
+
+typedef struct {
+  uint32_t id, used, decided, decision;
+  double seq;
+} live_t;
+
+typedef struct {
+  double cfg[CFG_N];
+  double held_since, seq;
+  // When the last logged Allow was kept, and the oldest NEW began to wait: a NEW looks for a
+  // waiting Allow, and a read for expired waits, only when there may be one (each look a cache
+  // miss in a table of megabytes, per event).
+  double pending_last, waiting_oldest;
+  uint32_t live_used, pad2;
+  uint32_t agg_used, waiting, prefixes, prefix_gen, prefix_full, pad;
+  uint32_t agg_list[AGG_MAX];
+  prefix_t prefix[PREFIXES];
+  agg_t agg[AGG_SLOTS];
+  pending_t pending[PENDING_BUCKETS * WAYS];
+  waiting_t wait[WAITING_BUCKETS * WAYS];
+  live_t live[LIVE_BUCKETS * WAYS];
+} fold_t;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
+}
+
+static tuple_t seen_tuple(const double *row) {
+  tuple_t t;
+  int packet = row[F_KIND] == KIND_PACKET;
+  int dst = packet ? F_A_DST : F_B_SRC, dport = packet ? F_A_DPORT : F_B_SPORT;
+  t.w[0] = (uint32_t)row[F_PROTO];
+  for (int i = 0; i < 4; i++) {
+    t.w[1 + i] = (uint32_t)row[F_A_SRC + i];
+    t.w[6 + i] = (uint32_t)row[dst + i];
+  }
+  t.w[5] = (uint32_t)row[F_A_SPORT];
+  t.w[10] = (uint32_t)row[dport];
+  return t;
+}
+
+static int same_tuple(const tuple_t *a, const tuple_t *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+// The prefix's number (its place in the fold's table and the table's generation; its code
+// set), or -1 when it is none of felix's, or the table is full: the next read empties it for a
+// new generation (a decision kept under an older one is told undecided), as rules come and go.
+static int64_t intern_prefix(fold_t *f, const uint8_t *text, unsigned len, int *code) {
+  if (len < 5 || len >= PREFIX_BYTES || memcmp(text, "pr|", 3) != 0) return -1;
+  if (text[3] == 'A' && text[4] == '|') *code = CODE_A;
+  else if (text[3] == 'D' && text[4] == '|') *code = CODE_D;
+  else if (len > 5 && text[3] == 'D' && text[4] == 'N' && text[5] == '|') *code = CODE_DN;
+  else return -1;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned i = 0; i < len; i++) h = (h ^ text[i]) * 0x100000001b3ull;
+  for (unsigned probe = 0, at = (unsigned)(h % PREFIXES); probe < PREFIXES; probe++, at = (at + 1) % PREFIXES) {
+    prefix_t *p = &f->prefix[at];
+    if (!p->used) {
+      if (f->prefixes >= PREFIXES / 2) {
+        f->prefix_full = 1;
+        return -1;
+      }
+      p->used = 1;
+      p->len = len;
+      p->code = (uint32_t)*code;
+      memcpy(p->text, text, len);
+      f->prefixes++;
+      return (int64_t)f->prefix_gen * PREFIXES + at;
+    }
+    if (p->len == len && memcmp(p->text, text, len) == 0) return (int64_t)f->prefix_gen * PREFIXES + at;
+  }
+  return -1;
+}
+
+// Adds flows to the aggregate of their kind, naming and decision; 0 when the table is full.
+static int fold_add(fold_t *f, int kind, const double *row, uint32_t decided, uint32_t decision, double count, double packets,
+                    double bytes, double start, double at) {
+  int keep_port = ((uint32_t)f->cfg[CFG_FLAGS] & (kind == KIND_DENIALS ? FOLD_PORT_DENY : FOLD_PORT_ALLOW)) != 0;
+  uint64_t h = (uint64_t)row[F_NAME] ^ ((uint64_t)kind << 52) ^ ((uint64_t)decided << 55) ^ ((uint64_t)decision * 0x9e3779b97f4a7c15ull);
+  if (keep_port) h ^= (uint64_t)row[F_A_SPORT] * 0xff51afd7ed558ccdull;
+  static const int fields[] = {F_PROTO, F_FAMILY, F_A_SRC, F_A_SRC + 1, F_A_SRC + 2, F_A_SRC + 3, F_A_DST, F_A_DST + 1,
+                               F_A_DST + 2, F_A_DST + 3, F_A_DPORT, F_B_SRC, F_B_SRC + 1, F_B_SRC + 2, F_B_SRC + 3, F_B_SPORT};
+  for (unsigned probe = 0, s = (unsigned)(h % AGG_SLOTS); probe < AGG_SLOTS; probe++, s = (s + 1) % AGG_SLOTS) {
+    agg_t *a = &f->agg[s];
+    if (a->used) {
+      if (a->row[F_KIND] != kind || a->decided != decided || a->decision != decision) continue;
+      if (keep_port && a->row[F_A_SPORT] != row[F_A_SPORT]) continue;
+      int same = 1;
+      for (unsigned i = 0; i < sizeof fields / sizeof *fields && same; i++) same = a->row[fields[i]] == row[fields[i]];
+      if (!same) continue;
+    } else {
+      if (f->agg_used >= AGG_MAX) return 0;
+      a->used = 1;
+      a->decided = decided;
+      a->decision = decision;
+      a->count = a->packets = a->bytes = a->start = 0;
+      memcpy(a->row, row, sizeof a->row);
+      a->row[F_KIND] = kind;
+      f->agg_list[f->agg_used++] = s;
+      if (f->held_since == 0) f->held_since = at;
+    }
+    a->count += count;
+    a->packets += packets;
+    a->bytes += bytes;
+    if (start > 0 && (a->start == 0 || start < a->start)) a->start = start;
+    a->last = at;
+    return 1;
+  }
+  return 0;
+}
+
+static live_t *live_slot(fold_t *f, uint32_t id, int take) {
+  live_t *b = &f->live[((id * 2654435761u) % LIVE_BUCKETS) * WAYS], *oldest = b;
+  for (int i = 0; i < WAYS; i++) {
+    if (b[i].used && b[i].id == id) return &b[i];
+    if (take && (!b[i].used || (oldest->used && b[i].seq < oldest->seq))) oldest = &b[i];
+  }
+  return take ? oldest : NULL;
+}
+
+static void live_put(fold_t *f, uint32_t id, uint32_t decided, uint32_t decision) {
+  live_t *l = live_slot(f, id, 1);
+  if (!l->used) f->live_used++;
+  l->id = id;
+  l->used = 1;
+  l->decided = decided;
+  l->decision = decision;
+  l->seq = ++f->seq;
+}
+
+// A NEW's start, decided (or not) when its wait ends: kept for its DESTROY, and told.
+static int tell_start(fold_t *f, waiting_t *w, uint32_t decided, uint32_t decision, double at) {
+  if (f->agg_used >= AGG_MAX - 1) return 0;
+  fold_add(f, KIND_STARTS, w->row, decided, decision, 1, 0, 0, w->at, at);
+  if (w->ended) fold_add(f, KIND_ENDS, w->row, decided, decision, 1, w->packets, w->bytes, w->start, at);
+  else live_put(f, (uint32_t)w->row[F_ID], decided, decision);
+  w->used = 0;
+  f->waiting--;
+  return 1;
+}
+
+static waiting_t *waiting_find(fold_t *f, uint64_t key, const tuple_t *t) {
+  waiting_t *b = &f->wait[(key % WAITING_BUCKETS) * WAYS];
+  for (int i = 0; i < WAYS; i++)
+    if (b[i].used && b[i].key == key && same_tuple(&b[i].t, t)) return &b[i];
+  return NULL;
+}
+
+static pending_t *pending_find(fold_t *f, uint64_t key, const tuple_t *t, double at) {
+  if (at - f->pending_last > f->cfg[CFG_PENDING_MS]) return NULL;
+  pending_t *b = &f->pending[(key % PENDING_BUCKETS) * WAYS];
+  for (int i = 0; i < WAYS; i++)
+    if (b[i].used && b[i].key == key && at - b[i].at <= f->cfg[CFG_PENDING_MS] && b[i].prefix / PREFIXES == f->prefix_gen &&
+        same_tuple(&b[i].t, t))
+      return &b[i];
+  return NULL;
+}
+
+// Tells the NEWs whose Allow did not come in time (none decided them, or its log was limited);
+// all of them when `all`.
+static void expire_waiting(fold_t *f, double at, int all) {
+  if (f->waiting == 0 || (!all && at - f->waiting_oldest < f->cfg[CFG_PENDING_MS])) return;
+  double oldest = 0;
+  for (unsigned i = 0; i < WAITING_BUCKETS * WAYS; i++) {
+    waiting_t *w = &f->wait[i];
+    if (!w->used) continue;
+    if ((all || at - w->at >= f->cfg[CFG_PENDING_MS]) && tell_start(f, w, DECIDED_NONE, 0, at)) continue;
+    if (oldest == 0 || w->at < oldest) oldest = w->at;
+  }
+  f->waiting_oldest = oldest;
+}
+
+// Takes a row into the fold; 0 when it goes on as a row.
+static int fold_row(fold_t *f, const double *row, const uint8_t *rx, double at) {
+  uint32_t flags = (uint32_t)f->cfg[CFG_FLAGS];
+  int kind = (int)row[F_KIND];
+  if (!(flags & (FOLD_JOIN | FOLD_MARK)) || f->agg_used >= AGG_MAX - 2) return 0;
+  uint64_t key = (uint64_t)row[F_KEY];
+  uint32_t mark = (uint32_t)row[F_MARK], number = 0, staged = 0;
+  if (flags & FOLD_MARK) {
+    number = (mark & (uint32_t)f->cfg[CFG_NUMBER_BITS]) >> (uint32_t)f->cfg[CFG_SHIFT];
+    staged = mark & (uint32_t)f->cfg[CFG_STAGED_BIT];
+  }
+  if (kind == KIND_NEW) {
+    tuple_t t = seen_tuple(row);
+    if (number && !staged && ((flags & FOLD_JOIN) || !(flags & FOLD_JS_PENDING))) {
+      pending_t *p = (flags & FOLD_JOIN) ? pending_find(f, key, &t, at) : NULL;
+      if (p) p->used = 0;
+      return fold_add(f, KIND_STARTS, row, DECIDED_MARK, number, 1, 0, 0, at, at);
+    }
+    if (!(flags & FOLD_JOIN) || staged) return 0;
+    pending_t *p = pending_find(f, key, &t, at);
+    if (p) {
+      p->used = 0;
+      live_put(f, (uint32_t)row[F_ID], DECIDED_PREFIX, p->prefix);
+      return fold_add(f, KIND_STARTS, row, DECIDED_PREFIX, p->prefix, 1, 0, 0, at, at);
+    }
+    waiting_t *b = &f->wait[(key % WAITING_BUCKETS) * WAYS], *w = b;
+    for (int i = 1; i < WAYS && w->used; i++)
+      if (!b[i].used || b[i].at < w->at) w = &b[i];
+    // The bucket's oldest wait ends early, undecided, as the correlator's maxPending ends it.
+    if (w->used && !tell_start(f, w, DECIDED_NONE, 0, at)) return 0;
+    w->used = 1;
+    w->ended = 0;
+    w->key = key;
+    w->at = at;
+    if (f->waiting == 0 || at < f->waiting_oldest) f->waiting_oldest = at;
+    w->t = t;
+    memcpy(w->row, row, sizeof w->row);
+    f->waiting++;
+    return 1;
+  }
+  if (kind == KIND_DESTROY) {
+    live_t *l = f->live_used ? live_slot(f, (uint32_t)row[F_ID], 0) : NULL;
+    if (l) {
+      l->used = 0;
+      f->live_used--;
+      uint32_t decided = l->decided == DECIDED_PREFIX && l->decision / PREFIXES != f->prefix_gen ? DECIDED_NONE : l->decided;
+      return fold_add(f, KIND_ENDS, row, decided, decided ? l->decision : 0, 1, row[F_PACKETS], row[F_BYTES], row[F_START], at);
+    }
+    tuple_t t = seen_tuple(row);
+    waiting_t *w = f->waiting ? waiting_find(f, key, &t) : NULL;
+    if (w && w->row[F_ID] == row[F_ID]) {
+      w->ended = 1;
+      w->packets = row[F_PACKETS];
+      w->bytes = row[F_BYTES];
+      w->start = row[F_START] > 0 ? row[F_START] : w->at;
+      return 1;
+    }
+    if (flags & FOLD_JS_LIVE) return 0;
+    return fold_add(f, KIND_ENDS, row, number ? DECIDED_MARK : DECIDED_NONE, number, 1, row[F_PACKETS], row[F_BYTES], row[F_START], at);
+  }
+  if (kind == KIND_PACKET && (flags & FOLD_JOIN)) {
+    int code = CODE_OTHER;
+    int64_t prefix = intern_prefix(f, rx + (size_t)row[F_PREFIX_AT], (unsigned)row[F_PREFIX_LEN], &code);
+    if (prefix < 0) return 0;
+    tuple_t t = seen_tuple(row);
+    if (code != CODE_A) {
+      pending_t *p = pending_find(f, key, &t, at);
+      if (p) p->used = 0;
+      return fold_add(f, KIND_DENIALS, row, DECIDED_PREFIX, (uint32_t)prefix, 1, 1, row[F_BYTES], at, at);
+    }
+    waiting_t *w = f->waiting ? waiting_find(f, key, &t) : NULL;
+    if (w) return tell_start(f, w, DECIDED_PREFIX, (uint32_t)prefix, at);
+    pending_t *b = &f->pending[(key % PENDING_BUCKETS) * WAYS], *p = NULL;
+    for (int i = 0; i < WAYS && !p; i++)
+      if (b[i].used && b[i].key == key && same_tuple(&b[i].t, &t)) p = &b[i];
+    // An Allow met later on the packet's way (the destination's ingress after the source's egress) decides.
+    if (!p) {
+      p = b;
+      for (int i = 1; i < WAYS; i++)
+        if (!b[i].used || (p->used && b[i].at < p->at)) p = &b[i];
+    }
+    p->used = 1;
+    p->key = key;
+    p->at = at;
+    f->pending_last = at;
+    p->t = t;
+    p->prefix = (uint32_t)prefix;
+    return 1;
+  }
+  return 0;
+}
+
+// Writes the aggregates as rows at out and empties the table; the rows written.
+static size_t fold_flush(fold_t *f, double *out) {
+  size_t n = f->agg_used;
+  for (size_t i = 0; i < n; i++) {
+    agg_t *a = &f->agg[f->agg_list[i]];
+    double *row = out + i * ROW;
+    memcpy(row, a->row, sizeof a->row);
+    row[F_COUNT] = a->count;
+    row[F_PACKETS] = a->packets;
+    row[F_BYTES] = a->bytes;
+    row[F_START] = a->start;
+    row[F_LAST] = a->last;
+    row[F_DECIDED] = a->decided;
+    row[F_DECISION] = a->decision;
+    if (a->decided == DECIDED_PREFIX) {
+      prefix_t *p = &f->prefix[a->decision % PREFIXES];
+      row[F_PREFIX_AT] = (double)((const uint8_t *)p->text - (const uint8_t *)f);
+      row[F_PREFIX_LEN] = p->len;
+    }
+    a->used = 0;
+  }
+  f->agg_used = 0;
+  f->held_since = 0;
+  return n;
+}
+
+// Datagrams one recvmmsg takes, and the room each gets unless told: a conntrack event is one
+// message of a few hundred bytes (the reader gives it 2 KiB), an nfnetlink_log datagram a batch
+// of up to its buffer (the reader's NFULA_CFG_NLBUFSIZ; 4 KiB by default).
+#define SLOTS 256
+#define SLOT_BYTES 16384
+#define SLOT_MIN 1024
+
+// A classic BPF filter for the conntrack event socket: the kernel drops (before queueing, on
+// the sender's CPU) an IPv4 event none of whose addresses that name a flow is in `nets`: the
+// original tuple's source and destination, and the reply tuple's source (where a DNAT sent it).
+// ctnetlink writes the original tuple first (its IP nest first, source then destination) and the
+// reply tuple next: the offsets below are those. IPv6 events and other messages pass.
+#define FILTER_NETS 16
+#define FILTER_MAX (12 + 9 * FILTER_NETS + 2)
+
+static int attach_filter(int fd, const uint32_t *nets, size_t n) {
+  if (n == 0) {
+    setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0);
+    return 0;
+  }
+  if (n > FILTER_NETS) return EINVAL;
+  struct sock_filter code[FILTER_MAX];
+  unsigned k = 0;
+  // Only an IPv4 ctnetlink message is filtered (the subsystem is the type's high byte, little-endian).
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 5);
+  code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SUBSYS_CTNETLINK, 0, 0);  // jf: accept (patched)
+  unsigned not_ct = k - 1;
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 16);  // nfgenmsg's family
+  code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 0);  // AF_INET; jf: accept (patched)
+  unsigned not_v4 = k - 1;
+  // The reply tuple starts after the original's attribute: its length (little-endian), aligned.
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 21);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 8);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 20);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_OR | BPF_X, 0);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 3);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xfffc);
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  // X: the reply tuple's offset from 20. Addresses: original source (32), destination (40), reply source (X + 32).
+  unsigned checks = k;
+  for (int a = 0; a < 3; a++)
+    for (size_t i = 0; i < n; i++) {
+      code[k++] = a < 2 ? (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a == 0 ? 32 : 40)
+                        : (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_IND, 32);
+      code[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, nets[2 * i + 1]);
+      code[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nets[2 * i] & nets[2 * i + 1], 0, 0);  // jt: accept
+    }
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+  unsigned accept = k;
+  code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+  code[not_ct].jf = (uint8_t)(accept - not_ct - 1);
+  code[not_v4].jf = (uint8_t)(accept - not_v4 - 1);
+  for (unsigned j = checks; j < accept - 1; j++)
+    if (BPF_CLASS(code[j].code) == BPF_JMP) code[j].jt = (uint8_t)(accept - j - 1);
+  struct sock_fprog prog = {.len = (unsigned short)k, .filter = code};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0 ? errno : 0;
+}
+
+// flowFilter by flowRead: flowRead(fd, rx, out, undefined, undefined, nets Uint32Array) attaches
+// the filter of `nets` ([address, mask] pairs, host order; none: no filter) to fd instead of
+// reading, and returns 0 or an errno.
+// flowRead(fd, rx Buffer, out Float64Array[, fold Float64Array[, slot bytes]]) -> rows (fd -1:
+// no socket; -2: none, and all the fold holds is told). Reads the queued datagrams into rx
+// without waiting, SLOTS to a system call, a slot each, while room is left in rx and for 1,024
+// rows in out, and writes a row per message into out from HEADER on, or, given a fold
+// (out[3] says its size), takes into it what it can (see above) and writes its aggregates as
+// rows when they are due. The header: out[0] bit 1 when the kernel dropped messages
+// (ENOBUFS), bit 2 when a datagram did not fit its slot; out[1] the numbers a row has (ROW), which the JavaScript side checks
+// against its own; out[2] flows the fold holds (aggregates and waits: read again later with fd
+// -1); out[4], out[5] the conntrack events and logged packets read. Prefixes stay in rx (a row
+// holds their offset; an aggregate's, in the fold): read them before the next call.
 napi_value flows_read(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3], result;
+  size_t argc = 6;
+  napi_value argv[6], result;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int32_t fd = -1;
   napi_get_value_int32(env, argv[0], &fd);
+  if (argc >= 6) {
+    napi_typedarray_type nk;
+    size_t nn = 0;
+    void *nd = NULL;
+    if (napi_get_typedarray_info(env, argv[5], &nk, &nn, &nd, NULL, NULL) != napi_ok || nk != napi_uint32_array || nn % 2) {
+      napi_throw_type_error(env, NULL, "flowRead: nets must be a Uint32Array of address and mask pairs");
+      return NULL;
+    }
+    napi_create_uint32(env, (uint32_t)attach_filter(fd, nd, nn / 2), &result);
+    return result;
+  }
   uint8_t *rx;
   size_t rxLen;
   napi_get_buffer_info(env, argv[1], (void **)&rx, &rxLen);
@@ -237,23 +664,60 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   size_t outLen;
   void *outData;
   napi_get_typedarray_info(env, argv[2], &kind, &outLen, &outData, NULL, NULL);
-  if (kind != napi_float64_array || outLen < HEADER + 1024 * ROW || rxLen < SLOT_BYTES) {
-    napi_throw_type_error(env, NULL, "flowRead: out must be a Float64Array of at least 1,024 rows, rx 16 KiB or more");
+  uint32_t slot = SLOT_BYTES;
+  if (argc >= 5) napi_get_value_uint32(env, argv[4], &slot);
+  if (kind != napi_float64_array || outLen < HEADER + 1024 * ROW || slot < SLOT_MIN || rxLen < slot) {
+    napi_throw_type_error(env, NULL, "flowRead: out must be a Float64Array of at least 1,024 rows, a slot 1 KiB or more, rx a slot or more");
     return NULL;
   }
+  fold_t *fold = NULL;
+  napi_valuetype t = napi_undefined;
+  if (argc >= 4) napi_typeof(env, argv[3], &t);
+  if (t != napi_undefined) {
+    size_t foldLen = 0;
+    void *foldData = NULL;
+    napi_get_typedarray_info(env, argv[3], &kind, &foldLen, &foldData, NULL, NULL);
+    if (kind != napi_float64_array || foldLen * sizeof(double) < sizeof(fold_t)) {
+      napi_throw_type_error(env, NULL, "flowRead: fold must be a Float64Array of out[3] numbers");
+      return NULL;
+    }
+    fold = foldData;
+  }
   double *out = outData;
-  size_t cap = (outLen - HEADER) / ROW, rows = 0, off = 0;
+  // off: where the next datagrams go; used: what this read has taken of rx's budget. A batch
+  // whose rows need nothing of rx (no logged packet's prefix went on as a row) leaves off where
+  // it was: the next batch reuses those bytes, still in the cache.
+  size_t cap = (outLen - HEADER) / ROW, rows = 0, off = 0, used = 0;
   struct mmsghdr msgs[SLOTS];
   struct iovec iov[SLOTS];
-  out[0] = 0;
-  out[1] = ROW;
-  while (rxLen - off >= SLOT_BYTES && cap - rows >= 1024) {
-    unsigned slots = (unsigned)((rxLen - off) / SLOT_BYTES);
+  double at = fold ? now_ms() : 0;
+  out[H_LOST] = 0;
+  out[H_ROW] = ROW;
+  out[H_FOLD_SIZE] = (double)((sizeof(fold_t) + sizeof(double) - 1) / sizeof(double));
+  out[H_EVENTS] = out[H_PACKETS] = 0;
+  // fd -2: no socket, and all the fold holds is told now (the reader closes).
+  int all = fd == -2;
+  if (fold) {
+    expire_waiting(fold, at, all);
+    if (fold->prefix_full) {
+      rows += fold_flush(fold, out + HEADER);
+      memset(fold->prefix, 0, sizeof fold->prefix);
+      fold->prefixes = fold->prefix_full = 0;
+      fold->prefix_gen++;
+    }
+  }
+  while (rxLen - used >= slot && cap - rows >= 1024) {
+    // Half full: out first, while out has room for all of it.
+    if (fold && fold->agg_used >= AGG_MAX / 2) {
+      if (cap - rows < 1024 + fold->agg_used) break;
+      rows += fold_flush(fold, out + HEADER + rows * ROW);
+    }
+    unsigned slots = (unsigned)((rxLen - used) / slot);  // off <= used: they fit from off too
     if (slots > SLOTS) slots = SLOTS;
     memset(msgs, 0, slots * sizeof *msgs);
     for (unsigned i = 0; i < slots; i++) {
-      iov[i].iov_base = rx + off + (size_t)i * SLOT_BYTES;
-      iov[i].iov_len = SLOT_BYTES;
+      iov[i].iov_base = rx + off + (size_t)i * slot;
+      iov[i].iov_len = slot;
       msgs[i].msg_hdr.msg_iov = &iov[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
@@ -261,25 +725,37 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
     if (got < 0) {
       if (errno == EINTR) continue;
       if (errno == ENOBUFS) {
-        out[0] = 1;
+        out[H_LOST] = (double)((uint32_t)out[H_LOST] | 1);
         continue;
       }
       break;  // EAGAIN: drained; another error shows again on the next wake-up
     }
     if (got == 0) break;
+    int keep = 0;
     for (int i = 0; i < got; i++) {
-      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[0] = 1;
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[H_LOST] = (double)((uint32_t)out[H_LOST] | 2);
       const uint8_t *p = iov[i].iov_base, *end = p + msgs[i].msg_len;
       while (p + 16 <= end && rows < cap) {
         uint32_t len = *(const uint32_t *)p;
         if (len < 16 || p + len > end) break;
-        if (read_message(rx, p, p + len, out + HEADER + rows * ROW)) rows++;
+        double *row = out + HEADER + rows * ROW;
+        if (read_message(rx, p, p + len, row)) {
+          out[row[F_KIND] == KIND_PACKET ? H_PACKETS : H_EVENTS]++;
+          if (!fold || !fold_row(fold, row, rx, at)) {
+            keep |= row[F_KIND] == KIND_PACKET;
+            rows++;
+          }
+        }
         p += (len + 3) & ~3u;
       }
     }
-    off += (size_t)got * SLOT_BYTES;
+    used += (size_t)got * slot;
+    if (keep) off += (size_t)got * slot;
     if ((unsigned)got < slots) break;  // the queue is empty
   }
+  if (fold && fold->agg_used > 0 && (all || at - fold->held_since >= fold->cfg[CFG_HOLD_MS]) && cap - rows >= fold->agg_used)
+    rows += fold_flush(fold, out + HEADER + rows * ROW);
+  out[H_HELD] = fold ? fold->agg_used + fold->waiting : 0;
   napi_create_uint32(env, (uint32_t)rows, &result);
   return result;
 }

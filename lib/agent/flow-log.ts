@@ -52,6 +52,12 @@ export interface FlowLogSettings {
    * (podroute itself uses none). Default: none, every Allow logs.
    */
   ctMark?: number;
+  /**
+   * Have the kernel drop the conntrack events of IPv4 flows with no address in the IP pools
+   * (the node's own traffic, host-network pods') before they are queued to the agent. Default
+   * off: a pod whose address is from no pool would lose its flows.
+   */
+  poolsOnly?: boolean;
 }
 
 export const DEFAULT_FLOW_LOG_GROUP = 20;
@@ -142,8 +148,26 @@ export class FlowLog {
 
   /** The policy input just compiled: the prefixes its log rules carry, and its Allows' mark numbers. */
   policyInput(input: PolicyInput): void {
+    this.pools = input.pools.map((p) => p.cidr);
+    this.filterPools();
     const ctMark = this.settings.ctMark;
     this.correlator.setDecisions(decisionIndex(input), ctMark !== undefined ? decisionMarks(input, ctMark) : undefined);
+  }
+
+  private pools: readonly string[] = [];
+  private filtered: string | undefined;
+
+  /** The kernel's filter of conntrack events set to the pools, when asked for and they changed. */
+  private filterPools(): void {
+    if (!this.settings.poolsOnly || !this.reader) return;
+    const text = this.pools.join(' ');
+    if (text === this.filtered) return;
+    this.filtered = text;
+    if (!this.reader.keepOnly(this.pools))
+      this.sources.log('flow-logs-no-pool-filter', {
+        reason: 'no IPv4 pool, or more than 16: every conntrack event is read',
+        pools: this.pools,
+      });
   }
 
   async start(): Promise<void> {
@@ -153,7 +177,17 @@ export class FlowLog {
       { group: this.rules.group, netns: this.settings.netns },
       (e) => this.correlator.conntrack(e),
       (p) => this.correlator.packet(p),
+      {
+        // Per-flow records (aggregation 0) keep the client's port: the addon's aggregates must too.
+        settings: (cfg) =>
+          this.correlator.foldSettings(cfg, {
+            allow: (this.settings.aggregationAllowed ?? 2) === 0,
+            deny: (this.settings.aggregationDenied ?? 1) === 0,
+          }),
+        onAggregate: (a) => this.correlator.aggregate(a),
+      },
     );
+    this.filterPools();
     if (!this.reader.accounting)
       this.sources.log('flow-logs-no-accounting', {
         reason: 'net.netfilter.nf_conntrack_acct could not be set: flows carry no bytes or packets',
@@ -251,16 +285,18 @@ export class FlowLog {
       this.openKeys.set(o.id | 0, named ?? FOREIGN);
     }
     if (!named) {
-      this.counts.foreign++;
+      this.counts.foreign += o.count ?? 1;
       return;
     }
-    this.counts.kept++;
-    change.count = o.phase === 'end' ? 0 : 1;
+    // An aggregate of the addon's stands for `count` flows.
+    const n = o.count ?? 1;
+    this.counts.kept += n;
+    change.count = o.phase === 'end' ? 0 : n;
     // A connection's counts come with its end (and with its start, what its first packets carried).
     change.bytes = o.phase === 'start' ? 0 : o.bytes;
     change.packets = o.phase === 'start' ? 0 : o.packets;
-    change.opened = o.phase === 'start' ? 1 : 0;
-    change.closed = o.phase === 'end' ? 1 : 0;
+    change.opened = o.phase === 'start' ? n : 0;
+    change.closed = o.phase === 'end' ? n : 0;
     const r =
       this.store.change(named.key, change) ??
       this.store.add(

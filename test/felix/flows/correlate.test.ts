@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CFG, FOLD } from '../../../felix/flows/batch.js';
 import type { ConntrackEvent } from '../../../felix/flows/conntrack-event.js';
 import { FlowCorrelator, type FlowObservation } from '../../../felix/flows/correlate.js';
 import { type Decision, decisionMarks } from '../../../felix/flows/decisions.js';
@@ -190,5 +191,58 @@ describe('felix/flows correlator', () => {
         [['start', 'knp.default.web']],
       );
     });
+  });
+});
+
+describe("felix/flows correlator and the addon's fold", () => {
+  const settings = (c: FlowCorrelator, ports = { allow: false, deny: false }): number => {
+    const cfg = new Float64Array(16);
+    c.foldSettings(cfg, ports);
+    return cfg[CFG.FLAGS]!;
+  };
+
+  it('the fold joins Allows to NEWs only while no staged rule logs, and hears of what the correlator holds', () => {
+    const out: FlowObservation[] = [];
+    const c = new FlowCorrelator(new Map([['pr|A|x', allow]]), (o) => out.push(o), { pendingMs: 100 });
+    try {
+      assert.equal(settings(c), FOLD.JOIN, 'no staged rule: the join is the fold’s');
+      assert.equal(settings(c, { allow: true, deny: false }), FOLD.JOIN | FOLD.PORT_ALLOW, 'per-flow records keep the client port');
+      c.packet(logged('pr|A|x', t(1)));
+      assert.equal(settings(c) & FOLD.JS_PENDING, FOLD.JS_PENDING, 'a logged packet waits here: a NEW may be its');
+      c.setDecisions(decisions);
+      assert.equal(settings(c) & FOLD.JOIN, 0, 'a staged rule logs: the join is the correlator’s');
+      const layout = ctMarkLayout(0x00ff0000);
+      c.setDecisions(new Map(), { layout, byNumber: new Map(), complete: true });
+      const cfg = new Float64Array(16);
+      c.foldSettings(cfg, { allow: false, deny: false });
+      assert.equal(cfg[CFG.FLAGS]! & FOLD.MARK, FOLD.MARK, 'mark bits name Allows');
+      assert.deepEqual([cfg[CFG.NUMBER_BITS], cfg[CFG.STAGED_BIT], cfg[CFG.SHIFT], cfg[CFG.PENDING_MS]], [0x00fe0000, 0x00010000, 17, 100]);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('an aggregate is one observation of its count: its rule from a prefix or a mark number, an unknown prefix counted', () => {
+    const out: FlowObservation[] = [];
+    const layout = ctMarkLayout(0x00ff0000);
+    const c = new FlowCorrelator(decisions, (o) => out.push(o));
+    c.setDecisions(decisions, { layout, byNumber: new Map([[3, allow]]), complete: true });
+    const base = { tuple: t(1), endpoint: undefined, packets: 0, bytes: 0, timeMs: 5_000, startMs: 4_000, nameKey: 9 };
+    c.aggregate({ ...base, phase: 'start', count: 20, rule: 'pr|A|x' });
+    c.aggregate({ ...base, phase: 'end', count: 19, rule: 3, packets: 190, bytes: 19_000 });
+    c.aggregate({ ...base, phase: 'denied', count: 5, rule: 'pr|DN|x', packets: 5, bytes: 300 });
+    c.aggregate({ ...base, phase: 'start', count: 2, rule: null });
+    c.aggregate({ ...base, phase: 'denied', count: 4, rule: 'pr|D|gone' });
+    c.close();
+    assert.deepEqual(
+      out.map((o) => [o.phase, o.count, o.decision?.policy ?? null, o.verdict, o.dnat, o.packets, o.startMs, o.id]),
+      [
+        ['start', 20, 'knp.default.web', 'allow', undefined, 0, 4_000, -1],
+        ['end', 19, 'knp.default.web', 'allow', undefined, 190, 4_000, -1],
+        ['denied', 5, 'sec.block', 'deny', true, 5, 4_000, -1],
+        ['start', 2, null, 'allow', undefined, 0, 4_000, -1],
+      ],
+    );
+    assert.equal(c.unknownPrefixes, 4, 'the refused packets of a rule no longer there are counted, not kept');
   });
 });

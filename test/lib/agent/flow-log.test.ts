@@ -245,4 +245,72 @@ describe('lib/agent flow log on a real kernel', function () {
           assert.ok(flows.store.size.window <= 10_000, 'the window holds no more than its limit');
         });
     });
+
+  // Records per pair of pods (Calico's level 2): connections that differ only in their client's
+  // port are added up in the addon, each Allow's logged packet joined to its NEW there.
+  describe('connections folded in the addon', () => {
+    let flows: FlowLog;
+    before(async () => {
+      flows = new FlowLog(
+        { netns: `/var/run/netns/${node.node.name}`, group: 23, ratePerSecond: 500, burst: 100, flushIntervalMs: 60_000, poolsOnly: true },
+        {
+          nodeName: 'n1',
+          workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
+          services: () => services,
+          log: () => undefined,
+        },
+      );
+      const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
+      await loadScript(node.node, renderNftScript(table, { replace: true }));
+      await node.node.run(['conntrack', '-F']).catch(() => undefined);
+      flows.policyInput(policy);
+      await flows.start();
+    });
+    after(() => flows?.stop());
+
+    it('twenty connections from one pod to another are one record of twenty, named by the Allow, from fewer aggregates than flows', async () => {
+      const results = await node.probe(
+        'a',
+        Array.from({ length: 20 }, () => ({ protocol: 'tcp' as const, host: PODS[1]!.address, port: 80 })),
+      );
+      assert.ok(
+        results.every((r) => r.ok),
+        `a reaches b 20 times: ${results.map((r) => r.error).filter(Boolean)}`,
+      );
+      const t = Date.now();
+      let rec: FlowRecord | undefined;
+      await waitFor(() => (rec = flows.records({}).find((x) => x.dst.pod === 'b-7d4f9-x2x8k' && x.count >= 20)) !== undefined, {
+        what: 'one record of the 20 connections',
+        timeoutMs: 1_000,
+        intervalMs: 20,
+      });
+      assert.ok(Date.now() - t < 1_500, `seen ${Date.now() - t} ms after the connections`);
+      assert.equal(rec!.count, 20);
+      assert.deepEqual(
+        rec!.policy,
+        { tier: 'default', name: 'knp.default.allow-a', rule: 'ingress/0' },
+        'the logged Allow joined in the addon',
+      );
+      const reader = (
+        flows.status() as { reader: { aggregates: number; folded: number; loggedPackets: number; lost: number; truncated: number } }
+      ).reader;
+      assert.equal(reader.truncated, 0, "every datagram of logged packets fit its slot (the kernel's buffer as allocated)");
+      assert.equal(reader.lost, 0, 'the kernel dropped nothing');
+      assert.ok(reader.loggedPackets >= 20, `each connection's Allow logged (${reader.loggedPackets})`);
+      assert.ok(reader.folded >= 20, `the starts went through the fold (${reader.folded} flows)`);
+      assert.ok(reader.aggregates < reader.folded, `${reader.aggregates} aggregates for ${reader.folded} flows`);
+    });
+
+    it("with poolsOnly the kernel drops the events of the node's own flows (no pool address) and keeps the pods'", async () => {
+      const events = () => (flows.status() as { reader: { conntrackEvents: number } }).reader.conntrackEvents;
+      const before = events();
+      // Ten UDP flows of the node's own, to its loopback: in conntrack, of no pod.
+      await node.node.run(['bash', '-c', 'for p in $(seq 9000 9009); do echo x > /dev/udp/127.0.0.1/$p; done; true']);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(events(), before, 'no event of the loopback flows was queued');
+      const [r] = await node.probe('a', [{ protocol: 'tcp', host: PODS[1]!.address, port: 80 }]);
+      assert.equal(r?.ok, true, `a reaches b: ${r?.error}`);
+      await waitFor(() => events() > before, { what: "the pod connection's NEW", timeoutMs: 1_000, intervalMs: 20 });
+    });
+  });
 });
