@@ -61,6 +61,7 @@ export function felixSettings(configs: readonly FelixConfiguration[], nodeName: 
         ? { aggregationDenied: spec.flowLogsFileAggregationKindForDenied as AggregationKind }
         : {}),
       ...(spec.flowLogsConntrackMarkMask !== undefined ? { ctMark: spec.flowLogsConntrackMarkMask } : {}),
+      ...(spec.flowLogsPoolsOnly !== undefined ? { poolsOnly: spec.flowLogsPoolsOnly } : {}),
     };
   if (spec.healthEnabled === false) out.healthPort = 0;
   else if (spec.healthPort !== undefined) out.healthPort = spec.healthPort;

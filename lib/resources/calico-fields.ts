@@ -136,6 +136,7 @@ export const FELIX_FIELDS = [
   'flowLogsFileAggregationKindForAllowed',
   'flowLogsFileAggregationKindForDenied',
   'flowLogsConntrackMarkMask',
+  'flowLogsPoolsOnly',
 ] as const;
 
 /**

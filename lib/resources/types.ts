@@ -220,6 +220,12 @@ export interface FelixConfigurationSpec {
    * connection's first packet is logged instead. Only for bits no other program of the node uses.
    */
   flowLogsConntrackMarkMask?: number;
+  /**
+   * The kernel drops the conntrack events of IPv4 flows with no address in an IP pool before the
+   * agent reads them (the node's own and host-network pods' traffic). Default false: a pod whose
+   * address is from no pool would lose its flows.
+   */
+  flowLogsPoolsOnly?: boolean;
 }
 
 export interface WorkloadEndpointSpec {

@@ -94,6 +94,8 @@ export function checkFelixConfiguration(c: Checker, s: Obj, name: string): Obj {
     if (mask === low) c.fail('spec.flowLogsConntrackMarkMask', `0x${mask.toString(16)} has fewer than 2 bits`);
     out.flowLogsConntrackMarkMask = mask;
   }
+  const poolsOnly = c.bool(s, 'flowLogsPoolsOnly', 'spec');
+  if (poolsOnly !== undefined) out.flowLogsPoolsOnly = poolsOnly;
   const sev = checkLogSeverity(c, s);
   if (sev !== undefined) out.logSeverityScreen = sev;
   return out;

@@ -58,6 +58,13 @@ describe('agent: FelixConfiguration', () => {
     assert.equal(fc('default', { flowLogsConntrackMarkMask: 0xc0000000 }).spec.flowLogsConntrackMarkMask, 0xc0000000);
   });
 
+  it('flow logs: flowLogsPoolsOnly has the kernel drop flows with no pool address; a non-boolean names the field', () => {
+    const on = [fc('default', { flowLogsFileEnabled: true, flowLogsPoolsOnly: true }), fc('node.w2', { flowLogsPoolsOnly: false })];
+    assert.deepEqual(felixSettings(on, 'w1').flowLogs, { poolsOnly: true });
+    assert.deepEqual(felixSettings(on, 'w2').flowLogs, { poolsOnly: false }, "a node's own resource overrides the default");
+    assert.throws(() => fc('default', { flowLogsPoolsOnly: 'true' }), /spec\.flowLogsPoolsOnly/);
+  });
+
   it('routeRefreshInterval 0 turns the resync off; healthEnabled false closes the health port', () => {
     assert.deepEqual(felixSettings([fc('default', { routeRefreshInterval: '0', healthEnabled: false, healthPort: 9199 })], 'w1'), {
       felix: { resyncIntervalMs: 0 },
