@@ -64,10 +64,11 @@ export class GcLog {
     return out;
   }
 
-  /** How many pauses of each kind, and their total milliseconds, since the log opened. */
-  totals(): Map<GcKind, { count: number; ms: number }> {
+  /** How many pauses of each kind, and their total milliseconds, since the log opened (and before `until`). */
+  totals(until = Number.POSITIVE_INFINITY): Map<GcKind, { count: number; ms: number }> {
     const out = new Map<GcKind, { count: number; ms: number }>();
     for (const p of this.pauses) {
+      if (p.start >= until) continue;
       const t = out.get(p.kind) ?? { count: 0, ms: 0 };
       out.set(p.kind, { count: t.count + 1, ms: t.ms + p.end - p.start });
     }
@@ -202,7 +203,7 @@ export function tailReport(kinds: ReadonlyMap<string, readonly PodrouteSample[]>
 }
 
 /** The log's pauses since it opened, by kind: count, total, and the longest changes they hit. */
-export function gcSummary(gc: GcLog, changes: number): string {
-  const parts = [...gc.totals()].map(([k, t]) => `${k} ${t.count} (${ms(t.ms)} ms in all, ${ms(t.ms / t.count)} ms each)`);
+export function gcSummary(gc: GcLog, changes: number, until?: number): string {
+  const parts = [...gc.totals(until)].map(([k, t]) => `${k} ${t.count} (${ms(t.ms)} ms in all, ${ms(t.ms / t.count)} ms each)`);
   return `V8's pauses over the ${changes} changes: ${parts.join('; ') || 'none'}.`;
 }
