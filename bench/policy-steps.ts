@@ -37,7 +37,9 @@ const arg = (name: string, d: number): number => numberArg(name, d);
 const REPS = Math.max(1, arg('--reps', 40));
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');
-const ALLOCATIONS = process.argv.includes('--allocations');
+const ALLOCATIONS = process.argv.includes('--allocations') || process.argv.includes('--retained');
+/** Only the allocations still reachable when the changes end: what the changes keep (and V8 promotes). */
+const RETAINED = process.argv.includes('--retained');
 const WAIT = arg('--wait', 0);
 const GAP = arg('--gap', 0);
 const KINDS = [
@@ -229,8 +231,8 @@ async function main(): Promise<void> {
       await session.post('HeapProfiler.enable');
       await session.post('HeapProfiler.startSampling', {
         samplingInterval: 1024,
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMajorGC: !RETAINED,
+        includeObjectsCollectedByMinorGC: !RETAINED,
       });
     }
     const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
@@ -356,7 +358,7 @@ async function main(): Promise<void> {
     const all = self.reduce((n, [, b]) => n + b, 0);
     out.push('');
     out.push(
-      `Allocations over the changes made (${[...SELECTED].join('; ')} and what undoes them; the whole run from the first change): ${ms(all / 1024 / Math.max(1, changes))} KiB per change, sampled; by function, KiB per change:`,
+      `${RETAINED ? 'Allocations still reachable at the end' : 'Allocations'} over the changes made (${[...SELECTED].join('; ')} and what undoes them; the whole run from the first change): ${ms(all / 1024 / Math.max(1, changes))} KiB per change, sampled; by function, KiB per change:`,
     );
     for (const [name, b] of self.slice(0, TOP)) out.push(`  ${ms(b / 1024 / changes).padStart(6)}  ${name}`);
     out.push('The same, the function and what it called:');
