@@ -5,9 +5,16 @@
 // the kernel step's CPU split into the process's own (building the batch, reading the answers)
 // and the kernel's (the commit runs in the send). With --profile, V8's sampling profiler runs
 // through the changes and each kind's samples are summed by function: where its time goes.
+// Every run ends with the tail told apart (policy-attribution.ts): each change slower than 3×
+// its kind's median, its excess split into the main thread's wait for a core, its sleep and its
+// CPU in the kernel step, V8's pauses and its own code; V8's pauses over the changes; and the
+// heap held after a full collection before and after them (what the changes keep). With
+// --allocations, V8's sampling heap profiler runs through the changes: the bytes a change
+// allocates, by function (a builtin named with its caller); with --retained, only those still
+// reachable at the end.
 //
 //   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
-//                                 [--profile] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
+//                                 [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
 //                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
 //
 // --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
