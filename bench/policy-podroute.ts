@@ -20,6 +20,7 @@ import {
 } from '../felix/index.js';
 import { tableChange } from '../felix/policy/derivation.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
+import { threadTimes } from './policy-attribution.js';
 
 /** The process's CPU time so far (user and system, every thread), in milliseconds. */
 export function cpuNow(): { user: number; system: number } {
@@ -36,6 +37,11 @@ class TimedDataplane implements NftDataplane {
   /** CPU in the process's own code (building the batch, reading the answers) and in the kernel (the commit runs in the send). */
   kernelUserMs = 0;
   kernelSystemMs = 0;
+  /** The main thread in the kernel step: on a core, and waiting for one (the rest of its wall time it slept). */
+  kernelThreadCpuMs = 0;
+  kernelThreadWaitMs = 0;
+  /** The wall time over which those two were read (the kernel step and the reads themselves). */
+  kernelThreadWallMs = 0;
 
   constructor(readonly inner: NftDataplane) {
     this.table = inner.table;
@@ -43,6 +49,8 @@ class TimedDataplane implements NftDataplane {
   }
 
   private async timed<T>(f: () => Promise<T>): Promise<T> {
+    const o0 = performance.now();
+    const h0 = threadTimes();
     const t0 = performance.now();
     const c0 = cpuNow();
     try {
@@ -50,8 +58,12 @@ class TimedDataplane implements NftDataplane {
     } finally {
       this.kernelMs += performance.now() - t0;
       const c1 = cpuNow();
+      const h1 = threadTimes();
+      this.kernelThreadWallMs += performance.now() - o0;
       this.kernelUserMs += c1.user - c0.user;
       this.kernelSystemMs += c1.system - c0.system;
+      this.kernelThreadCpuMs += h1.cpu - h0.cpu;
+      this.kernelThreadWaitMs += h1.wait - h0.wait;
     }
   }
 
@@ -96,16 +108,47 @@ export interface PodrouteSample {
     readonly kernelSystem: number;
     readonly total: number;
   };
+  /**
+   * The main thread's time on a core and waiting for one (the kernel's schedstat), the whole
+   * change, and the wall time they were read over (the change and the reads around it); the
+   * same in the kernel step alone, where the rest of the wall time the thread slept in the
+   * kernel. The kernel brings the time on a core up to date at its scheduler's events and ticks,
+   * so one change's is known to a tick (4 ms at HZ 250); the wait is exact.
+   */
+  readonly threadCpuMs: number;
+  readonly threadWaitMs: number;
+  readonly threadWallMs: number;
+  readonly kernelThreadCpuMs: number;
+  readonly kernelThreadWaitMs: number;
+  readonly kernelThreadWallMs: number;
+  /** The change's spans on performance.now(): the calculation, and the rest (others' work may lie between). */
+  readonly windows: readonly (readonly [number, number])[];
   /** The compiler recorded how the table came from the one before (a TableChange): what it changed, not the whole table, is there to plan. */
   readonly recorded: boolean;
-  readonly report: PolicyApplyReport;
-  readonly input: PolicyInput;
+  /**
+   * The programmer's report and the input's sizes, not the objects: a benchmark that kept every
+   * change's input and transaction would keep every version of the state alive, which the agent
+   * does not, and time V8's collector on a heap the agent never has.
+   */
+  readonly report: ReportSummary;
+  readonly input: InputSizes;
+}
+
+export type ReportSummary = Pick<PolicyApplyReport, 'ok' | 'ops' | 'opCounts' | 'elementsAdded' | 'elementsDeleted' | 'error'>;
+
+export interface InputSizes {
+  readonly sets: number;
+  readonly namedPortSets: number;
+  readonly policies: number;
+  readonly endpoints: number;
 }
 
 export interface Calculated {
   readonly input: PolicyInput;
   readonly calcMs: number;
   readonly calcCpuMs: number;
+  readonly calcThread: { readonly cpu: number; readonly wait: number; readonly wall: number };
+  readonly calcWindow: readonly [number, number];
 }
 
 export interface TableCounts {
@@ -172,19 +215,31 @@ export class PodrouteSide {
 
   /** The calculation graph's step of a change: the resources changed, the PolicyInput read. */
   calculate(mutate: (c: PolicyCalculator) => void): Calculated {
+    const o0 = performance.now();
+    const h0 = threadTimes();
     const c0 = cpuNow();
     const t0 = performance.now();
     mutate(this.calculator);
     const input = this.calculator.input();
-    const calcMs = performance.now() - t0;
+    const t1 = performance.now();
     const c1 = cpuNow();
-    return { input, calcMs, calcCpuMs: c1.user + c1.system - c0.user - c0.system };
+    const h1 = threadTimes();
+    const o1 = performance.now();
+    return {
+      input,
+      calcMs: t1 - t0,
+      calcCpuMs: c1.user + c1.system - c0.user - c0.system,
+      calcThread: { cpu: h1.cpu - h0.cpu, wait: h1.wait - h0.wait, wall: o1 - o0 },
+      calcWindow: [o0, o1],
+    };
   }
 
   /** The rest of a change, through to the kernel: compile, plan, one nft transaction. */
   async apply(calculated: Calculated): Promise<PodrouteSample> {
     const dp = this.dataplane;
-    dp.kernelMs = dp.kernelUserMs = dp.kernelSystemMs = 0;
+    dp.kernelMs = dp.kernelUserMs = dp.kernelSystemMs = dp.kernelThreadCpuMs = dp.kernelThreadWaitMs = dp.kernelThreadWallMs = 0;
+    const o1 = performance.now();
+    const h1 = threadTimes();
     const c1 = cpuNow();
     const t1 = performance.now();
     const table = compileNftables(calculated.input);
@@ -194,6 +249,8 @@ export class PodrouteSide {
     const report = await this.programmer.update(table);
     const t3 = performance.now();
     const c3 = cpuNow();
+    const h3 = threadTimes();
+    const o3 = performance.now();
     if (!report.ok) throw new Error(`nft refused the transaction: ${report.error}`);
     this.table = table;
     const nftMs = dp.kernelMs;
@@ -210,14 +267,33 @@ export class PodrouteSide {
         kernelSystem: dp.kernelSystemMs,
         total: calculated.calcCpuMs + compileCpu + planCpu + kernelCpu,
       },
+      threadCpuMs: calculated.calcThread.cpu + h3.cpu - h1.cpu,
+      threadWaitMs: calculated.calcThread.wait + h3.wait - h1.wait,
+      threadWallMs: calculated.calcThread.wall + o3 - o1,
+      kernelThreadCpuMs: dp.kernelThreadCpuMs,
+      kernelThreadWaitMs: dp.kernelThreadWaitMs,
+      kernelThreadWallMs: dp.kernelThreadWallMs,
+      windows: [calculated.calcWindow, [o1, o3]],
       calcMs: calculated.calcMs,
       compileMs: t2 - t1,
       planMs: t3 - t2 - nftMs,
       nftMs,
       totalMs: calculated.calcMs + (t3 - t1),
       recorded,
-      report,
-      input: calculated.input,
+      report: {
+        ok: report.ok,
+        ops: report.ops,
+        opCounts: report.opCounts,
+        elementsAdded: report.elementsAdded,
+        elementsDeleted: report.elementsDeleted,
+        ...(report.error !== undefined ? { error: report.error } : {}),
+      },
+      input: {
+        sets: calculated.input.sets.length,
+        namedPortSets: calculated.input.namedPortSets.length,
+        policies: calculated.input.policies.length,
+        endpoints: calculated.input.endpoints.length,
+      },
     };
   }
 

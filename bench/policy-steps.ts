@@ -5,9 +5,16 @@
 // the kernel step's CPU split into the process's own (building the batch, reading the answers)
 // and the kernel's (the commit runs in the send). With --profile, V8's sampling profiler runs
 // through the changes and each kind's samples are summed by function: where its time goes.
+// Every run ends with the tail told apart (policy-attribution.ts): each change slower than 3×
+// its kind's median, its excess split into the main thread's wait for a core, its sleep and its
+// CPU in the kernel step, V8's pauses and its own code; V8's pauses over the changes; and the
+// heap held after a full collection before and after them (what the changes keep). With
+// --allocations, V8's sampling heap profiler runs through the changes: the bytes a change
+// allocates, by function (a builtin named with its caller); with --retained, only those still
+// reachable at the end.
 //
 //   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
-//                                 [--profile] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
+//                                 [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
 //                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
 //
 // --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
@@ -21,11 +28,13 @@
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey } from '../lib/resources/index.js';
 import { numberArg } from './args.js';
+import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
 import { PodrouteSide, type PodrouteSample } from './policy-podroute.js';
 import { median, ms, percentile, table } from './policy-stats.js';
@@ -35,6 +44,9 @@ const arg = (name: string, d: number): number => numberArg(name, d);
 const REPS = Math.max(1, arg('--reps', 40));
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');
+const ALLOCATIONS = process.argv.includes('--allocations') || process.argv.includes('--retained');
+/** Only the allocations still reachable when the changes end: what the changes keep (and V8 promotes). */
+const RETAINED = process.argv.includes('--retained');
 const WAIT = arg('--wait', 0);
 const GAP = arg('--gap', 0);
 const KINDS = [
@@ -63,6 +75,16 @@ const SELECTED = ((): ReadonlySet<Kind> => {
   return new Set(names as Kind[]);
 })();
 
+/**
+ * The heap in use after a full collection (made here: bench only), so what the changes left
+ * reachable is told apart from the garbage old space holds until its next collection.
+ */
+function heldHeap(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return getHeapStatistics().used_heap_size;
+}
+
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 /** Bytes in V8's young generation now: what a change allocated, when no scavenge ran in it. */
@@ -80,6 +102,39 @@ interface Profile {
   readonly startTime: number;
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
+}
+
+interface AllocationNode {
+  readonly callFrame: ProfileNode['callFrame'];
+  readonly selfSize: number;
+  readonly children: readonly AllocationNode[];
+}
+interface AllocationProfile {
+  readonly head: AllocationNode;
+}
+
+/** Bytes allocated per function (name and place), by itself and with what it called, largest first. */
+function allocationsByFunction(p: AllocationProfile): { self: [string, number][]; total: [string, number][] } {
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  const walk = (n: AllocationNode, stack: readonly string[]): number => {
+    const name = frameName(n.callFrame);
+    // A builtin (slice, Set, Map) is named with the function of ours that called it.
+    const own = n.callFrame.url ? name : `${name} ← ${[...stack].reverse().find((f) => f.includes(':')) ?? '?'}`;
+    self.set(own, (self.get(own) ?? 0) + n.selfSize);
+    let sum = n.selfSize;
+    for (const c of n.children) sum += walk(c, [...stack, name]);
+    if (!stack.includes(name)) total.set(name, (total.get(name) ?? 0) + sum);
+    return sum;
+  };
+  walk(p.head, []);
+  const byBytes = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  return { self: byBytes(self), total: byBytes(total) };
+}
+
+function frameName(f: ProfileNode['callFrame']): string {
+  const file = f.url.replace(/^.*\/(felix|lib|bench|ip|node_modules)\//, '$1/').replace(/^node:/, '');
+  return `${f.functionName || '(anonymous)'} ${file ? `${file}:${f.lineNumber + 1}` : ''}`.trim();
 }
 
 /** Self and total time per function (name and place) of the samples inside the windows, largest first. */
@@ -135,8 +190,14 @@ async function main(): Promise<void> {
   const allocated = new Map<Kind, number[]>();
   const windows = new Map<Kind, [number, number][]>();
   let profile: Profile | undefined;
-  const session = PROFILE ? new Session() : undefined;
+  const session = PROFILE || ALLOCATIONS ? new Session() : undefined;
+  let allocationProfile: AllocationProfile | undefined;
   let loadMs = 0;
+  let gc: GcLog | undefined;
+  let changes = 0;
+  let heldBefore = 0;
+  let heldAfter = 0;
+  let changesEnd: number | undefined;
   const ours = new PodrouteSide(namespaces.add('s'), LOCAL_NODE);
   try {
     const t0 = performance.now();
@@ -164,11 +225,22 @@ async function main(): Promise<void> {
       process.stderr.write(`loaded; pid ${process.pid}; changes start in ${WAIT} s\n`);
       await new Promise((resolve) => setTimeout(resolve, WAIT * 1000));
     }
-    if (session) {
-      session.connect();
+    heldBefore = heldHeap();
+    gc = new GcLog();
+    if (session) session.connect();
+    if (session && PROFILE) {
       await session.post('Profiler.enable');
       await session.post('Profiler.setSamplingInterval', { interval: 100 });
       await session.post('Profiler.start');
+    }
+    if (session && ALLOCATIONS) {
+      // Every allocation, those the next scavenge frees too: what a change allocates, by function.
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: !RETAINED,
+        includeObjectsCollectedByMinorGC: !RETAINED,
+      });
     }
     const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
       const undone = UNDOES[kind];
@@ -178,6 +250,7 @@ async function main(): Promise<void> {
       const from = monoUs();
       const s = await ours.apply(ours.calculate(mutate));
       const to = monoUs();
+      changes++;
       const grew = youngBytes() - y0;
       if (!SELECTED.has(kind)) return;
       if (grew > 0) allocated.set(kind, [...(allocated.get(kind) ?? []), grew]);
@@ -208,11 +281,18 @@ async function main(): Promise<void> {
       localPods[li] = localRelabelled;
       await change('pod relabel, local', (c) => c.put(localRelabelled));
     }
-    if (session) profile = ((await session.post('Profiler.stop')) as { profile: Profile }).profile;
+    if (session && PROFILE) profile = ((await session.post('Profiler.stop')) as { profile: Profile }).profile;
+    if (session && ALLOCATIONS)
+      allocationProfile = ((await session.post('HeapProfiler.stopSampling')) as { profile: AllocationProfile }).profile;
+    changesEnd = performance.now();
+    heldAfter = heldHeap();
     const resync = await ours.resync();
     if (!resync.report.ok || resync.report.ops !== 0)
       throw new Error(`the kernel's table differs from the desired one after the changes: ${resync.report.ops} operations to repair it`);
   } finally {
+    // perf_hooks hands GC entries over on a timer after the pause.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gc?.close();
     session?.disconnect();
     ours.close();
     namespaces.deleteAll();
@@ -270,6 +350,27 @@ async function main(): Promise<void> {
     'CPU time of the process (ms, every thread): the same split, and the kernel step’s mean as the process’s own (user) and the kernel’s (system):',
   );
   out.push(table(['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'kernel', 'of it, mean: user', 'system'], cpuRows));
+  if (gc) {
+    out.push('');
+    out.push(gcSummary(gc, changes, changesEnd));
+    out.push(
+      `Heap held after a full collection: ${ms(heldBefore / 2 ** 20)} MiB before the changes, ${ms(heldAfter / 2 ** 20)} MiB after them ` +
+        `(${ms((heldAfter - heldBefore) / 1024 / Math.max(1, changes))} KiB per change kept; the benchmark's own samples included).`,
+    );
+    out.push('');
+    out.push(tailReport(results, gc));
+  }
+  if (allocationProfile) {
+    const { self, total } = allocationsByFunction(allocationProfile);
+    const all = self.reduce((n, [, b]) => n + b, 0);
+    out.push('');
+    out.push(
+      `${RETAINED ? 'Allocations still reachable at the end' : 'Allocations'} over the changes made (${[...SELECTED].join('; ')} and what undoes them; the whole run from the first change): ${ms(all / 1024 / Math.max(1, changes))} KiB per change, sampled; by function, KiB per change:`,
+    );
+    for (const [name, b] of self.slice(0, TOP)) out.push(`  ${ms(b / 1024 / changes).padStart(6)}  ${name}`);
+    out.push('The same, the function and what it called:');
+    for (const [name, b] of total.slice(0, TOP)) out.push(`  ${ms(b / 1024 / changes).padStart(6)}  ${name}`);
+  }
   if (profile) {
     for (const kind of KINDS) {
       const w = windows.get(kind);

@@ -35,6 +35,7 @@ import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
 import { numberArg } from './args.js';
+import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import type { ReferenceChange } from './policy-iptables.js';
 import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
   let refAfterLoad!: KernelCounts;
   let resync!: Awaited<ReturnType<PodrouteSide['resync']>>;
   let refEnd!: KernelCounts;
+  let gc: GcLog | undefined;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       checkDeadline();
@@ -162,6 +164,7 @@ async function main(): Promise<void> {
       results.set(name, list);
     };
     const wepKey = (w: WorkloadEndpoint) => resourceKey(w);
+    gc = new GcLog();
 
     for (let rep = 0; rep < REPS; rep++) {
       const refFirst = rep % 2 === 1;
@@ -193,6 +196,9 @@ async function main(): Promise<void> {
     const expected = end.expected;
     if (refEnd.elements !== expected) throw new Error(`ipset holds ${refEnd.elements} elements, the reference expected ${expected}`);
   } finally {
+    // perf_hooks hands GC entries over on a timer after the pause.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gc?.close();
     ours?.close();
     ref?.close();
     namespaces.deleteAll();
@@ -205,6 +211,11 @@ async function main(): Promise<void> {
     resyncMs: resync.ms,
     refEnd,
   });
+  if (gc) {
+    const ours = new Map([...results].map(([name, ps]) => [name, ps.map((p) => p.ours)]));
+    const changes = [...ours.values()].reduce((n, l) => n + l.length, 0);
+    console.log(`\n${gcSummary(gc, changes)}\n\n${tailReport(ours, gc)}`);
+  }
 }
 
 interface Counts {
@@ -231,7 +242,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   );
   for (const [i, s] of POLICY_SHAPES.entries()) out.push(`  ${i}. ${s}`);
   out.push(
-    `PolicyInput: ${input.sets.length} address sets, ${input.namedPortSets.length} named-port sets, ${input.policies.length} policies, ${input.endpoints.length} local endpoints.`,
+    `PolicyInput: ${input.sets} address sets, ${input.namedPortSets} named-port sets, ${input.policies} policies, ${input.endpoints} local endpoints.`,
   );
   out.push('');
   out.push(

@@ -58,7 +58,11 @@ const tableChanges = new WeakMap<NftTable, TableChange>();
 const partChanges = new WeakMap<NftTablePart, PartChange>();
 const nftMapChanges = new WeakMap<NftMap, MemberChange<NftMap, NftMapElement>>();
 
+// The calculation graph's records are read by the compiler of the next input; the record of
+// `from` is dropped with each new one, so that no version holds every version before it.
+
 export function recordAddressSetChange(next: AddressSet, change: MemberChange<AddressSet, string>): void {
+  addressSetChanges.delete(change.from);
   addressSetChanges.set(next, change);
 }
 
@@ -67,6 +71,7 @@ export function addressSetChange(next: AddressSet): MemberChange<AddressSet, str
 }
 
 export function recordNamedPortSetChange(next: NamedPortSet, change: MemberChange<NamedPortSet, NamedPortMember>): void {
+  namedPortSetChanges.delete(change.from);
   namedPortSetChanges.set(next, change);
 }
 
@@ -89,6 +94,7 @@ export function nftSetChange(next: NftSet): MemberChange<NftSet, string> | undef
 }
 
 export function recordInputChange(next: PolicyInput, change: InputChange): void {
+  forgetInput(change.from);
   inputChanges.set(next, change);
 }
 
@@ -152,7 +158,13 @@ export interface InputEdit {
 const inputEdits = new WeakMap<PolicyInput, InputEdit>();
 
 export function recordInputEdit(next: PolicyInput, edit: InputEdit): void {
+  forgetInput(edit.from);
   inputEdits.set(next, edit);
+}
+
+function forgetInput(input: PolicyInput): void {
+  inputChanges.delete(input);
+  inputEdits.delete(input);
 }
 
 /** The input's edit as recorded, or its InputChange said as an edit; undefined when neither was recorded. */

@@ -1,8 +1,8 @@
-// A set's members or elements as a sorted list of texts told as the list before it with a few
-// texts added and removed, made whole only when someone reads it. A pod that joins a set of
-// thousands then costs its own texts, not a copy of the set per version: the steps after the
-// calculation graph work on the recorded change, and the whole list is read rarely (a dump, a
-// set seen for the first time). Versions share the one whole list they come from.
+// A set's members or elements as a sorted list of texts kept in chunks, a new version sharing
+// every chunk its change did not touch: a pod that joins a set of thousands then costs the one
+// chunk it lands in and the list of chunks, not a copy of the set, and no version holds the
+// versions before it. The whole list is made only when someone reads it (a dump, a set seen for
+// the first time): the steps after the calculation graph work on the recorded change.
 
 /** Where `a` is or would go in the sorted list (the order `<` gives text, as `sort()` does). */
 export function lowerBound(list: readonly string[], a: string): number {
@@ -16,25 +16,35 @@ export function lowerBound(list: readonly string[], a: string): number {
   return lo;
 }
 
-// Past this many versions told from one whole list, a new version is made whole at once, so a
-// list is never far from a whole one (reading it or asking for a text stays cheap) and old
-// versions are not kept alive by the newest: a copy every so many changes, not every change.
-const MAX_DEPTH = 32;
+/** The first place whose text is after `a`. */
+function upperBound(list: readonly string[], a: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// A chunk that grows past twice this is split in two: a change copies at most that many texts
+// besides the list of chunks (a set of 10,000 is about 150 chunks).
+const CHUNK = 64;
+
+type Chunks = readonly (readonly string[])[];
 
 export class SortedTexts {
+  /** The whole list, when it was given whole or has been read. */
   private whole?: readonly string[];
-  private from?: SortedTexts;
-  private added?: ReadonlySet<string>;
-  private removed?: ReadonlySet<string>;
-  private constructor(
-    readonly length: number,
-    /** How many versions lie between this one and the whole list it is told from (0: whole). */
-    private depth: number,
-  ) {}
+  /** The texts in sorted chunks, none empty, and each chunk's first text; made from `whole` on first change. */
+  private chunks?: Chunks;
+  private heads?: readonly string[];
+  private constructor(readonly length: number) {}
 
   /** A list already whole and sorted; it is not copied, so it must not change afterwards. */
   static of(sorted: readonly string[]): SortedTexts {
-    const t = new SortedTexts(sorted.length, 0);
+    const t = new SortedTexts(sorted.length);
     t.whole = sorted;
     return t;
   }
@@ -44,38 +54,79 @@ export class SortedTexts {
    * it, and each added text not in it once the removed are out (the caller knows the change).
    */
   changed(added: readonly string[], removed: readonly string[]): SortedTexts {
-    const t = new SortedTexts(this.length + added.length - removed.length, this.depth + 1);
-    t.from = this;
-    t.added = new Set(added);
-    t.removed = new Set(removed);
-    if (t.depth >= MAX_DEPTH) t.list();
+    const { chunks: from, heads: fromHeads } = this.chunked();
+    const chunks = from.slice() as string[][];
+    const heads = fromHeads.slice();
+    // Chunks copied for this version, which it may change in place.
+    const own = new Set<string[]>();
+    const mine = (i: number): string[] => {
+      let c = chunks[i]!;
+      if (!own.has(c)) {
+        c = c.slice();
+        chunks[i] = c;
+        own.add(c);
+      }
+      return c;
+    };
+    for (const r of removed) {
+      const i = upperBound(heads, r) - 1;
+      const c = mine(i);
+      c.splice(lowerBound(c, r), 1);
+      if (c.length) heads[i] = c[0]!;
+      else {
+        chunks.splice(i, 1);
+        heads.splice(i, 1);
+      }
+    }
+    for (const a of added) {
+      if (!chunks.length) {
+        const c = [a];
+        own.add(c);
+        chunks.push(c);
+        heads.push(a);
+        continue;
+      }
+      const i = Math.max(0, upperBound(heads, a) - 1);
+      const c = mine(i);
+      c.splice(lowerBound(c, a), 0, a);
+      heads[i] = c[0]!;
+      if (c.length > 2 * CHUNK) {
+        const rest = c.splice(CHUNK);
+        own.add(rest);
+        chunks.splice(i + 1, 0, rest);
+        heads.splice(i + 1, 0, rest[0]!);
+      }
+    }
+    const t = new SortedTexts(this.length + added.length - removed.length);
+    t.chunks = chunks;
+    t.heads = heads;
     return t;
   }
 
   has(text: string): boolean {
-    for (let t: SortedTexts = this; ; t = t.from!) {
-      if (t.whole) return t.whole[lowerBound(t.whole, text)] === text;
-      if (t.added!.has(text)) return true;
-      if (t.removed!.has(text)) return false;
-    }
+    if (this.whole) return this.whole[lowerBound(this.whole, text)] === text;
+    const { chunks, heads } = this.chunked();
+    const i = upperBound(heads, text) - 1;
+    if (i < 0) return false;
+    const c = chunks[i]!;
+    return c[lowerBound(c, text)] === text;
   }
 
-  /** The whole list, sorted; made once, from the nearest whole list before it. */
+  /** The whole list, sorted; made once. */
   list(): readonly string[] {
-    if (this.whole) return this.whole;
-    const steps: SortedTexts[] = [];
-    let t: SortedTexts = this;
-    for (; !t.whole; t = t.from!) steps.push(t);
-    const out = t.whole.slice();
-    for (let i = steps.length - 1; i >= 0; i--) {
-      const s = steps[i]!;
-      for (const r of s.removed!) out.splice(lowerBound(out, r), 1);
-      for (const a of s.added!) out.splice(lowerBound(out, a), 0, a);
+    this.whole ??= ([] as string[]).concat(...this.chunks!);
+    return this.whole;
+  }
+
+  private chunked(): { chunks: Chunks; heads: readonly string[] } {
+    if (!this.chunks) {
+      const w = this.whole!;
+      const chunks: (readonly string[])[] = [];
+      for (let i = 0; i < w.length; i += CHUNK) chunks.push(w.slice(i, i + CHUNK));
+      this.chunks = chunks;
+      this.heads = chunks.map((c) => c[0]!);
     }
-    this.whole = out;
-    this.depth = 0;
-    this.from = this.added = this.removed = undefined;
-    return out;
+    return { chunks: this.chunks, heads: this.heads! };
   }
 }
 

@@ -30,24 +30,28 @@ const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The keys of a set's members (a selection's addresses, a named port set's `address protocol
- * port`), each counted once per endpoint that has it, in order: an endpoint that comes or goes
- * inserts or removes its own, so a set of thousands is not gathered and sorted again for one
- * pod. Sorted on first use after a bulk fill. Keys that appeared or went since the last build
- * are kept too, so the built set can say what changed.
+ * port`), each counted once per endpoint that has it, and the keys that appeared or went since
+ * the last build, so that the built set can say what changed. The sorted list is made on first
+ * use after a bulk fill and kept (an endpoint that comes or goes inserts or removes its own keys)
+ * while builds read it whole; a set built as the last one and the change (`sortedFrom`) drops
+ * it, so that a pod joining a set of thousands moves no array of thousands.
  */
 class SortedCounts {
   private readonly counts = new Map<string, number>();
   private order?: string[];
-  /** Since the last `sorted()` (once there was one): key → true (appeared) or false (went). */
+  /** Whether a build handed the keys out: from then on, what changed is kept. */
+  private handedOut = false;
+  /** Since the last build (once there was one): key → true (appeared) or false (went). */
   private change = new Map<string, boolean>();
 
   add(keys: readonly string[]): void {
     for (const a of keys) {
       const n = this.counts.get(a) ?? 0;
       this.counts.set(a, n + 1);
-      // Before the first sort nothing was handed out, so there is no change to tell.
-      if (n !== 0 || !this.order) continue;
-      this.order.splice(lowerBound(this.order, a), 0, a);
+      if (n !== 0) continue;
+      this.order?.splice(lowerBound(this.order, a), 0, a);
+      // Before the first build nothing was handed out, so there is no change to tell.
+      if (!this.handedOut) continue;
       if (this.change.get(a) === false) this.change.delete(a);
       else this.change.set(a, true);
     }
@@ -62,8 +66,8 @@ class SortedCounts {
         continue;
       }
       this.counts.delete(a);
-      if (!this.order) continue;
-      this.order.splice(lowerBound(this.order, a), 1);
+      this.order?.splice(lowerBound(this.order, a), 1);
+      if (!this.handedOut) continue;
       if (this.change.get(a) === true) this.change.delete(a);
       else this.change.set(a, false);
     }
@@ -72,27 +76,31 @@ class SortedCounts {
   /** A copy, sorted (what is handed out is never changed afterwards), and the keys that appeared and went since the last one. */
   sorted(): { keys: string[]; added: string[]; removed: string[] } {
     this.order ??= [...this.counts.keys()].sort(byText);
-    const added: string[] = [];
-    const removed: string[] = [];
-    for (const [k, appeared] of this.change) (appeared ? added : removed).push(k);
-    this.change = new Map();
+    const { added, removed } = this.takeChange();
     return { keys: this.order.slice(), added, removed };
   }
 
   /**
-   * The same, without the copy: the keys as SortedTexts told from `from` (what the last one
+   * The same, without the copy: the keys as SortedTexts told from `from` (what the last build
    * handed out held), or a copy when there is none to tell them from.
    */
   sortedFrom(from: SortedTexts | undefined): { keys: SortedTexts; added: string[]; removed: string[] } {
-    if (!from || !this.order) {
+    if (!from || !this.handedOut) {
       const { keys, added, removed } = this.sorted();
       return { keys: SortedTexts.of(keys), added, removed };
     }
+    const { added, removed } = this.takeChange();
+    this.order = undefined;
+    return { keys: from.changed(added, removed), added, removed };
+  }
+
+  private takeChange(): { added: string[]; removed: string[] } {
     const added: string[] = [];
     const removed: string[] = [];
     for (const [k, appeared] of this.change) (appeared ? added : removed).push(k);
-    this.change = new Map();
-    return { keys: from.changed(added, removed), added, removed };
+    if (this.change.size) this.change = new Map();
+    this.handedOut = true;
+    return { added, removed };
   }
 }
 

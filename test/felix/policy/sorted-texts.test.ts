@@ -43,6 +43,39 @@ describe('sorted texts told as changes', () => {
     }
   });
 
+  it('a list of thousands whose changes fill, split and empty its chunks stays the list it stands for, and an earlier version stays what it was', () => {
+    const next = random(7);
+    const text = (n: number) => `10.${Math.floor(n / 65536)}.${Math.floor(n / 256) % 256}.${n % 256}`;
+    const truth = new Set<string>();
+    for (let i = 0; i < 3000; i++) truth.add(text(Math.floor(next() * 20000)));
+    const firstList = [...truth].sort();
+    const first = SortedTexts.of(firstList.slice());
+    let texts = first;
+    let kept: { texts: SortedTexts; whole: string[] } | undefined;
+    for (let step = 0; step < 60; step++) {
+      // A run of neighbours goes (emptying a chunk), another comes (splitting one), and a few anywhere.
+      const start = Math.floor(next() * 20000);
+      const removed = [...truth].filter((t) => {
+        const n = t.split('.').reduce((a, b) => a * 256 + Number(b), 0) - 10 * 2 ** 24;
+        return (n >= start && n < start + 300) || next() < 0.002;
+      });
+      for (const t of removed) truth.delete(t);
+      const added: string[] = [];
+      const at = Math.floor(next() * 20000);
+      for (let n = at; n < at + 200; n++) if (!truth.has(text(n)) && next() < 0.8) added.push(text(n));
+      for (const t of added) truth.add(t);
+      texts = texts.changed(added, removed);
+      assert.equal(texts.length, truth.size, `step ${step}: length`);
+      for (const t of [...added.slice(0, 20), ...removed.slice(0, 20)]) assert.equal(texts.has(t), truth.has(t), `step ${step}: has ${t}`);
+      // Read only at the end: the later versions must not change the chunks it shares with them.
+      if (step === 5) kept = { texts, whole: [...truth].sort() };
+      if (step % 10 === 9) assert.deepEqual(texts.list(), [...truth].sort(), `step ${step}: the whole list`);
+    }
+    assert.deepEqual(first.list(), firstList, 'the first version is what it was');
+    assert.deepEqual(kept?.texts.list(), kept?.whole, 'a version made by a change is what it was');
+    assert.deepEqual(texts.list(), [...truth].sort(), 'the last version is the whole list');
+  });
+
   it('an object carrying them shows the list as a plain field: spread, JSON and deep equality see it', () => {
     const before = { id: 's', members: ['10.0.0.1', '10.0.0.3'], hosts: true };
     const after = withSortedTexts(

@@ -7,6 +7,8 @@
 // or went included), and the programmer plans that record alone into the operations it would
 // plan from the whole table.
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { compileFromScratch, compilePolicy } from '../../../felix/policy/compile.js';
 import { inputEdit, nftMapChange, nftSetChange, type TableChange, tableChange } from '../../../felix/policy/derivation.js';
 import type { PolicyInput } from '../../../felix/policy/input.js';
@@ -115,6 +117,36 @@ describe('policy calculation: endpoint and policy changes compile as what they t
     assert.deepEqual(gone.removedSets, [added.sets[0]!.id], 'its set, named by no policy now, is removed by id');
     assert.deepEqual(gone.removedEndpoints, ['cali-x-a'], 'the endpoint is removed by interface');
     assert.deepEqual([gone.sets, gone.policies, gone.endpoints], [[], [], []], 'nothing is put');
+  });
+
+  it('the newest input does not hold the inputs and set versions before it alive (a long-running agent would keep them all)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const c = new PolicyCalculator('n1');
+    c.put(namespace('x'));
+    c.put(knp('x', 'p', { podSelector: {}, ingress: [{ from: [{ podSelector: { matchLabels: { app: 'db' } } }] }] }));
+    c.put(pod('x', 'a', '10.65.0.2', { app: 'web' }));
+    // Made in a function of its own, so that no local of this one holds the first versions.
+    const firsts = (): { input: WeakRef<PolicyInput>; set: WeakRef<object> } => {
+      const input = c.input();
+      compilePolicy(input);
+      return { input: new WeakRef(input), set: new WeakRef(input.sets[0]!) };
+    };
+    const first = firsts();
+    for (let i = 0; i < 5; i++) {
+      // A db pod joins the set and leaves it: its members change, the rest stays.
+      c.put(pod('x', `db${i}`, `10.65.1.${i + 1}`, { app: 'db' }));
+      compilePolicy(c.input());
+      c.delete('WorkloadEndpoint', `x/n1-k8s-db${i}-eth0`);
+      compilePolicy(c.input());
+    }
+    const last = c.input();
+    assert.ok(inputEdit(last) !== undefined, 'the newest input still says how it came from the one before');
+    // A WeakRef's target stays until the job that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(first.input.deref(), undefined, 'the first input was collected');
+    assert.equal(first.set.deref(), undefined, "the first input's set was collected");
   });
 
   it('a local pod that comes or goes changes the dispatch maps by its own elements: recorded so, and planned so', async () => {
