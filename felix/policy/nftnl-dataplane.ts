@@ -142,7 +142,12 @@ export class NetlinkNftDataplane implements NftDataplane {
       return false;
     }
     if (generation(sock) !== this.gen || copy.differs(slice, read) !== undefined) return false;
-    if (read.memo.size) this.memo = new Map([...(this.memo ?? []), ...read.memo]);
+    if (read.memo.size) {
+      // Kept for the sets and maps the kernel still holds (an anonymous one only as long as it is read again).
+      const memo = new Map(read.memo);
+      for (const [name, m] of this.memo ?? []) if (!memo.has(name) && read.setNames.has(name)) memo.set(name, m);
+      this.memo = memo;
+    }
     this.lastSlice = slice;
     return true;
   }
