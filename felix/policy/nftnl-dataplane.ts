@@ -134,7 +134,14 @@ export class NetlinkNftDataplane implements NftDataplane {
    */
   private checked(sock: NetlinkSocket, copy: TableCopy): boolean {
     if (!this.cycle.length) this.cycle = readCycle(copy.sizes(), this.fullReadEvery);
-    const slice = this.cycle.shift()!;
+    const planned = this.cycle.shift()!;
+    // What our own commits took out since the cycle was planned is not asked for.
+    const t = copy.lend();
+    const slice: TableSlice = {
+      sets: planned.sets.filter((n) => t?.sets.has(n) || t?.maps.has(n)),
+      chains: planned.chains.filter((n) => t?.chains.has(n)),
+      heads: planned.heads,
+    };
     let read: SliceRead;
     try {
       read = readSliceNetlink(sock, NFPROTO_INET, this.table, slice, this.memo);
