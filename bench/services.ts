@@ -13,9 +13,9 @@
 //                             [--deadline 1800] [--dataplane netlink|nft]
 //
 // --resyncs: resyncs that find nothing to repair, timed twice over: as they come (felix's own
-// commit the last, so the netlink dataplane answers from its copy of the table but every tenth
-// read), and each after a commit by another writer (a table of its own added or deleted), which
-// makes the netlink dataplane dump the kernel.
+// commit the last, so the netlink dataplane answers from its copy of the table, each read
+// checking a tenth of the kernel's against it), and each after a commit by another writer (a
+// table of its own added or deleted), which makes the netlink dataplane dump the kernel.
 //
 // --dataplane: felix's nftables dataplane, nf_tables over netlink from the process (default; a
 // transaction with a statement it does not encode goes to nft -f whole) or nft -f for all.
@@ -327,7 +327,7 @@ async function main(): Promise<void> {
           resyncRow(
             DATAPLANE === 'nft'
               ? 'as they come (nft -j list, compare)'
-              : "as they come (felix's copy while the generation is its own, a dump every 10th)",
+              : "as they come (felix's copy while the generation is its own, a tenth of the kernel's checked each)",
             quiet,
           ),
           resyncRow(

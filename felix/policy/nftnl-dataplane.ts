@@ -9,10 +9,13 @@
 // nft text is compiled here (nftnl-rule.ts) with the anonymous sets it carries. Nothing runs
 // nft: a statement the compiler does not know refuses the transaction, naming it.
 //
-// A read can be answered without dumping: the dataplane keeps the table it last read with each
-// of its own commits applied (table-copy.ts) and the generation its last commit produced. When
-// the ruleset's generation is still that one, nobody (`nft` by hand included) committed since,
-// and the copy is the kernel's table. Every `fullReadEvery`th read dumps the kernel anyway.
+// A read can be answered without dumping the whole table: the dataplane keeps the table it last
+// read with each of its own commits applied (table-copy.ts) and the generation its last commit
+// produced. When the ruleset's generation is still that one, nobody (`nft` by hand included)
+// committed since, and the copy is the kernel's table. Each such read still checks a slice of
+// the kernel's table against the copy, about a `fullReadEvery`th of it (read-cycle.ts), so that
+// within that many reads every set, map and chain has been read; a slice that differs drops
+// the copy and the table is read whole at once.
 
 import { NETLINK_NETFILTER, NFPROTO_INET } from '../netlink/nf-constants.js';
 import { batchBegin, batchEnd, getGen, readGen } from '../netlink/nf-message.js';
@@ -22,9 +25,20 @@ import { ERESTART, errnoText } from '../errno.js';
 import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
 import { POLICY_TABLE } from './nft-model.js';
 import { opLine, renderTransaction } from './nft-script.js';
-import { type ElementMemo, generation, readCountersNetlink, readSetKinds, readTableNetlink, WHOLE_TABLE_RULES } from './nftnl-read.js';
+import {
+  type ElementMemo,
+  generation,
+  readCountersNetlink,
+  readSetKinds,
+  readSliceNetlink,
+  readTableNetlink,
+  type SliceRead,
+  type TableSlice,
+  WHOLE_TABLE_RULES,
+} from './nftnl-read.js';
 import { NftEncodeError } from './nftnl-types.js';
 import { batchBytes, type SetKind, writeOps } from './nftnl-write.js';
+import { readCycle } from './read-cycle.js';
 import { TableCopy } from './table-copy.js';
 import { checkName } from './table-state.js';
 
@@ -38,9 +52,10 @@ export interface NetlinkNftDataplaneOptions {
   /** NftablesDataplane's, as `nft`; unused here. */
   readonly timeoutMs?: number;
   /**
-   * Reads the kernel in full at least every this many reads, even when its generation says that
-   * the table is the copy felix keeps (1: every read dumps). Default 10: at the programmer's 90 s
-   * resync, once in 15 minutes.
+   * Reads all of the kernel's table within this many reads, even when its generation says that
+   * the table is the copy felix keeps: each read checks about this share of it against the copy
+   * (1: every read dumps the whole table). Default 10: at the programmer's 90 s resync, every
+   * object within 15 minutes.
    */
   readonly fullReadEvery?: number;
 }
@@ -66,14 +81,16 @@ export class NetlinkNftDataplane implements NftDataplane {
   /** The table as the kernel holds it at generation `gen`, when that is known; else undefined. */
   private copy?: TableCopy;
   private readonly fullReadEvery: number;
-  /** Reads answered from the copy since the kernel was last read in full. */
-  private fromCopy = 0;
-  /** The last full read's elements: a set dumped the same is not parsed again. */
+  /** The slices the next reads answered from the copy check, this cycle's rest. */
+  private cycle: TableSlice[] = [];
+  /** The last read's elements of each set and map: one dumped the same is not parsed again. */
   private memo?: ElementMemo;
   /** The rules the table held when last known (a read, or the copy when it was dropped): how to dump them. */
   private ruleCount = Number.POSITIVE_INFINITY;
   /** How many reads dumped the kernel, and how many the copy answered (for tests and reports). */
   readonly reads = { kernel: 0, copy: 0 };
+  /** What the last read checked against the kernel when the copy answered it (for tests and reports). */
+  lastSlice?: TableSlice;
 
   constructor(opts: NetlinkNftDataplaneOptions = {}) {
     this.table = opts.table ?? POLICY_TABLE;
@@ -92,11 +109,11 @@ export class NetlinkNftDataplane implements NftDataplane {
 
   async read(): Promise<InstalledTable | undefined> {
     const sock = this.socket();
-    if (this.copy && this.gen && this.fromCopy + 1 < this.fullReadEvery && generation(sock) === this.gen) {
-      this.fromCopy++;
+    if (this.copy && this.gen && this.fullReadEvery > 1 && generation(sock) === this.gen && this.checked(sock, this.copy)) {
       this.reads.copy++;
       return this.copy.lend();
     }
+    this.lastSlice = undefined;
     const rules = this.copy?.rules() ?? this.ruleCount;
     const r = readTableNetlink(sock, NFPROTO_INET, this.table, { memo: this.memo, wholeTableRules: rules <= WHOLE_TABLE_RULES });
     this.kinds = r.kinds;
@@ -104,9 +121,42 @@ export class NetlinkNftDataplane implements NftDataplane {
     this.memo = r.memo;
     this.copy = new TableCopy(r.table);
     this.ruleCount = this.copy.rules();
-    this.fromCopy = 0;
+    // A whole read is a cycle's worth: the next one starts afresh.
+    this.cycle = [];
     this.reads.kernel++;
     return r.table;
+  }
+
+  /**
+   * Reads the cycle's next slice of the kernel's table and compares it with the copy: true when
+   * they agree and nobody committed meanwhile. A slice that cannot be read (the table gone) or
+   * differs is the copy's fault or another writer's: the caller reads the whole table.
+   */
+  private checked(sock: NetlinkSocket, copy: TableCopy): boolean {
+    if (!this.cycle.length) this.cycle = readCycle(copy.sizes(), this.fullReadEvery);
+    const planned = this.cycle.shift()!;
+    // What our own commits took out since the cycle was planned is not asked for.
+    const t = copy.lend();
+    const slice: TableSlice = {
+      sets: planned.sets.filter((n) => t?.sets.has(n) || t?.maps.has(n)),
+      chains: planned.chains.filter((n) => t?.chains.has(n)),
+      heads: planned.heads,
+    };
+    let read: SliceRead;
+    try {
+      read = readSliceNetlink(sock, NFPROTO_INET, this.table, slice, this.memo);
+    } catch {
+      return false;
+    }
+    if (generation(sock) !== this.gen || copy.differs(slice, read) !== undefined) return false;
+    if (read.memo.size) {
+      // Kept for the sets and maps the kernel still holds (an anonymous one only as long as it is read again).
+      const memo = new Map(read.memo);
+      for (const [name, m] of this.memo ?? []) if (!memo.has(name) && read.setNames.has(name)) memo.set(name, m);
+      this.memo = memo;
+    }
+    this.lastSlice = slice;
+    return true;
   }
 
   async readCounters(): Promise<RuleCounterRow[]> {

@@ -367,7 +367,9 @@ function intervals(type: string, points: { value: bigint; end: boolean }[], bits
     }
   }
   if (open !== undefined) spans.push(spanText({ family, first: open, last: (1n << BigInt(bits)) - 1n }));
-  return canonicalElements(type, true, spans);
+  // Made from sorted points, the spans are sorted and do not overlap: as canonical as an
+  // address set's elements get (canonicalElements would parse and print them again).
+  return type === 'ipv4_addr' || type === 'ipv6_addr' ? spans : canonicalElements(type, true, spans);
 }
 
 function readSet(
@@ -617,6 +619,29 @@ function parseRule(
   return { chain, rule: { comment, sets, chains, ...(counter ? { counter } : {}) } };
 }
 
+/**
+ * The chains an anonymous set's elements jump to: only an inline verdict map's matter to the
+ * plan (they are in use). Its key may be of any type (numgen's integers): only the verdicts are read.
+ */
+function jumpsOf(
+  sock: NetlinkSocket,
+  family: number,
+  table: string,
+  h: SetHead,
+  memo: ElementMemo | undefined,
+  next: Map<string, Remembered>,
+): readonly string[] {
+  if (!(h.flags & NFT_SET_MAP) || h.dataType !== NFT_DATA_VERDICT) return [];
+  return remembered(sock, family, table, memo, next, h, (buf) => {
+    const found = new Set<string>();
+    forEachElement(buf, (_a, _b, _f, v) => {
+      const m = v === undefined ? null : /^(?:jump|goto) (.+)$/.exec(v);
+      if (m) found.add(m[1]);
+    });
+    return [...found];
+  });
+}
+
 /** The kinds of the table's named sets and maps, without their elements. */
 export function readSetKinds(sock: NetlinkSocket, family: number, table: string): Map<string, SetKind> {
   const kinds = new Map<string, SetKind>();
@@ -653,17 +678,7 @@ function readOnce(sock: NetlinkSocket, family: number, table: string, opts: Read
     if (h.flags & NFT_SET_ANONYMOUS) {
       // Only an inline verdict map matters to the plan: the chains its elements jump to are in use.
       // Its key may be of any type (numgen's integers): only the verdicts are read.
-      if (h.flags & NFT_SET_MAP && h.dataType === NFT_DATA_VERDICT) {
-        const jumps = remembered(sock, family, table, opts.memo, memo, h, (buf) => {
-          const found = new Set<string>();
-          forEachElement(buf, (_a, _b, _f, v) => {
-            const m = v === undefined ? null : /^(?:jump|goto) (.+)$/.exec(v);
-            if (m) found.add(m[1]);
-          });
-          return [...found];
-        });
-        anonymousJumps.set(h.name, jumps);
-      } else anonymousJumps.set(h.name, []);
+      anonymousJumps.set(h.name, jumpsOf(sock, family, table, h, opts.memo, memo));
       continue;
     }
     if (h.flags & NFT_SET_MAP) {
@@ -702,4 +717,88 @@ export function readCountersNetlink(sock: NetlinkSocket, family: number, table: 
   for (const r of readRules(sock, family, table, readChains(sock, family, table).keys(), (s) => (s.startsWith('__') ? [] : undefined)))
     if (r.rule.counter) out.push({ chain: r.chain, comment: r.rule.comment, ...r.rule.counter });
   return out;
+}
+
+/** A part of the table to read: named sets and maps with their elements, chains' rules, and perhaps every chain's head. */
+export interface TableSlice {
+  /** Sets and maps (one namespace). */
+  readonly sets: readonly string[];
+  readonly chains: readonly string[];
+  /** Whether to read every chain's name and base too (the names of sets and maps are always read). */
+  readonly heads: boolean;
+}
+
+/** What a slice's read found: what it names that the kernel holds, and the table's names. */
+export interface SliceRead {
+  readonly sets: ReadonlyMap<string, InstalledSet>;
+  readonly maps: ReadonlyMap<string, InstalledMap>;
+  /** Each chain of the slice's rules (none: the chain has none, or is not there). */
+  readonly rules: ReadonlyMap<string, readonly InstalledRule[]>;
+  /** Every named set's and map's name, true for a map. */
+  readonly setNames: ReadonlyMap<string, boolean>;
+  /** With `heads`: every chain, as a read gives it but without its rules. */
+  readonly chains?: ReadonlyMap<string, InstalledChain>;
+  /** The elements read, for the next read's memo. */
+  readonly memo: ReadonlyMap<string, Remembered>;
+}
+
+/**
+ * Reads one slice of the table; the caller checks the generation around it. The rules of the
+ * slice's chains are read a dump per chain; an anonymous verdict map one of them uses is read
+ * when first met, and that chain read again.
+ */
+export function readSliceNetlink(
+  sock: NetlinkSocket,
+  family: number,
+  table: string,
+  slice: TableSlice,
+  memo: ElementMemo | undefined,
+): SliceRead {
+  const next = new Map<string, Remembered>();
+  const heads = new Map<string, SetHead>();
+  const setNames = new Map<string, boolean>();
+  for (const h of readSets(sock, family, table)) {
+    heads.set(h.name, h);
+    if (!(h.flags & NFT_SET_ANONYMOUS)) setNames.set(h.name, (h.flags & NFT_SET_MAP) !== 0);
+  }
+  const sets = new Map<string, InstalledSet>();
+  const maps = new Map<string, InstalledMap>();
+  for (const name of slice.sets) {
+    const h = heads.get(name);
+    if (!h || h.flags & NFT_SET_ANONYMOUS) continue;
+    if (h.flags & NFT_SET_MAP) maps.set(name, readMap(sock, family, table, h, memo, next));
+    else sets.set(name, readSet(sock, family, table, h, memo, next));
+  }
+  const jumps = new Map<string, readonly string[]>();
+  const rules = new Map<string, readonly InstalledRule[]>();
+  for (const chain of slice.chains) {
+    for (;;) {
+      const missing = new Set<string>();
+      const rows: RuleRow[] = [];
+      readChainRules(
+        sock,
+        family,
+        table,
+        chain,
+        (set) => {
+          const h = heads.get(set);
+          if (!h || !(h.flags & NFT_SET_ANONYMOUS)) return undefined;
+          const known = jumps.get(set);
+          if (!known) missing.add(set);
+          return known ?? [];
+        },
+        rows,
+      );
+      if (!missing.size) {
+        rules.set(
+          chain,
+          rows.map((r) => r.rule),
+        );
+        break;
+      }
+      for (const set of missing) jumps.set(set, jumpsOf(sock, family, table, heads.get(set)!, memo, next));
+    }
+  }
+  const chains = slice.heads ? (readChains(sock, family, table) as Map<string, InstalledChain>) : undefined;
+  return { sets, maps, rules, setNames, ...(chains ? { chains } : {}), memo: next };
 }

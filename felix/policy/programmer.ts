@@ -106,6 +106,14 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
    * held none). The next transaction is then theirs alone. Undefined: plan the whole table.
    */
   private pending?: PendingChanges;
+  /**
+   * A read's set, map or chain (the key) known to equal the desired one it maps to: both are
+   * values that never change (a dataplane's read is not changed after it is lent, and the
+   * desired state replaces an object rather than change it), so a later read that lends the
+   * same object for that name is not compared again, and a resync that finds nothing costs the
+   * objects that changed since the last, not the elements of the table.
+   */
+  private same = new WeakMap<object, object>();
   private needResync = true;
   private chain: Promise<unknown> = Promise.resolve();
   private queued?: Promise<PolicyApplyReport>;
@@ -400,12 +408,66 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     let ops = !resync && p ? planChanges(p, this.wantState, this.wantState.chainDefs) : undefined;
     if (!ops) {
       if (!resync && p) current = this.kernelState(p);
-      // wantState is the desired table's state, kept as it changes: not made again here.
-      ops = planTable(this.desired, current, this.wantState);
+      const read = resync ? current : undefined;
+      if (read && this.allSame(read)) ops = [];
+      else {
+        // wantState is the desired table's state, kept as it changes: not made again here.
+        ops = planTable(this.desired, read ? this.knownSame(read) : current, this.wantState);
+        if (read) this.learnSame(read, ops);
+      }
     }
     this.believed = undefined;
     this.pending = { sets: new Map(), maps: new Map(), chains: new Map() };
     return ops;
+  }
+
+  /** Whether every object of the read is known to equal the desired one, and the desired table has no other. */
+  private allSame(read: InstalledTable): boolean {
+    const want = this.wantState;
+    const all = <T extends object>(have: ReadonlyMap<string, T>, wanted: ReadonlyMap<string, T>): boolean => {
+      if (have.size !== wanted.size) return false;
+      for (const [name, h] of have) {
+        const w = wanted.get(name);
+        if (w === undefined || (w !== h && this.same.get(h) !== w)) return false;
+      }
+      return true;
+    };
+    return all(read.sets, want.sets) && all(read.maps, want.maps) && all(read.chains, want.chains);
+  }
+
+  /** The read with each object known to equal the desired one replaced by it, which the plan then passes over. */
+  private knownSame(read: InstalledTable): InstalledTable {
+    const want = this.wantState;
+    const swap = <T extends object>(have: ReadonlyMap<string, T>, wanted: ReadonlyMap<string, T>): Map<string, T> => {
+      const out = new Map<string, T>();
+      for (const [name, h] of have) {
+        const w = this.same.get(h);
+        out.set(name, w !== undefined && wanted.get(name) === w ? (w as T) : h);
+      }
+      return out;
+    };
+    return { sets: swap(read.sets, want.sets), maps: swap(read.maps, want.maps), chains: swap(read.chains, want.chains) };
+  }
+
+  /** After planning from `read`: every object no operation names is equal to the desired one. */
+  private learnSame(read: InstalledTable, ops: readonly NftOp[]): void {
+    const named = new Set<string>();
+    const chains = new Set<string>();
+    for (const op of ops) {
+      if ('set' in op) named.add(op.set);
+      else if ('map' in op) named.add(op.map);
+      else if ('chain' in op) chains.add(op.chain);
+    }
+    const want = this.wantState;
+    const learn = <T extends object>(have: ReadonlyMap<string, T>, wanted: ReadonlyMap<string, T>, names: ReadonlySet<string>) => {
+      for (const [name, h] of have) {
+        const w = wanted.get(name);
+        if (w !== undefined && w !== h && !names.has(name) && this.same.get(h) !== w) this.same.set(h, w);
+      }
+    };
+    learn(read.sets, want.sets, named);
+    learn(read.maps, want.maps, named);
+    learn(read.chains, want.chains, chains);
   }
 
   /**

@@ -15,6 +15,7 @@
 
 import type { InstalledChain, InstalledMap, InstalledSet, InstalledTable, NftOp } from './dataplane.js';
 import { canonicalElements } from './element-text.js';
+import type { SliceRead, TableSlice } from './nftnl-read.js';
 import { comparedSetFlags } from './set-flags.js';
 import { ruleRefs } from './table-state.js';
 
@@ -68,6 +69,48 @@ export class TableCopy {
     let n = 0;
     for (const c of this.t?.chains.values() ?? []) n += c.rules.length;
     return n;
+  }
+
+  /** Each set's and map's elements and each chain's rules, counted: how much reading each costs. */
+  sizes(): { sets: [string, number][]; chains: [string, number][] } {
+    const t = this.t;
+    if (!t) return { sets: [], chains: [] };
+    const sets: [string, number][] = [];
+    for (const s of t.sets.values()) sets.push([s.name, s.elements.size]);
+    for (const m of t.maps.values()) sets.push([m.name, m.elements.size]);
+    const chains: [string, number][] = [];
+    for (const c of t.chains.values()) chains.push([c.name, c.rules.length]);
+    return { sets, chains };
+  }
+
+  /**
+   * Where a slice of the kernel's table, read at the copy's generation, differs from the copy
+   * (`set X`, `chain X`, …); undefined where it agrees. Rules are compared by their comments,
+   * as the plan compares them.
+   */
+  differs(slice: TableSlice, read: SliceRead): string | undefined {
+    const t = this.t;
+    if (!t) return 'the table';
+    if (read.setNames.size !== t.sets.size + t.maps.size) return 'the names of sets and maps';
+    for (const [name, isMap] of read.setNames) if (!(isMap ? t.maps : t.sets).has(name)) return `the name ${name}`;
+    for (const name of slice.sets) {
+      const s = t.sets.get(name);
+      const m = t.maps.get(name);
+      if (s ? !sameSet(s, read.sets.get(name)) : m ? !sameMap(m, read.maps.get(name)) : read.setNames.has(name)) return `set ${name}`;
+    }
+    for (const name of slice.chains) {
+      const rules = t.chains.get(name)?.rules ?? [];
+      const got = read.rules.get(name) ?? [];
+      if (got.length !== rules.length || got.some((r, i) => r.comment !== rules[i].comment)) return `chain ${name}`;
+    }
+    if (read.chains) {
+      if (read.chains.size !== t.chains.size) return 'the names of chains';
+      for (const [name, c] of read.chains) {
+        const mine = t.chains.get(name);
+        if (!mine || !sameBase(mine.base, c.base)) return `chain ${name}`;
+      }
+    }
+    return undefined;
   }
 
   /** Applies a transaction the kernel committed; false when the copy can no longer be trusted. */
@@ -215,6 +258,30 @@ export class TableCopy {
     }
     return true;
   }
+}
+
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((f, i) => f === b[i]);
+}
+
+function sameSet(a: InstalledSet, b: InstalledSet | undefined): boolean {
+  if (a === b) return true;
+  if (!b || a.type !== b.type || a.timeout !== b.timeout || !sameFlags(a.flags, b.flags) || a.elements.size !== b.elements.size)
+    return false;
+  for (const e of b.elements) if (!a.elements.has(e)) return false;
+  return true;
+}
+
+function sameMap(a: InstalledMap, b: InstalledMap | undefined): boolean {
+  if (a === b) return true;
+  if (!b || a.type !== b.type || a.data !== b.data || !sameFlags(a.flags, b.flags) || a.elements.size !== b.elements.size) return false;
+  for (const [k, v] of b.elements) if (a.elements.get(k) !== v) return false;
+  return true;
+}
+
+function sameBase(a: InstalledChain['base'], b: InstalledChain['base']): boolean {
+  if (!a || !b) return a === b;
+  return a.type === b.type && a.hook === b.hook && a.priority === b.priority && a.policy === b.policy;
 }
 
 /** Which of the table's three kinds of objects an operation changes (none: the table itself). */

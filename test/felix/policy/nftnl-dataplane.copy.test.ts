@@ -2,7 +2,8 @@
 // while nobody else committed since felix's own last commit, so a hand edit of any kind (a rule
 // deleted or added, a chain flushed, an element added or deleted) is read from the kernel and
 // repaired by the next resync; the copy equals what the kernel reads back after compiled tables
-// change; a refused batch or another writer's commit drops it; every Nth read dumps anyway.
+// change; a refused batch or another writer's commit drops it; each read checks a slice of the
+// kernel's table, all of it within fullReadEvery reads, which finds what no commit showed.
 // And the full read itself: sets and maps dumped the same as last time are not parsed again, yet
 // an element changed in place (same length, other bytes) is seen; the rules read in one dump of
 // the table equal those read chain by chain.
@@ -163,14 +164,89 @@ describe('felix/policy netlink dataplane: the copy of the table a resync may ans
     assert.equal(dp.reads.kernel, before + 1, 'read from the kernel');
   });
 
-  it('reads the kernel every fullReadEvery-th read, however quiet', async () => {
-    const every = new NetlinkNftDataplane({ netns: node.name, fullReadEvery: 3 });
+  it('checks a slice of the kernel on each read, all of it within fullReadEvery reads, and so repairs what the generation cannot show', async () => {
+    // Elements a packet adds (`update @set` on a set felix compares) come with no commit: the
+    // generation stays felix's and only reading the set finds them.
+    const spreadNode = await lab.namespace('spread');
+    const spreadDp = new NetlinkNftDataplane({ netns: spreadNode.name, fullReadEvery: 4 });
+    const spreadProg = new PolicyProgrammer(spreadDp, { resyncIntervalMs: 0, retryDelayMs: 0 });
     try {
-      for (let i = 0; i < 7; i++) await every.read();
-      assert.deepEqual(every.reads, { kernel: 3, copy: 4 }, 'kernel, copy, copy, kernel, copy, copy, kernel');
+      const n = Array.from({ length: 12 }, (_, i) => i);
+      const want: NftTable = {
+        family: 'inet',
+        name: 'podroute',
+        sets: [
+          { name: 'seen', type: 'ipv4_addr', interval: false, elements: [] },
+          ...n.map((i) => ({ name: `s${i}`, type: 'ipv4_addr', interval: false, elements: [`10.0.${i}.1`, `10.0.${i}.2`] })),
+        ],
+        maps: [{ name: 'm', type: 'ipv4_addr', elements: n.map((i) => ({ key: `10.1.0.${i}`, verdict: `jump c${i}` })) }],
+        chains: [
+          {
+            name: 'out',
+            base: { type: 'filter', hook: 'output', priority: 0, policy: 'accept' },
+            rules: [{ id: 'seen', expr: 'ip daddr 127.0.0.2 update @seen { ip daddr }' }],
+          },
+          ...n.map((i) => ({ name: `c${i}`, rules: [{ id: `c${i}`, expr: `ip saddr @s${i} counter accept` }] })),
+        ],
+      };
+      const r = await spreadProg.update(want);
+      assert.equal(r.ok, true, r.error);
+      const resync = async (why: string) => {
+        const copy = spreadDp.reads.copy;
+        const kernel = spreadDp.reads.kernel;
+        const x = await spreadProg.resync();
+        assert.equal(x.ok, true, x.error);
+        return {
+          ops: x.transaction.map((o) => o.kind),
+          slice: spreadDp.lastSlice,
+          fromCopy: spreadDp.reads.copy === copy + 1,
+          kernel: spreadDp.reads.kernel - kernel,
+          why,
+        };
+      };
+      // A cycle: four reads from the copy, each a part, together the whole table.
+      const cycle = [await resync('1'), await resync('2'), await resync('3'), await resync('4')];
+      const sets = new Set<string>();
+      const chains = new Set<string>();
+      for (const c of cycle) {
+        assert.deepEqual(c, { ...c, ops: [], fromCopy: true, kernel: 0 }, `resync ${c.why}: answered from the copy, nothing to repair`);
+        assert.ok(c.slice!.chains.length < want.chains.length, `resync ${c.why} read a part of the chains, not all`);
+        for (const name of c.slice!.sets) sets.add(name);
+        for (const name of c.slice!.chains) chains.add(name);
+      }
+      assert.deepEqual([...sets].sort(), [...want.sets.map((x) => x.name), 'm'].sort(), 'every set and map read within the cycle');
+      assert.deepEqual([...chains].sort(), want.chains.map((c) => c.name).sort(), "every chain's rules read within the cycle");
+      assert.equal(cycle.filter((c) => c.slice!.heads).length, 1, "every chain's head read once in the cycle");
+
+      // Right after the read that checked `seen`, a packet adds to it: the next reads check other slices.
+      let k = 0;
+      while (!spreadDp.lastSlice!.sets.includes('seen'))
+        assert.ok(++k <= 4 && (await resync('to seen')).fromCopy, 'seen is checked within a cycle');
+      await spreadNode.run(['ping', '-c', '1', '-W', '1', '127.0.0.2']);
+      const next = await resync('after the packet');
+      assert.deepEqual(
+        [next.ops, next.fromCopy],
+        [[], true],
+        'the next read, from the copy, checked another slice: the generation did not move',
+      );
+      const after = [next];
+      while (!after.at(-1)!.ops.length) {
+        assert.ok(after.length < 4, `repaired within the cycle: ${JSON.stringify(after)}`);
+        after.push(await resync(`after the packet, ${after.length + 1}`));
+      }
+      const repair = after.at(-1)!;
+      assert.deepEqual(
+        [repair.ops, repair.kernel],
+        [['delete element'], 1],
+        'the slice holding seen differed: the whole table read and the element deleted',
+      );
+      const listed = await spreadNode.run(['nft', 'list', 'set', 'inet', 'podroute', 'seen']);
+      assert.doesNotMatch(listed, /127\.0\.0\.2/, 'the element is gone from the kernel');
+      assert.deepEqual((await resync('repaired')).ops, [], 'nothing left to repair');
       assert.throws(() => new NetlinkNftDataplane({ fullReadEvery: 0 }), /fullReadEvery: 0/);
     } finally {
-      every.close();
+      spreadProg.stop();
+      spreadDp.close();
     }
   });
 
