@@ -3,7 +3,7 @@
 // no line can reach another table. Names and texts are checked again here, so a script never
 // carries a second command hidden in a statement.
 
-import type { NftOp } from './dataplane.js';
+import type { NftApplyResult, NftOp } from './dataplane.js';
 import type { NftMapElement } from './nft-model.js';
 import { baseChainHeader, quote, tableRef } from './render.js';
 import { mapDeclaration } from './map-typeof.js';
@@ -90,9 +90,81 @@ export function opLine(table: { readonly family: 'inet'; readonly name: string }
   }
 }
 
+/**
+ * Checks one operation as opLine does, refusing what it refuses with the same error, without
+ * writing its line: a dataplane that writes no text checks every transaction and renders it
+ * only when someone reads the script.
+ */
+export function checkOp(op: NftOp): void {
+  switch (op.kind) {
+    case 'add table':
+      return;
+    case 'add set':
+    case 'add element':
+    case 'delete element':
+      if (op.kind === 'add set') {
+        // The declaration's own checks come from opLine itself: a line without elements is short.
+        opLine({ family: 'inet', name: 'podroute' }, { ...op, elements: [] });
+      } else checkName(op.set, 'set');
+      for (let i = 0; i < op.elements.length; i++) checkText(op.elements[i], `elements[${i}]`, ',{}');
+      return;
+    case 'add map':
+    case 'add map element': {
+      const verdicts = op.kind === 'add map' ? op.data === undefined : undefined;
+      if (op.kind === 'add map') {
+        checkName(op.map, 'map');
+        checkType(op.type, `map ${op.map} type`);
+        if (op.data !== undefined) checkType(op.data, `map ${op.map} data`);
+      } else checkName(op.map, 'map');
+      for (let i = 0; i < op.elements.length; i++) {
+        const e = op.elements[i];
+        if (verdicts) checkVerdict(e.verdict, `elements[${i}].verdict`);
+        else checkKey(e.verdict, `elements[${i}].verdict`);
+        checkKey(e.key, `elements[${i}].key`);
+      }
+      if (op.kind === 'add map' && op.typeof !== undefined) checkText(op.typeof, `map ${op.map} typeof`, ',{}');
+      return;
+    }
+    case 'delete map element':
+      checkName(op.map, 'map');
+      for (let i = 0; i < op.keys.length; i++) checkKey(op.keys[i], `keys[${i}]`);
+      return;
+    case 'add rule':
+      checkName(op.chain, 'chain');
+      checkText(op.expr, `rule in ${op.chain}`);
+      quote(op.comment, 'rule comment');
+      return;
+    default:
+      // Chains and deletions: one short line each, written and dropped.
+      opLine({ family: 'inet', name: 'podroute' }, op);
+  }
+}
+
 /** The whole transaction, one line per operation. */
 export function renderTransaction(table: { readonly family: 'inet'; readonly name: string }, ops: readonly NftOp[]): string {
   let out = '';
   for (const op of ops) out += `${opLine(table, op)}\n`;
   return out;
+}
+
+/**
+ * What applying `ops` came to, its script written only when read and then kept: the text of a
+ * whole table is megabytes that most applies never show. The operations are the values applied
+ * (a copy of the list is kept), so a script read after later applies still says this one.
+ */
+export function appliedResult(
+  table: { readonly family: 'inet'; readonly name: string },
+  ops: readonly NftOp[],
+  error?: string,
+): NftApplyResult {
+  const applied = ops.slice();
+  let script: string | undefined;
+  return {
+    ok: error === undefined,
+    ...(error !== undefined ? { error } : {}),
+    get script() {
+      script ??= renderTransaction(table, applied);
+      return script;
+    },
+  };
 }

@@ -7,7 +7,8 @@
 //
 // Tables, chains, sets, maps, elements and rules are written as netlink attributes; a rule's
 // nft text is compiled here (nftnl-rule.ts) with the anonymous sets it carries. Nothing runs
-// nft: a statement the compiler does not know refuses the transaction, naming it.
+// nft: a statement the compiler does not know refuses the transaction, naming it. The nft text
+// of a transaction is checked as `nft -f`'s would be, but written only when its script is read.
 //
 // A read can be answered without dumping the whole table: the dataplane keeps the table it last
 // read with each of its own commits applied (table-copy.ts) and the generation its last commit
@@ -24,7 +25,7 @@ import { MessageWriter } from '../netlink/writer.js';
 import { ERESTART, errnoText } from '../errno.js';
 import type { InstalledTable, NftApplyResult, NftDataplane, NftOp, RuleCounterRow } from './dataplane.js';
 import { POLICY_TABLE } from './nft-model.js';
-import { opLine, renderTransaction } from './nft-script.js';
+import { appliedResult, checkOp, opLine } from './nft-script.js';
 import {
   type ElementMemo,
   generation,
@@ -164,20 +165,20 @@ export class NetlinkNftDataplane implements NftDataplane {
   }
 
   async apply(ops: readonly NftOp[]): Promise<NftApplyResult> {
-    let script: string;
+    const table = { family: this.family, name: this.table };
     try {
-      script = renderTransaction({ family: this.family, name: this.table }, ops);
+      for (const op of ops) checkOp(op);
     } catch (e) {
       return { ok: false, error: (e as Error).message, script: '' };
     }
-    if (!ops.length) return { ok: true, script };
+    if (!ops.length) return appliedResult(table, ops);
     try {
-      return this.applyNetlink(ops, script);
+      return appliedResult(table, ops, this.applyNetlink(ops));
     } catch (e) {
       // Whether the kernel took it is not known.
       this.drop();
-      if (e instanceof NftEncodeError && e.op !== undefined) return { ok: false, error: this.refusal(ops, e.op, e.message), script };
-      return { ok: false, error: (e as Error).message, script };
+      if (e instanceof NftEncodeError && e.op !== undefined) return appliedResult(table, ops, this.refusal(ops, e.op, e.message));
+      return appliedResult(table, ops, (e as Error).message);
     }
   }
 
@@ -187,7 +188,8 @@ export class NetlinkNftDataplane implements NftDataplane {
     return `line ${op + 1} (${line.length > 160 ? `${line.slice(0, 157)}...` : line}): ${why}`;
   }
 
-  private applyNetlink(ops: readonly NftOp[], script: string): NftApplyResult {
+  /** Commits `ops`: undefined when the kernel took them, else why not. */
+  private applyNetlink(ops: readonly NftOp[]): string | undefined {
     const sock = this.socket();
     this.resolveKinds(ops);
     for (let attempt = 0; ; attempt++) {
@@ -215,7 +217,7 @@ export class NetlinkNftDataplane implements NftDataplane {
       if (!refused.size) {
         this.learn(ops);
         this.follow(ops, sent, after);
-        return { ok: true, script };
+        return undefined;
       }
       this.drop();
       const lines: string[] = [];
@@ -224,7 +226,7 @@ export class NetlinkNftDataplane implements NftDataplane {
         const text = errnoText(r.errno, r.message);
         lines.push(op === undefined ? `batch: ${text}` : this.refusal(ops, op, text));
       }
-      return { ok: false, error: lines.join('\n'), script };
+      return lines.join('\n');
     }
   }
 

@@ -7,6 +7,7 @@
 
 import { EventEmitter } from 'node:events';
 import type {
+  NftApplyResult,
   InstalledChain,
   InstalledMap,
   InstalledSet,
@@ -368,14 +369,14 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     const resync = this.needResync || (!this.believed && !this.pending);
     this.needResync = false;
     let transaction: NftOp[] = [];
-    let script = '';
+    let applied: NftApplyResult | undefined;
     let error: string | undefined;
     try {
       const current = resync ? await this.dataplane.read() : this.believed;
       transaction = this.plan(resync, current);
       if (transaction.length) {
         const r = await this.dataplane.apply(transaction);
-        script = r.script;
+        applied = r;
         if (!r.ok) error = r.error ?? 'refused';
       }
     } catch (e) {
@@ -392,7 +393,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
       this.pending = undefined;
       this.scheduleRetry();
     }
-    const report = summarize(resync ? 'resync' : 'incremental', transaction, script, performance.now() - t0, error);
+    const report = summarize(resync ? 'resync' : 'incremental', transaction, applied, performance.now() - t0, error);
     this.last = report;
     this.emit('report', report);
     return report;
@@ -493,7 +494,7 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
 function summarize(
   kind: PolicyApplyReport['kind'],
   tx: readonly NftOp[],
-  script: string,
+  applied: NftApplyResult | undefined,
   durationMs: number,
   error?: string,
 ): PolicyApplyReport {
@@ -513,7 +514,10 @@ function summarize(
     elementsAdded,
     elementsDeleted,
     transaction: tx,
-    script,
+    // Read through: the dataplane may write its script only when asked.
+    get script() {
+      return applied?.script ?? '';
+    },
     durationMs,
     ...(error !== undefined ? { error } : {}),
   };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { compilePolicy } from '../../../felix/policy/compile.js';
-import type { InstalledTable } from '../../../felix/policy/dataplane.js';
+import type { InstalledTable, NftOp } from '../../../felix/policy/dataplane.js';
 import type { NftSet, NftTable } from '../../../felix/policy/nft-model.js';
 import { NftablesDataplane } from '../../../felix/policy/nft-dataplane.js';
 import { readTableJson } from '../../../felix/policy/nft-readback.js';
@@ -98,6 +98,26 @@ describe('felix/policy nftables netlink dataplane in a kernel', function () {
     assert.equal(loop.ok, false);
     assert.match(loop.error ?? '', /^line 1 \(add element inet podroute to-wl \{ "cali3" : jump missing \}\): ENOENT/);
     assert.equal(await ours(), before);
+  });
+
+  it('a script read late says the transaction it came with, and a text nft cannot carry is refused before the kernel sees it', async () => {
+    assert.equal((await prog.update(table([hosts(['10.65.0.2']), nets(['10.0.0.0/8'])]))).ok, true);
+    const ops: NftOp[] = [{ kind: 'add element', set: 's4-web', elements: ['10.65.0.7'] }];
+    const first = await dp.apply(ops);
+    // The caller's list reused, and the table changed again, before the first script is read.
+    ops[0] = { kind: 'delete element', set: 's4-web', elements: ['10.65.0.7'] };
+    const second = await dp.apply(ops);
+    assert.ok(first.ok && second.ok, `${first.error} ${second.error}`);
+    assert.equal(first.script, 'add element inet podroute s4-web { 10.65.0.7 }\n');
+    assert.equal(second.script, 'delete element inet podroute s4-web { 10.65.0.7 }\n');
+    const before = await ours();
+    const bad = await dp.apply([
+      { kind: 'add element', set: 's4-web', elements: ['10.65.0.8'] },
+      { kind: 'add rule', chain: 'to-cali1', expr: 'accept', comment: 'a "quoted" comment' },
+    ]);
+    assert.equal(bad.ok, false, 'a comment nft cannot quote is refused');
+    assert.match(bad.error ?? '', /^nft rule comment .*cannot be written$/);
+    assert.equal(await ours(), before, 'and nothing of it was sent');
   });
 
   // A writer in a child process, killed with SIGKILL where the test says (nft-batch-writer.ts).
