@@ -132,15 +132,39 @@ export class SortedTexts {
 
 const told = new WeakMap<object, SortedTexts>();
 
+// One getter for every object and field: an accessor defined on a key the object does not have
+// yet keeps V8's fast shape, shared by all such objects; turning an existing field into an
+// accessor, or a getter made per object, gives each object its own dictionary (a few hundred
+// bytes a set, on every change).
+const byField = new Map<string, PropertyDescriptor>();
+function descriptor(field: string): PropertyDescriptor {
+  let d = byField.get(field);
+  if (!d) {
+    d = {
+      get(this: object) {
+        return told.get(this)?.list();
+      },
+      enumerable: true,
+      configurable: true,
+    };
+    byField.set(field, d);
+  }
+  return d;
+}
+
 /**
- * `o` with `field` read from `texts` on first use (an enumerable property like any other, so
- * spreads, JSON and deep comparison see the list). `o` must already have the field, so that its
- * place among the keys stays.
+ * A copy of `o` with `field` read from `texts` on first use (an enumerable property like any
+ * other, so spreads, JSON and deep comparison see the list). `o` must already have the field,
+ * so that its place among the keys stays.
  */
 export function withSortedTexts<T extends object>(o: T, field: keyof T & string, texts: SortedTexts): T {
-  told.set(o, texts);
-  Object.defineProperty(o, field, { get: () => texts.list(), enumerable: true, configurable: true });
-  return o;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(o)) {
+    if (key === field) Object.defineProperty(out, key, descriptor(field));
+    else out[key] = (o as Record<string, unknown>)[key];
+  }
+  told.set(out, texts);
+  return out as T;
 }
 
 /** The list `o[field]` as SortedTexts: the one it was made from, or its plain (sorted) array taken as it is. */
