@@ -4,6 +4,8 @@
 // versions before it. The whole list is made only when someone reads it (a dump, a set seen for
 // the first time): the steps after the calculation graph work on the recorded change.
 
+import { lazySource, withLazyList } from './lazy-field.js';
+
 /** Where `a` is or would go in the sorted list (the order `<` gives text, as `sort()` does). */
 export function lowerBound(list: readonly string[], a: string): number {
   let lo = 0;
@@ -130,44 +132,17 @@ export class SortedTexts {
   }
 }
 
-const told = new WeakMap<object, SortedTexts>();
-
-// One getter for every object and field: an accessor defined on a key the object does not have
-// yet keeps V8's fast shape, shared by all such objects; turning an existing field into an
-// accessor, or a getter made per object, gives each object its own dictionary (a few hundred
-// bytes a set, on every change).
-const byField = new Map<string, PropertyDescriptor>();
-function descriptor(field: string): PropertyDescriptor {
-  let d = byField.get(field);
-  if (!d) {
-    d = {
-      get(this: object) {
-        return told.get(this)?.list();
-      },
-      enumerable: true,
-      configurable: true,
-    };
-    byField.set(field, d);
-  }
-  return d;
-}
-
 /**
  * A copy of `o` with `field` read from `texts` on first use (an enumerable property like any
  * other, so spreads, JSON and deep comparison see the list). `o` must already have the field,
  * so that its place among the keys stays.
  */
 export function withSortedTexts<T extends object>(o: T, field: keyof T & string, texts: SortedTexts): T {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(o)) {
-    if (key === field) Object.defineProperty(out, key, descriptor(field));
-    else out[key] = (o as Record<string, unknown>)[key];
-  }
-  told.set(out, texts);
-  return out as T;
+  return withLazyList(o, field, texts);
 }
 
 /** The list `o[field]` as SortedTexts: the one it was made from, or its plain (sorted) array taken as it is. */
 export function sortedTextsOf<T extends object>(o: T, field: keyof T & string): SortedTexts {
-  return told.get(o) ?? SortedTexts.of(o[field] as readonly string[]);
+  const source = lazySource(o);
+  return source instanceof SortedTexts ? source : SortedTexts.of(o[field] as readonly string[]);
 }
