@@ -36,6 +36,23 @@ const CHUNK = 64;
 
 type Chunks = readonly (readonly string[])[];
 
+// A chunk copied for one change is made at its new length in one step: a copy that then grows by
+// a text would allocate its backing store twice.
+function copyWith(c: readonly string[], at: number, a: string): string[] {
+  const n = new Array<string>(c.length + 1);
+  for (let j = 0; j < at; j++) n[j] = c[j]!;
+  n[at] = a;
+  for (let j = at; j < c.length; j++) n[j + 1] = c[j]!;
+  return n;
+}
+
+function copyWithout(c: readonly string[], at: number): string[] {
+  const n = new Array<string>(c.length - 1);
+  for (let j = 0; j < at; j++) n[j] = c[j]!;
+  for (let j = at + 1; j < c.length; j++) n[j - 1] = c[j]!;
+  return n;
+}
+
 export class SortedTexts {
   /** The whole list, when it was given whole or has been read. */
   private whole?: readonly string[];
@@ -61,19 +78,15 @@ export class SortedTexts {
     const heads = fromHeads.slice();
     // Chunks copied for this version, which it may change in place.
     const own = new Set<string[]>();
-    const mine = (i: number): string[] => {
+    for (const r of removed) {
+      const i = upperBound(heads, r) - 1;
       let c = chunks[i]!;
-      if (!own.has(c)) {
-        c = c.slice();
+      if (own.has(c)) c.splice(lowerBound(c, r), 1);
+      else {
+        c = copyWithout(c, lowerBound(c, r));
         chunks[i] = c;
         own.add(c);
       }
-      return c;
-    };
-    for (const r of removed) {
-      const i = upperBound(heads, r) - 1;
-      const c = mine(i);
-      c.splice(lowerBound(c, r), 1);
       if (c.length) heads[i] = c[0]!;
       else {
         chunks.splice(i, 1);
@@ -89,8 +102,13 @@ export class SortedTexts {
         continue;
       }
       const i = Math.max(0, upperBound(heads, a) - 1);
-      const c = mine(i);
-      c.splice(lowerBound(c, a), 0, a);
+      let c = chunks[i]!;
+      if (own.has(c)) c.splice(lowerBound(c, a), 0, a);
+      else {
+        c = copyWith(c, lowerBound(c, a), a);
+        chunks[i] = c;
+        own.add(c);
+      }
       heads[i] = c[0]!;
       if (c.length > 2 * CHUNK) {
         const rest = c.splice(CHUNK);
