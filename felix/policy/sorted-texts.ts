@@ -18,13 +18,13 @@ export function lowerBound(list: readonly string[], a: string): number {
   return lo;
 }
 
-/** The first place whose text is after `a`. */
-function upperBound(list: readonly string[], a: string): number {
+/** The first chunk whose first text is after `a` (the chunks' first texts are their heads). */
+function chunkAfter(chunks: Chunks, a: string): number {
   let lo = 0;
-  let hi = list.length;
+  let hi = chunks.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (list[mid]! <= a) lo = mid + 1;
+    if (chunks[mid]![0]! <= a) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -56,9 +56,8 @@ function copyWithout(c: readonly string[], at: number): string[] {
 export class SortedTexts {
   /** The whole list, when it was given whole or has been read. */
   private whole?: readonly string[];
-  /** The texts in sorted chunks, none empty, and each chunk's first text; made from `whole` on first change. */
+  /** The texts in sorted chunks, none empty; made from `whole` on first change. */
   private chunks?: Chunks;
-  private heads?: readonly string[];
   private constructor(readonly length: number) {}
 
   /** A list already whole and sorted; it is not copied, so it must not change afterwards. */
@@ -73,13 +72,11 @@ export class SortedTexts {
    * it, and each added text not in it once the removed are out (the caller knows the change).
    */
   changed(added: readonly string[], removed: readonly string[]): SortedTexts {
-    const { chunks: from, heads: fromHeads } = this.chunked();
-    const chunks = from.slice() as string[][];
-    const heads = fromHeads.slice();
+    const chunks = this.chunked().slice() as string[][];
     // Chunks copied for this version, which it may change in place.
     const own = new Set<string[]>();
     for (const r of removed) {
-      const i = upperBound(heads, r) - 1;
+      const i = chunkAfter(chunks, r) - 1;
       let c = chunks[i]!;
       if (own.has(c)) c.splice(lowerBound(c, r), 1);
       else {
@@ -87,21 +84,16 @@ export class SortedTexts {
         chunks[i] = c;
         own.add(c);
       }
-      if (c.length) heads[i] = c[0]!;
-      else {
-        chunks.splice(i, 1);
-        heads.splice(i, 1);
-      }
+      if (!c.length) chunks.splice(i, 1);
     }
     for (const a of added) {
       if (!chunks.length) {
         const c = [a];
         own.add(c);
         chunks.push(c);
-        heads.push(a);
         continue;
       }
-      const i = Math.max(0, upperBound(heads, a) - 1);
+      const i = Math.max(0, chunkAfter(chunks, a) - 1);
       let c = chunks[i]!;
       if (own.has(c)) c.splice(lowerBound(c, a), 0, a);
       else {
@@ -109,24 +101,21 @@ export class SortedTexts {
         chunks[i] = c;
         own.add(c);
       }
-      heads[i] = c[0]!;
       if (c.length > 2 * CHUNK) {
         const rest = c.splice(CHUNK);
         own.add(rest);
         chunks.splice(i + 1, 0, rest);
-        heads.splice(i + 1, 0, rest[0]!);
       }
     }
     const t = new SortedTexts(this.length + added.length - removed.length);
     t.chunks = chunks;
-    t.heads = heads;
     return t;
   }
 
   has(text: string): boolean {
     if (this.whole) return this.whole[lowerBound(this.whole, text)] === text;
-    const { chunks, heads } = this.chunked();
-    const i = upperBound(heads, text) - 1;
+    const chunks = this.chunked();
+    const i = chunkAfter(chunks, text) - 1;
     if (i < 0) return false;
     const c = chunks[i]!;
     return c[lowerBound(c, text)] === text;
@@ -138,15 +127,14 @@ export class SortedTexts {
     return this.whole;
   }
 
-  private chunked(): { chunks: Chunks; heads: readonly string[] } {
+  private chunked(): Chunks {
     if (!this.chunks) {
       const w = this.whole!;
       const chunks: (readonly string[])[] = [];
       for (let i = 0; i < w.length; i += CHUNK) chunks.push(w.slice(i, i + CHUNK));
       this.chunks = chunks;
-      this.heads = chunks.map((c) => c[0]!);
     }
-    return { chunks: this.chunks, heads: this.heads! };
+    return this.chunks;
   }
 }
 
