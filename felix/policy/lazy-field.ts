@@ -7,7 +7,11 @@ export interface ListSource {
   list(): readonly unknown[];
 }
 
-const told = new WeakMap<object, ListSource>();
+// The source rides on the object under a symbol, not enumerable: spreads, JSON and deep
+// comparison do not see it, and the getter reads it as a plain field (a WeakMap lookup on every
+// read of a set's members showed in the steps that read them).
+const SOURCE = Symbol('list source');
+type Carrier = { readonly [SOURCE]?: ListSource };
 
 // One getter for every object and field: an accessor defined on a key the object does not have
 // yet keeps V8's fast shape, shared by all such objects; turning an existing field into an
@@ -18,8 +22,8 @@ function descriptor(field: string): PropertyDescriptor {
   let d = byField.get(field);
   if (!d) {
     d = {
-      get(this: object) {
-        return told.get(this)?.list();
+      get(this: Carrier) {
+        return this[SOURCE]?.list();
       },
       enumerable: true,
       configurable: true,
@@ -40,11 +44,11 @@ export function withLazyList<T extends object>(o: T, field: keyof T & string, so
     if (key === field) Object.defineProperty(out, key, descriptor(field));
     else out[key] = (o as Record<string, unknown>)[key];
   }
-  told.set(out, source);
+  Object.defineProperty(out, SOURCE, { value: source });
   return out as T;
 }
 
 /** The source `o`'s lazy field reads from, if it has one. */
 export function lazySource(o: object): ListSource | undefined {
-  return told.get(o);
+  return (o as Carrier)[SOURCE];
 }
