@@ -13,6 +13,7 @@ import { kernelAddressSets, kernelNamedPortSets } from './compile-sets.js';
 import { type InputEdit, recordNftMapChange, recordTableChange, type TableChange } from './derivation.js';
 import { type AddressSet, type NamedPortSet, type Policy, type PolicyEndpoint, type PolicyInput, policyTier } from './input.js';
 import { addressSetName, type Direction, endpointChainName, FROM_ENDPOINT_MAP, namedPortSetName, TO_ENDPOINT_MAP } from './names.js';
+import { type NamedListEdit, namedListOf, withNamedList } from './named-list.js';
 import type { NftChain, NftMap, NftMapElement, NftSet, NftTable } from './nft-model.js';
 
 export const IFNAME = /^[A-Za-z0-9_.:-]{1,15}$/;
@@ -115,7 +116,6 @@ function lowerBound<T>(list: readonly T[], key: string, of: (t: T) => string): n
 }
 
 const self = (s: string): string => s;
-const setName = (s: NftSet): string => s.name;
 
 function insertSorted(list: string[], key: string): void {
   const at = lowerBound(list, key, self);
@@ -293,11 +293,12 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
     }
   }
 
-  // Sets: those whose use began or ended, and the used ones the edit rebuilt.
-  let sets: NftSet[] | undefined;
+  // Sets: those whose use began or ended, and the used ones the edit rebuilt. The table's list
+  // is a new version sharing the chunks the edit did not touch, not a copy.
+  let sets: NamedListEdit<NftSet> | undefined;
   const changedSets: NftSet[] = [];
   const removedSets: string[] = [];
-  const oldSets = s.table.sets;
+  const oldSets = namedListOf<NftSet, NftTable>(s.table, 'sets');
   const edited = (
     ids: Set<string>,
     touched: Set<string>,
@@ -307,34 +308,30 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   ) => {
     for (const id of new Set([...ids, ...touched])) {
       const used = uses.has(id);
-      const at4 = lowerBound(oldSets, name(id, 4), setName);
-      const before = oldSets[at4]?.name === name(id, 4);
+      const before = oldSets.get(name(id, 4)) !== undefined;
       if (!used && !before) continue;
-      sets ??= oldSets.slice();
+      sets ??= oldSets.edit();
       if (used && before) {
         if (!touched.has(id)) continue;
         for (const next of parts(id)) {
-          const at = lowerBound(sets, next.name, setName);
-          if (sets[at] === next) continue;
-          sets[at] = next;
+          if (sets.get(next.name) === next) continue;
+          sets.put(next);
           changedSets.push(next);
         }
         continue;
       }
       // A set that came is named whole, one that went by name: the table's own names, as TableDelta asks.
       for (const family of [4, 6] as const) {
-        const at = lowerBound(sets, name(id, family), setName);
         if (used) {
-          if (sets[at]?.name === name(id, family)) throw new WholeCompile();
+          if (sets.get(name(id, family))) throw new WholeCompile();
         } else {
-          if (sets[at]?.name !== name(id, family)) throw new WholeCompile();
-          sets.splice(at, 1);
+          if (!sets.remove(name(id, family))) throw new WholeCompile();
           removedSets.push(name(id, family));
         }
       }
       if (used)
         for (const next of parts(id)) {
-          sets.splice(lowerBound(sets, next.name, setName), 0, next);
+          sets.put(next);
           changedSets.push(next);
         }
     }
@@ -392,7 +389,11 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
     chains = list;
   }
 
-  const table: NftTable = { family: 'inet', name: s.table.name, sets: sets ?? oldSets, maps, chains };
+  const table = withNamedList<NftTable, NftSet>(
+    { family: 'inet', name: s.table.name, sets: [], maps, chains },
+    'sets',
+    sets?.done() ?? oldSets,
+  );
   const change: { -readonly [K in keyof TableChange]: TableChange[K] } = { from: s.table, sets: changedSets };
   if (removedSets.length) change.removedSets = removedSets;
   if (changedMaps.length) change.maps = changedMaps;

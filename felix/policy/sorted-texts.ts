@@ -4,6 +4,8 @@
 // versions before it. The whole list is made only when someone reads it (a dump, a set seen for
 // the first time): the steps after the calculation graph work on the recorded change.
 
+import { lazySource, withLazyList } from './lazy-field.js';
+
 /** Where `a` is or would go in the sorted list (the order `<` gives text, as `sort()` does). */
 export function lowerBound(list: readonly string[], a: string): number {
   let lo = 0;
@@ -16,13 +18,13 @@ export function lowerBound(list: readonly string[], a: string): number {
   return lo;
 }
 
-/** The first place whose text is after `a`. */
-function upperBound(list: readonly string[], a: string): number {
+/** The first chunk whose first text is after `a` (the chunks' first texts are their heads). */
+function chunkAfter(chunks: Chunks, a: string): number {
   let lo = 0;
-  let hi = list.length;
+  let hi = chunks.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (list[mid]! <= a) lo = mid + 1;
+    if (chunks[mid]![0]! <= a) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -34,12 +36,28 @@ const CHUNK = 64;
 
 type Chunks = readonly (readonly string[])[];
 
+// A chunk copied for one change is made at its new length in one step: a copy that then grows by
+// a text would allocate its backing store twice.
+function copyWith(c: readonly string[], at: number, a: string): string[] {
+  const n = new Array<string>(c.length + 1);
+  for (let j = 0; j < at; j++) n[j] = c[j]!;
+  n[at] = a;
+  for (let j = at; j < c.length; j++) n[j + 1] = c[j]!;
+  return n;
+}
+
+function copyWithout(c: readonly string[], at: number): string[] {
+  const n = new Array<string>(c.length - 1);
+  for (let j = 0; j < at; j++) n[j] = c[j]!;
+  for (let j = at + 1; j < c.length; j++) n[j - 1] = c[j]!;
+  return n;
+}
+
 export class SortedTexts {
   /** The whole list, when it was given whole or has been read. */
   private whole?: readonly string[];
-  /** The texts in sorted chunks, none empty, and each chunk's first text; made from `whole` on first change. */
+  /** The texts in sorted chunks, none empty; made from `whole` on first change. */
   private chunks?: Chunks;
-  private heads?: readonly string[];
   private constructor(readonly length: number) {}
 
   /** A list already whole and sorted; it is not copied, so it must not change afterwards. */
@@ -54,59 +72,50 @@ export class SortedTexts {
    * it, and each added text not in it once the removed are out (the caller knows the change).
    */
   changed(added: readonly string[], removed: readonly string[]): SortedTexts {
-    const { chunks: from, heads: fromHeads } = this.chunked();
-    const chunks = from.slice() as string[][];
-    const heads = fromHeads.slice();
+    const chunks = this.chunked().slice() as string[][];
     // Chunks copied for this version, which it may change in place.
     const own = new Set<string[]>();
-    const mine = (i: number): string[] => {
+    for (const r of removed) {
+      const i = chunkAfter(chunks, r) - 1;
       let c = chunks[i]!;
-      if (!own.has(c)) {
-        c = c.slice();
+      if (own.has(c)) c.splice(lowerBound(c, r), 1);
+      else {
+        c = copyWithout(c, lowerBound(c, r));
         chunks[i] = c;
         own.add(c);
       }
-      return c;
-    };
-    for (const r of removed) {
-      const i = upperBound(heads, r) - 1;
-      const c = mine(i);
-      c.splice(lowerBound(c, r), 1);
-      if (c.length) heads[i] = c[0]!;
-      else {
-        chunks.splice(i, 1);
-        heads.splice(i, 1);
-      }
+      if (!c.length) chunks.splice(i, 1);
     }
     for (const a of added) {
       if (!chunks.length) {
         const c = [a];
         own.add(c);
         chunks.push(c);
-        heads.push(a);
         continue;
       }
-      const i = Math.max(0, upperBound(heads, a) - 1);
-      const c = mine(i);
-      c.splice(lowerBound(c, a), 0, a);
-      heads[i] = c[0]!;
+      const i = Math.max(0, chunkAfter(chunks, a) - 1);
+      let c = chunks[i]!;
+      if (own.has(c)) c.splice(lowerBound(c, a), 0, a);
+      else {
+        c = copyWith(c, lowerBound(c, a), a);
+        chunks[i] = c;
+        own.add(c);
+      }
       if (c.length > 2 * CHUNK) {
         const rest = c.splice(CHUNK);
         own.add(rest);
         chunks.splice(i + 1, 0, rest);
-        heads.splice(i + 1, 0, rest[0]!);
       }
     }
     const t = new SortedTexts(this.length + added.length - removed.length);
     t.chunks = chunks;
-    t.heads = heads;
     return t;
   }
 
   has(text: string): boolean {
     if (this.whole) return this.whole[lowerBound(this.whole, text)] === text;
-    const { chunks, heads } = this.chunked();
-    const i = upperBound(heads, text) - 1;
+    const chunks = this.chunked();
+    const i = chunkAfter(chunks, text) - 1;
     if (i < 0) return false;
     const c = chunks[i]!;
     return c[lowerBound(c, text)] === text;
@@ -118,32 +127,28 @@ export class SortedTexts {
     return this.whole;
   }
 
-  private chunked(): { chunks: Chunks; heads: readonly string[] } {
+  private chunked(): Chunks {
     if (!this.chunks) {
       const w = this.whole!;
       const chunks: (readonly string[])[] = [];
       for (let i = 0; i < w.length; i += CHUNK) chunks.push(w.slice(i, i + CHUNK));
       this.chunks = chunks;
-      this.heads = chunks.map((c) => c[0]!);
     }
-    return { chunks: this.chunks, heads: this.heads! };
+    return this.chunks;
   }
 }
 
-const told = new WeakMap<object, SortedTexts>();
-
 /**
- * `o` with `field` read from `texts` on first use (an enumerable property like any other, so
- * spreads, JSON and deep comparison see the list). `o` must already have the field, so that its
- * place among the keys stays.
+ * A copy of `o` with `field` read from `texts` on first use (an enumerable property like any
+ * other, so spreads, JSON and deep comparison see the list). `o` must already have the field,
+ * so that its place among the keys stays.
  */
 export function withSortedTexts<T extends object>(o: T, field: keyof T & string, texts: SortedTexts): T {
-  told.set(o, texts);
-  Object.defineProperty(o, field, { get: () => texts.list(), enumerable: true, configurable: true });
-  return o;
+  return withLazyList(o, field, texts);
 }
 
 /** The list `o[field]` as SortedTexts: the one it was made from, or its plain (sorted) array taken as it is. */
 export function sortedTextsOf<T extends object>(o: T, field: keyof T & string): SortedTexts {
-  return told.get(o) ?? SortedTexts.of(o[field] as readonly string[]);
+  const source = lazySource(o);
+  return source instanceof SortedTexts ? source : SortedTexts.of(o[field] as readonly string[]);
 }
