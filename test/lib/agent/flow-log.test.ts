@@ -9,7 +9,7 @@ import { renderNftScript } from '../../../felix/policy/render.js';
 import { mergeTable } from '../../../felix/policy/table-parts.js';
 import { compileServices } from '../../../felix/services/compile.js';
 import type { ServiceInput } from '../../../felix/services/input.js';
-import { FlowLog } from '../../../lib/agent/flow-log.js';
+import { FlowLog, type FlowLogSettings } from '../../../lib/agent/flow-log.js';
 import type { FlowRecord } from '../../../lib/agent/flow-records.js';
 import type { WorkloadEndpoint } from '../../../lib/resources/index.js';
 import { PolicyNode, type PodSpec } from '../../felix/policy/compile-lab.js';
@@ -93,6 +93,26 @@ describe('lib/agent flow log on a real kernel', function () {
     await lab.destroy();
   });
 
+  /** A flow log on the node with these settings, the policy and services loaded with its rules, started. */
+  const startFlowLog = async (settings: Omit<FlowLogSettings, 'netns' | 'ratePerSecond' | 'burst' | 'flushIntervalMs'>) => {
+    const flows = new FlowLog(
+      { netns: `/var/run/netns/${node.node.name}`, ratePerSecond: 500, burst: 100, flushIntervalMs: 60_000, ...settings },
+      {
+        nodeName: 'n1',
+        workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
+        services: () => services,
+        log: () => undefined,
+      },
+    );
+    const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
+    await loadScript(node.node, renderNftScript(table, { replace: true }));
+    // An earlier run's connections end unseen: no record here is of a connection made before.
+    await node.node.run(['conntrack', '-F']).catch(() => undefined);
+    flows.policyInput(policy);
+    await flows.start();
+    return flows;
+  };
+
   // Twice on one node: with every Allow logging its connection's first packet, and with the Allow
   // rules writing their number into conntrack mark bits (flowLogs.ctMark), read from the
   // connection's own events.
@@ -101,30 +121,12 @@ describe('lib/agent flow log on a real kernel', function () {
       let flows: FlowLog;
 
       before(async () => {
-        flows = new FlowLog(
-          {
-            netns: `/var/run/netns/${node.node.name}`,
-            group: ctMark ? 22 : 21,
-            ...(ctMark ? { ctMark } : {}),
-            ratePerSecond: 500,
-            burst: 100,
-            aggregationAllowed: 0,
-            aggregationDenied: 0,
-            flushIntervalMs: 60_000,
-          },
-          {
-            nodeName: 'n1',
-            workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
-            services: () => services,
-            log: () => undefined,
-          },
-        );
-        const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
-        await loadScript(node.node, renderNftScript(table, { replace: true }));
-        // The first run's connections end unseen: no record here is of a connection made before.
-        await node.node.run(['conntrack', '-F']).catch(() => undefined);
-        flows.policyInput(policy);
-        await flows.start();
+        flows = await startFlowLog({
+          group: ctMark ? 22 : 21,
+          ...(ctMark ? { ctMark } : {}),
+          aggregationAllowed: 0,
+          aggregationDenied: 0,
+        });
       });
       after(() => flows?.stop());
 
@@ -251,20 +253,7 @@ describe('lib/agent flow log on a real kernel', function () {
   describe('connections folded in the addon', () => {
     let flows: FlowLog;
     before(async () => {
-      flows = new FlowLog(
-        { netns: `/var/run/netns/${node.node.name}`, group: 23, ratePerSecond: 500, burst: 100, flushIntervalMs: 60_000, poolsOnly: true },
-        {
-          nodeName: 'n1',
-          workloads: () => new Map(PODS.map((p) => [p.name, workload(p)])),
-          services: () => services,
-          log: () => undefined,
-        },
-      );
-      const table = mergeTable(compilePolicy(policy, { flowLogs: flows.rules }), new Map([['services', compileServices(services)]]));
-      await loadScript(node.node, renderNftScript(table, { replace: true }));
-      await node.node.run(['conntrack', '-F']).catch(() => undefined);
-      flows.policyInput(policy);
-      await flows.start();
+      flows = await startFlowLog({ group: 23, poolsOnly: true });
     });
     after(() => flows?.stop());
 
