@@ -66,14 +66,19 @@ const TEXT = new Map<number, string>([
   [ERESTART, 'ERESTART: another nftables commit came first'],
 ]);
 
+/** The platform's names of the errnos felix has no words for: "EPROTONOSUPPORT (errno 93)". */
+const NAMES = new Map(Object.entries(E).map(([name, n]) => [n, `${name} (errno ${n})`]));
+
 /**
  * The text of a failure: "ENODEV: No such device", or with `detail` in place of the generic
- * words, "ENODEV: device cali1 does not exist". An errno felix has no name for reads "errno N".
+ * words, "ENODEV: device cali1 does not exist". An errno felix has no words for reads by the
+ * platform's name, "EPROTONOSUPPORT (errno 93)", and one the platform does not name "errno N".
  */
 export function errnoText(errno: number, detail?: string): string {
   const text = TEXT.get(errno);
-  if (detail === undefined) return text ?? `errno ${errno}`;
-  return `${text === undefined ? `errno ${errno}` : text.slice(0, text.indexOf(':'))}: ${detail}`;
+  const name = text === undefined ? (NAMES.get(errno) ?? `errno ${errno}`) : text.slice(0, text.indexOf(':'));
+  if (detail === undefined) return text ?? name;
+  return `${name}: ${detail}`;
 }
 
 /**

@@ -7,6 +7,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { parseCidr } from '../../ip/index.js';
+import { EBUSY, errnoText } from '../errno.js';
 import { inNetns, loadNative } from '../netlink/native.js';
 import { NETLINK_NETFILTER } from '../netlink/nf-constants.js';
 import { NetlinkSocket } from '../netlink/socket.js';
@@ -152,7 +153,9 @@ export class FlowReader {
       const r = await nflog.execute(w);
       const failed = [...r.errors].find((e) => e !== 0);
       if (failed !== undefined)
-        throw new Error(`nfnetlink_log group ${o.group}: ${failed === 16 ? 'another program reads this group' : `errno ${failed}`}`);
+        throw new Error(
+          `nfnetlink_log group ${o.group}: ${errnoText(failed, failed === EBUSY ? 'another program reads this group' : undefined)}`,
+        );
     } catch (e) {
       conntrack.close();
       nflog?.close();
@@ -335,7 +338,7 @@ export class FlowReader {
     }
     const on = nets.length > 0 && nets.length <= 2 * MAX_FILTER_NETS;
     const errno = this.conntrack.readRaw((fd, buf) => read(fd, buf, this.rows, undefined, undefined, Uint32Array.from(on ? nets : [])));
-    if (errno !== 0) throw new Error(`conntrack event filter: errno ${errno}`);
+    if (errno !== 0) throw new Error(`conntrack event filter: ${errnoText(errno)}`);
     return on;
   }
 

@@ -4,7 +4,6 @@
 // <linux/netfilter/nfnetlink_conntrack.h>; the filter flags are the kernel's own (nf_internals.h).
 
 import { formatAddress, parseAddress } from '../../ip/index.js';
-import { constants } from 'node:os';
 import { ENOENT, errnoText } from '../errno.js';
 import { AF_INET, AF_INET6, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST } from './constants.js';
 import { NETLINK_NETFILTER } from './nf-constants.js';
@@ -85,19 +84,9 @@ export class ConntrackError extends Error {
     readonly errno: number,
     what: string,
   ) {
-    super(`${what}: ${errnoName(errno)}`);
+    super(`${what}: ${errnoText(errno)}`);
     this.name = 'ConntrackError';
   }
-}
-
-const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
-
-/** "ENOENT: No such file or directory", or for an errno felix has no words for, its name ("EPROTONOSUPPORT (errno 93)"). */
-export function errnoName(errno: number): string {
-  const text = errnoText(errno);
-  if (!text.startsWith('errno ')) return text;
-  const name = ERRNO_NAMES.get(errno);
-  return name ? `${name} (errno ${errno})` : text;
 }
 
 /** The errno of what the addon or the socket threw, if it carries one. */

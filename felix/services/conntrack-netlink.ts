@@ -3,7 +3,8 @@
 // process is started (a fork would make felix's next change dearer: its heap write-protected,
 // its TLB flushed) and no package is needed beyond the netlink addon felix is built with.
 import { formatAddress, parseAddress } from '../../ip/index.js';
-import { type ConntrackEntry, type ConntrackQuery, Ctnetlink, errnoName, IPPROTO_UDP } from '../netlink/ctnetlink.js';
+import { errnoText } from '../errno.js';
+import { type ConntrackEntry, type ConntrackQuery, Ctnetlink, IPPROTO_UDP } from '../netlink/ctnetlink.js';
 import { loadNative, nativeLoadError } from '../netlink/native.js';
 import type { ConntrackCleaner, ConntrackFilter } from './conntrack.js';
 
@@ -59,7 +60,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
       if (r.failed.length) {
         const { entry, errno } = r.failed[0]!;
         this.report(
-          `conntrack: ${r.failed.length} of ${entries.length} stale UDP entries not deleted, the first ${describe(entry)}: ${errnoName(errno)}`,
+          `conntrack: ${r.failed.length} of ${entries.length} stale UDP entries not deleted, the first ${describe(entry)}: ${errnoText(errno)}`,
         );
       }
       return r.deleted;

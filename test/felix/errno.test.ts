@@ -1,5 +1,6 @@
 // The errno names felix compares and the text a person reads for each.
 import assert from 'node:assert/strict';
+import { constants } from 'node:os';
 import * as errno from '../../felix/errno.js';
 import { EEXIST, ENOBUFS, ENODEV, ENOENT, ESRCH, ETIMEDOUT, errnoText, replyLost } from '../../felix/errno.js';
 import { MemoryDataplane } from '../../felix/index.js';
@@ -33,6 +34,12 @@ describe('felix errnos', () => {
   it('a detail takes the place of the generic words, the name stays', () => {
     assert.equal(errnoText(EEXIST), 'EEXIST: File exists');
     assert.equal(errnoText(ENODEV, 'device cali1 does not exist'), 'ENODEV: device cali1 does not exist');
+  });
+
+  it("an errno felix has no words for reads by the platform's name, with or without a detail", () => {
+    const n = constants.errno.EPROTONOSUPPORT;
+    assert.equal(errnoText(n), `EPROTONOSUPPORT (errno ${n})`);
+    assert.equal(errnoText(n, 'ctnetlink'), `EPROTONOSUPPORT (errno ${n}): ctnetlink`);
   });
 
   it('an errno without a name reads as its number', () => {
