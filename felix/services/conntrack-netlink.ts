@@ -53,7 +53,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
       return 0;
     }
     try {
-      const entries = this.find(ct, filters);
+      const entries = await this.find(ct, filters);
       if (entries.length === 0) return 0;
       const r = await ct.delete(entries);
       this.deleted += r.deleted;
@@ -73,7 +73,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
   }
 
   /** The entries the filters name, each once; a dump that fails is reported and the others still read. */
-  private find(ct: Ctnetlink, filters: readonly ConntrackFilter[]): ConntrackEntry[] {
+  private async find(ct: Ctnetlink, filters: readonly ConntrackFilter[]): Promise<ConntrackEntry[]> {
     const found = new Map<string, ConntrackEntry>();
     for (const family of [4, 6] as const) {
       const mine = filters.filter((f) => f.family === family);
@@ -91,7 +91,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
           : [{ family, protocol: IPPROTO_UDP }];
       for (const q of queries) {
         try {
-          for (const e of ct.list(q))
+          for (const e of await ct.list(q))
             if (wanted.has(entryKey(e.orig.dst, e)) || wanted.has(entryKey('*', e)))
               found.set(`${e.id} ${e.orig.src} ${e.orig.srcPort}`, e);
         } catch (e) {
