@@ -1,5 +1,6 @@
 // Stale UDP entries deleted over ctnetlink from felix's own process, in the node's network
-// namespace: a dump narrowed to the filters' ports, then a deletion of the exact entries found. No
+// namespace: a dump narrowed to the filters' ports (the kernel's walk off the event loop, on
+// libuv's thread pool: Ctnetlink.list), then a deletion of the exact entries found. No
 // process is started (a fork would make felix's next change dearer: its heap write-protected,
 // its TLB flushed) and no package is needed beyond the netlink addon felix is built with.
 import { formatAddress, parseAddress } from '../../ip/index.js';
