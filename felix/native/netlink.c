@@ -1,5 +1,6 @@
 // The only C in podroute: Node has no AF_NETLINK sockets. This file opens one, sends a
-// buffer that holds many netlink messages, and reads replies into a Buffer. Every message
+// buffer that holds many netlink messages, and reads replies into a Buffer (a dump's off the
+// event loop, on libuv's thread pool). Every message
 // is built and parsed in TypeScript (felix/netlink/), but for flow logs' (flows.c). It also enters a network namespace
 // for the length of one synchronous call, so one process can drive several namespaces, and
 // wakes the event loop when a socket that joined multicast groups has something queued.
@@ -97,10 +98,34 @@ static napi_value nl_send(napi_env env, napi_callback_info info) {
   return num(env, (double)n);
 }
 
-// recv(fd, buffer, timeoutMs) -> bytes. Waits up to timeoutMs for the first datagram, then
-// takes every datagram already queued while 64 KiB of room is left, so one call drains a
-// whole batch of acks. rtnetlink answers in the sender's context, so by the time sendto
-// returns the replies are queued; the wait is only a guard.
+// Waits up to timeoutMs for the first datagram, then takes every datagram already queued while
+// 64 KiB of room is left. Returns the bytes read (0: none came in time), or -errno. Touches no
+// JavaScript value, so a worker thread may run it (readAsync).
+static ssize_t recv_batch(int fd, char *data, size_t len, int timeout) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int r;
+  do r = poll(&p, 1, timeout);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return -errno;
+  if (r == 0) return 0;
+  size_t off = 0;
+  while (len - off >= 65536) {
+    ssize_t n = recv(fd, data + off, len - off, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (off > 0) break;  // report what we have; the error shows again on the next call
+      return -errno;
+    }
+    if (n == 0) break;
+    off += (size_t)n;
+  }
+  return (ssize_t)off;
+}
+
+// recv(fd, buffer, timeoutMs) -> bytes, so one call drains a whole batch of acks. rtnetlink
+// answers in the sender's context, so by the time sendto returns the replies are queued; the
+// wait is only a guard.
 static napi_value nl_recv(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -110,25 +135,124 @@ static napi_value nl_recv(napi_env env, napi_callback_info info) {
   size_t len;
   napi_get_buffer_info(env, argv[1], (void **)&data, &len);
   int timeout = arg_int(env, argv[2]);
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  int r;
-  do r = poll(&p, 1, timeout);
-  while (r < 0 && errno == EINTR);
-  if (r < 0) return throw_errno(env, "poll(netlink)");
-  if (r == 0) return num(env, 0);
-  size_t off = 0;
-  while (len - off >= 65536) {
-    ssize_t n = recv(fd, data + off, len - off, MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      if (off > 0) break;  // report what we have; the error shows again on the next call
-      return throw_errno(env, "recv(netlink)");
-    }
-    if (n == 0) break;
-    off += (size_t)n;
+  ssize_t got = recv_batch(fd, data, len, timeout);
+  if (got < 0) {
+    errno = (int)-got;
+    return throw_errno(env, "recv(netlink)");
   }
-  return num(env, (double)off);
+  return num(env, (double)got);
+}
+
+// A send and a read done on libuv's thread pool: a dump's request makes the kernel walk its
+// table inside sendto (ctnetlink's conntrack hash: milliseconds, whatever the filter keeps), and
+// each read of a long dump makes it fill the next part, so neither may run on the event loop.
+typedef struct read_async read_async_t;
+static void read_async_io(read_async_t *r);
+
+struct read_async {
+  napi_async_work work;
+  napi_ref rx_ref, request_ref, callback;
+  int fd, timeout;
+  char *rx;
+  size_t rx_len;
+  char *request;
+  size_t request_len;
+  ssize_t result;  // bytes read, or -errno
+  int failed_send;
+  int loop_cpu;  // where the event loop's thread ran when it asked, or -1
+};
+
+// Moves the calling thread off `cpu` (when another is allowed) and says what it was allowed
+// before. The kernel's walk does not yield its CPU (no preemption in kernel code on a
+// PREEMPT_NONE kernel): the event loop's thread, woken on the CPU it slept on, would wait the
+// whole walk behind it whenever no other CPU is idle.
+static int leave_cpu(int cpu, cpu_set_t *before) {
+  if (cpu < 0 || sched_getaffinity(0, sizeof *before, before) < 0) return 0;
+  cpu_set_t others = *before;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0 || CPU_EQUAL(&others, before)) return 0;
+  return sched_setaffinity(0, sizeof others, &others) == 0;
+}
+
+static void read_async_execute(napi_env env, void *data) {
+  (void)env;
+  read_async_t *r = data;
+  cpu_set_t before;
+  int moved = leave_cpu(r->loop_cpu, &before);
+  read_async_io(r);
+  // A pool thread serves others after this read: as it was.
+  if (moved) sched_setaffinity(0, sizeof before, &before);
+}
+
+static void read_async_io(read_async_t *r) {
+  if (r->request) {
+    struct sockaddr_nl sa;
+    memset(&sa, 0, sizeof sa);
+    sa.nl_family = AF_NETLINK;
+    ssize_t n;
+    do n = sendto(r->fd, r->request, r->request_len, 0, (struct sockaddr *)&sa, sizeof sa);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      r->result = -errno;
+      r->failed_send = 1;
+      return;
+    }
+  }
+  r->result = recv_batch(r->fd, r->rx, r->rx_len, r->timeout);
+}
+
+static void read_async_complete(napi_env env, napi_status status, void *data) {
+  read_async_t *r = data;
+  napi_value cb, global, argv[2];
+  napi_get_reference_value(env, r->callback, &cb);
+  napi_get_global(env, &global);
+  // (errno, bytes): errno 0 and bytes 0 when nothing came in time; a failed send's errno negated.
+  int err = status != napi_ok ? ECANCELED : r->result < 0 ? (int)-r->result : 0;
+  napi_create_int32(env, r->failed_send ? -err : err, &argv[0]);
+  napi_create_double(env, r->result > 0 ? (double)r->result : 0, &argv[1]);
+  napi_delete_reference(env, r->rx_ref);
+  if (r->request_ref) napi_delete_reference(env, r->request_ref);
+  napi_delete_reference(env, r->callback);
+  napi_delete_async_work(env, r->work);
+  free(r);
+  napi_value ignored;
+  // An exception thrown by the callback goes to the process, as a timer's would.
+  if (cb && napi_call_function(env, global, cb, 2, argv, &ignored) == napi_pending_exception) {
+    napi_value e;
+    napi_get_and_clear_last_exception(env, &e);
+    napi_fatal_exception(env, e);
+  }
+}
+
+// readAsync(fd, rx, length, timeoutMs, request | null, callback(errno, bytes)): sends `request`
+// (when given) and reads as recv does into rx[0, length), off the event loop. Neither buffer may
+// be touched until the callback.
+static napi_value nl_read_async(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  read_async_t *r = calloc(1, sizeof *r);
+  if (!r) return throw_errno(env, "calloc");
+  r->fd = arg_int(env, argv[0]);
+  size_t len;
+  napi_get_buffer_info(env, argv[1], (void **)&r->rx, &len);
+  int want = arg_int(env, argv[2]);
+  r->rx_len = want >= 0 && (size_t)want < len ? (size_t)want : len;
+  r->timeout = arg_int(env, argv[3]);
+  r->loop_cpu = sched_getcpu();
+  napi_valuetype t;
+  napi_typeof(env, argv[4], &t);
+  if (t == napi_object) {
+    napi_get_buffer_info(env, argv[4], (void **)&r->request, &r->request_len);
+    napi_create_reference(env, argv[4], 1, &r->request_ref);
+  }
+  napi_create_reference(env, argv[1], 1, &r->rx_ref);
+  napi_create_reference(env, argv[5], 1, &r->callback);
+  napi_value name;
+  napi_create_string_utf8(env, "netlink.readAsync", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, read_async_execute, read_async_complete, r, &r->work);
+  napi_queue_async_work(env, r->work);
+  return NULL;
 }
 
 // join(fd, group): subscribes the socket to an rtnetlink multicast group (RTNLGRP_*), so the
@@ -293,6 +417,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"open", NULL, nl_open, NULL, NULL, NULL, napi_default, NULL},
     {"send", NULL, nl_send, NULL, NULL, NULL, napi_default, NULL},
     {"recv", NULL, nl_recv, NULL, NULL, NULL, napi_default, NULL},
+    {"readAsync", NULL, nl_read_async, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, nl_close, NULL, NULL, NULL, napi_default, NULL},
     {"join", NULL, nl_join, NULL, NULL, NULL, napi_default, NULL},
     {"watch", NULL, nl_watch, NULL, NULL, NULL, napi_default, NULL},

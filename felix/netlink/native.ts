@@ -16,6 +16,19 @@ export interface NetlinkNative {
   /** Calls `ready` on the event loop whenever `fd` is readable; absent from an addon built before it. */
   watch?(fd: number, ready: (status: number) => void, keepAlive: boolean): WatchHandle;
   unwatch?(handle: WatchHandle): void;
+  /**
+   * Sends `request` (unless null) and reads as `recv` does into rx[0, length), both on libuv's
+   * thread pool; then `done(errno, bytes)` on the event loop (errno negated: the send failed).
+   * Absent from an addon built before it.
+   */
+  readAsync?(
+    fd: number,
+    rx: Buffer,
+    length: number,
+    timeoutMs: number,
+    request: Buffer | null,
+    done: (errno: number, bytes: number) => void,
+  ): void;
   /** Reads a flow log socket's queued messages into rows (felix/flows/batch.ts); absent from an addon built before it. */
   flowRead?(fd: number, rx: Buffer, out: Float64Array): number;
   enterNetns(path: string): number;

@@ -46,11 +46,16 @@ export interface NetlinkSocketOptions {
 }
 
 const RECV_BYTES = 4 << 20;
+/** A dump read off the event loop hands this much to JavaScript per turn (about 600 conntrack entries). */
+const DUMP_PART_BYTES = 128 << 10;
 
 export class NetlinkSocket {
   private seq = 1;
   private readonly rx = Buffer.allocUnsafe(RECV_BYTES);
   private closed = false;
+  /** A read on the thread pool owns the descriptor and the receive buffer. */
+  private reading = false;
+  private closePending = false;
   private watching: WatchHandle | undefined;
   private readonly chunkBytes: number;
   private readonly timeout: number;
@@ -177,6 +182,67 @@ export class NetlinkSocket {
         }
         o += (len + 3) & ~3;
       }
+    }
+  }
+
+  /** Whether this addon can read a dump off the event loop (one built before `readAsync` cannot). */
+  get canReadAsync(): boolean {
+    return typeof this.n.readAsync === 'function';
+  }
+
+  /**
+   * As `dump`, but the kernel's work runs on libuv's thread pool: its walk of what it dumps
+   * happens inside the request's send (the whole walk, when the reply fits one read) and inside
+   * each read of a long dump. `visit` is called on the event loop as each part arrives, at most
+   * `partBytes` of messages at a time, so a long dump takes turns with the rest of the process.
+   * The socket takes no other request until it settles; `close` meanwhile waits for it.
+   */
+  async dumpAsync(
+    w: MessageWriter,
+    visit: (type: number, buf: Buffer, start: number, end: number) => void,
+    partBytes = DUMP_PART_BYTES,
+  ): Promise<void> {
+    this.check();
+    const readAsync = this.n.readAsync;
+    if (!readAsync) throw new Error('the felix netlink addon has no readAsync(): rebuild it with `npm run build:native`');
+    this.seq = w.seqAfter;
+    const seq = w.seqs[0];
+    // Room for a whole datagram past the part's end: the addon reads while 64 KiB are left.
+    const length = Math.min(this.rx.length, Math.max(partBytes, 0) + 65536);
+    const read = (request: Buffer | null) =>
+      new Promise<number>((resolve, reject) =>
+        readAsync(this.fd, this.rx, length, this.timeout, request, (errno, bytes) => {
+          if (errno === 0) resolve(bytes);
+          else reject(new NetlinkError(Math.abs(errno), errno < 0 ? 'dump request not sent' : 'dump read failed'));
+        }),
+      );
+    this.reading = true;
+    try {
+      let request: Buffer | null = w.buf.subarray(0, w.len);
+      for (;;) {
+        const got = await read(request);
+        request = null;
+        if (got === 0) throw new NetlinkError(ETIMEDOUT, 'no reply to a dump request');
+        let o = 0;
+        while (o + 16 <= got) {
+          const len = this.rx.readUInt32LE(o);
+          if (len < 16 || o + len > got) break;
+          const type = this.rx.readUInt16LE(o + 4);
+          if (this.rx.readUInt32LE(o + 8) === seq) {
+            if (type === NLMSG_DONE) return;
+            if (type === NLMSG_ERROR) {
+              const err = -this.rx.readInt32LE(o + 16);
+              if (err !== 0) throw new NetlinkError(err, 'dump failed');
+              return;
+            }
+            visit(type, this.rx, o, o + len);
+          }
+          o += (len + 3) & ~3;
+        }
+      }
+    } finally {
+      this.reading = false;
+      if (this.closePending) this.close();
     }
   }
 
@@ -307,6 +373,11 @@ export class NetlinkSocket {
 
   close(): void {
     if (this.closed) return;
+    if (this.reading) {
+      // The descriptor must outlive the read on the thread pool (it could be reused meanwhile).
+      this.closePending = true;
+      return;
+    }
     this.closed = true;
     // libuv must stop polling the fd before it is closed (and maybe reused).
     if (this.watching) this.n.unwatch?.(this.watching);
@@ -315,6 +386,7 @@ export class NetlinkSocket {
   }
 
   private check(): void {
-    if (this.closed) throw new Error('netlink socket is closed');
+    if (this.closed || this.closePending) throw new Error('netlink socket is closed');
+    if (this.reading) throw new Error('netlink socket is busy with a dump');
   }
 }

@@ -1,5 +1,6 @@
 // Stale UDP entries deleted over ctnetlink from felix's own process, in the node's network
-// namespace: a dump narrowed to the filters' ports, then a deletion of the exact entries found. No
+// namespace: a dump narrowed to the filters' ports (the kernel's walk off the event loop, on
+// libuv's thread pool: Ctnetlink.list), then a deletion of the exact entries found. No
 // process is started (a fork would make felix's next change dearer: its heap write-protected,
 // its TLB flushed) and no package is needed beyond the netlink addon felix is built with.
 import { formatAddress, parseAddress } from '../../ip/index.js';
@@ -53,7 +54,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
       return 0;
     }
     try {
-      const entries = this.find(ct, filters);
+      const entries = await this.find(ct, filters);
       if (entries.length === 0) return 0;
       const r = await ct.delete(entries);
       this.deleted += r.deleted;
@@ -73,7 +74,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
   }
 
   /** The entries the filters name, each once; a dump that fails is reported and the others still read. */
-  private find(ct: Ctnetlink, filters: readonly ConntrackFilter[]): ConntrackEntry[] {
+  private async find(ct: Ctnetlink, filters: readonly ConntrackFilter[]): Promise<ConntrackEntry[]> {
     const found = new Map<string, ConntrackEntry>();
     for (const family of [4, 6] as const) {
       const mine = filters.filter((f) => f.family === family);
@@ -91,7 +92,7 @@ export class NetlinkConntrackCleaner implements ConntrackCleaner {
           : [{ family, protocol: IPPROTO_UDP }];
       for (const q of queries) {
         try {
-          for (const e of ct.list(q))
+          for (const e of await ct.list(q))
             if (wanted.has(entryKey(e.orig.dst, e)) || wanted.has(entryKey('*', e)))
               found.set(`${e.id} ${e.orig.src} ${e.orig.srcPort}`, e);
         } catch (e) {

@@ -45,10 +45,10 @@ describe('felix ctnetlink: conntrack entries listed and deleted (root)', functio
     lab?.destroy();
   });
 
-  it('lists the entries a query names: the DNATed ones by frontend, port and the endpoint replying; each read whole', () => {
-    const all = ct.list({ family: 4, protocol: IPPROTO_UDP });
+  it('lists the entries a query names: the DNATed ones by frontend, port and the endpoint replying; each read whole', async () => {
+    const all = await ct.list({ family: 4, protocol: IPPROTO_UDP });
     assert.equal(all.length, 9, `every IPv4 UDP entry: ${all.map(short).join(', ')}`);
-    const dnat = ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 }, reply: { src: '10.1.0.2' } });
+    const dnat = await ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 }, reply: { src: '10.1.0.2' } });
     assert.deepEqual(dnat.map(short), Array(3).fill('10.96.0.10 53 10.1.0.2 5353'));
     for (const e of dnat) {
       assert.equal(e.orig.src, '10.1.0.1', 'the client is the namespace itself');
@@ -59,20 +59,30 @@ describe('felix ctnetlink: conntrack entries listed and deleted (root)', functio
     }
     assert.equal(new Set(dnat.map((e) => e.orig.srcPort)).size, 3, 'three source ports, three entries');
     // No DNAT: the reply comes from the frontend itself.
-    const plain = ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.11', dstPort: 53 }, reply: { src: '10.96.0.11' } });
+    const plain = await ct.list({
+      family: 4,
+      protocol: IPPROTO_UDP,
+      orig: { dst: '10.96.0.11', dstPort: 53 },
+      reply: { src: '10.96.0.11' },
+    });
     assert.equal(plain.length, 3, plain.map(short).join(', '));
     // By port and reply alone (a nodePort's filter: any address).
-    assert.equal(ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dstPort: 54 } }).length, 3, 'the entries to port 54');
+    assert.equal((await ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dstPort: 54 } })).length, 3, 'the entries to port 54');
   });
 
-  it('IPv6: the same, though the kernel is given only the protocol and port (its IPv6 address match is inverted)', () => {
-    const dnat = ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'fd00:96::10', dstPort: 53 }, reply: { src: 'fd00:1::2' } });
+  it('IPv6: the same, though the kernel is given only the protocol and port (its IPv6 address match is inverted)', async () => {
+    const dnat = await ct.list({
+      family: 6,
+      protocol: IPPROTO_UDP,
+      orig: { dst: 'fd00:96::10', dstPort: 53 },
+      reply: { src: 'fd00:1::2' },
+    });
     assert.deepEqual(dnat.map(short), Array(3).fill('fd00:96::10 53 fd00:1::2 5353'));
-    const plain = ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'fd00:96::11' }, reply: { src: 'fd00:96::11' } });
+    const plain = await ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'fd00:96::11' }, reply: { src: 'fd00:96::11' } });
     assert.equal(plain.length, 3, plain.map(short).join(', '));
     // Written in another spelling, an address still matches.
     assert.equal(
-      ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'FD00:96:0::10' } }).length,
+      (await ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'FD00:96:0::10' } })).length,
       3,
       'the spelling of an address does not matter',
     );
@@ -93,8 +103,23 @@ describe('felix ctnetlink: conntrack entries listed and deleted (root)', functio
     }
   });
 
+  it('a dump read off the event loop owns its socket: another request is refused, a close waits for it', async () => {
+    const socket = NetlinkSocket.open({ protocol: NETLINK_NETFILTER, netns: lab.path });
+    const w = socket.writer(256);
+    writeConntrackDump(w, { family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 }, reply: { src: '10.1.0.2' } });
+    const sent: string[] = [];
+    const dump = socket.dumpAsync(w, (type, buf, start, end) => {
+      if (type === ctMsg(IPCTNL_MSG_CT_NEW)) sent.push(short(readConntrackEntry(buf, start, end)!));
+    });
+    assert.throws(() => socket.dump(socket.writer(256), () => {}), /busy with a dump/);
+    socket.close();
+    await dump;
+    assert.deepEqual(sent, Array(3).fill('10.96.0.10 53 10.1.0.2 5353'), 'the dump read whole though closed meanwhile');
+    assert.throws(() => socket.dump(socket.writer(256), () => {}), /closed/);
+  });
+
   it('deletes exactly the entries given, by tuple and id: the others stay, one gone already is told apart, another id is spared', async () => {
-    const dnat = ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 }, reply: { src: '10.1.0.2' } });
+    const dnat = await ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 }, reply: { src: '10.1.0.2' } });
     const [first, ...rest] = dnat;
     // An entry of that tuple but another id is not the one read: the kernel keeps it.
     const spared = await ct.delete([{ ...first!, id: (first!.id + 1) >>> 0 }]);
@@ -102,15 +127,15 @@ describe('felix ctnetlink: conntrack entries listed and deleted (root)', functio
     assert.deepEqual(await ct.delete(dnat), { deleted: 3, gone: 0, failed: [] });
     assert.deepEqual(await ct.delete(rest), { deleted: 0, gone: 2, failed: [] });
     assert.equal(
-      ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 } }).length,
+      (await ct.list({ family: 4, protocol: IPPROTO_UDP, orig: { dst: '10.96.0.10', dstPort: 53 } })).length,
       0,
       'the DNATed entries are gone',
     );
-    assert.equal(ct.list({ family: 4, protocol: IPPROTO_UDP }).length, 6, 'the six others stay');
-    assert.equal(ct.list({ family: 6, protocol: IPPROTO_UDP }).length, 6, 'IPv6 untouched');
-    const v6 = ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'fd00:96::10' } });
+    assert.equal((await ct.list({ family: 4, protocol: IPPROTO_UDP })).length, 6, 'the six others stay');
+    assert.equal((await ct.list({ family: 6, protocol: IPPROTO_UDP })).length, 6, 'IPv6 untouched');
+    const v6 = await ct.list({ family: 6, protocol: IPPROTO_UDP, orig: { dst: 'fd00:96::10' } });
     assert.deepEqual(await ct.delete(v6), { deleted: 3, gone: 0, failed: [] });
-    assert.equal(ct.list({ family: 6, protocol: IPPROTO_UDP }).length, 3, 'the IPv6 entries no DNAT touched stay');
+    assert.equal((await ct.list({ family: 6, protocol: IPPROTO_UDP })).length, 3, 'the IPv6 entries no DNAT touched stay');
   });
 
   it('errors name their errno', () => {

@@ -248,7 +248,7 @@ describe('felix services: stale UDP conntrack entries', () => {
       await long.flows(5);
       const ct = Ctnetlink.open({ netns: `/var/run/netns/${node.node.name}` });
       try {
-        const tcp = ct.list({ family: 4, protocol: IPPROTO_TCP, orig: { dst: WEB, dstPort: 80 }, reply: { src: v4(gone) } });
+        const tcp = await ct.list({ family: 4, protocol: IPPROTO_TCP, orig: { dst: WEB, dstPort: 80 }, reply: { src: v4(gone) } });
         assert.equal(tcp.length, 1, 'the TCP connection to the removed endpoint keeps its entry');
       } finally {
         ct.close();
