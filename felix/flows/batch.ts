@@ -9,7 +9,7 @@ import type { FlowTuple } from './tuple.js';
 
 /** Numbers per row, and the header before the first row (H). */
 export const ROW = 38;
-export const HEADER = 6;
+export const HEADER = 8;
 
 /** The header's numbers. */
 export const H = {
@@ -24,6 +24,10 @@ export const H = {
   /** Conntrack events and logged packets read, folded or not. */
   EVENTS: 4,
   PACKETS: 5,
+  /** 1 when the read stopped with its buffers full, not because the queue was empty: read again before resting. */
+  MORE: 6,
+  /** HEADER as the addon has it. */
+  HEADER: 7,
 } as const;
 
 /** A row's fields: the C side's enum, in the same order. */

@@ -2,7 +2,10 @@
 // socket in those two multicast groups) and the packets felix's flow log rules hand to
 // nfnetlink_log (a second socket bound to their group). Both sockets are woken by the event loop
 // (the addon's uv_poll), never a timer; each wake-up reads a bounded amount, so a flood takes
-// turns with the rest of the process instead of holding it. What the kernel cannot queue it drops
+// turns with the rest of the process instead of holding it. A socket rests only after a read
+// that emptied its queue: one that stopped with its buffers full leaves the socket watched, and
+// the queue wakes the loop again on its next turn, so the rest sets how many messages a read
+// gathers, never how many a second the reader can take. What the kernel cannot queue it drops
 // and says so (ENOBUFS): counted in `lost`, never buffered without bound here.
 
 import { writeFileSync } from 'node:fs';
@@ -40,13 +43,19 @@ export interface FlowReaderOptions {
   readonly group: number;
   /** Turn on conntrack's byte and packet accounting (net.netfilter.nf_conntrack_acct) in the namespace. Default true. */
   readonly accounting?: boolean;
-  /** Batches read per wake-up and socket before the event loop gets a turn. Default 1 (4 MiB: 2,048 conntrack events, or 64 datagrams of logged packets). */
+  /**
+   * Batches read per wake-up and socket, while each fills its buffers, before the event loop gets
+   * a turn. Default 1 (4 MiB: 2,048 conntrack events, or 64 datagrams of logged packets).
+   */
   readonly readsPerWake?: number;
   /**
-   * After a wake-up, the socket is not watched for this long, so that messages are read many to a
-   * wake-up rather than one (a wake-up, with its timer and its turn of JavaScript, costs more
-   * than many messages). Default 50 ms; 0 reads each message as it comes. The kernel queues
-   * meanwhile: 10,000 flows/s are 1,000 conntrack events in 50 ms, half of what one read takes.
+   * After a wake-up whose reads emptied the queue, the socket is not watched for this long, so
+   * that messages are read many to a wake-up rather than one (a wake-up, with its timer and its
+   * turn of JavaScript, costs more than many messages). Default 100 ms; 0 reads each message as
+   * it comes. The kernel queues meanwhile (10,000 flows/s are 2,000 conntrack events in 100 ms,
+   * in a 16 MiB buffer); a queue longer than a read is read on at once, not after another rest.
+   * A logged Allow and its NEW, read from the two sockets, meet up to about this much apart
+   * (plus nfnetlink_log's 50 ms): well within the correlator's and the fold's `pendingMs`.
    */
   readonly batchMs?: number;
 }
@@ -162,9 +171,10 @@ export class FlowReader {
       throw e;
     }
     const reader = new FlowReader(conntrack, nflog, accounting, onConntrack, onPacket);
-    // A read of no socket still says the addon's row layout.
+    // A read of no socket still says the addon's layout (an addon built before a header field
+    // was added leaves it 0).
     flowRead()?.(-1, Buffer.alloc(1 << 16), reader.rows);
-    if (reader.rows[H.ROW] !== ROW) {
+    if (reader.rows[H.ROW] !== ROW || reader.rows[H.HEADER] !== HEADER) {
       reader.close();
       throw new Error('the felix netlink addon writes flow rows of another layout: rebuild it with `npm run build:native`');
     }
@@ -173,14 +183,15 @@ export class FlowReader {
       reader.foldBytes = Buffer.from(reader.fold.state.buffer);
     }
     const reads = o.readsPerWake ?? 1;
-    const batchMs = o.batchMs ?? 50;
+    const batchMs = o.batchMs ?? 100;
     for (const [sock, slot] of [
       [conntrack, EVENT_SLOT_BYTES],
       [nflog, NFLOG_DATAGRAM_BYTES],
     ] as const) {
       const ready = () => {
-        reader.read(sock, reads, slot);
-        if (batchMs <= 0 || reader.closed) return;
+        // Full buffers: the socket stays watched, and what is still queued wakes the loop again
+        // once the rest of the process has had its turn.
+        if (reader.read(sock, reads, slot) || batchMs <= 0 || reader.closed) return;
         sock.unwatch();
         const t: NodeJS.Timeout = setTimeout(() => {
           reader.resume.delete(t);
@@ -199,10 +210,14 @@ export class FlowReader {
   private readonly rows = new Float64Array(HEADER + BATCH_ROWS * ROW);
   private readonly names = new AddressNames();
 
-  /** Up to `reads` batches of what the socket has queued (none: what the fold holds), each row handed on as its event. */
-  private read(sock: NetlinkSocket | undefined, reads: number, slot = EVENT_SLOT_BYTES, all = false): void {
+  /**
+   * Up to `reads` batches of what the socket has queued (none: what the fold holds), each row
+   * handed on as its event, reading on while a batch fills its buffers. Returns whether the last
+   * batch stopped full (the socket may hold more), false once one found the queue empty.
+   */
+  private read(sock: NetlinkSocket | undefined, reads: number, slot = EVENT_SLOT_BYTES, all = false): boolean {
     const read = flowRead();
-    if ((this.closed && !all) || !read) return;
+    if ((this.closed && !all) || !read) return false;
     const rows = this.rows;
     const fold = this.fold;
     for (let r = 0; r < reads; r++) {
@@ -225,7 +240,7 @@ export class FlowReader {
       } catch {
         // A read error other than ENOBUFS leaves the socket as it is; the next wake-up tries again.
         this.stats.lost++;
-        return;
+        return false;
       }
       const lost = rows[H.LOST]!;
       if (lost & 1) this.stats.lost++;
@@ -244,8 +259,9 @@ export class FlowReader {
           this.read(undefined, 1);
         }, fold.holdMs).unref();
       }
-      if (n === 0 || !sock) return;
+      if (!sock || this.closed || rows[H.MORE] !== 1) return false;
     }
+    return true;
   }
 
   /** The buffer of a read with no socket (what the fold holds). */

@@ -14,7 +14,7 @@
 #include <linux/filter.h>
 
 #define ROW 38
-#define HEADER 6
+#define HEADER 8
 
 // Row fields (felix/flows/batch.ts).
 enum {
@@ -26,8 +26,9 @@ enum {
 };
 enum { KIND_NEW = 1, KIND_DESTROY = 2, KIND_PACKET = 3, KIND_STARTS = 4, KIND_ENDS = 5, KIND_DENIALS = 6 };
 // Header: out[0] lost, out[1] ROW, out[2] flows the fold still holds, out[3] the fold's size in
-// doubles, out[4] conntrack events read, out[5] logged packets read.
-enum { H_LOST, H_ROW, H_HELD, H_FOLD_SIZE, H_EVENTS, H_PACKETS };
+// doubles, out[4] conntrack events read, out[5] logged packets read, out[6] 1 when the read
+// stopped with its buffers full (the queue may hold more), out[7] HEADER.
+enum { H_LOST, H_ROW, H_HELD, H_FOLD_SIZE, H_EVENTS, H_PACKETS, H_MORE, H_HEADER };
 
 #define SUBSYS_CTNETLINK 1
 #define SUBSYS_ULOG 4
@@ -638,8 +639,10 @@ static int attach_filter(int fd, const uint32_t *nets, size_t n) {
 // rows when they are due. The header: out[0] bit 1 when the kernel dropped messages
 // (ENOBUFS), bit 2 when a datagram did not fit its slot; out[1] the numbers a row has (ROW), which the JavaScript side checks
 // against its own; out[2] flows the fold holds (aggregates and waits: read again later with fd
-// -1); out[4], out[5] the conntrack events and logged packets read. Prefixes stay in rx (a row
-// holds their offset; an aggregate's, in the fold): read them before the next call.
+// -1); out[4], out[5] the conntrack events and logged packets read; out[6] 1 when it stopped
+// because rx or out was full rather than because the queue was empty (the caller reads again
+// before it rests); out[7] HEADER. Prefixes stay in rx (a row holds their offset; an
+// aggregate's, in the fold): read them before the next call.
 napi_value flows_read(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6], result;
@@ -695,6 +698,9 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
   out[H_ROW] = ROW;
   out[H_FOLD_SIZE] = (double)((sizeof(fold_t) + sizeof(double) - 1) / sizeof(double));
   out[H_EVENTS] = out[H_PACKETS] = 0;
+  out[H_HEADER] = HEADER;
+  // Whether the loop ended for want of room, not because the kernel had no more (or an error).
+  int more = fd >= 0;
   // fd -2: no socket, and all the fold holds is told now (the reader closes).
   int all = fd == -2;
   if (fold) {
@@ -728,9 +734,13 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
         out[H_LOST] = (double)((uint32_t)out[H_LOST] | 1);
         continue;
       }
+      more = 0;
       break;  // EAGAIN: drained; another error shows again on the next wake-up
     }
-    if (got == 0) break;
+    if (got == 0) {
+      more = 0;
+      break;
+    }
     int keep = 0;
     for (int i = 0; i < got; i++) {
       if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) out[H_LOST] = (double)((uint32_t)out[H_LOST] | 2);
@@ -751,8 +761,12 @@ napi_value flows_read(napi_env env, napi_callback_info info) {
     }
     used += (size_t)got * slot;
     if (keep) off += (size_t)got * slot;
-    if ((unsigned)got < slots) break;  // the queue is empty
+    if ((unsigned)got < slots) {  // the queue is empty
+      more = 0;
+      break;
+    }
   }
+  out[H_MORE] = more;
   if (fold && fold->agg_used > 0 && (all || at - fold->held_since >= fold->cfg[CFG_HOLD_MS]) && cap - rows >= fold->agg_used)
     rows += fold_flush(fold, out + HEADER + rows * ROW);
   out[H_HELD] = fold ? fold->agg_used + fold->waiting : 0;
