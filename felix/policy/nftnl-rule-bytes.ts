@@ -1,6 +1,6 @@
 // A rule's encoded expressions, kept by its text across transactions. An endpoint's chains are
-// the same few statements for every pod (`ct state invalid drop`, the Pass mark's clear and
-// test, jumps to the policies its namespace's pods share), so a pod's add writes rules whose
+// the same few statements for every pod (`ct state invalid drop`, jumps to the policies its
+// namespace's pods share, the tier's drop), so a pod's add writes rules whose
 // texts earlier transactions already compiled: their bytes are copied, not compiled again from
 // the text. Only rules without anonymous sets (whose ids are the batch's) and without IPv4
 // addresses (those are nftnl-rule-template.ts's) are kept.
