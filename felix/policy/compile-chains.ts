@@ -59,21 +59,35 @@ export interface EndpointChain {
   readonly jumps: readonly string[];
   /** For each policy its tiers name, in order: whether it has rules for the direction (then it applies). */
   readonly applies: readonly boolean[];
+  /** For each policy its tiers name, in order: whether a rule of it for the direction can Pass. */
+  readonly passes: readonly boolean[];
 }
 
-/** Whether a kept endpoint chain still holds: every policy it names is there and applies as it did. */
+/** Whether a packet can leave a policy's chain for the direction with the Pass mark set: an enforced Pass rule. */
+function canPass(p: Policy, dir: Direction): boolean {
+  return !p.staged && p[dir]?.some((r) => r.action === 'Pass') === true;
+}
+
+/** Whether a kept endpoint chain still holds: every policy it names is there, and applies and passes as it did. */
 function stillApplies(e: PolicyEndpoint, dir: Direction, policies: ReadonlyMap<string, Policy>, kept: EndpointChain): boolean {
   let i = 0;
   for (const tier of e[dir]) {
     for (const id of policyTier(tier).policies) {
       const p = policies.get(id);
-      if (!p || (p[dir] !== undefined) !== kept.applies[i++]) return false;
+      if (!p || (p[dir] !== undefined) !== kept.applies[i] || canPass(p, dir) !== kept.passes[i]) return false;
+      i++;
     }
   }
   return true;
 }
 
-/** An endpoint's chain for one direction: its tiers as jumps to its policies' chains. */
+/**
+ * An endpoint's chain for one direction: its tiers as jumps to its policies' chains. A tier none
+ * of whose policies can Pass never sets the Pass mark, so it neither clears nor tests it (most
+ * tiers: a Kubernetes NetworkPolicy has no Pass): its jumps and closing rule run as they are,
+ * whatever a tier before it passed, and the chain clears the mark at its end only if a tier of
+ * it can set it.
+ */
 export function endpointChain(e: PolicyEndpoint, dir: Direction, policies: ReadonlyMap<string, Policy>, s: ChainSettings): EndpointChain {
   const { mark, rpfCheck, variant, flowLogs } = s;
   const kept = endpointChains.get(e, `${dir} ${variant}`);
@@ -82,7 +96,8 @@ export function endpointChain(e: PolicyEndpoint, dir: Direction, policies: Reado
   if (dir === 'egress' && rpfCheck) rules.push({ expr: 'fib saddr . iif oif missing counter drop', id: rpfId(e.iface) });
   const jumps: string[] = [];
   const applies: boolean[] = [];
-  let tiers = 0;
+  const passes: boolean[] = [];
+  let marks = false;
   e[dir].forEach((given, t) => {
     const tier = policyTier(given);
     const applying = tier.policies.filter((id, i) => {
@@ -90,27 +105,33 @@ export function endpointChain(e: PolicyEndpoint, dir: Direction, policies: Reado
       if (!p) throw new PolicyCompileError(`endpoints[${e.iface}].${dir}[${t}][${i}]`, `no policy ${JSON.stringify(id)}`);
       // A policy without rules for this direction does not apply to it.
       applies.push(p[dir] !== undefined);
+      passes.push(canPass(p, dir));
       return p[dir] !== undefined;
     });
     if (applying.length === 0) return;
     jumps.push(...applying);
-    rules.push({ expr: mark.clear });
+    const passing = applying.some((id) => canPass(policies.get(id)!, dir));
+    // Unless the tier can pass, the mark is neither cleared nor read in it: no test.
+    const unpassed = passing ? `${mark.clearTest} ` : '';
+    if (passing) {
+      rules.push({ expr: mark.clear });
+      marks = true;
+    }
     applying.forEach((id, i) => {
       // Only `jump`: a staged chain's `return` must come back here. Reached by `goto`, its
       // return would leave this endpoint chain and skip the policies after it.
       const jump = `jump ${policyChainName(id, dir)}`;
-      rules.push({ expr: i === 0 ? jump : `${mark.clearTest} ${jump}` });
+      rules.push({ expr: i === 0 ? jump : `${unpassed}${jump}` });
     });
     // Staged policies only: no default action, since no enforced policy of the tier selects the endpoint.
     if (applying.every((id) => policies.get(id)!.staged)) return;
     const end = tier.defaultAction === 'Pass' ? '' : ' drop';
     const endId = tierEndId(e.iface, dir, tier.name || t);
-    if (flowLogs && end) for (const log of flowLogStatements(flowLogs, 'D', endId)) rules.push({ expr: `${mark.clearTest} ${log}` });
-    rules.push({ expr: `${mark.clearTest} counter${end}`, id: endId });
-    tiers++;
+    if (flowLogs && end) for (const log of flowLogStatements(flowLogs, 'D', endId)) rules.push({ expr: `${unpassed}${log}` });
+    rules.push({ expr: `${unpassed}counter${end}`, id: endId });
   });
-  if (tiers > 0) rules.push({ expr: mark.clear });
-  return endpointChains.set(e, `${dir} ${variant}`, { chain: { name: endpointChainName(e.iface, dir), rules }, jumps, applies });
+  if (marks) rules.push({ expr: mark.clear });
+  return endpointChains.set(e, `${dir} ${variant}`, { chain: { name: endpointChainName(e.iface, dir), rules }, jumps, applies, passes });
 }
 
 export interface PolicyChain {

@@ -375,17 +375,27 @@ function applyEdit(input: PolicyInput, edit: InputEdit, s: CompiledState): Compi
   }
   let chains = s.table.chains;
   if (changedChains.length || removedChains.length) {
-    const list = [...s.fixedChains];
-    for (const iface of s.ifaces) {
-      const c = s.endpoints.get(iface)!;
-      list.push(c.chains.egress, c.chains.ingress);
+    // Indexed loops into a list made at its length: this runs on every local pod add, over every
+    // chain of the table, and iterators allocated a result per step there.
+    const { fixedChains, ifaces, endpoints, policyOrder } = s;
+    const ingress = s.policyChains.ingress;
+    const egress = s.policyChains.egress;
+    const list: NftChain[] = new Array(fixedChains.length + 2 * ifaces.length + 2 * policyOrder.length);
+    let n = 0;
+    for (let i = 0; i < fixedChains.length; i++) list[n++] = fixedChains[i]!;
+    for (let i = 0; i < ifaces.length; i++) {
+      const c = endpoints.get(ifaces[i]!)!.chains;
+      list[n++] = c.egress;
+      list[n++] = c.ingress;
     }
-    for (const id of s.policyOrder) {
-      for (const dir of DIRECTIONS) {
-        const pc = s.policyChains[dir].get(id);
-        if (pc) list.push(pc.chain);
-      }
+    for (let i = 0; i < policyOrder.length; i++) {
+      const id = policyOrder[i]!;
+      const pi = ingress.get(id);
+      if (pi) list[n++] = pi.chain;
+      const po = egress.get(id);
+      if (po) list[n++] = po.chain;
     }
+    list.length = n;
     chains = list;
   }
 

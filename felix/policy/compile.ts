@@ -37,8 +37,13 @@
 // tier's closing rule, runs only while that bit is clear. A policy none of whose rules matched
 // returns with the bit clear: the next policy of the tier runs. The tier closes with a counted
 // drop (default action Deny) or a counted rule without verdict (Pass: on to the next tier).
-// The bit is cleared before each tier (so a mark set elsewhere cannot skip a tier) and after
-// the last; past the last tier the packet is accepted, as a pod's namespace profile does.
+// The bit is cleared before each tier that can Pass (so a mark set elsewhere cannot skip a
+// tier) and after the last tier, when one could set it; past the last tier the packet is
+// accepted, as a pod's namespace profile does. A tier none of whose policies has a Pass rule (a
+// Kubernetes NetworkPolicy never has one) neither clears nor tests the bit: nothing in it sets
+// it, and its jumps and closing rule run whatever a tier before it passed. So a Kubernetes-only
+// endpoint's chain is its jumps and its drop: two rules fewer a direction to write, and for the
+// kernel to check and run.
 //
 // Staged policies (Policy.staged) count and never decide. An endpoint jumps to a staged
 // policy's chain where the policy would run (in its tier, behind the same Pass test as its

@@ -69,6 +69,7 @@ import type { NftHook, NftMapElement } from './nft-model.js';
 import { mapTypeof } from './map-typeof.js';
 import { OPEN_INTERVAL } from './nftnl-anonymous.js';
 import { verdictCode, writeRule } from './nftnl-rule.js';
+import { keepExpressions, knownExpressions } from './nftnl-rule-bytes.js';
 import { ruleExpressionsOf, templatedExpressions } from './nftnl-rule-template.js';
 import { encodeKeyScratch, type KeyType, keyType, NftEncodeError } from './nftnl-types.js';
 import { namedSetUserdata } from './nftnl-userdata.js';
@@ -272,19 +273,17 @@ export function writeOps(
         w.attrString(NFTA_CHAIN_NAME, op.chain);
         w.end();
         break;
-      case 'add rule':
-        writeRule(
-          w,
-          family,
-          table,
-          op.chain,
-          op.expr,
-          op.comment,
-          () => setId++,
-          written,
-          written.has(op.expr) ? undefined : templatedExpressions(family, op.expr, (e) => expressionsAlone(family, e)),
-        );
+      case 'add rule': {
+        const inBatch = written.has(op.expr);
+        const encoded = inBatch
+          ? undefined
+          : (knownExpressions(family, op.expr) ?? templatedExpressions(family, op.expr, (e) => expressionsAlone(family, e)));
+        writeRule(w, family, table, op.chain, op.expr, op.comment, () => setId++, written, encoded);
+        // Compiled from its text just now (no anonymous sets, no template): kept for the transactions after.
+        const at = inBatch || encoded ? undefined : written.get(op.expr);
+        if (at) keepExpressions(family, op.expr, w.buf.subarray(at.start, at.end));
         break;
+      }
     }
   }
 }

@@ -108,11 +108,24 @@ export function ruleIdOfComment(comment: string): string | undefined {
 
 /** Named sets (`@name`) and chains (`jump`/`goto name`) a rule's text refers to. */
 export function ruleRefs(expr: string): { sets: string[]; chains: string[] } {
+  // Each rule a transaction adds is read here (the plan, the table copy): a text with no `@` names
+  // no set and one without `jump` or `goto` no chain, so most rules are told without a regex.
+  const named = expr.includes('@');
+  const verdict = expr.includes('jump') || expr.includes('goto');
+  if (!named && !verdict) return { sets: [], chains: [] };
   // Quoted text (a log prefix) refers to nothing; `@th,16,16` is a raw payload, not a set.
-  const bare = expr.replace(/"[^"]*"/g, '""');
-  const sets = [...bare.matchAll(/@([A-Za-z_][A-Za-z0-9_.-]*)(?![A-Za-z0-9_.,-])/g)].map((m) => m[1]);
-  const chains = [...bare.matchAll(/\b(?:jump|goto)\s+([A-Za-z_][A-Za-z0-9_.-]*)/g)].map((m) => m[1]);
-  return { sets: [...new Set(sets)], chains: [...new Set(chains)] };
+  const bare = expr.includes('"') ? expr.replace(/"[^"]*"/g, '""') : expr;
+  return {
+    sets: named ? firstOfEach(bare.matchAll(/@([A-Za-z_][A-Za-z0-9_.-]*)(?![A-Za-z0-9_.,-])/g)) : [],
+    chains: verdict ? firstOfEach(bare.matchAll(/\b(?:jump|goto)\s+([A-Za-z_][A-Za-z0-9_.-]*)/g)) : [],
+  };
+}
+
+/** Each match's name, once, in the order first found. */
+function firstOfEach(matches: IterableIterator<RegExpMatchArray>): string[] {
+  const out: string[] = [];
+  for (const m of matches) if (!out.includes(m[1]!)) out.push(m[1]!);
+  return out;
 }
 
 // A desired table is recompiled on every change, mostly equal to the last one: its sets,

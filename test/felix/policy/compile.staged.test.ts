@@ -60,8 +60,9 @@ describe('felix policy compiler: staged policies', () => {
       `meta l4proto udp counter return  # ${STAGED}/in/2`,
       `counter return  # ${STAGED}/in/3`,
     ]);
-    // A tier of staged policies only: their jumps, and no closing rule (no default action, so no drop).
-    assert.deepEqual(lines(t, 'to-calib'), ['ct state invalid drop', CLEAR, `jump ${chain}`]);
+    // A tier of staged policies only: their jumps, and no closing rule (no default action, so no drop);
+    // a staged policy never sets the Pass mark, so the tier does not clear it.
+    assert.deepEqual(lines(t, 'to-calib'), ['ct state invalid drop', `jump ${chain}`]);
   });
 
   it('the endpoint jumps to a staged policy in its place in the tier, behind the Pass test, and the tier still ends in its action', () => {

@@ -1,5 +1,5 @@
 // The netlink writer's shortcuts give the bytes the plain path gives: a rule whose statements
-// were already encoded in the batch is copied, a batch is sized from its operations, and the
+// were already encoded in the batch or an earlier one is copied, a batch is sized from its operations, and the
 // elements of the sets and maps a batch creates follow its rules.
 import assert from 'node:assert/strict';
 import type { NftOp } from '../../../felix/index.js';
@@ -16,6 +16,7 @@ import {
   NFT_MSG_NEWTABLE,
 } from '../../../felix/netlink/nf-constants.js';
 import { writeRule } from '../../../felix/policy/nftnl-rule.js';
+import { knownExpressions } from '../../../felix/policy/nftnl-rule-bytes.js';
 import { batchBytes, writeOps } from '../../../felix/policy/nftnl-write.js';
 
 /** Each message of `w` without its netlink header (length, type and flags stay; the sequence number goes). */
@@ -38,6 +39,29 @@ describe('felix/policy nftnl writer', () => {
     const w = new MessageWriter(1);
     writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
     // Alone, each with the set id it had in the batch (the anonymous sets numbered 1, 2).
+    const alone = new MessageWriter(1);
+    let id = 1;
+    for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);
+    const got = messages(w);
+    const want = messages(alone);
+    assert.equal(got.length, want.length, 'as many messages');
+    for (const [i, m] of got.entries())
+      assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
+  });
+
+  it('writes a rule an earlier batch compiled from the bytes kept, as it is written alone', () => {
+    const kept = 'meta mark & 0x00100000 == 0x00000000 jump pi-kept-writer-test';
+    const ops = [rule(kept, 'a|1'), rule(anonymous, 'b|2'), rule(plain, 'c|3')];
+    assert.equal(knownExpressions(NFPROTO_INET, kept), undefined, 'not kept before any batch wrote it');
+    writeOps(new MessageWriter(1), NFPROTO_INET, 'podroute', ops, () => undefined);
+    assert.ok(knownExpressions(NFPROTO_INET, kept), 'kept once a batch compiled it');
+    assert.equal(
+      knownExpressions(NFPROTO_INET, anonymous),
+      undefined,
+      'a rule with anonymous sets is not kept (their ids are the batch’s)',
+    );
+    const w = new MessageWriter(1);
+    writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
     const alone = new MessageWriter(1);
     let id = 1;
     for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);

@@ -3,7 +3,7 @@
 // bounded by the table in force, not fill with past versions.
 import assert from 'node:assert/strict';
 import type { NftTable } from '../../../felix/index.js';
-import { tableState, tableStateCacheSizes } from '../../../felix/policy/table-state.js';
+import { ruleRefs, tableState, tableStateCacheSizes } from '../../../felix/policy/table-state.js';
 
 /** A node's table with pods first..first+n-1: one dispatch map, one set of pod addresses, a chain per pod. */
 function version(first: number, n: number): NftTable {
@@ -41,5 +41,22 @@ describe('felix/policy table state caches', () => {
     const b = tableState(version(1, 10));
     assert.equal(b.chains.get('tw-5'), a.chains.get('tw-5'), 'an unchanged chain is the same state object');
     assert.notEqual(b.maps.get('to-wl'), a.maps.get('to-wl'), 'a changed map is a new state');
+  });
+});
+
+describe('felix/policy rule references', () => {
+  it('names the sets and chains a rule uses, each once, and not what is quoted or a raw payload', () => {
+    const cases: [string, string[], string[]][] = [
+      ['ct state invalid drop', [], []],
+      ['counter drop', [], []],
+      ['jump pi-knp.x.web', [], ['pi-knp.x.web']],
+      ['meta mark & 0x00100000 == 0x00000000 goto po-a', [], ['po-a']],
+      ['ip saddr @s4-sel-a ip daddr @s4-sel-b ip saddr @s4-sel-a counter accept', ['s4-sel-a', 's4-sel-b'], []],
+      ['iifname vmap @from-wl', ['from-wl'], []],
+      ['ip daddr @svc4 jump svc-a', ['svc4'], ['svc-a']],
+      ['@th,16,16 0x50 counter log prefix "@s4-x jump y " accept', [], []],
+      ['ip saddr @s4-a log prefix "x" jump c', ['s4-a'], ['c']],
+    ];
+    for (const [expr, sets, chains] of cases) assert.deepEqual(ruleRefs(expr), { sets, chains }, expr);
   });
 });
