@@ -85,7 +85,28 @@ function serviceText(text: string): string {
 const addressTexts = new Map<string, string>();
 const MAX_ADDRESS_TEXTS = 200_000;
 
+/** Whether `text` is an IPv4 address as nft prints it: four decimal bytes, none with a leading zero. */
+function printedIpv4(text: string): boolean {
+  let dots = 0;
+  let digits = 0;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return false;
+      digits = value = 0;
+    } else if (c < 48 || c > 57 || (digits === 1 && value === 0)) return false;
+    else {
+      value = value * 10 + c - 48;
+      if (++digits > 3 || value > 255) return false;
+    }
+  }
+  return dots === 3 && digits > 0;
+}
+
 function addressText(text: string): string {
+  // Most addresses come as nft prints them (a compiler's, a read's): kept, neither parsed nor cached.
+  if (printedIpv4(text)) return text;
   let canonical = addressTexts.get(text);
   if (canonical === undefined) {
     const s = addressSpan(text);
@@ -121,12 +142,17 @@ function componentText(type: string, raw: string): string {
  * refuse with its own message.
  */
 export function canonicalElements(type: string, interval: boolean, elements: Iterable<string>): string[] {
+  return [...canonicalElementSet(type, interval, elements)];
+}
+
+/** canonicalElements as a set (a set's state holds them so: not made twice). */
+export function canonicalElementSet(type: string, interval: boolean, elements: Iterable<string>): Set<string> {
   const types = canonicalType(type).split(' . ');
   const single = types.length === 1 ? types[0] : undefined;
-  if (interval && (single === 'ipv4_addr' || single === 'ipv6_addr')) return mergedSpans(elements);
+  if (interval && (single === 'ipv4_addr' || single === 'ipv6_addr')) return new Set(mergedSpans(elements));
   const out = new Set<string>();
   for (const e of elements) out.add(canonicalOf(types, e));
-  return [...out];
+  return out;
 }
 
 function mergedSpans(elements: Iterable<string>): string[] {

@@ -8,7 +8,7 @@ import type { NftMapElement } from './nft-model.js';
 import { baseChainHeader, quote, tableRef } from './render.js';
 import { mapDeclaration } from './map-typeof.js';
 import { declaredSetFlags } from './set-flags.js';
-import { checkName, checkText, checkType, checkVerdict } from './table-state.js';
+import { checkName, checkText, checkType, checkVerdict, plainText, plainVerdict } from './table-state.js';
 
 function elementList(elements: readonly string[]): string {
   for (let i = 0; i < elements.length; i++) checkText(elements[i], `elements[${i}]`, ',{}');
@@ -106,7 +106,9 @@ export function checkOp(op: NftOp): void {
         // The declaration's own checks come from opLine itself: a line without elements is short.
         opLine({ family: 'inet', name: 'podroute' }, { ...op, elements: [] });
       } else checkName(op.set, 'set');
-      for (let i = 0; i < op.elements.length; i++) checkText(op.elements[i], `elements[${i}]`, ',{}');
+      // A whole table's elements: the field named only for those that need a closer look.
+      for (let i = 0; i < op.elements.length; i++)
+        if (!plainText(op.elements[i], ',{}')) checkText(op.elements[i], `elements[${i}]`, ',{}');
       return;
     case 'add map':
     case 'add map element': {
@@ -118,20 +120,22 @@ export function checkOp(op: NftOp): void {
       } else checkName(op.map, 'map');
       for (let i = 0; i < op.elements.length; i++) {
         const e = op.elements[i];
-        if (verdicts) checkVerdict(e.verdict, `elements[${i}].verdict`);
-        else checkKey(e.verdict, `elements[${i}].verdict`);
-        checkKey(e.key, `elements[${i}].key`);
+        if (verdicts ? !plainVerdict(e.verdict) : !plainText(e.verdict, ',{}')) {
+          if (verdicts) checkVerdict(e.verdict, `elements[${i}].verdict`);
+          else checkKey(e.verdict, `elements[${i}].verdict`);
+        }
+        if (!plainText(e.key, ',{}')) checkKey(e.key, `elements[${i}].key`);
       }
       if (op.kind === 'add map' && op.typeof !== undefined) checkText(op.typeof, `map ${op.map} typeof`, ',{}');
       return;
     }
     case 'delete map element':
       checkName(op.map, 'map');
-      for (let i = 0; i < op.keys.length; i++) checkKey(op.keys[i], `keys[${i}]`);
+      for (let i = 0; i < op.keys.length; i++) if (!plainText(op.keys[i], ',{}')) checkKey(op.keys[i], `keys[${i}]`);
       return;
     case 'add rule':
       checkName(op.chain, 'chain');
-      checkText(op.expr, `rule in ${op.chain}`);
+      if (!plainText(op.expr)) checkText(op.expr, `rule in ${op.chain}`);
       quote(op.comment, 'rule comment');
       return;
     default:

@@ -11,8 +11,9 @@
 // of a transaction is checked as `nft -f`'s would be, but written only when its script is read.
 //
 // A read can be answered without dumping the whole table: the dataplane keeps the table it last
-// read with each of its own commits applied (table-copy.ts) and the generation its last commit
-// produced. When the ruleset's generation is still that one, nobody (`nft` by hand included)
+// read with each of its own commits applied (table-copy.ts), or after a commit that made the
+// table from none the desired state its planner recorded (planned-table.ts), and the generation
+// its last commit produced. When the ruleset's generation is still that one, nobody (`nft` by hand included)
 // committed since, and the copy is the kernel's table. Each such read still checks a slice of
 // the kernel's table against the copy, about a `fullReadEvery`th of it (read-cycle.ts), so that
 // within that many reads every set, map and chain has been read; a slice that differs drops
@@ -39,6 +40,7 @@ import {
 } from './nftnl-read.js';
 import { NftEncodeError } from './nftnl-types.js';
 import { batchBytes, type SetKind, writeOps } from './nftnl-write.js';
+import { plannedTable } from './planned-table.js';
 import { readCycle } from './read-cycle.js';
 import { TableCopy } from './table-copy.js';
 import { checkName } from './table-state.js';
@@ -90,6 +92,8 @@ export class NetlinkNftDataplane implements NftDataplane {
   private ruleCount = Number.POSITIVE_INFINITY;
   /** How many reads dumped the kernel, and how many the copy answered (for tests and reports). */
   readonly reads = { kernel: 0, copy: 0 };
+  /** How many commits made the table from none and the copy became their planned table (for tests and reports). */
+  adopted = 0;
   /** What the last read checked against the kernel when the copy answered it (for tests and reports). */
   lastSlice?: TableSlice;
 
@@ -257,7 +261,14 @@ export class NetlinkNftDataplane implements NftDataplane {
    */
   private follow(ops: readonly NftOp[], sent: number, after: number | undefined): void {
     if (!this.copy) return;
-    if (!sent || after === undefined || (after !== sent && after !== nextGen(sent)) || !this.copy.apply(ops)) this.drop();
+    if (!sent || after === undefined || (after !== sent && after !== nextGen(sent))) return this.drop();
+    // The kernel held no table at `sent` and committed the batch alone: the table is what its planner made.
+    const planned = after === nextGen(sent) && !this.copy.exists() ? plannedTable(ops) : undefined;
+    const made = planned && TableCopy.planned(planned, ops);
+    if (made) {
+      this.copy = made;
+      this.adopted++;
+    } else if (!this.copy.apply(ops)) this.drop();
   }
 
   /** Forgets the copy: the next read dumps the kernel. */

@@ -20,6 +20,7 @@ import type {
 import { partChange, type TableDelta, tableChange } from './derivation.js';
 import type { NftChain, NftTable } from './nft-model.js';
 import { type PendingChanges, planChanges, planTable, sameBase, sameKind, sameMapKind } from './plan.js';
+import { recordPlannedTable } from './planned-table.js';
 import { mergeTable, type NftTablePart } from './table-parts.js';
 import { commentIds, desiredChainState, desiredMapState, desiredSetState, tableState } from './table-state.js';
 
@@ -415,6 +416,10 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
         // wantState is the desired table's state, kept as it changes: not made again here.
         ops = planTable(this.desired, read ? this.knownSame(read) : current, this.wantState);
         if (read) this.learnSame(read, ops);
+        // From no table, the transaction makes the desired state: its names as they are now (the
+        // maps change in place later; the objects in them are replaced, never changed).
+        const w = this.wantState;
+        if (!current) recordPlannedTable(ops, { sets: new Map(w.sets), maps: new Map(w.maps), chains: new Map(w.chains) });
       }
     }
     this.believed = undefined;

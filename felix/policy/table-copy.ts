@@ -8,6 +8,12 @@
 // deleted that the copy lacks), makes `apply` return false, and the copy is then thrown away.
 // Rules carry no counter here: counters are read from the kernel (readCounters).
 //
+// After a transaction that made the table from none, the copy is the desired state it was
+// planned to make (planned-table.ts), shared and not replayed: it is lent from the start, so
+// the copy changes none of it. Its maps keep the typeof they were declared with, which a read
+// has not and nothing compares; a resync that finds the desired objects themselves passes over
+// them at once.
+//
 // What was lent stays as it was: a set's or map's elements changed after a lend become a layer
 // over the lent ones (the elements put in and taken out since), so one element's change costs
 // the change and not a copy of the set; the layer is folded into a set of its own only once it
@@ -46,7 +52,7 @@ export class TableCopy {
   private lent = { sets: false, maps: false, chains: false };
   private owned = new WeakSet<object>();
 
-  /** Takes a read as it is (the caller must not change it after): it is lent already. */
+  /** Takes a read (or a planned table) as it is (the caller must not change it after): it is lent already. */
   constructor(table: InstalledTable | undefined) {
     this.t = table && {
       sets: table.sets as Map<string, InstalledSet>,
@@ -54,6 +60,33 @@ export class TableCopy {
       chains: table.chains as Map<string, InstalledChain>,
     };
     this.lent = { sets: true, maps: true, chains: true };
+  }
+
+  /**
+   * The copy after `ops` made the table from none, `planned` being the state they were planned
+   * to make, taken as it is: undefined when they do not make as many sets, maps, chains and
+   * rules of those names, or do anything else.
+   */
+  static planned(planned: InstalledTable, ops: readonly NftOp[]): TableCopy | undefined {
+    let sets = 0;
+    let maps = 0;
+    let chains = 0;
+    let rules = 0;
+    for (const op of ops) {
+      if (op.kind === 'add set' && planned.sets.has(op.set)) sets++;
+      else if (op.kind === 'add map' && planned.maps.has(op.map)) maps++;
+      else if (op.kind === 'add chain' && planned.chains.has(op.chain)) chains++;
+      else if (op.kind === 'add rule') rules++;
+      else if (op.kind !== 'add table') return undefined;
+    }
+    if (sets !== planned.sets.size || maps !== planned.maps.size || chains !== planned.chains.size) return undefined;
+    for (const c of planned.chains.values()) rules -= c.rules.length;
+    return rules === 0 ? new TableCopy(planned) : undefined;
+  }
+
+  /** Whether the table exists. */
+  exists(): boolean {
+    return this.t !== undefined;
   }
 
   /** The table as it stands; it stays unchanged for the caller whatever is applied later. */

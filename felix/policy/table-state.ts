@@ -7,7 +7,7 @@
 
 import { hash } from 'node:crypto';
 import type { InstalledChain, InstalledMap, InstalledRule, InstalledSet, InstalledTable } from './dataplane.js';
-import { canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
+import { canonicalElementSet, canonicalElements, canonicalKey, canonicalType, canonicalVerdict } from './element-text.js';
 import { mapTypeof } from './map-typeof.js';
 import type { NftChain, NftMap, NftRule, NftSet, NftTable } from './nft-model.js';
 import { nftMapChange, nftSetChange } from './derivation.js';
@@ -44,8 +44,8 @@ export function checkName(name: string, field: string): void {
  */
 export function checkText(text: string, field: string, extra = ''): void {
   if (typeof text !== 'string' || text.trim() === '') throw new NftTableError(field, 'is empty');
-  // Most text (every element a compiler writes) has none of the characters that matter.
-  if (!MATTERS.test(text) && (extra === '' || !hasAny(text, extra))) return;
+  // Most text (every element a compiler writes) has none of the characters that matter: one scan finds so.
+  if (!matters(extra).test(text)) return;
   let quoted = false;
   for (const c of text) {
     if (c === '\n' || c === '\r') throw new NftTableError(field, `${JSON.stringify(text)} has a line break`);
@@ -56,11 +56,16 @@ export function checkText(text: string, field: string, extra = ''): void {
   if (quoted) throw new NftTableError(field, `${JSON.stringify(text)} has an unclosed quote`);
 }
 
-const MATTERS = /[\n\r";#]/;
+// The characters that matter, with each `extra` the callers pass (a few literals).
+const MATTERS = new Map<string, RegExp>();
 
-function hasAny(text: string, chars: string): boolean {
-  for (let i = 0; i < chars.length; i++) if (text.includes(chars[i]!)) return true;
-  return false;
+function matters(extra: string): RegExp {
+  let re = MATTERS.get(extra);
+  if (!re) {
+    re = new RegExp(`[\\n\\r";#${extra.replace(/[\\\]^-]/g, '\\$&')}]`);
+    MATTERS.set(extra, re);
+  }
+  return re;
 }
 
 const TYPE = /^[a-z0-9_]+( \. [a-z0-9_]+)*$/;
@@ -74,11 +79,27 @@ export function checkType(type: string, field: string): string {
 
 const VERDICT = /^(accept|drop|continue|return|(jump|goto) [A-Za-z_][A-Za-z0-9_.-]*)$/;
 
+/**
+ * Whether checkText(text, field, extra) passes `text` at once, as it does most text: a loop
+ * over many then names the field (a string made per call) only for the few that need it.
+ */
+export function plainText(text: string, extra = ''): boolean {
+  return typeof text === 'string' && !matters(extra).test(text) && text.trim() !== '';
+}
+
+/** Whether checkVerdict passes `verdict` as it is, single-spaced (as a compiler writes it): see plainText. */
+export function plainVerdict(verdict: string): boolean {
+  return typeof verdict === 'string' && VERDICT.test(verdict);
+}
+
 /** A map element's verdict: accept, drop, continue, return, or jump/goto a chain. */
 export function checkVerdict(verdict: string, field: string): void {
   if (typeof verdict !== 'string' || !VERDICT.test(canonicalVerdict(verdict)))
     throw new NftTableError(field, `${JSON.stringify(verdict)} is not a verdict (accept, drop, continue, return, jump or goto a chain)`);
 }
+
+/** Whitespace other than one space between words. */
+const SPACING = /[^\S ]|\s\s/;
 
 function commentSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -91,7 +112,9 @@ function commentSafe(text: string): string {
  */
 export function ruleComment(rule: NftRule): string {
   const id = rule.id ?? '';
-  const statements = rule.expr.trim().replace(/\s+/g, ' ');
+  const trimmed = rule.expr.trim();
+  // Single-spaced already, as a compiler writes it: not copied.
+  const statements = SPACING.test(trimmed) ? trimmed.replace(/\s+/g, ' ') : trimmed;
   // One call, no Hash object: a whole table's rules are each hashed once.
   const digest = hash('sha256', `${id}\n${statements}`, 'hex').slice(0, HASH_CHARS);
   let shown = commentSafe(id);
@@ -175,7 +198,8 @@ function setState(set: NftSet, field: string, remember = true): Keyed<InstalledS
   if (!state) {
     checkName(set.name, `${field}.name`);
     const type = checkType(set.type, `${field}.type`);
-    for (let i = 0; i < set.elements.length; i++) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
+    for (let i = 0; i < set.elements.length; i++)
+      if (!plainText(set.elements[i], ',{}')) checkText(set.elements[i], `${field}.elements[${i}]`, ',{}');
     const timeout = set.timeout;
     if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
       throw new NftTableError(`${field}.timeout`, `${timeout} is not a whole number of seconds`);
@@ -184,7 +208,7 @@ function setState(set: NftSet, field: string, remember = true): Keyed<InstalledS
       name: set.name,
       type,
       flags,
-      elements: new Set(timeout !== undefined ? [] : canonicalElements(type, set.interval, set.elements)),
+      elements: timeout !== undefined ? new Set() : canonicalElementSet(type, set.interval, set.elements),
       ...(timeout !== undefined ? { timeout } : {}),
     };
     if (remember) setsByKey.set(key, state);
@@ -354,10 +378,11 @@ function mapState(map: NftMap, field: string, remember = true): Keyed<InstalledM
   return keyed;
 }
 
-function ruleState(rule: NftRule, key: string, field: string, remember: boolean): InstalledRule {
+/** Rule `i` of the chain at `field`. */
+function ruleState(rule: NftRule, key: string, field: string, i: number, remember: boolean): InstalledRule {
   let state = rulesByKey.get(key);
   if (!state) {
-    checkText(rule.expr, `${field}.expr`);
+    if (!plainText(rule.expr)) checkText(rule.expr, `${field}.rules[${i}].expr`);
     state = { comment: ruleComment(rule), ...ruleRefs(rule.expr) };
     if (remember) rulesByKey.set(key, state);
   }
@@ -380,7 +405,7 @@ function chainState(chain: NftChain, field: string, remember = true): KeyedChain
     state = {
       name: chain.name,
       base: b && { type: b.type, hook: b.hook, priority: b.priority, policy: b.policy },
-      rules: chain.rules.map((r, i) => ruleState(r, ruleKeys[i]!, `${field}.rules[${i}]`, remember)),
+      rules: chain.rules.map((r, i) => ruleState(r, ruleKeys[i]!, field, i, remember)),
     };
     if (remember) chainsByKey.set(key, state);
   }

@@ -32,6 +32,8 @@ const ops: NftOp[] = [
   { kind: 'add map', map: 'to-wl', type: 'ifname', data: 'nope!', elements: [] },
   { kind: 'add map', map: 'to-wl', type: 'ifname', data: 'ipv4_addr', elements: [{ key: '"a"', verdict: '10.0.0.1 }' }] },
   { kind: 'add map element', map: 'to-wl', elements: [{ key: '"a", "b"', verdict: 'accept' }] },
+  { kind: 'add map element', map: 'to-wl', elements: [{ key: '"cali2"', verdict: ' jump  to-cali2' }] },
+  { kind: 'add map element', map: 'to-wl', elements: [{ key: '  ', verdict: 'accept' }] },
   { kind: 'delete map element', map: 'to-wl', keys: ['"a"', 'b}'] },
   { kind: 'delete map', map: 'to wl' },
   { kind: 'add chain', chain: 'to-cali1' },

@@ -27,11 +27,14 @@ import { generateInput } from './compile-generate.js';
 const collection = (v: unknown): v is Iterable<unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Iterable<unknown>)[Symbol.iterator] === 'function';
 
-/** Maps and sets as sorted arrays, a rule's references in any order, counters left out (the copy has none). */
+/**
+ * Maps and sets as sorted arrays, a rule's references in any order, counters left out (the copy
+ * has none), and a map's typeof (a read has none; a copy taken from the planned table has).
+ */
 const plain = (t: InstalledTable | undefined) =>
   JSON.parse(
     JSON.stringify(t, (k, v) =>
-      k === 'counter'
+      k === 'counter' || k === 'typeof'
         ? undefined
         : collection(v)
           ? [...v].sort()
@@ -97,6 +100,17 @@ describe('felix/policy netlink dataplane: the copy of the table a resync may ans
     assert.deepEqual(plain(await dp.read()), plain(await kernel.read()), 'the copy is the kernel again');
   };
 
+  it('after the load that made the table, is the planned table itself and equals what the kernel reads back', async () => {
+    assert.equal(dp.adopted, 1, 'the copy was taken from the planned table, not replayed');
+    const copy = (await dp.read())!;
+    assert.equal(dp.reads.copy, 1, 'answered from the copy');
+    const desired = compiled(1, ports);
+    const typed = desired.maps!.find((m) => m.typeof !== undefined && m.elements.length)!;
+    assert.equal(copy.maps.get(typed.name)?.typeof, typed.typeof, `map ${typed.name} is the desired state's, declaration and all`);
+    assert.deepEqual(plain(copy), plain(await kernel.read()), "the copy is the kernel's table");
+    await quietResync('after the load');
+  });
+
   it('equals what the kernel reads back while compiled policy and services tables change', async () => {
     const steps: NftTable[] = [
       compiled(2, ports),
@@ -140,6 +154,18 @@ describe('felix/policy netlink dataplane: the copy of the table a resync may ans
       await nft('add', 'element', 'inet', 'podroute', set.name, '{ 10.99.0.1 }');
       await nft('delete', 'element', 'inet', 'podroute', map.name, `{ ${map.elements[0].key} }`);
     }, ['add map element', 'delete element']);
+  });
+
+  it('a table deleted by hand is made again, and the copy is again the table planned', async () => {
+    await quietResync('before');
+    await nft('delete', 'table', 'inet', 'podroute');
+    const adopted = dp.adopted;
+    const r = await prog.resync();
+    assert.equal(r.ok, true, r.error);
+    assert.equal(r.transaction[0]?.kind, 'add table', 'made from none');
+    assert.equal(dp.adopted, adopted + 1, 'the copy taken from the planned table');
+    assert.deepEqual(plain(await dp.read()), plain(await kernel.read()), "the copy is the kernel's table");
+    await quietResync('after');
   });
 
   it("another writer's commit, even to another table, makes the next read dump the kernel", async () => {

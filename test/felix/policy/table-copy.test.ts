@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
+import { compilePolicy } from '../../../felix/policy/compile.js';
 import type { InstalledTable, NftOp } from '../../../felix/policy/dataplane.js';
+import { planTable } from '../../../felix/policy/plan.js';
 import { TableCopy } from '../../../felix/policy/table-copy.js';
+import { mergeTable } from '../../../felix/policy/table-parts.js';
+import { tableState } from '../../../felix/policy/table-state.js';
+import { compileServices } from '../../../felix/services/compile.js';
 import { prng } from '../../support/prng.js';
+import { servicePort } from '../../support/service-ports.js';
+import { generateInput } from './compile-generate.js';
 
 const read = (): InstalledTable => ({
   sets: new Map([
@@ -60,6 +67,61 @@ describe('felix/policy TableCopy', () => {
     const made = new TableCopy(undefined);
     assert.equal(made.apply([{ kind: 'add table' }, { kind: 'add chain', chain: 'x' }]), true);
     assert.deepEqual([...made.lend()!.chains.keys()], ['x']);
+  });
+});
+
+describe('felix/policy TableCopy from a planned table', () => {
+  // A policy table (sets, interval sets, verdict maps) with a services part (data maps declared with typeof, timeout sets).
+  const desired = mergeTable(
+    compilePolicy(generateInput(3)),
+    new Map([
+      [
+        'services',
+        compileServices({ services: [0, 1, 2, 3].map((i) => servicePort(i, 3)), nodeAddresses: [], clusterCidrs: ['10.65.0.0/16'] }),
+      ],
+    ]),
+  );
+  /** Elements as sorted arrays and no typeof (a read has none): what a replay and a read hold alike. */
+  const plain = (t: InstalledTable | undefined) =>
+    JSON.parse(JSON.stringify(t, (k, v) => (k === 'typeof' ? undefined : v instanceof Map || v instanceof Set ? [...v].sort() : v)));
+
+  it('is the planned table itself, equal to the transaction replayed, and stays as planned while the copy changes', () => {
+    const planned = tableState(desired);
+    const ops = planTable(desired, undefined, planned);
+    const replayed = new TableCopy(undefined);
+    assert.equal(replayed.apply(ops), true, 'replayed');
+    const copy = TableCopy.planned(planned, ops);
+    assert.ok(copy, 'the operations make the planned table');
+    const t = copy.lend()!;
+    for (const [name, c] of planned.chains) assert.equal(t.chains.get(name), c, `chain ${name} is the planned one, not a copy`);
+    for (const [name, m] of planned.maps) assert.equal(t.maps.get(name), m, `map ${name} is the planned one, not a copy`);
+    assert.deepEqual(plain(t), plain(replayed.lend()), 'what a replay of the transaction holds');
+    const before = plain(planned);
+    const set = [...planned.sets.values()].find((x) => !x.flags.length && x.elements.size)!;
+    const map = [...planned.maps.values()].find((x) => x.elements.size)!;
+    const chain = [...planned.chains.values()].find((x) => x.rules.length)!;
+    assert.equal(
+      copy.apply([
+        { kind: 'delete element', set: set.name, elements: [[...set.elements][0]!] },
+        { kind: 'delete map element', map: map.name, keys: [[...map.elements.keys()][0]!] },
+        { kind: 'flush chain', chain: chain.name },
+        { kind: 'delete chain', chain: chain.name },
+      ]),
+      true,
+    );
+    assert.equal(copy.lend()!.chains.has(chain.name), false, 'the copy changed');
+    assert.deepEqual(plain(planned), before, 'the planned table did not');
+  });
+
+  it('is refused for operations that do not make exactly the planned table', () => {
+    const planned = tableState(desired);
+    const ops = planTable(desired, undefined, planned);
+    const without = (kind: NftOp['kind']) => ops.filter((o, i) => o.kind !== kind || i !== ops.findIndex((x) => x.kind === kind));
+    assert.equal(TableCopy.planned(planned, without('add rule')), undefined, 'a rule missing');
+    assert.equal(TableCopy.planned(planned, without('add chain')), undefined, 'a chain missing');
+    assert.equal(TableCopy.planned(planned, [...ops, { kind: 'add chain', chain: 'other' }]), undefined, 'a chain not planned');
+    const set = [...planned.sets.values()][0]!;
+    assert.equal(TableCopy.planned(planned, [...ops, { kind: 'delete set', set: set.name }]), undefined, 'a set deleted after');
   });
 });
 
