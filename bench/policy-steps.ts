@@ -37,7 +37,7 @@ import { numberArg } from './args.js';
 import { GcLog, gcSummary, probeCalls, tailReport, threadTimes } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
 import { cpuNow, PodrouteSide, type PodrouteSample } from './policy-podroute.js';
-import { median, ms, percentile, table } from './policy-stats.js';
+import { median, ms, p99Note, percentile, table } from './policy-stats.js';
 import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
@@ -398,6 +398,7 @@ async function main(): Promise<void> {
     ]);
   }
   out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50', 'calc', 'compile', 'plan', 'kernel', 'ops', 'allocated (KiB)'], rows));
+  out.push(`${p99Note(REPS)}.`);
   if (probes)
     out.push(
       `allocated: the young generation's growth over a change less the bench's probes in it, measured alone: ${probes.pair} bytes the pair of reads around it, ` +

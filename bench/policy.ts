@@ -6,7 +6,10 @@
 //
 //   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
 //                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
-//                           [--dataplane netlink|nft]
+//                           [--dataplane netlink|nft] [--samples FILE]
+//
+// --samples: every change's wall and CPU time (podroute's, by kind) written to FILE as JSON,
+// so that runs can be pooled: one run's p99 is one run's few slowest changes.
 //
 // --dataplane: podroute's nftables dataplane, nf_tables over netlink from the process (default;
 // a transaction holding a statement the netlink encoder lacks goes through nft -f whole) or every
@@ -29,7 +32,7 @@
 // arrive apart too: its caches are not those of changes made back to back, which
 // bench/policy-steps.ts times). At the end the kernels are read back: nft's table must equal
 // the desired one, ipset's elements the expected.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
@@ -40,7 +43,7 @@ import { Namespaces, versionOf } from './policy-exec.js';
 import type { ReferenceChange } from './policy-iptables.js';
 import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
 import { type InputShape, type KernelCounts, ReferenceProcess, type ResourceChange } from './policy-reference.js';
-import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
+import { count, median, ms, p99Note, percentile, ratio, table } from './policy-stats.js';
 import { LOCAL_NODE, POLICY_SHAPES, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
@@ -57,6 +60,11 @@ const DATAPLANE = ((): 'netlink' | 'nft' => {
   const v = i < 0 ? 'netlink' : process.argv[i + 1];
   if (v !== 'netlink' && v !== 'nft') throw new Error(`--dataplane takes netlink or nft, not ${JSON.stringify(v)}`);
   return v;
+})();
+
+const SAMPLES = ((): string | undefined => {
+  const i = process.argv.indexOf('--samples');
+  return i < 0 ? undefined : process.argv[i + 1];
 })();
 
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -211,6 +219,12 @@ async function main(): Promise<void> {
     resyncMs: resync.ms,
     refEnd,
   });
+  if (SAMPLES) {
+    const byKind = Object.fromEntries(
+      [...results].map(([name, ps]) => [name, { wallMs: ps.map((p) => p.ours.totalMs), cpuMs: ps.map((p) => p.ours.cpu.total) }]),
+    );
+    writeFileSync(SAMPLES, `${JSON.stringify({ load: [loadStart, loadavg()], node: process.execArgv, changes: byKind })}\n`);
+  }
   if (gc) {
     const ours = new Map([...results].map(([name, ps]) => [name, ps.map((p) => p.ours)]));
     const changes = [...ours.values()].reduce((n, l) => n + l.length, 0);
@@ -370,6 +384,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
       rows,
     ),
   );
+  out.push(`${p99Note(reps)}.`);
   out.push('');
   out.push(
     'Reference (ipset + iptables-restore --noflush), the same changes from the same PolicyInput (ms), and podroute ÷ reference: ' +
