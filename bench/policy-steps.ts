@@ -30,9 +30,9 @@ import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { policyTier } from '../felix/index.js';
+import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
-import { resourceKey } from '../lib/resources/index.js';
+import { type KubernetesNetworkPolicy, resourceKey } from '../lib/resources/index.js';
 import { numberArg } from './args.js';
 import { GcLog, gcSummary, probeCalls, tailReport, threadTimes } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
@@ -213,6 +213,11 @@ function selfTimes(p: Profile, windows: readonly [number, number][]): { self: [s
   return { self: byTime(out), total: byTime(total) };
 }
 
+/** The policies that apply to one of this node's endpoints in the input. */
+const inUseBy = (input: PolicyInput): Set<string> =>
+  new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/policy-steps.ts needs root (a network namespace)');
   const shape = {
@@ -256,14 +261,19 @@ async function main(): Promise<void> {
     if (!load.report.ok) throw new Error(`the initial load failed: ${load.report.error}`);
 
     const input = ours.calculator.input();
-    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+    const inUse = inUseBy(input);
     const editable = workload.policies.filter(
-      (p) =>
-        inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)) &&
-        workload.hasNumericPort(p) &&
-        p.metadata.name.startsWith('np-1-'),
+      (p) => inUse.has(policyIdOf(p)) && workload.hasNumericPort(p) && p.metadata.name.startsWith('np-1-'),
     );
     if (!editable.length) throw new Error('no policy of the TCP 8080 shape selects a local pod');
+    // Relabels move this node's pods in and out of policies' selections: the policy edited is the
+    // next of those that select one of them now, or its edit would change nothing in the kernel.
+    const selectingNow = (rep: number): number => {
+      const now = inUseBy(ours.calculator.input());
+      let i = rep % editable.length;
+      for (let k = 0; k < editable.length && !now.has(policyIdOf(editable[i]!)); k++) i = (i + 1) % editable.length;
+      return i;
+    };
     const localPods = workload.pods.slice(0, shape.local);
     const remoteIndex = (i: number) => shape.local + ((i * 7919) % (workload.pods.length - shape.local));
 
@@ -320,8 +330,8 @@ async function main(): Promise<void> {
       const local = workload.newPod(0);
       await change('pod add, local', (c) => c.put(local));
       await change('pod delete, local', (c) => c.delete('WorkloadEndpoint', resourceKey(local)));
-      const i = rep % editable.length;
-      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      const i = selectingNow(rep);
+      const edited = workload.movePort(editable[i]!);
       editable[i] = edited;
       await change('policy rule edited', (c) => c.put(edited));
       const ri = remoteIndex(rep);

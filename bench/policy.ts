@@ -36,7 +36,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
-import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
+import { type KubernetesNetworkPolicy, resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
 import { numberArg } from './args.js';
 import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
 import { Namespaces, versionOf } from './policy-exec.js';
@@ -114,6 +114,11 @@ async function both(ours: PodrouteSide, ref: ReferenceProcess, change: ResourceC
   return { ours: o, ref: r.change };
 }
 
+/** The policies that apply to one of this node's endpoints in the input. */
+const inUseBy = (input: PolicyInput): Set<string> =>
+  new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/policy.ts needs root (network namespaces, nft, iptables)');
   for (const tool of ['nft', 'ipset', 'iptables-restore', 'iptables-save']) {
@@ -158,12 +163,20 @@ async function main(): Promise<void> {
     // Policies to edit: those selecting at least one of this node's pods (so their chains are
     // in use) with a numeric port, the TCP 8080 shape first.
     const input = ours.calculator.input();
-    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
-    const selecting = workload.policies.filter((p) => inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)));
+    const inUse = inUseBy(input);
+    const selecting = workload.policies.filter((p) => inUse.has(policyIdOf(p)));
     const numeric = selecting.filter((p) => workload.hasNumericPort(p));
     const first = numeric.filter((p) => p.metadata.name.startsWith('np-1-'));
     const editable = first.length ? first : numeric;
     if (!editable.length) throw new Error('no policy with a numeric port selects a local pod: raise --local or --policies');
+    // Relabels move this node's pods in and out of policies' selections: the policy edited is the
+    // next of those that select one of them now, or its edit would change nothing in the kernel.
+    const selectingNow = (rep: number): number => {
+      const now = inUseBy(ours.calculator.input());
+      let i = rep % editable.length;
+      for (let k = 0; k < editable.length && !now.has(policyIdOf(editable[i]!)); k++) i = (i + 1) % editable.length;
+      return i;
+    };
     const localPods = workload.pods.slice(0, LOCAL);
     const remoteIndex = (i: number) => LOCAL + ((i * 7919) % (workload.pods.length - LOCAL));
     const record = (name: string, p: Pair) => {
@@ -182,8 +195,8 @@ async function main(): Promise<void> {
       const local = workload.newPod(0);
       record('pod add, local', await both(ours, ref, { put: [local] }, refFirst));
       record('pod delete, local', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(local)]] }, refFirst));
-      const i = rep % editable.length;
-      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      const i = selectingNow(rep);
+      const edited = workload.movePort(editable[i]!);
       editable[i] = edited;
       record('policy rule edited', await both(ours, ref, { put: [edited] }, refFirst));
       const ri = remoteIndex(rep);
