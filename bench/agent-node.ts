@@ -1,7 +1,8 @@
 // The benchmarks that time felix in their own process (policy, policy-steps, services) run it
 // with the Node.js options the agent runs with: those on the first line of bin/podroute.js,
-// which starts `podroute node run`. Figures of a process started otherwise would be of a
-// process no node runs.
+// which starts `podroute node run` (none today: `--single-threaded-gc` was measured and not
+// taken, BENCHMARKS.md, Policy). Figures of a process started otherwise would be of a process no
+// node runs.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
