@@ -20,10 +20,11 @@ import {
 } from '../felix/index.js';
 import { tableChange } from '../felix/policy/derivation.js';
 import { PolicyCalculator } from '../lib/policy/index.js';
-import { threadTimes } from './policy-attribution.js';
+import { probeCalls, threadTimes } from './policy-attribution.js';
 
 /** The process's CPU time so far (user and system, every thread), in milliseconds. */
 export function cpuNow(): { user: number; system: number } {
+  probeCalls.cpuNow++;
   const u = process.cpuUsage();
   return { user: u.user / 1000, system: u.system / 1000 };
 }

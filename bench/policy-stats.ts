@@ -8,6 +8,24 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
+/**
+ * What a p99 over n samples is (nearest rank): below 100 samples it is the slowest, one event
+ * whose size is chance (one wait for a core on a loaded machine), not a percentile.
+ */
+export function p99Note(n: number): string {
+  const fromTop = n - Math.max(1, Math.ceil(0.99 * n)) + 1;
+  const which = fromTop === 1 ? 'the slowest' : `the ${ordinal(fromTop)} slowest`;
+  return n < 100
+    ? `p99 over ${n} samples is ${which}, one event: not a percentile (100 or more give one)`
+    : `p99 over ${n} samples is ${which}`;
+}
+
+function ordinal(k: number): string {
+  const teen = k % 100 >= 11 && k % 100 <= 13;
+  const suffix = teen ? 'th' : (['th', 'st', 'nd', 'rd'][k % 10] ?? 'th');
+  return `${k}${suffix}`;
+}
+
 export const median = (values: readonly number[]): number => percentile(values, 50);
 
 /** Milliseconds with a precision that suits their size. */

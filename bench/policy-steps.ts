@@ -30,14 +30,15 @@ import { Session } from 'node:inspector/promises';
 import { hostname } from 'node:os';
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { policyTier } from '../felix/index.js';
+import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
-import { resourceKey } from '../lib/resources/index.js';
+import { type KubernetesNetworkPolicy, resourceKey } from '../lib/resources/index.js';
+import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
-import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
+import { GcLog, gcSummary, probeCalls, tailReport, threadTimes } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
-import { PodrouteSide, type PodrouteSample } from './policy-podroute.js';
-import { median, ms, percentile, table } from './policy-stats.js';
+import { cpuNow, PodrouteSide, type PodrouteSample } from './policy-podroute.js';
+import { median, ms, p99Note, percentile, table } from './policy-stats.js';
 import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
@@ -85,10 +86,51 @@ function heldHeap(): number {
   return getHeapStatistics().used_heap_size;
 }
 
+/** A change's own allocation: the young generation's growth less what the bench's probes allocated in it. */
+const allocatedBy = (g: { bytes: number; threadTimes: number; cpuNow: number }, p: ProbeBytes): number =>
+  g.bytes - p.pair - g.threadTimes * p.threadTimes - g.cpuNow * p.cpuNow;
+
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 /** Bytes in V8's young generation now: what a change allocated, when no scavenge ran in it. */
 const youngBytes = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_used_size ?? 0;
+/** What the bench's own probes allocate (bytes): the youngBytes pair around a change, and each call of the two probes inside it. */
+interface ProbeBytes {
+  readonly pair: number;
+  readonly threadTimes: number;
+  readonly cpuNow: number;
+}
+
+/**
+ * ProbeBytes, measured with nothing else running between two youngBytes (a median over many
+ * tries, those a scavenge emptied the young generation in left out). Measured after the
+ * changes, so the probes are as warm (compiled) as they were late in them.
+ */
+function probeBytes(): ProbeBytes {
+  const CALLS = 16;
+  const grew = (f: () => void): number => {
+    const out: number[] = [];
+    for (let t = 0; t < 201; t++) {
+      const y0 = youngBytes();
+      f();
+      const d = youngBytes() - y0;
+      if (d >= 0) out.push(d);
+    }
+    return median(out);
+  };
+  const pair = grew(() => {});
+  const each = (probe: () => unknown) =>
+    Math.max(
+      0,
+      (grew(() => {
+        for (let i = 0; i < CALLS; i++) probe();
+      }) -
+        pair) /
+        CALLS,
+    );
+  return { pair, threadTimes: each(threadTimes), cpuNow: each(cpuNow) };
+}
+
 /** CLOCK_MONOTONIC in microseconds, the clock V8's profile samples are stamped with. */
 const monoUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
@@ -172,7 +214,13 @@ function selfTimes(p: Profile, windows: readonly [number, number][]): { self: [s
   return { self: byTime(out), total: byTime(total) };
 }
 
+/** The policies that apply to one of this node's endpoints in the input. */
+const inUseBy = (input: PolicyInput): Set<string> =>
+  new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
+
 async function main(): Promise<void> {
+  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/policy-steps.ts needs root (a network namespace)');
   const shape = {
     policies: arg('--policies', 1000),
@@ -186,8 +234,13 @@ async function main(): Promise<void> {
   const workload = new PolicyWorkload(shape);
   const namespaces = new Namespaces('pbstep').deleteOnSignal();
   const results = new Map<Kind, PodrouteSample[]>();
-  /** Per kind, the bytes each change allocated (changes in which a scavenge ran are left out). */
-  const allocated = new Map<Kind, number[]>();
+  /**
+   * Per kind, the young generation's growth over each change and the probes that ran in it
+   * (changes in which a scavenge ran are left out); what the probes allocate is taken out once
+   * measured, after the changes.
+   */
+  const grown = new Map<Kind, { bytes: number; threadTimes: number; cpuNow: number }[]>();
+  let probes: ProbeBytes | undefined;
   const windows = new Map<Kind, [number, number][]>();
   let profile: Profile | undefined;
   const session = PROFILE || ALLOCATIONS ? new Session() : undefined;
@@ -210,14 +263,19 @@ async function main(): Promise<void> {
     if (!load.report.ok) throw new Error(`the initial load failed: ${load.report.error}`);
 
     const input = ours.calculator.input();
-    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+    const inUse = inUseBy(input);
     const editable = workload.policies.filter(
-      (p) =>
-        inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)) &&
-        workload.hasNumericPort(p) &&
-        p.metadata.name.startsWith('np-1-'),
+      (p) => inUse.has(policyIdOf(p)) && workload.hasNumericPort(p) && p.metadata.name.startsWith('np-1-'),
     );
     if (!editable.length) throw new Error('no policy of the TCP 8080 shape selects a local pod');
+    // Relabels move this node's pods in and out of policies' selections: the policy edited is the
+    // next of those that select one of them now, or its edit would change nothing in the kernel.
+    const selectingNow = (rep: number): number => {
+      const now = inUseBy(ours.calculator.input());
+      let i = rep % editable.length;
+      for (let k = 0; k < editable.length && !now.has(policyIdOf(editable[i]!)); k++) i = (i + 1) % editable.length;
+      return i;
+    };
     const localPods = workload.pods.slice(0, shape.local);
     const remoteIndex = (i: number) => shape.local + ((i * 7919) % (workload.pods.length - shape.local));
 
@@ -246,6 +304,8 @@ async function main(): Promise<void> {
       const undone = UNDOES[kind];
       if (!SELECTED.has(kind) && !(undone && SELECTED.has(undone))) return;
       if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
+      const tt0 = probeCalls.threadTimes;
+      const cpu0 = probeCalls.cpuNow;
       const y0 = youngBytes();
       const from = monoUs();
       const s = await ours.apply(ours.calculate(mutate));
@@ -253,7 +313,11 @@ async function main(): Promise<void> {
       changes++;
       const grew = youngBytes() - y0;
       if (!SELECTED.has(kind)) return;
-      if (grew > 0) allocated.set(kind, [...(allocated.get(kind) ?? []), grew]);
+      if (grew > 0) {
+        const g = grown.get(kind) ?? [];
+        g.push({ bytes: grew, threadTimes: probeCalls.threadTimes - tt0, cpuNow: probeCalls.cpuNow - cpu0 });
+        grown.set(kind, g);
+      }
       const list = results.get(kind) ?? [];
       list.push(s);
       results.set(kind, list);
@@ -268,8 +332,8 @@ async function main(): Promise<void> {
       const local = workload.newPod(0);
       await change('pod add, local', (c) => c.put(local));
       await change('pod delete, local', (c) => c.delete('WorkloadEndpoint', resourceKey(local)));
-      const i = rep % editable.length;
-      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      const i = selectingNow(rep);
+      const edited = workload.movePort(editable[i]!);
       editable[i] = edited;
       await change('policy rule edited', (c) => c.put(edited));
       const ri = remoteIndex(rep);
@@ -285,6 +349,7 @@ async function main(): Promise<void> {
     if (session && ALLOCATIONS)
       allocationProfile = ((await session.post('HeapProfiler.stopSampling')) as { profile: AllocationProfile }).profile;
     changesEnd = performance.now();
+    probes = probeBytes();
     heldAfter = heldHeap();
     const resync = await ours.resync();
     if (!resync.report.ok || resync.report.ops !== 0)
@@ -329,7 +394,7 @@ async function main(): Promise<void> {
       p((s) => s.planMs),
       p((s) => s.nftMs),
       String(median(o.map((s) => s.report.ops))),
-      ms(median(allocated.get(kind) ?? []) / 1024),
+      ms(median((grown.get(kind) ?? []).map((g) => allocatedBy(g, probes!))) / 1024),
     ]);
     cpuRows.push([
       kind,
@@ -345,6 +410,12 @@ async function main(): Promise<void> {
     ]);
   }
   out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50', 'calc', 'compile', 'plan', 'kernel', 'ops', 'allocated (KiB)'], rows));
+  out.push(`${p99Note(REPS)}.`);
+  if (probes)
+    out.push(
+      `allocated: the young generation's growth over a change less the bench's probes in it, measured alone: ${probes.pair} bytes the pair of reads around it, ` +
+        `${ms(probes.threadTimes)} a read of the thread's times, ${ms(probes.cpuNow)} a read of the process's CPU.`,
+    );
   out.push('');
   out.push(
     'CPU time of the process (ms, every thread): the same split, and the kernel step’s mean as the process’s own (user) and the kernel’s (system):',

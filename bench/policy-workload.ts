@@ -159,6 +159,11 @@ export class PolicyWorkload {
     return { ...p, spec };
   }
 
+  /** The same policy with its first rule's first port moved from where it is now (8081, or back to 8080): an edit always changes it. */
+  movePort(p: KubernetesNetworkPolicy): KubernetesNetworkPolicy {
+    return this.editPort(p, firstPort(p.spec)?.port === 8081 ? 1 : 0);
+  }
+
   private policy(g: number, ns: number, k: number): KubernetesNetworkPolicy {
     // Shapes rotate within each namespace, so every namespace holds every shape.
     const shape = (g + k) % POLICY_SHAPES.length;

@@ -6,7 +6,10 @@
 //
 //   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
 //                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
-//                           [--dataplane netlink|nft]
+//                           [--dataplane netlink|nft] [--samples FILE]
+//
+// --samples: every change's wall and CPU time (podroute's, by kind) written to FILE as JSON,
+// so that runs can be pooled: one run's p99 is one run's few slowest changes.
 //
 // --dataplane: podroute's nftables dataplane, nf_tables over netlink from the process (default;
 // a transaction holding a statement the netlink encoder lacks goes through nft -f whole) or every
@@ -29,18 +32,19 @@
 // arrive apart too: its caches are not those of changes made back to back, which
 // bench/policy-steps.ts times). At the end the kernels are read back: nft's table must equal
 // the desired one, ipset's elements the expected.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
-import { resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
+import { type KubernetesNetworkPolicy, resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
+import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
 import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import type { ReferenceChange } from './policy-iptables.js';
 import { installedCounts, PodrouteSide, type PodrouteSample, tableCounts } from './policy-podroute.js';
 import { type InputShape, type KernelCounts, ReferenceProcess, type ResourceChange } from './policy-reference.js';
-import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
+import { count, median, ms, p99Note, percentile, ratio, table } from './policy-stats.js';
 import { LOCAL_NODE, POLICY_SHAPES, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
@@ -57,6 +61,11 @@ const DATAPLANE = ((): 'netlink' | 'nft' => {
   const v = i < 0 ? 'netlink' : process.argv[i + 1];
   if (v !== 'netlink' && v !== 'nft') throw new Error(`--dataplane takes netlink or nft, not ${JSON.stringify(v)}`);
   return v;
+})();
+
+const SAMPLES = ((): string | undefined => {
+  const i = process.argv.indexOf('--samples');
+  return i < 0 ? undefined : process.argv[i + 1];
 })();
 
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -106,7 +115,13 @@ async function both(ours: PodrouteSide, ref: ReferenceProcess, change: ResourceC
   return { ours: o, ref: r.change };
 }
 
+/** The policies that apply to one of this node's endpoints in the input. */
+const inUseBy = (input: PolicyInput): Set<string> =>
+  new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
+const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
+
 async function main(): Promise<void> {
+  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/policy.ts needs root (network namespaces, nft, iptables)');
   for (const tool of ['nft', 'ipset', 'iptables-restore', 'iptables-save']) {
     if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables ipset`);
@@ -150,12 +165,20 @@ async function main(): Promise<void> {
     // Policies to edit: those selecting at least one of this node's pods (so their chains are
     // in use) with a numeric port, the TCP 8080 shape first.
     const input = ours.calculator.input();
-    const inUse = new Set(input.endpoints.flatMap((e) => [...e.ingress, ...e.egress].flatMap((t) => policyTier(t).policies)));
-    const selecting = workload.policies.filter((p) => inUse.has(kubernetesPolicyId(p.metadata.namespace!, p.metadata.name)));
+    const inUse = inUseBy(input);
+    const selecting = workload.policies.filter((p) => inUse.has(policyIdOf(p)));
     const numeric = selecting.filter((p) => workload.hasNumericPort(p));
     const first = numeric.filter((p) => p.metadata.name.startsWith('np-1-'));
     const editable = first.length ? first : numeric;
     if (!editable.length) throw new Error('no policy with a numeric port selects a local pod: raise --local or --policies');
+    // Relabels move this node's pods in and out of policies' selections: the policy edited is the
+    // next of those that select one of them now, or its edit would change nothing in the kernel.
+    const selectingNow = (rep: number): number => {
+      const now = inUseBy(ours.calculator.input());
+      let i = rep % editable.length;
+      for (let k = 0; k < editable.length && !now.has(policyIdOf(editable[i]!)); k++) i = (i + 1) % editable.length;
+      return i;
+    };
     const localPods = workload.pods.slice(0, LOCAL);
     const remoteIndex = (i: number) => LOCAL + ((i * 7919) % (workload.pods.length - LOCAL));
     const record = (name: string, p: Pair) => {
@@ -174,8 +197,8 @@ async function main(): Promise<void> {
       const local = workload.newPod(0);
       record('pod add, local', await both(ours, ref, { put: [local] }, refFirst));
       record('pod delete, local', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(local)]] }, refFirst));
-      const i = rep % editable.length;
-      const edited = workload.editPort(editable[i]!, Math.floor(rep / editable.length));
+      const i = selectingNow(rep);
+      const edited = workload.movePort(editable[i]!);
       editable[i] = edited;
       record('policy rule edited', await both(ours, ref, { put: [edited] }, refFirst));
       const ri = remoteIndex(rep);
@@ -211,6 +234,12 @@ async function main(): Promise<void> {
     resyncMs: resync.ms,
     refEnd,
   });
+  if (SAMPLES) {
+    const byKind = Object.fromEntries(
+      [...results].map(([name, ps]) => [name, { wallMs: ps.map((p) => p.ours.totalMs), cpuMs: ps.map((p) => p.ours.cpu.total) }]),
+    );
+    writeFileSync(SAMPLES, `${JSON.stringify({ load: [loadStart, loadavg()], node: process.execArgv, changes: byKind })}\n`);
+  }
   if (gc) {
     const ours = new Map([...results].map(([name, ps]) => [name, ps.map((p) => p.ours)]));
     const changes = [...ours.values()].reduce((n, l) => n + l.length, 0);
@@ -370,6 +399,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
       rows,
     ),
   );
+  out.push(`${p99Note(reps)}.`);
   out.push('');
   out.push(
     'Reference (ipset + iptables-restore --noflush), the same changes from the same PolicyInput (ms), and podroute ÷ reference: ' +

@@ -10,17 +10,20 @@
 // times and their ratios. Root only; namespaces are its own and deleted on the way out.
 //
 //   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--resyncs 10]
-//                             [--deadline 1800] [--dataplane netlink|nft]
+//                             [--deadline 1800] [--dataplane netlink|nft] [--samples FILE]
 //
 // --resyncs: resyncs that find nothing to repair, timed twice over: as they come (felix's own
 // commit the last, so the netlink dataplane answers from its copy of the table, each read
 // checking a tenth of the kernel's against it), and each after a commit by another writer (a
 // table of its own added or deleted), which makes the netlink dataplane dump the kernel.
 //
+// --samples: every update's wall and CPU time (felix's) written to FILE as JSON, so that runs
+// can be pooled: one run's p99 is one run's slowest update or two.
+//
 // --dataplane: felix's nftables dataplane, nf_tables over netlink from the process (default; a
 // transaction with a statement it does not encode goes to nft -f whole) or nft -f for all.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
   type InstalledTable,
@@ -39,10 +42,11 @@ import {
   type ServiceInput,
   type ServicePort,
 } from '../felix/index.js';
+import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import { installedCounts, tableCounts } from './policy-podroute.js';
-import { count, median, ms, percentile, ratio, table } from './policy-stats.js';
+import { count, median, ms, p99Note, percentile, ratio, table } from './policy-stats.js';
 import type { ReferenceApply } from './services-iptables.js';
 import { KubeProxyProcess } from './services-reference.js';
 
@@ -57,6 +61,10 @@ const DATAPLANE = ((): 'netlink' | 'nft' => {
   const v = i < 0 ? 'netlink' : process.argv[i + 1];
   if (v !== 'netlink' && v !== 'nft') throw new Error(`--dataplane takes netlink or nft, not ${JSON.stringify(v)}`);
   return v;
+})();
+const SAMPLES = ((): string | undefined => {
+  const i = process.argv.indexOf('--samples');
+  return i < 0 ? undefined : process.argv[i + 1];
 })();
 const CLUSTER_CIDR = '10.64.0.0/10';
 if (SERVICES > 65_536) throw new Error('--services: at most 65,536 (cluster IPs come from 10.96.0.0/16)');
@@ -145,6 +153,7 @@ interface Ours {
 }
 
 async function main(): Promise<void> {
+  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/services.ts needs root (network namespaces, nft, iptables)');
   for (const tool of ['nft', 'iptables-restore', 'iptables-save']) {
     if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables`);
@@ -245,6 +254,11 @@ async function main(): Promise<void> {
     const final = await programmer.resync();
     if (!final.ok || final.ops !== 0) throw new Error(`resync after the updates changed ${final.ops} things`);
 
+    if (SAMPLES)
+      writeFileSync(
+        SAMPLES,
+        `${JSON.stringify({ load: [loadStart, loadavg()], node: process.execArgv, updates: { wallMs: ours.map((o) => o.totalMs), cpuMs: ours.map((o) => o.cpuMs) } })}\n`,
+      );
     const oursTotal = (o: Ours) => o.totalMs;
     const refTotal = (r: ReferenceApply) => r.renderMs + r.restoreMs;
     out.push(`bench/services — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
@@ -346,12 +360,13 @@ async function main(): Promise<void> {
       name,
       ms(median(v)),
       ms(percentile(v, 95)),
+      ms(percentile(v, 99)),
       ms(Math.max(...v)),
       ratio(median(v), median(r)),
     ];
     out.push(
       table(
-        ['', 'median', 'p95', 'max', 'ratio (median)'],
+        ['', 'median', 'p95', 'p99', 'max', 'ratio (median)'],
         [
           row('felix, total', ours.map(oursTotal), refs.map(refTotal)),
           row(
@@ -388,6 +403,7 @@ async function main(): Promise<void> {
         ],
       ),
     );
+    out.push(`${p99Note(UPDATES)}.`);
     out.push(
       `felix's transaction per update: median ${median(ours.map((o) => o.ops))} operations; the reference's input: median ${median(refs.map((r) => r.lines))} lines. ` +
         `Rules after the updates: reference ${count(refAfter.rules)}; a resync of felix's found nothing to repair.`,
