@@ -33,7 +33,6 @@ import { runInNewContext } from 'node:vm';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { type KubernetesNetworkPolicy, resourceKey } from '../lib/resources/index.js';
-import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
 import { GcLog, gcSummary, probeCalls, tailReport, threadTimes } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
@@ -220,7 +219,6 @@ const inUseBy = (input: PolicyInput): Set<string> =>
 const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
 
 async function main(): Promise<void> {
-  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/policy-steps.ts needs root (a network namespace)');
   const shape = {
     policies: arg('--policies', 1000),

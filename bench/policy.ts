@@ -37,7 +37,6 @@ import { hostname } from 'node:os';
 import { type PolicyInput, policyTier } from '../felix/index.js';
 import { kubernetesPolicyId, type PolicyCalculator } from '../lib/policy/index.js';
 import { type KubernetesNetworkPolicy, resourceKey, type WorkloadEndpoint } from '../lib/resources/index.js';
-import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
 import { GcLog, gcSummary, tailReport } from './policy-attribution.js';
 import { Namespaces, versionOf } from './policy-exec.js';
@@ -121,7 +120,6 @@ const inUseBy = (input: PolicyInput): Set<string> =>
 const policyIdOf = (p: KubernetesNetworkPolicy): string => kubernetesPolicyId(p.metadata.namespace!, p.metadata.name);
 
 async function main(): Promise<void> {
-  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/policy.ts needs root (network namespaces, nft, iptables)');
   for (const tool of ['nft', 'ipset', 'iptables-restore', 'iptables-save']) {
     if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables ipset`);

@@ -42,7 +42,6 @@ import {
   type ServiceInput,
   type ServicePort,
 } from '../felix/index.js';
-import { runAsTheAgent } from './agent-node.js';
 import { numberArg } from './args.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import { installedCounts, tableCounts } from './policy-podroute.js';
@@ -153,7 +152,6 @@ interface Ours {
 }
 
 async function main(): Promise<void> {
-  runAsTheAgent();
   if (process.getuid?.() !== 0) throw new Error('bench/services.ts needs root (network namespaces, nft, iptables)');
   for (const tool of ['nft', 'iptables-restore', 'iptables-save']) {
     if (versionOf(tool).endsWith('not found')) throw new Error(`${tool} is missing: apt-get install -y nftables iptables`);
