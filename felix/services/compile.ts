@@ -438,21 +438,9 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   if (context.key !== b.context || b.table.conflicts.length) return undefined;
   const next = input.services;
   // Which ports changed: one pass over the objects while the ids keep their places, else by id.
-  let changed: { index: number; port: ServicePort }[] | undefined = [];
+  let changed = changedInPlace(b.services, next);
   const removed: string[] = [];
   let samePlaces = true;
-  if (next.length === b.services.length) {
-    for (let i = 0; i < next.length; i++) {
-      const s = next[i]!;
-      const was = b.services[i]!;
-      if (s === was) continue;
-      if (!s || s.id !== was.id) {
-        changed = undefined;
-        break;
-      }
-      changed.push({ index: i, port: s });
-    }
-  } else changed = undefined;
   if (!changed) {
     samePlaces = false;
     const ids = checkIds(next);
@@ -597,6 +585,25 @@ function shareChange(
   let edit = mapEdits.get(map);
   if (!edit) mapEdits.set(map, (edit = { added: [], removed: [] }));
   elementChange(o ?? [], n ?? [], edit);
+}
+
+/**
+ * The ports that are new objects, when every port keeps its place and id; undefined when one
+ * does not. A function of its own: the engine optimizes a small function's long loop within its
+ * first calls, where the step around it, large and called once per change, stays unoptimized,
+ * and this loop over every port was most of a step's time.
+ */
+function changedInPlace(was: readonly ServicePort[], next: readonly ServicePort[]): { index: number; port: ServicePort }[] | undefined {
+  if (next.length !== was.length) return undefined;
+  const changed: { index: number; port: ServicePort }[] = [];
+  for (let i = 0; i < next.length; i++) {
+    const s = next[i];
+    const w = was[i]!;
+    if (s === w) continue;
+    if (!s || s.id !== w.id) return undefined;
+    changed.push({ index: i, port: s });
+  }
+  return changed;
 }
 
 /** A port's elements in one map before and after, as elements out (each with what it had) and in. */
