@@ -317,18 +317,19 @@ function mapOrder(maps: ReadonlyMap<string, NftMap>): string[] {
 function assemble(b: Omit<Built, 'table'>, conflicts: readonly string[]): ServiceTable {
   let chains: NftChain[] | undefined;
   let sets: NftSet[] | undefined;
-  const maps = b.mapOrder.map((n) => b.maps.get(n)!);
+  const maps: NftMap[] = [];
+  for (const n of b.mapOrder) maps.push(b.maps.get(n)!);
+  // The getters hold these and not `b`: a step's `b` is the Built before it spread, which holds
+  // that Built's table, whose getters held the one before: every table ever made, kept alive.
+  const { setLists, fixedSets, hairpinSets, fixedChains, chainLists } = b;
   return {
     get sets() {
-      sets ??= [
-        ...b.setLists.all(),
-        ...FAMILIES.flatMap((f) => [...b.fixedSets[f].slice(0, 1), b.hairpinSets[f], ...b.fixedSets[f].slice(1)]),
-      ];
+      sets ??= [...setLists.all(), ...FAMILIES.flatMap((f) => [...fixedSets[f].slice(0, 1), hairpinSets[f], ...fixedSets[f].slice(1)])];
       return sets;
     },
     maps,
     get chains() {
-      chains ??= [...b.fixedChains, ...b.chainLists.all()];
+      chains ??= [...fixedChains, ...chainLists.all()];
       return chains;
     },
     conflicts,
