@@ -109,6 +109,8 @@ const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0'
 export class ServiceCompiler {
   private readonly memory = newMemory();
   private built?: Built;
+  /** The last context read and what it was read from: the same pools and addresses give the same context. */
+  private context?: { readonly clusterCidrs: readonly string[]; readonly nodeAddresses: readonly string[]; readonly context: Context };
   private compiles = 0;
   /** The last compile's ports before and after, by id; undefined when it compiled every port. */
   private stepped?: Memory['stepped'];
@@ -116,7 +118,7 @@ export class ServiceCompiler {
   constructor(readonly options: ServiceCompileOptions = {}) {}
 
   compile(input: ServiceInput): ServiceTable {
-    const context = readContext(input, this.options);
+    const context = this.readContext(input);
     const was = this.built;
     this.memory.stepped = undefined;
     const stepped = was && step(was, input, context, this.memory);
@@ -125,6 +127,18 @@ export class ServiceCompiler {
     this.stepped = !stepped ? undefined : stepped === was ? NOTHING_STEPPED : this.memory.stepped;
     this.compiles++;
     return this.built.table;
+  }
+
+  private readContext(input: ServiceInput): Context {
+    const had = this.context;
+    // An agent hands over new lists of the same pools and addresses with each change.
+    if (had && input && sameTexts(had.clusterCidrs, input.clusterCidrs) && sameTexts(had.nodeAddresses, input.nodeAddresses)) {
+      if (!Array.isArray(input.services)) throw new ServiceCompileError('services', 'is not a list');
+      return had.context;
+    }
+    const context = readContext(input, this.options);
+    this.context = { clusterCidrs: [...(input.clusterCidrs ?? [])], nodeAddresses: [...(input.nodeAddresses ?? [])], context };
+    return context;
   }
 
   /** What the last compile changed, from what it found anyway: no pass over the ports. */
@@ -152,6 +166,14 @@ export interface ServiceCompileChange {
    * options, pools or node addresses changed, a frontend two ports claim).
    */
   readonly ports?: ReadonlyMap<string, ServicePortChange>;
+}
+
+/** Two lists of the same texts (read as they were: a list that is not one is never the same). */
+function sameTexts(had: readonly string[], now: readonly string[] | undefined): boolean {
+  const list = now ?? [];
+  if (!Array.isArray(list) || list.length !== had.length) return false;
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== 'string' || list[i] !== had[i]) return false;
+  return true;
 }
 
 const NOTHING_STEPPED: NonNullable<Memory['stepped']> = { before: new Map(), after: new Map() };
@@ -237,6 +259,8 @@ interface Built {
   /** Per family: the pools' set and the node addresses' set, when there are any. */
   readonly fixedSets: Record<Family, readonly NftSet[]>;
   readonly maps: Map<string, NftMap>;
+  /** The maps' names in the table's order: the frontend maps, then the endpoint maps sorted (made again only when one comes or goes). */
+  readonly mapOrder: readonly string[];
   readonly hairpinSets: Record<Family, NftSet>;
   readonly table: ServiceTable;
 }
@@ -252,10 +276,14 @@ const frontendMaps = (f: Family): [string, string][] => {
 };
 const FRONTEND_MAPS = new Map(FAMILIES.flatMap((f) => frontendMaps(f)));
 
+/** Endpoint maps' heads by name (at most kinds × families × protocols × shards of them). */
+const endpointMapHeads = new Map<string, Omit<NftMap, 'elements'>>();
+
 /** A map whose elements are its ports' lists, read one after the other when first asked for. */
 function listMap(name: string, lists: PortLists<NftMapElement>): NftMap {
   const type = FRONTEND_MAPS.get(name);
-  const head = type !== undefined ? { name, type } : endpointMapHead(name);
+  let head = type !== undefined ? { name, type } : endpointMapHeads.get(name);
+  if (!head) endpointMapHeads.set(name, (head = endpointMapHead(name)));
   // Keys and values are made of formatted addresses, protocol names and numbers, verdicts of one
   // space: canonical text, which the table state takes as it is.
   return markCanonical({
@@ -280,23 +308,28 @@ function hairpinSetOf(f: Family, lists: PortLists<string>): NftSet {
   };
 }
 
+function mapOrder(maps: ReadonlyMap<string, NftMap>): string[] {
+  const endpointMaps = [...maps.keys()].filter((n) => !FRONTEND_MAPS.has(n)).sort(byText);
+  return [...FRONTEND_MAPS.keys(), ...endpointMaps];
+}
+
 /** The part, its chains and sets read from the lists when first asked for (a change taken as such never asks). */
 function assemble(b: Omit<Built, 'table'>, conflicts: readonly string[]): ServiceTable {
   let chains: NftChain[] | undefined;
   let sets: NftSet[] | undefined;
-  const endpointMaps = [...b.maps.keys()].filter((n) => !FRONTEND_MAPS.has(n)).sort(byText);
-  const maps = [...FRONTEND_MAPS.keys(), ...endpointMaps].map((n) => b.maps.get(n)!);
+  const maps: NftMap[] = [];
+  for (const n of b.mapOrder) maps.push(b.maps.get(n)!);
+  // The getters hold these and not `b`: a step's `b` is the Built before it spread, which holds
+  // that Built's table, whose getters held the one before: every table ever made, kept alive.
+  const { setLists, fixedSets, hairpinSets, fixedChains, chainLists } = b;
   return {
     get sets() {
-      sets ??= [
-        ...b.setLists.all(),
-        ...FAMILIES.flatMap((f) => [...b.fixedSets[f].slice(0, 1), b.hairpinSets[f], ...b.fixedSets[f].slice(1)]),
-      ];
+      sets ??= [...setLists.all(), ...FAMILIES.flatMap((f) => [...fixedSets[f].slice(0, 1), hairpinSets[f], ...fixedSets[f].slice(1)])];
       return sets;
     },
     maps,
     get chains() {
-      chains ??= [...b.fixedChains, ...b.chainLists.all()];
+      chains ??= [...fixedChains, ...chainLists.all()];
       return chains;
     },
     conflicts,
@@ -377,6 +410,7 @@ function compileAll(input: ServiceInput, context: Context, memory: Memory): Buil
     fixedChains: fixedChains(context.mark, context.nodeAddresses),
     fixedSets: { 4: fixedSets(4), 6: fixedSets(6) },
     maps,
+    mapOrder: mapOrder(maps),
     hairpinSets,
   };
   return { ...built, table: assemble(built, conflicts) };
@@ -405,21 +439,9 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   if (context.key !== b.context || b.table.conflicts.length) return undefined;
   const next = input.services;
   // Which ports changed: one pass over the objects while the ids keep their places, else by id.
-  let changed: { index: number; port: ServicePort }[] | undefined = [];
+  let changed = changedInPlace(b.services, next);
   const removed: string[] = [];
   let samePlaces = true;
-  if (next.length === b.services.length) {
-    for (let i = 0; i < next.length; i++) {
-      const s = next[i]!;
-      const was = b.services[i]!;
-      if (s === was) continue;
-      if (!s || s.id !== was.id) {
-        changed = undefined;
-        break;
-      }
-      changed.push({ index: i, port: s });
-    }
-  } else changed = undefined;
   if (!changed) {
     samePlaces = false;
     const ids = checkIds(next);
@@ -458,15 +480,10 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   const removedSets: string[] = [];
   for (const [id, old] of before) {
     const now = after.get(id);
-    for (const map of new Set([...(old?.share.maps.keys() ?? []), ...(now?.share.maps.keys() ?? [])])) {
-      const o = old?.share.maps.get(map);
-      const n = now?.share.maps.get(map);
-      if (o === n) continue;
-      mapLists.set(map, (mapLists.get(map) ?? new PortLists()).with(id, n));
-      let edit = mapEdits.get(map);
-      if (!edit) mapEdits.set(map, (edit = { added: [], removed: [] }));
-      elementChange(o ?? [], n ?? [], edit);
-    }
+    const oldMaps = old?.share.maps ?? NO_MAPS;
+    const newMaps = now?.share.maps ?? NO_MAPS;
+    for (const [map, o] of oldMaps) shareChange(id, map, o, newMaps.get(map), mapLists, mapEdits);
+    for (const [map, n] of newMaps) if (!oldMaps.has(map)) shareChange(id, map, undefined, n, mapLists, mapEdits);
     const oc = old?.compiled.chains ?? [];
     const nc = now?.compiled.chains ?? [];
     if (oc !== nc) {
@@ -500,6 +517,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   const maps = b.maps;
   const changedMaps: NftMap[] = [];
   const removedMaps: string[] = [];
+  let mapsCameOrWent = false;
   for (const [name, edit] of mapEdits) {
     const lists = mapLists.get(name)!;
     if (!lists.size && !FRONTEND_MAPS.has(name)) {
@@ -507,9 +525,11 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
       mapLists.delete(name);
       maps.delete(name);
       removedMaps.push(name);
+      mapsCameOrWent = true;
       continue;
     }
     const had = maps.get(name);
+    if (!had) mapsCameOrWent = true;
     if (had && !edit.added.length && !edit.removed.length) continue;
     const map = listMap(name, lists);
     if (had) recordNftMapChange(map, { from: had, added: edit.added, removed: edit.removed });
@@ -541,6 +561,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
     setLists,
     hairpinLists,
     maps,
+    mapOrder: mapsCameOrWent ? mapOrder(maps) : b.mapOrder,
     hairpinSets,
   };
   const table = assemble(built, []);
@@ -549,16 +570,65 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   return { ...built, table };
 }
 
+const NO_MAPS: ReadonlyMap<string, readonly NftMapElement[]> = new Map();
+
+/** A port's share of one map replaced in the map's lists, and its elements out and in recorded. */
+function shareChange(
+  id: string,
+  map: string,
+  o: readonly NftMapElement[] | undefined,
+  n: readonly NftMapElement[] | undefined,
+  mapLists: Map<string, PortLists<NftMapElement>>,
+  mapEdits: Map<string, { added: NftMapElement[]; removed: NftMapElement[] }>,
+): void {
+  if (o === n) return;
+  mapLists.set(map, (mapLists.get(map) ?? new PortLists()).with(id, n));
+  let edit = mapEdits.get(map);
+  if (!edit) mapEdits.set(map, (edit = { added: [], removed: [] }));
+  elementChange(o ?? [], n ?? [], edit);
+}
+
+/**
+ * The ports that are new objects, when every port keeps its place and id; undefined when one
+ * does not. A function of its own: the engine optimizes a small function's long loop within its
+ * first calls, where the step around it, large and called once per change, stays unoptimized,
+ * and this loop over every port was most of a step's time.
+ */
+function changedInPlace(was: readonly ServicePort[], next: readonly ServicePort[]): { index: number; port: ServicePort }[] | undefined {
+  if (next.length !== was.length) return undefined;
+  const changed: { index: number; port: ServicePort }[] = [];
+  for (let i = 0; i < next.length; i++) {
+    const s = next[i];
+    const w = was[i]!;
+    if (s === w) continue;
+    if (!s || s.id !== w.id) return undefined;
+    changed.push({ index: i, port: s });
+  }
+  return changed;
+}
+
 /** A port's elements in one map before and after, as elements out (each with what it had) and in. */
 function elementChange(
   before: readonly NftMapElement[],
   after: readonly NftMapElement[],
   into: { added: NftMapElement[]; removed: NftMapElement[] },
 ): void {
+  // A port's share of a map is a few elements: looked up in place, not through maps of them.
+  if (before.length <= 16 && after.length <= 16) {
+    for (const e of before) if (verdictIn(after, e.key) !== e.verdict) into.removed.push(e);
+    for (const e of after) if (verdictIn(before, e.key) !== e.verdict) into.added.push(e);
+    return;
+  }
   const was = new Map(before.map((e) => [e.key, e.verdict]));
   const is = new Map(after.map((e) => [e.key, e.verdict]));
   for (const e of before) if (is.get(e.key) !== e.verdict) into.removed.push(e);
   for (const e of after) if (was.get(e.key) !== e.verdict) into.added.push(e);
+}
+
+/** The verdict of `key` in `list` (the last element with it, as a map of the list would hold), or undefined. */
+function verdictIn(list: readonly NftMapElement[], key: string): string | undefined {
+  for (let i = list.length - 1; i >= 0; i--) if (list[i]!.key === key) return list[i]!.verdict;
+  return undefined;
 }
 
 /** A port's chains or sets before and after: the ones that are new objects, and the names gone. */

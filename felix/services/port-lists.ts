@@ -78,6 +78,14 @@ export class PortLists<T> {
     const i = find(c.ids, id);
     const here = c.ids[i] === id;
     if (!here && list === undefined) return this;
+    if (here && list !== undefined) {
+      // A port's list replaced: the same ids, one chunk's lists copied.
+      const lists = [...c.lists];
+      lists[i] = list;
+      const chunks = [...this.chunks];
+      chunks[ci] = { ids: c.ids, lists };
+      return new PortLists<T>([], [], { chunks, firsts: this.firsts, size: this.size });
+    }
     const ids = [...c.ids];
     const lists = [...c.lists];
     let size = this.size;

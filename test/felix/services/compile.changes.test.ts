@@ -5,6 +5,8 @@
 // nf_tables through netlink) ends equal; the change path is checked to be the one taken. A change
 // the kernel refuses leaves the old table whole, and the next apply repairs from a read.
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { InstalledTable } from '../../../felix/policy/dataplane.js';
 import { nftMapChange, partChange } from '../../../felix/policy/derivation.js';
 import { MemoryNftDataplane } from '../../../felix/policy/memory-nft.js';
@@ -220,6 +222,33 @@ describe('felix services: a change of a few ports is programmed as that change',
     assert.ok(taken > 75, `only ${taken} of 118 changes were taken as changes`);
     for (const k of ['endpoint removed', 'port added', 'port removed', 'no endpoint', 'nodePort flipped'])
       assert.ok((kinds.get(k) ?? 0) > 0, `no "${k}" was taken as a change: ${JSON.stringify([...kinds])}`);
+  });
+
+  it('the newest table does not hold the tables before it alive (an agent under churn would keep them all)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const svc = new Services(5, 20);
+    const compiler = new ServiceCompiler();
+    compiler.compile(svc.input());
+    // Made in a function of its own, so that no local of this one holds the table.
+    const changed = (): WeakRef<ServiceTable> => {
+      const ids = [...svc.ports.keys()];
+      const p = svc.ports.get(ids[0]!)!;
+      svc.ports.set(p.id, { ...p, endpoints: [...p.endpoints, { address: '10.64.200.1', port: 8080, local: false }] });
+      return new WeakRef(compiler.compile(svc.input()));
+    };
+    const first = changed();
+    for (let i = 0; i < 5; i++) {
+      const ids = [...svc.ports.keys()];
+      const p = svc.ports.get(ids[1 + i]!)!;
+      svc.ports.set(p.id, { ...p, endpoints: [...p.endpoints, { address: `10.64.201.${i + 1}`, port: 8080, local: false }] });
+      compiler.compile(svc.input());
+    }
+    assert.ok(partChange(compiler.compile(svc.input())) !== undefined, 'the newest table still says how it came from the one before');
+    // A WeakRef's target stays until the job that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    assert.equal(first.deref(), undefined, 'a table five changes old was collected');
   });
 
   it('a change the kernel refuses leaves the old table; the next apply reads the kernel and repairs it', async () => {
