@@ -18,9 +18,12 @@ export class DerivedElements implements ReadonlySet<string> {
     this.base = base;
     this.added = added;
     this.removed = removed;
+    // A long line of differences is folded once, so neither memory nor a read grows with the
+    // number of changes. The line below this one is folded, not this: this still tells its
+    // difference from the set it came from, so the plan of the change that folds sends its
+    // elements and does not compare the two sets element by element.
+    if (base instanceof DerivedElements && base.own === undefined && base.depth >= MAX_CHAIN) base.whole();
     this.depth = base instanceof DerivedElements && base.own === undefined ? base.depth + 1 : 1;
-    // A long line of differences is folded once, so neither memory nor a read grows with the number of changes.
-    if (this.depth > MAX_CHAIN) this.whole();
   }
 
   /**

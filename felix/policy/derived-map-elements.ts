@@ -17,8 +17,9 @@ export class DerivedMapElements implements ReadonlyMap<string, string> {
     this.base = base;
     this.added = added;
     this.removed = removed;
+    // The line below this one is folded, not this: this still tells its difference from `base`.
+    if (base instanceof DerivedMapElements && base.own === undefined && base.depth >= MAX_CHAIN) base.whole();
     this.depth = base instanceof DerivedMapElements && base.own === undefined ? base.depth + 1 : 1;
-    if (this.depth > MAX_CHAIN) this.whole();
   }
 
   /**
