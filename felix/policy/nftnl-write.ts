@@ -135,11 +135,6 @@ export function writeOps(
   const opOf: number[] = [];
   // Sets this transaction declares: their elements follow in the same batch.
   const declared = new Map<string, SetKind>();
-  const kind = (name: string): SetKind => {
-    const k = declared.get(name) ?? kindOf(name);
-    if (!k) throw new NftEncodeError(`set ${name} is not known to the netlink writer`);
-    return k;
-  };
   let setId = 1;
   const written = new Map<string, { readonly start: number; readonly end: number }>();
   // The elements of a set or map this batch creates go after every other message, and the
@@ -150,31 +145,29 @@ export function writeOps(
   // the rules are checked once, as each is added. The table committed is the same.
   const deferred: { readonly op: number; readonly write: () => void }[] = [];
   const deferring = new Set<string>();
-  const run = (i: number, write: () => void) => {
-    const mark = w.count;
-    try {
-      write();
-    } catch (e) {
-      throw e instanceof NftEncodeError && e.op === undefined ? new NftEncodeError(e.message, i) : e;
-    }
-    for (let m = mark; m < w.count; m++) opOf.push(i);
-  };
-  const flush = () => {
-    for (const d of deferred) run(d.op, d.write);
-    deferred.length = 0;
-    deferring.clear();
-  };
-  ops.forEach((op, i) => {
+  // Loops, not closures per call: one element change is a transaction of a few operations, and
+  // what a batch allocates beside its bytes is most of what it costs the young generation.
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as NftOp;
     const name = elementsOf(op);
-    if (name !== undefined && deferring.has(name)) deferred.push({ op: i, write: () => writeOp(op, i) });
-    else {
-      // A set deleted after this batch created it: its elements go before the deletion.
-      if ((op.kind === 'delete set' || op.kind === 'delete map') && deferring.has(op.kind === 'delete set' ? op.set : op.map)) flush();
-      run(i, () => writeOp(op, i));
+    if (name !== undefined && deferring.has(name)) {
+      deferred.push({ op: i, write: () => writeOp(op, i) });
+      continue;
     }
-  });
-  flush();
+    // A set deleted after this batch created it: its elements go before the deletion.
+    if ((op.kind === 'delete set' || op.kind === 'delete map') && deferring.has(op.kind === 'delete set' ? op.set : op.map)) {
+      for (const d of deferred) runOp(w, opOf, d.op, d.write);
+      deferred.length = 0;
+      deferring.clear();
+    }
+    runOp(w, opOf, i, writeAt);
+  }
+  for (const d of deferred) runOp(w, opOf, d.op, d.write);
   return opOf;
+
+  function writeAt(i: number): void {
+    writeOp(ops[i] as NftOp, i);
+  }
 
   function writeOp(op: NftOp, i: number): void {
     switch (op.kind) {
@@ -239,13 +232,13 @@ export function writeOps(
         break;
       case 'add element':
       case 'delete element':
-        writeElements(w, family, table, op.set, kind(op.set), op.elements, op.kind === 'add element');
+        writeElements(w, family, table, op.set, kindIn(declared, kindOf, op.set), op.elements, op.kind === 'add element');
         break;
       case 'add map element':
-        writeMapElements(w, family, table, op.map, kind(op.map), op.elements);
+        writeMapElements(w, family, table, op.map, kindIn(declared, kindOf, op.map), op.elements);
         break;
       case 'delete map element':
-        writeElements(w, family, table, op.map, { ...kind(op.map), interval: false }, op.keys, false);
+        writeElements(w, family, table, op.map, { ...kindIn(declared, kindOf, op.map), interval: false }, op.keys, false);
         break;
       case 'add chain':
         nfBegin(w, nftMsg(NFT_MSG_NEWCHAIN), NLM_F_REQUEST | NLM_F_CREATE, family);
@@ -286,6 +279,23 @@ export function writeOps(
       }
     }
   }
+}
+
+/** Writes one operation's messages, each recorded in `opOf` as operation `i`'s. */
+function runOp(w: MessageWriter, opOf: number[], i: number, write: (i: number) => void): void {
+  const mark = w.count;
+  try {
+    write(i);
+  } catch (e) {
+    throw e instanceof NftEncodeError && e.op === undefined ? new NftEncodeError(e.message, i) : e;
+  }
+  for (let m = mark; m < w.count; m++) opOf.push(i);
+}
+
+function kindIn(declared: ReadonlyMap<string, SetKind>, kindOf: (set: string) => SetKind | undefined, name: string): SetKind {
+  const k = declared.get(name) ?? kindOf(name);
+  if (!k) throw new NftEncodeError(`set ${name} is not known to the netlink writer`);
+  return k;
 }
 
 /** The set or map whose elements `op` adds or deletes, if it is an element operation. */
@@ -337,25 +347,15 @@ function writeElements(
 ): void {
   const key = keyType(kind.type);
   let start = -1;
-  const open = () => {
-    if (start >= 0 && w.len - start < ELEMENTS_PER_MESSAGE_BYTES) return;
-    if (start >= 0) close();
-    start = w.len;
-    elementMessage(w, family, table, set, add);
-  };
-  const close = () => {
-    w.nestEnd();
-    w.end();
-  };
   // A new interval set's elements start, as nft sends them, with an end at the first address
   // when no interval starts there (it closes the nothing below the first interval).
   if (created && kind.interval && elements.length && !elements.some((e) => intervalKeys(key, e)[0][0].every((b) => b === 0))) {
-    open();
+    start = openElements(w, family, table, set, add, start);
     elementKey(w, Buffer.alloc(key.len), NFT_SET_ELEM_INTERVAL_END);
     w.nestEnd();
   }
   for (const e of elements) {
-    open();
+    start = openElements(w, family, table, set, add, start);
     if (!kind.interval) {
       elementKey(w, encodeKeyScratch(key, e), 0);
       w.nestEnd();
@@ -369,7 +369,22 @@ function writeElements(
       w.nestEnd();
     }
   }
-  if (start >= 0) close();
+  if (start >= 0) {
+    w.nestEnd();
+    w.end();
+  }
+}
+
+/** The element message being written (its start), or a new one when there is none or it is full. */
+function openElements(w: MessageWriter, family: number, table: string, set: string, add: boolean, start: number): number {
+  if (start >= 0 && w.len - start < ELEMENTS_PER_MESSAGE_BYTES) return start;
+  if (start >= 0) {
+    w.nestEnd();
+    w.end();
+  }
+  const at = w.len;
+  elementMessage(w, family, table, set, add);
+  return at;
 }
 
 function writeMapElements(

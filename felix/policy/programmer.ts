@@ -70,6 +70,26 @@ interface WantState extends InstalledTable {
 
 const BASE = '';
 
+// Module functions, not closures made per change: a change is a few names, and what it
+// allocates beside them is what its young-generation collections copy.
+const mine = (had: string | undefined, owner: string): boolean => had === undefined || had === owner;
+
+/** Whether every name `names` removes is `owner`'s and held. */
+function ownedAll(
+  names: readonly string[] | undefined,
+  owner: string,
+  owners: ReadonlyMap<string, string>,
+  held: ReadonlyMap<string, unknown>,
+): boolean {
+  if (names) for (const n of names) if (owners.get(n) !== owner || !held.has(n)) return false;
+  return true;
+}
+
+/** Records what the kernel held of `name` before the first change since the last plan. */
+function keep<T>(record: Map<string, T | undefined> | undefined, name: string, before: T | undefined): void {
+  if (record && !record.has(name)) record.set(name, before);
+}
+
 function ownState(base: NftTable, parts: ReadonlyMap<string, NftTablePart>, t: InstalledTable): WantState {
   const owners = new Map<string, string>();
   const chainOwners = new Map<string, string>();
@@ -210,24 +230,23 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     const sets: InstalledSet[] = [];
     const maps: InstalledMap[] = [];
     const chains: [NftChain, InstalledChain][] = [];
-    const mine = (had: string | undefined) => had === undefined || had === owner;
     try {
       for (const s of change.sets) {
         const state = desiredSetState(s, `sets[${s.name}]`);
         const now = want.sets.get(s.name);
         if (now ? !sameKind(now, state) : want.owners.has(s.name)) return false;
-        if (!mine(want.owners.get(s.name))) return false;
+        if (!mine(want.owners.get(s.name), owner)) return false;
         sets.push(state);
       }
       for (const m of change.maps ?? []) {
         const state = desiredMapState(m, `maps[${m.name}]`);
         const now = want.maps.get(m.name);
         if (now ? !sameMapKind(now, state) : want.owners.has(m.name)) return false;
-        if (!mine(want.owners.get(m.name))) return false;
+        if (!mine(want.owners.get(m.name), owner)) return false;
         maps.push(state);
       }
       for (const c of change.chains ?? []) {
-        if (!mine(want.chainOwners.get(c.name))) return false;
+        if (!mine(want.chainOwners.get(c.name), owner)) return false;
         const state = desiredChainState(c, `chains[${c.name}]`);
         const now = want.chains.get(c.name);
         // A base chain's hook or priority changed: whatever jumps to it is the whole plan's to order.
@@ -237,16 +256,11 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     } catch {
       return false; // refused: the whole table's reading says where
     }
-    const removed = (names: readonly string[] | undefined, owners: Map<string, string>, held: ReadonlyMap<string, unknown>) =>
-      (names ?? []).every((n) => owners.get(n) === owner && held.has(n));
-    if (!removed(change.removedSets, want.owners, want.sets)) return false;
-    if (!removed(change.removedMaps, want.owners, want.maps)) return false;
-    if (!removed(change.removedChains, want.chainOwners, want.chains)) return false;
+    if (!ownedAll(change.removedSets, owner, want.owners, want.sets)) return false;
+    if (!ownedAll(change.removedMaps, owner, want.owners, want.maps)) return false;
+    if (!ownedAll(change.removedChains, owner, want.chainOwners, want.chains)) return false;
 
     const p = this.pending;
-    const keep = <T>(record: Map<string, T | undefined> | undefined, name: string, before: T | undefined) => {
-      if (record && !record.has(name)) record.set(name, before);
-    };
     for (const state of sets) {
       keep(p?.sets, state.name, want.sets.get(state.name));
       want.sets.set(state.name, state);
