@@ -166,23 +166,32 @@ export class NetlinkSocket {
     for (;;) {
       const got = this.n.recv(this.fd, this.rx, this.timeout);
       if (got === 0) throw new NetlinkError(ETIMEDOUT, 'no reply to a dump request');
-      let o = 0;
-      while (o + 16 <= got) {
-        const len = this.rx.readUInt32LE(o);
-        if (len < 16 || o + len > got) break;
-        const type = this.rx.readUInt16LE(o + 4);
-        if (this.rx.readUInt32LE(o + 8) === seq) {
-          if (type === NLMSG_DONE) return;
-          if (type === NLMSG_ERROR) {
-            const err = -this.rx.readInt32LE(o + 16);
-            if (err !== 0) throw new NetlinkError(err, 'dump failed');
-            return;
-          }
-          visit(type, this.rx, o, o + len);
-        }
-        o += (len + 3) & ~3;
-      }
+      if (this.visitReplies(got, seq, visit)) return;
     }
+  }
+
+  /**
+   * Hands `visit` each message of the dump `seq` among the `got` bytes read into rx; true once
+   * the dump has ended (DONE, or an ERROR, thrown unless it acknowledges).
+   */
+  private visitReplies(got: number, seq: number, visit: (type: number, buf: Buffer, start: number, end: number) => void): boolean {
+    let o = 0;
+    while (o + 16 <= got) {
+      const len = this.rx.readUInt32LE(o);
+      if (len < 16 || o + len > got) break;
+      const type = this.rx.readUInt16LE(o + 4);
+      if (this.rx.readUInt32LE(o + 8) === seq) {
+        if (type === NLMSG_DONE) return true;
+        if (type === NLMSG_ERROR) {
+          const err = -this.rx.readInt32LE(o + 16);
+          if (err !== 0) throw new NetlinkError(err, 'dump failed');
+          return true;
+        }
+        visit(type, this.rx, o, o + len);
+      }
+      o += (len + 3) & ~3;
+    }
+    return false;
   }
 
   /** Whether this addon can read a dump off the event loop (one built before `readAsync` cannot). */
@@ -223,22 +232,7 @@ export class NetlinkSocket {
         const got = await read(request);
         request = null;
         if (got === 0) throw new NetlinkError(ETIMEDOUT, 'no reply to a dump request');
-        let o = 0;
-        while (o + 16 <= got) {
-          const len = this.rx.readUInt32LE(o);
-          if (len < 16 || o + len > got) break;
-          const type = this.rx.readUInt16LE(o + 4);
-          if (this.rx.readUInt32LE(o + 8) === seq) {
-            if (type === NLMSG_DONE) return;
-            if (type === NLMSG_ERROR) {
-              const err = -this.rx.readInt32LE(o + 16);
-              if (err !== 0) throw new NetlinkError(err, 'dump failed');
-              return;
-            }
-            visit(type, this.rx, o, o + len);
-          }
-          o += (len + 3) & ~3;
-        }
+        if (this.visitReplies(got, seq, visit)) return;
       }
     } finally {
       this.reading = false;

@@ -29,6 +29,18 @@ function messages(w: MessageWriter): Buffer[] {
   });
 }
 
+/** The batch's messages are the rules' written alone, each with the set id it had in the batch (anonymous sets numbered from 1). */
+function assertWrittenAsAlone(w: MessageWriter, ops: readonly NftOp[]): void {
+  const alone = new MessageWriter(1);
+  let id = 1;
+  for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);
+  const got = messages(w);
+  const want = messages(alone);
+  assert.equal(got.length, want.length, 'as many messages');
+  for (const [i, m] of got.entries())
+    assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
+}
+
 describe('felix/policy nftnl writer', () => {
   const plain = 'ip daddr 10.96.0.1 tcp dport 80 counter accept';
   const anonymous = 'tcp dport { 80, 1000-2600, 8080 } counter accept';
@@ -38,15 +50,7 @@ describe('felix/policy nftnl writer', () => {
     const ops = [rule(plain, 'a|1'), rule(anonymous, 'b|2'), rule(plain, 'c|3'), rule(anonymous, ''), rule(plain, '')];
     const w = new MessageWriter(1);
     writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
-    // Alone, each with the set id it had in the batch (the anonymous sets numbered 1, 2).
-    const alone = new MessageWriter(1);
-    let id = 1;
-    for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);
-    const got = messages(w);
-    const want = messages(alone);
-    assert.equal(got.length, want.length, 'as many messages');
-    for (const [i, m] of got.entries())
-      assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
+    assertWrittenAsAlone(w, ops);
   });
 
   it('writes a rule an earlier batch compiled from the bytes kept, as it is written alone', () => {
@@ -62,14 +66,7 @@ describe('felix/policy nftnl writer', () => {
     );
     const w = new MessageWriter(1);
     writeOps(w, NFPROTO_INET, 'podroute', ops, () => undefined);
-    const alone = new MessageWriter(1);
-    let id = 1;
-    for (const op of ops) if (op.kind === 'add rule') writeRule(alone, NFPROTO_INET, 'podroute', op.chain, op.expr, op.comment, () => id++);
-    const got = messages(w);
-    const want = messages(alone);
-    assert.equal(got.length, want.length, 'as many messages');
-    for (const [i, m] of got.entries())
-      assert.ok(m.equals(want[i]!), `message ${i} differs:\n${m.toString('hex')}\n${want[i]!.toString('hex')}`);
+    assertWrittenAsAlone(w, ops);
   });
 
   it('sizes a batch from its operations, so that writing it does not grow the buffer', () => {
