@@ -27,12 +27,12 @@ done
 [ $PREPARE != 0 ] || [ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
 CACHE=${KERNEL_VM_CACHE:-/var/cache/podroute-kernel-vm}
 # The boot image's name changes with what init does, so a cache made by an older script is rebuilt.
-INITRD=initrd-2.gz
+INITRD=initrd-3.gz
 MODS="virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
 
 prepare() {
   local need=() c pkg kver
-  for c in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static cpio:cpio depmod:kmod; do
+  for c in qemu-system-x86_64:qemu-system-x86 cpio:cpio depmod:kmod; do
     command -v "${c%%:*}" >/dev/null || [ -x "/usr/sbin/${c%%:*}" ] || need+=("${c#*:}"); done
   if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
@@ -51,7 +51,12 @@ prepare() {
   apt-get download -q "$pkg" >/dev/null 2>&1 || { echo "kernel-vm: apt-get download $pkg failed" >&2; exit 1; }
   dpkg -x "$pkg"_*.deb k; rm -f "$pkg"_*.deb
   kver=$(ls k/lib/modules); /usr/sbin/depmod -b "$CACHE/k" "$kver"; cp k/boot/vmlinuz-* vmlinuz.new
-  mkdir -p ir/bin ir/mods ir/proc ir/sys ir/dev; cp "$(command -v busybox)" ir/bin/busybox
+  # The initrd has no libc, so its busybox must be the static build. Taken from Debian's
+  # busybox-static package, not installed: it conflicts with the dynamic busybox that
+  # initramfs-tools pulls in, and a dynamic one here fails as /init with ENOENT (its loader).
+  apt-get download -q busybox-static >/dev/null 2>&1 || { echo "kernel-vm: apt-get download busybox-static failed" >&2; exit 1; }
+  rm -rf bb; dpkg -x busybox-static_*.deb bb; rm -f busybox-static_*.deb
+  mkdir -p ir/bin ir/mods ir/proc ir/sys ir/dev; cp bb/bin/busybox ir/bin/busybox; rm -rf bb
   for m in $MODS; do cp "$(find k/lib/modules -name "$m.ko*" | head -1)" ir/mods/; done
   # The VM's root: this machine's / over 9p (read-only, cached in the guest: each file crosses 9p
   # once, which makes starting Node several times faster) under a RAM overlay; the control share
