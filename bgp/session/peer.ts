@@ -316,7 +316,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       try {
         setAcceptedTtl(socket, this.config.address, this.ttl);
       } catch (e) {
-        this.lastError = (e as Error).message;
+        this.noteError(undefined, (e as Error).message);
         return false;
       }
     }
@@ -353,7 +353,7 @@ export class Peer extends EventEmitter<PeerEvents> {
       decodeError: (e) => this.onDecodeError(a, conn, e),
       closed: (err) => {
         if (a.conn !== conn) return;
-        if (err) this.lastError = err.message;
+        if (err) this.noteError(a, err.message);
         a.dispatch({ type: 'TcpConnectionFails' });
       },
     });
@@ -373,7 +373,7 @@ export class Peer extends EventEmitter<PeerEvents> {
     const fail = (e: Error) => {
       if (a.connecting !== socket) return;
       a.connecting = undefined;
-      this.lastError = e.message;
+      this.noteError(a, e.message);
       socket.destroy();
       a.dispatch({ type: 'TcpConnectionFails' });
     };
@@ -407,7 +407,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         a.conn?.sendMessage({ type: 'keepalive' });
         return;
       case 'sendNotification':
-        this.lastError = `sent NOTIFICATION ${action.notification.code}/${action.notification.subcode}`;
+        this.noteError(a, `sent NOTIFICATION ${action.notification.code}/${action.notification.subcode}`);
         a.conn?.sendMessage({
           type: 'notification',
           code: action.notification.code,
@@ -469,7 +469,7 @@ export class Peer extends EventEmitter<PeerEvents> {
         return a.dispatch(KEEPALIVE_MSG);
       case 'notification': {
         const comm = m.shutdownCommunication ? ` "${m.shutdownCommunication}"` : '';
-        this.lastError = `received NOTIFICATION ${m.code}/${m.subcode}${comm}`;
+        this.noteError(a, `received NOTIFICATION ${m.code}/${m.subcode}${comm}`);
         return a.dispatch(notificationEvent({ code: m.code, subcode: m.subcode, data: m.data }));
       }
       case 'route-refresh': {
@@ -486,7 +486,7 @@ export class Peer extends EventEmitter<PeerEvents> {
   private onDecodeError(a: Attempt, conn: BgpConnection, e: BgpError): void {
     if (a.disposed || a.conn !== conn) return;
     if (this.parked?.attempt === a) this.attemptGone(a); // the error ends this connection, parked or not
-    this.lastError = e.message;
+    this.noteError(a, e.message);
     const notification: Notification = { code: e.code, subcode: e.subcode, data: e.data };
     if (e.code === ErrorCode.MESSAGE_HEADER) return a.dispatch({ type: 'BGPHeaderErr', notification });
     if (e.code === ErrorCode.OPEN_MESSAGE) return a.dispatch({ type: 'BGPOpenMsgErr', notification });
@@ -506,13 +506,13 @@ export class Peer extends EventEmitter<PeerEvents> {
       peerAs: this.acceptedAsns ?? this.config.asn,
     });
     if (bad) {
-      this.lastError = `OPEN refused: ${bad.code}/${bad.subcode} (peer AS ${peerOpen.asNumber}, id ${open.bgpId})`;
+      this.noteError(a, `OPEN refused: ${bad.code}/${bad.subcode} (peer AS ${peerOpen.asNumber}, id ${open.bgpId})`);
       return a.dispatch({ type: 'BGPOpenMsgErr', notification: bad });
     }
     const local = a.localOpen ?? buildOpen(this.local, this.config, this.config.holdTime ?? 90);
     const negotiated = negotiatedOptions(local, open);
     if (negotiated.families.length === 0) {
-      this.lastError = 'no address family in common with the peer';
+      this.noteError(a, 'no address family in common with the peer');
       return a.dispatch({
         type: 'BGPOpenMsgErr',
         notification: { code: ErrorCode.OPEN_MESSAGE, subcode: OpenSubcode.UNSUPPORTED_CAPABILITY },
@@ -681,9 +681,18 @@ export class Peer extends EventEmitter<PeerEvents> {
     conn.setSource(this.source);
   }
 
+  /**
+   * Records why a connection failed. While a session is up, what befalls another attempt (a
+   * collision's loser, a connection refused or reset beside it) is not the session's error.
+   */
+  private noteError(a: Attempt | undefined, message: string): void {
+    if (this.established && a !== this.established) return;
+    this.lastError = message;
+  }
+
   private onSessionDown(a: Attempt, reason: DownReason, wasEstablished: boolean): void {
     const message = describe(reason) || this.lastError;
-    if (message) this.lastError = message;
+    if (message) this.noteError(a, message);
     if (a === this.secondary) {
       a.dispose();
       this.secondary = undefined;
