@@ -14,9 +14,15 @@
 // reachable at the end.
 //
 //   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
-//                                 [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0] [--policies 1000]
+//                                 [--warmup 0] [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0]
+//                                 [--policies 1000]
 //                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
 //
+// --warmup: repetitions of every change made before the measured ones, as a node's agent that
+// has run a while has made them: V8 has compiled what the changes run (a fresh agent's changes
+// start compilations on V8's background threads for thousands of changes, and on two cores
+// those threads take the core the next change waits for). The first --reps of them are reported
+// as the cold figures.
 // --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
 // made. --wait: seconds to wait after the initial load, its pid printed, for `perf record -p`
 // to be attached to the changes alone (the kernel's part of them: `perf report --comm node`).
@@ -42,6 +48,7 @@ import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
 const REPS = Math.max(1, arg('--reps', 40));
+const WARMUP = Math.max(0, arg('--warmup', 0));
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');
 const ALLOCATIONS = process.argv.includes('--allocations') || process.argv.includes('--retained');
@@ -84,6 +91,10 @@ function heldHeap(): number {
   (runInNewContext('gc') as () => void)();
   return getHeapStatistics().used_heap_size;
 }
+
+/** p50, p99 and their ratio of each kind's wall times. */
+const coldRows = (cold: ReadonlyMap<string, readonly number[]>): string[][] =>
+  [...cold].map(([kind, walls]) => [kind, ms(median(walls)), ms(percentile(walls, 99)), ms(percentile(walls, 99) / median(walls))]);
 
 /** A change's own allocation: the young generation's growth less what the bench's probes allocated in it. */
 const allocatedBy = (g: { bytes: number; threadTimes: number; cpuNow: number }, p: ProbeBytes): number =>
@@ -232,6 +243,9 @@ async function main(): Promise<void> {
   const workload = new PolicyWorkload(shape);
   const namespaces = new Namespaces('pbstep').deleteOnSignal();
   const results = new Map<Kind, PodrouteSample[]>();
+  /** The wall times (ms) of a fresh agent's first --reps changes of each kind, made in the warm-up. */
+  const cold = new Map<Kind, number[]>();
+  let warming = false;
   /**
    * Per kind, the young generation's growth over each change and the probes that ran in it
    * (changes in which a scavenge ran are left out); what the probes allocate is taken out once
@@ -277,8 +291,64 @@ async function main(): Promise<void> {
     const localPods = workload.pods.slice(0, shape.local);
     const remoteIndex = (i: number) => shape.local + ((i * 7919) % (workload.pods.length - shape.local));
 
+    const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
+      const undone = UNDOES[kind];
+      if (!SELECTED.has(kind) && !(undone && SELECTED.has(undone))) return;
+      if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
+      const tt0 = probeCalls.threadTimes;
+      const cpu0 = probeCalls.cpuNow;
+      const y0 = youngBytes();
+      const from = monoUs();
+      const s = await ours.apply(ours.calculate(mutate));
+      const to = monoUs();
+      if (!warming) changes++;
+      const grew = youngBytes() - y0;
+      if (!SELECTED.has(kind)) return;
+      if (warming) {
+        const c = cold.get(kind) ?? [];
+        if (c.length < REPS) c.push(s.totalMs);
+        cold.set(kind, c);
+        return;
+      }
+      if (grew > 0) {
+        const g = grown.get(kind) ?? [];
+        g.push({ bytes: grew, threadTimes: probeCalls.threadTimes - tt0, cpuNow: probeCalls.cpuNow - cpu0 });
+        grown.set(kind, g);
+      }
+      const list = results.get(kind) ?? [];
+      list.push(s);
+      results.set(kind, list);
+      const w = windows.get(kind) ?? [];
+      w.push([from, to]);
+      windows.set(kind, w);
+    };
+    const repetition = async (rep: number) => {
+      const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
+      await change('pod add, remote', (c) => c.put(remote));
+      await change('pod delete, remote', (c) => c.delete('WorkloadEndpoint', resourceKey(remote)));
+      const local = workload.newPod(0);
+      await change('pod add, local', (c) => c.put(local));
+      await change('pod delete, local', (c) => c.delete('WorkloadEndpoint', resourceKey(local)));
+      const i = selectingNow(rep);
+      const edited = workload.movePort(editable[i]!);
+      editable[i] = edited;
+      await change('policy rule edited', (c) => c.put(edited));
+      const ri = remoteIndex(rep);
+      const relabelled = workload.relabel(workload.pods[ri]!);
+      workload.pods[ri] = relabelled;
+      await change('pod relabel, remote', (c) => c.put(relabelled));
+      const li = rep % localPods.length;
+      const localRelabelled = workload.relabel(localPods[li]!);
+      localPods[li] = localRelabelled;
+      await change('pod relabel, local', (c) => c.put(localRelabelled));
+    };
+    // The warm-up: the same changes, not profiled or told apart; a fresh agent's figures (the
+    // first --reps of them) are kept as the cold ones.
+    warming = WARMUP > 0;
+    for (let rep = 0; rep < WARMUP; rep++) await repetition(rep);
+    warming = false;
     if (WAIT > 0) {
-      process.stderr.write(`loaded; pid ${process.pid}; changes start in ${WAIT} s\n`);
+      process.stderr.write(`loaded and warmed; pid ${process.pid}; changes start in ${WAIT} s\n`);
       await new Promise((resolve) => setTimeout(resolve, WAIT * 1000));
     }
     heldBefore = heldHeap();
@@ -298,51 +368,7 @@ async function main(): Promise<void> {
         includeObjectsCollectedByMinorGC: !RETAINED,
       });
     }
-    const change = async (kind: Kind, mutate: (c: PolicyCalculator) => void) => {
-      const undone = UNDOES[kind];
-      if (!SELECTED.has(kind) && !(undone && SELECTED.has(undone))) return;
-      if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
-      const tt0 = probeCalls.threadTimes;
-      const cpu0 = probeCalls.cpuNow;
-      const y0 = youngBytes();
-      const from = monoUs();
-      const s = await ours.apply(ours.calculate(mutate));
-      const to = monoUs();
-      changes++;
-      const grew = youngBytes() - y0;
-      if (!SELECTED.has(kind)) return;
-      if (grew > 0) {
-        const g = grown.get(kind) ?? [];
-        g.push({ bytes: grew, threadTimes: probeCalls.threadTimes - tt0, cpuNow: probeCalls.cpuNow - cpu0 });
-        grown.set(kind, g);
-      }
-      const list = results.get(kind) ?? [];
-      list.push(s);
-      results.set(kind, list);
-      const w = windows.get(kind) ?? [];
-      w.push([from, to]);
-      windows.set(kind, w);
-    };
-    for (let rep = 0; rep < REPS; rep++) {
-      const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
-      await change('pod add, remote', (c) => c.put(remote));
-      await change('pod delete, remote', (c) => c.delete('WorkloadEndpoint', resourceKey(remote)));
-      const local = workload.newPod(0);
-      await change('pod add, local', (c) => c.put(local));
-      await change('pod delete, local', (c) => c.delete('WorkloadEndpoint', resourceKey(local)));
-      const i = selectingNow(rep);
-      const edited = workload.movePort(editable[i]!);
-      editable[i] = edited;
-      await change('policy rule edited', (c) => c.put(edited));
-      const ri = remoteIndex(rep);
-      const relabelled = workload.relabel(workload.pods[ri]!);
-      workload.pods[ri] = relabelled;
-      await change('pod relabel, remote', (c) => c.put(relabelled));
-      const li = rep % localPods.length;
-      const localRelabelled = workload.relabel(localPods[li]!);
-      localPods[li] = localRelabelled;
-      await change('pod relabel, local', (c) => c.put(localRelabelled));
-    }
+    for (let rep = 0; rep < REPS; rep++) await repetition(WARMUP + rep);
     if (session && PROFILE) profile = ((await session.post('Profiler.stop')) as { profile: Profile }).profile;
     if (session && ALLOCATIONS)
       allocationProfile = ((await session.post('HeapProfiler.stopSampling')) as { profile: AllocationProfile }).profile;
@@ -367,7 +393,7 @@ async function main(): Promise<void> {
   );
   out.push(`command: npx tsx bench/policy-steps.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
   out.push(
-    `initial load ${ms(loadMs)} ms; ${REPS} repetitions of each change${GAP > 0 ? `, ${GAP} ms apart` : ''}${PROFILE ? ', under the sampling profiler (100 µs)' : ''}`,
+    `initial load ${ms(loadMs)} ms; ${WARMUP ? `${WARMUP} repetitions of each change to warm up, then ` : ''}${REPS} repetitions of each change${GAP > 0 ? `, ${GAP} ms apart` : ''}${PROFILE ? ', under the sampling profiler (100 µs)' : ''}`,
   );
   out.push('');
   out.push('Wall time (ms): p50 and p99 of the whole change, and each step’s own median:');
@@ -409,6 +435,11 @@ async function main(): Promise<void> {
   }
   out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50', 'calc', 'compile', 'plan', 'kernel', 'ops', 'allocated (KiB)'], rows));
   out.push(`${p99Note(REPS)}.`);
+  if (cold.size) {
+    out.push('');
+    out.push(`Cold: the first ${REPS} repetitions of the warm-up, a fresh agent's (wall ms):`);
+    out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50'], coldRows(cold)));
+  }
   if (probes)
     out.push(
       `allocated: the young generation's growth over a change less the bench's probes in it, measured alone: ${probes.pair} bytes the pair of reads around it, ` +

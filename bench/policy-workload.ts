@@ -76,6 +76,8 @@ export class PolicyWorkload {
   private readonly random: () => number;
   private readonly blockSize: number;
   private readonly used: number[];
+  /** Each node's slots taken by the cluster's own pods: the pods added later cycle through the rest. */
+  private readonly initial: number[];
   private serial = 0;
 
   constructor(readonly shape: WorkloadShape) {
@@ -100,6 +102,7 @@ export class PolicyWorkload {
       const node = i < shape.local ? 0 : this.nodes === 1 ? 0 : 1 + ((i - shape.local) % (this.nodes - 1));
       this.pods.push(this.newPod(node));
     }
+    this.initial = [...this.used];
     for (let g = 0; g < shape.policies; g++) this.policies.push(this.policy(g, g % shape.namespaces, Math.floor(g / shape.namespaces)));
   }
 
@@ -112,11 +115,18 @@ export class PolicyWorkload {
     return Math.floor(this.random() * n);
   }
 
-  /** A new pod on node `node` (0 is ours), in a random namespace with random labels. */
+  /**
+   * A new pod on node `node` (0 is ours), in a random namespace with random labels. Once the
+   * cluster is built, the pods added take the block's spare addresses in turn, from the first
+   * again when they run out (an address is reused as IPAM reuses a freed one): a caller keeps
+   * fewer of them at once than the block has spare, as the benchmarks, which delete each pod they
+   * add before the next, do.
+   */
   newPod(node: number): WorkloadEndpoint {
     const ns = nsName(this.pick(this.shape.namespaces));
     const labels = podLabels(this.pick(10), 1 + this.pick(2));
     const pod = `pod-${this.serial++}`;
+    if (this.initial && this.used[node]! >= this.blockSize - 2) this.used[node] = this.initial[node]!;
     const slot = this.used[node]!++;
     if (slot >= this.blockSize - 2) throw new Error(`node ${nodeName(node)}'s block is full`);
     const address = formatIpv4Number(POOL_BASE + node * this.blockSize + 1 + slot);

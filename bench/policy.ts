@@ -6,7 +6,13 @@
 //
 //   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
 //                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
-//                           [--dataplane netlink|nft] [--samples FILE]
+//                           [--dataplane netlink|nft] [--samples FILE] [--warmup 0]
+//
+// --warmup: repetitions of every change made on both sides before the measured ones, as a
+// node's agent that has run a while has made them (a fresh agent's changes start V8's
+// compilations on its background threads for thousands of changes; on two cores those threads
+// take the core the next change waits for). podroute's first --reps of them are reported as
+// the cold figures.
 //
 // --samples: every change's wall and CPU time (podroute's, by kind) written to FILE as JSON,
 // so that runs can be pooled: one run's p99 is one run's few slowest changes.
@@ -52,6 +58,7 @@ const ENDPOINTS = arg('--endpoints', 10_000);
 const LOCAL = arg('--local', 150);
 const NAMESPACES = arg('--namespaces', 100);
 const REPS = Math.max(1, arg('--reps', 100));
+const WARMUP = Math.max(0, arg('--warmup', 0));
 const ROUNDS = Math.max(1, arg('--rounds', 3));
 const SEED = arg('--seed', 1);
 const DEADLINE = performance.now() + arg('--deadline', 1200) * 1000;
@@ -134,6 +141,8 @@ async function main(): Promise<void> {
   let ours!: PodrouteSide;
   let ref!: ReferenceProcess;
   const results = new Map<string, Pair[]>();
+  /** podroute's wall times (ms) of a fresh agent's first --reps changes of each kind, made in the warm-up. */
+  const cold = new Map<string, number[]>();
   let desiredAfterLoad!: ReturnType<typeof tableCounts>;
   let kernelAfterLoad!: ReturnType<typeof installedCounts>;
   let refAfterLoad!: KernelCounts;
@@ -185,9 +194,8 @@ async function main(): Promise<void> {
       results.set(name, list);
     };
     const wepKey = (w: WorkloadEndpoint) => resourceKey(w);
-    gc = new GcLog();
 
-    for (let rep = 0; rep < REPS; rep++) {
+    const repetition = async (rep: number, record: (name: string, p: Pair) => void) => {
       const refFirst = rep % 2 === 1;
       const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
       record('pod add, remote', await both(ours, ref, { put: [remote] }, refFirst));
@@ -207,6 +215,21 @@ async function main(): Promise<void> {
       const localRelabelled = workload.relabel(localPods[li]!);
       localPods[li] = localRelabelled;
       record('pod relabel, local', await both(ours, ref, { put: [localRelabelled] }, refFirst));
+    };
+    // The warm-up: the same changes on both sides, as a node's agent that has run a while has
+    // made them; the first --reps of podroute's are kept as a fresh agent's (cold) figures.
+    const keepCold = (name: string, p: Pair) => {
+      const list = cold.get(name) ?? [];
+      if (list.length < REPS) list.push(p.ours.totalMs);
+      cold.set(name, list);
+    };
+    for (let rep = 0; rep < WARMUP; rep++) {
+      await repetition(rep, keepCold);
+      if ((rep + 1) % 50 === 0) process.stderr.write(`warm-up: ${rep + 1}/${WARMUP} repetitions\n`);
+    }
+    gc = new GcLog();
+    for (let rep = 0; rep < REPS; rep++) {
+      await repetition(WARMUP + rep, record);
       if ((rep + 1) % 10 === 0) process.stderr.write(`changes: ${rep + 1}/${REPS} repetitions\n`);
     }
     resync = await ours.resync();
@@ -225,7 +248,7 @@ async function main(): Promise<void> {
     namespaces.deleteAll();
   }
 
-  report(started, loadStart, workload, loads, results, {
+  report(started, loadStart, workload, loads, results, cold, {
     desired: desiredAfterLoad,
     kernel: kernelAfterLoad,
     refKernel: refAfterLoad,
@@ -234,7 +257,10 @@ async function main(): Promise<void> {
   });
   if (SAMPLES) {
     const byKind = Object.fromEntries(
-      [...results].map(([name, ps]) => [name, { wallMs: ps.map((p) => p.ours.totalMs), cpuMs: ps.map((p) => p.ours.cpu.total) }]),
+      [...results].map(([name, ps]) => [
+        name,
+        { wallMs: ps.map((p) => p.ours.totalMs), cpuMs: ps.map((p) => p.ours.cpu.total), coldWallMs: cold.get(name) ?? [] },
+      ]),
     );
     writeFileSync(SAMPLES, `${JSON.stringify({ load: [loadStart, loadavg()], node: process.execArgv, changes: byKind })}\n`);
   }
@@ -253,7 +279,15 @@ interface Counts {
   refEnd: { rules: number; sets: number; elements: number };
 }
 
-function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair[], results: Map<string, Pair[]>, c: Counts): void {
+function report(
+  started: Date,
+  loadStart: string,
+  w: PolicyWorkload,
+  loads: Pair[],
+  results: Map<string, Pair[]>,
+  cold: ReadonlyMap<string, readonly number[]>,
+  c: Counts,
+): void {
   const input = loads[loads.length - 1]!.ours.input;
   const out: string[] = [];
   out.push(`bench/policy — ${started.toISOString()} on ${hostname()}, load average ${loadStart} at the start, ${loadavg()} at the end`);
@@ -335,7 +369,7 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
   out.push('');
   const reps = results.values().next().value?.length ?? 0;
   out.push(
-    `Changes, ${reps} repetitions each: podroute, resource → transaction applied (ms; the steps are their own medians; CPU: the process's, every thread, the kernel's commit included):`,
+    `Changes, ${reps} repetitions each${WARMUP ? ` after ${WARMUP} to warm up` : ''}: podroute, resource → transaction applied (ms; the steps are their own medians; CPU: the process's, every thread, the kernel's commit included):`,
   );
   const rows: string[][] = [];
   for (const [name, ps] of results) {
@@ -398,6 +432,16 @@ function report(started: Date, loadStart: string, w: PolicyWorkload, loads: Pair
     ),
   );
   out.push(`${p99Note(reps)}.`);
+  if (cold.size) {
+    out.push('');
+    out.push(`Cold: podroute's first ${REPS} repetitions of the warm-up, a fresh agent's (wall ms):`);
+    const coldRows = [...cold].map(([name, walls]) => {
+      const p50 = median(walls);
+      const p99 = percentile(walls, 99);
+      return [name, ms(p50), ms(p99), ms(p99 / p50)];
+    });
+    out.push(table(['change', 'p50', 'p99', 'p99 ÷ p50'], coldRows));
+  }
   out.push('');
   out.push(
     'Reference (ipset + iptables-restore --noflush), the same changes from the same PolicyInput (ms), and podroute ÷ reference: ' +
