@@ -140,6 +140,8 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   private chain: Promise<unknown> = Promise.resolve();
   private queued?: Promise<PolicyApplyReport>;
   private running = false;
+  /** A transaction is being planned or applied (run() has begun and not reported). */
+  private applying = false;
   private resyncTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   private retryDelay: number;
@@ -346,6 +348,11 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
     this.resyncTimer = this.retryTimer = undefined;
   }
 
+  /** Whether a transaction is queued or being applied now. */
+  get busy(): boolean {
+    return this.queued !== undefined || this.applying;
+  }
+
   /** Resolves when every update made so far has been applied (or has failed and been reported). */
   async settled(): Promise<void> {
     while (this.queued) await this.queued;
@@ -380,6 +387,15 @@ export class PolicyProgrammer extends EventEmitter<PolicyProgrammerEvents> {
   }
 
   private async run(): Promise<PolicyApplyReport> {
+    this.applying = true;
+    try {
+      return await this.runOnce();
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  private async runOnce(): Promise<PolicyApplyReport> {
     const t0 = performance.now();
     const resync = this.needResync || (!this.believed && !this.pending);
     this.needResync = false;

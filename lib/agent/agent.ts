@@ -28,6 +28,7 @@ import {
 import { defaultDatastoreFile, type BackendDatastore, type Durability, type WatchEvent, type Watcher } from '../datastore/index.js';
 import { Ipam } from '../ipam/index.js';
 import type { Advertisements } from './advertise.js';
+import { IdleScavenger } from './idle-scavenge.js';
 import { Advertiser, NOTHING_ADVERTISED } from './advertiser.js';
 import { serviceExportPolicy } from './service-advertise.js';
 import { AgentMetrics } from './agent-metrics.js';
@@ -124,6 +125,11 @@ export interface NodeAgentOptions {
   serviceController?: boolean;
   /** Created when the datastore has no pool at all (calico/node's CALICO_IPV4POOL_CIDR). false: none. */
   defaultIpv4Pool?: DefaultPool | false;
+  /**
+   * Run V8's young-generation collection in the quiet after the dataplane's work (default true),
+   * so that no change pays for one (idle-scavenge.ts). false: V8 runs it when it must.
+   */
+  idleScavenge?: boolean;
   log?: (event: string, fields: Record<string, unknown>) => void;
 }
 
@@ -163,6 +169,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   /** Services into the policy programmer's table: present when policy is. */
   private readonly services: ServiceFeed | undefined;
   private readonly serviceController: ServiceController | undefined;
+  private readonly idleScavenger: IdleScavenger | undefined;
+  /** The nftables table's one programmer, policy's and services'. */
+  private readonly programmer: PolicyProgrammer | undefined;
   // Made in start(), once the address and the restart are known.
   private bgp: NodeSpeaker | undefined;
   private gracefulRestart: GracefulRestart | undefined;
@@ -215,14 +224,18 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       onDatastoreError: () => this.metrics.datastoreErrors.inc(),
       reconcile: () => this.scheduleReconcile(),
     });
+    this.idleScavenger = options.idleScavenge === false ? undefined : new IdleScavenger({ busy: () => this.policyBusy() });
     this.felix.on('report', (r) => {
       this.metrics.onReport(r);
       this.emit('programmed', r);
+      this.idleScavenger?.workDone();
     });
     this.felix.on('error', (e) => this.log('felix-error', { error: e.message }));
     if (options.policyDataplane) {
       // One programmer, one table: policy sets its base, services their part of it.
       const programmer = new PolicyProgrammer(options.policyDataplane, options.policy);
+      programmer.on('report', () => this.idleScavenger?.workDone());
+      this.programmer = programmer;
       if (options.flowLogs)
         this.flows = new FlowLog(options.flowLogs, {
           nodeName: options.nodeName,
@@ -286,6 +299,11 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       const p = d.persistence;
       this.log('datastore-persistence-risk', { risk: p.risk, appendonly: p.appendonly, appendfsync: p.appendfsync, save: p.save });
     }
+  }
+
+  /** Whether the nftables table has a transaction queued or in flight: the idle scavenge waits for it. */
+  private policyBusy(): boolean {
+    return this.programmer?.busy ?? false;
   }
 
   private log(event: string, fields: Record<string, unknown> = {}): void {
@@ -396,6 +414,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     await this.serviceController?.stop();
     this.policy?.stop();
     this.flows?.stop();
+    this.idleScavenger?.close();
   }
 
   private onEvent(e: WatchEvent): void {

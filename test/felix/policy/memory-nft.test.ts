@@ -143,6 +143,19 @@ describe('felix/policy PolicyProgrammer (in-memory dataplane)', () => {
     assert.equal(dp.applied.length, 2);
   });
 
+  it('is busy from an update until its transaction is reported, and not after', async () => {
+    const dp = new MemoryNftDataplane();
+    prog = new PolicyProgrammer(dp, { resyncIntervalMs: 0 });
+    assert.equal(prog.busy, false, 'nothing asked yet');
+    const seen: boolean[] = [];
+    prog.on('report', () => seen.push(prog!.busy));
+    const applied = prog.update(base);
+    assert.equal(prog.busy, true, 'queued');
+    await applied;
+    assert.deepEqual(seen, [true], 'still busy as the report is made');
+    assert.equal(prog.busy, false, 'idle once it is reported');
+  });
+
   it('resync repairs a rule and an element deleted behind its back', async () => {
     const dp = new MemoryNftDataplane();
     prog = new PolicyProgrammer(dp, { resyncIntervalMs: 0 });
