@@ -225,7 +225,9 @@ export function tailReport(kinds: ReadonlyMap<string, readonly PodrouteSample[]>
 }
 
 /** The log's pauses since it opened, by kind: count, total, and the longest changes they hit. */
-export function gcSummary(gc: GcLog, changes: number, until?: number): string {
+export function gcSummary(gc: GcLog, changes: number, until?: number, idleScavenges?: number): string {
   const parts = [...gc.totals(until)].map(([k, t]) => `${k} ${t.count} (${ms(t.ms)} ms in all, ${ms(t.ms / t.count)} ms each)`);
-  return `V8's pauses over the ${changes} changes: ${parts.join('; ') || 'none'}.`;
+  const idle =
+    idleScavenges === undefined ? '' : ` Of the scavenges, ${idleScavenges} ran in the quiet after a change (the agent's idle scavenge).`;
+  return `V8's pauses over the ${changes} changes: ${parts.join('; ') || 'none'}.${idle}`;
 }

@@ -14,15 +14,16 @@
 // reachable at the end.
 //
 //   npx tsx bench/policy-steps.ts [--reps 40] [--kinds 'pod add, local;policy rule edited']
-//                                 [--warmup 0] [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0]
+//                                 [--warmup 1000] [--no-idle-scavenge] [--profile | --allocations | --retained] [--top 25] [--wait 0] [--gap 0]
 //                                 [--policies 1000]
 //                                 [--endpoints 10000] [--local 150] [--namespaces 100] [--seed 1]  (root)
 //
 // --warmup: repetitions of every change made before the measured ones, as a node's agent that
-// has run a while has made them: V8 has compiled what the changes run (a fresh agent's changes
-// start compilations on V8's background threads for thousands of changes, and on two cores
-// those threads take the core the next change waits for). The first --reps of them are reported
-// as the cold figures.
+// has run a while has made them: V8 has compiled what the changes run. V8 optimizes a function
+// once it has run enough of its own bytecode, so one called once a change, doing little itself,
+// waits 4,000-5,000 changes; until then a fresh agent's changes keep starting compilations (1-20
+// ms each) on V8's background threads, and on two cores those threads take the core the next
+// change waits for. The first --reps of them are reported as the cold figures.
 // --kinds: only these changes (and the one that undoes each: a pod added is deleted again) are
 // made. --wait: seconds to wait after the initial load, its pid printed, for `perf record -p`
 // to be attached to the changes alone (the kernel's part of them: `perf report --comm node`).
@@ -43,12 +44,13 @@ import { numberArg } from './args.js';
 import { GcLog, gcSummary, probeCalls, tailReport, threadTimes } from './policy-attribution.js';
 import { Namespaces } from './policy-exec.js';
 import { cpuNow, PodrouteSide, type PodrouteSample } from './policy-podroute.js';
-import { median, ms, p99Note, percentile, table } from './policy-stats.js';
+import { count, median, ms, p99Note, percentile, table } from './policy-stats.js';
 import { LOCAL_NODE, PolicyWorkload } from './policy-workload.js';
 
 const arg = (name: string, d: number): number => numberArg(name, d);
 const REPS = Math.max(1, arg('--reps', 40));
-const WARMUP = Math.max(0, arg('--warmup', 0));
+const WARMUP = Math.max(0, arg('--warmup', 1000));
+const IDLE_SCAVENGE = !process.argv.includes('--no-idle-scavenge');
 const TOP = arg('--top', 25);
 const PROFILE = process.argv.includes('--profile');
 const ALLOCATIONS = process.argv.includes('--allocations') || process.argv.includes('--retained');
@@ -260,10 +262,12 @@ async function main(): Promise<void> {
   let loadMs = 0;
   let gc: GcLog | undefined;
   let changes = 0;
+  let idleScavenges = 0;
+  let warmed = 0;
   let heldBefore = 0;
   let heldAfter = 0;
   let changesEnd: number | undefined;
-  const ours = new PodrouteSide(namespaces.add('s'), LOCAL_NODE);
+  const ours = new PodrouteSide(namespaces.add('s'), LOCAL_NODE, 'netlink', IDLE_SCAVENGE);
   try {
     const t0 = performance.now();
     const load = await ours.apply(
@@ -301,7 +305,8 @@ async function main(): Promise<void> {
       const from = monoUs();
       const s = await ours.apply(ours.calculate(mutate));
       const to = monoUs();
-      if (!warming) changes++;
+      if (warming) warmed++;
+      else changes++;
       const grew = youngBytes() - y0;
       if (!SELECTED.has(kind)) return;
       if (warming) {
@@ -344,6 +349,9 @@ async function main(): Promise<void> {
     };
     // The warm-up: the same changes, not profiled or told apart; a fresh agent's figures (the
     // first --reps of them) are kept as the cold ones.
+    // Measured before the warm-up: the full collection it makes discards some of V8's compiled
+    // code, whose recompiling would then fall in the measured changes.
+    heldBefore = heldHeap();
     warming = WARMUP > 0;
     for (let rep = 0; rep < WARMUP; rep++) await repetition(rep);
     warming = false;
@@ -351,7 +359,6 @@ async function main(): Promise<void> {
       process.stderr.write(`loaded and warmed; pid ${process.pid}; changes start in ${WAIT} s\n`);
       await new Promise((resolve) => setTimeout(resolve, WAIT * 1000));
     }
-    heldBefore = heldHeap();
     gc = new GcLog();
     if (session) session.connect();
     if (session && PROFILE) {
@@ -368,7 +375,9 @@ async function main(): Promise<void> {
         includeObjectsCollectedByMinorGC: !RETAINED,
       });
     }
+    const idleBefore = ours.idleScavenges;
     for (let rep = 0; rep < REPS; rep++) await repetition(WARMUP + rep);
+    idleScavenges = ours.idleScavenges - idleBefore;
     if (session && PROFILE) profile = ((await session.post('Profiler.stop')) as { profile: Profile }).profile;
     if (session && ALLOCATIONS)
       allocationProfile = ((await session.post('HeapProfiler.stopSampling')) as { profile: AllocationProfile }).profile;
@@ -452,10 +461,10 @@ async function main(): Promise<void> {
   out.push(table(['change', 'p50', 'p99', 'calc', 'compile', 'plan', 'kernel', 'of it, mean: user', 'system'], cpuRows));
   if (gc) {
     out.push('');
-    out.push(gcSummary(gc, changes, changesEnd));
+    out.push(gcSummary(gc, changes, changesEnd, IDLE_SCAVENGE ? idleScavenges : undefined));
     out.push(
       `Heap held after a full collection: ${ms(heldBefore / 2 ** 20)} MiB before the changes, ${ms(heldAfter / 2 ** 20)} MiB after them ` +
-        `(${ms((heldAfter - heldBefore) / 1024 / Math.max(1, changes))} KiB per change kept; the benchmark's own samples included).`,
+        `(${ms((heldAfter - heldBefore) / 1024 / Math.max(1, changes + warmed))} KiB per change kept, over the ${count(changes + warmed)} changes of the warm-up and the measure; the benchmark's own samples included).`,
     );
     out.push('');
     out.push(tailReport(results, gc));

@@ -6,15 +6,17 @@
 //
 //   npx tsx bench/policy.ts [--policies 1000] [--endpoints 10000] [--local 150] [--namespaces 100]
 //                           [--reps 100] [--rounds 3] [--seed 1] [--deadline 1200]      (root)
-//                           [--dataplane netlink|nft] [--samples FILE] [--warmup 0]
+//                           [--dataplane netlink|nft] [--samples FILE] [--warmup 1000] [--no-idle-scavenge]
 //
 // --warmup: repetitions of every change made on both sides before the measured ones, as a
-// node's agent that has run a while has made them (a fresh agent's changes start V8's
-// compilations on its background threads for thousands of changes; on two cores those threads
-// take the core the next change waits for). podroute's first --reps of them are reported as
-// the cold figures.
+// node's agent that has run a while has made them: V8 optimizes a function once it has run
+// enough of its own bytecode, so one called once a change, doing little itself, waits 4,000-5,000
+// changes; until then a fresh agent's changes keep starting compilations (1-20 ms each) on V8's
+// background threads, and on two cores those threads take the core the next change waits for.
+// podroute's first --reps of them are reported as the cold figures.
 //
-// --samples: every change's wall and CPU time (podroute's, by kind) written to FILE as JSON,
+// --samples: every change's wall and CPU time, its steps' (calculation, compile, plan, kernel)
+// and its operations (podroute's, by kind) written to FILE as JSON,
 // so that runs can be pooled: one run's p99 is one run's few slowest changes.
 //
 // --dataplane: podroute's nftables dataplane, nf_tables over netlink from the process (default;
@@ -58,7 +60,8 @@ const ENDPOINTS = arg('--endpoints', 10_000);
 const LOCAL = arg('--local', 150);
 const NAMESPACES = arg('--namespaces', 100);
 const REPS = Math.max(1, arg('--reps', 100));
-const WARMUP = Math.max(0, arg('--warmup', 0));
+const WARMUP = Math.max(0, arg('--warmup', 1000));
+const IDLE_SCAVENGE = !process.argv.includes('--no-idle-scavenge');
 const ROUNDS = Math.max(1, arg('--rounds', 3));
 const SEED = arg('--seed', 1);
 const DEADLINE = performance.now() + arg('--deadline', 1200) * 1000;
@@ -149,6 +152,7 @@ async function main(): Promise<void> {
   let resync!: Awaited<ReturnType<PodrouteSide['resync']>>;
   let refEnd!: KernelCounts;
   let gc: GcLog | undefined;
+  let idleScavenges = 0;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       checkDeadline();
@@ -158,7 +162,7 @@ async function main(): Promise<void> {
         namespaces.delete(ours.netns);
         namespaces.delete(ref.netns);
       }
-      ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE, DATAPLANE);
+      ours = new PodrouteSide(namespaces.add(`n${round}`), LOCAL_NODE, DATAPLANE, IDLE_SCAVENGE);
       ref = new ReferenceProcess(namespaces.add(`i${round}`), LOCAL_NODE);
       loads.push(await both(ours, ref, { put: workload.resources() }, round % 2 === 1));
       process.stderr.write(
@@ -228,10 +232,12 @@ async function main(): Promise<void> {
       if ((rep + 1) % 50 === 0) process.stderr.write(`warm-up: ${rep + 1}/${WARMUP} repetitions\n`);
     }
     gc = new GcLog();
+    const idleBefore = ours.idleScavenges;
     for (let rep = 0; rep < REPS; rep++) {
       await repetition(WARMUP + rep, record);
       if ((rep + 1) % 10 === 0) process.stderr.write(`changes: ${rep + 1}/${REPS} repetitions\n`);
     }
+    idleScavenges = ours.idleScavenges - idleBefore;
     resync = await ours.resync();
     if (!resync.report.ok || resync.report.ops !== 0)
       throw new Error(`the kernel's table differs from the desired one after the changes: ${resync.report.ops} operations to repair it`);
@@ -259,7 +265,13 @@ async function main(): Promise<void> {
     const byKind = Object.fromEntries(
       [...results].map(([name, ps]) => [
         name,
-        { wallMs: ps.map((p) => p.ours.totalMs), cpuMs: ps.map((p) => p.ours.cpu.total), coldWallMs: cold.get(name) ?? [] },
+        {
+          wallMs: ps.map((p) => p.ours.totalMs),
+          cpuMs: ps.map((p) => p.ours.cpu.total),
+          stepsMs: ps.map((p) => [p.ours.calcMs, p.ours.compileMs, p.ours.planMs, p.ours.nftMs]),
+          ops: ps.map((p) => p.ours.report.ops),
+          coldWallMs: cold.get(name) ?? [],
+        },
       ]),
     );
     writeFileSync(SAMPLES, `${JSON.stringify({ load: [loadStart, loadavg()], node: process.execArgv, changes: byKind })}\n`);
@@ -267,7 +279,7 @@ async function main(): Promise<void> {
   if (gc) {
     const ours = new Map([...results].map(([name, ps]) => [name, ps.map((p) => p.ours)]));
     const changes = [...ours.values()].reduce((n, l) => n + l.length, 0);
-    console.log(`\n${gcSummary(gc, changes)}\n\n${tailReport(ours, gc)}`);
+    console.log(`\n${gcSummary(gc, changes, undefined, IDLE_SCAVENGE ? idleScavenges : undefined)}\n\n${tailReport(ours, gc)}`);
   }
 }
 

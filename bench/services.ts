@@ -10,7 +10,8 @@
 // times and their ratios. Root only; namespaces are its own and deleted on the way out.
 //
 //   npx tsx bench/services.ts [--services 10000] [--endpoints 10] [--updates 20] [--resyncs 10]
-//                             [--deadline 1800] [--dataplane netlink|nft] [--samples FILE] [--warmup 0]
+//                             [--deadline 1800] [--dataplane netlink|nft] [--samples FILE] [--warmup 1000]
+//                             [--no-idle-scavenge]
 //
 // --warmup: felix's updates made before the measured ones, as an agent that has run a while has
 // made them (V8 has compiled what an update runs); the first --updates of them are reported as
@@ -46,6 +47,7 @@ import {
   type ServiceInput,
   type ServicePort,
 } from '../felix/index.js';
+import { IdleScavenger } from '../lib/agent/idle-scavenge.js';
 import { numberArg } from './args.js';
 import { Namespaces, versionOf } from './policy-exec.js';
 import { installedCounts, tableCounts } from './policy-podroute.js';
@@ -57,7 +59,8 @@ const arg = (name: string, d: number): number => numberArg(name, d, { min: 1, in
 const SERVICES = arg('--services', 10_000);
 const ENDPOINTS = arg('--endpoints', 10);
 const UPDATES = arg('--updates', 20);
-const WARMUP = numberArg('--warmup', 0, { min: 0, integer: true });
+const WARMUP = numberArg('--warmup', 1000, { min: 0, integer: true });
+const IDLE_SCAVENGE = !process.argv.includes('--no-idle-scavenge');
 const RESYNCS = arg('--resyncs', 10);
 const DEADLINE = performance.now() + arg('--deadline', 1800) * 1000;
 const DATAPLANE = ((): 'netlink' | 'nft' => {
@@ -166,6 +169,7 @@ async function main(): Promise<void> {
   const namespaces = new Namespaces('pbsvc').deleteOnSignal();
   const out: string[] = [];
   let reference: KubeProxyProcess | undefined;
+  let scavenger: IdleScavenger | undefined;
   try {
     const netns = namespaces.add('n');
     const dataplane = new TimedDataplane(
@@ -174,6 +178,12 @@ async function main(): Promise<void> {
     const compiler = new ServiceCompiler();
     const conntrack = new TimedConntrack(new NetlinkConntrackCleaner({ netns }));
     const programmer = new PolicyProgrammer(dataplane, { resyncIntervalMs: 0, retryDelayMs: 0 });
+    // V8's young-generation collection in the quiet after each transaction, as the agent runs it.
+    if (IDLE_SCAVENGE) {
+      const s = new IdleScavenger({ busy: () => programmer.busy });
+      programmer.on('report', () => s.workDone());
+      scavenger = s;
+    }
     const ref = new KubeProxyProcess(namespaces.add('i'), CLUSTER_CIDR);
     reference = ref;
 
@@ -436,6 +446,10 @@ async function main(): Promise<void> {
         `Cold, felix's first ${cold.length} updates of the warm-up (a fresh agent's): p50 ${ms(p50)} ms, p99 ${ms(p99)} ms (${ms(p99 / p50)}×).`,
       );
     }
+    if (scavenger)
+      out.push(
+        `The agent's idle scavenge ran ${scavenger.runs} times in the quiet after felix's transactions (the load, the resyncs, the warm-up and the updates).`,
+      );
     out.push(
       `felix's transaction per update: median ${median(ours.map((o) => o.ops))} operations; the reference's input: median ${median(refs.map((r) => r.lines))} lines. ` +
         `Rules after the updates: reference ${count(refAfter.rules)}; a resync of felix's found nothing to repair.`,
@@ -447,6 +461,7 @@ async function main(): Promise<void> {
     );
     console.log(out.join('\n'));
   } finally {
+    scavenger?.close();
     reference?.close();
     namespaces.deleteAll();
   }
