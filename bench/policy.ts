@@ -35,10 +35,11 @@
 // (but nft, podroute's own, with --dataplane nft), as podroute's agent: the reference's
 // children started from it made each step of podroute's next change 2–5× slower in CPU time
 // (every fork write-protects this process's whole heap and its TLB is refilled), which no node
-// running podroute pays. The sides take turns going first, so about
-// 50 ms of the reference's work lies between two of podroute's changes (changes on a node
-// arrive apart too: its caches are not those of changes made back to back, which
-// bench/policy-steps.ts times). At the end the kernels are read back: nft's table must equal
+// running podroute pays. Each side's change follows the other's, so about 50 ms of the
+// reference's work lies between two of podroute's changes (changes on a node arrive apart too:
+// its caches are not those of changes made back to back, which bench/policy-steps.ts times);
+// when the side going first alternated by repetition, one change in every other repetition came
+// right after podroute's last, caches warm. At the end the kernels are read back: nft's table must equal
 // the desired one, ipset's elements the expected.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -102,6 +103,9 @@ const sameShape = (i: PolicyInput, s: InputShape): boolean =>
   i.namedPortSets.length === s.namedPortSets &&
   i.policies.length === s.policies &&
   i.endpoints.length === s.endpoints;
+
+/** Each of podroute's changes follows one of the reference's (the header says why). */
+const REFERENCE_FIRST = true;
 
 /**
  * One change on both sides, each from its own graph's PolicyInput (the same resources, so the
@@ -200,25 +204,24 @@ async function main(): Promise<void> {
     const wepKey = (w: WorkloadEndpoint) => resourceKey(w);
 
     const repetition = async (rep: number, record: (name: string, p: Pair) => void) => {
-      const refFirst = rep % 2 === 1;
       const remote = workload.newPod(1 + (rep % Math.max(1, workload.nodes - 1)));
-      record('pod add, remote', await both(ours, ref, { put: [remote] }, refFirst));
-      record('pod delete, remote', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(remote)]] }, refFirst));
+      record('pod add, remote', await both(ours, ref, { put: [remote] }, REFERENCE_FIRST));
+      record('pod delete, remote', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(remote)]] }, REFERENCE_FIRST));
       const local = workload.newPod(0);
-      record('pod add, local', await both(ours, ref, { put: [local] }, refFirst));
-      record('pod delete, local', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(local)]] }, refFirst));
+      record('pod add, local', await both(ours, ref, { put: [local] }, REFERENCE_FIRST));
+      record('pod delete, local', await both(ours, ref, { delete: [['WorkloadEndpoint', wepKey(local)]] }, REFERENCE_FIRST));
       const i = selectingNow(rep);
       const edited = workload.movePort(editable[i]!);
       editable[i] = edited;
-      record('policy rule edited', await both(ours, ref, { put: [edited] }, refFirst));
+      record('policy rule edited', await both(ours, ref, { put: [edited] }, REFERENCE_FIRST));
       const ri = remoteIndex(rep);
       const relabelled = workload.relabel(workload.pods[ri]!);
       workload.pods[ri] = relabelled;
-      record('pod relabel, remote', await both(ours, ref, { put: [relabelled] }, refFirst));
+      record('pod relabel, remote', await both(ours, ref, { put: [relabelled] }, REFERENCE_FIRST));
       const li = rep % localPods.length;
       const localRelabelled = workload.relabel(localPods[li]!);
       localPods[li] = localRelabelled;
-      record('pod relabel, local', await both(ours, ref, { put: [localRelabelled] }, refFirst));
+      record('pod relabel, local', await both(ours, ref, { put: [localRelabelled] }, REFERENCE_FIRST));
     };
     // The warm-up: the same changes on both sides, as a node's agent that has run a while has
     // made them; the first --reps of podroute's are kept as a fresh agent's (cold) figures.
