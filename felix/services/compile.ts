@@ -44,6 +44,7 @@ import {
   sharePort,
 } from './compile-port.js';
 import type { ServiceInput, ServicePort } from './input.js';
+import { serviceInputChange } from './input-change.js';
 import {
   CHECK,
   clusterSet,
@@ -244,6 +245,8 @@ interface PortEntry {
 /** A compiled table and what it was made of, by port. */
 interface Built {
   readonly context: string;
+  /** The input compiled last: a change recorded from it (input-change.ts) is believed. */
+  input: ServiceInput;
   /** The input's ports, as given (a list of its own, as the caller may change theirs; a step updates it in place). */
   readonly services: ServicePort[];
   /** By id. The maps below are changed in place by a step; the lists never are. */
@@ -399,6 +402,7 @@ function compileAll(input: ServiceInput, context: Context, memory: Memory): Buil
   };
   const built: Omit<Built, 'table'> = {
     context: context.key,
+    input,
     services: [...input.services],
     ports,
     claimed,
@@ -438,8 +442,9 @@ function checkIds(services: readonly ServicePort[]): Map<string, number> {
 function step(b: Built, input: ServiceInput, context: Context, memory: Memory): Built | undefined {
   if (context.key !== b.context || b.table.conflicts.length) return undefined;
   const next = input.services;
-  // Which ports changed: one pass over the objects while the ids keep their places, else by id.
-  let changed = changedInPlace(b.services, next);
+  // Which ports changed: as recorded by the input's maker, else one pass over the objects while
+  // the ids keep their places, else by id.
+  let changed = recordedChange(b, input) ?? changedInPlace(b.services, next);
   const removed: string[] = [];
   let samePlaces = true;
   if (!changed) {
@@ -451,7 +456,11 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
     });
     for (const id of b.ports.keys()) if (!ids.has(id)) removed.push(id);
   }
-  if (!changed.length && !removed.length) return b;
+  if (!changed.length && !removed.length) {
+    // The same table, now made of this input: a change recorded from it is believed next time.
+    b.input = input;
+    return b;
+  }
   // Compiled first: a port refused leaves everything as it was.
   const fresh = changed.map(({ index, port }) => ({
     port,
@@ -555,6 +564,7 @@ function step(b: Built, input: ServiceInput, context: Context, memory: Memory): 
   if (samePlaces) for (const { index, port } of changed) b.services[index] = port;
   const built: Omit<Built, 'table'> = {
     ...b,
+    input,
     services: samePlaces ? b.services : [...next],
     mapLists,
     chainLists,
@@ -586,6 +596,22 @@ function shareChange(
   let edit = mapEdits.get(map);
   if (!edit) mapEdits.set(map, (edit = { added: [], removed: [] }));
   elementChange(o ?? [], n ?? [], edit);
+}
+
+/**
+ * The ports the input's maker recorded as replaced (input-change.ts), when it recorded a change
+ * from the input `b` compiled and each port it names is where it says, with its id; undefined
+ * otherwise (the caller compares every port).
+ */
+function recordedChange(b: Built, input: ServiceInput): { index: number; port: ServicePort }[] | undefined {
+  const change = serviceInputChange(input);
+  if (!change || change.from !== b.input || input.services.length !== b.services.length) return undefined;
+  const out: { index: number; port: ServicePort }[] = [];
+  for (const { index, port } of change.ports) {
+    if (input.services[index] !== port || b.services[index]?.id !== port.id) return undefined;
+    if (b.services[index] !== port) out.push({ index, port });
+  }
+  return out;
 }
 
 /**

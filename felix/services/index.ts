@@ -2,6 +2,7 @@
 // compiled (compile.ts) to the services' part of the one table podroute owns, which the policy
 // programmer applies with the policy table in one transaction per change. See README.md.
 export { EMPTY_SERVICE_INPUT, type ServiceInput, type ServicePort, type ServiceEndpoint, type ServiceProtocol } from './input.js';
+export { recordServiceInputChange, type ServiceInputChange, serviceInputChange } from './input-change.js';
 export {
   compileServices,
   DEFAULT_ENDPOINT_MAP_OVER,

@@ -18,9 +18,9 @@ import {
 } from '../../felix/index.js';
 import type { WatchEvent } from '../datastore/index.js';
 import { cidrAddress } from '../../ip/index.js';
-import type { BGPConfiguration, EndpointSlice, IPPool, Kind, Service } from '../resources/index.js';
+import { type BGPConfiguration, type EndpointSlice, type IPPool, type Kind, SERVICE_NAME_LABEL, type Service } from '../resources/index.js';
 import { admitServices, type ServiceVerdict } from '../services/admission.js';
-import { ServiceInputBuilder } from '../services/service-input.js';
+import { ServiceInputBuilder, slicesByService } from '../services/service-input.js';
 
 export interface ServiceFeedOptions {
   nodeName: string;
@@ -50,6 +50,12 @@ export class ServiceFeed {
   private verdict: ServiceVerdict = { admitted: [], refused: new Map() };
   private verdictStale = true;
   private readonly slices = new Map<string, EndpointSlice>();
+  /** The slices by Service (`namespace/name`), kept as they change (sliceChanged). */
+  private slicesByService = new Map<string, readonly EndpointSlice[]>();
+  /** Services whose slices changed since the last build. */
+  private changedServices = new Set<string>();
+  /** A slice moved between Services: the grouping is made again from the slices. */
+  private regroup = false;
   private readonly pools = new Map<string, IPPool>();
   private readonly builder: ServiceInputBuilder;
   private scheduled = false;
@@ -80,6 +86,7 @@ export class ServiceFeed {
       return true;
     }
     if (e.kind === 'Service') this.verdictStale = true;
+    if (e.kind === 'EndpointSlice') this.sliceChanged(e.key, e.type === 'put' ? (e.resource as EndpointSlice) : undefined);
     const map =
       e.kind === 'Service' ? this.services : e.kind === 'EndpointSlice' ? this.slices : e.kind === 'IPPool' ? this.pools : undefined;
     if (!map) return false;
@@ -87,6 +94,46 @@ export class ServiceFeed {
     else map.delete(e.key);
     this.schedule();
     return true;
+  }
+
+  /**
+   * Keeps the slices grouped by Service as the builder groups them (slicesByService), in the
+   * order the slices map holds them, and notes whose changed: an endpoint change then costs the
+   * builder that Service's ports, not every Service's. A slice moving to another Service (its
+   * label changed) regroups them all.
+   */
+  private sliceChanged(key: string, now: EndpointSlice | undefined): void {
+    const was = this.slices.get(key);
+    if (!was && !now) return;
+    const owner = (s: EndpointSlice | undefined) => {
+      const name = s?.metadata.labels?.[SERVICE_NAME_LABEL];
+      return name ? `${s!.metadata.namespace}/${name}` : undefined;
+    };
+    const from = owner(was);
+    const to = owner(now);
+    if (from !== undefined) this.changedServices.add(from);
+    if (to !== undefined) this.changedServices.add(to);
+    if (was && now && from === to) {
+      if (to === undefined) return;
+      this.slicesByService.set(
+        to,
+        (this.slicesByService.get(to) ?? []).map((s) => (s === was ? now : s)),
+      );
+      return;
+    }
+    if (was && !now) {
+      if (from === undefined) return;
+      const rest = (this.slicesByService.get(from) ?? []).filter((s) => s !== was);
+      if (rest.length) this.slicesByService.set(from, rest);
+      else this.slicesByService.delete(from);
+      return;
+    }
+    if (!was && now) {
+      // A new key goes last in the slices map, so last in its Service's list.
+      if (to !== undefined) this.slicesByService.set(to, [...(this.slicesByService.get(to) ?? []), now]);
+      return;
+    }
+    this.regroup = true;
   }
 
   /** Programs from now on (after the first full sync of the watch). */
@@ -146,9 +193,17 @@ export class ServiceFeed {
   }
 
   private push(): void {
+    if (this.regroup) {
+      this.slicesByService = slicesByService(this.slices.values());
+      this.regroup = false;
+    }
+    const changed = this.changedServices;
+    this.changedServices = new Set();
     const input = this.builder.build({
       services: this.admit().admitted,
       slices: this.slices.values(),
+      slicesByService: this.slicesByService,
+      changed,
       nodeAddresses: this.options
         .nodeAddresses()
         .filter((a) => a !== '')

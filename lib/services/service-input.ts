@@ -6,7 +6,13 @@
 // (and serving = ready); the ready endpoints are used, and only when none is ready the
 // serving-and-terminating ones, so connections drain instead of being refused during a
 // rollout. Headless services (clusterIP None) are not load-balanced at all.
-import type { ServiceEndpoint, ServiceInput, ServicePort, ServiceProtocol } from '../../felix/index.js';
+import {
+  recordServiceInputChange,
+  type ServiceEndpoint,
+  type ServiceInput,
+  type ServicePort,
+  type ServiceProtocol,
+} from '../../felix/index.js';
 import { DEFAULT_AFFINITY_TIMEOUT_SECONDS, type EndpointSlice, HEADLESS, SERVICE_NAME_LABEL, type Service } from '../resources/index.js';
 
 export interface ServiceSources {
@@ -53,7 +59,7 @@ function endpointsFor(nodeName: string, slices: readonly EndpointSlice[], name: 
 }
 
 /** Slices by the "namespace/name" of the Service their kubernetes.io/service-name label names. */
-function slicesByService(slices: Iterable<EndpointSlice>): Map<string, EndpointSlice[]> {
+export function slicesByService(slices: Iterable<EndpointSlice>): Map<string, EndpointSlice[]> {
   const out = new Map<string, EndpointSlice[]>();
   for (const s of slices) {
     const owner = s.metadata.labels?.[SERVICE_NAME_LABEL];
@@ -123,13 +129,22 @@ export function serviceInput(src: ServiceSources): ServiceInput {
 export class ServiceInputBuilder {
   private cache = new Map<string, { svc: Service; slices: readonly EndpointSlice[]; ports: readonly ServicePort[] }>();
   private last: ServiceInput | undefined;
+  /** Where each port id sits in the last input's list. */
+  private positions = new Map<string, number>();
+  /** The list of Services the last build was given: the same list again means no Service changed. */
+  private servicesGiven: Iterable<Service> | undefined;
 
   constructor(readonly nodeName: string) {}
 
-  build(src: Omit<ServiceSources, 'nodeName'>): ServiceInput {
-    const bySvc = slicesByService(src.slices);
+  build(src: Omit<ServiceSources, 'nodeName'> & IncrementalSources): ServiceInput {
+    const quick = this.changedOnly(src);
+    if (quick) return quick;
+    const bySvc = src.slicesByService ?? slicesByService(src.slices);
     const next = new Map<string, { svc: Service; slices: readonly EndpointSlice[]; ports: readonly ServicePort[] }>();
-    const services: ServicePort[] = [];
+    // Ports replaced in place (their Service recomputed, the same ids in the same order); any
+    // other difference (a Service or port that came or went, an id changed) sorts the list again.
+    const replaced: ServicePort[] = [];
+    let reshaped = false;
     for (const svc of src.services) {
       const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
       const slices = bySvc.get(key) ?? [];
@@ -141,24 +156,86 @@ export class ServiceInputBuilder {
           const was = old.get(p.id);
           return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
         });
+        if (!had || had.ports.length !== ports.length) reshaped = true;
+        else
+          for (let i = 0; i < ports.length; i++) {
+            if (ports[i]!.id !== had.ports[i]!.id) reshaped = true;
+            else if (ports[i] !== had.ports[i]) replaced.push(ports[i]!);
+          }
       }
       next.set(key, { svc, slices, ports: ports! });
-      services.push(...ports!);
     }
+    if (next.size !== this.cache.size) reshaped = true;
     this.cache = next;
-    services.sort(byId);
+    this.servicesGiven = src.services;
     const last = this.last;
-    if (
-      last &&
-      last.services.length === services.length &&
-      last.services.every((p, i) => p === services[i]) &&
-      sameList(last.nodeAddresses, src.nodeAddresses) &&
-      sameList(last.clusterCidrs, src.clusterCidrs)
-    )
-      return last;
+    const sameRest = last !== undefined && sameList(last.nodeAddresses, src.nodeAddresses) && sameList(last.clusterCidrs, src.clusterCidrs);
+    if (last && sameRest && !reshaped) return this.replacing(last, replaced);
+    const services: ServicePort[] = [];
+    for (const { ports } of next.values()) services.push(...ports);
+    services.sort(byId);
+    if (last && sameRest && last.services.length === services.length && last.services.every((p, i) => p === services[i])) return last;
+    this.positions = new Map(services.map((p, i) => [p.id, i]));
     this.last = { services, nodeAddresses: [...src.nodeAddresses], clusterCidrs: [...src.clusterCidrs] };
     return this.last;
   }
+
+  /**
+   * The input when the caller says which Services' slices changed and nothing else did (the same
+   * list of Services, node addresses and pools): those Services' ports recomputed, nothing else
+   * looked at. Undefined when it cannot be told so (then every Service is looked at).
+   */
+  private changedOnly(src: Omit<ServiceSources, 'nodeName'> & IncrementalSources): ServiceInput | undefined {
+    const last = this.last;
+    const bySvc = src.slicesByService;
+    if (!last || !src.changed || !bySvc || src.services !== this.servicesGiven) return undefined;
+    if (!sameList(last.nodeAddresses, src.nodeAddresses) || !sameList(last.clusterCidrs, src.clusterCidrs)) return undefined;
+    const replaced: ServicePort[] = [];
+    // Kept only if every changed Service keeps its port ids: else the whole build redoes them.
+    const entries: [string, { svc: Service; slices: readonly EndpointSlice[]; ports: readonly ServicePort[] }][] = [];
+    for (const key of src.changed) {
+      const had = this.cache.get(key);
+      // Not a Service given (refused, or none by that name): its slices feed nothing.
+      if (!had) continue;
+      const slices = bySvc.get(key) ?? [];
+      if (had.slices.length === slices.length && had.slices.every((x, i) => x === slices[i])) continue;
+      const old = new Map(had.ports.map((p) => [p.id, p]));
+      const ports = servicePorts(this.nodeName, had.svc, slices).map((p) => {
+        const was = old.get(p.id);
+        return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
+      });
+      if (ports.length !== had.ports.length) return undefined;
+      for (let i = 0; i < ports.length; i++) {
+        if (ports[i]!.id !== had.ports[i]!.id) return undefined;
+        if (ports[i] !== had.ports[i]) replaced.push(ports[i]!);
+      }
+      entries.push([key, { svc: had.svc, slices, ports }]);
+    }
+    for (const [key, entry] of entries) this.cache.set(key, entry);
+    return this.replacing(last, replaced);
+  }
+
+  /** The last input with `replaced` in their places, and felix told which (input-change.ts): neither side passes over every port. */
+  private replacing(last: ServiceInput, replaced: readonly ServicePort[]): ServiceInput {
+    if (!replaced.length) return last;
+    const services = [...last.services];
+    const ports = replaced.map((port) => {
+      const index = this.positions.get(port.id)!;
+      services[index] = port;
+      return { index, port };
+    });
+    this.last = { services, nodeAddresses: last.nodeAddresses, clusterCidrs: last.clusterCidrs };
+    recordServiceInputChange(this.last, { from: last, ports });
+    return this.last;
+  }
+}
+
+/** What a caller that follows the changes can add to ServiceSources, so that a change costs what it touches. */
+export interface IncrementalSources {
+  /** The slices grouped by the Service they belong to (`namespace/name`), as slicesByService() groups `slices`, in the same order. */
+  readonly slicesByService?: ReadonlyMap<string, readonly EndpointSlice[]>;
+  /** The Services (`namespace/name`) whose slices changed since the last build; with the same list of Services, only those are looked at. */
+  readonly changed?: ReadonlySet<string>;
 }
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);

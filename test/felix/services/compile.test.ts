@@ -13,6 +13,7 @@ import { checkText, NftTableError, tableState } from '../../../felix/policy/tabl
 import { compileServices, ServiceCompiler, type ServiceTable } from '../../../felix/services/compile.js';
 import { ServiceCompileError } from '../../../felix/services/compile-error.js';
 import type { ServiceInput, ServicePort } from '../../../felix/services/input.js';
+import { recordServiceInputChange } from '../../../felix/services/input-change.js';
 import { clusterChain, endpointChain, externalChain, localChain, nodePortChain } from '../../../felix/services/names.js';
 import { SERVICES_PART } from '../../../felix/services/program.js';
 
@@ -467,5 +468,38 @@ describe('felix services compiler', () => {
     assert.deepEqual(again, compileServices(input([changed])));
     // The same object again is taken from memory: its chain is the very object compiled first.
     assert.equal(chain(compiler.compile(input([p])), clusterChain(ID, 4)), chain(first, clusterChain(ID, 4)));
+  });
+
+  it("a change recorded by the input's maker is believed for the input compiled last, each named port checked in its place; any other record is not", () => {
+    const api = port({ id: 'default/api/http/tcp', clusterIPs: ['10.96.0.11'] });
+    const web = port();
+    const moved = port({ endpoints: [{ address: '10.65.0.9', port: 8080, local: true }] });
+    const a = input([api, web]);
+    const compiler = new ServiceCompiler();
+    const first = compiler.compile(a);
+    // Believed: a record that names no port, though web was replaced, makes no change at all.
+    const lying = input([api, moved]);
+    recordServiceInputChange(lying, { from: a, ports: [] });
+    assert.deepEqual(compiler.lastChange().ports, undefined, 'the first compile: every port');
+    assert.equal(compiler.compile(lying), first, 'the same table: the record was taken as it said');
+    assert.deepEqual([...(compiler.lastChange().ports ?? new Map()).keys()], [], 'and nothing changed');
+    // A true record from the input compiled last: the named port, and only it, is compiled.
+    const honest = new ServiceCompiler();
+    honest.compile(a);
+    const b = input([api, moved]);
+    recordServiceInputChange(b, { from: a, ports: [{ index: 1, port: moved }] });
+    assert.deepEqual(honest.compile(b), compileServices(b));
+    assert.deepEqual([...(honest.lastChange().ports ?? new Map()).keys()], [ID]);
+    // Not believed: from another input than the one compiled last, or naming a port not where it is.
+    for (const record of [
+      { from: input([api, web]), ports: [] },
+      { from: b, ports: [{ index: 0, port: web }] },
+    ]) {
+      const c = new ServiceCompiler();
+      c.compile(b);
+      const back = input([api, web]);
+      recordServiceInputChange(back, record);
+      assert.deepEqual(c.compile(back), compileServices(back), "every port compared: the table is the input's");
+    }
   });
 });

@@ -4,11 +4,13 @@
 // What matters is the wiring: policy and services share one table, a new endpoint reaches the
 // service's verdict map, a service without endpoints is rejected, and a deleted one leaves.
 import assert from 'node:assert/strict';
-import { MemoryNftDataplane, PolicyProgrammer } from '../../../felix/index.js';
+import { MemoryNftDataplane, PolicyProgrammer, serviceInputChange } from '../../../felix/index.js';
 import { PolicyFeed } from '../../../lib/agent/policy-feed.js';
 import { ServiceFeed } from '../../../lib/agent/service-feed.js';
-import { type BackendDatastore, memoryDatastore, type Watcher } from '../../../lib/datastore/index.js';
-import { validateResource } from '../../../lib/resources/index.js';
+import { type BackendDatastore, memoryDatastore, type WatchEvent, type Watcher } from '../../../lib/datastore/index.js';
+import { type EndpointSlice, type Resource, type Service, validateResource } from '../../../lib/resources/index.js';
+import { serviceInput } from '../../../lib/services/service-input.js';
+import { prng } from '../../support/prng.js';
 import { waitFor } from '../../support/wait.js';
 
 const SERVICE = {
@@ -176,5 +178,59 @@ describe('services: the agent feed into the policy programmer', () => {
       fields.filter((f) => f.event === 'service-accepted').map((f) => f.service),
       ['shop/google', 'shop/thief'],
     );
+  });
+
+  it("endpoint changes cost the feed the changed Service's ports: the input equals one built from scratch after every slice event, and felix is told which ports it replaced", async () => {
+    const next = prng(7);
+    const pick = (n: number) => Math.floor(next() * n);
+    const programmer = new PolicyProgrammer(new MemoryNftDataplane(), { resyncIntervalMs: 0, retryDelayMs: 0 });
+    const feed = new ServiceFeed({ nodeName: 'n1', programmer, nodeAddresses: () => ['192.168.7.1/24'], log: () => {} });
+    const event = (kind: 'Service' | 'EndpointSlice', key: string, resource?: object): WatchEvent =>
+      resource
+        ? { type: 'put', kind, key, revision: 1, synthetic: false, resource: validateResource(resource) }
+        : { type: 'delete', kind, key, revision: 1, synthetic: false };
+    const names = ['a', 'b', 'c', 'd'];
+    const held = new Map<string, Resource>();
+    const apply = (e: WatchEvent) => {
+      feed.apply(e);
+      if (e.type === 'put') held.set(`${e.kind} ${e.key}`, e.resource);
+      else if (e.type === 'delete') held.delete(`${e.kind} ${e.key}`);
+    };
+    for (const [i, n] of names.entries())
+      apply(
+        event('Service', `shop/${n}`, {
+          ...SERVICE,
+          metadata: { name: n, namespace: 'shop' },
+          spec: { ...SERVICE.spec, clusterIP: `10.96.7.${i + 1}` },
+        }),
+      );
+    feed.start();
+    let recorded = 0;
+    for (let step = 0; step < 80; step++) {
+      // A slice of a random Service: put (new or replaced), deleted, or moved to another Service.
+      const name = `${names[pick(4)]}-${pick(2)}`;
+      const owner = pick(10) === 0 ? names[pick(4)]! : name.split('-')[0]!;
+      const body = { ...slice([`10.244.${pick(4)}.${pick(250) + 1}`, `10.244.9.${pick(250) + 1}`]) };
+      const resource = { ...body, metadata: { name, namespace: 'shop', labels: { 'kubernetes.io/service-name': owner } } };
+      const was = feed.input;
+      apply(event('EndpointSlice', `shop/${name}`, pick(4) === 0 ? undefined : resource));
+      await new Promise((resolve) => setImmediate(resolve));
+      const kinds = (k: string) => [...held].filter(([key]) => key.startsWith(`${k} `)).map(([, r]) => r);
+      const fresh = serviceInput({
+        nodeName: 'n1',
+        services: kinds('Service') as Service[],
+        slices: kinds('EndpointSlice') as EndpointSlice[],
+        nodeAddresses: ['192.168.7.1'],
+        clusterCidrs: [],
+      });
+      assert.deepEqual(feed.input, fresh, `step ${step}: the feed's input is the one made from scratch`);
+      const change = feed.input !== was && feed.input ? serviceInputChange(feed.input) : undefined;
+      if (change) {
+        recorded++;
+        assert.equal(change.from, was, `step ${step}: recorded from the input before`);
+      }
+    }
+    assert.ok(recorded > 20, `most changes replaced ports in place and said so (${recorded} of 80)`);
+    await feed.settled();
   });
 });

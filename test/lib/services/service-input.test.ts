@@ -3,7 +3,7 @@
 // terminating ones), local ones marked, the frontends each type has, affinity and traffic
 // policies carried over, headless services left out; and the compiled table felix makes of it.
 import assert from 'node:assert/strict';
-import { compileServices } from '../../../felix/index.js';
+import { compileServices, ServiceCompiler, serviceInputChange } from '../../../felix/index.js';
 import { type EndpointSlice, type Service, validateResource } from '../../../lib/resources/index.js';
 import { ServiceInputBuilder, serviceInput } from '../../../lib/services/service-input.js';
 
@@ -171,5 +171,46 @@ describe('services: the ServiceInput for one node', () => {
     const table = compileServices(b);
     assert.deepEqual(table.conflicts, []);
     assert.ok(table.chains.length > 0, 'no chains compiled');
+  });
+
+  it('the builder tells felix which ports it replaced in place, and only then; the compiler believes it for the input it compiled last', () => {
+    const builder = new ServiceInputBuilder('n1');
+    const compiler = new ServiceCompiler();
+    const src = { nodeAddresses: BASE.nodeAddresses, clusterCidrs: BASE.clusterCidrs };
+    const API = svc('api', { clusterIP: '10.96.0.11', selector: { app: 'api' }, ports: [{ name: 'http', port: 80 }] });
+    const API_SLICE = slice('api-1', 'api', {
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080 }],
+      endpoints: [{ addresses: ['10.244.1.9'], nodeName: 'n1' }],
+    });
+    const a = builder.build({ ...src, services: [WEB, API], slices: [WEB_SLICE, API_SLICE] });
+    assert.equal(serviceInputChange(a), undefined, 'the first input: nothing to say');
+    compiler.compile(a);
+    // One endpoint of api moves: its one port is replaced where it was.
+    const moved = slice('api-1', 'api', { ...API_SLICE.spec, endpoints: [{ addresses: ['10.244.1.10'], nodeName: 'n1' }] });
+    const b = builder.build({ ...src, services: [WEB, API], slices: [WEB_SLICE, moved] });
+    assert.deepEqual(b, serviceInput({ ...BASE, services: [WEB, API], slices: [WEB_SLICE, moved] }));
+    const change = serviceInputChange(b);
+    const at = b.services.findIndex((p) => p.id === 'shop/api/http/tcp');
+    assert.equal(change?.from, a, 'recorded from the input before');
+    assert.deepEqual(
+      change?.ports.map((p) => [p.index, p.port]),
+      [[at, b.services[at]]],
+      'the one port replaced, at its index',
+    );
+    // The compiler, believing it, makes the table a whole compile of b makes.
+    assert.deepEqual(compiler.compile(b), compileServices(b));
+    assert.deepEqual([...(compiler.lastChange().ports?.keys() ?? [])], ['shop/api/http/tcp'], 'and knows the one port changed');
+    // A Service that comes reorders the list: no record, the compiler compares every port.
+    const DB = svc('db', { clusterIP: '10.96.0.12', selector: { app: 'db' }, ports: [{ name: 'pg', port: 5432 }] });
+    const c = builder.build({ ...src, services: [WEB, API, DB], slices: [WEB_SLICE, moved] });
+    assert.equal(serviceInputChange(c), undefined, 'a port came: nothing recorded');
+    assert.deepEqual(compiler.compile(c), compileServices(c));
+    // A record from an input the compiler did not compile last is not believed.
+    const d = builder.build({ ...src, services: [WEB, API, DB], slices: [WEB_SLICE, API_SLICE] });
+    assert.equal(serviceInputChange(d)?.from, c);
+    const fresh = new ServiceCompiler();
+    fresh.compile(a);
+    assert.deepEqual(fresh.compile(d), compileServices(d), 'compiled from a, not c: every port compared');
   });
 });
