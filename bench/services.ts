@@ -40,6 +40,7 @@ import {
   type NftOp,
   PolicyProgrammer,
   programServices,
+  recordServiceInputChange,
   type RuleCounterRow,
   type ServiceCompileChange,
   ServiceCompiler,
@@ -188,7 +189,17 @@ async function main(): Promise<void> {
     reference = ref;
 
     const ports = Array.from({ length: SERVICES }, (_, i) => servicePort(i));
-    const input = (): ServiceInput => ({ services: ports, nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] });
+    // The input as the agent's builder hands it over: a list of its own per change, with a record
+    // of the port it replaced (lib/services/service-input.ts), so felix compares no other port.
+    let current: ServiceInput = { services: [...ports], nodeAddresses: [], clusterCidrs: [CLUSTER_CIDR] };
+    const input = (): ServiceInput => current;
+    const replace = (index: number, port: ServicePort): void => {
+      const services = [...current.services];
+      services[index] = port;
+      const next = { ...current, services };
+      recordServiceInputChange(next, { from: current, ports: [{ index, port }] });
+      current = next;
+    };
     const apply = async (): Promise<Ours> => {
       conntrack.ms = 0;
       const c0 = process.cpuUsage();
@@ -257,6 +268,7 @@ async function main(): Promise<void> {
       const i = serviceOf(k);
       generations.set(i, ((generations.get(i) ?? 0) % 3) + 1);
       ports[i] = servicePort(i, generations);
+      replace(i, ports[i]!);
       return ports[i]!;
     };
     const update = async (k: number): Promise<[Ours, ReferenceApply]> => {
