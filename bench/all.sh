@@ -3,7 +3,7 @@
 # output with what a figure needs beside it: commit, date, machine, load average before and after,
 # wall time. Root (network namespaces, nftables, iptables, ipset).
 #
-#   bench/all.sh [--out DIR] [NAME ...]     NAME: codec ipam rib routes felix-stream policy services
+#   bench/all.sh [--out DIR] [NAME ...]     NAME: codec ipam rib routes felix-stream policy services services-feed
 #                                           conntrack-cleanup flows speaker speaker-gobgp reflector mesh agent-latency
 #                                           soak
 #                                           (default: all; soak alone takes an hour)
@@ -30,6 +30,7 @@ routes|npx tsx bench/routes.ts 100000 3
 felix-stream|npx tsx bench/felix-stream.ts 1400 4 25
 policy|npx tsx bench/policy.ts --reps 200
 services|npx tsx bench/services.ts --services 10000 --updates 200 --resyncs 10
+services-feed|npx tsx bench/services-feed.ts
 conntrack-cleanup|npx tsx bench/conntrack-cleanup.ts --entries 100000 --reps 20
 flows|npx tsx bench/flows.ts --rate 10000 --seconds 10
 speaker|node --import tsx bench/speaker/run.ts --scenario 1x100k,1x100k-warm,10x100k,mrt,mrt-warm,calico,calico-warm,mrt-v6 --daemons podroute,bird,frr
