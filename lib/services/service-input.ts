@@ -151,11 +151,7 @@ export class ServiceInputBuilder {
       const had = this.cache.get(key);
       let ports = had?.ports;
       if (!had || had.svc !== svc || had.slices.length !== slices.length || had.slices.some((x, i) => x !== slices[i])) {
-        const old = new Map((had?.ports ?? []).map((p) => [p.id, p]));
-        ports = servicePorts(this.nodeName, svc, slices).map((p) => {
-          const was = old.get(p.id);
-          return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
-        });
+        ports = this.portsOf(svc, slices, had?.ports);
         if (!had || had.ports.length !== ports.length) reshaped = true;
         else
           for (let i = 0; i < ports.length; i++) {
@@ -199,11 +195,7 @@ export class ServiceInputBuilder {
       if (!had) continue;
       const slices = bySvc.get(key) ?? [];
       if (had.slices.length === slices.length && had.slices.every((x, i) => x === slices[i])) continue;
-      const old = new Map(had.ports.map((p) => [p.id, p]));
-      const ports = servicePorts(this.nodeName, had.svc, slices).map((p) => {
-        const was = old.get(p.id);
-        return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
-      });
+      const ports = this.portsOf(had.svc, slices, had.ports);
       if (ports.length !== had.ports.length) return undefined;
       for (let i = 0; i < ports.length; i++) {
         if (ports[i]!.id !== had.ports[i]!.id) return undefined;
@@ -213,6 +205,15 @@ export class ServiceInputBuilder {
     }
     for (const [key, entry] of entries) this.cache.set(key, entry);
     return this.replacing(last, replaced);
+  }
+
+  /** A Service's ports from its slices, each equal to one it had keeping that object (felix remembers compiled ports by object). */
+  private portsOf(svc: Service, slices: readonly EndpointSlice[], had: readonly ServicePort[] = []): ServicePort[] {
+    const old = new Map(had.map((p) => [p.id, p]));
+    return servicePorts(this.nodeName, svc, slices).map((p) => {
+      const was = old.get(p.id);
+      return was && JSON.stringify(was) === JSON.stringify(p) ? was : p;
+    });
   }
 
   /** The last input with `replaced` in their places, and felix told which (input-change.ts): neither side passes over every port. */
